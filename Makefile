@@ -1,0 +1,48 @@
+# Two entry points: `make run` and `make test`. Everything they need is installed here, so a
+# fresh Debian machine (root, Python 3.11) needs nothing else.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+SYSTEM_TOOLS := fio iostat iperf3 sshd
+APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux iproute2 procps
+
+.PHONY: run test venv system-deps bench clean
+
+$(BIN)/python:
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
+	  echo "python3-venv missing: installing it with apt-get"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv python3-pip && \
+	  rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed-run: $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q -e .
+	@touch $@
+
+$(VENV)/.installed-test: $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $@ $(VENV)/.installed-run
+
+venv: $(VENV)/.installed-run
+
+## Starts racperf on the live dashboard; fio's default target is a scratch file in a temp dir.
+run: $(VENV)/.installed-run
+	$(BIN)/racperf
+
+## Installs fio, sysstat, iperf3 and openssh-server when missing, then runs the whole suite.
+system-deps:
+	@missing=""; for t in $(SYSTEM_TOOLS); do \
+	  command -v $$t >/dev/null 2>&1 || [ -x /usr/sbin/$$t ] || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages (missing:$$missing)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	fi
+
+test: system-deps $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python tests/bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,69 @@
+"""The one entry point, ``racperf``: the dashboard by default, subcommands for headless use.
+
+Subcommand modules live in ``racperf_tui.commands`` and are imported only when used, so
+``racperf iostat`` never loads textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: subcommand -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "iostat": ("racperf_tui.commands.iostat", "iostat -x computed from /proc/diskstats"),
+    "run": ("racperf_tui.commands.run", "run a benchmark headless, one JSON line per sample"),
+    "runs": ("racperf_tui.commands.runs", "list, show and export recorded runs"),
+    "parse": ("racperf_tui.commands.parse", "parse saved tool output into result JSON"),
+    "probe": ("racperf_tui.commands.probe", "built-in network probe (server / client)"),
+}
+
+
+def _dashboard_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="racperf",
+        description="Live storage and interconnect benchmarking for Oracle RAC / database nodes. "
+        "Without a subcommand, starts the dashboard.",
+        epilog="subcommands: " + "; ".join(f"{k}: {v[1]}" for k, v in SUBCOMMANDS.items())
+        + ". 'racperf SUBCOMMAND --help' for each.",
+    )
+    parser.add_argument("--root", action="append", metavar="DIR", default=None,
+                        help="read proc/ and sys/ under DIR instead of / (kept updated by something else)")
+    parser.add_argument("--interval", type=float, default=1.0, help="refresh interval in seconds (default 1)")
+    parser.add_argument("--data-dir", metavar="DIR", default=None,
+                        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch to a subcommand, or start the dashboard."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        module_name, help_text = SUBCOMMANDS[argv[0]]
+        module = importlib.import_module(module_name)
+        parser = argparse.ArgumentParser(prog=f"racperf {argv[0]}", description=help_text)
+        module.add_arguments(parser)
+        args = parser.parse_args(argv[1:])
+        try:
+            return int(module.run(args) or 0)
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:
+            return 0
+    args = _dashboard_parser().parse_args(argv)
+    if args.version:
+        from racperf_tui import __version__
+
+        print(f"racperf {__version__}")
+        return 0
+    from racperf_tui.ui.app import RacperfApp
+
+    app = RacperfApp(roots=args.root, interval_s=args.interval, data_dir=args.data_dir)
+    app.run()
+    return app.return_code or 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,2 @@
+"""Headless subcommands. Each module has ``add_arguments(parser)`` and ``run(args) -> int``.
+None of them imports textual."""

@@ -1,0 +1,1 @@
+"""The headless core: readers, math, processes and the store. Never imports textual."""

@@ -1,0 +1,41 @@
+"""The one vocabulary every tool, host and view speaks.
+
+Units live in metric names: ``read_iops``, ``read_bw_kib_s``, ``read_clat_p99_us``,
+``throughput_mib_s``, ``latency_ms``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One interval's figures from a running benchmark.
+
+    ``t`` is seconds since the run started (the tool's own clock when it prints one,
+    else the time the line arrived); ``metrics`` maps unit-named keys to numbers.
+    ``extra`` carries non-numeric context (job states, ETA text, the interval's wall time).
+    """
+
+    t: float
+    metrics: dict[str, float]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class RunState(str, enum.Enum):
+    """Life cycle of a run as the store records it."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    STOPPED = "stopped"  # stopped by the user
+    INTERRUPTED = "interrupted"  # its supervisor vanished (kill -9, power loss)
+
+    @property
+    def finished(self) -> bool:
+        """True once the run can no longer change."""
+        return self not in (RunState.PENDING, RunState.RUNNING)

@@ -1,0 +1,1 @@
+"""Textual only. The UI knows tools through their Config, Samples and results."""

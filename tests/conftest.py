@@ -1,0 +1,39 @@
+"""Shared fixtures. Real components everywhere they run here; see tests/fakes for the
+emulators of tools that cannot be installed (ORION, oratcptest, netperf, sqlplus)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).parent
+FIXTURES = TESTS_DIR / "fixtures"
+FAKES = TESTS_DIR / "fakes"
+REPO = TESTS_DIR.parent
+SHARED = REPO.parent / "shared"
+
+
+def racperf_cmd() -> list[str]:
+    """argv prefix that runs the racperf CLI with the interpreter running the tests."""
+    return [sys.executable, "-m", "racperf_tui"]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private store directory, also exported as RACPERF_DATA_DIR."""
+    d = tmp_path / "data"
+    d.mkdir()
+    monkeypatch.setenv("RACPERF_DATA_DIR", str(d))
+    return d
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+needs_root = pytest.mark.skipif(not is_root(), reason="needs root")
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed")
