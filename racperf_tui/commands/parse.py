@@ -1,0 +1,36 @@
+"""``racperf parse TOOL FILE...``: saved tool output -> result JSON on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from racperf_tui.tools import TOOL_MODULES, load_tool
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tool", choices=sorted(TOOL_MODULES), help="which tool wrote the output")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="saved output ('-' for stdin)")
+    parser.add_argument("--indent", type=int, default=None, help="pretty-print with this indent")
+
+
+def run(args: argparse.Namespace) -> int:
+    module = load_tool(args.tool)
+    status = 0
+    for name in args.files:
+        try:
+            text = sys.stdin.read() if name == "-" else Path(name).read_text(errors="replace")
+        except OSError as exc:
+            print(f"racperf parse: cannot read {name}: {exc.strerror}", file=sys.stderr)
+            status = 2
+            continue
+        try:
+            result = module.parse_output(text)
+        except ValueError as exc:
+            print(f"racperf parse {args.tool}: {name}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        print(json.dumps(result, indent=args.indent, sort_keys=False))
+    return status
