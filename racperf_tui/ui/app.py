@@ -1,0 +1,51 @@
+"""The racperf dashboard: one screen, three panels (Disks, Runs, Network) in tabs.
+
+Each panel lives in its own module and owns its keys; the app owns only the frame
+(tabs, help, quit).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Header, TabbedContent, TabPane
+
+from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+from racperf_tui.ui.screens.runs_panel import RunsPanel
+from racperf_tui.ui.widgets.network_panel import NetworkPanel
+
+
+class RacperfApp(App[int]):
+    """The dashboard. ``roots`` replays/reads proc+sys under those dirs instead of /."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "racperf"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("1", "show_tab('disks')", "Disks", show=False),
+        Binding("2", "show_tab('runs')", "Runs", show=False),
+        Binding("3", "show_tab('network')", "Network", show=False),
+    ]
+
+    def __init__(self, roots: list[str] | None = None, interval_s: float = 1.0,
+                 data_dir: str | None = None) -> None:
+        super().__init__()
+        self.roots = [Path(r) for r in roots] if roots else None
+        self.interval_s = interval_s
+        self.data_dir = data_dir
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=True)
+        with TabbedContent(initial="disks"):
+            with TabPane("Disks [1]", id="disks"):
+                yield IostatPanel(roots=self.roots, interval_s=self.interval_s)
+            with TabPane("Runs [2]", id="runs"):
+                yield RunsPanel(data_dir=self.data_dir)
+            with TabPane("Network [3]", id="network"):
+                yield NetworkPanel(data_dir=self.data_dir)
+        yield Footer()
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
