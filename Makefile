@@ -3,8 +3,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-SYSTEM_TOOLS := fio iostat iperf3 sshd
-APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux iproute2 procps
+SYSTEM_TOOLS := fio iostat iperf3 sshd sfdisk mkfs.xfs
+APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux iproute2 procps fdisk xfsprogs
 
 .PHONY: run test venv system-deps bench clean
 

@@ -1,0 +1,639 @@
+"""May this target be written to?  The write guard every writing tool goes through.
+
+A write workload on the wrong block device destroys a database.  ``check_write_target`` looks at
+a target the way the kernel sees it and refuses when writing could destroy data:
+
+* the device, one of its partitions, the disk a partition belongs to, or anything stacked on top
+  of them (device-mapper, multipath, md: ``holders/`` in sysfs, followed recursively) is mounted,
+  used as swap, or held open by another process;
+* the kernel refuses an exclusive open (``O_EXCL`` on a block device fails with EBUSY while a
+  file system, swap, dm or md has claimed it, even from another mount namespace);
+* the device carries a signature: Oracle ASM (primary or backup header), ext2/3/4, XFS, btrfs,
+  LVM2, GPT, MBR, swap, OCFS2, mdraid.
+
+Devices are compared by major:minor (``st_rdev``), never by path: a symlink, a
+``/dev/disk/by-*`` link or a ``/dev/mapper`` name all lead to the same number, and fio's own
+"is it mounted" check, which compares path strings, is fooled by a symlink.
+
+Everything is read-only: the device is opened with ``O_RDONLY`` and only ``pread`` is called.
+``proc/`` and ``sys/`` are read under ``root`` so a recorded layout can be replayed; the device
+nodes themselves are always the live ones.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Allocation-unit sizes ASM supports (1 MiB is the default; Exadata uses 4 MiB).
+ASM_AU_SIZES_BYTES = tuple(mib << 20 for mib in (1, 2, 4, 8, 16, 32, 64))
+#: ASM metadata blocks are 4 KiB; the header copy is the second-last block of allocation unit 1.
+ASM_METADATA_BLOCK_BYTES = 4096
+#: Page sizes a swap area may have been made for (x86 4K, SPARC 8K, arm64 16K/64K, ppc64 64K).
+SWAP_PAGE_SIZES_BYTES = (4096, 8192, 16384, 65536)
+SWAP_MAGICS = (b"SWAPSPACE2", b"SWAP-SPACE", b"S1SUSPEND", b"S2SUSPEND", b"ULSUSPEND", b"LINHIB0001")
+MD_MAGIC_LE = (0xA92B4EFC).to_bytes(4, "little")
+MD_MAGIC_BE = (0xA92B4EFC).to_bytes(4, "big")
+#: Bytes read from the start of the device: covers every head signature (btrfs ends at 65,608).
+HEAD_BYTES = 128 * 1024
+
+
+@dataclass(frozen=True)
+class SafetyVerdict:
+    """The answer for one target.
+
+    ``reasons`` are full sentences naming the device and what was found; ``allowed`` is False
+    exactly when there is at least one.  ``devices`` lists the block devices examined as
+    ``NAME (MAJ:MIN)``.  ``kernel_name`` is the kernel's name of the target device ("loop3",
+    "dm-2", "cciss/c0d0"), None for files and directories.
+    """
+
+    target: str
+    allowed: bool
+    reasons: list[str] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
+    kernel_name: str | None = None
+
+
+@dataclass(frozen=True)
+class _BlockDevice:
+    """One block device as sysfs describes it."""
+
+    name: str  # kernel name, "/" for "!" as in /proc/diskstats ("cciss/c0d0")
+    major: int
+    minor: int
+    sysfs_dir: Path | None
+
+    @property
+    def devno(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.major}:{self.minor})"
+
+
+# --------------------------------------------------------------------------------------------
+# sysfs
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(errors="replace").strip()
+    except OSError:
+        return None
+
+
+def _parse_devno(text: str | None) -> tuple[int, int] | None:
+    if not text or ":" not in text:
+        return None
+    major_text, minor_text = text.split(":", 1)
+    try:
+        return (int(major_text), int(minor_text))
+    except ValueError:
+        return None
+
+
+def _device_from_sysfs(sysfs_dir: Path) -> _BlockDevice | None:
+    devno = _parse_devno(_read_text(sysfs_dir / "dev"))
+    if devno is None:
+        return None
+    name = sysfs_dir.name.replace("!", "/")
+    for line in (_read_text(sysfs_dir / "uevent") or "").splitlines():
+        if line.startswith("DEVNAME="):
+            name = line.split("=", 1)[1]
+    return _BlockDevice(name=name, major=devno[0], minor=devno[1], sysfs_dir=sysfs_dir)
+
+
+def _device_from_devno(root: Path, major: int, minor: int) -> _BlockDevice:
+    link = root / "sys" / "dev" / "block" / f"{major}:{minor}"
+    if link.exists():
+        found = _device_from_sysfs(link.resolve())
+        if found is not None:
+            return found
+    # Without sysfs we still know the number, which is all the usage checks need.
+    return _BlockDevice(name=f"{major}:{minor}", major=major, minor=minor, sysfs_dir=None)
+
+
+def _partitions(device: _BlockDevice) -> list[_BlockDevice]:
+    if device.sysfs_dir is None or (device.sysfs_dir / "partition").exists():
+        return []
+    found = []
+    try:
+        children = sorted(device.sysfs_dir.iterdir())
+    except OSError:
+        return []
+    for child in children:
+        if (child / "partition").exists():
+            part = _device_from_sysfs(child)
+            if part is not None:
+                found.append(part)
+    return found
+
+
+def _parent_disk(device: _BlockDevice) -> _BlockDevice | None:
+    if device.sysfs_dir is None or not (device.sysfs_dir / "partition").exists():
+        return None
+    return _device_from_sysfs(device.sysfs_dir.parent)
+
+
+def _describe_holder(holder: _BlockDevice) -> str:
+    """'dm-0 (253:0, device-mapper "vg-lv")', 'md0 (9:0, md raid1)'..."""
+    kind = ""
+    if holder.sysfs_dir is not None:
+        dm_name = _read_text(holder.sysfs_dir / "dm" / "name")
+        md_level = _read_text(holder.sysfs_dir / "md" / "level")
+        if dm_name is not None:
+            dm_uuid = _read_text(holder.sysfs_dir / "dm" / "uuid") or ""
+            what = "multipath" if dm_uuid.startswith("mpath-") else "device-mapper"
+            if dm_uuid.startswith("LVM-"):
+                what = "LVM logical volume"
+            kind = f', {what} "{dm_name}"'
+        elif md_level is not None:
+            kind = f", md {md_level}"
+    return f"{holder.name} ({holder.major}:{holder.minor}{kind})"
+
+
+def _holders(device: _BlockDevice, seen: set[tuple[int, int]]) -> list[tuple[_BlockDevice, _BlockDevice]]:
+    """(holder, held) pairs, recursively upwards: dm on dm, md on partitions, ..."""
+    if device.sysfs_dir is None:
+        return []
+    pairs = []
+    try:
+        entries = sorted((device.sysfs_dir / "holders").iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        holder = _device_from_sysfs(entry.resolve())
+        if holder is None or holder.devno in seen:
+            continue
+        seen.add(holder.devno)
+        pairs.append((holder, device))
+        pairs.extend(_holders(holder, seen))
+    return pairs
+
+
+def _find_device_node(device: _BlockDevice) -> str | None:
+    """A /dev node whose st_rdev is this device (for reading it and the exclusive-open probe)."""
+    for candidate in (f"/dev/block/{device.major}:{device.minor}", f"/dev/{device.name}"):
+        try:
+            st = os.stat(candidate)
+        except OSError:
+            continue
+        if stat.S_ISBLK(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == device.devno:
+            return candidate
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# who uses what: mounts, swap, open file descriptors
+
+
+def _unescape(text: str) -> str:
+    """Undo the octal escapes (\\040 for a space) of /proc/self/mountinfo and /proc/swaps."""
+    if "\\" not in text:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 3 < len(text) and text[i + 1 : i + 4].isdigit():
+            out.append(chr(int(text[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _blockdev_of_path(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISBLK(st.st_mode):
+        return None
+    return (os.major(st.st_rdev), os.minor(st.st_rdev))
+
+
+def _mounts(root: Path) -> dict[tuple[int, int], list[str]]:
+    """major:minor -> mount points, from mountinfo's MAJ:MIN field and from the mount source.
+
+    The source matters for btrfs, whose mountinfo number is an anonymous device, not the disk.
+    """
+    mounts: dict[tuple[int, int], list[str]] = {}
+    text = _read_text(root / "proc" / "self" / "mountinfo") or ""
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 5:
+            continue
+        mount_point = _unescape(fields[4])
+        devnos = set()
+        devno = _parse_devno(fields[2])
+        if devno is not None:
+            devnos.add(devno)
+        if "-" in fields[6:]:
+            after = fields[fields.index("-", 6) + 1 :]
+            if len(after) >= 2 and after[1].startswith("/"):
+                source_devno = _blockdev_of_path(_unescape(after[1]))
+                if source_devno is not None:
+                    devnos.add(source_devno)
+        for devno in devnos:
+            mounts.setdefault(devno, []).append(mount_point)
+    return mounts
+
+
+def _swaps(root: Path) -> dict[tuple[int, int], str]:
+    """major:minor -> the swap entry in /proc/swaps (paths resolved by st_rdev, then by name)."""
+    swaps: dict[tuple[int, int], str] = {}
+    text = _read_text(root / "proc" / "swaps") or ""
+    for line in text.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 2 or fields[1] != "partition":
+            continue
+        swap_path = _unescape(fields[0])
+        devno = _blockdev_of_path(swap_path)
+        if devno is None:
+            # The node may be missing here (a container); the kernel name still is in sysfs.
+            devno = _parse_devno(_read_text(root / "sys" / "class" / "block" / Path(swap_path).name / "dev"))
+        if devno is not None:
+            swaps[devno] = swap_path
+    return swaps
+
+
+@dataclass
+class _OpenScan:
+    """Result of one pass over /proc/*/fd."""
+
+    holders: dict[object, list[str]] = field(default_factory=dict)  # key -> ["PID (comm)", ...]
+    unreadable_pids: int = 0
+
+
+def _scan_open_files(root: Path, wanted: set[object], *, dev_links: bool, known_paths: set[str]) -> _OpenScan:
+    """Which other processes hold one of ``wanted`` open.
+
+    Keys are ("blk", major, minor) for block devices and ("ino", st_dev, st_ino) for files.
+    Only links into /dev (when ``dev_links``) or to one of ``known_paths`` are stat'ed: a stat
+    of an open file on a dead hard-mounted NFS server would hang the guard.  A link shows the
+    node actually opened, after symlinks, so a disk opened through any link shows up as /dev/...
+    """
+    scan = _OpenScan()
+    own_pid = str(os.getpid())
+    proc = root / "proc"
+    try:
+        pids = [entry.name for entry in os.scandir(proc) if entry.name.isdigit() and entry.name != own_pid]
+    except OSError:
+        return scan
+    for pid in pids:
+        fd_dir = proc / pid / "fd"
+        try:
+            fds = list(os.scandir(fd_dir))
+        except FileNotFoundError:
+            continue  # exited meanwhile
+        except PermissionError:
+            scan.unreadable_pids += 1
+            continue
+        except OSError:
+            continue
+        for fd_entry in fds:
+            try:
+                link = os.readlink(fd_entry.path)
+                if not ((dev_links and link.startswith("/dev/")) or link in known_paths):
+                    continue  # sockets, pipes, and files elsewhere (see the docstring)
+                st = os.stat(fd_entry.path)  # follows the magic link to the open object itself
+            except OSError:
+                continue
+            if stat.S_ISBLK(st.st_mode):
+                key: object = ("blk", os.major(st.st_rdev), os.minor(st.st_rdev))
+            else:
+                key = ("ino", st.st_dev, st.st_ino)
+            if key in wanted:
+                comm = _read_text(proc / pid / "comm") or "?"
+                entry_text = f"{pid} ({comm})"
+                users = scan.holders.setdefault(key, [])
+                if entry_text not in users:
+                    users.append(entry_text)
+    return scan
+
+
+def _exclusive_open_busy(node: str) -> bool:
+    """True when the kernel refuses an exclusive (O_EXCL) read-only open with EBUSY."""
+    try:
+        fd = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        return exc.errno == errno.EBUSY
+    os.close(fd)
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# signatures
+
+
+def _pread(fd: int, offset: int, length: int) -> bytes:
+    try:
+        return os.pread(fd, length, offset)
+    except OSError:
+        return b""
+
+
+def _printable(raw: bytes) -> str:
+    text = raw.split(b"\0", 1)[0].decode("ascii", errors="replace").strip()
+    return text if text.isprintable() else ""
+
+
+def _asm_names(block: bytes) -> str:
+    """' (disk DATA_0000 of diskgroup DATA)' from an ASM header block, or ''."""
+    if len(block) < 0x88:
+        return ""
+    disk_name = _printable(block[0x48:0x68])
+    group_name = _printable(block[0x68:0x88])
+    if disk_name and group_name:
+        return f" (disk {disk_name} of diskgroup {group_name})"
+    return ""
+
+
+def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = False) -> list[str]:
+    """Sentences for each signature found; ``what`` names the device or file in them."""
+    reasons: list[str] = []
+    head = _pread(fd, 0, min(HEAD_BYTES, size_bytes))
+    if size_bytes > 0 and not head:
+        return [f"{what} could not be read to look for signatures (read error at byte 0)"]
+
+    def at(buf: bytes, offset: int, magic: bytes) -> bool:
+        return buf[offset : offset + len(magic)] == magic
+
+    asm_primary = at(head, 32, b"ORCLDISK")
+    if asm_primary:
+        reasons.append(f"{what} carries an Oracle ASM disk header (ORCLDISK at byte 32){_asm_names(head)}")
+    else:
+        for au_bytes in ASM_AU_SIZES_BYTES:
+            backup_offset = 2 * au_bytes - 2 * ASM_METADATA_BLOCK_BYTES
+            if backup_offset + ASM_METADATA_BLOCK_BYTES > size_bytes:
+                break
+            block = _pread(fd, backup_offset, 256)
+            if at(block, 32, b"ORCLDISK"):
+                block_no = au_bytes // ASM_METADATA_BLOCK_BYTES - 2
+                reasons.append(
+                    f"{what} carries an Oracle ASM backup disk header (ORCLDISK at byte "
+                    f"{backup_offset + 32}: allocation unit 1, block {block_no}, for "
+                    f"{au_bytes >> 20} MiB allocation units){_asm_names(block)}; its primary header "
+                    "at byte 0 is missing or damaged, which is how an ASM disk looks after an "
+                    "accidental overwrite")
+                break
+    if asm_only:
+        return reasons
+
+    if at(head, 1080, b"\x53\xef"):
+        reasons.append(f"{what} carries an ext2/3/4 file system (magic 0xEF53 at byte 1080)")
+    if at(head, 0, b"XFSB"):
+        reasons.append(f"{what} carries an XFS file system (XFSB at byte 0)")
+    if at(head, 65536 + 64, b"_BHRfS_M"):
+        reasons.append(f"{what} carries a btrfs file system (_BHRfS_M at byte 65600)")
+    for sector in range(4):
+        if at(head, sector * 512, b"LABELONE"):
+            label_type = _printable(head[sector * 512 + 24 : sector * 512 + 32]) or "unknown type"
+            reasons.append(
+                f"{what} carries an LVM2 physical volume label (LABELONE in sector {sector}, "
+                f"type {label_type!r})")
+            break
+    gpt_found = False
+    for offset, where in ((512, "byte 512, 512-byte sectors"), (4096, "byte 4096, 4K sectors")):
+        if at(head, offset, b"EFI PART"):
+            reasons.append(f"{what} carries a GPT partition table (EFI PART at {where})")
+            gpt_found = True
+            break
+    # The backup GPT header sits in the last sector; it survives a wiped primary.
+    last_4k = _pread(fd, size_bytes - 4096, 4096) if size_bytes >= 2 * 4096 else b""
+    if not gpt_found and len(last_4k) == 4096:
+        for sector_bytes in (512, 4096):
+            if at(last_4k, 4096 - sector_bytes, b"EFI PART"):
+                reasons.append(
+                    f"{what} carries a backup GPT header (EFI PART in its last {sector_bytes}-byte "
+                    f"sector, at byte {size_bytes - sector_bytes})")
+                gpt_found = True
+                break
+    if not gpt_found and at(head, 510, b"\x55\xaa"):
+        entries = []
+        for index in range(4):
+            entry = head[446 + 16 * index : 462 + 16 * index]
+            sectors = int.from_bytes(entry[12:16], "little") if len(entry) == 16 else 0
+            # A real entry has a boot flag of 0x00/0x80, a type and a length: zeros are not one.
+            if len(entry) == 16 and entry[0] in (0x00, 0x80) and entry[4] != 0 and sectors:
+                entries.append(f"partition {index + 1} of type 0x{entry[4]:02X}")
+        if entries:
+            reasons.append(
+                f"{what} carries an MBR (DOS) partition table (0x55AA at byte 510; "
+                f"{', '.join(entries)})")
+    for page_bytes in SWAP_PAGE_SIZES_BYTES:
+        magic_area = head[page_bytes - 10 : page_bytes]
+        magic = next((m for m in SWAP_MAGICS if magic_area.startswith(m)), None)
+        if magic is not None:
+            reasons.append(
+                f"{what} carries a swap signature ({magic.decode()} at byte {page_bytes - 10}, "
+                f"{page_bytes // 1024} KiB pages)")
+            break
+    for block_bytes in (512, 1024, 2048, 4096):
+        if at(head, 2 * block_bytes, b"OCFSV2"):
+            reasons.append(
+                f"{what} carries an OCFS2 file system (OCFSV2 superblock at byte {2 * block_bytes}, "
+                f"block 2 of {block_bytes}-byte blocks)")
+            break
+    md_locations = [(0, "1.1"), (4096, "1.2")]
+    if size_bytes >= 3 * 65536:
+        md_locations.append((((size_bytes - 8192) & ~4095), "1.0"))
+        md_locations.append((((size_bytes & ~65535) - 65536), "0.90"))
+    for offset, version in md_locations:
+        magic_bytes = _pread(fd, offset, 4)
+        if magic_bytes in (MD_MAGIC_LE, MD_MAGIC_BE):
+            reasons.append(
+                f"{what} carries an md RAID superblock (magic 0xA92B4EFC at byte {offset}, "
+                f"metadata {version})")
+            break
+    return reasons
+
+
+# --------------------------------------------------------------------------------------------
+# the checks
+
+
+def _loop_backing_users(root: Path, st: os.stat_result) -> list[str]:
+    """Loop devices whose backing file is this file (same st_dev and st_ino)."""
+    users = []
+    block_dir = root / "sys" / "block"
+    try:
+        names = sorted(entry.name for entry in os.scandir(block_dir) if entry.name.startswith("loop"))
+    except OSError:
+        return []
+    for name in names:
+        backing = _read_text(block_dir / name / "loop" / "backing_file")
+        if not backing:
+            continue
+        try:
+            backing_st = os.stat(backing)
+        except OSError:
+            continue
+        if (backing_st.st_dev, backing_st.st_ino) == (st.st_dev, st.st_ino):
+            devno = _read_text(block_dir / name / "dev") or "?"
+            users.append(f"{name} ({devno})")
+    return users
+
+
+def _check_regular_file(path: str, st: os.stat_result, root: Path) -> SafetyVerdict:
+    """Writing a file is fine, unless it is a loop device's backing store, an ASM disk kept in a
+    file (ASM on NFS), or open in another process (a live datafile)."""
+    reasons = []
+    for loop in _loop_backing_users(root, st):
+        reasons.append(f"{path} is the backing file of loop device {loop}; writing it writes that device")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        reasons.append(f"{path} could not be read to look for an ASM header: {exc.strerror}")
+    else:
+        try:
+            reasons.extend(_signature_reasons(fd, st.st_size, path, asm_only=True))
+        finally:
+            os.close(fd)
+    key = ("ino", st.st_dev, st.st_ino)
+    scan = _scan_open_files(root, {key}, dev_links=False, known_paths={os.path.realpath(path)})
+    for user in scan.holders.get(key, []):
+        reasons.append(f"{path} is held open by process {user}")
+    return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=[])
+
+
+def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerdict:
+    reasons: list[str] = []
+    target = _device_from_devno(root, os.major(st.st_rdev), os.minor(st.st_rdev))
+    target_text = f"{path} ({target.name}, {target.major}:{target.minor})" if path != f"/dev/{target.name}" \
+        else f"{path} ({target.major}:{target.minor})"
+
+    # The devices whose use forbids writing: the target, its partitions, the disk it is a
+    # partition of, and everything stacked on any of those.
+    related: list[tuple[_BlockDevice, str]] = [(target, "")]
+    partitions = _partitions(target)
+    related += [(part, f"its partition {part.label}") for part in partitions]
+    parent = _parent_disk(target)
+    if parent is not None:
+        related.append((parent, f"the disk it is a partition of, {parent.label}"))
+    seen = {device.devno for device, _ in related}
+    holder_pairs = []
+    for device, _ in list(related):
+        for holder, held in _holders(device, seen):
+            holder_pairs.append((holder, held))
+            related.append((holder, f"{_describe_holder(holder)}, which is stacked on it"))
+    for holder, held in holder_pairs:
+        under = "" if held.devno == target.devno else f" through {held.label}"
+        reasons.append(
+            f"{target_text} is in use by {_describe_holder(holder)}{under}: writing underneath "
+            "a device-mapper/multipath/md device corrupts what it holds")
+
+    mounts = _mounts(root)
+    swaps = _swaps(root)
+    claimed_explained = bool(holder_pairs)
+    for device, relation in related:
+        who = target_text if not relation else f"{target_text}: {relation}"
+        for mount_point in mounts.get(device.devno, []):
+            reasons.append(f"{who} is mounted on {mount_point}")
+            claimed_explained = True
+        if device.devno in swaps:
+            reasons.append(f"{who} is in use as swap ({swaps[device.devno]} in /proc/swaps)")
+            claimed_explained = True
+
+    wanted = {("blk", device.major, device.minor) for device, _ in related}
+    scan = _scan_open_files(root, wanted, dev_links=True, known_paths={os.path.realpath(path)})
+    for device, relation in related:
+        who = target_text if not relation else f"{target_text}: {relation}"
+        for user in scan.holders.get(("blk", device.major, device.minor), []):
+            reasons.append(f"{who} is held open by process {user}")
+    if scan.unreadable_pids:
+        reasons.append(
+            f"could not check whether another process holds {target_text} open: the open files "
+            f"of {scan.unreadable_pids} processes were not readable (run as root)")
+
+    # The kernel's own view catches claims made in other mount namespaces (containers).
+    if not claimed_explained:
+        for device, relation in related[: 1 + len(partitions)]:
+            node = path if device.devno == target.devno else _find_device_node(device)
+            if node is not None and _exclusive_open_busy(node):
+                who = target_text if not relation else f"{target_text}: {relation}"
+                reasons.append(
+                    f"{who} is claimed by the kernel (an exclusive open fails with EBUSY): mounted "
+                    "in another mount namespace, used as swap, or part of a dm/md device")
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        reasons.append(f"{target_text} could not be read to look for signatures: {exc.strerror}")
+    else:
+        try:
+            fst = os.fstat(fd)
+            if fst.st_rdev != st.st_rdev:  # the link changed between stat and open
+                reasons.append(f"{path} changed while being checked; check again")
+            else:
+                size_bytes = os.lseek(fd, 0, os.SEEK_END)
+                reasons.extend(_signature_reasons(fd, size_bytes, target_text))
+        finally:
+            os.close(fd)
+
+    devices = [device.label for device, _ in related]
+    return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=devices,
+                         kernel_name=target.name)
+
+
+def check_write_target(path: str, *, root: Path = Path("/")) -> SafetyVerdict:
+    """Decide whether a write workload on ``path`` can destroy data.
+
+    Files and directories are allowed (a file that backs a loop device, holds an ASM header or is
+    open in another process is not).  A block device, reached directly or through any link, is
+    refused for the reasons in the module docstring.  Nothing is ever written.
+    """
+    try:
+        st = os.stat(path)  # follows symlinks: /dev/mapper/x, /dev/disk/by-id/y, ~/mydisk
+    except FileNotFoundError:
+        parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        if parent == "/dev" or parent.startswith("/dev/"):
+            return SafetyVerdict(
+                target=path, allowed=False,
+                reasons=[f"{path} does not exist: a write would create a regular file inside "
+                         f"{parent} (in memory) instead of reaching a disk; check the device name"])
+        return SafetyVerdict(target=path, allowed=True)
+    except OSError as exc:
+        return SafetyVerdict(target=path, allowed=False,
+                             reasons=[f"{path} could not be examined: {exc.strerror}"])
+    if stat.S_ISBLK(st.st_mode):
+        return _check_block_device(path, st, root)
+    if stat.S_ISCHR(st.st_mode):
+        if os.major(st.st_rdev) == 1:  # /dev/null, /dev/zero: nothing to destroy
+            return SafetyVerdict(target=path, allowed=True)
+        return SafetyVerdict(
+            target=path, allowed=False,
+            reasons=[f"{path} is a character device ({os.major(st.st_rdev)}:{os.minor(st.st_rdev)}), "
+                     "e.g. a raw or NVMe generic device bound to a disk; racperf cannot tell which "
+                     "disk it writes to"])
+    if stat.S_ISREG(st.st_mode):
+        return _check_regular_file(path, st, root)
+    return SafetyVerdict(target=path, allowed=True)
+
+
+def override_matches(verdict: SafetyVerdict, typed: str) -> bool:
+    """True when ``typed`` names the refused target: the path as given, the kernel name
+    ("loop3") or /dev/ plus the kernel name ("/dev/loop3").  Surrounding blanks are ignored."""
+    typed = typed.strip()
+    if not typed:
+        return False
+    names = {verdict.target}
+    if verdict.kernel_name:
+        names |= {verdict.kernel_name, f"/dev/{verdict.kernel_name}"}
+    return typed in names
+
+
+def explain(verdict: SafetyVerdict) -> str:
+    """A multi-line message for a refusal (empty when allowed), for headless error output."""
+    if verdict.allowed:
+        return ""
+    lines = [f"refusing to write to {verdict.target}:"]
+    lines += [f"  - {reason}" for reason in verdict.reasons]
+    if verdict.devices:
+        lines.append(f"  devices examined: {', '.join(verdict.devices)}")
+    return "\n".join(lines)

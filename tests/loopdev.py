@@ -1,0 +1,156 @@
+"""Real loop devices on sparse image files, for tests that need a block device.
+
+Usage::
+
+    with loop_device(tmp_path / "disk.img", size_mib=64) as loop:
+        ...  # loop.path == "/dev/loop3", loop.image, loop.major, loop.minor, loop.name
+
+Everything is undone on every exit path: mounts made with ``mounted``, swap enabled with
+``swap_on``, the loop device itself.  Only root can do this; guard tests with ``needs_loop``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+def loop_devices_available() -> bool:
+    """Root, losetup, and a loop-control node: the minimum for attaching an image."""
+    return os.geteuid() == 0 and shutil.which("losetup") is not None and os.path.exists("/dev/loop-control")
+
+
+needs_loop = pytest.mark.skipif(not loop_devices_available(), reason="needs root, losetup and /dev/loop-control")
+
+
+@dataclass(frozen=True)
+class LoopDevice:
+    """An attached loop device and the image behind it."""
+
+    path: str  # "/dev/loop3"
+    image: Path
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+    @property
+    def major(self) -> int:
+        return os.major(os.stat(self.path).st_rdev)
+
+    @property
+    def minor(self) -> int:
+        return os.minor(os.stat(self.path).st_rdev)
+
+    def partition_path(self, number: int) -> str:
+        """The node of partition NUMBER ("/dev/loop3p1")."""
+        return f"{self.path}p{number}"
+
+
+def _run(argv: list[str], stdin: str | None = None) -> str:
+    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}")
+    return done.stdout
+
+
+def make_sparse_image(image: Path, size_mib: int) -> Path:
+    """A sparse zero-filled file of SIZE_MIB MiB (no disk space used until written)."""
+    with open(image, "wb") as handle:
+        handle.truncate(size_mib << 20)
+    return image
+
+
+def write_at(image: Path, offset: int, data: bytes) -> None:
+    """Write DATA at byte OFFSET of IMAGE (for planting signatures)."""
+    with open(image, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(data)
+
+
+def attach(image: Path, *, partitions: bool = False) -> str:
+    """losetup IMAGE on a free loop device; retried because other tests race for free ones."""
+    argv = ["losetup", "--find", "--show"] + (["--partscan"] if partitions else []) + [str(image)]
+    last_error: Exception | None = None
+    for _ in range(5):
+        try:
+            return _run(argv).strip()
+        except RuntimeError as exc:
+            last_error = exc
+            time.sleep(0.1)
+    raise RuntimeError(f"could not attach {image}: {last_error}")
+
+
+def detach(path: str) -> None:
+    """losetup -d, retried briefly: udev-less kernels may still be closing the device."""
+    for _ in range(20):
+        if subprocess.run(["losetup", "-d", path], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.05)
+    subprocess.run(["losetup", "-d", path], capture_output=True, check=False)
+
+
+def _add_partitions(path: str, count: int) -> None:
+    """Make sure the kernel created the partition nodes: some kernels here parse no partition
+    tables by themselves, so ask with partx (BLKPG), as udev-less systems do."""
+    if all(os.path.exists(f"{path}p{n}") for n in range(1, count + 1)):
+        return
+    subprocess.run(["partx", "--add", path], capture_output=True, check=False)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if all(os.path.exists(f"{path}p{n}") for n in range(1, count + 1)):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"partitions of {path} did not appear")
+
+
+@contextlib.contextmanager
+def loop_device(image: Path, size_mib: int = 64, *, partition_table: str | None = None,
+                partition_count: int = 0) -> Iterator[LoopDevice]:
+    """Attach a loop device on a sparse image (created if missing); detach on every path.
+
+    ``partition_table`` is an sfdisk script (e.g. "label: dos\\n,32M,83\\n"); with it the image
+    is partitioned first and ``partition_count`` partition nodes are waited for.
+    """
+    if not image.exists():
+        make_sparse_image(image, size_mib)
+    if partition_table is not None:
+        _run(["sfdisk", "--quiet", str(image)], stdin=partition_table)
+    path = attach(image, partitions=partition_table is not None)
+    try:
+        if partition_count:
+            _add_partitions(path, partition_count)
+        yield LoopDevice(path=path, image=image)
+    finally:
+        detach(path)
+
+
+@contextlib.contextmanager
+def mounted(device: str, mount_point: Path) -> Iterator[Path]:
+    """Mount DEVICE on MOUNT_POINT (created); unmount on every path."""
+    mount_point.mkdir(parents=True, exist_ok=True)
+    _run(["mount", device, str(mount_point)])
+    try:
+        yield mount_point
+    finally:
+        if subprocess.run(["umount", str(mount_point)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(mount_point)], capture_output=True, check=False)
+
+
+@contextlib.contextmanager
+def swap_on(device: str) -> Iterator[str]:
+    """mkswap + swapon DEVICE; swapoff on every path."""
+    _run(["mkswap", "-q", device])
+    _run(["swapon", device])
+    try:
+        yield device
+    finally:
+        subprocess.run(["swapoff", device], capture_output=True, check=False)
