@@ -1,0 +1,708 @@
+"""oratcptest: Oracle's network test jar (MOS Doc ID 2064368.1), server and client.
+
+``java -jar oratcptest.jar -server [HOST] -port=N`` listens; ``java -jar oratcptest.jar HOST
+-port=N -mode=SYNC|ASYNC -interval=2s -duration=30s ...`` measures, printing one line per
+interval::
+
+    (13:53:36)     90.170 Mbytes/s           11.090 ms      <- SYNC: throughput and latency
+    (18:08:22)        151.234 Mbytes/s                      <- ASYNC: throughput only
+
+oratcptest says "(1 Mbyte = 1024x1024 bytes)": its Mbytes/s are MiB/s, and that is the unit
+of ``throughput_mib_s``. The server must be listening before the client starts: see
+:func:`pair_plan` and :func:`racperf_tui.core.pair.run_tool_pair`.
+
+Config (a mapping; keys are the fields of :class:`OratcptestConfig`). The java is found in
+this order: the ``java`` key (or the persisted setting ``oratcptest.java``), ``$JAVA_HOME/bin/
+java``, ``$ORACLE_HOME/jdk/bin/java``, ``java`` on PATH. The jar: the ``jar_path`` key, else the
+persisted setting ``oratcptest.jar_path`` (see :func:`remember_jar_path`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from racperf_tui.core import settings
+from racperf_tui.core.events import Sample
+from racperf_tui.core.pair import PairPlan
+from racperf_tui.core.ports import PortCheck, check_listen_port
+
+name = "oratcptest"
+
+#: The jar's own defaults (used when an option is left unset, and to describe a run).
+DEFAULT_LENGTH_BYTES = 1024 * 1024
+DEFAULT_INTERVAL_S = 10
+DEFAULT_PORT = 5555
+#: Seconds to allow the JVM to start and the test to finish beyond its duration.
+STARTUP_ALLOWANCE_S = 30.0
+#: Lifetime of a server run on its own (one waiting for a client from another node).
+DEFAULT_SERVER_LIFETIME_S = 3600.0
+
+#: Keys the run machinery adds to a config (not options of the jar): accepted, ignored.
+RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label"})
+
+SETTING_JAR_PATH = "oratcptest.jar_path"
+SETTING_JAVA = "oratcptest.java"
+
+#: The server's line meaning "listening"; the client may start after it.
+SERVER_READY_RE = re.compile(r"OraTcpTest server started\.")
+#: The server's line when its port is taken (the jar's exact wording).
+SERVER_PORT_IN_USE_RE = re.compile(r"Failed to listen a socket\s*:\s*(.*)")
+
+_INTERVAL_RE = re.compile(
+    r"^\((?P<time>\d{1,2}:\d{2}:\d{2})\)\s+(?P<tput>[-+]?\d+(?:\.\d+)?)\s+Mbytes/s"
+    r"(?:\s+(?P<lat>[-+]?\d+(?:\.\d+)?)\s+ms)?\s*$"
+)
+_STAMPED_RE = re.compile(r"^\((?P<time>\d{1,2}:\d{2}:\d{2})\)\s+(?P<text>.*?)\s*$")
+_KEY_VALUE_RE = re.compile(r"^\s+(?P<key>[A-Za-z][A-Za-z. ]*?)\s*=\s*(?P<value>.*?)\s*$")
+_SIZE_RE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)$")
+_TIME_RE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)$")
+_FREQ_RE = re.compile(r"^(?P<every>\d+[smhd]?)/(?P<total>\d+[smhd]?)$", re.IGNORECASE)
+
+_TIME_UNITS_S = {"": 1, "s": 1, "sec": 1, "second": 1, "seconds": 1, "m": 60, "min": 60, "minute": 60,
+                 "minutes": 60, "h": 3600, "hour": 3600, "hours": 3600, "d": 86400, "day": 86400, "days": 86400}
+_SIZE_UNITS_BYTES = {"": 1, "b": 1, "byte": 1, "bytes": 1, "k": 1024, "kb": 1024, "kbyte": 1024,
+                     "kbytes": 1024, "m": 1024**2, "mb": 1024**2, "mbyte": 1024**2, "mbytes": 1024**2,
+                     "g": 1024**3, "gb": 1024**3, "gbyte": 1024**3, "gbytes": 1024**3}
+
+
+# --------------------------------------------------------------------------- config
+
+
+@dataclass
+class OratcptestConfig:
+    """One end of an oratcptest run: every option of the jar, unit-named.
+
+    ``role`` "server": ``host`` is the address to bind ("" = all), with ``port``, ``file``,
+    ``sockbuf_bytes``. ``role`` "client": ``host`` is the server's address; the rest are the
+    client options. ``None`` leaves an option to the jar's default.
+    """
+
+    role: str = "client"
+    host: str = ""
+    port: int = DEFAULT_PORT
+    jar_path: str = ""
+    java: str = ""
+    # server
+    file: str = ""
+    server_lifetime_s: float = DEFAULT_SERVER_LIFETIME_S
+    # both ends: -sockbuf (server: receive buffer; client: send buffer)
+    sockbuf_bytes: int | None = None
+    # client
+    write: bool = False
+    mode: str = "SYNC"
+    num_conn: int = 1
+    length_bytes: int | None = None
+    delay_ms: int | None = None
+    rtt: bool = False
+    random_length: bool = False
+    random_delay: bool = False
+    payload: str = "RANDOM"
+    interval_s: int = DEFAULT_INTERVAL_S
+    duration_s: int = 30
+    freq: str = ""
+    timeout_s: int | None = None
+    output: str = ""
+
+    @classmethod
+    def from_mapping(cls, config: Mapping[str, Any]) -> OratcptestConfig:
+        """Build and validate; ValueError names the option and what is wrong."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(config) - known - RUN_LEVEL_KEYS)
+        if unknown:
+            raise ValueError(f"oratcptest: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        self = cls(**{k: v for k, v in config.items() if k in known})
+        self._normalise()
+        self.validate()
+        return self
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The config as a plain dict (what the store records)."""
+        return dataclasses.asdict(self)
+
+    def _normalise(self) -> None:
+        """Accept friendly spellings: "1M" for sizes, "2m" for times, "sync" for modes."""
+        self.role = str(self.role).strip().lower()
+        self.mode = str(self.mode).strip().upper()
+        self.host = str(self.host or "").strip()
+        for key in ("sockbuf_bytes", "length_bytes"):
+            value = getattr(self, key)
+            if value is not None and value != "":
+                setattr(self, key, parse_size_bytes(value, key))
+            else:
+                setattr(self, key, None)
+        for key in ("interval_s", "duration_s", "timeout_s"):
+            value = getattr(self, key)
+            if value is None or value == "":
+                setattr(self, key, None)
+            else:
+                seconds = parse_time_s(value, key)
+                if seconds != int(seconds):
+                    raise ValueError(f"oratcptest: {key} must be whole seconds (the jar counts in seconds), got {value!r}")
+                setattr(self, key, int(seconds))
+        if self.delay_ms is not None and self.delay_ms != "":
+            try:
+                self.delay_ms = int(self.delay_ms)
+            except (TypeError, ValueError):
+                raise ValueError(f"oratcptest: delay_ms must be a whole number of milliseconds, got {self.delay_ms!r}") from None
+        else:
+            self.delay_ms = None
+        for key in ("port", "num_conn"):
+            try:
+                setattr(self, key, int(getattr(self, key)))
+            except (TypeError, ValueError):
+                raise ValueError(f"oratcptest: {key} must be a whole number, got {getattr(self, key)!r}") from None
+        payload = str(self.payload or "RANDOM").strip()
+        self.payload = payload.upper() if payload.upper() in ("RANDOM", "ZERO") else payload
+
+    def validate(self) -> None:
+        """Check every option; ValueError says which and why."""
+        if self.role not in ("client", "server"):
+            raise ValueError(f"oratcptest: role must be 'client' or 'server', got {self.role!r}")
+        if not 1 <= self.port <= 65535:
+            raise ValueError(f"oratcptest: port must be 1-65535, got {self.port}")
+        if self.sockbuf_bytes is not None and self.sockbuf_bytes < 1:
+            raise ValueError(f"oratcptest: sockbuf_bytes must be at least 1 byte, got {self.sockbuf_bytes}")
+        if self.role == "server":
+            client_only = [k for k in ("write", "rtt", "random_length", "random_delay") if getattr(self, k)]
+            if client_only:
+                raise ValueError(f"oratcptest: {', '.join(client_only)} are client options; the server takes "
+                                 "host, port, file and sockbuf_bytes")
+            if self.server_lifetime_s is None or float(self.server_lifetime_s) <= 0:
+                raise ValueError("oratcptest: server_lifetime_s must be > 0 (a server run is bounded)")
+            return
+        if not self.host:
+            raise ValueError("oratcptest: the client needs host (the address of the oratcptest server)")
+        if self.file:
+            raise ValueError("oratcptest: file is a server option (the file the server writes with -write); "
+                             "set it on the server")
+        if self.mode not in ("SYNC", "ASYNC"):
+            raise ValueError(f"oratcptest: mode must be SYNC or ASYNC, got {self.mode!r}")
+        if self.num_conn < 1:
+            raise ValueError(f"oratcptest: num_conn must be at least 1, got {self.num_conn}")
+        if self.length_bytes is not None and self.length_bytes < 0:
+            raise ValueError(f"oratcptest: length_bytes must be >= 0, got {self.length_bytes}")
+        if self.delay_ms is not None and self.delay_ms < 0:
+            raise ValueError(f"oratcptest: delay_ms must be >= 0, got {self.delay_ms}")
+        if self.rtt:
+            if self.mode == "ASYNC":
+                raise ValueError("oratcptest: rtt measures round trips (SYNC with empty messages); "
+                                 "it cannot be combined with mode=ASYNC")
+            if self.length_bytes not in (None, 0):
+                raise ValueError("oratcptest: rtt sends empty messages; leave length_bytes unset")
+        if self.random_length and (self.length_bytes is not None and self.length_bytes < 512):
+            raise ValueError("oratcptest: random_length draws lengths between 512 bytes and length_bytes; "
+                             f"length_bytes must be >= 512, got {self.length_bytes}")
+        if self.random_delay and not self.delay_ms:
+            raise ValueError("oratcptest: random_delay draws delays between 0 and delay_ms; set delay_ms > 0")
+        if self.payload not in ("RANDOM", "ZERO") and not Path(self.payload).is_file():
+            raise ValueError(f"oratcptest: payload must be RANDOM, ZERO or an existing file; "
+                             f"{self.payload!r} is not a file")
+        if self.interval_s is None or self.interval_s < 1:
+            raise ValueError(f"oratcptest: interval_s must be at least 1 second, got {self.interval_s}")
+        if self.duration_s is None or self.duration_s < 1:
+            raise ValueError("oratcptest: duration_s is required (racperf runs are bounded) and must be >= 1 s")
+        if self.interval_s > self.duration_s:
+            raise ValueError(f"oratcptest: interval_s ({self.interval_s} s) is longer than duration_s "
+                             f"({self.duration_s} s): no interval would be reported")
+        if self.timeout_s is not None and self.timeout_s < 0:
+            raise ValueError(f"oratcptest: timeout_s must be >= 0, got {self.timeout_s}")
+        if self.freq:
+            match = _FREQ_RE.match(self.freq.strip())
+            if not match:
+                raise ValueError(f"oratcptest: freq must look like EVERY/TOTAL, e.g. 1h/24h, got {self.freq!r}")
+            every, total = parse_time_s(match["every"], "freq"), parse_time_s(match["total"], "freq")
+            if every < self.duration_s:
+                raise ValueError(f"oratcptest: freq repeats every {every:g} s, shorter than one test "
+                                 f"(duration_s {self.duration_s} s)")
+            if total < every:
+                raise ValueError(f"oratcptest: freq total ({total:g} s) is shorter than its period ({every:g} s)")
+
+    # ------------------------------------------------------------------ argv
+
+    def options(self) -> list[str]:
+        """The jar's options for this end (after ``java -jar JAR``)."""
+        if self.role == "server":
+            argv = ["-server"]
+            if self.host:
+                argv.append(self.host)
+            argv.append(f"-port={self.port}")
+            if self.file:
+                argv.append(f"-file={self.file}")
+            if self.sockbuf_bytes is not None:
+                argv.append(f"-sockbuf={self.sockbuf_bytes}")
+            return argv
+        argv = [self.host, f"-port={self.port}"]
+        if self.write:
+            argv.append("-write")
+        if self.rtt:
+            argv.append("-rtt")
+        else:
+            argv.append(f"-mode={self.mode}")
+        if self.num_conn != 1:
+            argv.append(f"-num_conn={self.num_conn}")
+        if self.sockbuf_bytes is not None:
+            argv.append(f"-sockbuf={self.sockbuf_bytes}")
+        if self.length_bytes is not None:
+            argv.append(f"-length={self.length_bytes}")
+        if self.delay_ms is not None:
+            argv.append(f"-delay={self.delay_ms}")
+        if self.random_length:
+            argv.append("-random_length")
+        if self.random_delay:
+            argv.append("-random_delay")
+        if self.payload != "RANDOM":
+            argv.append(f"-payload={self.payload}")
+        argv.append(f"-interval={self.interval_s}s")
+        argv.append(f"-duration={self.duration_s}s")
+        if self.freq:
+            argv.append(f"-freq={self.freq.strip()}")
+        if self.timeout_s is not None:
+            argv.append(f"-timeout={self.timeout_s}s")
+        if self.output:
+            argv.append(f"-output={self.output}")
+        return argv
+
+
+def parse_size_bytes(value: Any, what: str = "size") -> int:
+    """``1048576``, ``"64k"``, ``"1M"``, ``"1 Mbyte"`` -> bytes (1024-based, as oratcptest)."""
+    if isinstance(value, bool):
+        raise ValueError(f"oratcptest: {what} must be a size in bytes, got {value!r}")
+    if isinstance(value, (int, float)):
+        if value != int(value):
+            raise ValueError(f"oratcptest: {what} must be whole bytes, got {value!r}")
+        return int(value)
+    match = _SIZE_RE.match(str(value).strip())
+    unit = match["unit"].lower() if match else None
+    if not match or unit not in _SIZE_UNITS_BYTES:
+        raise ValueError(f"oratcptest: {what} must be bytes with an optional k/M/G suffix (1024-based), got {value!r}")
+    size = float(match["num"]) * _SIZE_UNITS_BYTES[unit]
+    if size != int(size):
+        raise ValueError(f"oratcptest: {what} must come to whole bytes, got {value!r}")
+    return int(size)
+
+
+def parse_time_s(value: Any, what: str = "time") -> float:
+    """``30``, ``"30s"``, ``"2m"``, ``"1h"``, ``"30 seconds"`` -> seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"oratcptest: {what} must be a time, got {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    match = _TIME_RE.match(str(value).strip())
+    unit = match["unit"].lower() if match else None
+    if not match or unit not in _TIME_UNITS_S:
+        raise ValueError(f"oratcptest: {what} must be a time like 30, 30s, 2m or 1h, got {value!r}")
+    return float(match["num"]) * _TIME_UNITS_S[unit]
+
+
+# --------------------------------------------------------------------------- java and jar
+
+
+def locate_java(config: Mapping[str, Any] | None = None) -> tuple[str, str]:
+    """(path of java, where it came from). ValueError when none is usable, saying where we looked.
+
+    Order: the config's ``java`` / the setting ``oratcptest.java`` > ``$JAVA_HOME/bin/java`` >
+    ``$ORACLE_HOME/jdk/bin/java`` (every Oracle home ships a JDK) > ``java`` on PATH.
+    """
+    config = config or {}
+    explicit = config.get("java") or ""
+    source = "the java option"
+    if not explicit:
+        explicit = settings.get(SETTING_JAVA) or ""
+        source = f"the setting {SETTING_JAVA}"
+    if explicit:
+        path = shutil.which(explicit) if os.sep not in explicit else explicit
+        if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
+            raise ValueError(f"oratcptest: java {explicit!r} (from {source}) is not an executable file")
+        return path, source
+    looked = []
+    for var, rel in (("JAVA_HOME", ("bin", "java")), ("ORACLE_HOME", ("jdk", "bin", "java"))):
+        home = os.environ.get(var)
+        if home:
+            candidate = os.path.join(home, *rel)
+            looked.append(candidate)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate, f"${var}"
+        else:
+            looked.append(f"${var} (not set)")
+    on_path = shutil.which("java")
+    if on_path:
+        return on_path, "PATH"
+    looked.append("java on PATH (none)")
+    raise ValueError("oratcptest needs Java (JRE 6 or later) and none was found; looked at "
+                     + ", ".join(looked) + ". Set JAVA_HOME, or the java option, to a java executable")
+
+
+def find_java(config: Mapping[str, Any] | None = None) -> str:
+    """The java executable to run the jar with (see :func:`locate_java`)."""
+    return locate_java(config)[0]
+
+
+def find_jar(config: Mapping[str, Any] | None = None) -> str:
+    """The jar: the config's ``jar_path``, else the persisted setting. ValueError when missing."""
+    config = config or {}
+    jar = config.get("jar_path") or settings.get(SETTING_JAR_PATH) or ""
+    if not jar:
+        raise ValueError("oratcptest: the path of oratcptest.jar is not configured (download it from My "
+                         "Oracle Support, Doc ID 2064368.1, and set jar_path once)")
+    jar = os.path.expanduser(str(jar))
+    if not os.path.isfile(jar):
+        raise ValueError(f"oratcptest: jar_path {jar!r} does not exist or is not a file")
+    return jar
+
+
+def remember_jar_path(jar_path: str, data_dir: str | None = None) -> None:
+    """Persist the jar's path so it is configured once."""
+    settings.set(SETTING_JAR_PATH, str(Path(jar_path).expanduser().absolute()), data_dir)
+
+
+# --------------------------------------------------------------------------- Tool protocol
+
+
+def build_argv(config: Mapping[str, Any]) -> list[str]:
+    """``[java, "-jar", jar, ...options]`` for one end; ValueError says what is wrong."""
+    cfg = OratcptestConfig.from_mapping(config)
+    return [find_java(config), "-jar", find_jar(config), *cfg.options()]
+
+
+def hard_limit_s(config: Mapping[str, Any]) -> float:
+    """Client: duration (+ the -freq span, + timeout) plus JVM start-up slack. Server: its lifetime."""
+    cfg = OratcptestConfig.from_mapping(config)
+    if cfg.role == "server":
+        return float(cfg.server_lifetime_s)
+    span = float(cfg.duration_s)
+    if cfg.freq:
+        match = _FREQ_RE.match(cfg.freq.strip())
+        assert match is not None
+        span = parse_time_s(match["total"]) + cfg.duration_s
+    return span * 1.1 + (cfg.timeout_s or 0) + STARTUP_ALLOWANCE_S
+
+
+def _clock_s(hhmmss: str) -> int:
+    h, m, s = (int(x) for x in hhmmss.split(":"))
+    return h * 3600 + m * 60 + s
+
+
+class OratcptestStreamParser:
+    """Client output lines -> one Sample per interval line.
+
+    ``t`` comes from oratcptest's own clock: seconds from "(HH:MM:SS) The server is ready."
+    (midnight wrap handled); before that line, from the first line's arrival.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        self.mode = str((config or {}).get("mode", "SYNC")).upper()
+        self._origin_clock_s: int | None = None
+        self._last_clock_s: int | None = None
+        self._days = 0
+        self._started = time.monotonic()
+
+    def _t(self, hhmmss: str) -> float:
+        clock = _clock_s(hhmmss)
+        if self._last_clock_s is not None and clock < self._last_clock_s - 43200:
+            self._days += 1
+        self._last_clock_s = clock
+        clock += self._days * 86400
+        if self._origin_clock_s is None:
+            return round(time.monotonic() - self._started, 3)
+        return float(clock - self._origin_clock_s)
+
+    def feed(self, line: str) -> list[Sample]:
+        """One output line; a Sample when it is an interval line."""
+        match = _INTERVAL_RE.match(line)
+        if match:
+            metrics = {"throughput_mib_s": float(match["tput"])}
+            if match["lat"] is not None:
+                metrics["latency_ms"] = float(match["lat"])
+            return [Sample(t=self._t(match["time"]), metrics=metrics, extra={"time": match["time"]})]
+        stamped = _STAMPED_RE.match(line)
+        if stamped and stamped["text"].startswith("The server is ready"):
+            self._origin_clock_s = _clock_s(stamped["time"])
+            self._last_clock_s = self._origin_clock_s
+            self._days = 0
+        return []
+
+    def finish(self) -> list[Sample]:
+        """Nothing is buffered: every interval line is complete on its own."""
+        return []
+
+
+def stream_parser(config: Mapping[str, Any]) -> OratcptestStreamParser:
+    """A fresh live parser for one client run (the server prints no interval lines)."""
+    return OratcptestStreamParser(config)
+
+
+def _payload_bytes(text: str) -> int | None:
+    try:
+        return parse_size_bytes(text.strip(), "message payload")
+    except ValueError:
+        return None
+
+
+def _duration_s(text: str) -> float | None:
+    text = text.strip()
+    if text.upper() == "NO":
+        return None
+    try:
+        return parse_time_s(text, "duration")
+    except ValueError:
+        return None
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+
+
+def _parse_server(lines: list[str]) -> dict[str, Any]:
+    result: dict[str, Any] = {"tool": "oratcptest", "role": "server", "started": False, "tests": []}
+    test: dict[str, Any] | None = None
+    for line in lines:
+        stripped = line.strip()
+        failure = SERVER_PORT_IN_USE_RE.search(stripped)
+        if failure:
+            result["error"] = stripped
+            continue
+        if SERVER_READY_RE.search(stripped):
+            result["started"] = True
+        elif stripped.startswith("[A test was requested"):
+            test = {"parameters": {}}
+            result["tests"].append(test)
+        elif test is not None and (kv := _KEY_VALUE_RE.match(line)):
+            key, value = kv["key"], kv["value"]
+            test["parameters"][_snake(key)] = value
+            if key == "Message payload":
+                test["message_payload_bytes"] = _payload_bytes(value)
+            elif key == "Disk write":
+                test["disk_write"] = value.upper() != "NO"
+            elif key == "Socket receive buffer":
+                test["socket_receive_buffer_requested"] = value
+        elif test is not None and (m := re.search(r"socket receive buffer was (\d+) bytes", stripped)):
+            test["socket_receive_buffer_bytes"] = int(m[1])
+            test["terminated"] = True
+    return result
+
+
+def _parse_client(lines: list[str]) -> dict[str, Any]:
+    result: dict[str, Any] = {"tool": "oratcptest", "role": "client"}
+    tests: list[dict[str, Any]] = []
+    test: dict[str, Any] | None = None
+    section = None
+    messages: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            if section == "parameters":
+                section = "run"
+            continue
+        if stripped.startswith("[Requesting a test"):
+            test = {"parameters": {}, "samples": []}
+            tests.append(test)
+            section = "parameters"
+            continue
+        if test is None:
+            messages.append(stripped)
+            continue
+        match = _INTERVAL_RE.match(line)
+        if match:
+            sample: dict[str, Any] = {"time": match["time"], "throughput_mib_s": float(match["tput"])}
+            if match["lat"] is not None:
+                sample["latency_ms"] = float(match["lat"])
+            test["samples"].append(sample)
+            section = "run"
+            continue
+        stamped = _STAMPED_RE.match(line)
+        if stamped:
+            text = stamped["text"]
+            if text.startswith("The server is ready"):
+                test["server_ready_time"] = stamped["time"]
+            elif text.startswith("Test finished"):
+                test["finished_time"] = stamped["time"]
+                section = "summary"
+            else:
+                messages.append(stripped)
+            continue
+        kv = _KEY_VALUE_RE.match(line) or (section == "summary" and re.match(
+            r"^\s*(?P<key>[A-Za-z][A-Za-z. ]*?)\s*=\s*(?P<value>.*?)\s*$", line))
+        if kv and section == "parameters":
+            test["parameters"][kv["key"]] = kv["value"]
+            continue
+        if kv and section == "summary":
+            key, value = kv["key"], kv["value"]
+            number = re.match(r"^([-+]?\d+(?:\.\d+)?)", value)
+            if key == "Socket send buffer" and number:
+                test["socket_send_buffer_bytes"] = int(float(number[1]))
+            elif key.startswith("Avg. throughput") and number:
+                test["avg_throughput_mib_s"] = float(number[1])
+            elif key.startswith("Avg. latency") and number:
+                test["avg_latency_ms"] = float(number[1])
+            else:
+                test.setdefault("summary", {})[key] = value
+            continue
+        if section == "parameters" and stripped.startswith("(1 Mbyte"):
+            continue
+        if stripped.startswith("Throughput"):
+            continue  # the column header
+        messages.append(stripped)
+    if not tests:
+        raise ValueError("not oratcptest output: no '[Requesting a test]' block (client) and no "
+                         "'OraTcpTest server started.' line (server)")
+    for test in tests:
+        params = test["parameters"]
+        mode = params.get("Transport mode", "").strip().upper() or (
+            "SYNC" if any("latency_ms" in s for s in test["samples"]) else "ASYNC")
+        test["mode"] = mode
+        test["message_payload_bytes"] = _payload_bytes(params.get("Message payload", ""))
+        test["interval_s"] = _duration_s(params.get("Statistics interval", ""))
+        test["duration_s"] = _duration_s(params.get("Test duration", ""))
+        test["number_of_connections"] = int(params["Number of connections"]) if params.get(
+            "Number of connections", "").isdigit() else None
+        test["disk_write"] = params.get("Disk write", "NO").upper() != "NO"
+        test["payload_content_type"] = params.get("Payload content type")
+        test["socket_send_buffer_requested"] = params.get("Socket send buffer")
+    last = tests[-1]
+    ordered = ["mode", "message_payload_bytes", "interval_s", "duration_s", "number_of_connections",
+               "payload_content_type", "disk_write", "socket_send_buffer_requested", "server_ready_time",
+               "samples", "finished_time", "socket_send_buffer_bytes", "avg_throughput_mib_s", "avg_latency_ms"]
+    for key in ordered:
+        if key in last:
+            result[key] = last[key]
+    if last["mode"] == "ASYNC":
+        result.pop("avg_latency_ms", None)
+    result["parameters"] = {_snake(k): v for k, v in last["parameters"].items()}
+    if len(tests) > 1:  # -freq repeats the test
+        result["samples"] = [s for t in tests for s in t["samples"]]
+        result["tests"] = [{k: t[k] for k in ordered if k in t} for t in tests]
+    if "summary" in last:
+        result["summary"] = last["summary"]
+    if messages:
+        result["messages"] = messages
+    return result
+
+
+def parse_output(text: str) -> dict[str, Any]:
+    """A saved oratcptest output (client or server side) -> result dict.
+
+    Client: ``{"tool": "oratcptest", "role": "client", "mode", "message_payload_bytes",
+    "interval_s", "duration_s", "samples": [{"time", "throughput_mib_s", "latency_ms"}],
+    "socket_send_buffer_bytes", "avg_throughput_mib_s", "avg_latency_ms", "parameters", ...}``
+    (latency keys absent in ASYNC). Server: ``{"role": "server", "started", "tests": [...]}``
+    or ``"error"`` (e.g. port in use).
+    """
+    lines = text.splitlines()
+    if any(SERVER_READY_RE.search(l) or SERVER_PORT_IN_USE_RE.search(l) for l in lines) and not any(
+            l.strip().startswith("[Requesting a test") for l in lines):
+        return _parse_server(lines)
+    return _parse_client(lines)
+
+
+def parse_result(output: str) -> dict[str, Any]:
+    """The whole output of a finished run -> result dict (see :func:`parse_output`)."""
+    return parse_output(output)
+
+
+def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool, str]:
+    """Judged by the output: a client needs interval lines and a summary; a server must have started."""
+    if not result:
+        return False, f"no oratcptest output (exit status {exit_status})"
+    if result.get("error"):
+        return False, str(result["error"])
+    if result.get("role") == "server":
+        if not result.get("started"):
+            return False, "the oratcptest server never said it started"
+        return True, "server ran"
+    if not result.get("samples"):
+        detail = "; ".join(result.get("messages", [])[:2])
+        return False, "no interval lines" + (f": {detail}" if detail else "")
+    if "avg_throughput_mib_s" not in result:
+        return False, "the test did not finish (no summary)"
+    if exit_status not in (0, None):
+        return False, f"oratcptest exited with status {exit_status}"
+    return True, "finished"
+
+
+# --------------------------------------------------------------------------- two ends
+
+
+def check_server_port(config: Mapping[str, Any]) -> PortCheck:
+    """Before starting a server: is its port free here (and not a database listener's)?"""
+    cfg = OratcptestConfig.from_mapping({**config, "role": "server"})
+    return check_listen_port(cfg.port, cfg.host, what="the oratcptest server")
+
+
+def pair_plan(server_config: Mapping[str, Any], client_config: Mapping[str, Any], *,
+              ready_timeout_s: float = 20.0, env: dict[str, str] | None = None) -> PairPlan:
+    """Server first, client when the server printed "OraTcpTest server started."."""
+    server = {**server_config, "role": "server"}
+    client = {**client_config, "role": "client"}
+    port = OratcptestConfig.from_mapping(server).port
+    return PairPlan(
+        server_argv=build_argv(server),
+        client_argv=build_argv(client),
+        ready_pattern=SERVER_READY_RE,
+        failure_patterns=[(SERVER_PORT_IN_USE_RE, f"the oratcptest server could not listen on port {port}")],
+        ready_timeout_s=ready_timeout_s,
+        client_hard_limit_s=hard_limit_s(client),
+        failure_hint="pick another port (racperf checks ports before starting; see the suggestion)",
+        env=env,
+    )
+
+
+def preflight(server_config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(problems, warnings) to show before a pair starts; problems block it."""
+    check = check_server_port(server_config)
+    return ([check.problem] if check.problem else []), ([check.warning] if check.warning else [])
+
+
+install_hint = ("Java (JRE 6 or later): apt-get install default-jre-headless / dnf install "
+                "java-17-openjdk-headless (or use $ORACLE_HOME/jdk); oratcptest.jar: My Oracle Support, "
+                "Doc ID 2064368.1")
+
+
+def tool_version(argv: list[str]) -> str | None:
+    """The jar prints no version; record the java that ran it (``java -version``, first line)."""
+    try:
+        proc = subprocess.run([argv[0], "-version"], capture_output=True, text=True, errors="replace",
+                              timeout=5, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (proc.stderr or proc.stdout).strip()
+    return f"oratcptest.jar on {text.splitlines()[0][:150]}" if text else None
+
+
+class _Tool:
+    """Module-level TOOL object satisfying racperf_tui.tools.base.Tool."""
+
+    name = name
+    install_hint = install_hint
+    #: the jar reports its failures on stdout; stderr holds JVM errors worth a look
+    merge_stderr = True
+    stop_grace_s = 3.0
+
+    def tool_version(self, argv: list[str]) -> str | None:
+        return tool_version(argv)
+
+    def build_argv(self, config: Mapping[str, Any]) -> list[str]:
+        return build_argv(config)
+
+    def stream_parser(self, config: Mapping[str, Any]) -> OratcptestStreamParser:
+        return stream_parser(config)
+
+    def parse_result(self, output: str) -> dict[str, Any]:
+        return parse_result(output)
+
+    def succeeded(self, result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool, str]:
+        return succeeded(result, exit_status)
+
+    def hard_limit_s(self, config: Mapping[str, Any]) -> float:
+        return hard_limit_s(config)
+
+
+TOOL = _Tool()
