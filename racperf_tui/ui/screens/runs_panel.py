@@ -1,11 +1,373 @@
-"""The runs panel (placeholder; owned by the runs-UI helper)."""
+"""The Runs panel: every recorded run, live ones highlighted; launch, open and stop runs.
+
+The store is the source of truth: the list is re-read every second, so a run launched by an
+earlier racperf (left running when it quit) shows up here, live, and can be stopped.
+"""
 
 from __future__ import annotations
 
-from textual.widgets import Static
+import time
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from racperf_tui.ui.messages import RunLaunched
+from racperf_tui.ui.runs_data import (
+    LIVE_STATES,
+    block_devices_of,
+    format_duration,
+    key_figure,
+    open_store,
+    state_text,
+)
+from racperf_tui.ui.widgets.metric_sparkline import format_value
+
+#: how often the list re-reads the store (it is one small query)
+REFRESH_INTERVAL_S = 1.0
+
+STATE_STYLES = {
+    "running": "bold green",
+    "pending": "green",
+    "succeeded": "",
+    "failed": "bold red",
+    "stopped": "yellow",
+    "interrupted": "magenta",
+}
 
 
-class RunsPanel(Static):
+class RunsPanel(Vertical):
+    """The runs list and its keys: n new fio run, enter open, s stop, r refresh."""
+
+    DEFAULT_CSS = """
+    RunsPanel {
+        height: 1fr;
+    }
+    RunsPanel > #runs-table {
+        height: 1fr;
+    }
+    RunsPanel > #runs-hint {
+        height: 1;
+        color: $text-muted;
+        padding: 0 1;
+    }
+    """
+
+    BINDINGS = [
+        Binding("n", "new_run", "New fio run"),
+        Binding("enter", "open_run", "Open run", show=False),
+        Binding("s", "stop_run", "Stop run"),
+        Binding("r", "refresh", "Refresh"),
+    ]
+
     def __init__(self, data_dir: str | None = None) -> None:
-        super().__init__("runs")
+        super().__init__()
         self.data_dir = data_dir
+        self._store: Any = None
+        self.runs: dict[int, Any] = {}
+        #: latest live figure per running run and the last sample seq read for it
+        self._live_seq: dict[int, int] = {}
+        self._live_figure: dict[int, str] = {}
+        self._benchmark_devices: list[str] = []
+        #: key figures of finished runs (a finished run no longer changes: read its result once)
+        self._finished_figure: dict[int, str] = {}
+        self.interrupted_on_start: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        table: DataTable[Any] = DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Static("", id="runs-hint")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        # widths sum to 77 cells with padding: the list fits an 80-column terminal
+        table.add_column("id", key="id", width=4)
+        table.add_column("tool", key="tool", width=5)
+        table.add_column("target", key="target", width=15)
+        table.add_column("state", key="state", width=11)
+        table.add_column("started", key="started", width=11)
+        table.add_column("dur", key="duration", width=6)
+        table.add_column("figure", key="figure", width=11)
+        try:
+            self._store = open_store(self.data_dir)
+            self.interrupted_on_start = self._store.mark_interrupted_runs()
+        except Exception as error:
+            self.query_one("#runs-hint", Static).update(f"[red]cannot open the run store: {error}[/red]")
+            return
+        self.refresh_runs()
+        self.set_interval(REFRESH_INTERVAL_S, self.refresh_runs)
+        live = [run for run in self.runs.values() if state_text(run.state) in LIVE_STATES]
+        if live:
+            names = ", ".join(f"{run.id} ({run.tool})" for run in live[:5])
+            self.notify(f"still running from an earlier session: run {names}. "
+                        "Runs tab [2], enter to watch live.", timeout=8)
+        if self.interrupted_on_start:
+            self.notify("marked interrupted (their supervisor is gone): run "
+                        + ", ".join(str(r) for r in self.interrupted_on_start), severity="warning",
+                        timeout=8)
+
+    def on_show(self) -> None:
+        """Switching to the Runs tab puts the keys (n, enter, s, r) on the runs list at once."""
+        self.query_one(DataTable).focus()
+
+    def on_unmount(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    # ---- the list ---------------------------------------------------------------------------
+    def refresh_runs(self) -> None:
+        """Re-read the runs (newest first) and repaint the table, keeping the cursor on its run."""
+        if self._store is None:
+            return
+        try:
+            runs = self._store.list_runs(limit=500)
+        except Exception as error:
+            self.query_one("#runs-hint", Static).update(f"[red]cannot read the run store: {error}[/red]")
+            return
+        self.runs = {run.id: run for run in runs}
+        self._update_live_figures(runs)
+        table = self.query_one(DataTable)
+        selected = self.selected_run_id()
+        table.clear()
+        for run in runs:
+            state = state_text(run.state)
+            live = state in LIVE_STATES
+            style = STATE_STYLES.get(state, "")
+            if live:
+                figure = self._live_figure.get(run.id, "")
+            else:
+                if run.id not in self._finished_figure:
+                    self._finished_figure[run.id] = key_figure(self._result_of(run))
+                figure = self._finished_figure[run.id]
+            table.add_row(
+                Text(str(run.id), style=style),
+                run.tool,
+                Text(_short_target(run.target), overflow="ellipsis", no_wrap=True),
+                Text(("● " if live else "") + state, style=style),
+                _started_text(run.started_at),
+                format_duration(run.duration_s),
+                figure,
+                key=str(run.id),
+            )
+        if selected is not None and str(selected) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(selected)))
+        if not runs:
+            self.query_one("#runs-hint", Static).update("no runs yet: press n to launch fio")
+        else:
+            self.query_one("#runs-hint", Static).update(
+                "enter: open the run (live view while running, else its result)")
+        self._tell_disks_panel(runs)
+
+    def _result_of(self, run: Any) -> Any:
+        try:
+            return self._store.result(run.id)
+        except Exception:
+            return None
+
+    def _update_live_figures(self, runs: list[Any]) -> None:
+        """Current IOPS of each running run, from the samples it wrote since the last refresh."""
+        live_ids = {run.id for run in runs if state_text(run.state) in LIVE_STATES}
+        for run_id in list(self._live_seq):
+            if run_id not in live_ids:
+                self._live_seq.pop(run_id, None)
+                self._live_figure.pop(run_id, None)
+        for run_id in live_ids:
+            new = self._store.samples(run_id, after_seq=self._live_seq.get(run_id, 0))
+            if new:
+                seq, sample = new[-1]
+                self._live_seq[run_id] = seq
+                iops = float(sample.metrics.get("read_iops") or 0) + float(sample.metrics.get("write_iops") or 0)
+                self._live_figure[run_id] = f"{format_value(iops)} IOPS"
+
+    def _tell_disks_panel(self, runs: list[Any]) -> None:
+        """The Disks panel filters on the devices running benchmarks touch."""
+        devices: list[str] = []
+        for run in runs:
+            if state_text(run.state) in LIVE_STATES:
+                for name in block_devices_of(run.target):
+                    if name not in devices:
+                        devices.append(name)
+        if devices == self._benchmark_devices:
+            return
+        self._benchmark_devices = devices
+        try:
+            from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+
+            for panel in self.app.query(IostatPanel):
+                setter = getattr(panel, "set_benchmark_devices", None)
+                if setter is not None:
+                    setter(set(devices))
+        except Exception:
+            pass  # no Disks panel in this app (tests mount the panel alone)
+
+    def selected_run_id(self) -> int | None:
+        """The id of the run under the cursor, if any."""
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return None
+        try:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        except Exception:
+            return None
+        return int(key.value) if key.value is not None else None
+
+    def running_run_ids(self) -> list[int]:
+        """Ids of the runs still pending or running, read fresh from the store."""
+        if self._store is None:
+            return []
+        return [run.id for run in self._store.unfinished_runs()]
+
+    # ---- actions ----------------------------------------------------------------------------
+    def action_refresh(self) -> None:
+        self.refresh_runs()
+
+    def action_new_run(self) -> None:
+        from racperf_tui.ui.screens.fio_form import FioForm
+
+        def launched(run_id: Any) -> None:
+            if run_id is not None:
+                self.refresh_runs()
+                self.open_run(run_id)
+
+        self.app.push_screen(FioForm(self.data_dir), launched)
+
+    def on_run_launched(self, message: RunLaunched) -> None:
+        self.refresh_runs()
+        self.open_run(message.run_id)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.open_run(int(event.row_key.value))
+
+    def action_open_run(self) -> None:
+        run_id = self.selected_run_id()
+        if run_id is not None:
+            self.open_run(run_id)
+
+    def open_run(self, run_id: int) -> None:
+        """The live view of a running run, the result view of a finished one."""
+        run = self.runs.get(run_id)
+        if run is None and self._store is not None:
+            try:
+                run = self._store.get_run(run_id)
+            except KeyError:
+                self.notify(f"no run {run_id}", severity="error")
+                return
+        title = f"run {run_id}: {run.tool} on {run.target or '-'}" if run is not None else ""
+        if run is not None and state_text(run.state) in LIVE_STATES:
+            from racperf_tui.ui.screens.run_view import RunView
+
+            self.app.push_screen(RunView(self.data_dir, run_id, title=title),
+                                 lambda _: self.refresh_runs())
+        else:
+            from racperf_tui.ui.screens.result_view import ResultView
+
+            self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.refresh_runs())
+
+    def action_stop_run(self) -> None:
+        run_id = self.selected_run_id()
+        if run_id is None:
+            return
+        run = self.runs.get(run_id)
+        if run is None or state_text(run.state) not in LIVE_STATES:
+            self.notify(f"run {run_id} is not running", severity="warning")
+            return
+        confirm_and_stop(self.app, self.data_dir, run_id, after=self.refresh_runs)
+
+
+def confirm_and_stop(app: App[Any], data_dir: Any, run_id: Any, after: Any = None) -> None:
+    """Ask, then stop the run in a thread (stop waits for fio's final report)."""
+    from racperf_tui.ui.screens.quit_dialog import ConfirmDialog
+
+    def answered(yes: bool | None) -> None:
+        if yes:
+            _stop_in_thread(app, data_dir, [run_id], after)
+
+    app.push_screen(ConfirmDialog(f"Stop run {run_id}? fio writes its final report, then exits.",
+                                  yes_label="Stop run"), answered)
+
+
+def _stop_in_thread(app: App[Any], data_dir: Any, run_ids: list[Any], after: Any = None) -> None:
+    """Stop runs off the UI thread, then report each outcome as a notification."""
+    def stop() -> None:
+        for error in stop_runs_blocking(data_dir, run_ids):
+            app.call_from_thread(app.notify, f"cannot stop {error}", severity="error")
+        app.call_from_thread(app.notify, "stopped run " + ", ".join(str(r) for r in run_ids))
+        if after is not None:
+            app.call_from_thread(after)
+
+    app.run_worker(stop, thread=True, group="stop-runs")
+
+
+def stop_runs_blocking(data_dir: Any, run_ids: list[Any]) -> list[str]:
+    """Stop each run (waits for each to finish); returns one message per failure."""
+    from racperf_tui.core.paths import resolve_data_dir
+    from racperf_tui.core.runs import stop_run
+
+    errors = []
+    for run_id in run_ids:
+        try:
+            stop_run(run_id, resolve_data_dir(data_dir))
+        except Exception as error:
+            errors.append(f"run {run_id}: {error}")
+    return errors
+
+
+def ask_before_quit(app: App[Any]) -> None:
+    """Quit at once when nothing runs; else ask: stop the runs, leave them running, or cancel.
+
+    Runs left running need nothing from us: their supervisors are detached and keep
+    recording; racperf started again shows them live.
+    """
+    from racperf_tui.ui.screens.quit_dialog import QuitDialog
+
+    if isinstance(app.screen, QuitDialog):
+        return
+    panels = list(app.query(RunsPanel))
+    if not panels:
+        app.exit()
+        return
+    panel = panels[0]
+    try:
+        running = panel.running_run_ids()
+    except Exception:
+        running = []
+    if not running:
+        app.exit()
+        return
+
+    def chosen(choice: str | None) -> None:
+        if choice == "leave":
+            app.exit()
+        elif choice == "stop":
+            app.notify(f"stopping {len(running)} run(s)...", timeout=30)
+
+            def stop_then_exit() -> None:
+                errors = stop_runs_blocking(panel.data_dir, running)
+                if errors:
+                    app.call_from_thread(app.notify, "; ".join(errors), severity="error")
+                app.call_from_thread(app.exit)
+
+            app.run_worker(stop_then_exit, thread=True, group="quit-stop")
+
+    app.push_screen(QuitDialog([str(r) for r in running]), chosen)
+
+
+def _short_target(target: str | None) -> str:
+    """Long temp paths keep their end, which is the informative part."""
+    if not target:
+        return "-"
+    return target if len(target) <= 15 else "…" + target[-14:]
+
+
+def _started_text(started_at: float | None) -> str:
+    if not started_at:
+        return "-"
+    moment = datetime.fromtimestamp(started_at)
+    if time.time() - started_at < 86400:
+        return moment.strftime("%H:%M:%S")
+    return moment.strftime("%m-%d %H:%M")

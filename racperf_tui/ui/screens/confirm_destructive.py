@@ -1,0 +1,94 @@
+"""The write guard's refusal, shown reason by reason, with an override by typing the device name."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from racperf_tui.core.safety import SafetyVerdict, override_matches
+
+
+class ConfirmDestructive(ModalScreen[bool]):
+    """Dismisses with True only when the typed text names the refused device (override_matches)."""
+
+    DEFAULT_CSS = """
+    ConfirmDestructive {
+        align: center middle;
+    }
+    ConfirmDestructive > Vertical {
+        width: 76;
+        max-height: 22;
+        height: auto;
+        border: thick $error;
+        background: $surface;
+        padding: 0 1;
+    }
+    ConfirmDestructive #reasons {
+        height: auto;
+        max-height: 9;
+    }
+    ConfirmDestructive .reason {
+        color: $error;
+    }
+    ConfirmDestructive #override-error {
+        color: $error;
+        height: auto;
+    }
+    ConfirmDestructive Horizontal {
+        height: auto;
+    }
+    ConfirmDestructive Button {
+        margin-right: 1;
+    }
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, verdict: SafetyVerdict) -> None:
+        super().__init__()
+        self.verdict = verdict
+
+    @property
+    def device_name(self) -> str:
+        """What the user has to type (the kernel name when known, else the path given)."""
+        return self.verdict.kernel_name or self.verdict.target
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"[b]Writing to {self.verdict.target} can destroy data.[/b] "
+                        "racperf refuses because:")
+            with VerticalScroll(id="reasons"):
+                for reason in self.verdict.reasons or ["(no reason given)"]:
+                    yield Static(f"- {reason}", classes="reason", markup=False)
+            yield Label(f"To write anyway, type the device name ([b]{self.device_name}[/b]):")
+            yield Input(placeholder=self.device_name, id="override-name")
+            yield Static("", id="override-error")
+            with Horizontal():
+                yield Button("Destroy and run", id="override", variant="error")
+                yield Button("Cancel", id="cancel", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#override-name", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._try_override(event.value)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "override":
+            self._try_override(self.query_one("#override-name", Input).value)
+        else:
+            self.dismiss(False)
+
+    def _try_override(self, typed: str) -> None:
+        if override_matches(self.verdict, typed):
+            self.dismiss(True)
+            return
+        shown = typed.strip() or "nothing"
+        self.query_one("#override-error", Static).update(
+            f"{shown!s} is not {self.device_name}; nothing was written.")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)

@@ -1,0 +1,475 @@
+"""The new-fio-run form: a preset fills the fields, every field is validated as typed, the
+exact fio command line is previewed, and Launch goes through the write guard.
+
+Dismisses with the new run's id, or None when cancelled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import stat
+from typing import Any, Mapping
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+
+#: (config field, label, kind); kind "bool" is a checkbox, "rw" a select, else a text input
+FORM_FIELDS: list[tuple[str, str, str]] = [
+    ("target", "target", "text"),
+    ("size", "size", "text"),
+    ("runtime_s", "runtime (s)", "text"),
+    ("time_based", "time_based", "bool"),
+    ("ramp_time_s", "ramp_time (s)", "text"),
+    ("bs", "bs", "text"),
+    ("rw", "rw", "rw"),
+    ("rwmixread", "rwmixread %", "text"),
+    ("ioengine", "ioengine", "text"),
+    ("iodepth", "iodepth", "text"),
+    ("numjobs", "numjobs", "text"),
+    ("direct", "direct", "bool"),
+    ("group_reporting", "group_reporting", "bool"),
+    ("extra_args", "extra args", "text"),
+    ("job_file", "job file", "text"),
+]
+
+#: the fields a custom preset uses (the command line is fio + these)
+CUSTOM_FIELDS = ("extra_args", "job_file")
+
+RW_CHOICES = ["read", "write", "randread", "randwrite", "rw", "randrw", "readwrite", "trim",
+              "randtrim", "trimwrite"]
+#: workloads that write (or trim) the target: they go through the write guard
+WRITING_RW = {"write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite"}
+
+FIO_INSTALL_HINT = ("fio is not installed (not found in PATH). Install it with: "
+                    "apt-get install fio / dnf install fio / yum install fio")
+
+
+def fio_module() -> Any:
+    """The fio tool module (imported late: the form must open even if it fails to import)."""
+    from racperf_tui.tools import fio
+
+    return fio
+
+
+def preset_items(fio: Any) -> list[tuple[str, Any]]:
+    """(description, editable config copy) for every preset, in menu order."""
+    descriptions = getattr(fio, "PRESET_DESCRIPTIONS", {})
+    return [(descriptions.get(name, name), fio.preset_config(name)) for name in fio.PRESETS]
+
+
+def config_values(config: Any) -> dict[str, Any]:
+    """The form-relevant values of a config (a dataclass or a mapping)."""
+    if dataclasses.is_dataclass(config):
+        values = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    else:
+        values = dict(config)
+    return values
+
+
+def to_text(value: Any) -> str:
+    """A config value as it goes in a text input (lists of extra args joined by spaces)."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        import shlex
+
+        return shlex.join(str(v) for v in value)
+    return str(value)
+
+
+def validation_by_field(problems: Any) -> dict[str, str]:
+    """FioConfig.validate()'s answer as {field: message} (it may be a dict or a list)."""
+    if not problems:
+        return {}
+    if isinstance(problems, Mapping):
+        return {str(k): "; ".join(v) if isinstance(v, (list, tuple)) else str(v) for k, v in problems.items()}
+    by_field: dict[str, str] = {}
+    for problem in problems:
+        if isinstance(problem, (tuple, list)) and len(problem) == 2:
+            name, message = problem
+        else:
+            name = getattr(problem, "field", None) or ""
+            message = getattr(problem, "message", None) or str(problem)
+            if not name:
+                head = str(problem).split(":", 1)[0].strip()
+                name = head if head in {f for f, _, _ in FORM_FIELDS} else ""
+        key = str(name)
+        by_field[key] = f"{by_field[key]}; {message}" if key in by_field else str(message)
+    return by_field
+
+
+def is_block_device(path: str) -> bool:
+    """True when ``path`` (symlinks followed) is a block device node."""
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+class FioForm(ModalScreen[Any]):
+    """Preset picker, fields with live validation, live command preview, Launch."""
+
+    DEFAULT_CSS = """
+    FioForm {
+        align: center middle;
+    }
+    FioForm > Vertical {
+        width: 100%;
+        max-width: 110;
+        height: 100%;
+        max-height: 40;
+        border: thick $primary;
+        background: $surface;
+    }
+    FioForm #form-fields {
+        height: 1fr;
+    }
+    FioForm .form-row {
+        height: auto;
+        margin: 0 1 0 0;
+    }
+    FioForm .form-label {
+        width: 17;
+        padding-left: 1;
+    }
+    FioForm .form-row Input, FioForm .form-row Select {
+        width: 1fr;
+    }
+    FioForm .form-row Checkbox {
+        width: 1fr;
+    }
+    FioForm .form-error {
+        width: 2fr;
+        height: auto;
+        color: $error;
+        padding-left: 1;
+    }
+    FioForm #fio-missing, FioForm #form-general-error {
+        color: $error;
+        height: auto;
+        padding: 0 1;
+    }
+    FioForm #preview {
+        height: auto;
+        max-height: 4;
+        padding: 0 1;
+        color: $text;
+        background: $boost;
+    }
+    FioForm #form-buttons {
+        height: 1;
+        align-horizontal: right;
+    }
+    FioForm #form-buttons Button {
+        margin-left: 1;
+    }
+    """
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+l", "launch", "Launch"),
+    ]
+
+    def __init__(self, data_dir: Any = None) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+        self.fio_path = shutil.which("fio")
+        self.fio: Any = None
+        self.import_error = ""
+        try:
+            self.fio = fio_module()
+            self.presets = preset_items(self.fio)
+        except Exception as error:  # a broken tool module must not take the dashboard down
+            self.import_error = f"the fio tool module failed to load: {error}"
+            self.presets = []
+        self.config: Any = None
+        self.errors: dict[str, str] = {}
+        self._filling = False
+
+    # ---- layout ------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(" [b]New fio run[/b]  (ctrl+l launch, esc cancel)")
+            if self.fio_path is None:
+                yield Static(FIO_INSTALL_HINT, id="fio-missing")
+            with Horizontal(classes="form-row"):
+                yield Label("preset", classes="form-label")
+                yield Select([(name, i) for i, (name, _) in enumerate(self.presets)],
+                             value=0 if self.presets else Select.NULL, allow_blank=not self.presets,
+                             compact=True, id="preset")
+            with VerticalScroll(id="form-fields"):
+                for name, label, kind in FORM_FIELDS:
+                    with Horizontal(classes="form-row", id=f"row-{name}"):
+                        yield Label(label, classes="form-label")
+                        if kind == "bool":
+                            yield Checkbox("", compact=True, id=f"field-{name}")
+                        elif kind == "rw":
+                            yield Select([(c, c) for c in RW_CHOICES], allow_blank=False,
+                                         compact=True, id=f"field-{name}")
+                        else:
+                            yield Input(compact=True, id=f"field-{name}")
+                        yield Label("", classes="form-error", id=f"error-{name}")
+            yield Static("", id="form-general-error")
+            yield Static("", id="preview", markup=False)
+            with Horizontal(id="form-buttons"):
+                yield Button("Launch", id="launch", variant="success", compact=True,
+                             disabled=self.fio_path is None)
+                yield Button("Cancel", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        if self.import_error:
+            self.query_one("#form-general-error", Static).update(self.import_error)
+            self.query_one("#launch", Button).disabled = True
+            return
+        if self.presets:
+            self.fill_from_preset(0)
+        self.query_one("#field-target", Input).focus()
+
+    # ---- preset -> fields -> config -----------------------------------------------------------
+    def fill_from_preset(self, index: int) -> None:
+        """Put a preset's values in every field (the target keeps what the user typed)."""
+        _, preset = self.presets[index]
+        values = config_values(preset)
+        typed_target = self.query_one("#field-target", Input).value if self.config is not None else ""
+        self._filling = True
+        try:
+            for name, _label, kind in FORM_FIELDS:
+                if name not in values:
+                    continue
+                widget = self.query_one(f"#field-{name}")
+                value = values[name]
+                if kind == "bool":
+                    widget.value = bool(value)  # type: ignore[attr-defined]
+                elif kind == "rw":
+                    if value not in RW_CHOICES:
+                        widget.set_options([(c, c) for c in [*RW_CHOICES, str(value)]])  # type: ignore[attr-defined]
+                    widget.value = str(value)  # type: ignore[attr-defined]
+                elif name == "target" and typed_target:
+                    continue
+                else:
+                    widget.value = to_text(value)  # type: ignore[attr-defined]
+        finally:
+            self._filling = False
+        custom = bool(values.get("custom"))
+        for name, _label, _kind in FORM_FIELDS:
+            # custom mode runs only the extra args / job file: the other fields do nothing
+            self.query_one(f"#field-{name}").disabled = custom and name not in CUSTOM_FIELDS
+        self.revalidate()
+
+    def field_values(self) -> dict[str, Any]:
+        """What the fields hold, converted to the types of the preset's fields."""
+        index = self.query_one("#preset", Select).value
+        base = self.presets[index][1] if isinstance(index, int) and self.presets else None
+        base_values = config_values(base) if base is not None else {}
+        values: dict[str, Any] = {}
+        for name, _label, kind in FORM_FIELDS:
+            widget = self.query_one(f"#field-{name}")
+            raw = widget.value  # type: ignore[attr-defined]
+            if kind == "bool":
+                values[name] = bool(raw)
+                continue
+            text = "" if raw is Select.NULL else str(raw).strip()
+            values[name] = _convert(text, base_values.get(name))
+        return values
+
+    def build_config(self) -> Any:
+        """A config from the preset with the fields' values; ValueError/TypeError if it cannot."""
+        index = self.query_one("#preset", Select).value
+        base = self.presets[index][1] if isinstance(index, int) and self.presets else None
+        values = self.field_values()
+        if dataclasses.is_dataclass(base):
+            known = {f.name for f in dataclasses.fields(base)}
+            return dataclasses.replace(base, **{k: v for k, v in values.items() if k in known})
+        return self.fio.FioConfig(**values)
+
+    def revalidate(self) -> None:
+        """Validate the fields, show each field's message, refresh the preview."""
+        if self.fio is None:
+            return  # the tool module did not load; the form says so and cannot launch
+        general = self.query_one("#form-general-error", Static)
+        preview = self.query_one("#preview", Static)
+        try:
+            config = self.build_config()
+        except (TypeError, ValueError) as error:
+            self.config = None
+            self._show_errors({"": str(error)})
+            preview.update("(no preview: fix the fields above)")
+            return
+        self.config = config
+        try:
+            errors = validation_by_field(config.validate())
+        except Exception as error:
+            errors = {"": str(error)}
+        self._show_errors(errors)
+        try:
+            preview.update(self._preview_text(config))
+        except Exception as error:
+            preview.update(f"(no preview: {error})")
+        general.refresh()
+
+    def _preview_text(self, config: Any) -> str:
+        preview = config.command_preview()
+        if not isinstance(preview, str):
+            import shlex
+
+            preview = shlex.join(str(a) for a in preview)
+        return "$ " + preview
+
+    def _show_errors(self, errors: dict[str, str]) -> None:
+        self.errors = errors
+        field_names = {name for name, _, _ in FORM_FIELDS}
+        for name in field_names:
+            message = errors.get(name, "")
+            if message.startswith(f"{name}: "):  # the row already names the field
+                message = message[len(name) + 2:]
+            self.query_one(f"#error-{name}", Label).update(message)
+            self.query_one(f"#field-{name}").set_class(name in errors, "-invalid")
+        general = [f"{k}: {v}" if k else v for k, v in errors.items() if k not in field_names]
+        self.query_one("#form-general-error", Static).update("\n".join(general))
+        launch = self.query_one("#launch", Button)
+        launch.disabled = bool(errors) or self.fio_path is None
+
+    # ---- events ------------------------------------------------------------------------------
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "preset":
+            if isinstance(event.value, int):
+                self.fill_from_preset(event.value)
+        elif not self._filling:
+            self.revalidate()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if not self._filling:
+            self.revalidate()
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        if not self._filling:
+            self.revalidate()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "launch":
+            self.action_launch()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    # ---- launch ------------------------------------------------------------------------------
+    def action_launch(self) -> None:
+        """Validate, pass the write guard (asking for an override if it refuses), launch."""
+        if self.fio_path is None:
+            self.notify(FIO_INSTALL_HINT, severity="error", timeout=10)
+            return
+        self.revalidate()
+        if self.config is None or self.errors:
+            self.notify("fix the fields marked in red first", severity="error")
+            return
+        config = self.config
+        target = "" if getattr(config, "custom", False) else str(getattr(config, "target", "") or "")
+        refused = [verdict for verdict in self._write_guard_verdicts(config, target) if not verdict.allowed]
+        self._confirm_each(refused, lambda: self.launch(config, target, destructive=bool(refused)))
+
+    def _write_guard_verdicts(self, config: Any, target: str) -> list[Any]:
+        """The write guard's answer for every existing path this job writes: block devices
+        (also those named in extra args or job files) and an existing target file (an ASM
+        disk kept as a file, a file another process holds open)."""
+        from racperf_tui.core.safety import check_write_target
+
+        try:
+            writes = not config.is_read_only()
+        except Exception:
+            writes = str(getattr(config, "rw", "")) in WRITING_RW
+        if not writes:
+            return []
+        paths: list[str] = []
+        written_devices = getattr(self.fio, "written_block_devices", None)
+        if written_devices is not None:
+            try:
+                paths.extend(written_devices(config))
+            except Exception:
+                pass
+        if target and os.path.exists(target) and (is_block_device(target) or os.path.isfile(target)):
+            paths.append(target)
+        return [check_write_target(path) for path in dict.fromkeys(paths)]
+
+    def _confirm_each(self, refused: list[Any], then: Any) -> None:
+        """One override modal per refused path, in turn; ``then()`` only when all are overridden."""
+        if not refused:
+            then()
+            return
+        from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
+
+        def answered(override: bool | None) -> None:
+            if override:
+                self._confirm_each(refused[1:], then)
+
+        self.app.push_screen(ConfirmDestructive(refused[0]), answered)
+
+    @work(exclusive=True, group="launch")
+    async def launch(self, config: Any, target: str, destructive: bool) -> None:
+        """Start the run (off the UI thread: it spawns the supervisor) and close the form."""
+        import asyncio
+
+        self.query_one("#launch", Button).disabled = True
+        try:
+            run_id = await asyncio.to_thread(_launch_run, config, self.data_dir, target, destructive)
+        except Exception as error:
+            self.query_one("#form-general-error", Static).update(f"launch failed: {error}")
+            self.query_one("#launch", Button).disabled = False
+            return
+        self.dismiss(run_id)
+
+
+def _launch_run(config: Any, data_dir: Any, target: str, destructive: bool) -> Any:
+    """launch_run wants a plain dict config (it is stored as JSON)."""
+    from racperf_tui.core.paths import resolve_data_dir
+    from racperf_tui.core.runs import launch_run
+
+    values = config_dict(config)
+    if destructive:
+        values["destructive"] = True
+    return launch_run("fio", values, data_dir=resolve_data_dir(data_dir), target=target or None)
+
+
+def config_dict(config: Any) -> dict[str, Any]:
+    """A config as a JSON-ready dict (its own to_dict when it has one)."""
+    to_dict = getattr(config, "to_dict", None)
+    if callable(to_dict):
+        return dict(to_dict())
+    if dataclasses.is_dataclass(config):
+        return dataclasses.asdict(config)
+    return dict(config)
+
+
+def _convert(text: str, like: Any) -> Any:
+    """A field's text as the type of the preset's value for it (int, float, list, str, None)."""
+    if text == "":
+        if isinstance(like, (list, tuple)):
+            return type(like)()
+        return "" if isinstance(like, str) else None
+    if isinstance(like, bool):
+        return text.lower() in ("1", "true", "yes", "on")
+    if isinstance(like, int):
+        try:
+            return int(text)
+        except ValueError:
+            return text  # validate() says what is wrong with it
+    if isinstance(like, float):
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    if isinstance(like, (list, tuple)):
+        import shlex
+
+        try:
+            return type(like)(shlex.split(text))
+        except ValueError:
+            return type(like)(text.split())
+    return text

@@ -1,0 +1,113 @@
+"""Modal questions: quitting with runs still running, and stopping one run."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+QuitChoice = Literal["stop", "leave", "cancel"]
+
+
+class QuitDialog(ModalScreen[QuitChoice]):
+    """Quit with runs running: stop them, leave them running (they keep recording), or cancel."""
+
+    DEFAULT_CSS = """
+    QuitDialog {
+        align: center middle;
+    }
+    QuitDialog > Vertical {
+        width: 72;
+        max-width: 100%;
+        height: auto;
+        border: thick $warning;
+        background: $surface;
+        padding: 1 2;
+    }
+    QuitDialog Horizontal {
+        height: auto;
+        margin-top: 1;
+    }
+    QuitDialog Button {
+        margin-right: 1;
+    }
+    """
+
+    BINDINGS = [
+        Binding("escape", "choose('cancel')", "Cancel"),
+        Binding("s", "choose('stop')", "Stop runs"),
+        Binding("l", "choose('leave')", "Leave running"),
+    ]
+
+    def __init__(self, running: list[str]) -> None:
+        super().__init__()
+        self.running = running
+
+    def compose(self) -> ComposeResult:
+        count = len(self.running)
+        listing = ", ".join(self.running[:6]) + (" ..." if count > 6 else "")
+        with Vertical():
+            yield Static(f"[b]{count} run{'s' if count != 1 else ''} still running[/b]: {listing}")
+            yield Static("Runs left running go on to their end and keep recording; "
+                         "racperf started again shows them live.")
+            with Horizontal():
+                yield Button("Stop running runs", id="stop", variant="error")
+                yield Button("Leave them running", id="leave", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id)  # type: ignore[arg-type]
+
+    def action_choose(self, choice: QuitChoice) -> None:
+        self.dismiss(choice)
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """A yes/no question (e.g. "stop run 12?"); y / enter confirm, n / escape refuse."""
+
+    DEFAULT_CSS = """
+    ConfirmDialog {
+        align: center middle;
+    }
+    ConfirmDialog > Vertical {
+        width: 60;
+        height: auto;
+        border: thick $warning;
+        background: $surface;
+        padding: 1 2;
+    }
+    ConfirmDialog Horizontal {
+        height: auto;
+        margin-top: 1;
+    }
+    ConfirmDialog Button {
+        margin-right: 1;
+    }
+    """
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str, yes_label: str = "Yes") -> None:
+        super().__init__()
+        self.question = question
+        self.yes_label = yes_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question)
+            with Horizontal():
+                yield Button(self.yes_label, id="yes", variant="error")
+                yield Button("No", id="no")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)

@@ -1,0 +1,175 @@
+"""The live view of one run: per-interval sparklines, progress, ETA, job states.
+
+A worker thread polls the store (one query for samples after the last seq seen) every
+``poll_interval_s`` and posts ONE :class:`RunLiveUpdate` per poll carrying the whole latest
+state; a newer update replaces the one still queued, so a busy UI never falls behind.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Label, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
+from racperf_tui.ui.runs_data import (
+    LIVE_DISPLAY_DIVISORS,
+    LIVE_METRICS,
+    LIVE_STATES,
+    LivePoller,
+    format_duration,
+)
+from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
+
+#: how often the live view reads the store; the sample-to-sparkline target is p99 <= 100 ms
+POLL_INTERVAL_S = 0.05
+
+
+class RunView(Screen[None]):
+    """Live figures of one run, read from the store (the source of truth), never from fio."""
+
+    DEFAULT_CSS = """
+    RunView {
+        layout: vertical;
+    }
+    RunView #run-title {
+        height: 1;
+        background: $boost;
+        text-style: bold;
+        padding: 0 1;
+    }
+    RunView #run-status {
+        height: 1;
+        padding: 0 1;
+    }
+    RunView #run-progress-row {
+        height: 1;
+        padding: 0 1;
+    }
+    RunView #run-progress-row ProgressBar {
+        width: 1fr;
+    }
+    RunView #run-metrics {
+        height: 1fr;
+        padding: 0 1;
+    }
+    RunView #run-jobs {
+        height: auto;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    """
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Back"),
+        Binding("s", "stop", "Stop run"),
+        Binding("enter,v", "result", "Result"),
+    ]
+
+    def __init__(self, data_dir: Any, run_id: Any, title: str = "",
+                 poll_interval_s: float = POLL_INTERVAL_S) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+        self.run_id = run_id
+        self.run_title = title or f"run {run_id}"
+        self.poll_interval_s = poll_interval_s
+        self.live: LiveRunState | None = None
+        #: monotonic time each update was painted, for the latency benchmark
+        self.painted_at_monotonic: float = 0.0
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.run_title, id="run-title")
+        yield Label("waiting for the first sample...", id="run-status")
+        with Horizontal(id="run-progress-row"):
+            yield ProgressBar(total=100, show_eta=False, id="run-progress")
+        with VerticalScroll(id="run-metrics"):
+            for key, label, unit in LIVE_METRICS:
+                yield MetricSparkline(label, unit, divisor=LIVE_DISPLAY_DIVISORS.get(key, 1.0),
+                                      id=_widget_id(key))
+        yield Static("", id="run-jobs")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.poll_store()
+
+    @work(thread=True, exclusive=True, group="run-poll")
+    def poll_store(self) -> None:
+        """Poll until the run is finished (then once more for the last samples) or the view closes."""
+        worker = get_current_worker()
+        poller = LivePoller(self.data_dir, self.run_id)
+        try:
+            while not worker.is_cancelled:
+                try:
+                    live = poller.poll()
+                except Exception as error:  # a store being migrated or locked: say so, retry
+                    self.post_message(RunLiveUpdate(LiveRunState(
+                        run_id=self.run_id, state="?", error=f"cannot read the store: {error}")))
+                    time.sleep(0.5)
+                    continue
+                self.post_message(RunLiveUpdate(live))
+                if live.state not in LIVE_STATES:
+                    break
+                time.sleep(self.poll_interval_s)
+        finally:
+            poller.close()
+
+    def on_run_live_update(self, message: RunLiveUpdate) -> None:
+        live = message.live
+        if live.run_id != self.run_id:
+            return
+        self.live = live
+        status = self.query_one("#run-status", Label)
+        if live.error:
+            status.update(f"[red]{live.error}[/red]")
+            return
+        for key, _label, _unit in LIVE_METRICS:
+            values = live.series.get(key)
+            if values is not None:
+                self.query_one(f"#{_widget_id(key)}", MetricSparkline).set_series(
+                    values, live.current.get(key))
+        state_style = "green" if live.state in LIVE_STATES else "bold"
+        parts = [f"[{state_style}]{live.state}[/{state_style}]",
+                 f"elapsed {format_duration(live.elapsed_s)}"]
+        if live.state in LIVE_STATES:
+            parts.append(f"ETA {format_duration(live.eta_s)}")
+        parts.append(f"{live.samples_seen} samples")
+        if live.state not in LIVE_STATES:
+            parts.append("enter: result")
+        status.update("  ".join(parts))
+        if live.progress_pct is not None:
+            self.query_one(ProgressBar).update(progress=live.progress_pct)
+        self.query_one("#run-jobs", Static).update(
+            f"jobs: {live.job_states}" if live.job_states else "")
+        self.painted_at_monotonic = time.monotonic()
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+    def action_stop(self) -> None:
+        from racperf_tui.ui.screens.runs_panel import confirm_and_stop
+
+        if self.live is not None and self.live.state not in LIVE_STATES and self.live.state != "?":
+            self.notify(f"run {self.run_id} is already {self.live.state}")
+            return
+        confirm_and_stop(self.app, self.data_dir, self.run_id)
+
+    def action_result(self) -> None:
+        """Open the result view once the run is finished."""
+        if self.live is None or self.live.state in LIVE_STATES:
+            self.notify("the run is still running; its result comes when it ends")
+            return
+        from racperf_tui.ui.screens.result_view import ResultView
+
+        self.app.switch_screen(ResultView(self.data_dir, self.run_id))
+
+
+def _widget_id(metric_key: str) -> str:
+    """A CSS-safe widget id for a metric key (``read_clat_p99.9_us`` has a dot)."""
+    return "spark-" + metric_key.replace(".", "_")

@@ -1,0 +1,98 @@
+"""A labelled sparkline with its current value: one metric of a live run on one line."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Label, Sparkline
+
+#: how many intervals a sparkline keeps unless told otherwise (2 minutes at 1 s)
+DEFAULT_HISTORY = 120
+
+
+def format_value(value: float | None, unit: str = "") -> str:
+    """A compact, fixed-ish width rendering of a metric value (k/M suffixes above 10 000)."""
+    if value is None:
+        return "-"
+    magnitude = abs(value)
+    if magnitude >= 10_000_000:
+        text = f"{value / 1_000_000:.1f}M"
+    elif magnitude >= 10_000:
+        text = f"{value / 1_000:.1f}k"
+    elif magnitude >= 100 or value == int(value):
+        text = f"{value:.0f}"
+    else:
+        text = f"{value:.2f}"
+    return f"{text} {unit}".rstrip()
+
+
+class MetricSparkline(Horizontal):
+    """``label ▁▂▅▇ value unit``.
+
+    Values live in a bounded deque; every change hands the Sparkline a NEW list, because
+    the Sparkline's ``data`` is a reactive compared by identity/equality, and mutating the
+    list it holds would not repaint it.
+    """
+
+    DEFAULT_CSS = """
+    MetricSparkline {
+        height: 1;
+        width: 1fr;
+    }
+    MetricSparkline > .metric-label {
+        width: 17;
+        color: $text-muted;
+    }
+    MetricSparkline > Sparkline {
+        width: 1fr;
+        margin-right: 1;
+    }
+    MetricSparkline > .metric-value {
+        width: 14;
+        text-align: right;
+    }
+    """
+
+    def __init__(self, label: str, unit: str = "", history: int = DEFAULT_HISTORY,
+                 *, divisor: float = 1.0, id: str | None = None, classes: str | None = None) -> None:
+        """``divisor`` converts the values to the unit shown (1024 for KiB/s shown as MiB/s);
+        the deque keeps the values as given."""
+        super().__init__(id=id, classes=classes)
+        self.label = label
+        self.unit = unit
+        self.divisor = divisor
+        self.values: deque[float] = deque(maxlen=history)
+        self.current: float | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.label, classes="metric-label")
+        yield Sparkline([], summary_function=max)
+        yield Label("-", classes="metric-value")
+
+    def push(self, value: float) -> None:
+        """Append one interval's value and repaint."""
+        self.values.append(float(value))
+        self.current = float(value)
+        self._repaint()
+
+    def set_series(self, values: Iterable[float], current: float | None = None) -> None:
+        """Replace the whole history (e.g. from a poller's snapshot) and repaint."""
+        self.values.clear()
+        self.values.extend(float(v) for v in values)
+        if current is None and self.values:
+            current = self.values[-1]
+        self.current = current
+        self._repaint()
+
+    def _repaint(self) -> None:
+        if not self.is_mounted:
+            return
+        self.query_one(Sparkline).data = list(self.values)
+        shown = None if self.current is None else self.current / self.divisor
+        self.query_one(".metric-value", Label).update(format_value(shown, self.unit))
+
+    def on_mount(self) -> None:
+        self._repaint()
