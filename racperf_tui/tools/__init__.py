@@ -18,7 +18,15 @@ TOOL_MODULES: dict[str, str] = {
 
 
 def load_tool(name: str) -> ModuleType:
-    """Import the module of tool `name`; KeyError names the known tools."""
+    """Import the module of tool `name`; KeyError names the known tools.
+
+    A dotted name (``tests.fakes.faketool``) is imported as a module path as is: the way
+    tests and third parties plug in a tool without registering it here."""
+    if "." in name and name not in TOOL_MODULES:
+        try:
+            return importlib.import_module(name)
+        except ImportError as exc:
+            raise KeyError(f"cannot import tool module {name!r}: {exc}") from None
     try:
         return importlib.import_module(TOOL_MODULES[name])
     except KeyError:

@@ -1,0 +1,228 @@
+"""``racperf runs``: the recorded runs.
+
+- ``racperf runs [list] [--limit N] [--json]``: a table (id, tool, host, target, state,
+  started, duration), newest first.
+- ``racperf runs show ID [--json]``: one run: config, command line, state, exit status,
+  result summary, sample count.
+- ``racperf runs export ID --format json|csv [-o FILE]``: samples and result. json:
+  ``{"run": {...}, "samples": [{"seq", "t", "metrics", "extra"}], "result": {...}}``; csv: a
+  ``t`` column and one column per metric (samples only; with ``-o FILE.csv`` the result goes
+  to ``FILE.result.json`` beside it).
+- ``racperf runs stop ID [--grace S]``: stop a running run.
+
+Every form first marks runs whose supervisor vanished as interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from racperf_tui.core.store import RunNotFound, RunRecord, Store
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", metavar="DIR", default=None,
+                        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    lst = sub.add_parser("list", help="the runs, newest first (the default)")
+    lst.add_argument("--limit", type=int, default=None, help="at most N runs")
+    lst.add_argument("--json", action="store_true", help="one JSON object per run instead of a table")
+    show = sub.add_parser("show", help="one run in detail")
+    show.add_argument("run_id", type=int, metavar="ID")
+    show.add_argument("--json", action="store_true", help="the run, its result and sample count as JSON")
+    export = sub.add_parser("export", help="a run's samples and result as JSON or CSV")
+    export.add_argument("run_id", type=int, metavar="ID")
+    export.add_argument("--format", choices=("json", "csv"), default="json")
+    export.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
+    stop = sub.add_parser("stop", help="stop a running run (SIGTERM, then SIGKILL after the grace)")
+    stop.add_argument("run_id", type=int, metavar="ID")
+    stop.add_argument("--grace", type=float, default=15.0, metavar="S",
+                      help="seconds to wait for a clean stop before killing (default 15)")
+    for p in (lst, show, export, stop):
+        p.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def format_duration(seconds: float) -> str:
+    """12.3s, 4m05s, 2h03m."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def format_time(epoch_s: float | None) -> str:
+    """Local time, to the second."""
+    return "-" if epoch_s is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch_s))
+
+
+def runs_table(records: list[RunRecord]) -> str:
+    """The ``racperf runs`` table: fixed columns, widths fitted to the content."""
+    header = ["ID", "TOOL", "HOST", "TARGET", "STATE", "STARTED", "DURATION"]
+    rows = [[str(r.id), r.tool, r.host, r.target or "-", r.state.value, format_time(r.started_at),
+             format_duration(r.duration_s)] for r in records]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(cell.rjust(w) if i == 0 else cell.ljust(w)
+                       for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+             for row in [header, *rows]]
+    return "\n".join(lines) + "\n"
+
+
+def result_summary(result: dict[str, Any] | None) -> list[str]:
+    """A few lines about a result: per job read/write IOPS and bandwidth when it looks like
+    fio's shape, else its top-level scalars."""
+    if result is None:
+        return ["(none)"]
+    lines: list[str] = []
+    jobs = result.get("jobs")
+    if isinstance(jobs, list):
+        for job in jobs:
+            if not isinstance(job, dict):
+                continue
+            parts = []
+            for direction in ("read", "write"):
+                d = job.get(direction)
+                if isinstance(d, dict) and (d.get("iops") or d.get("bw_kib_s")):
+                    parts.append(f"{direction} {_num(d.get('iops'))} IOPS {_num(d.get('bw_kib_s'))} KiB/s")
+            lines.append(f"job {job.get('name', '?')}: " + (", ".join(parts) or "no I/O"))
+    for key, value in result.items():
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            lines.append(f"{key}: {value}")
+        elif key != "jobs":
+            size = len(value) if hasattr(value, "__len__") else "?"
+            lines.append(f"{key}: ({size} entries)")
+    return lines or ["(empty)"]
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
+    return "-"
+
+
+def _open_store(args: argparse.Namespace) -> Store:
+    from racperf_tui.core.paths import resolve_data_dir
+
+    store = Store.open(resolve_data_dir(args.data_dir))
+    store.mark_interrupted_runs()
+    return store
+
+
+def export_json(store: Store, record: RunRecord) -> str:
+    """The JSON export of one run."""
+    samples = [{"seq": seq, "t": s.t, "metrics": s.metrics, "extra": s.extra}
+               for seq, s in store.samples(record.id)]
+    doc = {"run": record.to_json(), "samples": samples, "result": store.result(record.id)}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def export_csv(store: Store, record: RunRecord) -> str:
+    """The CSV export of one run's samples: ``t`` then every metric, in order of appearance."""
+    samples = store.samples(record.id)
+    columns: dict[str, None] = {}
+    for _, sample in samples:
+        for key in sample.metrics:
+            columns.setdefault(key, None)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["t", *columns])
+    for _, sample in samples:
+        writer.writerow([repr(sample.t) if isinstance(sample.t, float) else sample.t,
+                         *("" if sample.metrics.get(c) is None else sample.metrics[c] for c in columns)])
+    return out.getvalue()
+
+
+def run(args: argparse.Namespace) -> int:
+    action = args.action or "list"
+    from racperf_tui.core.store import StoreError
+
+    try:
+        store = _open_store(args)
+    except (OSError, StoreError) as exc:
+        print(f"racperf runs: {exc}", file=sys.stderr)
+        return 2
+    with store:
+        try:
+            if action == "list":
+                records = store.list_runs(limit=getattr(args, "limit", None))
+                if getattr(args, "json", False):
+                    for r in records:
+                        print(json.dumps(r.to_json()))
+                elif records:
+                    sys.stdout.write(runs_table(records))
+                else:
+                    print(f"no runs recorded yet in {store.path.parent}")
+                return 0
+            record = store.get_run(args.run_id)
+        except RunNotFound:
+            print(f"racperf runs {action}: no run with id {args.run_id} in {store.path.parent}", file=sys.stderr)
+            return 1
+        if action == "show":
+            return _show(store, record, args.json)
+        if action == "export":
+            return _export(store, record, args.format, args.output)
+        if action == "stop":
+            from racperf_tui.core.runs import stop_run
+
+            if record.state.finished:
+                print(f"run {record.id} is already {record.state.value}")
+                return 0
+            state = stop_run(record.id, store.path.parent, grace_s=args.grace)
+            print(f"run {record.id}: {state.value}")
+            return 0
+    return 2
+
+
+def _show(store: Store, record: RunRecord, as_json: bool) -> int:
+    result = store.result(record.id)
+    count = store.sample_count(record.id)
+    if as_json:
+        print(json.dumps({"run": record.to_json(), "sample_count": count, "result": result}, indent=2))
+        return 0
+    out = [
+        f"run {record.id}: {record.tool} on {record.host}",
+        f"state:        {record.state.value}",
+        f"exit status:  {'-' if record.exit_status is None else record.exit_status}",
+        f"message:      {record.message or '-'}",
+        f"target:       {record.target or '-'}",
+        f"started:      {format_time(record.started_at)}",
+        f"ended:        {format_time(record.ended_at)}",
+        f"duration:     {format_duration(record.duration_s)}",
+        f"tool version: {record.tool_version or '-'}",
+        f"command:      {shlex.join(record.argv)}",
+        f"config:       {json.dumps(record.config, sort_keys=True)}",
+        f"samples:      {count}",
+        "result:",
+        *("  " + line for line in result_summary(result)),
+    ]
+    print("\n".join(out))
+    return 0
+
+
+def _export(store: Store, record: RunRecord, fmt: str, output: str | None) -> int:
+    text = export_json(store, record) if fmt == "json" else export_csv(store, record)
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return 0
+    path = Path(output)
+    try:
+        path.write_text(text)
+        if fmt == "csv":
+            result = store.result(record.id)
+            if result is not None:
+                path.with_suffix(".result.json").write_text(json.dumps(result, indent=2) + "\n")
+    except OSError as exc:
+        print(f"racperf runs export: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    return 0

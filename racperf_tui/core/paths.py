@@ -1,0 +1,43 @@
+"""Where racperf keeps its data (the run store, supervisor logs).
+
+Precedence: an explicit override (``--data-dir``) > ``$RACPERF_DATA_DIR`` >
+``$XDG_DATA_HOME/racperf`` > ``~/.local/share/racperf``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def resolve_data_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The data directory, created (with parents) if missing; returned absolute.
+
+    ``override`` is the value of ``--data-dir`` (None or "" when not given).
+    """
+    if override:
+        path = Path(override)
+    elif os.environ.get("RACPERF_DATA_DIR"):
+        path = Path(os.environ["RACPERF_DATA_DIR"])
+    elif os.environ.get("XDG_DATA_HOME"):
+        path = Path(os.environ["XDG_DATA_HOME"]) / "racperf"
+    else:
+        path = Path.home() / ".local" / "share" / "racperf"
+    path = path.expanduser().absolute()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OSError(f"cannot create the racperf data directory {path}: {exc.strerror}") from exc
+    return path
+
+
+def store_path(data_dir: Path) -> Path:
+    """The SQLite file inside a data directory."""
+    return Path(data_dir) / "runs.sqlite3"
+
+
+def log_dir(data_dir: Path) -> Path:
+    """Where detached supervisors write their own diagnostics (one file per run)."""
+    path = Path(data_dir) / "logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

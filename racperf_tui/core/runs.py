@@ -1,0 +1,227 @@
+"""Starting, stopping and following runs: the API the UI and the CLI use.
+
+- :func:`launch_run` records a run and starts a DETACHED supervisor for it (its own session,
+  stdin/stdout/stderr off the terminal, reparented away from the caller): the run goes on and
+  keeps recording when the UI quits, crashes or its terminal hangs up.
+- :func:`stop_run` stops it from any process (SIGTERM to the supervisor, which stops the
+  benchmark's group cleanly; SIGKILL of both after a grace period).
+- :func:`follow_run` (alias :func:`attach`) yields a run's samples live from the store.
+- :func:`run_foreground` runs the same supervisor in this process (``racperf run``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.paths import log_dir
+from racperf_tui.core.store import RunRecord, Store, supervisor_alive
+from racperf_tui.core.supervisor import Supervisor, ToolNotFound, check_executable
+
+__all__ = [
+    "ToolNotFound", "launch_run", "stop_run", "follow_run", "attach", "run_foreground",
+    "wait_for_run",
+]
+
+#: how long the detaching supervisor may take to report its pid
+_LAUNCH_TIMEOUT_S = 30.0
+
+
+def _prepare(tool: str, config: dict[str, Any]) -> list[str]:
+    """Validate before anything is recorded: ValueError from the tool's build_argv,
+    ToolNotFound when its executable is missing, KeyError for an unknown tool."""
+    from racperf_tui.tools import load_tool
+
+    module = load_tool(tool)
+    argv = module.TOOL.build_argv(config)
+    check_executable(argv, module, tool)
+    return argv
+
+
+def launch_run(
+    tool: str,
+    config: dict[str, Any],
+    *,
+    data_dir: Path,
+    target: str | None = None,
+    host: str = "local",
+) -> int:
+    """Record a run of ``tool`` with ``config`` and start its detached supervisor; return the
+    run id once the run is recorded and its supervisor pid is known.
+
+    Raises ValueError (bad config, from the tool's ``build_argv``), ToolNotFound (executable
+    missing; message has the install hint), KeyError (unknown tool), NotImplementedError for
+    a host other than "local", RuntimeError when the supervisor could not be started.
+    ``target`` defaults to ``config["target"]``.
+    """
+    if host != "local":
+        raise NotImplementedError(f"host {host!r}: only local runs are supported so far")
+    argv = _prepare(tool, config)
+    data_dir = Path(data_dir)
+    with Store.open(data_dir) as store:
+        run_id = store.create_run(tool, host, target if target is not None else config.get("target"),
+                                  config, argv, None)
+        log_path = log_dir(data_dir) / f"run-{run_id}.log"
+        command = [sys.executable, "-m", "racperf_tui.core.supervisor", "--data-dir", str(data_dir),
+                   "--run-id", str(run_id), "--detach", "--log", str(log_path)]
+        try:
+            proc = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
+                                  start_new_session=True, timeout=_LAUNCH_TIMEOUT_S, env=_child_env())
+            pid = int(proc.stdout.decode().split()[0]) if proc.returncode == 0 and proc.stdout.strip() else None
+        except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
+            pid, problem = None, str(exc)
+        else:
+            problem = proc.stderr.decode(errors="replace").strip()[-500:] or f"exit status {proc.returncode}"
+        if pid is None:
+            store.set_state(run_id, RunState.FAILED, message=f"could not start the supervisor: {problem}")
+            raise RuntimeError(f"run {run_id}: could not start the supervisor: {problem}")
+        store.set_supervisor_pid(run_id, pid)
+    return run_id
+
+
+def _child_env() -> dict[str, str]:
+    """The supervisor must import what we imported (e.g. a tool module found via the cwd)."""
+    env = dict(os.environ)
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    paths = [p for p in sys.path if p and os.path.isdir(p)
+             and not any(os.path.abspath(p).startswith(prefix) for prefix in prefixes)]
+    paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    cwd = os.getcwd()
+    if cwd not in paths:
+        paths.insert(0, cwd)
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+def wait_for_run(run_id: int, data_dir: Path, timeout_s: float, poll_s: float = 0.05) -> RunRecord:
+    """Poll until the run is finished (or its supervisor vanished) or ``timeout_s`` passed;
+    return its latest record."""
+    deadline = time.monotonic() + timeout_s
+    with Store.open(Path(data_dir)) as store:
+        while True:
+            record = store.get_run(run_id)
+            if record.state.finished:
+                return record
+            if time.monotonic() >= deadline:
+                return record
+            if record.supervisor_pid is not None and not supervisor_alive(
+                    record.supervisor_pid, record.supervisor_started_at):
+                store.mark_interrupted_runs()
+                return store.get_run(run_id)
+            time.sleep(poll_s)
+
+
+def stop_run(run_id: int, data_dir: Path, grace_s: float = 15.0) -> RunState:
+    """Stop a run from any process and return its final state.
+
+    Sends SIGTERM to its supervisor, which sends SIGTERM to the benchmark's group (fio writes
+    its final report), SIGKILL after the tool's grace, parses and records the result. If the
+    run is not finished after ``grace_s``, SIGKILL goes to the supervisor and to the
+    benchmark's group and the run is recorded STOPPED. An already finished run is returned
+    as is; one whose supervisor vanished becomes INTERRUPTED. Returns once the supervisor
+    process has exited too (up to 5 s more). Blocking: call it from a worker thread in a UI.
+    """
+    data_dir = Path(data_dir)
+    with Store.open(data_dir) as store:
+        store.mark_interrupted_runs()
+        record = store.get_run(run_id)
+        if record.state.finished:
+            return record.state
+        pid = record.supervisor_pid
+        if pid is None:
+            store.set_state(run_id, RunState.STOPPED, message="stopped before its supervisor started")
+            return RunState.STOPPED
+        if supervisor_alive(pid, record.supervisor_started_at):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    record = wait_for_run(run_id, data_dir, grace_s)
+    if record.state.finished:
+        # the state is recorded just before the supervisor exits: let it finish exiting
+        deadline = time.monotonic() + 5.0
+        while (record.supervisor_pid is not None and time.monotonic() < deadline
+               and supervisor_alive(record.supervisor_pid, record.supervisor_started_at)):
+            time.sleep(0.02)
+        return record.state
+    with Store.open(data_dir) as store:
+        record = store.get_run(run_id)
+        if supervisor_alive(record.supervisor_pid or -1, record.supervisor_started_at):
+            try:
+                os.kill(record.supervisor_pid or -1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if record.benchmark_pgid:
+            try:
+                os.killpg(record.benchmark_pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        store.set_state(run_id, RunState.STOPPED,
+                        message=f"stopped: supervisor did not finish within {grace_s:g} s and was killed")
+        return RunState.STOPPED
+
+
+def follow_run(
+    run_id: int, data_dir: Path, after_seq: int = 0, poll_s: float = 0.1
+) -> Iterator[tuple[int, Sample]]:
+    """Yield (seq, Sample) of a run as they are recorded, from ``after_seq`` on, until the run
+    is finished (or its supervisor vanished). For a UI, polling ``Store.samples(run_id,
+    after_seq)`` from a timer does the same without a thread."""
+    with Store.open(Path(data_dir)) as store:
+        last = after_seq
+        while True:
+            record = store.get_run(run_id)
+            for seq, sample in store.samples(run_id, last):
+                last = seq
+                yield seq, sample
+            if record.state.finished:
+                for seq, sample in store.samples(run_id, last):
+                    last = seq
+                    yield seq, sample
+                return
+            if record.supervisor_pid is not None and not supervisor_alive(
+                    record.supervisor_pid, record.supervisor_started_at):
+                store.mark_interrupted_runs()
+                continue
+            time.sleep(poll_s)
+
+
+#: the same thing under the name the UI plan uses
+attach = follow_run
+
+
+def run_foreground(
+    tool: str,
+    config: dict[str, Any],
+    data_dir: Path,
+    on_sample: Callable[[Sample], None] | None = None,
+    *,
+    target: str | None = None,
+    host: str = "local",
+    on_start: Callable[[int], None] | None = None,
+) -> RunRecord:
+    """Run ``tool`` in this process under the same supervisor code and record it; each Sample
+    goes to the store, then to ``on_sample``. SIGTERM / SIGINT / SIGHUP stop the run cleanly
+    (when called from the main thread). ``on_start(run_id)`` is called once recorded.
+
+    Raises like :func:`launch_run` before anything runs (ValueError, ToolNotFound, KeyError).
+    A command-line process may call ``process.set_child_subreaper()`` first so the benchmark's
+    orphans are reaped by it; a long-lived process (the UI, a test runner) should not.
+    """
+    if host != "local":
+        raise NotImplementedError(f"host {host!r}: only local runs are supported so far")
+    argv = _prepare(tool, config)
+    with Store.open(Path(data_dir)) as store:
+        store.mark_interrupted_runs()
+        run_id = store.create_run(tool, host, target if target is not None else config.get("target"),
+                                  config, argv, None)
+        store.set_supervisor_pid(run_id, os.getpid())
+        if on_start is not None:
+            on_start(run_id)
+        return Supervisor(store, run_id, on_sample=on_sample).run()

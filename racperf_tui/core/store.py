@@ -1,0 +1,456 @@
+"""The run store: SQLite in WAL mode, the source of truth for every run.
+
+One writer process per run (its supervisor) and any number of readers (the UI, ``racperf
+runs``) share one file. Every sample is committed as it arrives, so a kill -9 of the writer
+loses at most the sample in flight; a run whose supervisor vanished is marked
+``INTERRUPTED`` by :meth:`Store.mark_interrupted_runs`, which every reader calls on open.
+
+Tables: ``runs`` (one row per run), ``samples`` (time series, ``seq`` 1, 2, ... per run),
+``raw_output`` (the tool's output in chunks, per stream), ``results`` (parsed result JSON).
+Times are Unix epoch seconds (float).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.paths import store_path
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    tool TEXT NOT NULL,
+    host TEXT NOT NULL,
+    target TEXT,
+    config TEXT NOT NULL,
+    argv TEXT NOT NULL,
+    tool_version TEXT,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    state TEXT NOT NULL,
+    exit_status INTEGER,
+    message TEXT,
+    supervisor_pid INTEGER,
+    supervisor_started_at REAL,
+    benchmark_pgid INTEGER
+);
+CREATE TABLE IF NOT EXISTS samples (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    t REAL NOT NULL,
+    metrics TEXT NOT NULL,
+    extra TEXT,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS raw_output (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    stream TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS raw_output_run ON raw_output(run_id, id);
+CREATE TABLE IF NOT EXISTS results (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    result TEXT NOT NULL
+);
+"""
+
+#: a PENDING run with no supervisor recorded after this long never got one
+_PENDING_TIMEOUT_S = 60.0
+#: psutil's create_time and ours are both rounded; a reused pid differs by far more
+_CREATE_TIME_TOLERANCE_S = 1.0
+
+
+class RunNotFound(KeyError):
+    """No run with that id in the store."""
+
+
+class StoreError(RuntimeError):
+    """The store file cannot be used (not a database, unreadable, newer schema); the message
+    names the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One row of ``runs``, decoded. Times are Unix epoch seconds."""
+
+    id: int
+    tool: str
+    host: str
+    target: str | None
+    config: dict[str, Any]
+    argv: list[str]
+    tool_version: str | None
+    started_at: float
+    ended_at: float | None
+    state: RunState
+    exit_status: int | None
+    message: str | None
+    supervisor_pid: int | None
+    supervisor_started_at: float | None = None
+    benchmark_pgid: int | None = None
+
+    @property
+    def duration_s(self) -> float:
+        """Seconds from start to end (to now while the run is unfinished)."""
+        end = self.ended_at if self.ended_at is not None else time.time()
+        return max(0.0, end - self.started_at)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (state as its string value)."""
+        return {
+            "id": self.id, "tool": self.tool, "host": self.host, "target": self.target,
+            "config": self.config, "argv": self.argv, "tool_version": self.tool_version,
+            "started_at": self.started_at, "ended_at": self.ended_at, "state": self.state.value,
+            "exit_status": self.exit_status, "message": self.message,
+            "supervisor_pid": self.supervisor_pid,
+        }
+
+
+def _json_default(value: Any) -> Any:
+    """Configs may carry Paths or sets; store them as plain JSON."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if hasattr(value, "value"):  # enums
+        return value.value
+    raise TypeError(f"cannot store {type(value).__name__} as JSON: {value!r}")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=_json_default, separators=(",", ":"))
+
+
+def _finite_metrics(metrics: dict[str, Any]) -> dict[str, float]:
+    """JSON has no NaN/inf; store them as null rather than invalid JSON."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
+
+
+class Store:
+    """A connection to the run store. Thread-safe (one lock per connection).
+
+    Use :meth:`open`; ``Store`` also works as a context manager (closes on exit).
+    """
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = conn
+        self._lock = threading.RLock()
+
+    # ---- life cycle -------------------------------------------------------------------------
+    @classmethod
+    def open(cls, data_dir: Path, *, timeout_s: float = 30.0) -> "Store":
+        """Open (creating if needed) ``runs.sqlite3`` in ``data_dir``: WAL journal, a busy
+        timeout of ``timeout_s`` so a reader never fails on a writer's lock, foreign keys on."""
+        data_dir = Path(data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        path = store_path(data_dir)
+        # Two processes opening a new store at once (the UI and a supervisor) race on the
+        # switch to WAL, which takes no busy-timeout ("database is locked", even "disk I/O
+        # error"): serialise the set-up part of open() with a lock file.
+        lock_fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            conn = sqlite3.connect(
+                str(path), timeout=timeout_s, isolation_level=None, check_same_thread=False
+            )
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+                conn.execute("SELECT count(*) FROM sqlite_master")  # fails early on a non-database
+                # WAL lets readers proceed while the supervisor writes (it is a property of the
+                # file: set once). synchronous=NORMAL keeps every commit durable against a
+                # process kill; only a power loss can lose the last commits.
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA foreign_keys = ON")
+                store = cls(path, conn)
+                store._migrate()
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise StoreError(f"cannot use the run store {path}: {exc}") from exc
+            except BaseException:
+                conn.close()
+                raise
+        finally:
+            os.close(lock_fd)  # releases the flock
+        return store
+
+    def _migrate(self) -> None:
+        with self._lock:
+            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: store schema version {version} is newer than this racperf "
+                    f"understands ({SCHEMA_VERSION}); upgrade racperf or use another --data-dir"
+                )
+            if version < SCHEMA_VERSION:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    # statements one by one: executescript() would commit the open transaction
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            self._conn.execute(statement)
+                    self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            try:
+                self._conn.close()
+            except sqlite3.ProgrammingError:
+                pass
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """One statement in its own (autocommit) transaction: durable when this returns."""
+        with self._lock:
+            return self._conn.execute(sql, params)
+
+    # ---- writing (the supervisor) -----------------------------------------------------------
+    def create_run(
+        self,
+        tool: str,
+        host: str,
+        target: str | None,
+        config: dict[str, Any],
+        argv: list[str],
+        tool_version: str | None,
+    ) -> int:
+        """Record a new run in state PENDING, started now; returns its id."""
+        cur = self._write(
+            "INSERT INTO runs (tool, host, target, config, argv, tool_version, started_at, state)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (tool, host, target, _dumps(dict(config)), _dumps(list(argv)), tool_version,
+             time.time(), RunState.PENDING.value),
+        )
+        return int(cur.lastrowid)
+
+    def set_state(
+        self,
+        run_id: int,
+        state: RunState,
+        exit_status: int | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Move a run to ``state``. Finishing states set ``ended_at``; exit status and message
+        are only overwritten when given. RUNNING restarts the clock (``started_at`` = now)."""
+        state = RunState(state)
+        now = time.time()
+        with self._lock:
+            if state is RunState.RUNNING:
+                sql = "UPDATE runs SET state = ?, started_at = ?"
+                params: list[Any] = [state.value, now]
+            elif state.finished:
+                sql = "UPDATE runs SET state = ?, ended_at = ?"
+                params = [state.value, now]
+            else:
+                sql = "UPDATE runs SET state = ?"
+                params = [state.value]
+            if exit_status is not None:
+                sql += ", exit_status = ?"
+                params.append(int(exit_status))
+            if message is not None:
+                sql += ", message = ?"
+                params.append(message)
+            cur = self._conn.execute(sql + " WHERE id = ?", (*params, run_id))
+            if cur.rowcount == 0:
+                raise RunNotFound(run_id)
+
+    def set_argv(self, run_id: int, argv: list[str], tool_version: str | None) -> None:
+        """Record the exact command line and the tool's version (known once the tool loads)."""
+        self._write("UPDATE runs SET argv = ?, tool_version = ? WHERE id = ?",
+                    (_dumps(list(argv)), tool_version, run_id))
+
+    def set_supervisor_pid(self, run_id: int, pid: int, started_at: float | None = None) -> None:
+        """Record the supervisor's pid and its process start time (epoch s; guards against a
+        reused pid). ``started_at`` None: read it from /proc via psutil."""
+        if started_at is None:
+            started_at = _process_create_time(pid)
+        self._write("UPDATE runs SET supervisor_pid = ?, supervisor_started_at = ? WHERE id = ?",
+                    (pid, started_at, run_id))
+
+    def set_benchmark_pgid(self, run_id: int, pgid: int | None) -> None:
+        """Record the benchmark's process group (so a stop can reach it without its supervisor)."""
+        self._write("UPDATE runs SET benchmark_pgid = ? WHERE id = ?", (pgid, run_id))
+
+    def add_sample(self, run_id: int, sample: Sample) -> int:
+        """Append one sample, committed before returning; returns its ``seq`` (1, 2, ...)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._conn.execute(
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM samples WHERE run_id = ?", (run_id,)
+                ).fetchone()
+                seq = int(row[0])
+                self._conn.execute(
+                    "INSERT INTO samples (run_id, seq, t, metrics, extra) VALUES (?, ?, ?, ?, ?)",
+                    (run_id, seq, float(sample.t), _dumps(_finite_metrics(sample.metrics)),
+                     _dumps(sample.extra) if sample.extra else None),
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return seq
+
+    def add_raw(self, run_id: int, text_chunk: str, stream: str = "stdout") -> None:
+        """Append a chunk of the tool's raw output (``stream``: 'stdout' or 'stderr')."""
+        if text_chunk:
+            self._write("INSERT INTO raw_output (run_id, stream, data) VALUES (?, ?, ?)",
+                        (run_id, stream, text_chunk))
+
+    def set_result(self, run_id: int, result: dict[str, Any]) -> None:
+        """Store (or replace) the parsed result of a run."""
+        self._write("INSERT OR REPLACE INTO results (run_id, result) VALUES (?, ?)",
+                    (run_id, _dumps(result)))
+
+    # ---- reading ---------------------------------------------------------------------------
+    def list_runs(self, limit: int | None = None) -> list[RunRecord]:
+        """Runs, newest first (at most ``limit``)."""
+        sql = "SELECT * FROM runs ORDER BY id DESC"
+        params: tuple[Any, ...] = ()
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = (int(limit),)
+        with self._lock:
+            cur = self._conn.execute(sql, params)
+            return [_record(cur.description, row) for row in cur.fetchall()]
+
+    def get_run(self, run_id: int) -> RunRecord:
+        """One run; :class:`RunNotFound` (a KeyError) if there is none with that id."""
+        with self._lock:
+            cur = self._conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,))
+            row = cur.fetchone()
+            if row is None:
+                raise RunNotFound(run_id)
+            return _record(cur.description, row)
+
+    def samples(self, run_id: int, after_seq: int = 0) -> list[tuple[int, Sample]]:
+        """Samples with ``seq > after_seq`` in order, as (seq, Sample). Poll with the last seq
+        seen to get only new ones (an index range scan: cheap at any run length)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, t, metrics, extra FROM samples WHERE run_id = ? AND seq > ? ORDER BY seq",
+                (run_id, int(after_seq)),
+            ).fetchall()
+        return [
+            (seq, Sample(t=t, metrics=json.loads(metrics), extra=json.loads(extra) if extra else {}))
+            for seq, t, metrics, extra in rows
+        ]
+
+    def sample_count(self, run_id: int) -> int:
+        """How many samples a run has."""
+        with self._lock:
+            return int(self._conn.execute(
+                "SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0])
+
+    def raw_output(self, run_id: int, stream: str | None = "stdout") -> str:
+        """The run's raw output so far for ``stream`` (None: all streams, in arrival order)."""
+        with self._lock:
+            if stream is None:
+                rows = self._conn.execute(
+                    "SELECT data FROM raw_output WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
+            else:
+                rows = self._conn.execute(
+                    "SELECT data FROM raw_output WHERE run_id = ? AND stream = ? ORDER BY id",
+                    (run_id, stream)).fetchall()
+        return "".join(row[0] for row in rows)
+
+    def result(self, run_id: int) -> dict[str, Any] | None:
+        """The parsed result, or None when the run has none (yet)."""
+        with self._lock:
+            row = self._conn.execute("SELECT result FROM results WHERE run_id = ?", (run_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def unfinished_runs(self) -> list[RunRecord]:
+        """Runs in PENDING or RUNNING state, oldest first."""
+        with self._lock:
+            cur = self._conn.execute(
+                "SELECT * FROM runs WHERE state IN (?, ?) ORDER BY id",
+                (RunState.PENDING.value, RunState.RUNNING.value))
+            return [_record(cur.description, row) for row in cur.fetchall()]
+
+    def mark_interrupted_runs(self) -> list[int]:
+        """Mark INTERRUPTED every PENDING/RUNNING run whose supervisor is gone (no such pid, a
+        zombie, or a pid reused by a younger process), and every PENDING run that got no
+        supervisor within a minute. Returns the ids marked. Call on every open."""
+        marked: list[int] = []
+        now = time.time()
+        for run in self.unfinished_runs():
+            if run.supervisor_pid is None:
+                if now - run.started_at < _PENDING_TIMEOUT_S:
+                    continue
+                why = "its supervisor never started"
+            elif supervisor_alive(run.supervisor_pid, run.supervisor_started_at):
+                continue
+            else:
+                why = f"its supervisor (pid {run.supervisor_pid}) vanished"
+            with self._lock:
+                cur = self._conn.execute(
+                    "UPDATE runs SET state = ?, ended_at = ?, message = ? WHERE id = ? AND state IN (?, ?)",
+                    (RunState.INTERRUPTED.value, now, f"interrupted: {why}", run.id,
+                     RunState.PENDING.value, RunState.RUNNING.value))
+            if cur.rowcount:
+                marked.append(run.id)
+        return marked
+
+
+def _record(description: Any, row: tuple[Any, ...]) -> RunRecord:
+    data = {d[0]: v for d, v in zip(description, row)}
+    return RunRecord(
+        id=data["id"], tool=data["tool"], host=data["host"], target=data["target"],
+        config=json.loads(data["config"]), argv=json.loads(data["argv"]),
+        tool_version=data["tool_version"], started_at=data["started_at"], ended_at=data["ended_at"],
+        state=RunState(data["state"]), exit_status=data["exit_status"], message=data["message"],
+        supervisor_pid=data["supervisor_pid"], supervisor_started_at=data["supervisor_started_at"],
+        benchmark_pgid=data["benchmark_pgid"],
+    )
+
+
+def _process_create_time(pid: int) -> float | None:
+    import psutil
+
+    try:
+        return psutil.Process(pid).create_time()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
+def supervisor_alive(pid: int, started_at: float | None) -> bool:
+    """Is the process ``pid`` alive (not a zombie) and the one that started at ``started_at``?"""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        if started_at is not None and abs(proc.create_time() - started_at) > _CREATE_TIME_TOLERANCE_S:
+            return False
+        return True
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True  # exists, owned by someone else: assume it is ours rather than lose a run

@@ -1,0 +1,364 @@
+"""The run supervisor: owns one benchmark run from start to recorded end.
+
+It loads the tool (``racperf_tui.tools.load_tool(name).TOOL``), records the exact command line
+and the tool's version, starts the benchmark as a :class:`SupervisedProcess` (own process group,
+behind a watchdog), turns its output into lines, lines into Samples (store first, then any live
+consumer), keeps the raw output (batched), enforces the tool's hard limit, stops the group on
+SIGTERM / SIGINT / SIGHUP, and finally stores the parsed result and the state judged by
+``tool.succeeded``.
+
+Detached use (what :func:`racperf_tui.core.runs.launch_run` starts)::
+
+    python -m racperf_tui.core.supervisor --data-dir DIR --run-id N --detach
+
+``--detach`` forks once more and the parent exits, so the supervisor is reparented away from
+the launcher (which then never has a zombie to reap) and runs in its own session.
+
+Optional tool attributes the supervisor honours (beyond the protocol in tools/base.py):
+``TOOL.tool_version(argv) -> str | None``, ``TOOL.install_hint`` (or module ``install_hint``),
+``TOOL.merge_stderr`` (bool: feed stderr lines to the stream parser too) and
+``TOOL.stop_grace_s`` (float: SIGTERM -> SIGKILL grace).
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.lines import LineSplitter
+from racperf_tui.core.process import SupervisedProcess, set_child_subreaper
+from racperf_tui.core.store import RunRecord, Store
+
+#: raw output is written in batches: whichever comes first
+RAW_FLUSH_INTERVAL_S = 0.2
+RAW_FLUSH_BYTES = 64 * 1024
+#: SIGTERM -> SIGKILL grace when the tool names none (fio needs a moment for its final report)
+DEFAULT_STOP_GRACE_S = 10.0
+#: poll granularity of the loop (signals and output wake it earlier)
+TICK_S = 0.1
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+class ToolNotFound(FileNotFoundError):
+    """The tool's executable is not on PATH; the message carries the install hint."""
+
+
+def install_hint(module: ModuleType) -> str | None:
+    """The tool's install hint (module ``install_hint`` or ``TOOL.install_hint``), if any."""
+    return getattr(module, "install_hint", None) or getattr(getattr(module, "TOOL", None), "install_hint", None)
+
+
+def check_executable(argv: list[str], module: ModuleType, tool_name: str) -> None:
+    """Raise :class:`ToolNotFound` naming the tool and how to install it when ``argv[0]``
+    cannot be found."""
+    exe = argv[0]
+    found = os.access(exe, os.X_OK) if os.sep in exe else shutil.which(exe) is not None
+    if not found:
+        hint = install_hint(module)
+        raise ToolNotFound(
+            f"{tool_name}: {exe!r} not found on PATH"
+            + (f"; install it: {hint}" if hint else "")
+        )
+
+
+def tool_version(tool: Any, argv: list[str]) -> str | None:
+    """``TOOL.tool_version(argv)`` when the tool has one, else the first line of
+    ``argv[0] --version`` (5 s limit), else None."""
+    method = getattr(tool, "tool_version", None)
+    try:
+        if callable(method):
+            return method(argv)
+        out = subprocess.run([argv[0], "--version"], capture_output=True, text=True,
+                             errors="replace", timeout=5, stdin=subprocess.DEVNULL)
+        text = (out.stdout or out.stderr).strip()
+        return text.splitlines()[0][:200] if text else None
+    except Exception:  # a version is nice to have; never fail a run for it
+        return None
+
+
+class Supervisor:
+    """Runs one recorded run (state PENDING in ``store``) to its end. Single-threaded: one
+    loop reads output, feeds the parser, writes the store, watches signals and limits."""
+
+    def __init__(
+        self,
+        store: Store,
+        run_id: int,
+        *,
+        on_sample: Callable[[Sample], None] | None = None,
+        handle_signals: bool = True,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        """``handle_signals``: install SIGTERM/SIGINT/SIGHUP handlers for the duration of
+        :meth:`run` (only possible in the main thread; ignored elsewhere)."""
+        self.store = store
+        self.run_id = run_id
+        self.on_sample = on_sample
+        self.handle_signals = handle_signals and threading.current_thread() is threading.main_thread()
+        self.log = log or (lambda msg: print(f"racperf supervisor run {run_id}: {msg}", file=sys.stderr))
+        self.stop_reason: str | None = None
+        self.sample_count = 0
+        self._wake_r: int | None = None
+        self._wake_w: int | None = None
+
+    # ---- signals ---------------------------------------------------------------------------
+    def request_stop(self, reason: str = "stopped by user") -> None:
+        """Ask the loop to stop the benchmark (SIGTERM, then SIGKILL after grace). Safe from
+        a signal handler or another thread."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        if self._wake_w is not None:
+            try:
+                os.write(self._wake_w, b"s")
+            except OSError:
+                pass
+
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        self.request_stop(f"stopped by {signal.Signals(signum).name}")
+
+    # ---- the run ---------------------------------------------------------------------------
+    def run(self) -> RunRecord:
+        """Execute the run; always leaves it in a finished state and returns its record."""
+        previous: dict[int, Any] = {}
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        if self.handle_signals:
+            for sig in _STOP_SIGNALS:
+                previous[sig] = signal.signal(sig, self._on_signal)
+        try:
+            self._run()
+        except BaseException as exc:  # record why, whatever happened, then re-raise
+            self.log("crashed:\n" + traceback.format_exc())
+            try:
+                self.store.set_state(self.run_id, RunState.FAILED,
+                                     message=f"supervisor error: {type(exc).__name__}: {exc}")
+            except Exception:
+                pass
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+            self._wake_r = self._wake_w = None
+        return self.store.get_run(self.run_id)
+
+    def _run(self) -> None:
+        from racperf_tui.tools import load_tool
+
+        record = self.store.get_run(self.run_id)
+        module = load_tool(record.tool)
+        tool = module.TOOL
+        config = record.config
+        try:
+            argv = tool.build_argv(config)
+            check_executable(argv, module, record.tool)
+        except (ValueError, FileNotFoundError) as exc:
+            self.store.set_state(self.run_id, RunState.FAILED, message=str(exc))
+            return
+        self.store.set_argv(self.run_id, argv, tool_version(tool, argv))
+        hard_limit_s = float(tool.hard_limit_s(config))
+        stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
+        merge_stderr = bool(getattr(tool, "merge_stderr", False))
+        parser = tool.stream_parser(config)
+        if self.stop_reason is not None:  # a signal before anything started
+            self.store.set_state(self.run_id, RunState.STOPPED, message=self.stop_reason)
+            return
+
+        proc = SupervisedProcess(argv, merge_stderr=merge_stderr)
+        try:
+            proc.start()
+        except OSError as exc:
+            self.store.set_state(self.run_id, RunState.FAILED, message=f"cannot start {argv[0]}: {exc}")
+            return
+        hard_limit_hit = False
+        try:
+            self.store.set_benchmark_pgid(self.run_id, proc.pgid)
+            self.store.set_state(self.run_id, RunState.RUNNING)
+            started = time.monotonic()
+            splitters = {"stdout": LineSplitter(), "stderr": LineSplitter()}
+            decoders = {name: codecs.getincrementaldecoder("utf-8")(errors="replace") for name in splitters}
+            raw_pending: dict[str, list[str]] = {"stdout": [], "stderr": []}
+            raw_bytes = 0
+            last_flush = time.monotonic()
+            stderr_tail: deque[str] = deque(maxlen=5)
+            parse_errors = 0
+
+            def flush_raw() -> None:
+                nonlocal raw_bytes, last_flush
+                for name, parts in raw_pending.items():
+                    if parts:
+                        self.store.add_raw(self.run_id, "".join(parts), name)
+                        parts.clear()
+                raw_bytes = 0
+                last_flush = time.monotonic()
+
+            def handle_line(stream: str, text: str) -> None:
+                nonlocal parse_errors
+                if stream == "stderr" and text.strip():
+                    stderr_tail.append(text.strip())
+                if stream == "stderr" and not merge_stderr:
+                    return
+                try:
+                    samples = parser.feed(text)
+                except Exception:
+                    parse_errors += 1
+                    if parse_errors <= 3:
+                        self.log(f"stream parser failed on a line:\n{traceback.format_exc()}")
+                    return
+                self._emit(samples)
+
+            while not proc.finished:
+                chunks = proc.read(TICK_S, extra_fds=(self._wake_r,))
+                for stream, chunk in chunks:
+                    if chunk:
+                        raw_pending[stream].append(decoders[stream].decode(chunk))
+                        raw_bytes += len(chunk)
+                        lines = splitters[stream].feed(chunk)
+                    else:
+                        raw_pending[stream].append(decoders[stream].decode(b"", final=True))
+                        lines = splitters[stream].finish()
+                    for line in lines:
+                        handle_line(stream, line.text)
+                self._drain_wake()
+                if raw_bytes >= RAW_FLUSH_BYTES or (
+                        raw_bytes and time.monotonic() - last_flush >= RAW_FLUSH_INTERVAL_S):
+                    flush_raw()
+                if self.stop_reason is not None and not proc.stop_requested:
+                    self.log(f"{self.stop_reason}: SIGTERM to process group {proc.pgid}")
+                    proc.stop(stop_grace_s)
+                if not proc.stop_requested and time.monotonic() - started > hard_limit_s:
+                    hard_limit_hit = True
+                    self.log(f"hard limit {hard_limit_s:g} s reached: stopping")
+                    proc.stop(stop_grace_s)
+                proc.tick()
+            for name, splitter in splitters.items():
+                raw_pending[name].append(decoders[name].decode(b"", final=True))
+                for line in splitter.finish():
+                    handle_line(name, line.text)
+            try:
+                self._emit(parser.finish())
+            except Exception:
+                self.log(f"stream parser failed at the end:\n{traceback.format_exc()}")
+            flush_raw()
+            exit_status = proc.reap()
+        finally:
+            if proc.pid is not None and proc.returncode is None:
+                proc.kill()
+                proc.reap()
+            proc.close()
+
+        self._finish(tool, exit_status, hard_limit_s if hard_limit_hit else None, list(stderr_tail))
+
+    def _emit(self, samples: list[Sample]) -> None:
+        for sample in samples:
+            self.store.add_sample(self.run_id, sample)
+            self.sample_count += 1
+            if self.on_sample is not None:
+                try:
+                    self.on_sample(sample)
+                except BrokenPipeError:
+                    # `racperf run ... | head`: nobody reads any more; end the run cleanly
+                    self.on_sample = None
+                    self.request_stop("stopped: the output consumer went away")
+                except Exception:
+                    self.log(f"live consumer failed:\n{traceback.format_exc()}")
+
+    def _drain_wake(self) -> None:
+        assert self._wake_r is not None
+        try:
+            while os.read(self._wake_r, 64):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _finish(self, tool: Any, exit_status: int, hard_limit_s: float | None, stderr_tail: list[str]) -> None:
+        output = self.store.raw_output(self.run_id, "stdout")
+        result: dict[str, Any] | None = None
+        parse_problem: str | None = None
+        try:
+            result = tool.parse_result(output)
+        except Exception as exc:  # a run without a parsable result is still recorded
+            parse_problem = f"no result: {exc}"
+        if result is not None:
+            self.store.set_result(self.run_id, result)
+        if self.stop_reason is not None:
+            state, message = RunState.STOPPED, self.stop_reason
+        elif hard_limit_s is not None:
+            state, message = RunState.FAILED, f"hard limit of {hard_limit_s:g} s reached; stopped"
+        else:
+            try:
+                ok, message = tool.succeeded(result, exit_status)
+            except Exception as exc:
+                ok, message = False, f"cannot judge the result: {exc}"
+            state = RunState.SUCCEEDED if ok else RunState.FAILED
+            if not ok and parse_problem and parse_problem not in (message or ""):
+                message = f"{message}; {parse_problem}" if message else parse_problem
+        if state is not RunState.SUCCEEDED and stderr_tail:
+            message = f"{message}; stderr: {stderr_tail[-1]}" if message else f"stderr: {stderr_tail[-1]}"
+        self.store.set_state(self.run_id, state, exit_status=exit_status, message=message)
+
+
+def _detach() -> None:
+    """Fork; the parent reports the child's pid on stdout and exits, the child starts a new
+    session with stdin on /dev/null. Called before the store is opened (no shared sqlite)."""
+    child = os.fork()
+    if child:
+        os.write(1, f"{child}\n".encode())
+        os._exit(0)
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m racperf_tui.core.supervisor``."""
+    parser = argparse.ArgumentParser(prog="python -m racperf_tui.core.supervisor",
+                                     description="Supervise one recorded racperf run.")
+    parser.add_argument("--data-dir", required=True, help="the store's directory")
+    parser.add_argument("--run-id", required=True, type=int, help="the PENDING run to execute")
+    parser.add_argument("--detach", action="store_true",
+                        help="fork into the background; print the supervisor pid on stdout")
+    parser.add_argument("--log", default=None, help="append diagnostics to this file (detached)")
+    args = parser.parse_args(argv)
+    if args.detach:
+        _detach()
+    if args.log:
+        fd = os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+    elif args.detach:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    # orphans of the benchmark come to us, die with its group and are reaped by us
+    set_child_subreaper()
+    with Store.open(Path(args.data_dir)) as store:
+        store.set_supervisor_pid(args.run_id, os.getpid())
+        record = Supervisor(store, args.run_id).run()
+    return 0 if record.state is RunState.SUCCEEDED else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

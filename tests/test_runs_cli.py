@@ -1,0 +1,228 @@
+"""``racperf run`` and ``racperf runs`` as a user runs them: real subprocesses, real store."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fakes.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
+from racperf_tui.core.events import RunState
+from racperf_tui.core.runs import launch_run
+from racperf_tui.core.store import Store
+
+ensure_repo_importable()
+RACPERF = [sys.executable, "-m", "racperf_tui"]
+
+
+def racperf(*args: str, data: Path | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    extra = ["--data-dir", str(data)] if data is not None else []
+    argv = [*RACPERF, args[0], *extra, *args[1:]]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    d = tmp_path / "data"
+    yield d
+    if (d / "runs.sqlite3").exists() and (d / "runs.sqlite3").read_bytes()[:6] == b"SQLite":
+        with Store.open(d) as store:
+            for run in store.list_runs():
+                kill_quietly(run.supervisor_pid)
+                kill_group_quietly(run.benchmark_pgid)
+
+
+def test_run_prints_json_lines_and_records_the_run(data: Path) -> None:
+    out = racperf("run", FAKE_TOOL, "--target", "/tmp/t", "--", "--samples", "3", data=data)
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [line["type"] for line in lines] == ["sample", "sample", "sample", "result"]
+    assert [line["metrics"] for line in lines[:3]] == [{"value": 1.0}, {"value": 2.0}, {"value": 3.0}]
+    ts = [line["t"] for line in lines[:3]]
+    assert ts == sorted(ts) and all(isinstance(t, float) and 0 <= t < 10 for t in ts)
+    final = lines[-1]
+    assert final["result"] == {"ok": True, "samples": 3}
+    assert final["run_id"] == 1 and final["state"] == "succeeded"
+    with Store.open(data) as store:
+        run = store.get_run(1)
+        assert run.config == {"extra_args": ["--samples", "3"], "destructive": False, "target": "/tmp/t"}
+        assert run.target == "/tmp/t" and run.state is RunState.SUCCEEDED
+
+
+def test_run_tool_options_after_double_dash_are_the_tools(data: Path) -> None:
+    """'--target' after '--' belongs to the tool, not to racperf."""
+    out = racperf("run", FAKE_TOOL, "--destructive", "--", "--samples", "1", "--target", "x", data=data)
+    assert out.returncode != 0  # fakebench rejects --target: proves it got it
+    with Store.open(data) as store:
+        run = store.get_run(1)
+        assert run.config == {"extra_args": ["--samples", "1", "--target", "x"], "destructive": True,
+                              "target": None}
+        assert run.state is RunState.FAILED and "exit status 2" in run.message
+
+
+def test_run_exit_status_when_the_tool_fails(data: Path) -> None:
+    out = racperf("run", FAKE_TOOL, "--", "--samples", "1", "--fail-result", data=data)
+    assert out.returncode == 1
+    assert json.loads(out.stdout.splitlines()[-1])["state"] == "failed"
+    assert "failed: result says not ok" in out.stderr
+
+
+def test_run_refuses_a_bad_config_with_exit_2(data: Path) -> None:
+    out = racperf("run", FAKE_TOOL, "--", "--invalid", data=data)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.strip() == f"racperf run {FAKE_TOOL}: extra_args: --invalid is not a fakebench option"
+
+
+def test_run_unknown_tool(data: Path) -> None:
+    out = racperf("run", "nosuchtool", data=data)
+    assert out.returncode == 2 and "unknown tool 'nosuchtool'" in out.stderr
+
+
+def test_run_stopped_by_sigint_records_a_clean_stop(data: Path) -> None:
+    proc = subprocess.Popen([*RACPERF, "run", "--data-dir", str(data), FAKE_TOOL, "--", "--samples", "-1",
+                             "--interval", "0.05", "--final-on-term"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert json.loads(proc.stdout.readline())["type"] == "sample"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130
+    final = json.loads(out.splitlines()[-1])
+    assert final["state"] == "stopped" and final["result"]["terminated"] is True
+
+
+def _record_two_runs(data: Path) -> None:
+    assert racperf("run", FAKE_TOOL, "--target", "/dev/fake", "--", "--samples", "3", data=data).returncode == 0
+    assert racperf("run", FAKE_TOOL, "--", "--samples", "1", "--exit", "4", data=data).returncode == 1
+
+
+def test_runs_list_table(data: Path) -> None:
+    out = racperf("runs", data=data)
+    assert out.returncode == 0 and out.stdout.startswith("no runs recorded yet")
+    _record_two_runs(data)
+    out = racperf("runs", data=data)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split() for line in out.stdout.splitlines()]
+    assert rows[0] == ["ID", "TOOL", "HOST", "TARGET", "STATE", "STARTED", "DURATION"]
+    assert [r[0] for r in rows[1:]] == ["2", "1"]
+    assert rows[1][1:5] == [FAKE_TOOL, "local", "-", "failed"]
+    assert rows[2][1:5] == [FAKE_TOOL, "local", "/dev/fake", "succeeded"]
+    assert rows[2][-1].endswith("s") and float(rows[2][-1][:-1]) < 10
+    out = racperf("runs", "list", "--limit", "1", "--json", data=data)
+    assert [json.loads(line)["id"] for line in out.stdout.splitlines()] == [2]
+
+
+def test_runs_show(data: Path) -> None:
+    _record_two_runs(data)
+    out = racperf("runs", "show", "1", data=data)
+    assert out.returncode == 0, out.stderr
+    fields = dict(line.split(":", 1) for line in out.stdout.splitlines()[1:] if not line.startswith("  "))
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    assert fields["state"] == "succeeded" and fields["exit status"] == "0"
+    assert fields["samples"] == "3" and fields["target"] == "/dev/fake"
+    assert fields["tool version"] == "fakebench 1.0"
+    assert fields["command"].endswith("fakebench.py --samples 3")
+    assert json.loads(fields["config"]) == {"destructive": False, "extra_args": ["--samples", "3"],
+                                            "target": "/dev/fake"}
+    assert "  ok: True" in out.stdout and "  samples: 3" in out.stdout
+    shown = json.loads(racperf("runs", "show", "2", "--json", data=data).stdout)
+    assert shown["run"]["exit_status"] == 4 and shown["sample_count"] == 1
+    missing = racperf("runs", "show", "99", data=data)
+    assert missing.returncode == 1 and "no run with id 99" in missing.stderr
+
+
+def test_runs_export_json_and_csv(data: Path, tmp_path: Path) -> None:
+    _record_two_runs(data)
+    doc = json.loads(racperf("runs", "export", "1", "--format", "json", data=data).stdout)
+    assert doc["run"]["id"] == 1 and doc["run"]["state"] == "succeeded"
+    assert [s["metrics"]["value"] for s in doc["samples"]] == [1.0, 2.0, 3.0]
+    assert [s["seq"] for s in doc["samples"]] == [1, 2, 3]
+    assert doc["result"] == {"ok": True, "samples": 3}
+    out = racperf("runs", "export", "1", "--format", "csv", data=data)
+    rows = list(csv.reader(io.StringIO(out.stdout)))
+    assert rows[0] == ["t", "value"]
+    assert [float(r[1]) for r in rows[1:]] == [1.0, 2.0, 3.0]
+    assert [float(r[0]) for r in rows[1:]] == [s["t"] for s in doc["samples"]]
+    target = tmp_path / "run1.csv"
+    assert racperf("runs", "export", "1", "--format", "csv", "-o", str(target), data=data).returncode == 0
+    assert target.read_text() == out.stdout
+    assert json.loads((tmp_path / "run1.result.json").read_text()) == {"ok": True, "samples": 3}
+
+
+def test_runs_marks_a_vanished_supervisor_interrupted_and_stops_a_live_one(data: Path) -> None:
+    live_id = launch_run(FAKE_TOOL, {"extra_args": ["--samples", "-1", "--interval", "0.05",
+                                                    "--final-on-term"]}, data_dir=data)
+    doomed_id = launch_run(FAKE_TOOL, {"extra_args": ["--samples", "-1", "--interval", "0.05"]}, data_dir=data)
+    with Store.open(data) as store:
+        wait_until(lambda: store.sample_count(live_id) and store.sample_count(doomed_id), 15, what="samples")
+        doomed = store.get_run(doomed_id)
+        os.kill(doomed.supervisor_pid, signal.SIGKILL)
+        wait_until(lambda: not os.path.exists(f"/proc/{doomed.supervisor_pid}/stat")
+                   or open(f"/proc/{doomed.supervisor_pid}/stat").read().split(") ")[1][0] == "Z", 5,
+                   what="the supervisor to die")
+    out = racperf("runs", data=data)
+    states = {line.split()[0]: line.split()[4] for line in out.stdout.splitlines()[1:]}
+    assert states == {str(live_id): "running", str(doomed_id): "interrupted"}
+    out = racperf("runs", "stop", str(live_id), data=data)
+    assert out.returncode == 0 and out.stdout.strip() == f"run {live_id}: stopped"
+    with Store.open(data) as store:
+        assert store.get_run(live_id).state is RunState.STOPPED
+        assert store.result(live_id)["terminated"] is True
+    out = racperf("runs", "stop", str(doomed_id), data=data)
+    assert out.stdout.strip() == f"run {doomed_id} is already interrupted"
+
+
+def test_data_dir_from_the_environment(tmp_path: Path) -> None:
+    env = dict(os.environ, RACPERF_DATA_DIR=str(tmp_path / "envdata"))
+    out = subprocess.run([*RACPERF, "run", FAKE_TOOL, "--", "--samples", "1"], capture_output=True,
+                         text=True, env=env, timeout=30)
+    assert out.returncode == 0, out.stderr
+    with Store.open(tmp_path / "envdata") as store:
+        assert [r.id for r in store.list_runs()] == [1]
+
+
+def test_run_into_a_closed_pipe_stops_the_benchmark_cleanly(data: Path) -> None:
+    """`racperf run ... | head -2`: once nobody reads, the run is stopped, not left running."""
+    proc = subprocess.Popen([*RACPERF, "run", "--data-dir", str(data), FAKE_TOOL, "--", "--samples", "-1",
+                             "--interval", "0.02", "--final-on-term"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc.stdout.readline()
+        proc.stdout.readline()
+        proc.stdout.close()
+        proc.wait(timeout=20)
+    finally:
+        proc.kill()
+        proc.wait()
+    with Store.open(data) as store:
+        run = store.get_run(1)
+        assert run.state is RunState.STOPPED, run.message
+        assert run.message == "stopped: the output consumer went away"
+        assert store.result(1)["terminated"] is True
+
+
+def test_run_tool_not_installed_says_how_to_install(data: Path) -> None:
+    out = racperf("run", FAKE_TOOL, "--", "--missing-executable", data=data)
+    assert out.returncode == 127 and out.stdout == ""
+    assert out.stderr.strip() == ("racperf run: tests.fakes.faketool: 'racperf-no-such-tool-xyz' not found on "
+                                  "PATH; install it: it is a test fake: tests/fakes/fakebench.py")
+
+
+def test_a_store_that_is_not_a_database_is_named(data: Path) -> None:
+    data.mkdir()
+    (data / "runs.sqlite3").write_bytes(b"this is not sqlite" * 100)
+    for args in (("runs",), ("run", FAKE_TOOL, "--", "--samples", "1")):
+        out = racperf(*args, data=data)
+        assert out.returncode == 2, out.stderr
+        assert f"cannot use the run store {data / 'runs.sqlite3'}: file is not a database" in out.stderr
+        assert "Traceback" not in out.stderr
