@@ -1,0 +1,168 @@
+"""``racperf iostat``: sysstat's ``iostat -x``, computed by racperf, in the older column set.
+
+    racperf iostat [-x] [-k|-m] [-p [DEV[,DEV]|ALL]] [-y] [-z] [-N] [--json]
+                   [--root DIR]... [DEVICE...] [interval [count]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import socket
+import sys
+import time
+from pathlib import Path
+
+from racperf_tui.core.iostat import COLUMNS, IostatReport, IostatSampler
+
+#: Text column widths (header and figures right-aligned to them).
+_WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options as sysstat's iostat (extended statistics are always on)."""
+    parser.description = (
+        "iostat -x computed from /proc/diskstats and /proc/uptime, with the figures of "
+        "sysstat 12.6 in the older column set: r/s w/s rkB/s wkB/s rrqm/s wrqm/s avgrq-sz "
+        "(512-byte sectors) avgqu-sz await r_await w_await svctm (ms) %util. The first report "
+        "covers the time since boot.")
+    parser.add_argument("-x", action="store_true", help="extended statistics (always on)")
+    parser.add_argument("-d", action="store_true", help="device report only (always so)")
+    unit = parser.add_mutually_exclusive_group()
+    unit.add_argument("-k", action="store_true", help="kilobytes per second (default)")
+    unit.add_argument("-m", action="store_true",
+                      help="megabytes per second in the text output (rMB/s wMB/s); --json keys "
+                      "and values stay rkB/s wkB/s in kB/s")
+    parser.add_argument("-p", nargs="?", const="ALL", default=None, metavar="DEV[,DEV]|ALL",
+                        help="partitions too: of these disks, or of every device (ALL, the "
+                        "default)")
+    parser.add_argument("-y", action="store_true",
+                        help="omit the first report (statistics since boot) when an interval is given")
+    parser.add_argument("-z", action="store_true", help="omit devices idle during the interval")
+    parser.add_argument("-N", action="store_true",
+                        help="device-mapper names (e.g. test1 for dm-3) from sys/block/dm-N/dm/name "
+                        "or /dev/mapper")
+    parser.add_argument("--json", action="store_true",
+                        help='one JSON object per report per line: {"time", "interval_s", '
+                        '"devices": [{"device", "r/s", ..., "%%util"}]}; avgrq-sz in sectors, '
+                        "times in ms, rkB/s wkB/s always in kB/s")
+    parser.add_argument("--root", action="append", metavar="DIR", type=Path, default=None,
+                        help="read DIR/proc/diskstats, DIR/proc/uptime, DIR/sys instead of the live "
+                        "files; repeat for the next samples (sysstat's tests/rootN layout); the last "
+                        "one is re-read when they run out")
+    parser.add_argument("args", nargs="*", metavar="DEVICE|interval|count",
+                        help="device names (or ALL), then [interval [count]]")
+    # iostat accepts options after device names ('iostat sda -x 1'): argparse needs the
+    # intermixed parser for that, and cli.py calls parse_args.
+    parser.parse_args = parser.parse_intermixed_args  # type: ignore[method-assign]
+
+
+def _split_positionals(args: argparse.Namespace) -> tuple[list[str], float | None, int | None]:
+    """sysstat's rule: a non-numeric argument is a device, the first number the interval,
+    the second the count. '-p 2' means '-p ALL 2'."""
+    positionals = list(args.args)
+    if args.p is not None and args.p.replace(".", "", 1).isdigit():
+        first_number = next((i for i, a in enumerate(positionals)
+                             if a.replace(".", "", 1).isdigit()), len(positionals))
+        positionals.insert(first_number, args.p)
+        args.p = "ALL"
+    devices: list[str] = []
+    numbers: list[str] = []
+    for arg in positionals:
+        if arg.replace(".", "", 1).isdigit():
+            numbers.append(arg)
+        elif numbers:
+            raise SystemExit(f"racperf iostat: device {arg!r} after the interval")
+        else:
+            devices.append(arg)
+    if len(numbers) > 2:
+        raise SystemExit(f"racperf iostat: too many numbers: {' '.join(numbers)}")
+    interval = float(numbers[0]) if numbers else None
+    count = int(float(numbers[1])) if len(numbers) > 1 else None
+    if interval is not None and interval <= 0:
+        interval = None
+    if count is not None and count < 1:
+        raise SystemExit("racperf iostat: count must be >= 1")
+    return devices, interval, count
+
+
+def banner(report_root: Path | None = None) -> str:
+    """sysstat's first line: kernel, host, date, arch, CPUs (of the machine we run on)."""
+    uname = platform.uname()
+    today = dt.datetime.now().strftime("%m/%d/%y")
+    return (f"{uname.system} {uname.release} ({socket.gethostname()}) \t{today} \t"
+            f"_{uname.machine}_\t({os.cpu_count() or 1} CPU)")
+
+
+def format_text(report: IostatReport, megabytes: bool = False) -> str:
+    """A report as sysstat prints it: header line, one line per device, blank line."""
+    names = list(COLUMNS)
+    scale = [1.0] * len(COLUMNS)
+    if megabytes:
+        names[2], names[3] = "rMB/s", "wMB/s"
+        scale[2] = scale[3] = 1 / 1024
+    header = "Device       " + "".join(f"{name:>{w + 1}}" for name, w in zip(names, _WIDTHS))
+    lines = [header]
+    for row in report.rows:
+        figures = "".join(f" {value * s:{w}.2f}"
+                          for value, s, w in zip(row.values(), scale, _WIDTHS))
+        lines.append(f"{row.device:<13}{figures}")
+    return "\n".join(lines) + "\n\n"
+
+
+def format_json(report: IostatReport) -> str:
+    """A report as one JSON line."""
+    when = dt.datetime.fromtimestamp(report.wall_time).astimezone().isoformat(timespec="seconds")
+    return json.dumps({"time": when, "interval_s": round(report.interval_s, 2),
+                       "devices": [row.as_dict() for row in report.rows]})
+
+
+def run(args: argparse.Namespace) -> int:
+    devices, interval, count = _split_positionals(args)
+    partitions_all = args.p is not None and "ALL" in args.p.split(",")
+    partitions_of = ([d for d in args.p.split(",") if d and d != "ALL"]
+                     if args.p is not None and not partitions_all else [])
+    roots: list[Path] | None = args.root
+    for root in roots or []:
+        if not root.is_dir():
+            print(f"racperf iostat: --root {root}: not a directory", file=sys.stderr)
+            return 2
+    sampler = IostatSampler(roots, partitions=partitions_all, dm_names=args.N,
+                            devices=devices or None, skip_idle=args.z,
+                            partitions_of=partitions_of or None)
+    if interval is None:
+        # No interval: one report; with several roots, one per root (a replay).
+        count = len(roots) if roots and len(roots) > 1 else 1
+    skip_first = args.y and (interval is not None or (roots is not None and len(roots) > 1))
+    if skip_first and interval is None:
+        count = max(1, (count or 1) - 1)
+    out = sys.stdout
+    if not args.json:
+        out.write(banner() + "\n\n")
+    printed = 0
+    status = 0
+    seen_errors: set[str] = set()
+    next_deadline = time.monotonic()
+    first = True
+    while count is None or printed < count:
+        if not first and interval is not None and not sampler.replaying:
+            next_deadline += interval
+            time.sleep(max(0.0, next_deadline - time.monotonic()))
+        report = sampler.sample()
+        for error in report.errors:
+            status = 1
+            if error not in seen_errors:
+                seen_errors.add(error)
+                print(f"racperf iostat: {error}", file=sys.stderr)
+        if first and skip_first:
+            first = False
+            continue
+        first = False
+        out.write(format_json(report) + "\n" if args.json
+                  else format_text(report, megabytes=args.m))
+        out.flush()
+        printed += 1
+    return status
