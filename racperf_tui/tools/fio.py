@@ -1,0 +1,1093 @@
+"""fio: presets, config and validation, the command line, the live stream parser and the
+result parser for every fio output format.
+
+How a run is driven: fio runs with ``--output-format=json+ --status-interval=1`` and writes
+a complete, cumulative JSON report every interval, the final report last.
+:class:`FioStreamParser` cuts those reports out of the output line by line and differences
+consecutive ones into per-interval Samples (IOPS, KiB/s and completion-latency percentiles
+of that interval only). The whole output then goes to :func:`parse_output`, which takes the
+last complete report. Formats other than JSON (saved text, terse, console logs) are parsed by
+:mod:`racperf_tui.tools.fio_formats`.
+
+Safety: read-only workloads get ``--readonly``; options that make fio run commands are
+refused; writes to a block device go through the write guard of racperf_tui.core.safety.
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import math
+import os
+import re
+import shlex
+import shutil
+import stat
+import tempfile
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from racperf_tui.core.events import Sample
+from racperf_tui.tools import fio_formats
+from racperf_tui.tools.fio_formats import FioParseError, JsonObjectSplitter, histogram_percentiles
+
+#: what to tell a user whose machine has no fio
+install_hint = "apt-get install fio / dnf install fio / yum install fio"
+
+#: fio's rw= values, and which of them write (trim destroys data too)
+RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite")
+READ_ONLY_RW = frozenset({"read", "randread"})
+MIXED_RW = frozenset({"rw", "readwrite", "randrw"})
+
+#: I/O engines offered (fio has more; any other name is accepted only through custom args)
+IOENGINES = ("psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring", "posixaio", "mmap",
+             "splice", "sg", "null", "windowsaio", "solarisaio")
+
+#: fio options that make fio run a program or hand control elsewhere: refused everywhere
+#: (command line and job files). Keys are normalised (lower case, '-' -> '_').
+FORBIDDEN_OPTIONS: dict[str, str] = {
+    "exec_prerun": "runs a command before the job",
+    "exec_postrun": "runs a command after the job",
+    "trigger": "runs a command when triggered",
+    "trigger_file": "runs the trigger command when a file appears",
+    "trigger_timeout": "runs the trigger command at a time",
+    "trigger_remote": "runs a command on a remote fio server",
+    "server": "turns fio into a network server",
+    "client": "sends the job to remote fio servers",
+    "daemonize": "detaches fio from racperf's supervision",
+    "remote_config": "loads a job file on a remote fio server",
+    "output": "sends the report to a file racperf does not read",
+}
+#: ioengine values refused: 'exec' runs a program, 'external:lib.so' loads arbitrary code
+FORBIDDEN_ENGINES = ("exec", "external")
+
+#: options that never take the next argv element as their value ("--time_based FILE" keeps
+#: FILE a job file); every other "--opt value" does. Found with fio 3.33 by running
+#: ``fio --parse-only --name=t --OPT x`` for each option of ``fio --cmdhelp=all``.
+_FLAG_OPTIONS = frozenset({
+    "bs_unaligned", "exitall", "exitall_on_error", "group_reporting", "new_group", "norandommap",
+    "refill_buffers", "stonewall", "wait_for_previous", "thread", "time_based", "verify_only", "zero_buffers",
+    # fio-level switches (fio --help)
+    "readonly", "minimal", "parse_only", "merge_blktrace_only", "version", "help", "cpuclock_test", "showcmd",
+    "warnings_fatal", "bandwidth_log", "cmdhelp", "enghelp", "crctest",
+})
+
+#: fio never prints ETA this large: it means "unknown"
+_ETA_UNKNOWN = 2**31 - 1
+#: fio's non-JSON lines carried in one sample's extra (the rest are counted)
+_MESSAGES_PER_SAMPLE = 20
+#: slack between fio's runtime clock and its timestamp clock when comparing them
+_CLOCK_TOLERANCE_MS = 50.0
+#: fio ends the ramp in its I/O loop, a little after the runtime passes ramp_time
+_RAMP_SLACK_MS = 250.0
+_DEFAULT_HARD_LIMIT_S = 3600.0
+_SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*([kmgtpe]i?b?|b)?$", re.I)
+_TIME_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|d)?$", re.I)
+
+
+# ----------------------------------------------------------------------------------------
+# default target
+
+
+def _fs_type(path: str) -> str:
+    """Filesystem type of the mount holding ``path`` ('' when unknown)."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return ""
+    real = os.path.realpath(path)
+    best, best_type = "", ""
+    for line in mounts:
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        mount_point = parts[1].replace("\\040", " ")
+        if (real == mount_point or real.startswith(mount_point.rstrip("/") + "/")) and len(mount_point) >= len(best):
+            best, best_type = mount_point, parts[2]
+    return best_type
+
+
+def default_scratch_dir() -> str:
+    """Where the default scratch file lives: ``$TMPDIR/racperf-scratch``.
+
+    tmpfs/ramfs are skipped when another temp dir is writable, because direct=1 (O_DIRECT)
+    fails there on older kernels and RAM says nothing about storage.
+    """
+    candidates = [os.environ.get("TMPDIR") or "", tempfile.gettempdir(), "/var/tmp", "/tmp"]
+    usable = [c for c in dict.fromkeys(candidates) if c and os.path.isdir(c) and os.access(c, os.W_OK)]
+    for candidate in usable:
+        if _fs_type(candidate) not in ("tmpfs", "ramfs"):
+            return os.path.join(candidate, "racperf-scratch")
+    return os.path.join(usable[0] if usable else tempfile.gettempdir(), "racperf-scratch")
+
+
+def default_scratch_target() -> str:
+    """The default target: a scratch file in a temporary directory (created on launch)."""
+    return os.path.join(default_scratch_dir(), "fio.scratch")
+
+
+def fio_path() -> str | None:
+    """Path of the fio binary, None when fio is not installed."""
+    return shutil.which("fio")
+
+
+def missing_fio_message() -> str:
+    """What to say when fio is not installed."""
+    return f"fio is not installed; install it with: {install_hint}"
+
+
+# ----------------------------------------------------------------------------------------
+# config
+
+
+def _as_int(value: Any) -> int | None:
+    """An int from an int or a decimal string (UI form fields are strings), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+\s*", value):
+        return int(value)
+    return None
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return None
+
+
+def _as_float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_time_s(text: str) -> float | None:
+    """A fio time value (``'60'``, ``'5s'``, ``'2m'``, ``'500ms'``; plain = seconds) -> seconds."""
+    match = _TIME_RE.match(str(text).strip())
+    if not match:
+        return None
+    value = float(match.group(1))
+    unit = (match.group(2) or "s").lower()
+    return value * {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1, "sec": 1, "m": 60, "min": 60,
+                    "h": 3600, "d": 86400}[unit]
+
+
+def _is_size(text: str) -> bool:
+    return bool(_SIZE_RE.match(text.strip())) and not re.match(r"^0+(\.0+)?\s*[a-z]*$", text.strip(), re.I)
+
+
+@dataclass
+class FioConfig:
+    """One fio job as the form edits it. Values may arrive as strings from the UI;
+    :meth:`validate` says which field is wrong and why."""
+
+    target: str = field(default_factory=default_scratch_target)
+    size: str = "256M"
+    runtime_s: int = 60
+    time_based: bool = True
+    ramp_time_s: int = 0
+    bs: str = "8k"
+    rw: str = "randrw"
+    rwmixread: int = 70
+    ioengine: str = "psync"
+    iodepth: int = 1
+    numjobs: int = 1
+    direct: bool = True
+    group_reporting: bool = True
+    extra_args: list[str] = field(default_factory=list)
+    job_file: str | None = None
+    status_interval_s: float = 1
+    destructive: bool = False
+    #: custom mode: the command line is extra_args (+ job_file) only, no structured fields
+    custom: bool = False
+    name: str = "racperf"
+
+    # -- conversion ----------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict (the store's run config)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "FioConfig":
+        """From a dict; unknown keys are ignored. A dict carrying only raw fio arguments
+        (``{"extra_args": [...]}``, optionally job_file / destructive) is custom mode."""
+        known = {f.name for f in fields(cls)}
+        # None means "not given" (racperf run passes target=None when --target is absent)
+        kwargs = {k: copy.deepcopy(v) for k, v in data.items() if k in known and v is not None}
+        structured = known - {"extra_args", "job_file", "destructive", "custom", "status_interval_s", "name",
+                              "target"}
+        if "custom" not in kwargs and not (structured & set(kwargs)) and (kwargs.get("extra_args")
+                                                                          or kwargs.get("job_file")):
+            kwargs["custom"] = True
+        if kwargs.get("custom") and "target" not in kwargs:
+            kwargs["target"] = ""  # custom mode: the target is whatever the fio arguments say
+        if isinstance(kwargs.get("extra_args"), str):
+            kwargs["extra_args"] = shlex.split(kwargs["extra_args"])
+        if kwargs.get("job_file") == "":
+            kwargs["job_file"] = None
+        return cls(**kwargs)
+
+    # -- validation ----------------------------------------------------------------------
+
+    def validate(self) -> list[str]:
+        """Errors, one per problem, each naming the field: empty when the config is usable."""
+        errors: list[str] = []
+        errors.extend(self._validate_common())
+        if self.custom:
+            if not self.extra_args and not self.job_file:
+                errors.append("extra_args: custom mode needs fio options or a job file")
+        else:
+            errors.extend(self._validate_structured())
+        raw = [a for a in self.extra_args if isinstance(a, str)] if isinstance(self.extra_args, list) else []
+        args, jobfiles = _split_args(raw, errors)
+        for key, value, where in args:
+            errors.extend(_forbidden(key, value, where))
+        for path in ([self.job_file] if self.job_file else []) + jobfiles:
+            errors.extend(_validate_job_file(path))
+        return errors
+
+    def _validate_common(self) -> list[str]:
+        errors = []
+        interval = _as_float(self.status_interval_s)
+        if interval is None or not 0.1 <= interval <= 3600:
+            errors.append(f"status_interval_s: {self.status_interval_s!r} is not a number of seconds "
+                          "between 0.1 and 3600")
+        if not isinstance(self.extra_args, list) or not all(isinstance(a, str) for a in self.extra_args):
+            errors.append("extra_args: must be a list of strings (fio options like --norandommap)")
+        if self.job_file is not None and not isinstance(self.job_file, str):
+            errors.append(f"job_file: {self.job_file!r} is not a path")
+        if _as_bool(self.destructive) is None:
+            errors.append(f"destructive: {self.destructive!r} is not true or false")
+        if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", self.name or ""):
+            errors.append(f"name: {self.name!r} is not a job name (letters, digits, _ . -)")
+        return errors
+
+    def _validate_structured(self) -> list[str]:
+        errors = []
+        target = str(self.target or "").strip()
+        kind = _target_kind(target)
+        if not target:
+            errors.append("target: empty; give a file, a directory or a block device")
+        elif kind == "other":
+            errors.append(f"target: {target} is neither a regular file, a directory nor a block device")
+        elif kind == "missing":
+            parent = os.path.dirname(os.path.abspath(target))
+            if not _in_scratch_dir(target) and not os.path.isdir(parent):
+                errors.append(f"target: directory {parent} does not exist")
+        size = str(self.size or "").strip()
+        if size:
+            if not (_is_size(size) or re.fullmatch(r"\d{1,3}%", size)):
+                errors.append(f"size: {self.size!r} is not a size like 256m, 1g, 10% (0 is not allowed)")
+        elif kind in ("missing", "directory"):
+            errors.append("size: needed for a new file or a directory (e.g. 256m)")
+        runtime = _as_int(self.runtime_s)
+        time_based = _as_bool(self.time_based)
+        if time_based is None:
+            errors.append(f"time_based: {self.time_based!r} is not true or false")
+        if runtime is None or runtime < 0 or runtime > 7 * 86400:
+            errors.append(f"runtime_s: {self.runtime_s!r} is not a whole number of seconds (0 to 604800)")
+        elif time_based and runtime == 0:
+            errors.append("runtime_s: a time_based run needs a runtime of at least 1 s")
+        ramp = _as_int(self.ramp_time_s)
+        if ramp is None or ramp < 0 or ramp > 86400:
+            errors.append(f"ramp_time_s: {self.ramp_time_s!r} is not a whole number of seconds (0 to 86400)")
+        bs = str(self.bs or "").strip()
+        parts = bs.split(",") if bs else [""]
+        if not all(_is_size(p) for p in parts if p.strip()) or not any(p.strip() for p in parts):
+            errors.append(f"bs: {self.bs!r} is not a size like 4k, 8k, 1m")
+        if self.rw not in RW_MODES:
+            errors.append(f"rw: {self.rw!r} is not one of {', '.join(RW_MODES)}")
+        mix = _as_int(self.rwmixread)
+        if mix is None or not 0 <= mix <= 100:
+            errors.append(f"rwmixread: {self.rwmixread!r} is not a percentage from 0 to 100")
+        engine = str(self.ioengine or "")
+        if engine.split(":")[0] in FORBIDDEN_ENGINES:
+            errors.append(f"ioengine: {engine!r} runs programs or loads code; refused")
+        elif engine not in IOENGINES:
+            errors.append(f"ioengine: {engine!r} is not one of {', '.join(IOENGINES)} "
+                          "(other engines: use custom mode)")
+        depth = _as_int(self.iodepth)
+        if depth is None or not 1 <= depth <= 65536:
+            errors.append(f"iodepth: {self.iodepth!r} is not a whole number from 1 to 65536")
+        jobs = _as_int(self.numjobs)
+        if jobs is None or not 1 <= jobs <= 4096:
+            errors.append(f"numjobs: {self.numjobs!r} is not a whole number from 1 to 4096")
+        for name in ("direct", "group_reporting"):
+            if _as_bool(getattr(self, name)) is None:
+                errors.append(f"{name}: {getattr(self, name)!r} is not true or false")
+        return errors
+
+    # -- command line --------------------------------------------------------------------
+
+    def argv(self) -> list[str]:
+        """The fio command line for this config, without validation or safety checks."""
+        interval = _as_float(self.status_interval_s) or 1.0
+        if not math.isfinite(interval) or interval <= 0:
+            interval = 1.0  # unvalidated preview: validate() reports the bad value
+        # fio parses "0.5" as 0 (no dumps at all); sub-second intervals need a unit
+        interval_text = f"{int(interval)}" if interval.is_integer() else f"{round(interval * 1000)}ms"
+        user_args = _user_args(self)
+        user_keys = {_norm(a.lstrip("-").split("=", 1)[0]) for a in user_args if a.startswith("-")}
+        argv = ["fio"]
+        if "output_format" not in user_keys:
+            argv.append("--output-format=json+")
+        if "status_interval" not in user_keys:
+            argv.append(f"--status-interval={interval_text}")
+        if self.is_read_only() and "readonly" not in user_keys:
+            argv.append("--readonly")
+        if self.custom:
+            argv.extend(user_args)
+            target = str(self.target or "").strip()
+            if target and not self.job_file and not user_keys & {"filename", "directory"}:
+                # `racperf run fio --target T -- ARGS`: T is the file/dir/device fio works on
+                kind = _target_kind(target)
+                argv.append(f"--directory={target}" if kind == "directory"
+                            else f"--filename={_escape_filename(target)}")
+            if self.job_file:
+                argv.append(self.job_file)
+            return argv
+        target = str(self.target).strip()
+        argv.append(f"--name={self.name}")
+        if _target_kind(target) == "directory":
+            argv.append(f"--directory={target}")
+        else:
+            argv.append(f"--filename={_escape_filename(target)}")
+        argv.append(f"--rw={self.rw}")
+        if self.rw in MIXED_RW:
+            argv.append(f"--rwmixread={_as_int(self.rwmixread)}")
+        argv += [f"--bs={str(self.bs).strip()}", f"--ioengine={self.ioengine}",
+                 f"--iodepth={_as_int(self.iodepth)}", f"--numjobs={_as_int(self.numjobs)}",
+                 f"--direct={1 if _as_bool(self.direct) else 0}"]
+        if str(self.size or "").strip():
+            argv.append(f"--size={str(self.size).strip()}")
+        runtime = _as_int(self.runtime_s) or 0
+        if runtime > 0:
+            argv.append(f"--runtime={runtime}")
+        if _as_bool(self.time_based):
+            argv.append("--time_based")
+        ramp = _as_int(self.ramp_time_s) or 0
+        if ramp > 0:
+            argv.append(f"--ramp_time={ramp}")
+        if _as_bool(self.group_reporting):
+            argv.append("--group_reporting")
+        argv.extend(user_args)
+        return argv
+
+    def command_preview(self) -> str:
+        """The exact fio command line, shell-quoted, as the form shows it."""
+        return shlex.join(self.argv())
+
+    def is_read_only(self) -> bool:
+        """True when no part of the job (fields, extra args, job files) writes."""
+        return not _workload_writes(self)
+
+    def hard_limit_s(self) -> float:
+        """Wall-clock limit: runtime + ramp + 10 % + 60 s for setup and the final report."""
+        runtime, ramp = _effective_times(self)
+        if runtime is None:
+            return _DEFAULT_HARD_LIMIT_S
+        total = runtime + (ramp or 0.0)
+        return total * 1.1 + 60.0
+
+
+def size_bytes(text: str) -> int | None:
+    """fio size text ('256M', '4k', '1g', '512') -> bytes, 1024-based as fio's default
+    kb_base; None for percentages and malformed text."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtpe]?)i?b?\s*", str(text), re.I)
+    if not match:
+        return None
+    exp = " kmgtpe".index(match.group(2).lower() or " ")
+    return int(float(match.group(1)) * 1024**exp)
+
+
+def _in_scratch_dir(path: str) -> bool:
+    """True for paths inside racperf's own scratch directory (nothing there to protect)."""
+    scratch = os.path.realpath(default_scratch_dir())
+    return os.path.realpath(os.path.dirname(os.path.abspath(path))) == scratch
+
+
+def _lay_out(path: str, size: int) -> None:
+    """Write ``size`` bytes of real (non-zero, not sparse) data to ``path`` atomically."""
+    chunk = os.urandom(1 << 20)
+    partial = path + ".racperf-layout"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        remaining = size
+        while remaining > 0:
+            remaining -= os.write(fd, chunk[: min(len(chunk), remaining)])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(partial, path)
+
+
+def prepare_read_targets(cfg: "FioConfig") -> list[str]:
+    """Lay out the files a read-only workload needs; return the paths written.
+
+    fio lays out missing files by writing them, which ``--readonly`` forbids. So before a
+    read-only run racperf writes the files that do not exist yet (a new file destroys
+    nothing) and grows racperf's own scratch file. An existing user file is never written:
+    if it is too short, fio says so. Real data, not a sparse file: reading holes would
+    measure nothing.
+    """
+    if not cfg.is_read_only():
+        return []
+    written: list[str] = []
+    for workload in _all_workloads(cfg):
+        wanted = size_bytes(str(workload.get("filesize") or workload.get("size") or ""))
+        if wanted is None or wanted <= 0:
+            continue
+        paths = _split_fio_filenames(str(workload.get("filename") or ""))
+        if not cfg.custom and _target_kind(str(cfg.target)) == "directory" and paths == [str(cfg.target)]:
+            # fio's default file names in a directory: $jobname.$jobnum.$filenum
+            paths = [os.path.join(str(cfg.target), f"{cfg.name}.{job}.0")
+                     for job in range(_as_int(cfg.numjobs) or 1)]
+        for path in paths:
+            kind = _target_kind(path)
+            ours = _in_scratch_dir(path)
+            if kind == "missing" and (ours or os.path.isdir(os.path.dirname(os.path.abspath(path)))):
+                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            elif not (kind == "file" and ours and os.path.getsize(path) < wanted):
+                continue
+            _lay_out(path, wanted)
+            written.append(path)
+    return written
+
+
+def _user_args(cfg: "FioConfig") -> list[str]:
+    """The config's extra fio arguments, whatever junk a form may have put there."""
+    args = cfg.extra_args
+    return [a for a in args if isinstance(a, str)] if isinstance(args, (list, tuple)) else []
+
+
+def _norm(key: str) -> str:
+    return key.strip().lower().replace("-", "_")
+
+
+def _escape_filename(path: str) -> str:
+    """fio splits filename= on ':' (several files): escape the colons of one path."""
+    return path.replace(":", "\\:")
+
+
+def _target_kind(target: str) -> str:
+    """'block', 'file', 'directory', 'missing' or 'other' for a target path."""
+    if not target:
+        return "missing"
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "other"
+    if stat.S_ISBLK(st.st_mode):
+        return "block"
+    if stat.S_ISDIR(st.st_mode):
+        return "directory"
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    return "other"
+
+
+# ----------------------------------------------------------------------------------------
+# raw arguments and job files
+
+
+def _split_args(args: list[str], errors: list[str] | None = None) -> tuple[list[tuple[str, str | None, str]], list[str]]:
+    """fio argv (without 'fio') -> ([(normalised key, value or None, where)], job files)."""
+    options: list[tuple[str, str | None, str]] = []
+    jobfiles: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        where = f"argument {index + 1} ({arg!r})"
+        if arg.startswith("-") and arg != "-":
+            body = arg.lstrip("-")
+            if "=" in body:
+                key, value = body.split("=", 1)
+                options.append((_norm(key), value, where))
+            else:
+                key = _norm(body)
+                nxt = args[index + 1] if index + 1 < len(args) else None
+                if key not in _FLAG_OPTIONS and nxt is not None and not nxt.startswith("-"):
+                    options.append((key, nxt, where))
+                    index += 1
+                else:
+                    options.append((key, None, where))
+        else:
+            if arg == "-" and errors is not None:
+                errors.append("extra_args: a job file on stdin ('-') is not supported; give a path")
+            else:
+                jobfiles.append(arg)
+        index += 1
+    return options, jobfiles
+
+
+def _forbidden(key: str, value: str | None, where: str) -> list[str]:
+    """Refusal messages for one option (empty when allowed)."""
+    if key in FORBIDDEN_OPTIONS:
+        return [f"{where}: fio option '{key}' {FORBIDDEN_OPTIONS[key]}; racperf refuses it"]
+    if key == "ioengine" and value is not None and value.strip().split(":")[0] in FORBIDDEN_ENGINES:
+        return [f"{where}: ioengine={value} runs programs or loads code; racperf refuses it"]
+    return []
+
+
+def read_job_file(path: str, _seen: set[str] | None = None) -> list[tuple[str, dict[str, str | None], dict[str, str]]]:
+    """A fio job file (and the files it includes) -> [(section, {key: value}, {key: where})].
+
+    Keys are normalised (lower case, '-' -> '_'); values keep fio's text; ``where`` says
+    file and line for messages. OSError when a file cannot be read.
+    """
+    seen = _seen if _seen is not None else set()
+    real = os.path.realpath(path)
+    if real in seen:
+        return []
+    seen.add(real)
+    current: dict[str, str | None] = {}
+    places: dict[str, str] = {}
+    sections: list[tuple[str, dict[str, str | None], dict[str, str]]] = [("global", current, places)]
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for lineno, raw in enumerate(handle, 1):
+            line = raw.strip()
+            if not line or line[0] in "#;":
+                continue
+            if line.startswith("[") and line.endswith("]"):
+                current, places = {}, {}
+                sections.append((line[1:-1].strip(), current, places))
+                continue
+            if line == "include" or line.startswith(("include ", "include\t")):
+                target = line[len("include"):].strip()
+                target_path = target if os.path.isabs(target) else os.path.join(os.path.dirname(path), target)
+                for included in glob.glob(target_path) or [target_path]:
+                    sections.extend(read_job_file(included, seen))
+                continue
+            key, sep, value = line.partition("=")
+            current[_norm(key)] = value.strip() if sep else None
+            places[_norm(key)] = f"job file {path} line {lineno}"
+    return sections
+
+
+def _validate_job_file(path: str) -> list[str]:
+    if not os.path.isfile(path):
+        return [f"job_file: {path} does not exist or is not a regular file"]
+    try:
+        sections = read_job_file(path)
+    except OSError as exc:
+        return [f"job_file: cannot read {exc.filename or path}: {exc.strerror}"]
+    errors = []
+    for _section, options, places in sections:
+        for key, value in options.items():
+            errors.extend(_forbidden(key, value, places.get(key, f"job file {path}")))
+    return errors
+
+
+def _job_file_workloads(path: str) -> list[dict[str, str | None]]:
+    """Effective option dicts of each job of a job file ([global] merged in)."""
+    try:
+        sections = read_job_file(path)
+    except (OSError, ValueError):
+        return []
+    global_opts: dict[str, str | None] = {}
+    jobs = []
+    for name, clean, _places in sections:
+        if name == "global":
+            global_opts.update(clean)
+        else:
+            jobs.append({**global_opts, **clean})
+    return jobs or [global_opts]
+
+
+def _all_workloads(cfg: FioConfig) -> list[dict[str, str | None]]:
+    """Every job's effective options (structured fields, extra args, job files): dicts with
+    at least "rw", and "filename" / "directory" / "size" / "filesize" when known."""
+    args, jobfiles = _split_args(_user_args(cfg))
+    cli: dict[str, str | None] = {}
+    rw_values: list[str | None] = []
+    filenames: list[str] = []
+    for key, value, _where in args:
+        if key in ("rw", "readwrite"):
+            rw_values.append(value)
+        elif key == "filename":
+            filenames.append(value or "")
+        cli[key] = value
+    cli_rw = cli.get("rw") or cli.get("readwrite")
+    sizes = {k: cli[k] for k in ("size", "filesize") if cli.get(k)}
+    workloads: list[dict[str, str | None]] = []
+    if not cfg.custom:
+        workloads.append({"rw": cfg.rw, "filename": str(cfg.target), "size": str(cfg.size or "")})
+    elif str(cfg.target or "").strip() and not filenames and "directory" not in cli:
+        workloads.append({"rw": cli_rw or "read", "filename": str(cfg.target), **sizes})
+    for rw in rw_values:
+        workloads.append({"rw": rw})
+    for name in filenames:
+        workloads.append({"rw": cli_rw or (cfg.rw if not cfg.custom else "read"), "filename": name, **sizes})
+    if cfg.custom and not rw_values and not jobfiles and not cfg.job_file:
+        workloads.append({"rw": "read"})
+    for path in ([cfg.job_file] if cfg.job_file else []) + jobfiles:
+        for job in _job_file_workloads(path):
+            merged = {**job}
+            for key in ("rw", "readwrite"):
+                if key in cli:  # command-line options override the job file's
+                    merged["rw"] = cli[key]
+            workloads.append(merged)
+    return workloads
+
+
+def _rw_writes(rw: str | None) -> bool:
+    mode = (rw or "read").split(":")[0].strip().lower()
+    return mode not in READ_ONLY_RW
+
+
+def _workload_writes(cfg: FioConfig) -> bool:
+    return any(_rw_writes(w.get("rw") or w.get("readwrite")) for w in _all_workloads(cfg))
+
+
+def _split_fio_filenames(value: str) -> list[str]:
+    """fio's filename=a:b:c with '\\:' escapes -> paths."""
+    parts = re.split(r"(?<!\\):", value)
+    return [p.replace("\\:", ":") for p in parts if p]
+
+
+def written_block_devices(cfg: FioConfig) -> list[str]:
+    """Block devices the job would write to (the paths the write guard must clear)."""
+    devices: list[str] = []
+    for workload in _all_workloads(cfg):
+        if not _rw_writes(workload.get("rw") or workload.get("readwrite")):
+            continue
+        for name in _split_fio_filenames(str(workload.get("filename") or "")):
+            if _target_kind(name) == "block" and name not in devices:
+                devices.append(name)
+    return devices
+
+
+def check_block_device_writes(cfg: FioConfig) -> None:
+    """Ask the write guard about every block device the job writes; ValueError with its
+    reasons unless ``cfg.destructive``. Without the guard, writes to devices are refused."""
+    for device in written_block_devices(cfg):
+        try:
+            from racperf_tui.core.safety import check_write_target
+        except ImportError:
+            allowed, reasons = False, ["the write guard (racperf_tui.core.safety) is not available"]
+        else:
+            verdict = check_write_target(device)
+            allowed, reasons = bool(verdict.allowed), list(verdict.reasons)
+        if not allowed and not _as_bool(cfg.destructive):
+            raise ValueError(f"refusing to write to {device}: " + "; ".join(reasons or ["not cleared by the write guard"])
+                             + " (to override, set destructive / pass --destructive)")
+
+
+def _effective_times(cfg: FioConfig) -> tuple[float | None, float | None]:
+    """(runtime_s, ramp_time_s) the job will run, None when unbounded/unknown."""
+    if not cfg.custom:
+        runtime = _as_int(cfg.runtime_s) or 0
+        ramp = float(_as_int(cfg.ramp_time_s) or 0)
+        runtime_val: float | None = float(runtime) if runtime > 0 else None
+    else:
+        runtime_val, ramp = None, 0.0
+    args, _jobfiles = _split_args(_user_args(cfg))
+    for key, value, _where in args:
+        if key == "runtime" and value is not None:
+            runtime_val = parse_time_s(value)
+        elif key == "ramp_time" and value is not None:
+            ramp = parse_time_s(value) or 0.0
+    if cfg.job_file or _jobfiles:
+        for path in ([cfg.job_file] if cfg.job_file else []) + _jobfiles:
+            for job in _job_file_workloads(path):
+                if job.get("runtime"):
+                    value = parse_time_s(str(job["runtime"]))
+                    if value is not None:
+                        runtime_val = max(runtime_val or 0.0, value)
+                if job.get("ramp_time"):
+                    ramp = max(ramp, parse_time_s(str(job["ramp_time"])) or 0.0)
+    return runtime_val, ramp
+
+
+# ----------------------------------------------------------------------------------------
+# presets
+
+
+def _preset(**changes: Any) -> FioConfig:
+    return FioConfig(**changes)
+
+
+#: presets from the field, in menu order; use :func:`preset_config` for an editable copy
+PRESETS: "OrderedDict[str, FioConfig]" = OrderedDict([
+    ("oltp", _preset(rw="randrw", rwmixread=70, bs="8k", ioengine="psync", iodepth=1, numjobs=4, direct=True)),
+    ("8k-randread", _preset(rw="randread", bs="8k", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
+    ("8k-randwrite", _preset(rw="randwrite", bs="8k", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
+    ("1m-seqread", _preset(rw="read", bs="1m", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
+    ("1m-seqwrite", _preset(rw="write", bs="1m", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
+    ("latency", _preset(rw="randwrite", bs="4k", ioengine="libaio", iodepth=1, numjobs=1, direct=True,
+                        ramp_time_s=5)),
+    ("iops", _preset(rw="randread", bs="4k", ioengine="libaio", iodepth=32, numjobs=1, direct=True)),
+    ("throughput", _preset(rw="read", bs="64k", ioengine="libaio", iodepth=32, numjobs=16, direct=True)),
+    ("custom", _preset(custom=True, target="")),
+])
+
+#: one-line descriptions for the preset menu
+PRESET_DESCRIPTIONS: dict[str, str] = {
+    "oltp": "OLTP: 8k random read/write 70/30, psync, 4 jobs, direct",
+    "8k-randread": "8k random read, direct",
+    "8k-randwrite": "8k random write, direct",
+    "1m-seqread": "1M sequential read, direct",
+    "1m-seqwrite": "1M sequential write, direct",
+    "latency": "latency: 4k random write, iodepth 1, libaio, 5 s ramp",
+    "iops": "IOPS: 4k random read, iodepth 32, libaio",
+    "throughput": "throughput: 64k sequential read, iodepth 32, 16 jobs",
+    "custom": "custom: any fio options, or a job file",
+}
+
+
+def preset_config(name: str) -> FioConfig:
+    """An independent, editable copy of preset ``name`` (KeyError lists the presets)."""
+    try:
+        preset = PRESETS[name]
+    except KeyError:
+        raise KeyError(f"unknown fio preset {name!r}; known: {', '.join(PRESETS)}") from None
+    cfg = copy.deepcopy(preset)
+    if not cfg.custom:
+        cfg.target = default_scratch_target()  # $TMPDIR may differ from when PRESETS was built
+    return cfg
+
+
+# ----------------------------------------------------------------------------------------
+# building the command
+
+
+def build_argv(config: Mapping[str, Any] | FioConfig) -> list[str]:
+    """Validated fio argv for ``config`` (a FioConfig, its dict, or ``{"extra_args": [...]}``).
+
+    ValueError names every problem; writes to block devices go through the write guard.
+    Side effects: creates racperf's scratch directory for the default target, and for a
+    read-only workload lays out files that do not exist yet (see :func:`prepare_read_targets`).
+    """
+    cfg = config if isinstance(config, FioConfig) else FioConfig.from_dict(config)
+    errors = cfg.validate()
+    if errors:
+        raise ValueError("; ".join(errors))
+    check_block_device_writes(cfg)
+    if not cfg.custom and _in_scratch_dir(str(cfg.target)):
+        os.makedirs(os.path.dirname(str(cfg.target)), exist_ok=True)
+    prepare_read_targets(cfg)
+    return cfg.argv()
+
+
+def command_preview(config: Mapping[str, Any] | FioConfig) -> str:
+    """Shell-quoted command line of ``config`` (not validated: the form shows it as typed)."""
+    cfg = config if isinstance(config, FioConfig) else FioConfig.from_dict(config)
+    return cfg.command_preview()
+
+
+# ----------------------------------------------------------------------------------------
+# live stream
+
+
+#: per-interval latency percentiles reported in samples: metric suffix -> percentile
+SAMPLE_PERCENTILES: dict[str, float] = {"p50": 50.0, "p99": 99.0, "p99.9": 99.9}
+_DIRECTIONS = ("read", "write")
+
+
+@dataclass
+class _DirState:
+    total_ios: int = 0
+    io_kib: float = 0.0
+    runtime_ms: float = 0.0
+    bins: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class _JobState:
+    dirs: dict[str, _DirState] = field(default_factory=dict)
+    ramp_done: bool = False
+
+
+class FioStreamParser:
+    """fio's ``--output-format=json+ --status-interval=N`` output, line by line -> Samples.
+
+    Each status dump is cumulative since the start; a Sample is the difference between
+    consecutive dumps. Rates divide by the difference of each job's own ``runtime`` (ms)
+    -- the clock fio divides by for its final IOPS -- so the runtime-weighted mean of the
+    samples' IOPS equals fio's final IOPS (exactly, for one job or group_reporting). The
+    last dump (the final report) usually covers a partial interval; ``extra["interval_s"]``
+    gives each sample's weight. Percentiles come from the difference of the json+
+    ``clat_ns`` histogram bins, merged over jobs. ``t`` is seconds since fio started, from
+    fio's own ``elapsed`` and ``timestamp_ms``, not from when the line arrived.
+
+    Ramp: fio zeroes its counters when ramp_time ends. A dump is flagged
+    ``extra["ramp"] = True`` until the reset is seen (the job's runtime restarted between
+    two dumps) or the runtime is past the ramp; the first dump after the reset is differenced
+    against zero. A ramp shorter than the status interval may leave the first sample flagged.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        cfg = config or {}
+        ramp = cfg.get("ramp_time_s") if isinstance(cfg, Mapping) else None
+        self._ramp_ms = float(_as_int(ramp) or 0) * 1000.0
+        self._splitter = JsonObjectSplitter()
+        self._jobs: dict[tuple[int, str], _JobState] = {}
+        self._first_ts_ms: float | None = None
+        self._first_elapsed_s: float = 0.0
+        self._prev_ts_ms: float | None = None
+        self._messages_seen = 0
+        self.dumps = 0
+        self.last_report: dict[str, Any] | None = None
+
+    @property
+    def messages(self) -> list[str]:
+        """Non-JSON lines seen so far (fio's errors and warnings)."""
+        return self._splitter.messages
+
+    def feed(self, line: str) -> list[Sample]:
+        """One line of fio's output (without newline) -> Samples completed by it."""
+        samples = []
+        for obj in self._splitter.feed(line):
+            if isinstance(obj.get("jobs"), list):
+                sample = self._on_dump(obj)
+                if sample is not None:
+                    samples.append(sample)
+        return samples
+
+    def finish(self) -> list[Sample]:
+        """End of output: a truncated dump cannot be differenced; nothing is buffered."""
+        return []
+
+    def _ramp_ms_of(self, job: Mapping[str, Any]) -> float:
+        if self._ramp_ms:
+            return self._ramp_ms
+        value = (job.get("job options") or {}).get("ramp_time")
+        seconds = parse_time_s(str(value)) if value is not None else None
+        return (seconds or 0.0) * 1000.0
+
+    def _on_dump(self, report: dict[str, Any]) -> Sample | None:
+        self.dumps += 1
+        self.last_report = report
+        ts_ms = _as_float(report.get("timestamp_ms"))
+        jobs = report["jobs"]
+        elapsed = max((_as_float(j.get("elapsed")) or 0.0) for j in jobs) if jobs else 0.0
+        if self._first_ts_ms is None and ts_ms is not None:
+            self._first_ts_ms, self._first_elapsed_s = ts_ms, elapsed
+        t = (self._first_elapsed_s + (ts_ms - self._first_ts_ms) / 1000.0
+             if ts_ms is not None and self._first_ts_ms is not None else elapsed)
+        wall_dt_ms = ts_ms - self._prev_ts_ms if ts_ms is not None and self._prev_ts_ms is not None else None
+        self._prev_ts_ms = ts_ms
+
+        iops = {d: 0.0 for d in _DIRECTIONS}
+        bw = {d: 0.0 for d in _DIRECTIONS}
+        hist: dict[str, dict[int, int]] = {d: {} for d in _DIRECTIONS}
+        interval_ms = 0.0
+        in_ramp = False
+        job_info = []
+        for index, job in enumerate(jobs):
+            key = (index, str(job.get("jobname", "")))
+            state = self._jobs.setdefault(key, _JobState())
+            ramp_ms = self._ramp_ms_of(job)
+            dir_blocks = {d: job.get(d) if isinstance(job.get(d), dict) else {} for d in _DIRECTIONS}
+            cur_rt = max((_as_float(b.get("runtime")) or 0.0) for b in dir_blocks.values())
+            prev_rt = max((s.runtime_ms for s in state.dirs.values()), default=0.0)
+            reset = False
+            if ramp_ms > 0 and not state.ramp_done:
+                if (state.dirs and wall_dt_ms is not None
+                        and cur_rt + _CLOCK_TOLERANCE_MS < prev_rt + wall_dt_ms
+                        and cur_rt <= wall_dt_ms + _CLOCK_TOLERANCE_MS):
+                    # the runtime restarted between the dumps: fio zeroed its stats at ramp end
+                    reset = state.ramp_done = True
+                elif cur_rt > ramp_ms + _RAMP_SLACK_MS:
+                    # past the ramp without a reset in view: it happened before the first dump
+                    state.ramp_done = True
+                else:
+                    in_ramp = True
+            for d in _DIRECTIONS:
+                block = dir_blocks[d]
+                prev = state.dirs.get(d, _DirState())
+                cur = _DirState(
+                    total_ios=int(block.get("total_ios", 0) or 0),
+                    io_kib=float(block.get("io_kbytes", block.get("io_bytes", 0)) or 0),
+                    runtime_ms=float(block.get("runtime", 0) or 0),
+                    bins={int(k): int(v) for k, v in ((block.get("clat_ns") or {}).get("bins") or {}).items()},
+                )
+                if reset or cur.total_ios < prev.total_ios or cur.runtime_ms < prev.runtime_ms:
+                    prev = _DirState()  # counters restarted (end of ramp): this dump is all new
+                d_rt = cur.runtime_ms - prev.runtime_ms
+                if d_rt > 0:
+                    iops[d] += (cur.total_ios - prev.total_ios) * 1000.0 / d_rt
+                    bw[d] += (cur.io_kib - prev.io_kib) * 1000.0 / d_rt
+                    interval_ms = max(interval_ms, d_rt)
+                merged = hist[d]
+                for value, count in cur.bins.items():
+                    delta = count - prev.bins.get(value, 0)
+                    if delta > 0:
+                        merged[value] = merged.get(value, 0) + delta
+                state.dirs[d] = cur
+            eta = _as_float(job.get("eta"))
+            info: dict[str, Any] = {"name": key[1], "error": int(job.get("error", 0) or 0),
+                                    "elapsed_s": _as_float(job.get("elapsed"))}
+            if eta is not None and 0 <= eta < _ETA_UNKNOWN:
+                info["eta_s"] = eta
+            job_info.append(info)
+        if interval_ms <= 0:
+            return None  # nothing advanced (jobs not started yet): no interval to report
+        metrics: dict[str, float] = {}
+        for d in _DIRECTIONS:
+            metrics[f"{d}_iops"] = iops[d]
+            metrics[f"{d}_bw_kib_s"] = bw[d]
+            pcts = histogram_percentiles(hist[d], SAMPLE_PERCENTILES.values())
+            for suffix, pct in SAMPLE_PERCENTILES.items():
+                if pct in pcts:
+                    metrics[f"{d}_clat_{suffix}_us"] = pcts[pct] / 1000.0
+        extra: dict[str, Any] = {"interval_s": interval_ms / 1000.0, "elapsed_s": elapsed, "ramp": in_ramp,
+                                 "jobs": job_info, "dump": self.dumps}
+        if ts_ms is not None:
+            extra["timestamp_ms"] = ts_ms  # fio's wall clock when it wrote the dump
+        if wall_dt_ms is not None:
+            extra["wall_interval_s"] = wall_dt_ms / 1000.0
+        etas = [j["eta_s"] for j in job_info if "eta_s" in j]
+        if etas:
+            extra["eta_s"] = max(etas)
+            if elapsed + extra["eta_s"] > 0:
+                extra["progress_pct"] = min(100.0, 100.0 * elapsed / (elapsed + extra["eta_s"]))
+        new_count = self._splitter.message_count - self._messages_seen
+        if new_count > 0:
+            kept = self._splitter.messages[self._messages_seen:][:_MESSAGES_PER_SAMPLE]
+            extra["messages"] = kept
+            if new_count > len(kept):
+                extra["messages_omitted"] = new_count - len(kept)
+            self._messages_seen = self._splitter.message_count
+        return Sample(t=round(t, 3), metrics=metrics, extra=extra)
+
+
+def interval_weighted_mean(samples: Iterable[Sample], metric: str, skip_ramp: bool = True) -> float:
+    """Mean of ``metric`` over samples weighted by each sample's interval (fio runtime).
+
+    This is the "mean of the live IOPS" that equals fio's final IOPS: the final dump covers
+    a partial interval, so an unweighted mean would over-weight it.
+    """
+    total = weight = 0.0
+    for sample in samples:
+        if skip_ramp and sample.extra.get("ramp"):
+            continue
+        w = float(sample.extra.get("interval_s", 1.0))
+        if metric in sample.metrics:
+            total += sample.metrics[metric] * w
+            weight += w
+    return total / weight if weight else 0.0
+
+
+# ----------------------------------------------------------------------------------------
+# results
+
+
+def parse_output(text: str) -> dict[str, Any]:
+    """Any saved fio output (JSON, json+, status dumps, text 2.x / 3.x, terse, console log)
+    -> result dict (shape in :mod:`racperf_tui.tools.fio_formats`). ValueError when it is
+    not fio output."""
+    return fio_formats.parse_any(text)
+
+
+def expected_directions(rw: str) -> tuple[str, ...]:
+    """Directions a job with this rw= must have done I/O in."""
+    mode = (rw or "").split(":")[0].strip().lower()
+    if mode in ("read", "randread"):
+        return ("read",)
+    if mode in ("write", "randwrite"):
+        return ("write",)
+    if mode in ("trim", "randtrim"):
+        return ("trim",)
+    if mode == "trimwrite":
+        return ("write",)
+    return ()
+
+
+def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool, str]:
+    """Judge a finished run by each job's error and the I/O it did, not only the exit
+    status: fio exits 0 when errors were ignored (continue_on_error) or no I/O happened."""
+    if result is None:
+        return False, f"fio produced no report (exit status {exit_status})"
+    jobs = list(result.get("jobs") or [])
+    problems = []
+    for job in jobs:
+        name = job.get("name", "?")
+        error = int(job.get("error", 0) or 0)
+        if error:
+            problems.append(f"job {name}: error {error} ({os.strerror(error)})")
+            continue
+        wanted = expected_directions(str(job.get("rw", "")))
+        done = {d: float((job.get(d) or {}).get("io_kib", 0) or 0) for d in ("read", "write", "trim")}
+        if wanted:
+            for d in wanted:
+                if done[d] <= 0:
+                    problems.append(f"job {name}: no {d} I/O done")
+        elif sum(done.values()) <= 0:
+            problems.append(f"job {name}: no I/O done")
+    if problems:
+        return False, "; ".join(problems)
+    if not jobs:
+        messages = result.get("messages") or []
+        detail = f": {messages[-1]}" if messages else ""
+        return False, f"fio reported no jobs (exit status {exit_status}){detail}"
+    if exit_status != 0:
+        return False, f"fio exited with status {exit_status}"
+    return True, "ok"
+
+
+class FioTool:
+    """The fio :class:`racperf_tui.tools.base.Tool`."""
+
+    name = "fio"
+    install_hint = install_hint
+    presets = PRESETS
+    preset_descriptions = PRESET_DESCRIPTIONS
+    config_class = FioConfig
+
+    def available(self) -> bool:
+        """True when a fio binary is on PATH."""
+        return fio_path() is not None
+
+    def build_argv(self, config: Mapping[str, Any]) -> list[str]:
+        """Validated command line (ValueError says what is wrong)."""
+        return build_argv(config)
+
+    def command_preview(self, config: Mapping[str, Any]) -> str:
+        """Shell-quoted command line, unvalidated, for the form."""
+        return command_preview(config)
+
+    def validate(self, config: Mapping[str, Any]) -> list[str]:
+        """Per-field errors of a config dict."""
+        return FioConfig.from_dict(config).validate()
+
+    def stream_parser(self, config: Mapping[str, Any]) -> FioStreamParser:
+        """A fresh parser for one run's output."""
+        return FioStreamParser(config)
+
+    def parse_result(self, output: str) -> dict[str, Any]:
+        """Whole output -> result dict."""
+        return parse_output(output)
+
+    def succeeded(self, result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool, str]:
+        """See :func:`succeeded`."""
+        return succeeded(result, exit_status)
+
+    def hard_limit_s(self, config: Mapping[str, Any]) -> float:
+        """runtime + ramp + 10 % + 60 s; 3600 s when the job has no runtime."""
+        return FioConfig.from_dict(config).hard_limit_s()
+
+
+TOOL = FioTool()
+
+__all__ = [
+    "TOOL", "FioConfig", "FioStreamParser", "FioParseError", "PRESETS", "PRESET_DESCRIPTIONS",
+    "build_argv", "command_preview", "default_scratch_target", "install_hint", "interval_weighted_mean",
+    "parse_output", "preset_config", "succeeded",
+]

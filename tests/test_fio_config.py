@@ -1,0 +1,310 @@
+"""fio config: validation messages, presets and their exact command lines, raw arguments,
+refusal of options that run commands, --readonly, the write guard on block devices."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from racperf_tui.tools import fio
+from racperf_tui.tools.fio import FioConfig
+from tests.loopdev import loop_device, needs_loop
+
+
+@pytest.fixture
+def scratch_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """$TMPDIR -> a private dir, so the default scratch file is ours; yields its dir.
+
+    racperf skips a tmpfs $TMPDIR for its scratch file, so on a machine whose /tmp is tmpfs
+    the private dir goes under /var/tmp instead."""
+    base = tmp_path
+    if fio._fs_type(str(tmp_path)) in ("tmpfs", "ramfs"):
+        base = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="racperf-test-"))
+    monkeypatch.setenv("TMPDIR", str(base))
+    scratch = base / "racperf-scratch"
+    assert fio.default_scratch_dir() == str(scratch)
+    try:
+        yield scratch
+    finally:
+        if base != tmp_path:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------- presets
+
+
+PRESET_ARGV = {
+    "oltp": "--name=racperf --filename={t} --rw=randrw --rwmixread=70 --bs=8k --ioengine=psync --iodepth=1 "
+            "--numjobs=4 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "8k-randread": "--readonly --name=racperf --filename={t} --rw=randread --bs=8k --ioengine=psync --iodepth=1 "
+                   "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "8k-randwrite": "--name=racperf --filename={t} --rw=randwrite --bs=8k --ioengine=psync --iodepth=1 "
+                    "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "1m-seqread": "--readonly --name=racperf --filename={t} --rw=read --bs=1m --ioengine=psync --iodepth=1 "
+                  "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "1m-seqwrite": "--name=racperf --filename={t} --rw=write --bs=1m --ioengine=psync --iodepth=1 "
+                   "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "latency": "--name=racperf --filename={t} --rw=randwrite --bs=4k --ioengine=libaio --iodepth=1 "
+               "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --ramp_time=5 --group_reporting",
+    "iops": "--readonly --name=racperf --filename={t} --rw=randread --bs=4k --ioengine=libaio --iodepth=32 "
+            "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "throughput": "--readonly --name=racperf --filename={t} --rw=read --bs=64k --ioengine=libaio --iodepth=32 "
+                  "--numjobs=16 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+}
+
+
+def test_preset_command_lines(scratch_tmp: Path) -> None:
+    assert list(fio.PRESETS) == list(PRESET_ARGV) + ["custom"]
+    target = str(scratch_tmp / "fio.scratch")
+    assert fio.default_scratch_target() == target
+    for name, expected in PRESET_ARGV.items():
+        cfg = fio.preset_config(name)
+        assert cfg.validate() == [], name
+        prefix = "fio --output-format=json+ --status-interval=1 "
+        assert cfg.command_preview() == prefix + expected.format(t=target), name
+        assert name in fio.PRESET_DESCRIPTIONS
+
+
+def test_presets_are_editable_copies(scratch_tmp: Path) -> None:
+    cfg = fio.preset_config("oltp")
+    cfg.numjobs = 8
+    cfg.extra_args.append("--norandommap")
+    assert fio.preset_config("oltp").numjobs == 4 and fio.PRESETS["oltp"].extra_args == []
+    assert "--numjobs=8" in cfg.argv() and cfg.argv()[-1] == "--norandommap"
+    with pytest.raises(KeyError, match="unknown fio preset 'nope'; known: oltp"):
+        fio.preset_config("nope")
+
+
+def test_custom_preset_needs_options() -> None:
+    cfg = fio.preset_config("custom")
+    assert cfg.validate() == ["extra_args: custom mode needs fio options or a job file"]
+    cfg.extra_args = ["--name=x", "--rw=randwrite", "--filename=/tmp/x", "--size=1m"]
+    assert cfg.validate() == []
+    assert cfg.argv() == ["fio", "--output-format=json+", "--status-interval=1", "--name=x", "--rw=randwrite",
+                          "--filename=/tmp/x", "--size=1m"]
+
+
+def test_dict_round_trip_and_command_preview_is_shell_quoted(tmp_path: Path) -> None:
+    cfg = FioConfig(target=str(tmp_path / "my file"), size="16m", runtime_s=2, extra_args=["--description=a b"])
+    again = FioConfig.from_dict(cfg.to_dict())
+    assert again == cfg
+    preview = cfg.command_preview()
+    assert shlex.split(preview) == cfg.argv()
+    assert f"'--filename={tmp_path}/my file'" in preview
+
+
+def test_sub_second_status_interval_gets_a_unit() -> None:
+    # fio reads "--status-interval=0.5" as 0 and never dumps; "500ms" works
+    assert "--status-interval=500ms" in FioConfig(status_interval_s=0.5).argv()
+    assert "--status-interval=2" in FioConfig(status_interval_s=2.0).argv()
+
+
+def test_form_strings_are_accepted(scratch_tmp: Path) -> None:
+    cfg = FioConfig.from_dict({"runtime_s": "30", "iodepth": "16", "numjobs": "2", "direct": "false",
+                               "time_based": "true", "rwmixread": "50"})
+    assert cfg.validate() == []
+    argv = cfg.argv()
+    assert {"--runtime=30", "--iodepth=16", "--numjobs=2", "--direct=0", "--rwmixread=50"} <= set(argv)
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+def test_validation_names_each_bad_field(tmp_path: Path) -> None:
+    cfg = FioConfig(target=str(tmp_path / "no" / "such" / "f"), size="lots", runtime_s="abc", ramp_time_s=-1,
+                    bs="9q", rw="sideways", rwmixread=101, ioengine="magic", iodepth=0, numjobs="x",
+                    direct="maybe", status_interval_s=0)
+    errors = cfg.validate()
+    assert errors == [
+        "status_interval_s: 0 is not a number of seconds between 0.1 and 3600",
+        f"target: directory {tmp_path}/no/such does not exist",
+        "size: 'lots' is not a size like 256m, 1g, 10% (0 is not allowed)",
+        "runtime_s: 'abc' is not a whole number of seconds (0 to 604800)",
+        "ramp_time_s: -1 is not a whole number of seconds (0 to 86400)",
+        "bs: '9q' is not a size like 4k, 8k, 1m",
+        "rw: 'sideways' is not one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, "
+        "trimwrite",
+        "rwmixread: 101 is not a percentage from 0 to 100",
+        "ioengine: 'magic' is not one of psync, sync, pvsync, pvsync2, vsync, libaio, io_uring, posixaio, mmap, "
+        "splice, sg, null, windowsaio, solarisaio (other engines: use custom mode)",
+        "iodepth: 0 is not a whole number from 1 to 65536",
+        "numjobs: 'x' is not a whole number from 1 to 4096",
+        "direct: 'maybe' is not true or false",
+    ]
+    with pytest.raises(ValueError, match=r"bs: '9q' is not a size like 4k, 8k, 1m"):
+        fio.build_argv(cfg.to_dict())
+
+
+@pytest.mark.parametrize("bs", ["4k", "8K", "1m", "512", "64KiB", "4k,8k"])
+def test_good_block_sizes(bs: str, scratch_tmp: Path) -> None:
+    assert FioConfig(bs=bs).validate() == []
+
+
+def test_time_based_needs_runtime_and_size_needed_for_new_file(tmp_path: Path) -> None:
+    errors = FioConfig(target=str(tmp_path / "new"), size="", runtime_s=0, time_based=True).validate()
+    assert "runtime_s: a time_based run needs a runtime of at least 1 s" in errors
+    assert "size: needed for a new file or a directory (e.g. 256m)" in errors
+
+
+def test_read_of_a_new_file_lays_it_out_but_never_touches_an_existing_one(tmp_path: Path) -> None:
+    new = tmp_path / "new.dat"
+    argv = fio.build_argv({"extra_args": ["--name=t", f"--filename={new}", "--size=2m", "--rw=randread"]})
+    assert "--readonly" in argv and new.stat().st_size == 2 * 1024 * 1024
+    short = tmp_path / "datafile.dbf"
+    short.write_bytes(b"precious")
+    fio.build_argv(FioConfig(target=str(short), size="2m", rw="read"))
+    assert short.read_bytes() == b"precious"  # a user's file is never written; fio will say it is short
+    assert fio.prepare_read_targets(FioConfig(target=str(tmp_path / "w"), size="1m", rw="write")) == []
+
+
+# ---------------------------------------------------------------------------- raw arguments
+
+
+def test_raw_args_get_racperf_output_options_and_readonly() -> None:
+    argv = fio.build_argv({"extra_args": ["--name=t", "--filename=/tmp/x", "--rw=randread", "--bs=4k"]})
+    assert argv == ["fio", "--output-format=json+", "--status-interval=1", "--readonly", "--name=t",
+                    "--filename=/tmp/x", "--rw=randread", "--bs=4k"]
+    # what the user set is kept, not doubled
+    argv = fio.build_argv({"extra_args": ["--output-format=json", "--status-interval=2", "--name=t", "--readonly"]})
+    assert argv == ["fio", "--output-format=json", "--status-interval=2", "--name=t", "--readonly"]
+    # fio's default rw is read: no rw given -> read-only
+    assert "--readonly" in fio.build_argv({"extra_args": ["--name=t", "--size=1m"]})
+    assert "--readonly" not in fio.build_argv({"extra_args": ["--name=t", "--rw", "randwrite", "--size=1m"]})
+    assert "--readonly" not in fio.build_argv({"extra_args": ["--name=t", "--rw=trim"]})
+    # `racperf run fio --target T -- ARGS` (racperf run passes target=None when absent)
+    argv = fio.build_argv({"extra_args": ["--name=t", "--rw=write"], "destructive": False, "target": "/tmp/y"})
+    assert argv[-1] == "--filename=/tmp/y"
+    assert fio.build_argv({"extra_args": ["--name=t"], "destructive": False, "target": None})[-1] == "--name=t"
+
+
+@pytest.mark.parametrize("arg", [
+    "--exec_prerun=touch /tmp/pwned", "--exec_postrun=/bin/true", "--trigger=reboot", "--trigger-file=/tmp/t",
+    "--trigger-timeout=10", "--trigger-remote=reboot", "--ioengine=exec", "--ioengine=external:/tmp/x.so",
+    "--server", "--client=host", "--daemonize=/tmp/pid", "--output=/tmp/out", "-exec_prerun=/bin/true",
+])
+def test_options_that_run_commands_are_refused_in_args(arg: str) -> None:
+    cfg = {"extra_args": ["--name=t", arg, "--size=1m"]}
+    with pytest.raises(ValueError, match="racperf refuses it"):
+        fio.build_argv(cfg)
+
+
+def test_refusal_says_which_argument() -> None:
+    errors = FioConfig.from_dict({"extra_args": ["--name=t", "--exec_prerun", "rm -rf /"]}).validate()
+    assert errors == ["argument 2 ('--exec_prerun'): fio option 'exec_prerun' runs a command before the job; "
+                      "racperf refuses it"]
+
+
+def test_options_that_run_commands_are_refused_in_job_files(tmp_path: Path) -> None:
+    included = tmp_path / "more.fio"
+    included.write_text("[evil]\nioengine=exec\nprogram=/bin/sh\n")
+    job = tmp_path / "job.fio"
+    job.write_text("; a comment\n[global]\nrw=randread\nsize=1m\n\n[a]\nfilename=/tmp/x\nexec_postrun=/bin/rm -rf /\n"
+                   "include more.fio\n")
+    errors = FioConfig.from_dict({"job_file": str(job)}).validate()
+    assert errors == [
+        f"job file {job} line 8: fio option 'exec_postrun' runs a command after the job; racperf refuses it",
+        f"job file {included} line 2: ioengine=exec runs programs or loads code; racperf refuses it",
+    ]
+    # a job file given positionally among raw args is checked the same way
+    with pytest.raises(ValueError, match="exec_postrun"):
+        fio.build_argv({"extra_args": ["--output-format=json", str(job)]})
+
+
+def test_job_file_read_only_and_missing(tmp_path: Path) -> None:
+    job = tmp_path / "ok.fio"
+    job.write_text("[global]\nrw=randread\nruntime=5s\n[a]\nfilename=/tmp/x\nsize=1m\n[b]\nrw=read\n")
+    cfg = FioConfig.from_dict({"job_file": str(job)})
+    assert cfg.custom and cfg.validate() == []
+    assert fio.build_argv(cfg) == ["fio", "--output-format=json+", "--status-interval=1", "--readonly", str(job)]
+    assert cfg.hard_limit_s() == pytest.approx(5 * 1.1 + 60)
+    job.write_text("[a]\nrw=randread\n[b]\nrw=randwrite\nfilename=/tmp/x\n")
+    assert "--readonly" not in fio.build_argv(cfg)
+    # a command-line rw overrides the job file's
+    assert "--readonly" in fio.build_argv({"job_file": str(job), "extra_args": ["--rw=read"]})
+    assert FioConfig.from_dict({"job_file": str(tmp_path / "nope.fio")}).validate() == [
+        f"job_file: {tmp_path}/nope.fio does not exist or is not a regular file"]
+
+
+def test_hard_limit(scratch_tmp: Path) -> None:
+    assert fio.TOOL.hard_limit_s(fio.preset_config("latency").to_dict()) == pytest.approx(65 * 1.1 + 60)
+    assert fio.TOOL.hard_limit_s({"extra_args": ["--runtime=2m", "--ramp_time=500ms"]}) == pytest.approx(
+        120.5 * 1.1 + 60)
+    assert fio.TOOL.hard_limit_s({"extra_args": ["--size=1g"]}) == 3600
+
+
+def test_install_hint_and_tool_protocol() -> None:
+    assert fio.install_hint == "apt-get install fio / dnf install fio / yum install fio"
+    assert fio.TOOL.name == "fio" and fio.TOOL.install_hint == fio.install_hint
+    assert "apt-get install fio" in fio.missing_fio_message()
+    for method in ("build_argv", "stream_parser", "parse_result", "succeeded", "hard_limit_s"):
+        assert callable(getattr(fio.TOOL, method))
+
+
+# ---------------------------------------------------------------------------- scratch file
+
+
+def test_default_scratch_file_is_created_for_a_read_preset(scratch_tmp: Path) -> None:
+    cfg = fio.preset_config("8k-randread")
+    cfg.size = "4m"
+    argv = fio.build_argv(cfg)
+    target = scratch_tmp / "fio.scratch"
+    assert f"--filename={target}" in argv and "--readonly" in argv
+    assert target.stat().st_size == 4 * 1024 * 1024
+    assert target.read_bytes()[:4096] != bytes(4096)  # real data, not a sparse hole
+    mtime = target.stat().st_mtime_ns
+    fio.build_argv(cfg)
+    assert target.stat().st_mtime_ns == mtime  # big enough already: left alone
+
+
+def test_read_in_a_directory_lays_out_fios_file_names(tmp_path: Path) -> None:
+    cfg = FioConfig(target=str(tmp_path), size="1m", rw="randread", numjobs=2, name="dirjob")
+    argv = fio.build_argv(cfg)
+    assert f"--directory={tmp_path}" in argv and "--readonly" in argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dirjob.0.0", "dirjob.1.0"]
+
+
+def test_write_preset_only_creates_the_directory(scratch_tmp: Path) -> None:
+    cfg = fio.preset_config("8k-randwrite")
+    fio.build_argv(cfg)
+    assert scratch_tmp.is_dir() and not (scratch_tmp / "fio.scratch").exists()  # fio lays it out
+
+
+def test_filename_colons_are_escaped(tmp_path: Path) -> None:
+    target = tmp_path / "a:b"
+    assert f"--filename={tmp_path}/a\\:b" in FioConfig(target=str(target)).argv()
+
+
+# ---------------------------------------------------------------------------- write guard
+
+
+@needs_loop
+def test_write_to_a_block_device_with_a_filesystem_is_refused(tmp_path: Path) -> None:
+    image = tmp_path / "disk.img"
+    with loop_device(image, size_mib=16) as loop:
+        with open(loop.path, "r+b") as dev:
+            dev.write(b"XFSB")  # an XFS superblock magic at byte 0
+            dev.flush()
+            os.fsync(dev.fileno())
+        cfg = FioConfig(target=loop.path, size="", rw="randwrite", runtime_s=1)
+        assert cfg.validate() == []
+        with pytest.raises(ValueError, match=rf"refusing to write to {loop.path}: .*XFS") as info:
+            fio.build_argv(cfg)
+        assert "--destructive" in str(info.value)
+        # the same through raw arguments and a job file
+        with pytest.raises(ValueError, match="XFS"):
+            fio.build_argv({"extra_args": ["--name=t", f"--filename={loop.path}", "--rw=write"]})
+        job = tmp_path / "w.fio"
+        job.write_text(f"[w]\nfilename={loop.path}\nrw=randrw\n")
+        with pytest.raises(ValueError, match="XFS"):
+            fio.build_argv({"job_file": str(job)})
+        # reads need no clearance and run with --readonly; the override is explicit
+        read_argv = fio.build_argv(FioConfig(target=loop.path, size="", rw="randread", runtime_s=1))
+        assert "--readonly" in read_argv
+        cfg.destructive = True
+        assert f"--filename={loop.path}" in fio.build_argv(cfg)
