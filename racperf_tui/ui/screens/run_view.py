@@ -104,6 +104,10 @@ class RunView(Screen[None]):
         """Poll until the run is finished (then once more for the last samples) or the view closes."""
         worker = get_current_worker()
         poller = LivePoller(self.data_dir, self.run_id)
+        # Post only when a sample or the state changed, or once a second for the elapsed clock:
+        # a repaint per 50 ms poll cost fio ~2 % of its IOPS in the observer benchmark.
+        last_posted: tuple[int, str] | None = None
+        last_posted_at = 0.0
         try:
             while not worker.is_cancelled:
                 try:
@@ -113,7 +117,10 @@ class RunView(Screen[None]):
                         run_id=self.run_id, state="?", error=f"cannot read the store: {error}")))
                     time.sleep(0.5)
                     continue
-                self.post_message(RunLiveUpdate(live))
+                changed = (live.samples_seen, live.state) != last_posted
+                if changed or time.monotonic() - last_posted_at >= 1.0:
+                    last_posted, last_posted_at = (live.samples_seen, live.state), time.monotonic()
+                    self.post_message(RunLiveUpdate(live))
                 if live.state not in LIVE_STATES:
                     break
                 time.sleep(self.poll_interval_s)
