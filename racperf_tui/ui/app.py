@@ -24,20 +24,23 @@ class RacperfApp(App[int]):
     TITLE = "racperf"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
         Binding("1", "show_tab('disks')", "Disks", show=False),
         Binding("2", "show_tab('runs')", "Runs", show=False),
         Binding("3", "show_tab('network')", "Network", show=False),
     ]
 
     def __init__(self, roots: list[str] | None = None, interval_s: float = 1.0,
-                 data_dir: str | None = None) -> None:
+                 data_dir: str | None = None, clock: bool = True) -> None:
+        """``clock=False`` hides the header clock (deterministic screenshots)."""
         super().__init__()
+        self.clock = clock
         self.roots = [Path(r) for r in roots] if roots else None
         self.interval_s = interval_s
         self.data_dir = data_dir
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=True)
+        yield Header(show_clock=self.clock)
         with TabbedContent(initial="disks"):
             with TabPane("Disks [1]", id="disks"):
                 yield IostatPanel(roots=self.roots, interval_s=self.interval_s)
@@ -47,5 +50,18 @@ class RacperfApp(App[int]):
                 yield NetworkPanel(data_dir=self.data_dir)
         yield Footer()
 
+    def action_help(self) -> None:
+        """Show every key active where the user is (app, screen, focused panel)."""
+        from racperf_tui.ui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen.active_bindings))
+
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
+
+    async def action_quit(self) -> None:
+        """Quit; with runs still running, ask whether to stop them or leave them running."""
+        from racperf_tui.ui.screens.runs_panel import ask_before_quit
+
+        ask_before_quit(self)

@@ -1,0 +1,91 @@
+"""The help screen: every key that works where the user was, grouped by who handles it.
+
+Generic on purpose: it lists the active bindings of the screen underneath (the app's, the
+screen's and those of the focused widget and its ancestors, e.g. the focused panel), so a new
+panel's keys appear here without touching this file. A node may set ``HELP_TITLE`` to name its
+group.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import ActiveBinding, Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+def _group_title(node: object) -> str:
+    title = getattr(node, "HELP_TITLE", None)
+    if title:
+        return str(title)
+    if isinstance(node, App):
+        return "Everywhere"
+    return type(node).__name__
+
+
+def bindings_text(active: dict[str, ActiveBinding], key_display) -> Text:
+    """One line per action (key(s), what it does), grouped by the node that owns it.
+
+    ``key_display(binding) -> str`` renders a key the way the footer does. Several keys bound
+    to one action (``plus,equals_sign``, ``q`` and ``ctrl+q``) share one line.
+    """
+    groups: dict[str, dict[str, list[str]]] = {}
+    for active_binding in active.values():
+        binding = active_binding.binding
+        if binding.system:
+            continue
+        # The footer needs a word; the help has room for the tooltip's sentence.
+        description = binding.tooltip or binding.description or binding.action
+        keys = groups.setdefault(_group_title(active_binding.node), {}).setdefault(description, [])
+        key_text = key_display(binding)
+        if key_text not in keys:
+            keys.append(key_text)
+    key_width = max((len(" ".join(k)) for g in groups.values() for k in g.values()), default=1)
+    text = Text()
+    for title, actions in groups.items():
+        if text:
+            text.append("\n")
+        text.append(title + "\n", style="bold underline")
+        for description, keys in actions.items():
+            text.append(" ".join(keys).rjust(key_width), style="bold")
+            text.append(f"  {description}\n")
+    text.rstrip()
+    return text
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists the keys given to it; any of escape, q or ? closes it."""
+
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+    HelpScreen > VerticalScroll {
+        width: auto;
+        max-width: 90%;
+        height: auto;
+        max-height: 90%;
+        border: round $accent;
+        background: $surface;
+        padding: 0 1;
+    }
+    HelpScreen Static {
+        width: auto;
+    }
+    """
+
+    BINDINGS = [
+        Binding("escape,q,question_mark", "dismiss", "Close help"),
+    ]
+
+    def __init__(self, active: dict[str, ActiveBinding]) -> None:
+        """``active``: the active bindings of the screen the help is about."""
+        super().__init__()
+        self.active = active
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Text("Keys (escape closes)", style="bold"))
+            yield Static(bindings_text(self.active, self.app.get_key_display))

@@ -1,0 +1,403 @@
+"""A lean, diffing table for the iostat rows (Line API).
+
+Why not DataTable: with 64 devices at 1 s, rewriting every cell of a DataTable costs about
+20 % of a core. Here each row is formatted once into a string key; only rows whose key changed
+are rebuilt into a Strip and only their lines are repainted. The device name, saturation flag
+and sparkline stay frozen on the left when the figures scroll horizontally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import islice
+from operator import attrgetter
+from typing import Callable
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from racperf_tui.core.diskstats import QueueFacts
+from racperf_tui.core.iostat import IostatRow
+from racperf_tui.ui.widgets.iostat_model import (
+    SPARK_METRICS,
+    AwaitThresholds,
+    DeviceState,
+    format_number,
+    sparkline,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column: header, width in cells, and how narrow terminals rank it.
+
+    Figure columns name the IostatRow attribute they show; fact columns read QueueFacts.
+    """
+
+    header: str
+    width: int
+    priority: int  # lower survives longer when the terminal is narrow
+    attr: str  # IostatRow attribute (figures) or QueueFacts attribute (facts)
+    kind: str = "num"  # num | await | util | fact
+
+
+#: Display order = iostat -x order, then the sysfs queue facts.
+COLUMNS: tuple[Column, ...] = (
+    Column("r/s", 8, 3, "r_s"),
+    Column("w/s", 8, 4, "w_s"),
+    Column("rkB/s", 9, 5, "rkb_s"),
+    Column("wkB/s", 9, 6, "wkb_s"),
+    Column("rrqm/s", 7, 15, "rrqm_s"),
+    Column("wrqm/s", 7, 16, "wrqm_s"),
+    Column("avgrq-sz", 8, 10, "avgrq_sz"),
+    Column("avgqu-sz", 8, 2, "avgqu_sz"),
+    Column("await", 7, 1, "await_ms", "await"),
+    Column("r_await", 7, 8, "r_await_ms", "await"),
+    Column("w_await", 7, 9, "w_await_ms", "await"),
+    Column("svctm", 6, 7, "svctm_ms"),
+    Column("%util", 6, 0, "util_pct", "util"),
+    Column("qd", 4, 11, "queue_depth", "fact"),
+    Column("nr_rq", 5, 14, "nr_requests", "fact"),
+    Column("scheduler", 11, 12, "scheduler", "fact"),
+    Column("rot", 3, 13, "rotational", "fact"),
+)
+
+
+def fact_text(facts: QueueFacts | None, column: Column) -> str:
+    """A queue fact right-aligned in its column ('-' where sysfs does not say)."""
+    value = None if facts is None else getattr(facts, column.attr)
+    if value is None:
+        text = "-"
+    elif isinstance(value, bool):
+        text = "yes" if value else "no"
+    else:
+        text = str(value)
+    return text[: column.width].rjust(column.width)
+
+
+MIN_SPARK = 8
+MAX_SPARK = 60
+
+STYLE_HEADER = Style(bold=True, color="bright_white", bgcolor="grey23")
+STYLE_NUM = Style()
+STYLE_FACT = Style(color="grey62")
+STYLE_LEVEL = {"ok": Style(color="green"), "warn": Style(color="#ffaf00"), "crit": Style(color="red", bold=True)}
+STYLE_UTIL_HIGH = Style(color="red", bold=True)
+STYLE_NAME = Style(bold=True)
+STYLE_NAME_SATURATED = Style(bold=True, color="bright_white", bgcolor="red")
+STYLE_SPARK = Style(color="cyan")
+STYLE_SPARK_SATURATED = Style(color="red")
+STYLE_CURSOR = Style(bgcolor="grey35")
+
+
+class IostatTable(ScrollView, can_focus=True):
+    """Rows of :class:`DeviceState`, one line each, under a fixed header line."""
+
+    HELP_TITLE = "Device table"
+
+    DEFAULT_CSS = """
+    IostatTable {
+        height: 1fr;
+        scrollbar-size: 1 1;
+    }
+    """
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "cursor(-10)", "Page up", show=False),
+        Binding("pagedown", "cursor(10)", "Page down", show=False),
+        Binding("home", "cursor(-100000)", "First device", show=False),
+        Binding("end", "cursor(100000)", "Last device", show=False),
+        Binding("left", "scroll_left", "Scroll left", show=False),
+        Binding("right", "scroll_right", "Scroll right", show=False),
+    ]
+
+    class CursorMoved(Message):
+        """The highlighted device changed (name may be None when the table is empty)."""
+
+        def __init__(self, device: str | None) -> None:
+            super().__init__()
+            self.device = device
+
+    def __init__(self, thresholds: AwaitThresholds | None = None, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.thresholds = thresholds or AwaitThresholds()
+        self.spark_metric = "%util"
+        self.all_columns = False  # False: drop low-priority columns to fit; True: all, scrolling
+        self.cursor_device: str | None = None
+        self.states: list[DeviceState] = []
+        self._keys: list[tuple] = []  # per displayed row: what its strip was built from
+        self._strips: list[Strip] = []
+        self._header = Strip([])
+        self._layout_key: tuple = ()
+        self._columns: tuple[Column, ...] = COLUMNS
+        self._figure_columns: tuple[Column, ...] = ()
+        self._fact_columns: tuple[Column, ...] = ()
+        self._figures_format = ""
+        self._figures_width = 0
+        self._values_of: Callable[[IostatRow], tuple[float, ...]] | None = None
+        self._facts_cache: dict[QueueFacts | None, str] = {}
+        self._name_width = 8
+        self._spark_width = MIN_SPARK
+        self._frozen_width = 0
+        self._full_width = 0
+        self._paint_width = 0
+        self._row_pad = 0
+        self.rebuilt_rows = 0  # rows rebuilt by the last update (the diff at work; tests read it)
+
+    # ---- layout --------------------------------------------------------------------------
+    def _layout(self) -> bool:
+        """Choose columns and sparkline width for the current size; True when it changed."""
+        width = max(self.scrollable_content_region.width, 20)
+        longest = max((len(s.name) for s in self.states), default=6)
+        name_width = min(max(longest, 6), 20)
+        key = (width, name_width, self.all_columns)
+        if key == self._layout_key:
+            return False
+        self._layout_key = key
+        self._name_width = name_width
+        frozen_base = 1 + name_width + 1 + 1  # flag, name, space, (spark), space
+        if self.all_columns:
+            columns = COLUMNS
+        else:
+            budget = width - frozen_base - MIN_SPARK
+            kept: set[str] = set()
+            for column in sorted(COLUMNS, key=lambda c: c.priority):
+                if budget >= column.width + 1:
+                    budget -= column.width + 1
+                    kept.add(column.header)
+            columns = tuple(c for c in COLUMNS if c.header in kept)
+        figures_width = sum(c.width + 1 for c in columns)
+        self._spark_width = max(MIN_SPARK, min(MAX_SPARK, width - frozen_base - figures_width))
+        self._columns = columns
+        self._figure_columns = tuple(c for c in columns if c.kind != "fact")
+        self._fact_columns = tuple(c for c in columns if c.kind == "fact")
+        self._figures_format = "".join(f" {{:{c.width}.2f}}" for c in self._figure_columns)
+        self._figures_width = sum(c.width + 1 for c in self._figure_columns)
+        self._values_of = attrgetter(*(c.attr for c in self._figure_columns)) if self._figure_columns else None
+        self._facts_cache = {}
+        self._frozen_width = frozen_base + self._spark_width
+        # Rows fill the view exactly, so painting needs no crop or padding (no new Strips).
+        self._row_pad = max(0, width - self._frozen_width - figures_width)
+        self._full_width = self._frozen_width + figures_width + self._row_pad
+        self._header = self._build_header()
+        return True
+
+    def _build_header(self) -> Strip:
+        spark_title = self.spark_metric[: self._spark_width]
+        text = " " + "Device".ljust(self._name_width) + " " + spark_title.ljust(self._spark_width) + " "
+        text += "".join(" " + c.header.rjust(c.width) for c in self._columns)
+        text += " " * self._row_pad
+        return Strip([Segment(text, STYLE_HEADER)], len(text))
+
+    @property
+    def visible_headers(self) -> list[str]:
+        """The figure columns currently shown (tests and the status line read it)."""
+        return [c.header for c in self._columns]
+
+    # ---- rows ----------------------------------------------------------------------------
+    def _spark(self, state: DeviceState) -> str:
+        """The device's sparkline, extended by one character per sample where possible.
+
+        Recomputing 64 sparklines of 60 cells every second costs more than everything else
+        on a row, so the last one is kept and only the new sample's block appended, unless
+        the width or the scale (auto-scaled metrics follow their maximum) changed.
+        """
+        metric, width = self.spark_metric, self._spark_width
+        history = state.history[metric]
+        scale = SPARK_METRICS[metric][1]
+        count = len(history)
+        tail_start = max(0, count - width)
+        top = scale if scale is not None else max(islice(history, tail_start, None), default=0.0)
+        cached = state.spark_cache.get(metric)
+        if cached is not None:
+            c_width, c_top, c_samples, c_chars = cached
+            if c_width == width and c_top == top:
+                if c_samples == state.samples:
+                    return c_chars.rjust(width)
+                if c_samples == state.samples - 1 and count:
+                    chars = (c_chars + sparkline([history[-1]], 1, top or 1.0))[-width:]
+                    state.spark_cache[metric] = (width, top, state.samples, chars)
+                    return chars.rjust(width)
+        tail = list(islice(history, tail_start, None))  # a fresh list, bounded by the width
+        chars = sparkline(tail, len(tail), top or 1.0)
+        state.spark_cache[metric] = (width, top, state.samples, chars)
+        return chars.rjust(width)
+
+    def _figures_text(self, row: IostatRow) -> str:
+        """All shown figures of a row, each ' ' + right-aligned, in one str.format call."""
+        columns = self._figure_columns
+        if not columns or self._values_of is None:  # a terminal too narrow for any figure
+            return ""
+        values = self._values_of(row) if len(columns) > 1 else (self._values_of(row),)
+        text = self._figures_format.format(*values)
+        if len(text) != self._figures_width:  # a figure too wide for its column: shorten it
+            text = "".join(" " + format_number(v, c.width) for v, c in zip(values, self._figure_columns))
+        return text
+
+    def _facts_text(self, facts: QueueFacts | None) -> str:
+        text = self._facts_cache.get(facts)
+        if text is None:
+            text = "".join(" " + fact_text(facts, c) for c in self._fact_columns)
+            self._facts_cache[facts] = text
+        return text
+
+    def _row_key(self, state: DeviceState, is_cursor: bool) -> tuple:
+        """Everything a row's look depends on, as plain values: equal key, identical line."""
+        row = state.row
+        level = self.thresholds.level
+        styles = (level(row.await_ms), level(row.r_await_ms), level(row.w_await_ms),
+                  row.util_pct >= 90)
+        return (state.name, state.saturated, self._spark(state), self._figures_text(row),
+                self._facts_text(state.facts), styles, is_cursor)
+
+    def _build_strip(self, key: tuple) -> Strip:
+        name, saturated, spark, figures, facts, styles, is_cursor = key
+        # Few segments per line: each costs the compositor a little on every repaint.
+        segments = [
+            Segment(("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
+                    STYLE_NAME_SATURATED if saturated else STYLE_NAME),
+            Segment(f" {spark} ", STYLE_SPARK_SATURATED if saturated else STYLE_SPARK),
+        ]
+        await_levels = {"await": styles[0], "r_await": styles[1], "w_await": styles[2]}
+        # Adjacent cells of one style share a segment: fewer segments, cheaper compositing.
+        run_start = 0
+        run_style = STYLE_NUM
+        offset = 0
+        for column in self._figure_columns:
+            if column.kind == "await":
+                style = STYLE_LEVEL[await_levels[column.header]]
+            elif column.kind == "util":
+                style = STYLE_UTIL_HIGH if styles[3] else STYLE_NUM
+            else:
+                style = STYLE_NUM
+            if style is not run_style:
+                if offset > run_start:
+                    segments.append(Segment(figures[run_start:offset], run_style))
+                run_start, run_style = offset, style
+            offset += column.width + 1
+        if offset > run_start:
+            segments.append(Segment(figures[run_start:offset], run_style))
+        if facts:
+            segments.append(Segment(facts, STYLE_FACT))
+        if self._row_pad:
+            segments.append(Segment(" " * self._row_pad))
+        strip = Strip(segments, self._full_width)
+        return strip.apply_style(STYLE_CURSOR) if is_cursor else strip
+
+    def update_rows(self, states: list[DeviceState]) -> None:
+        """Show these rows in this order; repaint only the lines that changed."""
+        self.states = states
+        relayout = self._layout()
+        names = [s.name for s in states]
+        if self.cursor_device not in names:
+            self.cursor_device = names[0] if names else None
+            self.post_message(self.CursorMoved(self.cursor_device))
+        if relayout:
+            self._keys, self._strips = [], []
+            self.refresh()
+        self.virtual_size = Size(self._full_width, len(states) + 1)
+        rebuilt = 0
+        first_dirty = last_dirty = -1
+        keys, strips = self._keys, self._strips
+        cursor = self.cursor_device
+        for index, state in enumerate(states):
+            key = self._row_key(state, state.name == cursor)
+            if index < len(keys):
+                if keys[index] == key:
+                    continue
+                keys[index] = key
+                strips[index] = self._build_strip(key)
+            else:
+                keys.append(key)
+                strips.append(self._build_strip(key))
+            rebuilt += 1
+            if first_dirty < 0:
+                first_dirty = index
+            last_dirty = index
+        if len(keys) > len(states):
+            del keys[len(states):], strips[len(states):]
+            self.refresh()
+        elif rebuilt:
+            # One repaint of the span of changed lines (one refresh call per line costs more).
+            self.refresh_span(first_dirty + 1, last_dirty + 1)
+        self.rebuilt_rows = rebuilt
+
+    def rerender(self) -> None:
+        """Rebuild everything (metric, columns or thresholds changed)."""
+        self._layout_key = ()
+        self.update_rows(self.states)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.rerender()
+
+    # ---- Line API ------------------------------------------------------------------------
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Geometry once per paint, not per line: Widget.size walks up to the screen each time.
+        self._paint_width = self.size.width - self.scrollbar_size_vertical
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self._paint_width
+        if y == 0:
+            strip = self._header
+        else:
+            index = scroll_y + y - 1
+            if index >= len(self._strips):
+                return Strip.blank(width)
+            strip = self._strips[index]
+            if not scroll_x and strip.cell_length == width:
+                return strip
+        frozen = self._frozen_width
+        if scroll_x and width > frozen:
+            strip = Strip.join([strip.crop(0, frozen), strip.crop(frozen + scroll_x, frozen + scroll_x + width - frozen)])
+        return strip.crop(0, width).extend_cell_length(width, STYLE_HEADER if y == 0 else None)
+
+    def refresh_span(self, first: int, last: int) -> None:
+        """Repaint content lines ``first``..``last`` (1 is the first row) that are in view."""
+        scroll_y, height = self.scroll_offset.y, self.size.height
+        top = max(first - scroll_y, 1)
+        bottom = min(last - scroll_y, height - 1)
+        if top <= bottom:
+            self.refresh(Region(0, top, self.size.width, bottom - top + 1))
+
+    # ---- cursor --------------------------------------------------------------------------
+    def action_cursor(self, step: int) -> None:
+        """Move the highlight by ``step`` rows (clamped) and keep it in view."""
+        if not self.states:
+            return
+        names = [s.name for s in self.states]
+        index = names.index(self.cursor_device) if self.cursor_device in names else 0
+        self.move_cursor_to(min(max(index + step, 0), len(names) - 1))
+
+    def move_cursor_to(self, index: int) -> None:
+        """Highlight the row at ``index`` of the displayed rows."""
+        self.cursor_device = self.states[index].name
+        self.update_rows(self.states)
+        visible_rows = max(self.size.height - 1, 1)
+        if index < self.scroll_offset.y:
+            self.scroll_to(y=index, animate=False)
+        elif index >= self.scroll_offset.y + visible_rows:
+            self.scroll_to(y=index - visible_rows + 1, animate=False)
+        self.post_message(self.CursorMoved(self.cursor_device))
+
+    def on_click(self, event: events.Click) -> None:
+        index = self.scroll_offset.y + event.y - 1
+        if event.y >= 1 and 0 <= index < len(self.states):
+            self.move_cursor_to(index)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self.refresh()
+
+    def watch_scroll_x(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_x(old_value, new_value)
+        self.refresh()

@@ -1,0 +1,410 @@
+"""The dashboard's iostat panel driven with Pilot, on a replayed root read by the real sampler.
+
+The root is rewritten between ticks (tests/dashboard_root.py) and the panel sampled by hand,
+so every figure on screen is known; the panel's timer runs at 10 s and never fires mid-test
+(except in the pause test, which wants it to).
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dashboard_root import DiskLoad, DiskSpec, ReplayRoot
+from racperf_tui.ui.app import RacperfApp
+from racperf_tui.ui.screens.help import HelpScreen
+from racperf_tui.ui.widgets.iostat_model import (
+    SPARK_METRICS,
+    AwaitThresholds,
+    IostatModel,
+    format_number,
+    sparkline,
+)
+from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+from racperf_tui.ui.widgets.iostat_table import STYLE_LEVEL, IostatTable
+
+DISKS = [
+    DiskSpec("sda", 8, 0, rotational=True, scheduler="mq-deadline [bfq]"),
+    DiskSpec("sda1", 8, 1, parent="sda"),
+    DiskSpec("sdb", 8, 16, queue_depth=32),
+    DiskSpec("sdc", 8, 32),
+    DiskSpec("nvme0n1", 259, 0, queue_depth=None, nr_requests=1023, scheduler="[none] mq-deadline"),
+]
+
+#: One second of each device; sdb is full (util 100, avgqu-sz 31.5 of queue_depth 32), sdc
+#: queues (await 40 ms over svctm 2 ms), nvme0n1 is amber, sda green.
+LOADS = {
+    "sda": DiskLoad(read_iops=100, write_iops=50, await_ms=2, util_pct=30, avgqu_sz=0.3),
+    "sda1": DiskLoad(read_iops=100, write_iops=50, await_ms=2, util_pct=30, avgqu_sz=0.3),
+    "sdb": DiskLoad(read_iops=500, write_iops=500, await_ms=32, util_pct=100, avgqu_sz=31.5),
+    "sdc": DiskLoad(read_iops=50, write_iops=50, await_ms=40, util_pct=20, avgqu_sz=4),
+    "nvme0n1": DiskLoad(read_iops=200, await_ms=7, util_pct=50, avgqu_sz=1.4),
+}
+
+
+@pytest.fixture
+def root(tmp_path: Path, data_dir: Path) -> ReplayRoot:
+    """The replayed root; ``data_dir`` keeps the app (and a racperf child) off the user's runs."""
+    return ReplayRoot(tmp_path / "root", DISKS)
+
+
+def make_app(root: ReplayRoot) -> RacperfApp:
+    return RacperfApp(roots=[str(root.path)], interval_s=10, clock=False)
+
+
+def advance(panel: IostatPanel, root: ReplayRoot, seconds: int, loads: dict[str, DiskLoad] = LOADS) -> None:
+    """``seconds`` one-second ticks: rewrite the root, then sample, as a live host would."""
+    for _ in range(seconds):
+        root.tick(loads)
+        panel.sample_now()
+
+
+def shown(panel: IostatPanel) -> list[str]:
+    return [state.name for state in panel.table.states]
+
+
+def line_text(table: IostatTable, device: str) -> str:
+    """The rendered text of ``device``'s line (the whole virtual width)."""
+    return table._strips[[s.name for s in table.states].index(device)].text
+
+
+async def test_figures_from_the_real_sampler_reach_the_table(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(160, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        await pilot.pause()
+        row = panel.model.devices["sdb"].row
+        assert (row.r_s, row.w_s, row.util_pct) == pytest.approx((500, 500, 100))
+        assert row.await_ms == pytest.approx(32) and row.avgqu_sz == pytest.approx(31.5)
+        text = line_text(panel.table, "sdb")
+        assert "500.00" in text and "100.00" in text and "31.50" in text and "32.00" in text
+        # Queue facts from sysfs, in the wide layout's columns and in the detail line.
+        assert "mq-deadline" in text and " 32 " in text
+        nvme = line_text(panel.table, "nvme0n1")
+        assert "1023" in nvme and " none " in nvme and nvme.rstrip().endswith("no")
+        assert panel.table.visible_headers[-4:] == ["qd", "nr_rq", "scheduler", "rot"]
+        # A figure wider than its column loses decimals, the columns stay aligned.
+        advance(panel, root, 1, {"nvme0n1": DiskLoad(read_iops=400_000, sectors_per_io=256, util_pct=100)})
+        await pilot.pause()
+        nvme = line_text(panel.table, "nvme0n1")
+        assert " 51200000 " in nvme and len(nvme) == len(panel.table._header.text)
+
+
+async def test_interval_keys_step_through_the_list(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        seen = []
+        for key in ["minus"] * 6:
+            await pilot.press(key)
+            seen.append(panel.interval_s)
+        assert seen == [5, 3, 2, 1, 0.5, 0.5]
+        assert panel._timer is not None and panel._timer._interval == 0.5
+        for key in ["plus"] * 6:
+            await pilot.press(key)
+        assert panel.interval_s == 10 and panel._timer._interval == 10
+        assert "every 10 s" in str(panel.query_one(".iostat-status").render())
+
+
+async def test_sort_key_cycles_util_await_queue_name(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        await pilot.pause()
+        assert panel.model.sort_key == "%util"
+        assert shown(panel) == ["sdb", "nvme0n1", "sda", "sdc"]
+        await pilot.press("s")
+        assert panel.model.sort_key == "await" and shown(panel) == ["sdc", "sdb", "nvme0n1", "sda"]
+        await pilot.press("s")
+        assert panel.model.sort_key == "avgqu-sz" and shown(panel) == ["sdb", "sdc", "nvme0n1", "sda"]
+        await pilot.press("s")
+        assert panel.model.sort_key == "name" and shown(panel) == ["nvme0n1", "sda", "sdb", "sdc"]
+        await pilot.press("s")
+        assert panel.model.sort_key == "%util"
+
+
+async def test_filters_partitions_pattern_benchmark_devices(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        await pilot.press("s", "s", "s")  # by name: the order below is the alphabet
+        assert shown(panel) == ["nvme0n1", "sda", "sdb", "sdc"]  # whole disks only
+        await pilot.press("p")
+        assert shown(panel) == ["nvme0n1", "sda", "sda1", "sdb", "sdc"]
+        await pilot.press("slash")
+        await pilot.press("s", "d", "?", "enter")  # glob: sd + one character
+        assert panel.model.name_pattern == "sd?"
+        assert shown(panel) == ["sda", "sdb", "sdc"]
+        assert panel.table.has_focus  # Enter gives the keys back to the table
+        await pilot.press("slash", "backspace", "backspace", "backspace", "v", "m", "e", "enter")
+        assert shown(panel) == ["nvme0n1"]  # substring
+        await pilot.press("escape")
+        assert panel.model.name_pattern == "" and len(shown(panel)) == 5
+        panel.set_name_pattern("sd[bc]")  # brackets: a glob class, not markup
+        await pilot.pause()
+        assert shown(panel) == ["sdb", "sdc"]
+        assert "name 'sd[bc]'" in str(panel.query_one(".iostat-status").render())
+        panel.set_name_pattern("")
+        panel.set_benchmark_devices({"/dev/sdc", "sda1"})
+        await pilot.press("b")
+        assert shown(panel) == ["sda1", "sdc"]
+        assert "benchmark devices (2)" in str(panel.query_one(".iostat-status").render())
+        await pilot.press("b", "p")
+        assert shown(panel) == ["nvme0n1", "sda", "sdb", "sdc"]
+
+
+async def test_pause_stops_sampling_and_resume_restarts(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        await pilot.press(*["minus"] * 5)
+        assert panel.interval_s == 0.5
+        await pilot.press("space")
+        assert panel.paused and "PAUSED" in str(panel.query_one(".iostat-status").render())
+        ticks = panel.model.tick
+        await pilot.pause(0.8)
+        assert panel.model.tick == ticks
+        await pilot.press("space")
+        await pilot.pause(0.8)
+        assert not panel.paused and panel.model.tick >= ticks + 1
+
+
+async def test_saturated_device_is_flagged_and_explained(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 2)
+        await pilot.pause()
+        # Two samples are not enough: one burst must not raise the flag.
+        assert not panel.model.devices["sdb"].saturated
+        advance(panel, root, 1)
+        await pilot.pause()
+        sdb, sdc = panel.model.devices["sdb"], panel.model.devices["sdc"]
+        assert sdb.saturated and "near queue depth 32" in sdb.saturation_reason
+        assert sdc.saturated and "queueing, not service" in sdc.saturation_reason
+        assert not panel.model.devices["sda"].saturated and not panel.model.devices["nvme0n1"].saturated
+        assert line_text(panel.table, "sdb").startswith("!sdb")
+        assert line_text(panel.table, "sda").startswith(" sda")
+        alert = panel.query_one(".iostat-alert")
+        assert alert.has_class("-saturated")
+        assert "SATURATED sdb (+sdc): %util 100, avgqu-sz 31.5 near queue depth 32" in str(alert.render())
+        # The load drops: the flag goes at once.
+        advance(panel, root, 1, {"sdb": DiskLoad(read_iops=10, await_ms=1, util_pct=5, avgqu_sz=0.01)})
+        await pilot.pause()
+        assert not panel.model.devices["sdb"].saturated
+        assert line_text(panel.table, "sdb").startswith(" sdb")
+
+
+async def test_await_colours_follow_thresholds(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(160, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        await pilot.pause()
+        table = panel.table
+
+        def await_style(device: str):
+            """Colour of the last cell of the await column (right-aligned under its header)."""
+            x = table._header.text.index(" await ") + len(" await") - 1
+            position = 0
+            for segment in table._strips[[s.name for s in table.states].index(device)]:
+                if position <= x < position + len(segment.text):
+                    return segment.style.color
+                position += len(segment.text)
+
+        assert await_style("sda") == STYLE_LEVEL["ok"].color
+        assert await_style("nvme0n1") == STYLE_LEVEL["warn"].color
+        assert await_style("sdc") == STYLE_LEVEL["crit"].color
+        # Configurable: with 1/50 ms, 32 ms is only amber.
+        table.thresholds = AwaitThresholds(1, 50)
+        table.rerender()
+        assert await_style("sdb") == STYLE_LEVEL["warn"].color and await_style("sda") == STYLE_LEVEL["warn"].color
+
+
+async def test_malformed_line_is_reported_and_the_rest_keeps_going(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        root.extra_lines = ["   8 48 sdd 1 2 three 4"]
+        advance(panel, root, 1)
+        await pilot.pause()
+        alert = str(panel.query_one(".iostat-alert").render())
+        assert "proc/diskstats:6:" in alert and "sdd" in alert
+        assert shown(panel) == ["sdb", "nvme0n1", "sda", "sdc"]
+        assert panel.model.devices["sdb"].row.util_pct == pytest.approx(100)
+        root.extra_lines = []
+        advance(panel, root, 1)
+        await pilot.pause()
+        assert "no saturation" in str(panel.query_one(".iostat-alert").render())
+        # The file vanishes (a replay being rewritten, a chroot gone): said, and no crash.
+        (root.path / "proc" / "diskstats").unlink()
+        panel.sample_now()
+        await pilot.pause()
+        assert "proc/diskstats: cannot read" in str(panel.query_one(".iostat-alert").render())
+        assert shown(panel) == []
+        advance(panel, root, 1)
+        await pilot.pause()
+        assert len(shown(panel)) == 4
+
+
+async def test_bad_await_thresholds_in_env_are_said_not_fatal(root: ReplayRoot, monkeypatch) -> None:
+    monkeypatch.setenv("RACPERF_AWAIT_MS", "2;8")
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        await pilot.pause()
+        assert panel.thresholds == AwaitThresholds(5, 10)
+        assert "RACPERF_AWAIT_MS='2;8'" in str(panel.query_one(".iostat-alert").render())
+
+
+def test_await_thresholds_from_env() -> None:
+    assert AwaitThresholds.from_env({"RACPERF_AWAIT_MS": "2,8"}) == AwaitThresholds(2, 8)
+    assert AwaitThresholds.from_env({}) == AwaitThresholds(5, 10)
+    with pytest.raises(ValueError, match="RACPERF_AWAIT_MS='fast'"):
+        AwaitThresholds.from_env({"RACPERF_AWAIT_MS": "fast"})
+    with pytest.raises(ValueError, match="warn"):
+        AwaitThresholds(10, 5)
+
+
+async def test_sparkline_key_cycles_metrics(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        quiet = {"sdb": DiskLoad(read_iops=10, await_ms=1, util_pct=0, avgqu_sz=0)}
+        advance(panel, root, 2, quiet)
+        advance(panel, root, 2)
+        await pilot.pause()
+        # %util, fixed 0..100 scale: two idle samples, then two full ones.
+        assert line_text(panel.table, "sdb")[:20].rstrip().endswith("▁▁██")
+        seen = []
+        for _ in range(5):
+            await pilot.press("m")
+            seen.append(panel.table.spark_metric)
+            assert panel.table._header.text.split()[1] == panel.table.spark_metric
+        assert seen == ["await", "avgqu-sz", "IOPS", "MB/s", "%util"]
+        assert list(panel.model.devices["sdb"].history["IOPS"]) == [10, 10, 1000, 1000]
+        # The incrementally extended sparklines equal ones drawn from scratch.
+        table = panel.table
+        for _ in range(5):
+            await pilot.press("m")
+            for load in (LOADS, quiet, LOADS):
+                advance(panel, root, 1, load)
+                for state in table.states:
+                    history = list(state.history[table.spark_metric])[-table._spark_width:]
+                    scale = SPARK_METRICS[table.spark_metric][1]
+                    assert table._spark(state) == sparkline(history, table._spark_width, scale), state.name
+        # History is bounded: memory stays flat over a long session.
+        assert all(h.maxlen == panel.model.history_len for h in panel.model.devices["sdb"].history.values())
+
+
+async def test_narrow_terminal_keeps_the_key_figures(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        await pilot.pause()
+        headers = panel.table.visible_headers
+        for key in ("%util", "await", "avgqu-sz", "r/s", "w/s"):
+            assert key in headers
+        assert "100.00" in line_text(panel.table, "sdb")
+        # Every column on demand, scrolling sideways with the device name frozen.
+        await pilot.press("c")
+        assert panel.table.visible_headers[-1] == "rot" and panel.table.virtual_size.width > 80
+        await pilot.press(*["right"] * 5)
+        await pilot.pause()
+        assert panel.table.scroll_x > 0
+        assert panel.table.render_line(1).text.startswith("!sdb" if panel.model.devices["sdb"].saturated else " sdb")
+
+
+async def test_unchanged_rows_are_not_rebuilt(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        panel.table.update_rows(panel.model.visible())
+        assert panel.table.rebuilt_rows == 0
+        await pilot.press("home")  # the highlight moves: two rows change
+        assert panel.table.rebuilt_rows == 2 and panel.table.cursor_device == "sdb"
+        detail = panel.query_one(".iostat-detail")
+        assert "sdb: queue_depth 32 · nr_requests 64 · scheduler mq-deadline · rotational no" in str(detail.render())
+        await pilot.press("down")
+        assert panel.table.cursor_device == "nvme0n1"
+        assert "nvme0n1: queue_depth - · nr_requests 1023 · scheduler none" in str(detail.render())
+
+
+async def test_help_lists_app_and_panel_keys(root: ReplayRoot) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = "\n".join(line.text for line in app.screen._compositor.render_strips())
+        for words in ("Disks (iostat)", "Pause / resume sampling", "Sort by %util, await",
+                      "Sparkline shows", "Filter by device name", "Shorter refresh interval",
+                      "Device table", "Everywhere", "Quit", "Help"):
+            assert words in text, words
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+def test_model_drops_vanished_devices_and_helpers() -> None:
+    from racperf_tui.core.iostat import IostatReport, IostatRow
+
+    def row(name: str) -> IostatRow:
+        return IostatRow(name, *([0.0] * 13))
+
+    model = IostatModel()
+    model.update(IostatReport(0.0, 1.0, [row("sda"), row("loop0")], []))
+    model.update(IostatReport(1.0, 1.0, [row("sda")], []))
+    assert list(model.devices) == ["sda"]
+    assert sparkline([0, 50, 100], 5, 100.0) == "  ▁▅█"
+    assert sparkline([], 3, None) == "   "
+    assert format_number(12.345, 8) == "   12.35"
+    assert format_number(1234567.0, 7) == "1234567"
+    assert format_number(123456789.0, 7) == "123457k"
+    assert format_number(123456789.0, 6) == "  123M"
+
+
+def test_racperf_root_starts_on_the_dashboard_in_a_pty(root: ReplayRoot) -> None:
+    """`racperf --root DIR` under a real terminal: paints the table, then quits on q."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["TERM"] = "xterm-256color"
+        os.execv(sys.executable, [sys.executable, "-m", "racperf_tui", "--root", str(root.path)])
+    output = b""
+    try:
+        deadline = time.monotonic() + 20
+        while b"nvme0n1" not in output or b"%util" not in output:
+            assert time.monotonic() < deadline, output[-500:]
+            if select.select([fd], [], [], 0.1)[0]:
+                output += os.read(fd, 65536)
+        os.write(fd, b"q")
+        deadline = time.monotonic() + 10
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            assert time.monotonic() < deadline, "racperf did not quit on q"
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    os.read(fd, 65536)
+                except OSError:
+                    pass
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
