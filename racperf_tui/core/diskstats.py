@@ -3,9 +3,15 @@
 Everything takes ``root`` so recorded snapshots (sysstat's tests/rootN layout) replay exactly.
 Counters are kept raw and cumulative, as the kernel prints them; rates are iostat.py's job.
 
-Speed matters here (a 2,000-device host is sampled every second), so parsing reuses the
-counters of every line whose text did not change since the previous snapshot, and
-``DeviceCounters`` is a NamedTuple (several times cheaper to build than a dataclass).
+Speed matters here (a 2,000-device host is sampled every second). Two parsers:
+
+- ``parse_diskstats_columns``: the whole file at once with numpy, into one int64 column per
+  counter (no Python object per line or number). It takes only files whose every line is a
+  well-formed 14-, 18- or 20-field line of printable ASCII (what kernels write), and
+  returns None for anything else;
+- ``parse_diskstats`` / ``read_snapshot``: line by line into ``DeviceCounters`` (a NamedTuple,
+  several times cheaper to build than a dataclass), reusing the counters of every line whose
+  text did not change; it takes any input and names what is wrong with a bad line.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
+
+import numpy as np
 
 #: Kernel tick counters (rd_ticks, wr_ticks, io_ticks, time_in_queue, ...) are printed as
 #: 32-bit unsigned ints and wrap; sysstat subtracts them as ``unsigned int``.
@@ -220,6 +228,61 @@ def parse_uptime_cs(text: str) -> int:
     return int(seconds) * 100 + (int(cents) if cents else 0)
 
 
+@dataclass(slots=True)
+class RawSample:
+    """The files of one sample as read: /proc/diskstats' bytes (None if unreadable), the
+    uptime in centiseconds (0 if unreadable) and what could not be read ("FILE:LINE: what")."""
+
+    root: Path
+    wall_time: float
+    uptime_cs: int
+    diskstats: bytes | None
+    diskstats_path: str
+    errors: list[str]
+
+
+def read_raw(root: Path = Path("/")) -> RawSample:
+    """Read ROOT/proc/uptime and ROOT/proc/diskstats, parsing only the uptime. Never raises."""
+    root = Path(root)
+    wall_time = time.time()
+    errors: list[str] = []
+    uptime_path = os.path.join(root, "proc/uptime")
+    uptime_cs = 0
+    try:
+        with open(uptime_path, "rb", buffering=0) as f:
+            uptime_text = f.read().decode("ascii", errors="replace")
+        uptime_cs = parse_uptime_cs(uptime_text)
+    except OSError as exc:
+        errors.append(f"{uptime_path}: cannot read: {exc.strerror or exc}")
+    except (ValueError, IndexError):
+        errors.append(f"{uptime_path}:1: not an uptime: {uptime_text.strip()[:60]!r}")
+    diskstats_path = os.path.join(root, "proc/diskstats")
+    data: bytes | None = None
+    try:
+        # Unbuffered: one read for a regular file, a loop in C for /proc's seq_file.
+        with open(diskstats_path, "rb", buffering=0) as f:
+            data = f.read()
+    except OSError as exc:
+        errors.append(f"{diskstats_path}: cannot read: {exc.strerror or exc}")
+    return RawSample(root, wall_time, uptime_cs, data, diskstats_path, errors)
+
+
+def snapshot_from_raw(raw: RawSample, previous: DiskSnapshot | None = None) -> DiskSnapshot:
+    """Parse a RawSample line by line into a DiskSnapshot (see ``read_snapshot``)."""
+    errors = list(raw.errors)
+    if raw.diskstats is None:
+        return DiskSnapshot(raw.uptime_cs / 100.0, raw.wall_time, {}, errors, raw.uptime_cs,
+                            raw.root, {})
+    if previous is not None and previous.root != raw.root:
+        previous = None
+    # latin-1 decodes at memcpy speed and never fails (the file is ASCII anyway).
+    text = raw.diskstats.decode("latin-1")
+    devices, lines, line_errors, changed, basic = _parse(text, raw.diskstats_path, previous)
+    errors.extend(line_errors)
+    return DiskSnapshot(raw.uptime_cs / 100.0, raw.wall_time, devices, errors, raw.uptime_cs,
+                        raw.root, lines, changed, basic)
+
+
 def read_snapshot(root: Path = Path("/"), previous: DiskSnapshot | None = None) -> DiskSnapshot:
     """Read ROOT/proc/diskstats and ROOT/proc/uptime.
 
@@ -227,33 +290,326 @@ def read_snapshot(root: Path = Path("/"), previous: DiskSnapshot | None = None) 
     what"), and every device that can be read is returned. ``previous`` (the last snapshot
     of the same root) lets unchanged lines skip parsing.
     """
-    root = Path(root)
-    wall_time = time.time()
-    errors: list[str] = []
-    uptime_path = os.path.join(root, "proc/uptime")
-    uptime_cs = 0
-    try:
-        with open(uptime_path, encoding="ascii", errors="replace") as f:
-            uptime_text = f.read()
-        uptime_cs = parse_uptime_cs(uptime_text)
-    except OSError as exc:
-        errors.append(f"{uptime_path}: cannot read: {exc.strerror or exc}")
-    except (ValueError, IndexError):
-        errors.append(f"{uptime_path}:1: not an uptime: {uptime_text.strip()[:60]!r}")
-    diskstats_path = os.path.join(root, "proc/diskstats")
-    try:
-        # latin-1 decodes at memcpy speed and never fails (the file is ASCII anyway).
-        with open(diskstats_path, "rb") as f:
-            text = f.read().decode("latin-1")
-    except OSError as exc:
-        errors.append(f"{diskstats_path}: cannot read: {exc.strerror or exc}")
-        return DiskSnapshot(uptime_cs / 100.0, wall_time, {}, errors, uptime_cs, root, {})
-    if previous is not None and previous.root != root:
-        previous = None
-    devices, lines, line_errors, changed, basic = _parse(text, diskstats_path, previous)
-    errors.extend(line_errors)
-    return DiskSnapshot(uptime_cs / 100.0, wall_time, devices, errors, uptime_cs, root, lines,
-                        changed, basic)
+    return snapshot_from_raw(read_raw(root), previous)
+
+
+# ---------------------------------------------------------------------------------------
+# The whole file at once, vectorised (the iostat sampler's steady state).
+
+#: The counters ``parse_diskstats_columns`` extracts, in the row order of its matrix: what
+#: iostat -x needs (ios_pgr, dc_merges and fl_ticks are checked to be numbers, not kept).
+COLUMN_FIELDS: tuple[str, ...] = (
+    "rd_ios", "rd_merges", "rd_sectors", "rd_ticks", "wr_ios", "wr_merges", "wr_sectors",
+    "wr_ticks", "tot_ticks", "rq_ticks", "dc_ios", "dc_sectors", "dc_ticks", "fl_ios",
+)
+#: Index of each COLUMN_FIELDS counter among the 17 statistics of a 20-field line.
+_COLUMN_STATS: tuple[int, ...] = tuple(DeviceCounters._fields.index(f) - 3 for f in COLUMN_FIELDS)
+
+#: Longest number the columns parser takes: two 8-byte words; 10**16 sectors is 5 EiB.
+_MAX_DIGITS = 16
+_U64 = np.uint64
+_ALL_ONES = (1 << 64) - 1
+#: _KEEP_LAST[k]: the mask of the last (highest-addressed, so most significant in a
+#: little-endian load) k bytes of a word, each byte's low nibble only: ANDed with ASCII
+#: digits it leaves their values 0..9, and zero for the bytes before the token.
+_KEEP_LAST = [0] + [(_ALL_ONES << (8 * (8 - k))) & 0x0F0F0F0F0F0F0F0F for k in range(1, 9)]
+#: By token length L (0..16): those masks for the high and the low word of the 16 bytes
+#: ending with the token, as one 16-byte item (so one take() fetches both).
+_DIGIT_MASKS = np.array([[_KEEP_LAST[max(n - 8, 0)], _KEEP_LAST[min(n, 8)]]
+                         for n in range(_MAX_DIGITS + 1)], _U64).view("V16").ravel()
+
+
+def _stat_count(fields: int) -> int:
+    """Statistics a line of that many fields carries, as sysstat's sscanf reads it (0: none)."""
+    if fields >= 20:
+        return 17
+    if fields >= 18:
+        return 15
+    if fields >= 14:
+        return 11
+    return 0
+
+
+@dataclass(slots=True, eq=False)
+class _Layout:
+    """Where everything is in a diskstats file. A new file reuses it as is when its fields
+    are at the very same offsets (no number gained or lost a digit: the common case), or
+    shifted when a few lines changed length (see ``_shifted_layout``)."""
+
+    size: int
+    fields: int  # per line
+    token_bits: np.ndarray  # np.packbits of "byte is part of a field" (8x less to compare)
+    line_ends: np.ndarray  # offset of each line's newline
+    name_starts: np.ndarray  # offset of each line's name ...
+    name_lengths: np.ndarray  # ... and its length
+    name_at: np.ndarray  # offsets of every name byte, line after line
+    name_bytes: np.ndarray  # their values
+    line_digits: np.ndarray  # per line: digits its fields hold if every number is digits
+    kept: list[int]  # the COLUMN_FIELDS rows the lines carry
+    # (lines, kept), line after line so one take() reads the file once, in order:
+    window_at: np.ndarray  # offset of the 16 bytes ending with each number ...
+    padded: bool  # ... in the data with 16 spaces in front (a first number too early)
+    masks: np.ndarray  # their _DIGIT_MASKS
+    digits: int = 0  # line_digits.sum()
+
+    def __post_init__(self) -> None:
+        self.digits = int(self.line_digits.sum())
+
+
+def _names_at(name_starts: np.ndarray, name_lengths: np.ndarray) -> np.ndarray:
+    """Offsets of all name bytes: each name's start repeated, plus 0, 1, ... within it."""
+    first = np.concatenate(([0], np.cumsum(name_lengths)[:-1]))
+    return (np.repeat(name_starts - first, name_lengths)
+            + np.arange(int(name_lengths.sum()), dtype=name_starts.dtype))
+
+
+def _layout_of(data: bytes, b: np.ndarray, is_token: np.ndarray) -> _Layout | None:
+    """Find every field of the file (see parse_diskstats_columns), or None."""
+    edges = np.flatnonzero(is_token[1:] != is_token[:-1])
+    edges += 1
+    if is_token[0]:
+        edges = np.concatenate((np.zeros(1, edges.dtype), edges))
+    if len(edges) & 1:
+        return None
+    starts, ends = edges[0::2], edges[1::2]  # tokens: [start, end)
+    first_line = np.flatnonzero(b[ends[:64]] == 10)
+    if not len(first_line):
+        return None
+    fields = int(first_line[0]) + 1
+    n_lines = len(starts) // fields
+    stats = _stat_count(fields)
+    if not stats or n_lines * fields != len(starts):
+        return None
+    starts = starts.reshape(n_lines, fields)
+    ends = ends.reshape(n_lines, fields)
+    line_ends = ends[:, -1].copy()
+    if not (b[line_ends] == 10).all():
+        return None
+    lengths = ends - starts
+    name_starts, name_lengths = starts[:, 2].copy(), lengths[:, 2].copy()
+    name_at = _names_at(name_starts, name_lengths)
+    name_bytes = b[name_at]
+    name_digits = np.add.reduceat(((name_bytes - 48) < 10).astype(np.int64),
+                                  np.concatenate(([0], np.cumsum(name_lengths)[:-1])))
+    line_digits = lengths.sum(axis=1) - name_lengths + name_digits
+    kept = [k for k, stat in enumerate(_COLUMN_STATS) if stat < stats]
+    columns = [3 + _COLUMN_STATS[k] for k in kept]
+    token_ends = ends[:, columns]
+    number_lengths = lengths[:, columns]
+    if int(number_lengths.max()) > _MAX_DIGITS:
+        return None
+    window_at = token_ends - 16
+    padded = bool(int(window_at.min()) < 0)
+    if padded:  # a number within the first 16 bytes: windows of a padded copy
+        window_at += 16
+    return _Layout(len(data), fields, np.packbits(is_token), line_ends, name_starts,
+                   name_lengths, name_at, name_bytes, line_digits, kept, window_at, padded,
+                   np.take(_DIGIT_MASKS, number_lengths))
+
+
+#: At most this many lines of other length than before are laid out again on their own;
+#: more, and the whole file is.
+_MAX_SHIFTED_LINES = 64
+
+
+def _shifted_layout(data: bytes, b: np.ndarray, is_token: np.ndarray,
+                    old: _Layout) -> _Layout | None:
+    """The previous layout moved along: lines of unchanged length keep their fields at the
+    same offsets from their start (checked: their token bytes match the old ones, shifted),
+    and only the few lines that changed length are laid out again. None: not the case."""
+    line_ends = np.flatnonzero(b == 10)
+    n_lines = len(old.line_ends)
+    if len(line_ends) != n_lines:
+        return None
+    starts = np.empty_like(line_ends)
+    starts[0] = 0
+    starts[1:] = line_ends[:-1] + 1
+    old_starts = np.empty_like(old.line_ends)
+    old_starts[0] = 0
+    old_starts[1:] = old.line_ends[:-1] + 1
+    changed = np.flatnonzero((line_ends - starts) != (old.line_ends - old_starts))
+    if not len(changed) or len(changed) > _MAX_SHIFTED_LINES:
+        return None
+    # The stretches of unchanged lines between the changed ones: same tokens, shifted.
+    old_is_token = np.unpackbits(old.token_bits, count=old.size).view(bool)
+    first = 0
+    for stop in [*changed.tolist(), n_lines]:
+        if stop > first:
+            new_from, new_to = int(starts[first]), int(line_ends[stop - 1]) + 1
+            old_from = int(old_starts[first])
+            if not np.array_equal(is_token[new_from:new_to],
+                                  old_is_token[old_from:old_from + new_to - new_from]):
+                return None
+        first = stop + 1
+    # The changed lines, all at once: their bytes one after the other, each line with its
+    # newline (a separator, so no field runs into the next line's).
+    line_starts, line_stops = starts[changed], line_ends[changed]
+    at = _names_at(line_starts, line_stops - line_starts + 1)
+    steps = np.diff(is_token[at].view(np.int8), prepend=np.int8(0))
+    token_starts, token_ends = at[steps == 1], at[steps == -1]
+    fields = old.fields
+    if len(token_starts) != len(changed) * fields or len(token_ends) != len(token_starts):
+        return None
+    token_starts = token_starts.reshape(-1, fields)
+    token_ends = token_ends.reshape(-1, fields)
+    # Rows are lines: each row's first field after its line's start, its last at the newline.
+    if not ((token_starts[:, 0] >= line_starts).all() and (token_ends[:, -1] == line_stops).all()):
+        return None
+    lengths = token_ends - token_starts
+    columns = [3 + _COLUMN_STATS[k] for k in old.kept]
+    number_lengths = lengths[:, columns]
+    if int(number_lengths.max()) > _MAX_DIGITS:
+        return None
+    name_starts = old.name_starts + (starts - old_starts)
+    name_lengths = old.name_lengths.copy()
+    name_starts[changed] = token_starts[:, 2]
+    name_lengths[changed] = lengths[:, 2]
+    changed_names = b[_names_at(token_starts[:, 2], lengths[:, 2])]
+    name_digits = np.add.reduceat(((changed_names - 48) < 10).astype(np.int64),
+                                  np.concatenate(([0], np.cumsum(lengths[:, 2])[:-1])))
+    line_digits = old.line_digits.copy()
+    line_digits[changed] = lengths.sum(axis=1) - lengths[:, 2] + name_digits
+    window_at = old.window_at + (starts - old_starts)[:, None]
+    window_at[changed] = token_ends[:, columns] - (0 if old.padded else 16)
+    if not old.padded and int(window_at.min()) < 0:
+        return None
+    masks = old.masks.copy()
+    masks[changed] = np.take(_DIGIT_MASKS, number_lengths)
+    name_at = _names_at(name_starts, name_lengths)
+    return _Layout(len(data), fields, np.packbits(is_token), line_ends, name_starts,
+                   name_lengths, name_at, b[name_at], line_digits, old.kept, window_at,
+                   old.padded, masks)
+
+
+@dataclass(slots=True, eq=False)
+class DiskstatsColumns:
+    """A /proc/diskstats parsed into columns: ``counters[k]`` is COLUMN_FIELDS[k] of every
+    device (int64, in the file's order), ``names`` the device names (the very same list
+    object as the previous parse's when no name changed, so a cache can key on it)."""
+
+    data: bytes
+    names: list[str]
+    counters: np.ndarray  # shape (len(COLUMN_FIELDS), len(names)), int64 (maybe a view)
+    fields_per_line: int
+    line_ends: np.ndarray  # offset of each line's newline
+    layout: _Layout = field(repr=False)
+
+    def line(self, index: int) -> str:
+        """The text of line ``index`` (0-based)."""
+        start = 0 if index == 0 else int(self.line_ends[index - 1]) + 1
+        return self.data[start:int(self.line_ends[index])].decode("ascii")
+
+    def device_counters(self, index: int) -> DeviceCounters:
+        """All counters of line ``index``, as the line-by-line parser reads them."""
+        line = self.line(index)
+        counters = _parse_line(line, line.split())
+        if isinstance(counters, str):  # cannot happen: the columns parser checked the line
+            raise ValueError(f"line {index + 1}: {counters}")
+        return counters
+
+
+def _parse_numbers(data: bytes, layout: _Layout) -> np.ndarray:
+    """The numbers of the layout (all-digit tokens of at most 16 digits, each the end of the
+    16 bytes at ``window_at``, its _DIGIT_MASKS in ``masks``), as int64: SWAR decoding of
+    the two 8-byte words, every step one numpy operation over all tokens."""
+    at = layout.window_at.reshape(-1)  # ascending: line after line
+    words = np.frombuffer(data, _U64, count=len(data) // 8)
+    if layout.padded or not words.flags.aligned or (int(at[-1]) >> 3) + 2 >= len(words):
+        buf = (b" " * 16 if layout.padded else b"") + data + bytes(24)
+        words = np.frombuffer(buf, _U64, count=len(buf) // 8)
+    # Each 16-byte window spans three aligned words: take() of aligned words is numpy's
+    # fast path (several times faster than a gather of unaligned 16-byte items).
+    index = at >> 3
+    shift = ((at & 7) << 3).view(_U64)
+    back = _U64(64) - shift  # a shift by 64 gives 0 in numpy (no C undefined behaviour)
+    x = np.empty(2 * len(at), _U64)
+    high, low = x[0::2], x[1::2]
+    word = np.take(words, index)
+    np.right_shift(word, shift, out=high)
+    index += 1
+    np.take(words, index, out=word)
+    high |= np.left_shift(word, back)
+    np.right_shift(word, shift, out=low)
+    index += 1
+    np.take(words, index, out=word)
+    word <<= back
+    low |= word
+    x &= layout.masks.reshape(-1).view(_U64)  # digit values 0..9, zeros before the token
+    # Pairs, then quads, then all eight digits (first byte most significant); in place,
+    # so the working set stays one array.
+    x *= _U64(2561)  # 10 << 8 | 1
+    x >>= _U64(8)
+    x &= _U64(0x00FF00FF00FF00FF)
+    x *= _U64(6553601)  # 100 << 16 | 1
+    x >>= _U64(16)
+    x &= _U64(0x0000FFFF0000FFFF)
+    x *= _U64(42949672960001)  # 10000 << 32 | 1
+    x >>= _U64(32)
+    pairs = x.reshape(-1, 2)
+    high = pairs[:, 0] * _U64(100_000_000)
+    high += pairs[:, 1]
+    return high.view(np.int64)
+
+
+def parse_diskstats_columns(data: bytes, previous: DiskstatsColumns | None = None,
+                            ) -> DiskstatsColumns | None:
+    """Parse a whole /proc/diskstats at once, or None when it is not what kernels write:
+    every line with the same number of fields (14 or more), all printable ASCII, every
+    field but the name a plain decimal number of at most 16 digits, names unique. Then the
+    line-by-line parser, which accepts or names everything, must be used.
+
+    ``previous``: the last parse of the same file. Where its fields are (the layout) is
+    reused when the new file has them at the same offsets, moved along when up to
+    _MAX_SHIFTED_LINES lines changed length, and its ``names`` list when the names did not
+    change; all of it re-checked against the new bytes.
+    """
+    if not data or data[-1] != 10:
+        return None
+    b = np.frombuffer(data, np.uint8)
+    is_token = b > 32
+    layout: _Layout | None = None
+    same_names = False
+    if previous is not None:
+        old = previous.layout
+        if old.size == len(data) and np.array_equal(np.packbits(is_token), old.token_bits):
+            layout = old
+        else:
+            layout = _shifted_layout(data, b, is_token, old)
+        # Other names (a device replaced by another at the same place): the digit count of
+        # the layout is no longer the file's, the names list not the previous one.
+        same_names = (layout is not None
+                      and np.array_equal(b[layout.name_at] if layout is old
+                                         else layout.name_bytes, old.name_bytes))
+    if not same_names:
+        layout = _layout_of(data, b, is_token)
+        if layout is None:
+            return None
+    assert layout is not None
+    n_lines = len(layout.line_ends)
+    # The lines are exactly the rows found (each ends at a newline, and there are no other
+    # control or non-ASCII bytes, so str.split() would see no other blanks), and every byte
+    # of the numbers is a digit (the file has as many digits as the layout's fields, and
+    # none elsewhere): no sign, no '_', no '0x'.
+    if (np.count_nonzero((b - 32) >= 95) != n_lines or not (b[layout.line_ends] == 10).all()
+            or np.count_nonzero((b - 48) < 10) != layout.digits):
+        return None
+    if same_names:
+        names = previous.names  # type: ignore[union-attr]
+    else:
+        text = layout.name_bytes.tobytes().decode("ascii")
+        splits = [0, *np.cumsum(layout.name_lengths).tolist()]
+        names = [text[i:j] for i, j in zip(splits[:-1], splits[1:])]
+        if len(set(names)) != n_lines:
+            return None  # a device listed twice: the line parser names it
+        if previous is not None and names == previous.names:
+            names = previous.names
+    values = _parse_numbers(data, layout).reshape(n_lines, len(layout.kept)).T
+    if len(layout.kept) == len(COLUMN_FIELDS):
+        counters = values
+    else:  # 14- or 18-field lines: no discard / flush counters, zero as sysstat reads them
+        counters = np.zeros((len(COLUMN_FIELDS), n_lines), np.int64)
+        counters[layout.kept] = values
+    return DiskstatsColumns(data, names, counters, layout.fields, layout.line_ends, layout)
 
 
 # ---------------------------------------------------------------------------------------

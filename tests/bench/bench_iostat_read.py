@@ -4,7 +4,18 @@ Target (issue 2): <= 2 ms per sample. Generates a 2,000-device root (1,000 disks
 partition each, 20-field lines, realistic counter sizes) under a temp dir, then, for several
 shares of devices whose counters change between samples, rewrites the file (not timed) and
 times ``IostatSampler.sample()`` (read /proc/diskstats + /proc/uptime, parse, compute every
-row: -p ALL, so all 2,000 rows). Prints the median per sample.
+figure of every device: -p ALL, so all 2,000 rows). Prints the median per sample of:
+
+- ``lines``: the line-by-line path alone (``use_columns=False``: the code before numpy);
+- ``sample``: the sampler as used (the column path: whole file at once with numpy);
+- ``+rows``: the same plus building every IostatRow object (``report.rows``, made on first
+  access: what a consumer that reads every row pays in total).
+
+"100%+1 longer": one counter gains a digit every sample (~1 a second on a big busy host:
+counters crossing 10**k, 32-bit ticks wrapping), so that line's fields and every later
+line's offsets move: the column path lays out that line again and shifts the others.
+"100%+50 longer": 50 lines a sample, beyond the 16 it shifts: the whole file is laid out
+again (the column path's worst case).
 
     .venv/bin/python tests/bench/bench_iostat_read.py [--samples N] [--json]
 """
@@ -23,6 +34,9 @@ from pathlib import Path
 from racperf_tui.core.iostat import IostatSampler
 
 N_DEVICES = 2000
+#: (label, share of devices whose counters move, lines whose length grows each sample)
+CASES = (("0%", 0.0, 0), ("5%", 0.05, 0), ("25%", 0.25, 0), ("100%", 1.0, 0),
+         ("100%+1 longer", 1.0, 1), ("100%+50 longer", 1.0, 50))
 
 
 def make_devices(rng: random.Random) -> list[list]:
@@ -43,7 +57,8 @@ def write(root: Path, devices: list[list], uptime_cs: int) -> None:
         for major, minor, name, stats in devices))
 
 
-def bench(changed_share: float, samples: int, rng: random.Random) -> tuple[float, float]:
+def bench(changed_share: float, longer_lines: int, samples: int, rng: random.Random,
+          use_columns: bool, touch_rows: bool) -> tuple[float, float]:
     """Median (wall, CPU) ms per sample when `changed_share` of the devices did I/O in the
     interval. CPU time (this process only) is the steadier figure on a shared machine."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,7 +71,7 @@ def bench(changed_share: float, samples: int, rng: random.Random) -> tuple[float
                 (block / name).mkdir(parents=True)
         uptime = 10_000_000
         write(root, devices, uptime)
-        sampler = IostatSampler([root], partitions=True)
+        sampler = IostatSampler([root], partitions=True, use_columns=use_columns)
         sampler.sample()
         times, cpu_times = [], []
         for _ in range(samples):
@@ -65,12 +80,18 @@ def bench(changed_share: float, samples: int, rng: random.Random) -> tuple[float
                 stats = device[3]
                 for i in (0, 1, 2, 3, 4, 6, 7, 9, 10):
                     stats[i] += rng.randrange(1, 500)
+            for device in rng.sample(devices, longer_lines):
+                device[3][2] *= 10  # rd_sectors: one more digit
             write(root, devices, uptime)
             start, start_cpu = time.perf_counter(), time.process_time()
             report = sampler.sample()
+            if touch_rows:
+                report.rows  # noqa: B018  (made on first access)
             cpu_times.append((time.process_time() - start_cpu) * 1000)
             times.append((time.perf_counter() - start) * 1000)
             assert len(report.rows) == N_DEVICES and not report.errors
+        if use_columns:
+            assert sampler.column_samples == samples  # the path measured is the one meant
         return statistics.median(times), statistics.median(cpu_times)
 
 
@@ -79,18 +100,27 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rng = random.Random(1)
-    results = {}
-    for share in (0.0, 0.05, 0.25, 1.0):
-        wall, cpu = bench(share, args.samples, rng)
-        results[f"{int(share * 100)}%_changed"] = {"wall_ms": round(wall, 3), "cpu_ms": round(cpu, 3)}
+    results: dict[str, dict[str, float]] = {}
+    for label, share, longer in CASES:
+        figures: dict[str, float] = {}
+        for mode, use_columns, touch in (("lines", False, False), ("sample", True, False),
+                                         ("+rows", True, True)):
+            samples = args.samples if use_columns else max(args.samples // 3, 5)
+            wall, cpu = bench(share, longer, samples, random.Random(1), use_columns, touch)
+            figures[f"{mode}_wall_ms"] = round(wall, 3)
+            figures[f"{mode}_cpu_ms"] = round(cpu, 3)
+        results[f"{label}_changed"] = figures
     if args.json:
         print(json.dumps({"bench": "iostat_read_2000_devices_ms_per_sample", **results}))
-    else:
-        print(f"read + compute, {N_DEVICES} devices (-p ALL, all rows), median per sample "
-              "(target <= 2 ms):")
-        for key, value in results.items():
-            print(f"  {key:>13}: wall {value['wall_ms']:7.3f} ms   CPU {value['cpu_ms']:7.3f} ms")
+        return 0
+    print(f"read + compute, {N_DEVICES} devices (-p ALL, all rows), median ms per sample, "
+          "wall / CPU (target <= 2 ms):")
+    print(f"  {'changed':>14} | {'lines (before)':>15} | {'sample':>13} | {'sample+rows':>13}")
+    for key, f in results.items():
+        print(f"  {key.removesuffix('_changed'):>14}"
+              f" | {f['lines_wall_ms']:6.2f} / {f['lines_cpu_ms']:6.2f}"
+              f" | {f['sample_wall_ms']:5.2f} / {f['sample_cpu_ms']:5.2f}"
+              f" | {f['+rows_wall_ms']:5.2f} / {f['+rows_cpu_ms']:5.2f}")
     return 0
 
 
