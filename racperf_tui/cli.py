@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("racperf_tui.commands.runs", "list, show and export recorded runs"),
     "parse": ("racperf_tui.commands.parse", "parse saved tool output into result JSON"),
     "probe": ("racperf_tui.commands.probe", "built-in network probe (server / client)"),
+    "pair": ("racperf_tui.commands.pair", "both ends of a network test here: server, then client"),
     "check-target": ("racperf_tui.commands.check_target", "would writing to this file/device destroy data?"),
 }
 

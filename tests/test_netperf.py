@@ -1,10 +1,10 @@
 """netperf: every real sample parsed (numbers asserted), interim results live in their three
 forms, argv and validation, build detection, and netserver + netperf run for real through the
-emulators (tests/fakes/netserver, tests/fakes/netperf) on 127.0.0.1."""
+emulators (tests/fakes/netserver, tests/fakes/netperf) on 127.0.0.1, as a pair of recorded
+runs (core/pair_runs), the way the UI starts them."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.core.pair import run_pair, run_tool_pair
+from pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
+from racperf_tui.core.events import RunState
+from racperf_tui.core.pair_runs import PairStartError, launch_pair, wait_for_server_ready
+from racperf_tui.core.runs import launch_run, wait_for_run
+from racperf_tui.core.store import Store
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import netperf as np_
 
@@ -241,49 +245,57 @@ def test_detect_capabilities(monkeypatch: pytest.MonkeyPatch) -> None:
 # --------------------------------------------------------------------------- both ends, for real
 
 
-def test_pair_rr_with_interim_results_streamed(ends: tuple[dict, dict]) -> None:
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emulators' clock runs 50 times faster (the detached supervisors inherit it)."""
+    monkeypatch.setenv("RACPERF_FAKE_TIMESCALE", "0.02")
+
+
+def test_pair_rr_with_interim_results_streamed(ends: tuple[dict, dict], data_dir: Path, fast: None) -> None:
     server, client = ends
-    samples = []
-    outcome = asyncio.run(run_tool_pair(np_, server, {**client, "interim_s": 1}, on_sample=samples.append, env=FAST))
-    assert outcome.ok, outcome.message
-    assert [name for _, name in outcome.pair.events][:3] == ["server_started", "server_ready", "client_started"]
+    done = run_pair_to_end("netperf", server, {**client, "interim_s": 1}, data_dir)
+    assert done.client.state is RunState.SUCCEEDED, done.client.message
+    assert_client_started_after_server_ready(done, "Starting netserver with host")
+    samples = done.samples
     assert [s.metrics["trans_per_s"] for s in samples] == [8064.58, 10675.86, 39118.12]
     assert [s.t for s in samples] == [1.0, 2.0, 3.0]
-    result = outcome.client_result
+    result = done.client_result
     assert (result["test"], result["elapsed_s"], result["trans_per_s"]) == ("TCP_RR", 3.0, 22040.02)
     assert len(result["samples"]) == 3
-    assert outcome.server_result["started"] and outcome.server_result["port"] == server["port"]
+    assert done.server_result["started"] and done.server_result["port"] == server["port"]
+    assert done.pair.notes == ()
 
 
-def test_pair_without_demo_support_drops_interim(ends, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pair_without_demo_support_drops_interim(ends, data_dir: Path, fast: None,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     server, client = ends
     monkeypatch.setenv("RACPERF_FAKE_NETPERF_DEMO", "0")
-    outcome = asyncio.run(run_tool_pair(np_, server, {**client, "interim_s": 1, "test": "TCP_STREAM"}, env=FAST))
-    assert outcome.ok, outcome.message
-    assert "built without --enable-demo" in outcome.notes[0]
-    assert outcome.client_result["samples"] == []
-    plan = np_.pair_plan(server, {**client, "interim_s": 1})
-    assert "-D" not in plan.client_argv and plan.notes == outcome.notes
-    assert outcome.client_result["throughput_mbit_s"] == 11239.85
+    done = run_pair_to_end("netperf", server, {**client, "interim_s": 1, "test": "TCP_STREAM"}, data_dir)
+    assert done.client.state is RunState.SUCCEEDED, done.client.message
+    assert "built without --enable-demo" in done.pair.notes[0]
+    assert done.client_result["samples"] == []
+    # what ran is what was recorded: the adapted config, without -D
+    assert "-D" not in done.client.argv and done.client.config["interim_s"] is None
+    assert done.client_result["throughput_mbit_s"] == 11239.85
 
 
 @pytest.mark.parametrize("mode", ["csv", "human", "keyval"])
-def test_pair_omni_output_modes(ends, mode: str) -> None:
+def test_pair_omni_output_modes(ends, data_dir: Path, fast: None, mode: str) -> None:
     server, client = ends
-    outcome = asyncio.run(run_tool_pair(np_, server, {**client, "omni_output": mode, "interim_s": 1}, env=FAST))
-    assert outcome.ok, outcome.message
-    result = outcome.client_result
+    done = run_pair_to_end("netperf", server, {**client, "omni_output": mode, "interim_s": 1}, data_dir)
+    assert done.client.state is RunState.SUCCEEDED, done.client.message
+    result = done.client_result
     assert (result["trans_per_s"], result["p99_latency_us"], result["mean_latency_us"], result["elapsed_s"]) == \
         (8053.364, 440, 123.90, 3.0)
     assert [s["trans_per_s"] for s in result["samples"]] == [8064.58, 10675.86, 39118.12]
 
 
-def test_pair_udp_stream(ends) -> None:
+def test_pair_udp_stream(ends, data_dir: Path, fast: None) -> None:
     server, client = ends
-    outcome = asyncio.run(run_tool_pair(np_, server, {**client, "test": "UDP_STREAM", "duration_s": 2,
-                                                      "send_size_bytes": 1400}, env=FAST))
-    assert outcome.ok, outcome.message
-    result = outcome.client_result
+    done = run_pair_to_end("netperf", server, {**client, "test": "UDP_STREAM", "duration_s": 2,
+                                               "send_size_bytes": 1400}, data_dir)
+    assert done.client.state is RunState.SUCCEEDED, done.client.message
+    result = done.client_result
     assert (result["throughput_mbit_s"], result["remote_throughput_mbit_s"], result["messages_ok"],
             result["errors"], result["send_message_bytes"]) == (1893.40, 1579.96, 338130, 0, 1400)
 
@@ -303,18 +315,26 @@ def test_netperf_without_netserver_fails_with_netperfs_words(ends) -> None:
     assert not ok and "are you sure there is a netserver listening" in reason
 
 
-def test_netserver_port_in_use(ends) -> None:
+def test_netserver_port_in_use(ends, data_dir: Path, fast: None) -> None:
     server, client = ends
     with socket.socket() as squatter:
         squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         squatter.bind(("127.0.0.1", server["port"]))
         squatter.listen(1)
-        problems, _ = np_.preflight(server)
-        assert "already in use" in problems[0] and "use another port" in problems[0]
-        result = asyncio.run(run_pair(np_.pair_plan(server, client, env=FAST)))
-    assert not result.ok
-    assert f"Unable to start netserver with  '127.0.0.1' port '{server['port']}'" in result.message
-    assert "client_started" not in [name for _, name in result.events]
+        with pytest.raises(PairStartError) as refused:
+            launch_pair("netperf", server, client, data_dir=data_dir)
+        assert "already in use" in str(refused.value) and "use another port" in str(refused.value)
+        assert "netserver" in str(refused.value)
+        with Store.open(data_dir) as store:
+            assert store.list_runs() == []  # refused before anything started
+        # slipped past the check: netserver's own words end the wait
+        server_run = launch_run("netperf", {**server, "role": "server"}, data_dir=data_dir)
+        with pytest.raises(PairStartError) as failed:
+            wait_for_server_ready(server_run, data_dir, np_.PAIR.ready_pattern, np_.PAIR.failure_pattern, 10)
+        wait_for_run(server_run, data_dir, 10)
+    assert f"Unable to start netserver with  '127.0.0.1' port '{server['port']}'" in str(failed.value)
+    with Store.open(data_dir) as store:
+        assert [r.id for r in store.list_runs()] == [server_run]  # no client run
 
 
 def test_tool_is_registered() -> None:

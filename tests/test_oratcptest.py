@@ -1,9 +1,9 @@
 """oratcptest: parsers on the real outputs, live parsing, argv and validation, the java finder,
-and both ends run for real through the emulator (tests/fakes/oratcptest) on 127.0.0.1."""
+and both ends run for real through the emulator (tests/fakes/oratcptest) on 127.0.0.1, as a
+pair of recorded runs (core/pair_runs), the way the UI starts them."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -17,9 +17,13 @@ from pathlib import Path
 import psutil
 import pytest
 
+from pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 from racperf_tui.core import settings
-from racperf_tui.core.pair import PairPlan, run_pair, run_tool_pair
+from racperf_tui.core.events import RunState
+from racperf_tui.core.pair_runs import PairStartError, launch_pair, wait_for_server_ready
 from racperf_tui.core.ports import check_listen_port
+from racperf_tui.core.runs import launch_run, wait_for_run
+from racperf_tui.core.store import Store
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import oratcptest as ot
 
@@ -268,35 +272,44 @@ def test_jar_configured_once(jar: Path, data_dir: Path) -> None:
 # --------------------------------------------------------------------------- both ends, for real
 
 
-def test_pair_starts_client_after_server_ready(ends: tuple[dict, dict]) -> None:
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emulator's clock runs 50 times faster (the detached supervisors inherit it)."""
+    monkeypatch.setenv("RACPERF_FAKE_TIMESCALE", "0.02")
+
+
+def test_pair_starts_client_after_server_ready(ends: tuple[dict, dict], data_dir: Path, fast: None) -> None:
+    """Both ends as runs of the store (detached supervisors), as the UI starts them."""
     server, client = ends
-    samples = []
-    outcome = asyncio.run(run_tool_pair(ot, server, client, on_sample=samples.append, env=FAST))
-    assert outcome.ok, outcome.message
-    pair = outcome.pair
-    order = [name for _, name in pair.events]
-    assert order[:3] == ["server_started", "server_ready", "client_started"]
-    assert pair.event_time("client_started") >= pair.event_time("server_ready")
+    done = run_pair_to_end("oratcptest", server, client, data_dir)
+    assert done.client.state is RunState.SUCCEEDED, done.client.message
+    assert_client_started_after_server_ready(done, "OraTcpTest server started.")
+    assert "oratcptest emulator" in (done.client.tool_version or "")
     # live: one Sample per interval line, as they came
+    samples = done.samples
     assert [s.t for s in samples] == [2.0, 4.0, 6.0, 8.0, 10.0]
     assert samples[0].metrics == {"throughput_mib_s": 90.170, "latency_ms": 11.090}
-    result = outcome.client_result
+    assert samples[1].metrics == {"throughput_mib_s": 81.076, "latency_ms": 12.334}
+    result = done.client_result
     assert result["mode"] == "SYNC" and result["interval_s"] == 2 and result["duration_s"] == 10
+    assert len(result["samples"]) == 5
     assert result["avg_throughput_mib_s"] == pytest.approx(sum(s.metrics["throughput_mib_s"] for s in samples) / 5,
                                                             abs=0.001)
     assert result["socket_send_buffer_bytes"] > 0
     # the server's side is kept: it really served this test
-    (test,) = outcome.server_result["tests"]
+    assert done.server.state.finished
+    assert "[A test was requested.]" in done.server_output
+    (test,) = done.server_result["tests"]
     assert test["message_payload_bytes"] == 1048576 and test["socket_receive_buffer_bytes"] > 0
 
 
-def test_pair_async_mode(ends: tuple[dict, dict]) -> None:
+def test_pair_async_mode(ends: tuple[dict, dict], data_dir: Path, fast: None) -> None:
     server, client = ends
-    outcome = asyncio.run(run_tool_pair(ot, server, {**client, "mode": "ASYNC", "num_conn": 2}, env=FAST))
-    assert outcome.ok, outcome.message
-    assert outcome.client_result["mode"] == "ASYNC"
-    assert outcome.client_result["number_of_connections"] == 2
-    assert "avg_latency_ms" not in outcome.client_result
+    done = run_pair_to_end("oratcptest", server, {**client, "mode": "ASYNC", "num_conn": 2}, data_dir)
+    assert done.client.state is RunState.SUCCEEDED, done.client.message
+    assert done.client_result["mode"] == "ASYNC"
+    assert done.client_result["number_of_connections"] == 2
+    assert "avg_latency_ms" not in done.client_result
 
 
 def test_client_without_server_fails(ends: tuple[dict, dict]) -> None:
@@ -309,46 +322,46 @@ def test_client_without_server_fails(ends: tuple[dict, dict]) -> None:
     assert not ok and "Failed to connect" in reason
 
 
-def test_port_in_use_is_refused_with_a_suggestion(ends: tuple[dict, dict]) -> None:
+def test_port_in_use_is_refused_with_a_suggestion(ends: tuple[dict, dict], data_dir: Path, fast: None) -> None:
     server, client = ends
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", server["port"]))
         squatter.listen(1)
-        problems, _ = ot.preflight(server)
-        assert len(problems) == 1
-        assert re.search(rf"127\.0\.0\.1:{server['port']} is already in use by .*use another port, e\.g\. \d+",
-                         problems[0])
         started = time.monotonic()
-        outcome = asyncio.run(run_tool_pair(ot, server, client, env=FAST))
-        assert not outcome.ok and outcome.pair is None  # refused before anything started
-        assert "already in use" in outcome.message
-        # and if something slips past the check, the server's own failure ends the pair, no hang
-        plan = ot.pair_plan(server, client, env=FAST)
-        result = asyncio.run(run_pair(plan))
+        with pytest.raises(PairStartError) as refused:
+            launch_pair("oratcptest", server, client, data_dir=data_dir)
+        assert re.search(rf"127\.0\.0\.1:{server['port']} is already in use by .*use another port, e\.g\. \d+",
+                         str(refused.value))
+        with Store.open(data_dir) as store:
+            assert store.list_runs() == []  # refused before anything started
+        # and if something slips past the check, the server's own failure ends the wait, no hang
+        server_run = launch_run("oratcptest", {**server, "role": "server"}, data_dir=data_dir)
+        with pytest.raises(PairStartError) as failed:
+            wait_for_server_ready(server_run, data_dir, ot.PAIR.ready_pattern, ot.PAIR.failure_pattern, 10,
+                                  failure_hint=ot.PAIR.failure_hint)
+        record = wait_for_run(server_run, data_dir, 10)
         assert time.monotonic() - started < 10
-    assert not result.ok
-    assert "Failed to listen a socket : Address already in use" in result.message
-    assert "client_started" not in [name for _, name in result.events]
+    assert "Failed to listen a socket : Address already in use" in str(failed.value)
+    assert "pick another port" in str(failed.value)
+    assert record.state.finished and record.state is not RunState.SUCCEEDED
+    with Store.open(data_dir) as store:
+        assert [r.id for r in store.list_runs()] == [server_run]  # no client run
 
 
-def test_server_readiness_timeout_stops_the_server() -> None:
-    plan = PairPlan(server_argv=[sys.executable, "-c", "import time; print('starting', flush=True); time.sleep(60)"],
-                    client_argv=[sys.executable, "-c", "print('never')"], ready_pattern=ot.SERVER_READY_RE,
-                    ready_timeout_s=0.5)
-    pids = []
-
-    async def scenario():
-        task = asyncio.create_task(run_pair(plan, on_server_line=lambda line: pids.extend(
-            p.pid for p in psutil.Process().children(recursive=True))))
-        return await task
-
+def test_server_readiness_timeout_stops_the_server(data_dir: Path) -> None:
+    """A server that never says it is ready: the pair gives up after the timeout, with the
+    server's words, and the server's process is gone (no client run was started)."""
     started = time.monotonic()
-    result = asyncio.run(scenario())
-    assert time.monotonic() - started < 5
-    assert not result.ok
-    assert "did not say it was ready within 0.5 s" in result.message and "starting" in result.message
-    assert pids and not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-                            for pid in pids)
+    with pytest.raises(PairStartError) as timed_out:
+        launch_pair("tests.fakes.silent_server_tool", {"port": 0}, {}, data_dir=data_dir, ready_timeout_s=0.5)
+    assert time.monotonic() - started < 10
+    message = str(timed_out.value)
+    assert "did not say it was ready within 0.5 s" in message and "starting" in message
+    pid = int(re.search(r"starting (\d+)", message)[1])
+    with Store.open(data_dir) as store:
+        (server_run,) = store.list_runs()
+    assert server_run.config["role"] == "server" and server_run.state.finished
+    assert not (psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
 
 
 def test_database_listener_ports_are_flagged() -> None:
@@ -363,35 +376,3 @@ def test_tool_is_registered() -> None:
     module = load_tool("oratcptest")
     assert module.TOOL.name == "oratcptest"
     assert callable(module.parse_output)
-
-
-# --------------------------------------------------------------------------- through the runs machinery
-
-
-def test_pair_as_recorded_runs(ends: tuple[dict, dict], data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Both ends as runs of the store (detached supervisors), as the UI starts them."""
-    pair_runs = pytest.importorskip("racperf_tui.core.pair_runs")
-    from racperf_tui.core.events import RunState
-    from racperf_tui.core.runs import wait_for_run
-    from racperf_tui.core.store import Store
-
-    monkeypatch.setenv("RACPERF_FAKE_TIMESCALE", "0.02")
-    server, client = ends
-    pair = pair_runs.launch_pair("oratcptest", server, client, data_dir=data_dir)
-    try:
-        record = wait_for_run(pair.client_run_id, data_dir, timeout_s=30)
-    finally:
-        pair_runs.finish_pair(pair, data_dir, grace_s=0.1)
-    assert record.state is RunState.SUCCEEDED, record.message
-    assert "oratcptest emulator" in (record.tool_version or "")
-    with Store.open(data_dir) as store:
-        samples = [s for _, s in store.samples(pair.client_run_id)]
-        result = store.result(pair.client_run_id)
-        server_record = store.get_run(pair.server_run_id)
-        server_output = store.raw_output(pair.server_run_id)
-    assert [s.t for s in samples] == [2.0, 4.0, 6.0, 8.0, 10.0]
-    assert samples[1].metrics == {"throughput_mib_s": 81.076, "latency_ms": 12.334}
-    assert result["mode"] == "SYNC" and len(result["samples"]) == 5
-    assert server_record.state.finished and server_record.config["role"] == "server"
-    assert server_record.started_at <= record.started_at
-    assert "OraTcpTest server started." in server_output and "[A test was requested.]" in server_output

@@ -1,20 +1,25 @@
 """A server/client pair as two recorded runs: the server run first, the client run once the
-server said it is ready.
+server said it is ready. The one way racperf runs a two-ended tool (UI, tests).
 
-:mod:`racperf_tui.core.pair` runs a pair inside one process (CLI, tests). The UI instead wants
-both ends to be runs like any other (detached supervisors, samples and raw output in the store,
-visible from the Runs panel, surviving the UI), so this module uses
-:func:`racperf_tui.core.runs.launch_run` twice:
+Both ends are runs like any other (detached supervisors, samples and raw output in the store,
+visible from the Runs panel, surviving the UI): :func:`launch_pair` uses
+:func:`racperf_tui.core.runs.launch_run` twice. What it needs to know of the tool is the
+tool module's ``PAIR`` (:class:`racperf_tui.tools.base.PairSpec`):
 
-1. launch the server run (``config["role"] = "server"``);
-2. poll its raw output in the store for the tool's readiness line (``READY_PATTERN`` or
-   ``SERVER_READY_RE`` of the tool module); a failure line (``PORT_IN_USE_PATTERN`` /
-   ``SERVER_PORT_IN_USE_RE``), the server run ending, or the timeout raises
-   :class:`PairStartError` with the server's words, and the server run is stopped;
-3. launch the client run; when the server's ready line names the port (the probe server with
-   ``port: 0`` picks a free one and says which), a client ``port`` of 0 / None gets it;
-4. :func:`finish_pair` (after the client run ended) gives the server a moment to end by itself
-   (``-1`` / ``--once``) and stops it otherwise.
+1. adapt the client config to what is installed (``PAIR.adapt_client``: netperf drops -D
+   and omni output its build lacks; the notes say so) and validate it: a typo must not leave
+   a server behind;
+2. refuse a taken port before anything starts (:func:`racperf_tui.core.ports.check_listen_port`,
+   with a suggested free port; a port of the database's is a warning);
+3. launch the server run (``config["role"] = "server"``) and poll its raw output in the store
+   for ``PAIR.ready_pattern``; ``PAIR.failure_pattern``, the server run ending, or
+   ``PAIR.ready_timeout_s`` raise :class:`PairStartError` with the server's words, and the
+   server run is stopped;
+4. launch the client run (``peer_run_id`` names the server run); a client ``port`` of 0 /
+   None gets the port the server's ready line names (the probe server with ``port: 0`` picks
+   a free one), else the server's;
+5. :func:`finish_pair` (after the client run ended) gives the server a moment to end by itself
+   (``-1`` / ``--once``) and stops it otherwise; :func:`stop_pair` stops both.
 
 Blocking (polls with short sleeps): call it from a worker thread in the UI.
 """
@@ -23,15 +28,15 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from racperf_tui.core.runs import launch_run, stop_run
 from racperf_tui.core.store import Store
+from racperf_tui.tools.base import PairSpec
 
-#: how long the server may take to say it is listening
-DEFAULT_READY_TIMEOUT_S = 15.0
+#: how often the store is read while waiting for the server
 POLL_S = 0.05
 
 
@@ -41,27 +46,39 @@ class PairStartError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class PairRuns:
-    """The run ids of both ends, and the port the client was given."""
+    """The run ids of both ends, the port the client was given, and what to tell the user."""
 
     tool: str
     server_run_id: int
     client_run_id: int
     port: int | None
+    # what follows is known only to the process that launched the pair (a UI reattaching to
+    # it from the store rebuilds the four fields above): it does not take part in ==
+    #: what was adapted before the start (e.g. "this netperf was built without --enable-demo")
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    #: worth knowing, not blocking (e.g. "1521 is the default Oracle Net listener port")
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    #: when the server's ready line was seen in the store (epoch s); the client run started after
+    server_ready_at: float | None = field(default=None, compare=False)
 
 
-def _tool_patterns(tool: str) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+def pair_spec(tool: str) -> PairSpec:
+    """The ``PAIR`` of a tool's module; ValueError when the tool has no server/client pair."""
     from racperf_tui.tools import load_tool
 
-    module = load_tool(tool)
-    ready = getattr(module, "READY_PATTERN", None) or getattr(module, "SERVER_READY_RE", None)
-    if ready is None:
-        raise ValueError(f"tool {tool!r} has no server readiness pattern (READY_PATTERN)")
-    failure = getattr(module, "PORT_IN_USE_PATTERN", None) or getattr(module, "SERVER_PORT_IN_USE_RE", None)
-    return ready, failure
+    spec = getattr(load_tool(tool), "PAIR", None)
+    if not isinstance(spec, PairSpec):
+        raise ValueError(f"tool {tool!r} is not a server/client pair (its module has no PAIR)")
+    return spec
+
+
+def _tail(output: str) -> str:
+    return " / ".join(output.strip().splitlines()[-3:])
 
 
 def wait_for_server_ready(server_run_id: int, data_dir: Path, ready: re.Pattern[str],
-                          failure: re.Pattern[str] | None, timeout_s: float) -> re.Match[str]:
+                          failure: re.Pattern[str] | None, timeout_s: float, *,
+                          failure_hint: str = "use another port") -> re.Match[str]:
     """Poll the server run's output until ``ready`` matches; PairStartError otherwise."""
     deadline = time.monotonic() + timeout_s
     with Store.open(Path(data_dir)) as store:
@@ -71,67 +88,70 @@ def wait_for_server_ready(server_run_id: int, data_dir: Path, ready: re.Pattern[
             if match:
                 return match
             if failure is not None and failure.search(output):
-                tail = " / ".join(output.strip().splitlines()[-3:])
-                raise PairStartError(f"the server could not listen: {tail}; use another port")
+                raise PairStartError(f"the server could not listen: {_tail(output)}; {failure_hint}")
             record = store.get_run(server_run_id)
             if record.state.finished:
-                tail = " / ".join(output.strip().splitlines()[-3:]) or "(no output)"
                 raise PairStartError(f"the server run ended ({record.state.value}: "
-                                     f"{record.message or 'no message'}) before it was ready: {tail}")
+                                     f"{record.message or 'no message'}) before it was ready: "
+                                     f"{_tail(output) or '(no output)'}")
             if time.monotonic() >= deadline:
-                tail = " / ".join(output.strip().splitlines()[-3:]) or "(no output)"
                 raise PairStartError(f"the server did not say it was ready within {timeout_s:g} s "
-                                     f"(waiting for {ready.pattern!r}); its output: {tail}")
+                                     f"(waiting for {ready.pattern!r}); its output: "
+                                     f"{_tail(output) or '(no output)'}")
             time.sleep(POLL_S)
 
 
-def _check_port(server_cfg: Mapping[str, Any]) -> None:
-    """A taken port (or one of the database's) fails here, with a suggestion, not in the tool."""
+def _check_port(tool: str, spec: PairSpec, server_cfg: Mapping[str, Any]) -> str | None:
+    """A taken port (or one of the database's) fails here, with a suggestion, not in the tool.
+    Returns the warning worth showing, if any."""
     from racperf_tui.core.ports import check_listen_port
 
-    port = int(server_cfg.get("port") or 0)
+    port = int(server_cfg.get("port", spec.default_port) or 0)
     if port == 0:
-        return  # the server picks a free one
+        return None  # the server picks a free one
     bind = str(server_cfg.get("bind") or server_cfg.get("host") or "")
     if bind in ("0.0.0.0", "::"):
         bind = ""
-    check = check_listen_port(port, bind, what=f"the {server_cfg.get('tool', 'benchmark')} server")
+    check = check_listen_port(port, bind, what=spec.server_name or f"the {tool} server")
     if not check.ok:
         raise PairStartError(check.problem or f"cannot listen on port {port}")
+    return check.warning or None
 
 
 def launch_pair(tool: str, server_config: Mapping[str, Any], client_config: Mapping[str, Any], *,
-                data_dir: Path, ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S) -> PairRuns:
+                data_dir: Path, ready_timeout_s: float | None = None) -> PairRuns:
     """Start the server run, wait until it is ready, start the client run (see module doc).
 
-    Raises what :func:`launch_run` raises (ValueError for a bad config, ToolNotFound, ...)
-    and PairStartError; on any failure after the server run started, it is stopped.
+    ``ready_timeout_s`` defaults to the tool's (``PAIR.ready_timeout_s``). Raises what
+    :func:`launch_run` raises (ValueError for a bad config, ToolNotFound, ...) and
+    PairStartError; on any failure after the server run started, it is stopped.
     """
-    ready, failure = _tool_patterns(tool)
-    server_cfg = dict(server_config, role="server")
-    client_cfg = dict(client_config, role="client")
-    # validate the client before anything starts: a typo must not leave a server behind
     from racperf_tui.tools import load_tool
 
-    probe_cfg = dict(client_cfg)
-    if not probe_cfg.get("port"):
-        probe_cfg["port"] = 1
-    load_tool(tool).TOOL.build_argv(probe_cfg)
-    _check_port(server_cfg)
+    spec = pair_spec(tool)
+    timeout_s = spec.ready_timeout_s if ready_timeout_s is None else ready_timeout_s
+    server_cfg = dict(server_config, role="server")
+    client_cfg, notes = spec.adapted_client(dict(client_config, role="client"))
+    # validate the client before anything starts: a typo must not leave a server behind
+    load_tool(tool).TOOL.build_argv(dict(client_cfg, port=client_cfg.get("port") or 1))
+    warning = _check_port(tool, spec, server_cfg)
     server_run_id = launch_run(tool, server_cfg, data_dir=Path(data_dir))
     try:
-        match = wait_for_server_ready(server_run_id, Path(data_dir), ready, failure, ready_timeout_s)
-        port = client_cfg.get("port")
-        named = match.groupdict().get("port") if match.re.groupindex else None
-        if not port and named:
-            port = int(named)
-        client_cfg["port"] = port
+        match = wait_for_server_ready(server_run_id, Path(data_dir), spec.ready_pattern,
+                                      spec.failure_pattern, timeout_s, failure_hint=spec.failure_hint)
+        ready_at = time.time()
+        # a client without a port goes where the server listens: the port its ready line
+        # names (a server given port 0 picked it), else the server's configured port
+        port = (client_cfg.get("port") or match.groupdict().get("port")
+                or server_cfg.get("port", spec.default_port))
+        port = client_cfg["port"] = int(port) if port else None
         client_cfg["peer_run_id"] = server_run_id
         client_run_id = launch_run(tool, client_cfg, data_dir=Path(data_dir))
     except BaseException:
         stop_run(server_run_id, Path(data_dir), grace_s=5.0)
         raise
-    return PairRuns(tool, server_run_id, client_run_id, int(port) if port else None)
+    return PairRuns(tool, server_run_id, client_run_id, port,
+                    notes=tuple(notes), warnings=(warning,) if warning else (), server_ready_at=ready_at)
 
 
 def finish_pair(pair: PairRuns, data_dir: Path, grace_s: float = 5.0) -> None:

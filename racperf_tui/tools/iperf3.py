@@ -51,6 +51,7 @@ import subprocess
 from typing import Any, Mapping
 
 from racperf_tui.core.events import Sample
+from racperf_tui.tools.base import PairSpec
 
 #: the server line after which a client may connect
 READY_PATTERN = re.compile(r"Server listening on")
@@ -58,6 +59,9 @@ READY_PATTERN = re.compile(r"Server listening on")
 PORT_IN_USE_PATTERN = re.compile(r"unable to start listener for connections: Address already in use")
 
 DEFAULT_PORT = 5201
+
+#: How both ends run (read by racperf_tui.core.pair_runs).
+PAIR = PairSpec(ready_pattern=READY_PATTERN, failure_pattern=PORT_IN_USE_PATTERN, default_port=DEFAULT_PORT)
 
 _BYTE_PREFIX = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _RATE_PREFIX = {"": 1e-6, "K": 1e-3, "M": 1.0, "G": 1e3, "T": 1e6}  # -> Mbit/s

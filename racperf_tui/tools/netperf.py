@@ -31,11 +31,10 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.pair import PairPlan
-from racperf_tui.core.ports import PortCheck, check_listen_port
+from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
 
 name = "netperf"
 
@@ -46,8 +45,6 @@ DEFAULT_CONTROL_PORT = 12865
 #: Seconds allowed beyond -l for control-connection set-up and the final exchange.
 SETUP_ALLOWANCE_S = 30.0
 DEFAULT_SERVER_LIFETIME_S = 3600.0
-#: Keys the run machinery adds to a config (not netperf options): accepted, ignored.
-RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label"})
 #: netperf learned omni tests and output selectors in 2.5.0.
 OMNI_MIN_VERSION = (2, 5, 0)
 
@@ -211,7 +208,7 @@ def _number(text: str) -> int | float | str:
 
 
 @dataclass
-class NetperfConfig:
+class NetperfConfig(OptionsConfig):
     """One end of a netperf run, unit-named. ``None`` leaves an option to netperf's default.
 
     ``role`` "server": netserver on ``host`` ("" = all addresses) and control ``port``.
@@ -241,17 +238,7 @@ class NetperfConfig:
     omni_selectors: Sequence[str] = field(default_factory=tuple)
     server_lifetime_s: float = DEFAULT_SERVER_LIFETIME_S
 
-    @classmethod
-    def from_mapping(cls, config: Mapping[str, Any]) -> NetperfConfig:
-        """Build and validate; ValueError names the option and what is wrong."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(config) - known - RUN_LEVEL_KEYS)
-        if unknown:
-            raise ValueError(f"netperf: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        self = cls(**{k: v for k, v in config.items() if k in known})
-        self._normalise()
-        self.validate()
-        return self
+    tool_name: ClassVar[str] = "netperf"
 
     def to_mapping(self) -> dict[str, Any]:
         """The config as a plain dict (what the store records)."""
@@ -674,7 +661,10 @@ def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | 
 
 
 def parse_result(output: str) -> dict[str, Any]:
-    """The whole output of a finished run -> result dict (see :func:`parse_output`)."""
+    """The whole output of a finished run -> result dict: netserver's (see
+    :func:`parse_server_output`) or netperf's (see :func:`parse_output`)."""
+    if SERVER_READY_RE.search(output) or SERVER_FAILED_RE.search(output):
+        return parse_server_output(output)
     return parse_output(output)
 
 
@@ -774,8 +764,6 @@ def hard_limit_s(config: Mapping[str, Any]) -> float:
 
 SERVER_READY_RE = re.compile(r"Starting netserver with host")
 SERVER_FAILED_RE = re.compile(r"Unable to start netserver")
-#: the name racperf_tui.core.pair_runs looks for
-SERVER_PORT_IN_USE_RE = SERVER_FAILED_RE
 
 
 def parse_server_output(text: str) -> dict[str, Any]:
@@ -790,45 +778,21 @@ def parse_server_output(text: str) -> dict[str, Any]:
     return result
 
 
-def check_server_port(config: Mapping[str, Any]) -> PortCheck:
-    """Before starting netserver: is its control port free here?"""
-    cfg = NetperfConfig.from_mapping({**config, "role": "server"})
-    return check_listen_port(cfg.port, cfg.host, what="netserver")
+def adapt_client(config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Ask the client's netperf what it supports; drop the options it lacks (-D, omni), saying so."""
+    cfg = NetperfConfig.from_mapping({**config, "role": "client"})
+    return adapt_to_capabilities(config, detect_capabilities(cfg.netperf))
 
 
-def preflight(server_config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(problems, warnings) before a pair starts; problems block it."""
-    check = check_server_port(server_config)
-    return ([check.problem] if check.problem else []), ([check.warning] if check.warning else [])
-
-
-def pair_plan(server_config: Mapping[str, Any], client_config: Mapping[str, Any], *,
-              ready_timeout_s: float = 15.0, env: dict[str, str] | None = None,
-              detect: bool = True) -> PairPlan:
-    """netserver first; netperf when netserver printed "Starting netserver with host ...".
-
-    With ``detect`` the client's netperf is asked what it supports first, and options it lacks
-    (-D, omni) are dropped; :attr:`PairPlan.notes` says so.
-    """
-    server = {**server_config, "role": "server"}
-    client = {**client_config, "role": "client"}
-    notes: list[str] = []
-    if detect:
-        cfg = NetperfConfig.from_mapping(client)
-        client, notes = adapt_to_capabilities(client, detect_capabilities(cfg.netperf))
-    port = NetperfConfig.from_mapping(server).port
-    plan = PairPlan(
-        server_argv=build_argv(server),
-        client_argv=build_argv(client),
-        ready_pattern=SERVER_READY_RE,
-        failure_patterns=[(SERVER_FAILED_RE, f"netserver could not listen on port {port}")],
-        ready_timeout_s=ready_timeout_s,
-        client_hard_limit_s=hard_limit_s(client),
-        failure_hint="pick another port",
-        env=env,
-    )
-    plan.notes = notes
-    return plan
+#: How both ends run (read by racperf_tui.core.pair_runs).
+PAIR = PairSpec(
+    ready_pattern=SERVER_READY_RE,
+    failure_pattern=SERVER_FAILED_RE,
+    default_port=DEFAULT_CONTROL_PORT,
+    failure_hint="pick another port",
+    server_name="netserver",
+    adapt_client=adapt_client,
+)
 
 
 install_hint = ("netperf is not in most distributions' main repositories: Debian/Ubuntu: apt-get install "
@@ -838,43 +802,12 @@ install_hint = ("netperf is not in most distributions' main repositories: Debian
 
 def tool_version(argv: list[str]) -> str | None:
     """``netperf -V`` / ``netserver -V``: "Netperf version 2.7.1"."""
-    try:
-        proc = subprocess.run([argv[0], "-V"], capture_output=True, text=True, errors="replace", timeout=5,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    match = re.search(r"Netperf version \S+", proc.stdout + proc.stderr)
+    match = re.search(r"Netperf version \S+", program_output([argv[0], "-V"]) or "")
     return match[0] if match else None
 
 
-class _Tool:
-    """Module-level TOOL object satisfying racperf_tui.tools.base.Tool."""
-
-    name = name
-    install_hint = install_hint
-    #: netserver says "Unable to start netserver ..." on stderr; getopt errors go there too
-    merge_stderr = True
-    stop_grace_s = 2.0
-
-    def tool_version(self, argv: list[str]) -> str | None:
-        return tool_version(argv)
-
-    def build_argv(self, config: Mapping[str, Any]) -> list[str]:
-        return build_argv(config)
-
-    def stream_parser(self, config: Mapping[str, Any]) -> NetperfStreamParser:
-        return stream_parser(config)
-
-    def parse_result(self, output: str) -> dict[str, Any]:
-        if SERVER_READY_RE.search(output) or SERVER_FAILED_RE.search(output):
-            return parse_server_output(output)
-        return parse_result(output)
-
-    def succeeded(self, result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool, str]:
-        return succeeded(result, exit_status)
-
-    def hard_limit_s(self, config: Mapping[str, Any]) -> float:
-        return hard_limit_s(config)
-
-
-TOOL = _Tool()
+#: The Tool (racperf_tui.tools.base.Tool). netserver says "Unable to start netserver ..." on
+#: stderr and getopt errors go there too, so both are read.
+TOOL = ModuleTool(name, build_argv=build_argv, stream_parser=stream_parser, parse_result=parse_result,
+                  succeeded=succeeded, hard_limit_s=hard_limit_s, tool_version=tool_version,
+                  install_hint=install_hint, merge_stderr=True, stop_grace_s=2.0)

@@ -8,8 +8,8 @@ interval::
     (18:08:22)        151.234 Mbytes/s                      <- ASYNC: throughput only
 
 oratcptest says "(1 Mbyte = 1024x1024 bytes)": its Mbytes/s are MiB/s, and that is the unit
-of ``throughput_mib_s``. The server must be listening before the client starts: see
-:func:`pair_plan` and :func:`racperf_tui.core.pair.run_tool_pair`.
+of ``throughput_mib_s``. The server must be listening before the client starts: :data:`PAIR`
+tells :mod:`racperf_tui.core.pair_runs` how to know (its "OraTcpTest server started." line).
 
 Config (a mapping; keys are the fields of :class:`OratcptestConfig`). The java is found in
 this order: the ``java`` key (or the persisted setting ``oratcptest.java``), ``$JAVA_HOME/bin/
@@ -19,21 +19,18 @@ persisted setting ``oratcptest.jar_path`` (see :func:`remember_jar_path`).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from racperf_tui.core import settings
 from racperf_tui.core.events import Sample
-from racperf_tui.core.pair import PairPlan
-from racperf_tui.core.ports import PortCheck, check_listen_port
+from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
 
 name = "oratcptest"
 
@@ -45,9 +42,6 @@ DEFAULT_PORT = 5555
 STARTUP_ALLOWANCE_S = 30.0
 #: Lifetime of a server run on its own (one waiting for a client from another node).
 DEFAULT_SERVER_LIFETIME_S = 3600.0
-
-#: Keys the run machinery adds to a config (not options of the jar): accepted, ignored.
-RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label"})
 
 SETTING_JAR_PATH = "oratcptest.jar_path"
 SETTING_JAVA = "oratcptest.java"
@@ -78,7 +72,7 @@ _SIZE_UNITS_BYTES = {"": 1, "b": 1, "byte": 1, "bytes": 1, "k": 1024, "kb": 1024
 
 
 @dataclass
-class OratcptestConfig:
+class OratcptestConfig(OptionsConfig):
     """One end of an oratcptest run: every option of the jar, unit-named.
 
     ``role`` "server": ``host`` is the address to bind ("" = all), with ``port``, ``file``,
@@ -112,21 +106,7 @@ class OratcptestConfig:
     timeout_s: int | None = None
     output: str = ""
 
-    @classmethod
-    def from_mapping(cls, config: Mapping[str, Any]) -> OratcptestConfig:
-        """Build and validate; ValueError names the option and what is wrong."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(config) - known - RUN_LEVEL_KEYS)
-        if unknown:
-            raise ValueError(f"oratcptest: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        self = cls(**{k: v for k, v in config.items() if k in known})
-        self._normalise()
-        self.validate()
-        return self
-
-    def to_mapping(self) -> dict[str, Any]:
-        """The config as a plain dict (what the store records)."""
-        return dataclasses.asdict(self)
+    tool_name: ClassVar[str] = "oratcptest"
 
     def _normalise(self) -> None:
         """Accept friendly spellings: "1M" for sizes, "2m" for times, "sync" for modes."""
@@ -630,35 +610,14 @@ def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool,
 
 # --------------------------------------------------------------------------- two ends
 
-
-def check_server_port(config: Mapping[str, Any]) -> PortCheck:
-    """Before starting a server: is its port free here (and not a database listener's)?"""
-    cfg = OratcptestConfig.from_mapping({**config, "role": "server"})
-    return check_listen_port(cfg.port, cfg.host, what="the oratcptest server")
-
-
-def pair_plan(server_config: Mapping[str, Any], client_config: Mapping[str, Any], *,
-              ready_timeout_s: float = 20.0, env: dict[str, str] | None = None) -> PairPlan:
-    """Server first, client when the server printed "OraTcpTest server started."."""
-    server = {**server_config, "role": "server"}
-    client = {**client_config, "role": "client"}
-    port = OratcptestConfig.from_mapping(server).port
-    return PairPlan(
-        server_argv=build_argv(server),
-        client_argv=build_argv(client),
-        ready_pattern=SERVER_READY_RE,
-        failure_patterns=[(SERVER_PORT_IN_USE_RE, f"the oratcptest server could not listen on port {port}")],
-        ready_timeout_s=ready_timeout_s,
-        client_hard_limit_s=hard_limit_s(client),
-        failure_hint="pick another port (racperf checks ports before starting; see the suggestion)",
-        env=env,
-    )
-
-
-def preflight(server_config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(problems, warnings) to show before a pair starts; problems block it."""
-    check = check_server_port(server_config)
-    return ([check.problem] if check.problem else []), ([check.warning] if check.warning else [])
+#: How both ends run (read by racperf_tui.core.pair_runs): the JVM may take a while to listen.
+PAIR = PairSpec(
+    ready_pattern=SERVER_READY_RE,
+    failure_pattern=SERVER_PORT_IN_USE_RE,
+    default_port=DEFAULT_PORT,
+    failure_hint="pick another port (racperf checks ports before starting; see the suggestion)",
+    ready_timeout_s=20.0,
+)
 
 
 install_hint = ("Java (JRE 6 or later): apt-get install default-jre-headless / dnf install "
@@ -668,41 +627,12 @@ install_hint = ("Java (JRE 6 or later): apt-get install default-jre-headless / d
 
 def tool_version(argv: list[str]) -> str | None:
     """The jar prints no version; record the java that ran it (``java -version``, first line)."""
-    try:
-        proc = subprocess.run([argv[0], "-version"], capture_output=True, text=True, errors="replace",
-                              timeout=5, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    text = (proc.stderr or proc.stdout).strip()
+    text = (program_output([argv[0], "-version"]) or "").strip()
     return f"oratcptest.jar on {text.splitlines()[0][:150]}" if text else None
 
 
-class _Tool:
-    """Module-level TOOL object satisfying racperf_tui.tools.base.Tool."""
-
-    name = name
-    install_hint = install_hint
-    #: the jar reports its failures on stdout; stderr holds JVM errors worth a look
-    merge_stderr = True
-    stop_grace_s = 3.0
-
-    def tool_version(self, argv: list[str]) -> str | None:
-        return tool_version(argv)
-
-    def build_argv(self, config: Mapping[str, Any]) -> list[str]:
-        return build_argv(config)
-
-    def stream_parser(self, config: Mapping[str, Any]) -> OratcptestStreamParser:
-        return stream_parser(config)
-
-    def parse_result(self, output: str) -> dict[str, Any]:
-        return parse_result(output)
-
-    def succeeded(self, result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool, str]:
-        return succeeded(result, exit_status)
-
-    def hard_limit_s(self, config: Mapping[str, Any]) -> float:
-        return hard_limit_s(config)
-
-
-TOOL = _Tool()
+#: The Tool (racperf_tui.tools.base.Tool). The jar reports its failures on stdout; stderr holds
+#: JVM errors worth a look, so both are read.
+TOOL = ModuleTool(name, build_argv=build_argv, stream_parser=stream_parser, parse_result=parse_result,
+                  succeeded=succeeded, hard_limit_s=hard_limit_s, tool_version=tool_version,
+                  install_hint=install_hint, merge_stderr=True, stop_grace_s=3.0)

@@ -1,0 +1,121 @@
+"""``racperf pair TOOL [--data-dir D] [--server KEY=VALUE]... [--set KEY=VALUE]...``
+
+Both ends of a two-ended tool (iperf3, probe, oratcptest, netperf) on this machine, headless,
+exactly as the network panel runs them (:mod:`racperf_tui.core.pair_runs`): two recorded runs,
+the client started once the server said it is ready. ``--server`` keys configure the server
+(``port``, ``bind`` / ``host``, ...), ``--set`` keys the client (``host``, ``duration_s``,
+``mode`` ...); a ``port`` given only to the client is the server's too. For two nodes, run
+each end with ``racperf run TOOL --set role=server`` / ``--set host=SERVER`` instead.
+
+Prints one JSON object per line: ``{"type": "pair", "server_run_id", "client_run_id", "port",
+"notes", "warnings"}``, then ``{"type": "sample", "t", "metrics"}`` per client sample as it is
+recorded, then ``{"type": "result", "role": "client" | "server", "run_id", "state",
+"message", "result"}`` for each end.
+
+Exit status: 0 the client succeeded; 1 it failed; 2 refused before the client started (bad
+config, port taken, the server never got ready; the reason on stderr); 127 the tool is not
+installed; 130 stopped by a signal (SIGINT / SIGTERM / SIGHUP stop both runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from racperf_tui.core.events import RunState
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """TOOL, the server's and the client's config keys, the data dir."""
+    parser.add_argument("tool", help="the two-ended tool: iperf3, probe, oratcptest, netperf")
+    parser.add_argument("--server", action="append", default=[], metavar="KEY=VALUE", dest="server_settings",
+                        help="a config key of the server end (repeatable), e.g. --server port=5201")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="client_settings",
+                        help="a config key of the client end (repeatable), e.g. --set duration_s=30")
+    parser.add_argument("--data-dir", metavar="DIR", default=None,
+                        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)")
+    parser.epilog = ("example: racperf pair iperf3 --server port=5201 --set host=127.0.0.1 "
+                     "--set duration_s=10")
+
+
+def _settings(texts: list[str]) -> dict[str, Any]:
+    from racperf_tui.commands.run import parse_setting
+
+    return dict(parse_setting(text) for text in texts)
+
+
+def _print_json(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
+    sys.stdout.flush()
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM / SIGHUP end the command the way Ctrl-C does, so both runs are stopped."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Launch the pair, stream the client's samples, finish the server; exit status as above."""
+    from racperf_tui.core.pair_runs import PairStartError, finish_pair, launch_pair, stop_pair
+    from racperf_tui.core.paths import resolve_data_dir
+    from racperf_tui.core.runs import ToolNotFound, follow_run
+    from racperf_tui.core.store import Store
+
+    name = f"racperf pair {args.tool}"
+    try:
+        server_cfg = _settings(list(args.server_settings))
+        client_cfg = _settings(list(args.client_settings))
+        data_dir = Path(resolve_data_dir(args.data_dir))
+    except (ValueError, OSError) as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    if "port" in client_cfg and "port" not in server_cfg:
+        server_cfg["port"] = client_cfg["port"]
+    _stop_on_signals()
+    try:
+        pair = launch_pair(args.tool, server_cfg, client_cfg, data_dir=data_dir)
+    except ToolNotFound as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 127
+    except (ValueError, KeyError, PairStartError) as exc:
+        print(f"{name}: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130  # launch_pair stops the server it started
+    _print_json({"type": "pair", "tool": pair.tool, "server_run_id": pair.server_run_id,
+                 "client_run_id": pair.client_run_id, "port": pair.port, "notes": list(pair.notes),
+                 "warnings": list(pair.warnings)})
+    for text in (*pair.notes, *pair.warnings):
+        print(f"{name}: note: {text}", file=sys.stderr)
+    interrupted = False
+    try:
+        for _, sample in follow_run(pair.client_run_id, data_dir):
+            _print_json({"type": "sample", "t": round(sample.t, 6), "metrics": sample.metrics})
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if interrupted:
+            stop_pair(pair, data_dir)
+        else:
+            finish_pair(pair, data_dir)
+    with Store.open(data_dir) as store:
+        records = {role: store.get_run(run_id) for role, run_id in
+                   (("client", pair.client_run_id), ("server", pair.server_run_id))}
+        for role, record in records.items():
+            _print_json({"type": "result", "role": role, "run_id": record.id, "state": record.state.value,
+                         "message": record.message, "result": store.result(record.id)})
+    client = records["client"]
+    if interrupted:
+        return 130
+    if client.state is RunState.SUCCEEDED:
+        return 0
+    print(f"{name}: {client.state.value}: {client.message or 'no message'}", file=sys.stderr)
+    return 1
