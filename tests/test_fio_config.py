@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -308,3 +309,34 @@ def test_write_to_a_block_device_with_a_filesystem_is_refused(tmp_path: Path) ->
         assert "--readonly" in read_argv
         cfg.destructive = True
         assert f"--filename={loop.path}" in fio.build_argv(cfg)
+
+
+# ---------------------------------------------------------------------------- scratch dir safety (H10)
+
+
+def test_scratch_dir_is_private_and_refused_when_not_ours(scratch_tmp: Path, tmp_path: Path) -> None:
+    """The scratch dir sits in a shared temp dir: a symlink planted there (by another user)
+    pointing at a datafile must not be written through by the write presets."""
+    datafile = tmp_path / "system01.dbf"
+    datafile.write_bytes(b"ORACLE DATA" * 100)
+    cfg = fio.preset_config("8k-randwrite")
+    fio.build_argv(cfg)
+    assert stat.S_IMODE(scratch_tmp.stat().st_mode) == 0o700  # created private
+    (scratch_tmp / "fio.scratch").symlink_to(datafile)
+    with pytest.raises(ValueError, match=r"the scratch file .*fio\.scratch is not a regular file"):
+        fio.build_argv(fio.preset_config("8k-randwrite"))
+    (scratch_tmp / "fio.scratch").unlink()
+    scratch_tmp.chmod(0o777)
+    with pytest.raises(ValueError, match=r"is writable by other users \(mode 777\)"):
+        fio.build_argv(fio.preset_config("oltp"))
+    scratch_tmp.rmdir()
+    scratch_tmp.symlink_to(tmp_path)  # the directory itself pointing at the data's directory
+    with pytest.raises(ValueError, match="is a symbolic link"):
+        fio.build_argv(fio.preset_config("oltp"))
+    assert datafile.read_bytes() == b"ORACLE DATA" * 100
+    scratch_tmp.unlink()
+    if os.geteuid() == 0:  # created first by another user (CI runs as root: chown works)
+        scratch_tmp.mkdir(mode=0o700)
+        os.chown(scratch_tmp, 54321, -1)
+        with pytest.raises(ValueError, match=r"belongs to uid 54321, not to you \(uid 0\)"):
+            fio.build_argv(fio.preset_config("oltp"))

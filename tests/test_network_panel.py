@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Label, Select, Static
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.net_guidance import (
@@ -197,3 +197,224 @@ async def test_panel_reattaches_to_a_running_pair(data_dir: Path) -> None:
             assert panel.latency_values == []  # ASYNC: no latency
     finally:
         finish_pair(pair, data_dir, grace_s=5)
+
+
+# ---------------------------------------------------------------- acceptance fixes (H10)
+
+FAKES = Path(__file__).parent / "fakes"
+
+
+async def test_panel_fits_an_80x24_terminal_with_whole_labels(data_dir: Path) -> None:
+    """A DBA's default SSH window: every label whole, the verdicts on screen (the dashboard
+    gives the panel 20 rows between its tabs and footer)."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(NetworkPanel)
+        for field in panel.query(".net-field"):
+            label = field.query_one(Label)
+            text = str(label.render())
+            assert label.region.width >= len(text), f"label {text!r} cut to {label.region.width} columns"
+        for verdict_id in ("#net-verdict-interconnect", "#net-verdict-dataguard"):
+            region = panel.query_one(verdict_id, Static).region
+            assert region.height >= 1 and region.bottom <= 20, f"{verdict_id} off screen: {region}"
+        assert panel.query_one("#net-start").region.bottom <= 20
+
+
+async def test_start_and_stop_keys_are_bound_and_shown(data_dir: Path) -> None:
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-host", Input).focus()
+        await pilot.pause()
+        shown = {b.binding.key: b.binding.description for b in app.screen.active_bindings.values()}
+        assert shown.get("ctrl+l") == "Start pair" and shown.get("ctrl+t") == "Stop pair"
+        panel.query_one("#net-host", Input).value = ""
+        await pilot.press("ctrl+l")  # the key runs the same validated start as the button
+        await pilot.pause()
+        assert "Server address" in str(panel.query_one("#net-message", Static).render())
+
+
+async def test_udp_verdict_names_the_target_rate_cap(data_dir: Path) -> None:
+    """iperf3 UDP at the panel's 1 Gbit/s target cannot tell 1 from 10 GbE: no GbE verdict."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-redo", Input).value = "50"
+        panel.mode_of_pair = "UDP"
+        panel.add_sample(Sample(1.0, {"throughput_mbit_s": 963.0}))
+        await pilot.pause()
+        interconnect = str(panel.query_one("#net-verdict-interconnect", Static).render())
+        assert interconnect.startswith("interconnect: UDP received 963 Mbit/s at a 1Gbit/s target rate")
+        assert "GbE guidance" not in interconnect
+        assert "run a TCP test" in str(panel.query_one("#net-verdict-dataguard", Static).render())
+        panel.mode_of_pair = "TCP"
+        panel.add_sample(Sample(2.0, {"throughput_mbit_s": 963.0}))
+        assert "meets 1 GbE guidance" in str(panel.query_one("#net-verdict-interconnect", Static).render())
+
+
+def test_program_fields_reach_both_ends_configs() -> None:
+    form = {"host": "127.0.0.1", "port": 5001, "duration_s": 2.0, "interval_s": 1.0, "mode": "SYNC",
+            "length": None, "connections": 1, "write": False, "program": "/opt/ot/oratcptest.jar",
+            "java": "/u01/app/oracle/product/19c/jdk/bin/java"}
+    for config in pair_configs("oratcptest", form):
+        assert config["jar_path"] == "/opt/ot/oratcptest.jar"
+        assert config["java"] == "/u01/app/oracle/product/19c/jdk/bin/java"
+    server, client = pair_configs("netperf", dict(form, mode="TCP_RR", program="/opt/netperf/bin"))
+    assert server["netserver"] == client["netserver"] == "/opt/netperf/bin/netserver"
+    assert client["netperf"] == "/opt/netperf/bin/netperf"
+    server, client = pair_configs("iperf3", dict(form, mode="TCP", program="/usr/local/bin/iperf3"))
+    assert server["binary"] == client["binary"] == "/usr/local/bin/iperf3"
+    server, client = pair_configs("probe", dict(form, program="", java=""))
+    assert "binary" not in client and "jar_path" not in client
+
+
+async def test_oratcptest_pair_with_jar_and_java_typed_in_the_panel(
+        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The jar and java typed once run the pair (through the emulator) and are remembered in
+    the panel's own data dir (--data-dir), not in $RACPERF_DATA_DIR's."""
+    monkeypatch.setenv("RACPERF_FAKE_TIMESCALE", "0.1")
+    panel_dir = tmp_path / "panel-data"
+    jar = tmp_path / "oratcptest.jar"
+    jar.write_bytes(b"PK\x03\x04")
+    app = PanelApp(panel_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-tool", Select).value = "oratcptest"
+        await pilot.pause()
+        assert not panel.query_one("#net-java", Input).disabled
+        panel.query_one("#net-program", Input).value = str(jar)
+        panel.query_one("#net-java", Input).value = str(FAKES / "oratcptest")
+        panel.query_one("#net-duration", Input).value = "3"
+        panel.query_one("#net-interval", Input).value = "1"
+        await pilot.pause()
+        await pilot.press("ctrl+l")
+        try:
+            await wait_until(pilot, lambda: panel.final_throughput_mbit_s is not None, 30,
+                             "the oratcptest client to finish")
+            assert len(panel.throughput_values) >= 2 and all(v > 0 for v in panel.throughput_values)
+            assert len(panel.latency_values) >= 2  # SYNC: latency too
+        finally:
+            if panel.pair is not None:
+                from racperf_tui.core.pair_runs import finish_pair
+
+                finish_pair(panel.pair, panel_dir, grace_s=0.5)  # the jar's server never ends by itself
+    import json
+
+    remembered = json.loads((panel_dir / "settings.json").read_text())
+    assert remembered == {"oratcptest.jar_path": str(jar), "oratcptest.java": str(FAKES / "oratcptest")}
+    assert not (data_dir / "settings.json").exists()
+    app = PanelApp(panel_dir)  # configured once: a new panel offers them again
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-tool", Select).value = "oratcptest"
+        await pilot.pause()
+        assert panel.query_one("#net-program", Input).value == str(jar)
+        assert panel.query_one("#net-java", Input).value == str(FAKES / "oratcptest")
+        panel.query_one("#net-tool", Select).value = "probe"
+        await pilot.pause()
+        assert panel.query_one("#net-program", Input).disabled
+        assert panel.query_one("#net-java", Input).disabled
+
+
+async def test_stopped_pair_is_judged_on_its_intervals_not_a_zero_result(data_dir: Path) -> None:
+    """ctrl+t on a running pair: the stopped client's result said 0 Mbit/s and the panel
+    called the link "below 1 GbE, too slow". Keys keep working after start / failure: the
+    focus follows the enabled button."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-mode", Select).value = "ASYNC"
+        panel.query_one("#net-duration", Input).value = "30"
+        panel.query_one("#net-interval", Input).value = "0.25"
+        panel.query_one("#net-start").focus()
+        await pilot.pause()
+        await pilot.press("ctrl+l")
+        try:
+            await wait_until(pilot, lambda: len(panel.throughput_values) >= 3, 20, "live intervals")
+            assert app.focused is panel.query_one("#net-stop")
+            await pilot.press("ctrl+t")
+            await wait_until(pilot, lambda: panel._finishing, 20, "the stopped client")
+        finally:
+            if panel.pair is not None:
+                from racperf_tui.core.pair_runs import finish_pair
+
+                finish_pair(panel.pair, data_dir, grace_s=5)
+        assert panel.final_throughput_mbit_s is None
+        values = panel.throughput_values
+        mean = sum(values) / len(values)
+        assert mean > 100 and panel.measured_mbit_s() == pytest.approx(mean)
+        interconnect = str(panel.query_one("#net-verdict-interconnect", Static).render())
+        assert interconnect == (f"interconnect: {interconnect_verdict(mean).text} "
+                                f"(stopped early: mean of {len(values)} intervals)")
+        assert "0.00 Mbit/s" not in interconnect
+        assert app.focused is panel.query_one("#net-start")  # ready for ctrl+l again
+
+
+async def test_long_message_wraps_at_80_columns(data_dir: Path) -> None:
+    """"probe pair running on port 33857 (runs #1" was cut there at 80 columns."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(80, 20)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        text = ("probe: 127.0.0.1:44979 is already in use by python (pid 11781): the benchmark server "
+                "could not listen there (\"Address already in use\"); use another port, e.g. 5555")
+        panel._message(text, "bad")
+        await pilot.pause()
+        message = panel.query_one("#net-message", Static)
+        shown = " ".join(message.render_line(y).text.strip() for y in range(message.region.height))
+        assert " ".join(shown.split()) == text
+        assert panel.query_one("#net-verdict-dataguard", Static).region.bottom <= 20
+
+
+async def test_fields_a_tool_ignores_are_disabled_and_not_validated(data_dir: Path) -> None:
+    """netperf takes no message size, connections or server write: typed there, they were
+    silently dropped (or a stale bad value blocked the start)."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-length", Input).value = "12x"
+        panel.query_one("#net-tool", Select).value = "iperf3"
+        await pilot.pause()
+        assert panel.query_one("#net-write").disabled
+        assert not panel.query_one("#net-length").disabled and not panel.query_one("#net-connections").disabled
+        with pytest.raises(ValueError, match="Message bytes"):
+            panel.read_form()
+        panel.query_one("#net-tool", Select).value = "netperf"
+        await pilot.pause()
+        assert all(panel.query_one(f).disabled for f in ("#net-write", "#net-length", "#net-connections"))
+        form = panel.read_form()
+        assert form["length"] is None and form["connections"] == 1 and form["write"] is False
+        panel.query_one("#net-tool", Select).value = "probe"
+        await pilot.pause()
+        assert not any(panel.query_one(f).disabled for f in ("#net-write", "#net-length", "#net-connections"))
+
+
+async def test_a_database_listener_port_is_said_in_the_panel(data_dir: Path) -> None:
+    """launch_pair's warning ("1521 ... Oracle Net listener") was recorded but never shown."""
+    import socket
+
+    with socket.socket() as check:
+        try:
+            check.bind(("127.0.0.1", 1521))
+        except OSError:
+            pytest.skip("port 1521 is in use here")
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-port", Input).value = "1521"
+        panel.query_one("#net-duration", Input).value = "1"
+        panel.query_one("#net-interval", Input).value = "0.5"
+        panel.query_one("#net-start").focus()
+        await pilot.press("ctrl+l")
+        try:
+            await wait_until(pilot, lambda: panel.pair is not None, 20, "the pair")
+            message = panel.query_one("#net-message", Static)
+            text = " ".join(str(message.render()).split())
+            assert text.startswith(f"probe pair running on port 1521 (runs #{panel.pair.server_run_id}")
+            assert "the default Oracle Net listener port" in text
+            assert message.has_class("verdict-warning")
+        finally:
+            if panel.pair is not None:
+                from racperf_tui.core.pair_runs import finish_pair
+
+                finish_pair(panel.pair, data_dir, grace_s=5)

@@ -206,7 +206,8 @@ def test_cli_client_and_exit_status(server: ProbeServerProcess) -> None:
     bad = subprocess.run(racperf_cmd() + ["probe", "client", "127.0.0.1", "--port", str(server.port),
                                           "--mode", "async", "--rtt"],
                          capture_output=True, text=True, timeout=30)
-    assert bad.returncode == 2 and "rtt needs SYNC" in bad.stdout
+    # a refused option is an error message on stderr; stdout stays parseable output only
+    assert bad.returncode == 2 and "rtt needs SYNC" in bad.stderr and bad.stdout == ""
     path = subprocess.run(racperf_cmd() + ["probe", "server-path"], capture_output=True, text=True,
                           timeout=30)
     assert Path(path.stdout.strip()) == probe.PROBE_SERVER_PATH

@@ -226,3 +226,147 @@ def test_a_store_that_is_not_a_database_is_named(data: Path) -> None:
         assert out.returncode == 2, out.stderr
         assert f"cannot use the run store {data / 'runs.sqlite3'}: file is not a database" in out.stderr
         assert "Traceback" not in out.stderr
+
+
+# ---------------------------------------------------------------- acceptance fixes (H10)
+
+needs_fio = pytest.mark.skipif(__import__("shutil").which("fio") is None, reason="fio not installed")
+
+
+def test_pair_tools_take_set_keys_and_refuse_raw_options(data: Path) -> None:
+    """'racperf run iperf3 -- -c HOST' used to say "config needs 'host'": the tool's options
+    were silently dropped. Now: a clear refusal naming --set, and --set works."""
+    out = racperf("run", "iperf3", "--", "-c", "127.0.0.2", "-t", "2", data=data)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip() == (
+        "racperf run iperf3: iperf3 takes its settings as --set KEY=VALUE (e.g. racperf run iperf3 "
+        "--set host=10.0.0.2 --set duration_s=30), not as options after '--' (got '-c 127.0.0.2 -t 2'); "
+        "see 'racperf run --help'")
+    out = racperf("run", "iperf3", "--set", "duration_s", data=data)
+    assert out.returncode == 2 and "--set 'duration_s': expected KEY=VALUE" in out.stderr
+
+
+def test_unreachable_iperf3_and_probe_say_why_first(data: Path) -> None:
+    """127.0.0.2 with nothing listening: the tool's own reason leads the message, the run is
+    recorded as failed, no traceback."""
+    port = "5599"
+    out = racperf("run", "iperf3", "--set", "host=127.0.0.2", "--set", f"port={port}",
+                  "--set", "duration_s=2", data=data)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    final = json.loads(out.stdout.splitlines()[-1])
+    assert final["state"] == "failed"
+    assert final["message"].startswith("iperf3: error - unable to connect to server")
+    out = racperf("run", "probe", "--set", "host=127.0.0.2", "--set", f"port={port}",
+                  "--set", "duration_s=2", "--set", "interval_s=1", data=data)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    final = json.loads(out.stdout.splitlines()[-1])
+    assert final["message"] == f"probe: Failed to connect to 127.0.0.2:{port}: Connection refused"
+    with Store.open(data) as store:
+        runs = {r.tool: r for r in store.list_runs()}
+        assert runs["iperf3"].config == {"host": "127.0.0.2", "port": 5599, "duration_s": 2}
+        assert runs["iperf3"].state is RunState.FAILED and runs["probe"].state is RunState.FAILED
+
+
+def test_probe_run_with_set_keys_streams_samples(data: Path) -> None:
+    from racperf_tui.tools.probe_server import __file__ as server_file
+
+    server = subprocess.Popen([sys.executable, server_file, "--bind", "127.0.0.1", "--port", "0", "--once"],
+                              stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        line = server.stdout.readline()
+        port = line.rsplit(":", 1)[1].split()[0]
+        out = racperf("run", "probe", "--set", "host=127.0.0.1", "--set", f"port={port}",
+                      "--set", "mode=ASYNC", "--set", "duration_s=1.5", "--set", "interval_s=0.5", data=data)
+        assert out.returncode == 0, out.stderr
+        lines = [json.loads(x) for x in out.stdout.splitlines()]
+        samples = [x for x in lines if x["type"] == "sample"]
+        assert len(samples) >= 2 and all(s["metrics"]["throughput_mib_s"] > 0 for s in samples)
+        assert lines[-1]["result"]["mode"] == "ASYNC" and lines[-1]["result"]["avg_throughput_mib_s"] > 0
+    finally:
+        kill_group_quietly(server.pid)
+        server.wait(timeout=5)
+
+
+@needs_fio
+def test_fio_failure_message_leads_with_fios_words_and_target_from_filename(data: Path, tmp_path: Path) -> None:
+    out = racperf("run", "fio", "--", "--name=t", f"--filename={tmp_path / 'f.dat'}", "--size=1M",
+                  "--bogus=3", data=data)
+    assert out.returncode == 1
+    assert json.loads(out.stdout.splitlines()[-1])["message"].startswith("fio: unrecognized option '--bogus=3' (")
+    out = racperf("run", "fio", "--", "--name=t", "--filename", str(tmp_path / "g.dat"), "--size=1M",
+                  "--rw=write", data=data)
+    assert out.returncode == 0, out.stderr
+    with Store.open(data) as store:
+        assert [r.target for r in store.list_runs()] == [str(tmp_path / "g.dat"), str(tmp_path / "f.dat")]
+    table = racperf("runs", data=data).stdout
+    assert str(tmp_path / "g.dat") in table
+
+
+def test_runs_show_gives_each_directions_latency(data: Path) -> None:
+    """A DBA reads latency first: 'runs show' listed IOPS and KiB/s only."""
+    with Store.open(data) as store:
+        run_id = store.create_run("fio", "local", "/u02/fio.dat", {}, ["fio"], "fio-3.33")
+        store.set_result(run_id, {"tool": "fio", "jobs": [{"name": "oltp", "read": {
+            "iops": 16021.2, "bw_kib_s": 128169.0,
+            "clat_us": {"mean": 61.43, "percentiles": {"99.00": 112.128, "99.90": 309.248}}},
+            "write": {"iops": 0, "bw_kib_s": 0}}]})
+    out = racperf("runs", "show", str(run_id), data=data)
+    assert out.returncode == 0, out.stderr
+    assert "  job oltp read: 16,021.2 IOPS 128,169.0 KiB/s clat avg 61.4 p99 112.1 p99.9 309.2 µs\n" in out.stdout
+    assert "job oltp write" not in out.stdout  # no I/O that way: no line
+
+
+def test_a_truncated_store_is_named_with_what_to_do_and_left_untouched(data: Path, tmp_path: Path) -> None:
+    """A store cut short (disk full, a bad copy): the message names the file, the reason and
+    the way out; the file is not modified."""
+    good = tmp_path / "good"
+    out = racperf("run", FAKE_TOOL, "--", "--samples", "3", data=good)
+    assert out.returncode == 0, out.stderr
+    whole = (good / "runs.sqlite3").read_bytes()
+    assert len(whole) > 8192
+    data.mkdir()
+    (data / "runs.sqlite3").write_bytes(whole[:8192 + 100])
+    before = (data / "runs.sqlite3").read_bytes()
+    for args in (("runs",), ("runs", "show", "1"), ("runs", "export", "1", "--format", "csv")):
+        out = racperf(*args, data=data)
+        assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+        assert out.stderr.startswith(f"racperf runs: cannot use the run store {data / 'runs.sqlite3'}: ")
+        assert out.stderr.rstrip().endswith("nothing was changed: move it aside and racperf starts a new "
+                                            "store ('sqlite3 FILE .recover' may salvage its runs)")
+    assert (data / "runs.sqlite3").read_bytes() == before
+    (data / "runs.sqlite3").unlink()  # the fixture's teardown opens the store it finds
+
+
+def test_oratcptest_headless_uses_the_jar_remembered_in_its_data_dir(
+        data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The panel remembers the jar in the data dir it was given; 'racperf run oratcptest
+    --data-dir D' looked only in the default one ("jar path is not configured")."""
+    import socket
+
+    fake = Path(__file__).parent / "fakes" / "oratcptest"
+    jar = tmp_path / "oratcptest.jar"
+    jar.write_bytes(b"PK\x03\x04")
+    data.mkdir()
+    (data / "settings.json").write_text(json.dumps({"oratcptest.jar_path": str(jar),
+                                                    "oratcptest.java": str(fake)}))
+    monkeypatch.delenv("RACPERF_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # the default dir: empty
+    monkeypatch.setenv("RACPERF_FAKE_TIMESCALE", "0.05")
+    with socket.socket() as probe_port:
+        probe_port.bind(("127.0.0.1", 0))
+        port = probe_port.getsockname()[1]
+    server = subprocess.Popen([str(fake), "-jar", str(jar), "-server", "127.0.0.1", f"-port={port}"],
+                              stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert "OraTcpTest server started." in server.stdout.readline()
+        out = racperf("run", "oratcptest", "--set", "host=127.0.0.1", "--set", f"port={port}",
+                      "--set", "duration_s=4", "--set", "interval_s=1", data=data)
+        assert out.returncode == 0, out.stderr
+        samples = [json.loads(x) for x in out.stdout.splitlines() if '"sample"' in x]
+        assert len(samples) == 4 and all(s["metrics"]["throughput_mib_s"] > 0 for s in samples)
+        with Store.open(data) as store:
+            run = store.list_runs()[0]
+            assert run.argv[:3] == [str(fake), "-jar", str(jar)]
+    finally:
+        kill_group_quietly(server.pid)
+        server.wait(timeout=5)

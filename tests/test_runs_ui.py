@@ -432,3 +432,208 @@ def test_live_update_replaces_only_a_queued_update_of_the_same_run() -> None:
     assert older.can_replace(newer)
     assert not older.can_replace(other_run)
     assert not older.can_replace(RunsChanged())
+
+
+@needs_fio
+async def test_form_empty_number_field_says_what_it_needs(runs_data_dir: Path) -> None:
+    """A cleared runtime said "None is not a whole number of seconds"; shift+tab from the
+    target stopped on an invisible scroll area before reaching the preset."""
+    app = RunsApp(runs_data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
+        form: FioForm = app.screen  # type: ignore[assignment]
+        await pilot.pause()
+        assert app.focused is form.query_one("#field-target", Input)
+        await pilot.press("shift+tab")
+        assert app.focused is form.query_one("#preset", Select)
+        fill(form, "runtime_s", "")
+        fill(form, "iodepth", "")
+        fill(form, "bs", "")
+        await pilot.pause()
+        runtime_error = str(form.query_one("#error-runtime_s", Label).render())
+        assert runtime_error == "empty: needs a whole number of seconds (0 to 604800)"
+        assert str(form.query_one("#error-iodepth", Label).render()) == "empty: needs a whole number from 1 to 65536"
+        assert str(form.query_one("#error-bs", Label).render()) == "empty: needs a size like 4k, 8k, 1m"
+        assert "None" not in str(form.query_one("#form-general-error", Static).render())
+        assert form.query_one("#launch", Button).disabled
+
+
+def test_stopped_run_progress_is_how_far_it_got_not_fios_final_100(data_dir: Path) -> None:
+    """fio's report after SIGTERM says progress 100 % / ETA 0; the live view showed a full bar
+    for a 60 s run stopped after a moment."""
+    from racperf_tui.core.events import RunState, Sample
+    from racperf_tui.core.store import Store
+    from racperf_tui.ui.runs_data import LivePoller
+
+    with Store.open(data_dir) as store:
+        ids = []
+        for final_state in (RunState.STOPPED, RunState.SUCCEEDED):
+            run_id = store.create_run("fio", "local", "/tmp/x", {"runtime_s": 60, "time_based": True}, ["fio"], None)
+            store.set_state(run_id, RunState.RUNNING)
+            store.add_sample(run_id, Sample(1.0, {"read_iops": 10.0}, {"progress_pct": 1.7, "eta_s": 59.0}))
+            store.add_sample(run_id, Sample(1.4, {"read_iops": 9.0}, {"progress_pct": 100.0, "eta_s": 0.0}))
+            store.set_state(run_id, final_state)
+            ids.append(run_id)
+    stopped, succeeded = (LivePoller(data_dir, run_id) for run_id in ids)
+    try:
+        live = stopped.poll()
+        assert live.state == "stopped"
+        assert live.progress_pct is not None and live.progress_pct < 10.0
+        assert live.eta_s is None
+        assert succeeded.poll().progress_pct == 100.0
+    finally:
+        stopped.close()
+        succeeded.close()
+
+
+async def test_dialogs_show_their_keys_and_fit_80_columns() -> None:
+    """Under a dialog the footer shows the screen below's keys ('s Stop run'), so the
+    dialog's own keys are in its button labels; all buttons inside the dialog at 80x24."""
+    from textual.app import App
+
+    from racperf_tui.ui.screens.quit_dialog import ConfirmDialog
+
+    app = App()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(QuitDialog(["3"]))
+        await pilot.pause()
+        labels = [str(b.label) for b in app.screen.query(Button)]
+        assert labels == ["Stop runs (s)", "Leave running (l)", "Cancel (esc)"]
+        box = app.screen.query_one("Vertical").region
+        for button in app.screen.query(Button):
+            assert box.contains_region(button.region), f"{button.label} outside the dialog"
+        await pilot.press("l")
+        await pilot.pause()
+        app.push_screen(ConfirmDialog("Stop run 3?", yes_label="Stop run"))
+        await pilot.pause()
+        assert [str(b.label) for b in app.screen.query(Button)] == ["Stop run (y)", "No (n)"]
+
+
+async def test_sparkline_of_zeros_is_drawn_low_not_full() -> None:
+    """The first sample of a read-only run has write IOPS 0: it was drawn as a full bar."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import Sparkline
+
+    from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
+
+    class SparkApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield MetricSparkline("write IOPS", id="spark")
+
+    app = SparkApp()
+    async with app.run_test(size=(60, 3)) as pilot:
+        metric = app.query_one(MetricSparkline)
+        metric.push(0.0)
+        await pilot.pause()
+        line = metric.query_one(Sparkline).render_line(0).text
+        assert line and "█" not in line
+        assert str(metric.query_one(".metric-value", Label).render()) == "0"
+        metric.push(5.0)
+        await pilot.pause()
+        line = metric.query_one(Sparkline).render_line(0).text
+        assert line.startswith("▁") and line.endswith("█")
+
+
+async def test_broken_store_message_is_whole_at_80_columns(data_dir: Path) -> None:
+    """Cut to one line at 80 columns it read "cannot open the run store: cannot use the run
+    store": neither the file nor the reason."""
+    (data_dir / "runs.sqlite3").write_bytes(b"this is not sqlite" * 100)
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        hint = app.query_one("#runs-hint", Static)
+        lines = [hint.render_line(y).text.strip() for y in range(hint.region.height)]
+        shown = " ".join(lines)
+        assert hint.region.height >= 3 and hint.region.bottom <= 24
+        assert str(data_dir / "runs.sqlite3").replace(" ", "") in shown.replace(" ", "")
+        assert "file is not a database" in shown and "move it aside" in shown
+        assert "sqlite3 FILE .recover" in shown.replace("  ", " ")
+
+
+def test_runs_list_figure_of_network_runs_is_their_rate_not_0_iops() -> None:
+    """A probe / iperf3 run showed "0 IOPS" in the runs list."""
+    from racperf_tui.ui.runs_data import key_figure, sample_figure
+
+    assert sample_figure({"read_iops": 16021.2, "write_iops": 6000.0}) == "22.0k IOPS"
+    assert sample_figure({"throughput_mib_s": 3334.0, "latency_ms": 0.3}) == "28.0 Gbit/s"  # probe
+    assert sample_figure({"throughput_mbit_s": 940.4}) == "940 Mbit/s"  # iperf3
+    assert sample_figure({"throughput_mib_s": 0.0, "latency_ms": 0.018}) == "0.018 ms"  # probe RTT
+    assert sample_figure({"trans_per_s": 20345.0}) == "20.3k tr/s"  # netperf TCP_RR
+    assert key_figure({"tool": "iperf3", "received_mbit_s": 18200.0, "sent_mbit_s": 18300.0}) == "18.2 Gbit/s"
+    assert key_figure({"tool": "probe", "avg_throughput_mib_s": 100.0}) == "839 Mbit/s"
+    assert key_figure({"tool": "fio", "jobs": [{"read": {"iops": 100.0}, "write": {"iops": 50.0}}]}) == "150 IOPS"
+    assert key_figure({"tool": "probe", "role": "server", "connections": 1}) == ""
+    assert all(len(sample_figure(m)) <= 11 for m in ({"throughput_mbit_s": 99999.0}, {"trans_per_s": 1e7}))
+
+
+async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: Path) -> None:
+    """Enter on a finished probe run in the Runs list killed the whole dashboard: the probe's
+    result has "messages" as a count, and the view sliced it like fio's message list."""
+    import time as clock
+
+    from racperf_tui.core.events import RunState
+    from racperf_tui.core.pair_runs import finish_pair, launch_pair
+
+    pair = launch_pair("probe", {"bind": "127.0.0.1", "port": 0},
+                       {"host": "127.0.0.1", "port": 0, "duration_s": 1.5, "interval_s": 0.5,
+                        "mode": "ASYNC"}, data_dir=data_dir)
+    try:
+        deadline = clock.monotonic() + 20
+        with Store.open(data_dir) as store:
+            while not store.get_run(pair.client_run_id).state.finished:
+                assert clock.monotonic() < deadline, "the probe client did not finish"
+                clock.sleep(0.1)
+            assert store.get_run(pair.client_run_id).state is RunState.SUCCEEDED
+            result = store.result(pair.client_run_id)
+    finally:
+        finish_pair(pair, data_dir, grace_s=5)
+    assert isinstance(result["messages"], int) and result["avg_throughput_mib_s"] > 0
+    app = ResultViewApp(data_dir, pair.client_run_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        view = app.screen
+        summary = view.query_one("#table-summary", DataTable)
+        rows = {summary.get_row_at(i)[0]: summary.get_row_at(i)[1] for i in range(summary.row_count)}
+        assert rows["mode"] == "ASYNC"
+        shown = float(str(rows["avg_throughput_mib_s"]).replace(",", ""))
+        assert shown == pytest.approx(result["avg_throughput_mib_s"], abs=0.01)
+        sections = [str(label.render()) for label in view.query(".section") if label.display]
+        assert "Result" in sections and "Latency (µs)" not in sections and "IOPS and bandwidth" not in sections
+
+
+async def test_live_view_of_a_probe_run_shows_its_own_metrics(data_dir: Path) -> None:
+    """Opening a running probe run showed fio's ten sparklines, all '-', and ETA '-'."""
+    from racperf_tui.core.pair_runs import finish_pair, launch_pair, stop_pair
+    from racperf_tui.ui.screens.run_view import metric_label_and_unit
+
+    assert metric_label_and_unit("throughput_mbit_s") == ("throughput", "Mbit/s")
+    assert metric_label_and_unit("latency_ms") == ("latency", "ms")
+    assert metric_label_and_unit("trans_per_s") == ("trans", "/s")
+
+    class LiveApp(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(RunView(str(data_dir), pair.client_run_id))
+
+    pair = launch_pair("probe", {"bind": "127.0.0.1", "port": 0},
+                       {"host": "127.0.0.1", "port": 0, "duration_s": 20, "interval_s": 0.25,
+                        "mode": "SYNC", "length": 65536}, data_dir=data_dir)
+    try:
+        app = LiveApp()
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, RunView) and app.screen.live is not None
+                             and app.screen.live.samples_seen >= 3, 20, "live probe samples")
+            await pilot.pause(0.3)
+            view: RunView = app.screen  # type: ignore[assignment]
+            assert view.metric_keys == ["throughput_mbit_s", "latency_ms"]
+            sparklines = list(view.query(MetricSparkline))
+            assert [(s.label, s.unit) for s in sparklines] == [("throughput", "Mbit/s"), ("latency", "ms")]
+            throughput, latency = sparklines
+            assert len(throughput.values) >= 3 and all(v > 0 for v in throughput.values)
+            assert throughput.current == view.live.current["throughput_mbit_s"]
+            assert 0 < latency.current < 1000
+            assert view.live.progress_pct is not None and 0 < view.live.progress_pct < 100
+            assert view.live.eta_s is not None and 0 < view.live.eta_s < 20
+    finally:
+        stop_pair(pair, data_dir)
+        finish_pair(pair, data_dir, grace_s=5)

@@ -1,4 +1,8 @@
-"""``racperf run TOOL [--data-dir D] [--destructive] [--target T] -- TOOL_ARGS...``
+"""``racperf run TOOL [--data-dir D] [--destructive] [--target T] [--set KEY=VALUE]... [-- FIO_ARGS...]``
+
+fio takes its own options after ``--``, untouched. Every tool (fio too) takes config keys with
+``--set KEY=VALUE``: the pair tools (iperf3, probe, oratcptest, netperf) are configured that
+way only, e.g. ``racperf run iperf3 --set host=10.0.0.2 --set duration_s=30``.
 
 Runs a benchmark headless, recorded in the store like any run, and prints one JSON object per
 line: ``{"type": "sample", "t": ..., "metrics": {...}}`` per sample, then
@@ -26,15 +30,28 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--destructive", action="store_true",
                         help="allow a write workload on a device that carries data")
     parser.add_argument("--target", metavar="T", default=None,
-                        help="the file, directory or device the benchmark works on")
+                        help="the file, directory or device the benchmark works on (fio: its "
+                             "--filename / --directory are taken when this is not given)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                        help="a config key of the tool (repeatable); values are numbers, true/false "
+                             "or text. iperf3: role host port duration_s interval_s udp bitrate "
+                             "parallel reverse length window. probe: role host port mode length "
+                             "num_conn delay_ms write rtt interval_s duration_s (server: bind port). "
+                             "oratcptest: role host port mode jar_path java duration_s interval_s "
+                             "write ... netperf: role host port test duration_s interim_s netperf "
+                             "netserver ...")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options, TOOL, then everything after the first '--' is the tool's, untouched."""
     _add_options(parser)
-    parser.add_argument("tool", help="the benchmark tool (fio, iperf3, ...)")
-    parser.add_argument("tool_args", nargs="*", metavar="-- TOOL_ARGS",
-                        help="arguments for the tool, after '--' (passed on untouched)")
+    parser.add_argument("tool", help="the benchmark tool: fio, iperf3, probe, oratcptest, netperf")
+    parser.add_argument("tool_args", nargs="*", metavar="-- FIO_ARGS",
+                        help="fio's own options, after '--' (passed on untouched; fio only)")
+    parser.epilog = ("examples: racperf run fio -- --name=oltp --filename=/u02/fio.dat --size=1g "
+                     "--rw=randrw --bs=8k --runtime=60 --time_based;  racperf run iperf3 --set "
+                     "host=10.0.0.2 --set duration_s=30;  racperf run probe --set host=10.0.0.2 "
+                     "--set mode=ASYNC")
     # argparse cannot be told that '--' ends OUR options after a positional (it errors, or
     # strips the '--' and then cannot tell the tool's '--target' from ours): split it here
     plain_parse = parser.parse_args
@@ -50,6 +67,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         return args
 
     parser.parse_args = parse_args  # type: ignore[method-assign]
+
+
+def parse_setting(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` -> (key, value): JSON numbers / true / false / null / lists, else the text.
+    ValueError when there is no ``=`` or no key."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"--set {text!r}: expected KEY=VALUE, e.g. --set duration_s=30")
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    if isinstance(value, dict):
+        value = raw
+    return key, value
+
+
+def fio_target_from_args(tool_args: list[str]) -> str | None:
+    """What fio's own options name as the target (``--filename`` / ``--directory``), for the
+    runs table; None when they name none."""
+    for name in ("filename", "directory"):
+        for index, arg in enumerate(tool_args):
+            if arg.startswith(f"--{name}="):
+                return arg.split("=", 1)[1] or None
+            if arg == f"--{name}" and index + 1 < len(tool_args):
+                return tool_args[index + 1]
+    return None
+
+
+#: tools configured only by keys (--set): their options after '--' would be silently ignored
+KEYS_ONLY_TOOLS = frozenset({"iperf3", "probe", "oratcptest", "netperf"})
+
+
+def tool_config(tool: str, tool_args: list[str], settings: list[str], destructive: bool,
+                target: str | None) -> dict[str, Any]:
+    """The run config from the command line; ValueError says what is wrong."""
+    if tool in KEYS_ONLY_TOOLS and tool_args:
+        raise ValueError(f"{tool} takes its settings as --set KEY=VALUE (e.g. racperf run {tool} "
+                         f"--set host=10.0.0.2 --set duration_s=30), not as options after '--' "
+                         f"(got {' '.join(tool_args)!r}); see 'racperf run --help'")
+    config: dict[str, Any] = {}
+    if tool not in KEYS_ONLY_TOOLS:
+        config = {"extra_args": list(tool_args), "destructive": bool(destructive), "target": target}
+    elif destructive:
+        config["destructive"] = True
+    for text in settings:
+        key, value = parse_setting(text)
+        config[key] = value
+    if tool in KEYS_ONLY_TOOLS and target is not None:
+        config["target"] = target
+    return config
+
+
+def _remembered_oratcptest_paths(config: dict[str, Any], data_dir: Any) -> None:
+    """The jar and java remembered in THIS data dir (the UI keeps them there) unless given
+    with --set: the tool itself only looks in the default data dir."""
+    from racperf_tui.core import settings
+
+    for key, setting in (("jar_path", "oratcptest.jar_path"), ("java", "oratcptest.java")):
+        if not config.get(key):
+            value = settings.get(setting, None, data_dir=data_dir)
+            if value:
+                config[key] = value
 
 
 def _finite(value: Any) -> Any:
@@ -74,16 +155,26 @@ def run(args: argparse.Namespace) -> int:
     from racperf_tui.core.runs import ToolNotFound, run_foreground
     from racperf_tui.core.store import Store, StoreError
 
-    config: dict[str, Any] = {
-        "extra_args": list(args.tool_args),
-        "destructive": bool(args.destructive),
-        "target": args.target,
-    }
+    try:
+        config = tool_config(args.tool, list(args.tool_args), list(args.settings), args.destructive,
+                             args.target)
+    except ValueError as exc:
+        print(f"racperf run {args.tool}: {exc}", file=sys.stderr)
+        return 2
+    target = args.target
+    if target is None and args.tool == "fio":
+        target = fio_target_from_args(list(args.tool_args))
     try:
         data_dir = resolve_data_dir(args.data_dir)
     except OSError as exc:
         print(f"racperf run: {exc}", file=sys.stderr)
         return 2
+    if args.tool == "oratcptest":
+        try:
+            _remembered_oratcptest_paths(config, data_dir)
+        except ValueError as exc:  # a corrupt settings file: named, not a traceback
+            print(f"racperf run oratcptest: {exc}", file=sys.stderr)
+            return 2
 
     def on_sample(sample: Sample) -> None:
         _print_json({"type": "sample", "t": round(sample.t, 6), "metrics": sample.metrics})
@@ -92,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
 
     set_child_subreaper()  # this short-lived process reaps the benchmark's orphans itself
     try:
-        record = run_foreground(args.tool, config, data_dir, on_sample, target=args.target)
+        record = run_foreground(args.tool, config, data_dir, on_sample, target=target)
     except ToolNotFound as exc:
         print(f"racperf run: {exc}", file=sys.stderr)
         return 127

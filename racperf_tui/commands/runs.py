@@ -33,18 +33,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", metavar="DIR", default=None,
                         help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    lst = sub.add_parser("list", help="the runs, newest first (the default)")
-    lst.add_argument("--limit", type=int, default=None, help="at most N runs")
+    lst = sub.add_parser("list", help="the runs, newest first (the default)",
+                         description="The recorded runs, newest first: id, tool, host, target, "
+                                     "state, start, duration.")
+    lst.add_argument("--limit", type=int, default=None, metavar="N", help="at most N runs (default: all)")
     lst.add_argument("--json", action="store_true", help="one JSON object per run instead of a table")
-    show = sub.add_parser("show", help="one run in detail")
-    show.add_argument("run_id", type=int, metavar="ID")
+    show = sub.add_parser("show", help="one run in detail",
+                          description="One run: state, exit status, message, target, times, tool "
+                                      "version, command line, config, sample count, result summary.")
+    show.add_argument("run_id", type=int, metavar="ID", help="the run's id (first column of 'racperf runs')")
     show.add_argument("--json", action="store_true", help="the run, its result and sample count as JSON")
-    export = sub.add_parser("export", help="a run's samples and result as JSON or CSV")
-    export.add_argument("run_id", type=int, metavar="ID")
-    export.add_argument("--format", choices=("json", "csv"), default="json")
+    export = sub.add_parser("export", help="a run's samples and result as JSON or CSV",
+                            description="json: {run, samples, result}; csv: a t column and one "
+                                        "column per metric (with -o FILE.csv the result goes to "
+                                        "FILE.result.json beside it).")
+    export.add_argument("run_id", type=int, metavar="ID", help="the run's id (first column of 'racperf runs')")
+    export.add_argument("--format", choices=("json", "csv"), default="json", help="default json")
     export.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
-    stop = sub.add_parser("stop", help="stop a running run (SIGTERM, then SIGKILL after the grace)")
-    stop.add_argument("run_id", type=int, metavar="ID")
+    stop = sub.add_parser("stop", help="stop a running run (SIGTERM, then SIGKILL after the grace)",
+                          description="Stop a running run: SIGTERM (fio then writes its final "
+                                      "report), SIGKILL after the grace.")
+    stop.add_argument("run_id", type=int, metavar="ID", help="the run's id (first column of 'racperf runs')")
     stop.add_argument("--grace", type=float, default=15.0, metavar="S",
                       help="seconds to wait for a clean stop before killing (default 15)")
     for p in (lst, show, export, stop):
@@ -80,8 +89,8 @@ def runs_table(records: list[RunRecord]) -> str:
 
 
 def result_summary(result: dict[str, Any] | None) -> list[str]:
-    """A few lines about a result: per job read/write IOPS and bandwidth when it looks like
-    fio's shape, else its top-level scalars."""
+    """A few lines about a result: per job and direction IOPS, bandwidth and completion
+    latency (avg, p99, p99.9) when it looks like fio's shape; then its top-level scalars."""
     if result is None:
         return ["(none)"]
     lines: list[str] = []
@@ -94,8 +103,9 @@ def result_summary(result: dict[str, Any] | None) -> list[str]:
             for direction in ("read", "write"):
                 d = job.get(direction)
                 if isinstance(d, dict) and (d.get("iops") or d.get("bw_kib_s")):
-                    parts.append(f"{direction} {_num(d.get('iops'))} IOPS {_num(d.get('bw_kib_s'))} KiB/s")
-            lines.append(f"job {job.get('name', '?')}: " + (", ".join(parts) or "no I/O"))
+                    parts.append(f"job {job.get('name', '?')} {direction}: {_num(d.get('iops'))} IOPS "
+                                 f"{_num(d.get('bw_kib_s'))} KiB/s" + _clat_text(d.get("clat_us")))
+            lines.extend(parts or [f"job {job.get('name', '?')}: no I/O"])
     for key, value in result.items():
         if isinstance(value, (str, int, float, bool)) or value is None:
             lines.append(f"{key}: {value}")
@@ -103,6 +113,19 @@ def result_summary(result: dict[str, Any] | None) -> list[str]:
             size = len(value) if hasattr(value, "__len__") else "?"
             lines.append(f"{key}: ({size} entries)")
     return lines or ["(empty)"]
+
+
+def _clat_text(clat_us: Any) -> str:
+    """`` clat avg 61.4 p99 112.1 p99.9 309.2 µs`` (what a DBA looks at first), or ''."""
+    if not isinstance(clat_us, dict) or not isinstance(clat_us.get("mean"), (int, float)):
+        return ""
+    text = f" clat avg {_num(float(clat_us['mean']))}"
+    percentiles = clat_us.get("percentiles") if isinstance(clat_us.get("percentiles"), dict) else {}
+    for label, key in (("p99", "99.00"), ("p99.9", "99.90")):
+        value = percentiles.get(key)
+        if isinstance(value, (int, float)):
+            text += f" {label} {_num(float(value))}"
+    return text + " µs"
 
 
 def _num(value: Any) -> str:

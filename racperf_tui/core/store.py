@@ -181,7 +181,10 @@ class Store:
                 store._migrate()
             except sqlite3.DatabaseError as exc:
                 conn.close()
-                raise StoreError(f"cannot use the run store {path}: {exc}") from exc
+                damaged = isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+                advice = ("; nothing was changed: move it aside and racperf starts a new store "
+                          "('sqlite3 FILE .recover' may salvage its runs)") if damaged else ""
+                raise StoreError(f"cannot use the run store {path}: {exc}{advice}") from exc
             except BaseException:
                 conn.close()
                 raise

@@ -310,7 +310,11 @@ class Supervisor:
             state = RunState.SUCCEEDED if ok else RunState.FAILED
             if not ok and parse_problem and parse_problem not in (message or ""):
                 message = f"{message}; {parse_problem}" if message else parse_problem
-        if state is not RunState.SUCCEEDED and stderr_tail:
+        if state is RunState.FAILED and result is None and stderr_tail:
+            # no report at all: the tool's own last words are the reason, so they come first
+            # ("iperf3: error - unable to connect to server: Connection refused (...)")
+            message = f"{stderr_tail[-1]} ({message})" if message else stderr_tail[-1]
+        elif state is not RunState.SUCCEEDED and stderr_tail:
             message = f"{message}; stderr: {stderr_tail[-1]}" if message else f"stderr: {stderr_tail[-1]}"
         self.store.set_state(self.run_id, state, exit_status=exit_status, message=message)
 

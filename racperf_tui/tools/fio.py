@@ -779,10 +779,52 @@ def build_argv(config: Mapping[str, Any] | FioConfig) -> list[str]:
     if errors:
         raise ValueError("; ".join(errors))
     check_block_device_writes(cfg)
-    if not cfg.custom and _in_scratch_dir(str(cfg.target)):
-        os.makedirs(os.path.dirname(str(cfg.target)), exist_ok=True)
+    target = str(cfg.target)
+    scratch = os.path.abspath(default_scratch_dir())
+    if _in_scratch_dir(target) or os.path.dirname(os.path.abspath(target)) == scratch:
+        ensure_private_scratch(scratch, target)
     prepare_read_targets(cfg)
     return cfg.argv()
+
+
+def ensure_private_scratch(scratch_dir: str, target: str) -> None:
+    """Create racperf's scratch directory (mode 0700), or check that the one there is ours.
+
+    It lives in a shared temp dir: another local user could create it first, or put a
+    symlink named like the scratch file there pointing at a datafile, and racperf's write
+    presets (exempt from the write guard inside the scratch dir) would write through it. So
+    the directory must be a real directory owned by us and writable by nobody else, and the
+    scratch file, when it exists, a regular file of ours. ValueError says what is wrong.
+    """
+    try:
+        os.mkdir(scratch_dir, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise ValueError(f"target: cannot create racperf's scratch directory {scratch_dir}: "
+                         f"{exc.strerror}") from None
+    advice = ("racperf writes there only when it is its own; remove it, or set TMPDIR to a "
+              "directory of yours, or give a target of your own")
+    info = os.lstat(scratch_dir)
+    if stat.S_ISLNK(info.st_mode):
+        raise ValueError(f"target: racperf's scratch directory {scratch_dir} is a symbolic link; {advice}")
+    if not stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"target: racperf's scratch directory {scratch_dir} is not a directory; {advice}")
+    if info.st_uid != os.geteuid():
+        raise ValueError(f"target: racperf's scratch directory {scratch_dir} belongs to uid "
+                         f"{info.st_uid}, not to you (uid {os.geteuid()}); {advice}")
+    if info.st_mode & 0o022:
+        raise ValueError(f"target: racperf's scratch directory {scratch_dir} is writable by other "
+                         f"users (mode {stat.S_IMODE(info.st_mode):o}); {advice}")
+    try:
+        file_info = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(file_info.st_mode) or not stat.S_ISREG(file_info.st_mode):
+        raise ValueError(f"target: the scratch file {target} is not a regular file (a symbolic link "
+                         f"or a device); {advice}")
+    if file_info.st_uid != os.geteuid():
+        raise ValueError(f"target: the scratch file {target} belongs to uid {file_info.st_uid}; {advice}")
 
 
 def command_preview(config: Mapping[str, Any] | FioConfig) -> str:

@@ -110,7 +110,8 @@ def config_of(run: Any) -> dict[str, Any]:
 
 
 def planned_duration_s(config: Mapping[str, Any]) -> float | None:
-    """runtime + ramp_time from a fio-like config, in seconds, when it says so."""
+    """runtime + ramp_time from a fio-like config (or a network tool's duration_s), in
+    seconds, when it says so."""
     def seconds(value: Any) -> float | None:
         if value in (None, ""):
             return None
@@ -125,7 +126,8 @@ def planned_duration_s(config: Mapping[str, Any]) -> float | None:
         except ValueError:
             return None
 
-    runtime = seconds(config.get("runtime") or config.get("runtime_s"))
+    # fio's runtime; the network tools' test duration
+    runtime = seconds(config.get("runtime") or config.get("runtime_s") or config.get("duration_s"))
     if runtime is None:
         return None
     return runtime + (seconds(config.get("ramp_time") or config.get("ramp_time_s")) or 0.0)
@@ -150,10 +152,55 @@ def sample_parts(row: Any) -> tuple[int, float, dict[str, float], dict[str, Any]
     return int(seq or 0), float(field_of(sample, "t", 0.0) or 0.0), dict(metrics), dict(extra)
 
 
+def _rate_text(mbit_s: float) -> str:
+    """A network rate in at most 11 characters (the runs list's figure column)."""
+    if mbit_s >= 99_950:
+        return f"{mbit_s / 1000:.0f} Gbit/s"
+    return f"{mbit_s / 1000:.1f} Gbit/s" if mbit_s >= 1000 else f"{mbit_s:.0f} Mbit/s"
+
+
+def network_figure(values: Mapping[str, Any]) -> str:
+    """The figure of a network sample or result (iperf3, probe, oratcptest, netperf): its
+    throughput in Mbit/s, else its latency (RTT / RR tests), else ''."""
+    def number(key: str) -> float | None:
+        value = values.get(key)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    mbit_s = next((v for v in (number("received_mbit_s"), number("throughput_mbit_s")) if v), None)
+    if mbit_s is None:
+        mib_s = number("avg_throughput_mib_s") or number("throughput_mib_s")
+        mbit_s = mib_s * 1024 * 1024 * 8 / 1e6 if mib_s else None
+    if mbit_s:
+        return _rate_text(mbit_s)
+    latency_ms = number("avg_latency_ms") or number("latency_ms")
+    if latency_ms:
+        return f"{latency_ms:.3f} ms"
+    trans = number("trans_per_s")
+    if trans:
+        from racperf_tui.ui.widgets.metric_sparkline import format_value
+
+        return f"{format_value(trans)} tr/s"
+    return ""
+
+
+def sample_figure(metrics: Mapping[str, Any]) -> str:
+    """The runs list's figure for a running run's latest sample: fio's total IOPS, or a
+    network tool's rate / latency."""
+    if "read_iops" in metrics or "write_iops" in metrics:
+        from racperf_tui.ui.widgets.metric_sparkline import format_value
+
+        iops = float(metrics.get("read_iops") or 0) + float(metrics.get("write_iops") or 0)
+        return f"{format_value(iops)} IOPS"
+    return network_figure(metrics)
+
+
 def key_figure(result: Mapping[str, Any] | None) -> str:
-    """The one number the runs list shows for a finished run (total fio IOPS)."""
+    """The one number the runs list shows for a finished run (total fio IOPS, or a network
+    tool's rate / latency)."""
     if not result:
         return ""
+    if "jobs" not in result:
+        return network_figure(result)
     jobs = result.get("jobs") or []
     total_iops = 0.0
     for job in jobs:
@@ -228,6 +275,9 @@ class LivePoller:
         state = state_text(field_of(run, "state", "?"))
         if state not in LIVE_STATES and state == "succeeded":
             progress, eta = 100.0, 0.0
+        elif state not in LIVE_STATES and planned and elapsed is not None:
+            # fio's last report after a stop says 100 % / ETA 0: the bar shows how far it got
+            progress, eta = min(100.0, 100.0 * elapsed / planned), None
         return LiveRunState(
             run_id=self.run_id,
             state=state,

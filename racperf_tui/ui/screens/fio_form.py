@@ -229,6 +229,9 @@ class FioForm(ModalScreen[Any]):
             return
         if self.presets:
             self.fill_from_preset(0)
+        # the fields' scroll area is no stop of its own on tab / shift+tab (it took one
+        # invisible stop between the preset and the target); focused fields scroll into view
+        self.query_one("#form-fields", VerticalScroll).can_focus = False
         self.query_one("#field-target", Input).focus()
 
     # ---- preset -> fields -> config -----------------------------------------------------------
@@ -328,6 +331,8 @@ class FioForm(ModalScreen[Any]):
             message = errors.get(name, "")
             if message.startswith(f"{name}: "):  # the row already names the field
                 message = message[len(name) + 2:]
+            if message.startswith("'' is not "):  # an empty field
+                message = "empty: needs " + message[len("'' is not "):]
             self.query_one(f"#error-{name}", Label).update(message)
             self.query_one(f"#field-{name}").set_class(name in errors, "-invalid")
         general = [f"{k}: {v}" if k else v for k, v in errors.items() if k not in field_names]
@@ -452,7 +457,9 @@ def _convert(text: str, like: Any) -> Any:
     if text == "":
         if isinstance(like, (list, tuple)):
             return type(like)()
-        return "" if isinstance(like, str) else None
+        # a cleared number field stays "" (not None): validate() then says what it needs
+        # instead of "None is not a whole number"
+        return "" if isinstance(like, (str, int, float)) and not isinstance(like, bool) else None
     if isinstance(like, bool):
         return text.lower() in ("1", "true", "yes", "on")
     if isinstance(like, int):

@@ -54,10 +54,12 @@ class QuitDialog(ModalScreen[QuitChoice]):
             yield Static(f"[b]{count} run{'s' if count != 1 else ''} still running[/b]: {listing}")
             yield Static("Runs left running go on to their end and keep recording; "
                          "racperf started again shows them live.")
+            # the keys are in the labels: the footer underneath shows the screen below's keys
+            # (its 's' is "Stop run" there, "Stop runs" here)
             with Horizontal():
-                yield Button("Stop running runs", id="stop", variant="error")
-                yield Button("Leave them running", id="leave", variant="primary")
-                yield Button("Cancel", id="cancel")
+                yield Button("Stop runs (s)", id="stop", variant="error")
+                yield Button("Leave running (l)", id="leave", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id)  # type: ignore[arg-type]
@@ -103,8 +105,8 @@ class ConfirmDialog(ModalScreen[bool]):
         with Vertical():
             yield Static(self.question)
             with Horizontal():
-                yield Button(self.yes_label, id="yes", variant="error")
-                yield Button("No", id="no")
+                yield Button(f"{self.yes_label} (y)", id="yes", variant="error")
+                yield Button("No (n)", id="no")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

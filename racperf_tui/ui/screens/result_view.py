@@ -124,9 +124,11 @@ class ResultView(Screen[None]):
             with TabPane("Summary", id="tab-summary"):
                 with VerticalScroll():
                     yield Static(self._message_text(), id="result-message")
-                    yield Label("IOPS and bandwidth", classes="section")
+                    # a network tool's result is a list of figures: no IOPS, no µs latency table
+                    fio_shaped = self.result is None or bool(self._jobs())
+                    yield Label("IOPS and bandwidth" if fio_shaped else "Result", classes="section")
                     yield DataTable(id="table-summary", cursor_type="row")
-                    yield Label("Latency (µs)", classes="section")
+                    yield Label("Latency (µs)", classes="section", id="label-latency")
                     yield DataTable(id="table-latency", cursor_type="row")
             with TabPane("Percentiles", id="tab-percentiles"):
                 with VerticalScroll():
@@ -145,6 +147,9 @@ class ResultView(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self.result is not None and not self._jobs():
+            self.query_one("#label-latency", Label).display = False
+            self.query_one("#table-latency", DataTable).display = False
         self._fill_summary()
         self._fill_latency()
         self._fill_percentiles()
@@ -172,7 +177,9 @@ class ResultView(Screen[None]):
         for job in self._jobs():
             if job.get("error"):
                 parts.append(f"job {job.get('name', '?')}: error {job['error']}")
-        parts.extend(str(m) for m in ((self.result or {}).get("messages") or [])[:5])
+        messages = (self.result or {}).get("messages")
+        if isinstance(messages, list):  # fio's lines; the probe's "messages" is a count
+            parts.extend(str(m) for m in messages[:5])
         if self.result is None:
             parts.append("no parsed result for this run (see its raw output with 'racperf runs show')")
         return "\n".join(parts)
@@ -184,7 +191,8 @@ class ResultView(Screen[None]):
 
     # ---- tables ----------------------------------------------------------------------------
     def _jobs(self) -> list[dict[str, Any]]:
-        return list((self.result or {}).get("jobs") or [])
+        jobs = (self.result or {}).get("jobs")
+        return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
 
     def _fill_summary(self) -> None:
         table = self.query_one("#table-summary", DataTable)

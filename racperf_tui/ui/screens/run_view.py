@@ -31,6 +31,19 @@ from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 #: how often the live view reads the store; the sample-to-sparkline target is p99 <= 100 ms
 POLL_INTERVAL_S = 0.05
 
+#: metric-name suffix -> the unit shown (another tool's metrics, named with their units)
+_UNIT_SUFFIXES = (("_mib_s", "MiB/s"), ("_mbit_s", "Mbit/s"), ("_kib_s", "KiB/s"), ("_per_s", "/s"),
+                  ("_bytes", "B"), ("_ms", "ms"), ("_us", "µs"), ("_pct", "%"), ("_s", "s"))
+
+
+def metric_label_and_unit(key: str) -> tuple[str, str]:
+    """``throughput_mib_s`` -> ("throughput", "MiB/s"): a sparkline's label for another tool's
+    metric (fio's have their own labels in LIVE_METRICS)."""
+    for suffix, unit in _UNIT_SUFFIXES:
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return key[: -len(suffix)].replace("_", " "), unit
+    return key.replace("_", " "), ""
+
 
 class RunView(Screen[None]):
     """Live figures of one run, read from the store (the source of truth), never from fio."""
@@ -81,6 +94,8 @@ class RunView(Screen[None]):
         self.run_title = title or f"run {run_id}"
         self.poll_interval_s = poll_interval_s
         self.live: LiveRunState | None = None
+        #: the metrics the sparklines show: fio's, until another tool's samples arrive
+        self.metric_keys: list[str] = [key for key, _label, _unit in LIVE_METRICS]
         #: monotonic time each update was painted, for the latency benchmark
         self.painted_at_monotonic: float = 0.0
 
@@ -136,7 +151,8 @@ class RunView(Screen[None]):
         if live.error:
             status.update(f"[red]{live.error}[/red]")
             return
-        for key, _label, _unit in LIVE_METRICS:
+        self._show_the_tools_metrics(live)
+        for key in self.metric_keys:
             values = live.series.get(key)
             if values is not None:
                 self.query_one(f"#{_widget_id(key)}", MetricSparkline).set_series(
@@ -155,6 +171,23 @@ class RunView(Screen[None]):
         self.query_one("#run-jobs", Static).update(
             f"jobs: {live.job_states}" if live.job_states else "")
         self.painted_at_monotonic = time.monotonic()
+
+    def _show_the_tools_metrics(self, live: LiveRunState) -> None:
+        """A run of another tool (probe, iperf3, oratcptest, netperf) has none of fio's
+        metrics: replace fio's empty sparklines by one per metric its samples carry."""
+        keys = [key for key in live.series if key not in self.metric_keys]
+        if not keys or set(live.series) & set(self.metric_keys):
+            return
+        # the probe records its rate both in MiB/s (oratcptest's unit) and Mbit/s: show one
+        keys = [key for key in keys if not (key.endswith("_mib_s") and key[:-6] + "_mbit_s" in keys)]
+        self.metric_keys = sorted(keys, key=lambda k: (not k.startswith("throughput"), k))
+        container = self.query_one("#run-metrics", VerticalScroll)
+        container.remove_children()
+        sparklines = []
+        for key in self.metric_keys:
+            label, unit = metric_label_and_unit(key)
+            sparklines.append(MetricSparkline(label, unit, id=_widget_id(key)))
+        container.mount_all(sparklines)
 
     def action_close(self) -> None:
         self.dismiss()

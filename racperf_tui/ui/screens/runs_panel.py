@@ -23,9 +23,9 @@ from racperf_tui.ui.runs_data import (
     format_duration,
     key_figure,
     open_store,
+    sample_figure,
     state_text,
 )
-from racperf_tui.ui.widgets.metric_sparkline import format_value
 
 #: how often the list re-reads the store (it is one small query)
 REFRESH_INTERVAL_S = 1.0
@@ -51,7 +51,8 @@ class RunsPanel(Vertical):
         height: 1fr;
     }
     RunsPanel > #runs-hint {
-        height: 1;
+        height: auto;
+        min-height: 1;
         color: $text-muted;
         padding: 0 1;
     }
@@ -99,7 +100,10 @@ class RunsPanel(Vertical):
             self._store = open_store(self.data_dir)
             self.interrupted_on_start = self._store.mark_interrupted_runs()
         except Exception as error:
-            self.query_one("#runs-hint", Static).update(f"[red]cannot open the run store: {error}[/red]")
+            # the whole message (which file, why, what to do) wraps: cut at 80 columns it
+            # named neither the file nor the reason
+            hint = self.query_one("#runs-hint", Static)
+            hint.update(Text(str(error), style="red"))
             return
         self.refresh_runs()
         self.set_interval(REFRESH_INTERVAL_S, self.refresh_runs)
@@ -189,7 +193,8 @@ class RunsPanel(Vertical):
             return None
 
     def _update_live_figures(self, runs: list[Any]) -> None:
-        """Current IOPS of each running run, from the samples it wrote since the last refresh."""
+        """Current figure (IOPS, Mbit/s, ms) of each running run, from the samples it wrote
+        since the last refresh."""
         live_ids = {run.id for run in runs if state_text(run.state) in LIVE_STATES}
         for run_id in list(self._live_seq):
             if run_id not in live_ids:
@@ -200,8 +205,7 @@ class RunsPanel(Vertical):
             if new:
                 seq, sample = new[-1]
                 self._live_seq[run_id] = seq
-                iops = float(sample.metrics.get("read_iops") or 0) + float(sample.metrics.get("write_iops") or 0)
-                self._live_figure[run_id] = f"{format_value(iops)} IOPS"
+                self._live_figure[run_id] = sample_figure(sample.metrics)
 
     def _tell_disks_panel(self, runs: list[Any]) -> None:
         """The Disks panel filters on the devices running benchmarks touch."""

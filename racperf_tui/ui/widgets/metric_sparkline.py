@@ -90,7 +90,12 @@ class MetricSparkline(Horizontal):
     def _repaint(self) -> None:
         if not self.is_mounted:
             return
-        self.query_one(Sparkline).data = list(self.values)
+        data = list(self.values)
+        if not any(data):
+            # Sparkline draws a lone value as a full bar: a first 0 (no writes in a read run)
+            # would look like the maximum; all zeros are drawn as the empty (lowest) line
+            data = []
+        self.query_one(Sparkline).data = data
         shown = None if self.current is None else self.current / self.divisor
         self.query_one(".metric-value", Label).update(format_value(shown, self.unit))
 

@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
@@ -41,6 +42,31 @@ TOOL_MODES: dict[str, tuple[str, ...]] = {
 }
 #: modes that measure latency only: no throughput verdict
 LATENCY_ONLY_MODES = {"RTT", "TCP_RR", "UDP_RR"}
+#: the target bitrate of the panel's iperf3 UDP test (iperf3's own default of 1 Mbit/s
+#: measures nothing); what arrives is capped by it, so it is no link-capacity figure
+IPERF3_UDP_BITRATE = "1G"
+
+#: tool -> (label, placeholder) of the "program" field: where the tool's program is
+PROGRAM_LABELS: dict[str, tuple[str, str]] = {
+    "probe": ("Program", "built in: nothing to install"),
+    "iperf3": ("iperf3 program", "iperf3 on PATH"),
+    "oratcptest": ("oratcptest.jar path", "path of oratcptest.jar (MOS Doc ID 2064368.1)"),
+    "netperf": ("netperf directory", "directory of netperf and netserver (blank: PATH)"),
+}
+#: tool -> the setting (core.settings, in the data dir) that remembers its program field
+PROGRAM_SETTINGS: dict[str, str] = {
+    "iperf3": "iperf3.binary",
+    "oratcptest": "oratcptest.jar_path",
+    "netperf": "netperf.dir",
+}
+JAVA_SETTING = "oratcptest.java"
+#: form field -> the tools that use it (disabled for the others: a value typed there would
+#: be silently ignored)
+FIELD_TOOLS: dict[str, frozenset[str]] = {
+    "#net-write": frozenset({"probe", "oratcptest"}),
+    "#net-length": frozenset({"probe", "iperf3", "oratcptest"}),
+    "#net-connections": frozenset({"probe", "iperf3", "oratcptest"}),
+}
 
 
 def available_tools() -> list[str]:
@@ -63,11 +89,35 @@ def pair_configs(tool: str, form: Mapping[str, Any]) -> tuple[dict[str, Any], di
     """The panel's form -> (server config, client config) for ``tool``.
 
     ``form`` keys: host, port, duration_s, interval_s, mode, length (bytes or None),
-    connections, write. The server listens on ``host`` (both ends run here for now).
+    connections, write, and optionally program (iperf3 binary, oratcptest.jar, netperf's
+    directory) and java (oratcptest). The server listens on ``host`` (both ends run here for now).
     """
     host, port = form["host"], int(form["port"])
     duration_s, interval_s = float(form["duration_s"]), float(form["interval_s"])
     mode, length, connections = form["mode"], form.get("length"), int(form.get("connections") or 1)
+    server_cfg, client_cfg = _pair_configs_without_programs(tool, form, host, port, duration_s,
+                                                            interval_s, mode, length, connections)
+    program = str(form.get("program") or "").strip()
+    java = str(form.get("java") or "").strip()
+    for config in (server_cfg, client_cfg):
+        # both ends run the same program; blank leaves the tool's own search (PATH, settings)
+        if tool == "iperf3" and program:
+            config["binary"] = program
+        elif tool == "oratcptest":
+            if program:
+                config["jar_path"] = program
+            if java:
+                config["java"] = java
+        elif tool == "netperf" and program:
+            config["netperf"] = str(Path(program).expanduser() / "netperf")
+            config["netserver"] = str(Path(program).expanduser() / "netserver")
+    return server_cfg, client_cfg
+
+
+def _pair_configs_without_programs(tool: str, form: Mapping[str, Any], host: str, port: int,
+                                   duration_s: float, interval_s: float, mode: str, length: Any,
+                                   connections: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two ends' configs from the form's measurement fields."""
     if tool == "probe":
         client: dict[str, Any] = {"host": host, "port": port, "mode": "SYNC" if mode == "RTT" else mode,
                                   "rtt": mode == "RTT", "num_conn": connections,
@@ -80,7 +130,7 @@ def pair_configs(tool: str, form: Mapping[str, Any]) -> tuple[dict[str, Any], di
         client = {"host": host, "port": port, "duration_s": duration_s, "interval_s": interval_s,
                   "udp": mode == "UDP", "reverse": mode == "TCP reverse", "parallel": connections}
         if mode == "UDP":
-            client["bitrate"] = "1G"  # iperf3's UDP default of 1 Mbit/s measures nothing
+            client["bitrate"] = IPERF3_UDP_BITRATE
         if length:
             client["length"] = str(int(length))
         return {"bind": host, "port": port, "duration_s": duration_s}, client
@@ -153,19 +203,25 @@ class NetworkPanel(Vertical):
     NetworkPanel .net-field {
         width: 1fr;
         height: auto;
+        padding-right: 1;
     }
     NetworkPanel .net-field > Label {
         color: $text-muted;
     }
     NetworkPanel #net-buttons {
-        height: 3;
+        height: auto;
+        margin-top: 1;
+    }
+    NetworkPanel #net-buttons Button {
+        height: 1;
     }
     NetworkPanel #net-buttons Button {
         margin-right: 1;
     }
     NetworkPanel #net-message {
         width: 1fr;
-        padding: 1 0 0 1;
+        height: auto;
+        padding: 0 0 0 1;
     }
     NetworkPanel .net-state {
         height: 1;
@@ -179,6 +235,11 @@ class NetworkPanel(Vertical):
     }
     """
 
+    BINDINGS = [
+        Binding("ctrl+l", "start_pair", "Start pair"),
+        Binding("ctrl+t", "stop_pair", "Stop pair"),
+    ]
+
     def __init__(self, data_dir: str | None = None, poll_interval_s: float = 0.25) -> None:
         super().__init__()
         self.data_dir = data_dir
@@ -189,31 +250,42 @@ class NetworkPanel(Vertical):
         self.throughput_values: list[float] = []
         self.latency_values: list[float] = []
         self.final_throughput_mbit_s: float | None = None
+        #: said after the verdicts when the client did not finish its test
+        self.unfinished_note = ""
         self.mode_of_pair = ""
         self._finishing = False
         self._store: Any = None
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
+        # compact widgets and labels of <= 15 characters: the whole panel, verdicts included,
+        # fits an 80x24 terminal (a DBA's default SSH window)
         with Horizontal(classes="net-row"):
             yield self._field("Tool", Select([(t, t) for t in self.tools], value=self.tools[0],
-                                             allow_blank=False, id="net-tool"))
-            yield self._field("Server address", Input("127.0.0.1", id="net-host"))
-            yield self._field("Port (0: free one)", Input("0", id="net-port", type="integer"))
-            yield self._field("Duration s", Input("10", id="net-duration", type="number"))
-            yield self._field("Interval s", Input("1", id="net-interval", type="number"))
+                                             allow_blank=False, compact=True, id="net-tool"))
+            yield self._field("Server address", Input("127.0.0.1", compact=True, id="net-host"))
+            yield self._field("Port (0: free)", Input("0", compact=True, id="net-port", type="integer"))
+            yield self._field("Duration s", Input("10", compact=True, id="net-duration", type="number"))
+            yield self._field("Interval s", Input("1", compact=True, id="net-interval", type="number"))
         with Horizontal(classes="net-row"):
             yield self._field("Mode", Select(self._mode_options(self.tools[0]), allow_blank=False,
-                                             id="net-mode"))
-            yield self._field("Message / block bytes", Input("", placeholder="tool default",
-                                                            id="net-length", type="integer"))
-            yield self._field("Connections", Input("1", id="net-connections", type="integer"))
-            yield self._field("Redo MB/s (Data Guard)", Input("", placeholder="e.g. 50",
-                                                             id="net-redo", type="number"))
-            yield self._field("Server write+fsync", Checkbox("write", id="net-write"))
+                                             compact=True, id="net-mode"))
+            yield self._field("Message bytes", Input("", placeholder="default", compact=True,
+                                                     id="net-length", type="integer"))
+            yield self._field("Connections", Input("1", compact=True, id="net-connections", type="integer"))
+            yield self._field("Redo MB/s (DG)", Input("", placeholder="e.g. 50", compact=True,
+                                                      id="net-redo", type="number"))
+            yield self._field("Server fsync", Checkbox("write", compact=True, id="net-write"))
+        with Horizontal(classes="net-row"):
+            yield self._field(PROGRAM_LABELS[self.tools[0]][0],
+                              Input("", placeholder=PROGRAM_LABELS[self.tools[0]][1], compact=True,
+                                    id="net-program"), field_id="net-program-field", width=2)
+            yield self._field("Java (oratcptest)",
+                              Input("", placeholder="$JAVA_HOME, $ORACLE_HOME/jdk or PATH", compact=True,
+                                    id="net-java"), field_id="net-java-field", width=2)
         with Horizontal(id="net-buttons"):
-            yield Button("Start pair", id="net-start", variant="primary")
-            yield Button("Stop", id="net-stop", disabled=True)
+            yield Button("Start pair", id="net-start", variant="primary", compact=True)
+            yield Button("Stop", id="net-stop", disabled=True, compact=True)
             yield Static("", id="net-message")
         yield Static("server: -", id="net-server-state", classes="net-state")
         yield Static("client: -", id="net-client-state", classes="net-state")
@@ -225,16 +297,81 @@ class NetworkPanel(Vertical):
                      classes="net-verdict")
 
     @staticmethod
-    def _field(label: str, widget: Any) -> Vertical:
-        return Vertical(Label(label), widget, classes="net-field")
+    def _field(label: str, widget: Any, field_id: str | None = None, width: int = 1) -> Vertical:
+        field = Vertical(Label(label), widget, classes="net-field", id=field_id)
+        if width != 1:
+            field.styles.width = f"{width}fr"
+        return field
 
     @staticmethod
     def _mode_options(tool: str) -> list[tuple[str, str]]:
         return [(m, m) for m in TOOL_MODES.get(tool, ("SYNC",))]
 
     def on_mount(self) -> None:
+        self._show_program_fields(self.tools[0])
         self.set_interval(self.poll_interval_s, self._poll)
         self._reattach()
+
+    def _set_buttons(self, *, start: bool, stop: bool) -> None:
+        """Enable Start / Stop; when the focused button got disabled (focus is then lost and
+        with it the panel's keys), the enabled one takes the focus."""
+        start_button = self.query_one("#net-start", Button)
+        stop_button = self.query_one("#net-stop", Button)
+        focused = self.app.focused
+        lost = focused is None or (focused in (start_button, stop_button) and not
+                                   (start if focused is start_button else stop))
+        start_button.disabled = not start
+        stop_button.disabled = not stop
+        if lost and self.is_mounted and self.display:
+            for button, enabled in ((start_button, start), (stop_button, stop)):
+                if enabled:
+                    button.focus()
+                    break
+
+    def on_show(self) -> None:
+        """Focus the Start button when the tab is shown: the panel's keys (ctrl+l / ctrl+t)
+        work and show in the footer at once, and the tab keys (1 2 3) and q still do."""
+        if self.app.focused is None or self.app.focused not in self.query("*"):
+            self.query_one("#net-start", Button).focus()
+
+    def _setting(self, key: str) -> str:
+        """A remembered setting from this panel's data dir ('' when unset or unreadable)."""
+        from racperf_tui.core import settings
+
+        try:
+            return str(settings.get(key, "", data_dir=self._data_dir()) or "")
+        except (OSError, ValueError):
+            return ""
+
+    def _show_program_fields(self, tool: str) -> None:
+        """Label, placeholder and remembered value of the program field for ``tool``; the java
+        field only for oratcptest (the only tool run by a JVM)."""
+        label, placeholder = PROGRAM_LABELS.get(tool, ("Program", ""))
+        field = self.query_one("#net-program-field", Vertical)
+        field.query_one(Label).update(label)
+        program = self.query_one("#net-program", Input)
+        program.placeholder = placeholder
+        program.value = self._setting(PROGRAM_SETTINGS[tool]) if tool in PROGRAM_SETTINGS else ""
+        program.disabled = tool not in PROGRAM_SETTINGS
+        java = self.query_one("#net-java", Input)
+        java.value = self._setting(JAVA_SETTING) if tool == "oratcptest" else ""
+        java.disabled = tool != "oratcptest"
+        for field_id, tools in FIELD_TOOLS.items():
+            self.query_one(field_id).disabled = tool not in tools
+
+    def _remember_programs(self, form: Mapping[str, Any]) -> None:
+        """Configured once: the program (and java) paths typed in are kept in the data dir."""
+        from racperf_tui.core import settings
+
+        tool = form["tool"]
+        try:
+            if tool in PROGRAM_SETTINGS:
+                settings.set(PROGRAM_SETTINGS[tool], form.get("program") or None, data_dir=self._data_dir())
+            if tool == "oratcptest":
+                settings.set(JAVA_SETTING, form.get("java") or None, data_dir=self._data_dir())
+        except (OSError, ValueError) as exc:  # the run can go on without remembering
+            self.app.call_from_thread(self.notify, f"cannot remember the program path: {exc}",
+                                      severity="warning")
 
     def _reattach(self) -> None:
         """A pair still running from an earlier racperf (runs outlive the UI): show it."""
@@ -252,8 +389,7 @@ class NetworkPanel(Vertical):
         self.pair = PairRuns(client.tool, int(client.config["peer_run_id"]), client.id,
                              client.config.get("port"))
         self.mode_of_pair = self._mode_of_config(client.tool, client.config)
-        self.query_one("#net-start", Button).disabled = True
-        self.query_one("#net-stop", Button).disabled = False
+        self._set_buttons(start=False, stop=True)
         self._message(f"{client.tool} pair from an earlier session (runs #{self.pair.server_run_id} "
                       f"and #{client.id}), live", "good")
 
@@ -277,6 +413,7 @@ class NetworkPanel(Vertical):
         options = self._mode_options(str(event.value))
         mode.set_options(options)
         mode.value = options[0][1]
+        self._show_program_fields(str(event.value))
 
     @on(Input.Changed, "#net-redo")
     def _redo_changed(self, event: Input.Changed) -> None:
@@ -312,9 +449,14 @@ class NetworkPanel(Vertical):
             "duration_s": number("#net-duration", "Duration", minimum=1),
             "interval_s": number("#net-interval", "Interval", minimum=0.1),
             "mode": str(self.query_one("#net-mode", Select).value),
-            "length": number("#net-length", "Message bytes", integer=True, minimum=1, blank=None),
-            "connections": number("#net-connections", "Connections", integer=True, minimum=1),
-            "write": self.query_one("#net-write", Checkbox).value,
+            # a field the tool does not use (disabled) is neither validated nor passed on
+            "length": None if self.query_one("#net-length").disabled else
+            number("#net-length", "Message bytes", integer=True, minimum=1, blank=None),
+            "connections": 1 if self.query_one("#net-connections").disabled else
+            number("#net-connections", "Connections", integer=True, minimum=1),
+            "write": not self.query_one("#net-write").disabled and self.query_one("#net-write", Checkbox).value,
+            "program": self.query_one("#net-program", Input).value.strip(),
+            "java": self.query_one("#net-java", Input).value.strip(),
         }
 
     def redo_mb_s(self) -> float | None:
@@ -340,7 +482,7 @@ class NetworkPanel(Vertical):
             return
         self._reset_live()
         self.mode_of_pair = form["mode"]
-        self.query_one("#net-start", Button).disabled = True
+        self._set_buttons(start=False, stop=False)
         self._message(f"starting the {form['tool']} server on {form['host']}...", "")
         self.run_worker(lambda: self._launch(form), thread=True, exclusive=True, group="net-launch")
 
@@ -349,6 +491,7 @@ class NetworkPanel(Vertical):
         from racperf_tui.core.pair_runs import launch_pair
 
         tool = form["tool"]
+        self._remember_programs(form)
         try:
             if form["port"] == 0 and tool != "probe":
                 form = dict(form, port=free_port(form["host"]))
@@ -360,24 +503,28 @@ class NetworkPanel(Vertical):
         self.app.call_from_thread(self._pair_started, pair)
 
     def _launch_failed(self, message: str) -> None:
-        self.query_one("#net-start", Button).disabled = False
+        self._set_buttons(start=True, stop=False)
         self._message(message, "bad")
 
     def _pair_started(self, pair: Any) -> None:
         self.pair = pair
         self._finishing = False
-        self.query_one("#net-stop", Button).disabled = False
+        self._set_buttons(start=False, stop=True)
+        # what launch_pair adapted (notes) or found worth knowing (warnings: e.g. a database
+        # listener's port) is said here, not only recorded
+        said = [*getattr(pair, "warnings", ()), *getattr(pair, "notes", ())]
         self._message(f"{pair.tool} pair running on port {pair.port} (runs #{pair.server_run_id} "
-                      f"and #{pair.client_run_id})", "good")
+                      f"and #{pair.client_run_id})" + "".join(f"; {text}" for text in said),
+                      "warning" if getattr(pair, "warnings", ()) else "good")
         self._poll()
 
     @on(Button.Pressed, "#net-stop")
     def action_stop_pair(self) -> None:
         """Stop both ends (in a worker thread: stopping waits for the runs to end)."""
-        if self.pair is None:
+        if self.pair is None or self.query_one("#net-stop", Button).disabled:
             return
         pair = self.pair
-        self.query_one("#net-stop", Button).disabled = True
+        self._set_buttons(start=False, stop=False)
         self._message("stopping...", "")
 
         def stop() -> None:
@@ -404,6 +551,7 @@ class NetworkPanel(Vertical):
         self.throughput_values = []
         self.latency_values = []
         self.final_throughput_mbit_s = None
+        self.unfinished_note = ""
         self.query_one("#net-throughput", MetricSparkline).set_series([])
         self.query_one("#net-latency", MetricSparkline).set_series([])
         self._update_verdicts()
@@ -427,11 +575,15 @@ class NetworkPanel(Vertical):
             self._finishing = True
             result = store.result(pair.client_run_id)
             final = result_throughput_mbit_s(result)
-            if final is not None:
+            if client.state is RunState.SUCCEEDED and final is not None:
                 self.final_throughput_mbit_s = final
+            else:
+                # a stopped or failed client's "result" (0 Mbit/s, or a partial one) is no
+                # measurement of the link: judge the intervals that did arrive, and say so
+                self.unfinished_note = (f" ({client.state.value} early: mean of "
+                                        f"{len(self.throughput_values)} intervals)")
             self._update_verdicts()
-            self.query_one("#net-start", Button).disabled = False
-            self.query_one("#net-stop", Button).disabled = True
+            self._set_buttons(start=True, stop=False)
             level = "good" if client.state is RunState.SUCCEEDED else "bad"
             self._message(f"client run #{client.id} {client.state.value}: {client.message or ''}", level)
 
@@ -487,18 +639,29 @@ class NetworkPanel(Vertical):
             return
         if measured is None:
             self._set_verdict(interconnect, Verdict("", "interconnect: no measurement yet"))
+        elif self.mode_of_pair == "UDP":
+            # what arrives is capped by the target bitrate: judging it against 1/10 GbE would
+            # call a 10 GbE link "below 10 GbE"
+            self._set_verdict(interconnect, Verdict(
+                "warning", f"interconnect: UDP received {format_rate(measured)} at a "
+                           f"{IPERF3_UDP_BITRATE}bit/s target rate (a loss check, not the link's "
+                           "capacity); run TCP for the 1/10 GbE verdict"))
         else:
             verdict = interconnect_verdict(measured)
-            self._set_verdict(interconnect, Verdict(verdict.level, f"interconnect: {verdict.text}"))
+            self._set_verdict(interconnect, Verdict(verdict.level,
+                                                    f"interconnect: {verdict.text}{self.unfinished_note}"))
         redo = self.redo_mb_s()
-        if redo is None:
+        if self.mode_of_pair == "UDP" and measured is not None:
+            self._set_verdict(dataguard, Verdict("warning", "Data Guard: redo transport is TCP: run a "
+                                                            "TCP test for the bandwidth verdict"))
+        elif redo is None:
             self._set_verdict(dataguard, Verdict("", "Data Guard: give a redo rate (MB/s)"))
         elif measured is None:
             self._set_verdict(dataguard, Verdict("", f"Data Guard: redo {redo:g} MB/s; waiting for a "
                                                      "measurement"))
         else:
             verdict = dataguard_verdict(redo, measured)
-            self._set_verdict(dataguard, Verdict(verdict.level, f"Data Guard: {verdict.text}"))
+            self._set_verdict(dataguard, Verdict(verdict.level, f"Data Guard: {verdict.text}{self.unfinished_note}"))
 
     @staticmethod
     def _set_verdict(widget: Static, verdict: Verdict) -> None:
