@@ -10,6 +10,8 @@ differences of ``t``, is off by up to a few per cent on a 2-3 s run.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import subprocess
@@ -131,9 +133,19 @@ def test_racperf_run_fio_end_to_end(tmp_path: Path) -> None:
     longest = max(stored, key=lambda s: s["extra"]["interval_s"])
     assert set(longest["metrics"]) == READ_KEYS | {"write_iops", "write_bw_kib_s"}
     assert longest["metrics"]["read_iops"] > 0
-    weighted = sum(s["metrics"]["read_iops"] * s["extra"]["interval_s"] for s in stored) / sum(
-        s["extra"]["interval_s"] for s in stored)
+    # the printed lines carry the same weights: the mean of the live IOPS, weighted by the
+    # interval each sample covers, is fio's final IOPS within 2 %
+    assert [s["interval_s"] for s in samples] == [round(s["extra"]["interval_s"], 6) for s in stored]
+    weighted = sum(s["metrics"]["read_iops"] * s["interval_s"] for s in samples) / sum(
+        s["interval_s"] for s in samples)
     assert weighted == pytest.approx(read["iops"], rel=0.02)
+    # and so does the CSV export, column interval_s
+    csv_export = subprocess.run(racperf_cmd() + ["runs", "--data-dir", str(tmp_path / "data"), "export",
+                                                 str(result_line["run_id"]), "--format", "csv"],
+                                capture_output=True, text=True, timeout=60)
+    rows = list(csv.DictReader(io.StringIO(csv_export.stdout)))
+    assert [float(r["interval_s"]) for r in rows] == pytest.approx([s["interval_s"] for s in samples])
+    assert [float(r["read_iops"]) for r in rows] == pytest.approx([s["metrics"]["read_iops"] for s in samples])
 
 
 def test_racperf_run_fio_refuses_exec_options(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     try:
         for _, sample in follow_run(pair.client_run_id, data_dir):
-            _print_json({"type": "sample", "t": round(sample.t, 6), "metrics": sample.metrics})
+            _print_json(sample.to_json())
     except KeyboardInterrupt:
         interrupted = True
     finally:

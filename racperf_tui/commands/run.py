@@ -5,7 +5,9 @@ fio takes its own options after ``--``, untouched. Every tool (fio too) takes co
 way only, e.g. ``racperf run iperf3 --set host=10.0.0.2 --set duration_s=30``.
 
 Runs a benchmark headless, recorded in the store like any run, and prints one JSON object per
-line: ``{"type": "sample", "t": ..., "metrics": {...}}`` per sample, then
+line: ``{"type": "sample", "t": ..., "interval_s": ..., "metrics": {...}}`` per sample
+(``interval_s``: the time the sample covers, where the tool says; fio's last sample covers a
+partial interval, so a mean of rates over a run weights by it), then
 ``{"type": "result", "run_id": N, "state": ..., "message": ..., "result": {...}}``.
 
 Exit status: 0 the tool succeeded (judged by the tool, not only its exit status); 1 it failed;
@@ -177,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
 
     def on_sample(sample: Sample) -> None:
-        _print_json({"type": "sample", "t": round(sample.t, 6), "metrics": sample.metrics})
+        _print_json(sample.to_json())
 
     from racperf_tui.core.process import set_child_subreaper
 

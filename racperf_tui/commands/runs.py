@@ -151,17 +151,21 @@ def export_json(store: Store, record: RunRecord) -> str:
 
 
 def export_csv(store: Store, record: RunRecord) -> str:
-    """The CSV export of one run's samples: ``t`` then every metric, in order of appearance."""
+    """The CSV export of one run's samples: ``t``, ``interval_s`` (when the tool gives it), then
+    every metric, in order of appearance."""
     samples = store.samples(record.id)
     columns: dict[str, None] = {}
     for _, sample in samples:
         for key in sample.metrics:
             columns.setdefault(key, None)
+    # interval_s weights the rates: fio's last sample covers a partial interval
+    with_interval = any(sample.interval_s is not None for _, sample in samples)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["t", *columns])
+    writer.writerow(["t", *(["interval_s"] if with_interval else []), *columns])
     for _, sample in samples:
-        writer.writerow([repr(sample.t) if isinstance(sample.t, float) else sample.t,
+        interval = [] if not with_interval else ["" if sample.interval_s is None else sample.interval_s]
+        writer.writerow([repr(sample.t) if isinstance(sample.t, float) else sample.t, *interval,
                          *("" if sample.metrics.get(c) is None else sample.metrics[c] for c in columns)])
     return out.getvalue()
 

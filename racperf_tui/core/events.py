@@ -24,6 +24,21 @@ class Sample:
     metrics: dict[str, float]
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def interval_s(self) -> float | None:
+        """The length of time this sample covers, when the tool says (fio's last dump covers a
+        partial interval: a mean of rates over a run must be weighted by it)."""
+        value = self.extra.get("interval_s")
+        return float(value) if isinstance(value, (int, float)) else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The headless JSON line of this sample: ``{"type": "sample", "t", ["interval_s"], "metrics"}``."""
+        line: dict[str, Any] = {"type": "sample", "t": round(self.t, 6)}
+        if self.interval_s is not None:
+            line["interval_s"] = round(self.interval_s, 6)
+        line["metrics"] = self.metrics
+        return line
+
 
 class RunState(str, enum.Enum):
     """Life cycle of a run as the store records it."""
