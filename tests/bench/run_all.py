@@ -16,6 +16,7 @@ HERE = Path(__file__).parent
 BENCHMARKS: list[tuple[str, list[str]]] = [
     ("bench_iostat_read.py", []),
     ("bench_dashboard_cpu.py", ["--seconds", "60"]),
+    ("bench_dashboard_memory.py", ["--seconds", "600"]),
     ("bench_supervisor.py", []),
     ("bench_fio_observer.py", ["--pairs", "7"]),
     ("bench_fio_latency.py", []),
