@@ -14,7 +14,6 @@ TESTS_DIR = Path(__file__).parent
 FIXTURES = TESTS_DIR / "fixtures"
 FAKES = TESTS_DIR / "fakes"
 REPO = TESTS_DIR.parent
-SHARED = REPO.parent / "shared"
 
 
 def racperf_cmd() -> list[str]:
