@@ -637,3 +637,30 @@ async def test_live_view_of_a_probe_run_shows_its_own_metrics(data_dir: Path) ->
     finally:
         stop_pair(pair, data_dir)
         finish_pair(pair, data_dir, grace_s=5)
+
+
+def test_live_poller_skips_work_until_another_connection_commits(data_dir: Path) -> None:
+    """An idle poll returns the same state object (no queries, no series copies); a sample
+    committed by the supervisor's connection is seen on the next poll."""
+    import time as _time
+
+    from racperf_tui.core.events import Sample
+    from racperf_tui.ui.runs_data import LivePoller
+
+    with Store.open(data_dir) as writer:
+        run_id = writer.create_run("fio", "local", "/tmp/x", {}, ["fio"], "fio-3.33")
+        writer.set_state(run_id, RunState.RUNNING)
+        writer.add_sample(run_id, Sample(t=1.0, metrics={"read_iops": 100.0}))
+        poller = LivePoller(data_dir, run_id)
+        try:
+            first = poller.poll()
+            assert first.samples_seen == 1 and first.series["read_iops"] == [100.0]
+            assert poller.poll() is first  # nothing committed since: no work
+            writer.add_sample(run_id, Sample(t=2.0, metrics={"read_iops": 250.0}))
+            second = poller.poll()
+            assert second is not first
+            assert second.samples_seen == 2 and second.series["read_iops"] == [100.0, 250.0]
+            poller._last_state_at = _time.monotonic() - 1.5  # a second later: rebuilt for the clock
+            assert poller.poll() is not second
+        finally:
+            poller.close()

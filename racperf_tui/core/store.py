@@ -232,6 +232,12 @@ class Store:
         with self._lock:
             return self._conn.execute(sql, params)
 
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: changes whenever another connection commits, so a
+        live view polling every 50 ms can skip its queries while nothing was written."""
+        with self._lock:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
     # ---- writing (the supervisor) -----------------------------------------------------------
     def create_run(
         self,

@@ -233,11 +233,24 @@ class LivePoller:
     last_extra: dict[str, Any] = field(default_factory=dict)
     _store: Any = None
     _run: Any = None
+    _data_version: int | None = None
+    _last_state: LiveRunState | None = None
+    _last_state_at: float = 0.0
 
     def poll(self) -> LiveRunState:
-        """Read what is new and return the whole latest state."""
+        """Read what is new and return the whole latest state.
+
+        While nothing was committed to the store since the last poll (``PRAGMA data_version``),
+        the last state is returned as it is (rebuilt once a second for the elapsed clock): the
+        queries and the copies of every series were most of the live view's CPU during a run.
+        """
         if self._store is None:
             self._store = open_store(self.data_dir)
+        version = self._store.data_version()
+        if (version == self._data_version and self._last_state is not None
+                and time.monotonic() - self._last_state_at < 1.0):
+            return self._last_state
+        self._data_version = version
         self._run = self._store.get_run(self.run_id)
         for row in self._store.samples(self.run_id, after_seq=self.after_seq):
             seq, t, metrics, extra = sample_parts(row)
@@ -250,7 +263,8 @@ class LivePoller:
                     continue
                 self.series.setdefault(key, deque(maxlen=self.history)).append(float(value))
                 self.current[key] = float(value)
-        return self.state()
+        self._last_state, self._last_state_at = self.state(), time.monotonic()
+        return self._last_state
 
     def state(self) -> LiveRunState:
         """The latest state as an immutable snapshot (new lists, safe to hand to the UI)."""
