@@ -22,9 +22,7 @@ It also prints racperf's own CPU (supervisor + UI process, CPU-seconds per secon
 far less noisy than the IOPS ratio on a shared machine.
 
 Experiments (environment): RACPERF_BENCH_VERBOSE=1 splits that CPU into UI and supervisor;
-RACPERF_BENCH_POLL_S=0.25 sets the live view's store poll interval (default 0.05);
-RACPERF_BENCH_POST_CHANGES_ONLY=1 runs the view's poll loop posting an update only when a
-sample or the state changed (what the UI would cost with that change).
+RACPERF_BENCH_POLL_S=0.25 sets the live view's store poll interval (default 0.05).
 """
 
 from __future__ import annotations
@@ -75,46 +73,10 @@ async def _watch_live(data_dir: Path, run_id: int, timeout_s: float) -> int:
     from racperf_tui.ui.messages import RunLiveUpdate
     from racperf_tui.ui.screens.run_view import RunView
 
-    skip_unchanged = bool(os.environ.get("RACPERF_BENCH_SKIP_UNCHANGED"))
-
-    post_changes_only = bool(os.environ.get("RACPERF_BENCH_POST_CHANGES_ONLY"))
-
     class CountingRunView(RunView):
         painted = 0
-        last_seen = (-1, "")
-
-        if post_changes_only:
-            from textual import work as _work
-
-            @_work(thread=True, exclusive=True, group="run-poll")
-            def poll_store(self) -> None:
-                """Experiment: RunView's poll loop, posting only when a sample or the state changed."""
-                from textual.worker import get_current_worker
-
-                from racperf_tui.ui.runs_data import LIVE_STATES, LivePoller
-
-                worker = get_current_worker()
-                poller = LivePoller(self.data_dir, self.run_id)
-                last = None
-                try:
-                    while not worker.is_cancelled:
-                        live = poller.poll()
-                        if (live.samples_seen, live.state) != last:
-                            last = (live.samples_seen, live.state)
-                            self.post_message(RunLiveUpdate(live))
-                        if live.state not in LIVE_STATES:
-                            break
-                        time.sleep(self.poll_interval_s)
-                finally:
-                    poller.close()
 
         def on_run_live_update(self, message: RunLiveUpdate) -> None:
-            # experiment (env RACPERF_BENCH_SKIP_UNCHANGED=1): repaint only when a sample or
-            # the state changed, to see what the view's repaint per poll costs
-            seen = (message.live.samples_seen, str(message.live.state))
-            if skip_unchanged and seen == self.last_seen:
-                return
-            self.last_seen = seen
             super().on_run_live_update(message)
             self.painted += 1
             if self.painted == 1:  # steady state starts here (app start-up is not the observer)
