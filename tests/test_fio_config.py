@@ -15,6 +15,7 @@ import pytest
 
 from racperf_tui.tools import fio
 from racperf_tui.tools.fio import FioConfig
+from tests.conftest import needs_root
 from tests.loopdev import loop_device, needs_loop
 
 
@@ -28,7 +29,7 @@ def scratch_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     if fio._fs_type(str(tmp_path)) in ("tmpfs", "ramfs"):
         base = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="racperf-test-"))
     monkeypatch.setenv("TMPDIR", str(base))
-    scratch = base / "racperf-scratch"
+    scratch = base / f"racperf-scratch-{os.geteuid()}"  # one per user: see test_two_users_...
     assert fio.default_scratch_dir() == str(scratch)
     try:
         yield scratch
@@ -340,3 +341,42 @@ def test_scratch_dir_is_private_and_refused_when_not_ours(scratch_tmp: Path, tmp
         os.chown(scratch_tmp, 54321, -1)
         with pytest.raises(ValueError, match=r"belongs to uid 54321, not to you \(uid 0\)"):
             fio.build_argv(fio.preset_config("oltp"))
+
+
+def _tree_state(root: Path) -> dict[str, tuple[int, int, int, int, bytes]]:
+    """uid, gid, mode, mtime and content of ``root`` and everything under it (lstat)."""
+    state = {}
+    for path in [root, *sorted(root.rglob("*"))]:
+        info = path.lstat()
+        body = path.read_bytes() if stat.S_ISREG(info.st_mode) else b""
+        state[str(path.relative_to(root.parent))] = (info.st_uid, info.st_gid, info.st_mode, info.st_mtime_ns, body)
+    return state
+
+
+@needs_root
+def test_two_users_scratch_dirs_do_not_collide(scratch_tmp: Path) -> None:
+    """root and oracle on one DB node both run racperf: oracle's scratch dir there first
+    (private, with its scratch file) neither blocks root's runs nor is touched by them."""
+    other_uid = 54321  # oracle's usual uid
+    base = scratch_tmp.parent
+    other_dirs = [base / f"racperf-scratch-{other_uid}", base / "racperf-scratch"]  # + the old shared name
+    for other_dir in other_dirs:
+        other_dir.mkdir(mode=0o700)
+        (other_dir / "fio.scratch").write_bytes(b"oracle's scratch file " * 64)
+        for path in (other_dir / "fio.scratch", other_dir):
+            os.chown(path, other_uid, other_uid)
+    before = {str(d): _tree_state(d) for d in other_dirs}
+
+    assert scratch_tmp.name == "racperf-scratch-0" and scratch_tmp not in other_dirs
+    read_cfg = fio.preset_config("8k-randread")
+    read_cfg.size = "1m"
+    assert f"--filename={scratch_tmp / 'fio.scratch'}" in fio.build_argv(read_cfg)
+    assert f"--filename={scratch_tmp / 'fio.scratch'}" in fio.build_argv(fio.preset_config("oltp"))
+    mine = scratch_tmp.lstat()
+    assert (mine.st_uid, stat.S_ISDIR(mine.st_mode), stat.S_IMODE(mine.st_mode)) == (0, True, 0o700)
+    assert (scratch_tmp / "fio.scratch").stat().st_size == 1024 * 1024
+    assert (scratch_tmp / "fio.scratch").stat().st_uid == 0
+
+    assert {str(d): _tree_state(d) for d in other_dirs} == before
+    assert sorted(p.name for p in base.iterdir()) == sorted(
+        ["racperf-scratch", "racperf-scratch-0", f"racperf-scratch-{other_uid}"])

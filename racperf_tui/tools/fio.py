@@ -110,17 +110,22 @@ def _fs_type(path: str) -> str:
 
 
 def default_scratch_dir() -> str:
-    """Where the default scratch file lives: ``$TMPDIR/racperf-scratch``.
+    """Where the default scratch file lives: ``$TMPDIR/racperf-scratch-<uid>``.
 
-    tmpfs/ramfs are skipped when another temp dir is writable, because direct=1 (O_DIRECT)
-    fails there on older kernels and RAM says nothing about storage.
+    One directory per user (effective uid): root and oracle on the same DB node both run
+    racperf, and a shared name would make the second one refused by
+    :func:`ensure_private_scratch`. Not ``$XDG_RUNTIME_DIR``: that is a small tmpfs, where a
+    256 MiB file may not fit and would measure RAM. For the same reason tmpfs/ramfs temp
+    dirs are skipped when another one is writable (direct=1, O_DIRECT, also fails there on
+    older kernels).
     """
+    name = f"racperf-scratch-{os.geteuid()}"
     candidates = [os.environ.get("TMPDIR") or "", tempfile.gettempdir(), "/var/tmp", "/tmp"]
     usable = [c for c in dict.fromkeys(candidates) if c and os.path.isdir(c) and os.access(c, os.W_OK)]
     for candidate in usable:
         if _fs_type(candidate) not in ("tmpfs", "ramfs"):
-            return os.path.join(candidate, "racperf-scratch")
-    return os.path.join(usable[0] if usable else tempfile.gettempdir(), "racperf-scratch")
+            return os.path.join(candidate, name)
+    return os.path.join(usable[0] if usable else tempfile.gettempdir(), name)
 
 
 def default_scratch_target() -> str:
@@ -790,11 +795,12 @@ def build_argv(config: Mapping[str, Any] | FioConfig) -> list[str]:
 def ensure_private_scratch(scratch_dir: str, target: str) -> None:
     """Create racperf's scratch directory (mode 0700), or check that the one there is ours.
 
-    It lives in a shared temp dir: another local user could create it first, or put a
-    symlink named like the scratch file there pointing at a datafile, and racperf's write
-    presets (exempt from the write guard inside the scratch dir) would write through it. So
-    the directory must be a real directory owned by us and writable by nobody else, and the
-    scratch file, when it exists, a regular file of ours. ValueError says what is wrong.
+    It lives in a shared temp dir under a per-uid, hence guessable, name: another local user
+    could create it first, or put a symlink named like the scratch file there pointing at a
+    datafile, and racperf's write presets (exempt from the write guard inside the scratch
+    dir) would write through it. So the directory must be a real directory owned by us and
+    writable by nobody else, and the scratch file, when it exists, a regular file of ours.
+    ValueError says what is wrong.
     """
     try:
         os.mkdir(scratch_dir, 0o700)

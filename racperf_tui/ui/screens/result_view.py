@@ -279,7 +279,8 @@ class ResultView(Screen[None]):
                     continue
                 title = _JOB_BLOCK_TITLES.get(key, key.replace("_", " "))
                 widgets.append(Label(f"{name}: {title}", classes="section"))
-                widgets.append(_mapping_table(value))
+                widgets.append(_latency_distribution_table(value) if key == "lat_dist_pct"
+                               else _mapping_table(value))
             for direction in DIRECTIONS:
                 figures = job.get(direction)
                 if not _active(figures):
@@ -363,6 +364,34 @@ def _mapping_table(value: Mapping[str, Any]) -> DataTable[Any]:
         table.add_columns("", "value")
         for key, figure in value.items():
             table.add_row(str(key), _num(figure, 2) if isinstance(figure, (int, float)) else str(figure))
+    return table
+
+
+def _is_zero(figure: Any) -> bool:
+    """A figure that reads as 0 (a number or numeric text); anything else counts as non-zero."""
+    try:
+        return float(figure) == 0.0
+    except (TypeError, ValueError):
+        return False
+
+
+def _latency_distribution_table(dist: Mapping[str, Any]) -> DataTable[Any]:
+    """fio's latency buckets that hold I/Os, then one row standing for all the empty ones.
+
+    fio has 32 buckets (2 ns to >= 2 s) and a run fills a handful; its own text report leaves
+    the empty ones out too. Figures are shown as fio gave them: fio reports a bucket holding
+    under 0.01 % of the I/Os as 0.01, never as 0, so only truly empty buckets are folded.
+    """
+    table: DataTable[Any] = DataTable(cursor_type="row")
+    table.add_columns("", "value")
+    empty_buckets = 0
+    for bound, figure in dist.items():
+        if _is_zero(figure):
+            empty_buckets += 1
+        else:
+            table.add_row(str(bound), _num(figure, 2))
+    if empty_buckets:
+        table.add_row("others" if table.row_count else "all", "0")  # exactly 0: no rounding hides I/Os
     return table
 
 
