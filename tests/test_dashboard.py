@@ -171,12 +171,14 @@ async def test_pause_stops_sampling_and_resume_restarts(root: ReplayRoot) -> Non
         assert panel.interval_s == 0.5
         await pilot.press("space")
         assert panel.paused and "PAUSED" in str(panel.query_one(".iostat-status").render())
-        ticks = panel.model.tick
+        # samples_taken, not model.tick: the root is not rewritten here, and a report over
+        # an unchanged uptime is read but not shown.
+        ticks = panel.samples_taken
         await pilot.pause(0.8)
-        assert panel.model.tick == ticks
+        assert panel.samples_taken == ticks
         await pilot.press("space")
         await pilot.pause(0.8)
-        assert not panel.paused and panel.model.tick >= ticks + 1
+        assert not panel.paused and panel.samples_taken >= ticks + 1
 
 
 async def test_saturated_device_is_flagged_and_explained(root: ReplayRoot) -> None:
@@ -285,7 +287,7 @@ async def test_sparkline_key_cycles_metrics(root: ReplayRoot) -> None:
         advance(panel, root, 2)
         await pilot.pause()
         # %util, fixed 0..100 scale: two idle samples, then two full ones.
-        assert line_text(panel.table, "sdb")[:20].rstrip().endswith("▁▁██")
+        assert line_text(panel.table, "sdb")[:panel.table._frozen_width].rstrip().endswith("▁▁██")
         seen = []
         for _ in range(5):
             await pilot.press("m")
@@ -333,13 +335,24 @@ async def test_unchanged_rows_are_not_rebuilt(root: ReplayRoot) -> None:
         advance(panel, root, 1)
         panel.table.update_rows(panel.model.visible())
         assert panel.table.rebuilt_rows == 0
-        await pilot.press("home")  # the highlight moves: two rows change
-        assert panel.table.rebuilt_rows == 2 and panel.table.cursor_device == "sdb"
+        # The highlight follows the top row (the busiest device) until the user moves it.
+        assert panel.table.cursor_device == "sdb" and panel.table.cursor_follows_top
+        await pilot.press("down")  # the highlight moves: two rows change
+        assert panel.table.rebuilt_rows == 2 and panel.table.cursor_device == "nvme0n1"
+        assert not panel.table.cursor_follows_top
         detail = panel.query_one(".iostat-detail")
-        assert "sdb: queue_depth 32 · nr_requests 64 · scheduler mq-deadline · rotational no" in str(detail.render())
-        await pilot.press("down")
-        assert panel.table.cursor_device == "nvme0n1"
-        assert "nvme0n1: queue_depth - · nr_requests 1023 · scheduler none" in str(detail.render())
+        # Too long for 100 columns with the figures: the facts alone, in full.
+        assert str(detail.render()) == " nvme0n1: queue_depth - · nr_requests 1023 · scheduler none · rotational no"
+        await pilot.press("home")
+        assert panel.table.cursor_device == "sdb"
+        # 100 columns: short fact labels, so the figures against the saturation rules fit.
+        assert str(detail.render()) == (" sdb: qd 32 nr 64 mq-deadline rot no │"
+                                        " %util 100 · avgqu-sz 31.5/32 · await 32.00 ms = 32x svctm")
+        # A quiet sdb drops down the %util order; the user's highlight stays on it.
+        advance(panel, root, 1, {**LOADS, "sdb": DiskLoad(read_iops=1, util_pct=1)})
+        assert shown(panel)[0] == "nvme0n1" and panel.table.cursor_device == "sdb"
+        await pilot.press("s")  # a new order: the highlight follows the top row again
+        assert panel.table.cursor_device == shown(panel)[0] == "sdc"
 
 
 async def test_help_lists_app_and_panel_keys(root: ReplayRoot) -> None:
@@ -408,3 +421,167 @@ def test_racperf_root_starts_on_the_dashboard_in_a_pty(root: ReplayRoot) -> None
         except (ProcessLookupError, ChildProcessError):
             pass
         os.close(fd)
+
+
+def test_natural_name_order_and_ties() -> None:
+    """Digit runs sort as numbers (loop2 < loop10, nvme0n1 < nvme1n1 < nvme10n1); ties in
+    %util keep that order too."""
+    from racperf_tui.core.iostat import IostatReport, IostatRow
+    from racperf_tui.ui.widgets.iostat_model import natural_key
+
+    names = ["loop10", "sdb", "nvme10n1", "loop2", "sda", "nvme1n1", "sda10", "sda2", "nvme0n1", "dm-10", "dm-3"]
+    assert sorted(names, key=natural_key) == ["dm-3", "dm-10", "loop2", "loop10", "nvme0n1", "nvme1n1",
+                                              "nvme10n1", "sda", "sda2", "sda10", "sdb"]
+    model = IostatModel()
+    rows = [IostatRow(device=name, **{f: 0.0 for f in ("r_s", "w_s", "rkb_s", "wkb_s", "rrqm_s", "wrqm_s",
+                                                        "avgrq_sz", "avgqu_sz", "await_ms", "r_await_ms",
+                                                        "w_await_ms", "svctm_ms", "util_pct")})
+            for name in names]
+    model.update(IostatReport(0.0, 1.0, rows, []))
+    for sort_key in ("%util", "name"):
+        model.sort_key = sort_key
+        assert [s.name for s in model.visible()][:4] == ["dm-3", "dm-10", "loop2", "loop10"]
+
+
+async def test_columns_are_a_priority_prefix_whatever_the_name_width(root: ReplayRoot) -> None:
+    """A longer device name drops the lowest-priority columns; it never swaps wkB/s for svctm."""
+    from racperf_tui.ui.widgets.iostat_table import COLUMNS
+
+    by_priority = [c.header for c in sorted(COLUMNS, key=lambda c: c.priority)]
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        await pilot.pause()
+        before = panel.table.visible_headers
+        assert sorted(before, key=by_priority.index) == by_priority[:len(before)]
+        panel.model.devices["sdb"].name = "sdb-with-a-long-name"  # as a dm name would be
+        panel.table.update_rows(panel.model.visible())
+        after = panel.table.visible_headers
+        assert len(after) < len(before)
+        assert sorted(after, key=by_priority.index) == by_priority[:len(after)]
+
+
+async def test_pause_at_80_columns_shows_the_marker_and_the_real_interval(root: ReplayRoot) -> None:
+    """PAUSED leads the status line (it fell off the right edge at 80 columns); after a
+    resume the rates average the real interval from uptime and the status line says how long."""
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(IostatPanel)
+        await pilot.press("minus", "minus", "minus", "minus")  # 10 s -> 1 s
+        assert panel.interval_s == 1.0
+        advance(panel, root, 1)  # the first report after an interval change is not noted
+        await pilot.press("p", "space")
+        status = str(panel.query_one(".iostat-status").render())
+        assert status.startswith("  PAUSED  │ ") and len(status) <= 80 and "1 s" in status
+        root.tick(LOADS, seconds=6.0)  # six seconds pass while paused
+        await pilot.press("space")
+        panel.sample_now()  # what the resumed timer does
+        await pilot.pause()
+        sdb = panel.model.devices["sdb"].row
+        assert (sdb.r_s, sdb.w_s, sdb.util_pct, sdb.avgqu_sz) == (500.0, 500.0, 100.0, 31.5)
+        status = str(panel.query_one(".iostat-status").render())
+        assert "PAUSED" not in status and "over 6.0 s" in status and len(status) <= 80
+        assert len(str(panel.query_one(".iostat-alert").render())) <= 80
+
+
+async def test_detail_names_the_depth_a_queue_is_judged_against(root: ReplayRoot) -> None:
+    """No SCSI queue_depth (loop, NVMe): the figures are judged against nr_requests, and a
+    wide terminal shows where the cursor device stands against the saturation rules."""
+    app = make_app(root)
+    async with app.run_test(size=(200, 40)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        await pilot.pause()
+        panel.table.move_cursor_to([s.name for s in panel.table.states].index("nvme0n1"))
+        await pilot.pause()
+        detail = str(panel.query_one(".iostat-detail").render())
+        assert detail == (" nvme0n1: queue_depth - · nr_requests 1023 · scheduler none · rotational no │"
+                          " %util 50 · avgqu-sz 1.4/1023 nr_requests · await 7.00 ms = 3x svctm")
+        assert panel.table._spark_width >= 50 and panel.table.visible_headers[-1] == "rot"
+
+
+async def test_device_without_scsi_queue_depth_is_full_at_nr_requests(root: ReplayRoot) -> None:
+    """Like a loop device under fio numjobs=4 iodepth=64 (avgqu-sz 124.7 of nr_requests 128,
+    %util 100): flagged full, and the reason names nr_requests, not a SCSI queue depth."""
+    app = make_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        full = {"nvme0n1": DiskLoad(read_iops=100000, await_ms=10, util_pct=100, avgqu_sz=1000)}
+        advance(panel, root, 3, full)
+        await pilot.pause()
+        nvme = panel.model.devices["nvme0n1"]
+        assert nvme.saturated
+        assert nvme.saturation_reason == ("%util 100, avgqu-sz 1000.0 near nr_requests 1023"
+                                          " for 3 samples: device full")
+        assert "! SATURATED nvme0n1: %util 100" in str(panel.query_one(".iostat-alert").render())
+
+
+async def test_a_root_not_updated_between_samples_shows_no_zero_sample(root: ReplayRoot) -> None:
+    """``racperf --root DIR`` whose updater is slower than the panel: a sample of the same
+    uptime is skipped (no row of zeros, no 0 in the sparkline); the next one covers the
+    whole interval, and a root that stops changing is said to be stale."""
+    app = make_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 2)
+        panel.sample_now()  # the updater has not written since the last sample
+        await pilot.pause()
+        sdb = panel.model.devices["sdb"]
+        assert sdb.row.r_s == 500.0 and list(sdb.history["%util"]) == [100.0, 100.0]
+        root.tick(LOADS, seconds=2.0)
+        panel.sample_now()
+        assert sdb.row.r_s == 500.0 and list(sdb.history["%util"]) == [100.0, 100.0, 100.0]
+        panel._last_report_at -= 60  # a minute without a new root
+        panel.sample_now()
+        await pilot.pause()
+        assert "root unchanged for 60 s" in str(panel.query_one(".iostat-status").render())
+
+
+async def test_status_line_reflects_columns_and_benchmark_keys(root: ReplayRoot) -> None:
+    """c (all columns) shows in the status line; b with no benchmark running says so instead
+    of a bare 'no device matches'; Esc clears it."""
+    app = make_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        status = panel.query_one(".iostat-status")
+        await pilot.press("c")
+        assert panel.table.all_columns and "all columns (←/→ scroll)" in str(status.render())
+        await pilot.press("c")
+        assert "all columns" not in str(status.render())
+        await pilot.press("b")
+        await pilot.pause()
+        assert shown(panel) == [] and "benchmark devices (0)" in str(status.render())
+        assert "no benchmark is running" in str(panel.query_one(".iostat-detail").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(shown(panel)) == 4 and "benchmark" not in str(status.render())
+
+
+async def test_sideways_scroll_never_cuts_a_figure(root: ReplayRoot) -> None:
+    """All columns at 80 wide, scrolled right one cell at a time: every line shows whole
+    figures under whole headers (a crop inside a column showed 711.00 of 33711.00)."""
+    big = {**LOADS, "sdb": DiskLoad(read_iops=33711, write_iops=500, await_ms=1, util_pct=100, avgqu_sz=3)}
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1, big)
+        await pilot.press("c")
+        table = panel.table
+        frozen = table._frozen_width
+        for _ in range(12):
+            await pilot.press("right")
+            await pilot.pause()
+            header = table.render_line(0).text[frozen:]
+            row = table.render_line(1 + shown(panel).index("sdb")).text[frozen:]
+            assert header.startswith(" ") and row.startswith(" "), (table.scroll_x, header, row)
+            if "r/s" in header.split():
+                assert row.split()[header.split().index("r/s")] == "33711.00"
+            if _ == 0:  # one press, one whole column: r/s scrolls out, w/s comes first
+                assert header.split()[0] == "w/s" and row.split()[0] == "500.00"
+        assert table.scroll_x > 0
+        await pilot.press("left")
+        assert table.render_line(0).text[frozen:].split()[0] != "r/s"
+        await pilot.press(*["left"] * 20)
+        assert table.scroll_x == 0 and table.render_line(0).text[frozen:].split()[0] == "r/s"

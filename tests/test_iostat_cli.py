@@ -88,6 +88,10 @@ def test_skip_first_partitions_and_named_devices() -> None:
     assert [d for d, _ in parse_sysstat_text(options_after_names.stdout)[0]][:3] == [
         "sda", "sda1", "sda10"]
     assert "sdr" in options_after_names.stdout
+    # sysstat takes device names after the interval too ('iostat -x 1 4 loop1 loop2').
+    names_after_numbers = racperf_iostat("--root", ROOT1, "--root", ROOT2, "-x", "1", "2", "sdr", "sda")
+    assert [[d for d, _ in report] for report in parse_sysstat_text(names_after_numbers.stdout)] == [
+        ["sda", "sdr"], ["sda", "sdr"]]
     idle_hidden = racperf_iostat("--root", ROOT1, "--root", ROOT2, "-z", "-y", "1", "1")
     assert [d for d, _ in parse_sysstat_text(idle_hidden.stdout)[0]] == ["sdq", "sdr", "sds"]
 

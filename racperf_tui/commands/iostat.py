@@ -61,8 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _split_positionals(args: argparse.Namespace) -> tuple[list[str], float | None, int | None]:
-    """sysstat's rule: a non-numeric argument is a device, the first number the interval,
-    the second the count. '-p 2' means '-p ALL 2'."""
+    """sysstat's rule: a non-numeric argument is a device, wherever it stands ('iostat -x 1 5
+    sda' restricts to sda, as sysstat does), the first number the interval, the second the
+    count. '-p 2' means '-p ALL 2'."""
     positionals = list(args.args)
     if args.p is not None and args.p.replace(".", "", 1).isdigit():
         first_number = next((i for i, a in enumerate(positionals)
@@ -74,8 +75,6 @@ def _split_positionals(args: argparse.Namespace) -> tuple[list[str], float | Non
     for arg in positionals:
         if arg.replace(".", "", 1).isdigit():
             numbers.append(arg)
-        elif numbers:
-            raise SystemExit(f"racperf iostat: device {arg!r} after the interval")
         else:
             devices.append(arg)
     if len(numbers) > 2:

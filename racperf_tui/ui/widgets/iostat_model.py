@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
@@ -26,7 +27,7 @@ SORT_KEYS: dict[str, tuple[Callable[[IostatRow], float | str], bool]] = {
     "%util": (lambda r: r.util_pct, True),
     "await": (lambda r: r.await_ms, True),
     "avgqu-sz": (lambda r: r.avgqu_sz, True),
-    "name": (lambda r: r.device, False),
+    "name": (lambda r: natural_key(r.device), False),
 }
 
 #: What a sparkline can show: name -> (value of a row, fixed scale maximum or None for auto).
@@ -39,6 +40,19 @@ SPARK_METRICS: dict[str, tuple[Callable[[IostatRow], float], float | None]] = {
 }
 
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
+
+_DIGIT_RUNS = re.compile(r"(\d+)")
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key putting loop2 before loop10, sda before sdb, nvme0n1 before nvme1n1.
+
+    Digit runs compare as numbers; (is-number, value) pairs keep str and int apart so any
+    two names compare, and the name itself breaks remaining ties (sda01 vs sda1).
+    """
+    parts = _DIGIT_RUNS.split(name)
+    return tuple((1, int(part), "") if index % 2 else (0, 0, part)
+                 for index, part in enumerate(parts)) + ((0, 0, name),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +186,10 @@ class IostatModel:
         state.queue_full_streak = state.queue_full_streak + 1 if queue_full else 0
         state.queueing_streak = state.queueing_streak + 1 if queueing else 0
         if state.queue_full_streak >= rules.consecutive:
+            # Say which limit: a loop or NVMe device has no SCSI queue_depth, only nr_requests.
+            limit = "queue depth" if state.facts is not None and state.facts.queue_depth else "nr_requests"
             state.saturation_reason = (
-                f"%util {row.util_pct:.0f}, avgqu-sz {row.avgqu_sz:.1f} near queue depth {depth}"
+                f"%util {row.util_pct:.0f}, avgqu-sz {row.avgqu_sz:.1f} near {limit} {depth}"
                 f" for {state.queue_full_streak} samples: device full")
         elif state.queueing_streak >= rules.consecutive:
             state.saturation_reason = (
@@ -209,14 +225,14 @@ class IostatModel:
     def visible(self) -> list[DeviceState]:
         """The devices to show, filtered and sorted (ties broken by name, so order is stable)."""
         value_of, descending = SORT_KEYS[self.sort_key]
-        shown = sorted((s for s in self.devices.values() if self.matches(s)), key=lambda s: s.name)
+        shown = sorted((s for s in self.devices.values() if self.matches(s)), key=lambda s: natural_key(s.name))
         if self.sort_key != "name":
             shown.sort(key=lambda s: value_of(s.row), reverse=descending)
         return shown
 
     def saturated(self) -> list[DeviceState]:
         """Every saturated device, filtered or not (a hidden saturated disk still matters)."""
-        return sorted((s for s in self.devices.values() if s.saturated), key=lambda s: s.name)
+        return sorted((s for s in self.devices.values() if s.saturated), key=lambda s: natural_key(s.name))
 
 
 def sparkline(values: list[float], width: int, scale_max: float | None) -> str:

@@ -31,6 +31,9 @@ from racperf_tui.ui.widgets.iostat_model import (
 )
 from racperf_tui.ui.widgets.iostat_table import IostatTable
 
+#: A report over no more than this (uptime unchanged, clamped to one tick) is no sample.
+MIN_REPORT_INTERVAL_S = 0.01
+
 #: Queue facts change rarely (an admin switching the scheduler): re-read them this often.
 FACTS_REFRESH_S = 30.0
 
@@ -83,6 +86,10 @@ class IostatPanel(Vertical):
         self.paused = False
         self._config_error = self.error_text
         self._facts_read_at = time.monotonic()
+        self._last_report_at = time.monotonic()  # of the last report that covered real time
+        self.samples_taken = 0  # timer ticks that read a report (tests read it)
+        # The first report after a shorter interval still spans the old one: not worth a note.
+        self._quiet_until_sample = 0
         self._timer: Timer | None = None
         self._texts: dict[str, str] = {}
 
@@ -127,9 +134,17 @@ class IostatPanel(Vertical):
             self._show()
             return
         self.error_text = report.errors[0] if report.errors else self._config_error
+        now = time.monotonic()
+        self.samples_taken += 1
+        if not report.since_boot and report.interval_s <= MIN_REPORT_INTERVAL_S and not report.errors:
+            # A --root whose updater has not written since the last sample: same uptime, so a
+            # row of zeros over a clamped 0.01 s. Skip it; the next report covers the whole
+            # interval from the last real one (the sampler's base is unchanged counters).
+            self._show_status()
+            return
+        self._last_report_at = now
         # The first report averages since boot: shown at once, but it is no sample of "now".
         self.model.update(report, record_history=not report.since_boot)
-        now = time.monotonic()
         if now - self._facts_read_at >= FACTS_REFRESH_S:
             self._facts_read_at = now
             self.model.refresh_facts()
@@ -148,35 +163,106 @@ class IostatPanel(Vertical):
         self._show_status()
         self._show_detail()
 
+    def _line_width(self) -> int:
+        """Cells a one-line Static of the panel can show (80 before the first layout)."""
+        return self.size.width or 80
+
+    @staticmethod
+    def _fit(parts: list[tuple[str, str]], width: int, separator: str = " │ ") -> str:
+        """Join (long, short) texts; switch to the short forms, first first, until it fits.
+
+        Leading markup (the PAUSED marker) is not counted, so the width check is on cells.
+        """
+        chosen = [long for long, _short in parts]
+        for index in range(len(parts) + 1):
+            plain = " " + separator.join(chosen)
+            cells = len(plain.replace("[b reverse]", "").replace("[b]", "").replace("[/]", ""))
+            if cells <= width or index == len(parts):
+                break
+            chosen[index] = parts[index][1]
+        return " " + separator.join(chosen)
+
     def _show_status(self) -> None:
         model = self.model
         shown = len(self.table.states)
-        parts = [f"every {self.interval_s:g} s (-/+)", f"{shown}/{len(model.devices)} devices",
-                 f"sort {model.sort_key}", f"spark {self.table.spark_metric}",
-                 "with partitions" if model.show_partitions else "whole disks"]
-        if model.name_pattern:
-            parts.append(escape(f"name {model.name_pattern!r}"))
-        if model.benchmark_only:
-            parts.append(f"benchmark devices ({len(model.benchmark_devices)})")
+        parts: list[tuple[str, str]] = []
         if self.paused:
-            parts.append("[b reverse] PAUSED [/]")
-        self._set_text(".iostat-status", " " + " │ ".join(parts))
+            # First: a marker cut off at the right edge of an 80-column terminal is no marker.
+            parts.append(("[b reverse] PAUSED [/]", "[b reverse] PAUSED [/]"))
+        parts.append((f"every {self.interval_s:g} s (-/+)", f"{self.interval_s:g} s"))
+        report = model.last_report
+        if (report is not None and not report.since_boot and self.samples_taken > self._quiet_until_sample
+                and report.interval_s > 1.25 * self.interval_s):
+            # After a pause (or a stalled host) the rates average the real interval: say so.
+            parts.append((f"last report over {report.interval_s:.1f} s", f"over {report.interval_s:.1f} s"))
+        stale_s = time.monotonic() - self._last_report_at
+        if report is not None and not self.paused and stale_s > 2 * self.interval_s + 0.5:
+            # The root's updater stopped (or lags): the figures on screen are old.
+            parts.append((f"[b]root unchanged for {stale_s:.0f} s[/]", f"[b]stale {stale_s:.0f} s[/]"))
+        parts += [(f"{shown}/{len(model.devices)} devices", f"{shown}/{len(model.devices)}"),
+                  (f"sort {model.sort_key}", f"↓{model.sort_key}"),
+                  (f"spark {self.table.spark_metric}", f"~{self.table.spark_metric}"),
+                  ("with partitions", "+parts") if model.show_partitions else ("whole disks", "disks")]
+        if self.table.all_columns:
+            parts.append(("all columns (←/→ scroll)", "all cols"))
+        if model.name_pattern:
+            parts.append((escape(f"name {model.name_pattern!r}"), escape(repr(model.name_pattern))))
+        if model.benchmark_only:
+            parts.append((f"benchmark devices ({len(model.benchmark_devices)})",
+                          f"bench ({len(model.benchmark_devices)})"))
+        self._set_text(".iostat-status", self._fit(parts, self._line_width()))
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.model.last_report is not None:
+            self._show_status()
+            self._show_detail()
+
+    def _saturation_facts(self, state) -> str:
+        """Where the cursor device stands against the saturation rules, in its own figures.
+
+        Shown for every device, so a busy device that is not flagged says why not (a loop
+        device at iodepth 32 has no SCSI queue_depth: its depth is nr_requests, 128).
+        """
+        row, rules = state.row, self.model.rules
+        depth = state.effective_queue_depth()
+        source = ""
+        if depth is not None and state.facts is not None and not state.facts.queue_depth:
+            source = " nr_requests"
+        queue = f"avgqu-sz {row.avgqu_sz:.1f}/{depth}{source}" if depth else f"avgqu-sz {row.avgqu_sz:.1f}"
+        ratio = row.await_ms / row.svctm_ms if row.svctm_ms > 0 else 0.0
+        return (f"%util {row.util_pct:.0f} · {queue} · await {row.await_ms:.2f} ms"
+                f" = {ratio:.0f}x svctm")
 
     def _show_detail(self) -> None:
         model = self.model
         state = model.devices.get(self.table.cursor_device or "")
         if state is None:
-            detail = " no device matches the filters" if model.devices else " no devices"
+            if not model.devices:
+                detail = " no devices"
+            elif model.benchmark_only and not model.benchmark_devices:
+                detail = " no benchmark is running, so no benchmark devices (b shows all again)"
+            else:
+                detail = " no device matches the filters (Esc clears them)"
         else:
             facts = state.facts
             if facts is None:
-                facts_text = "queue facts unknown"
+                facts_parts = [("queue facts unknown", "facts unknown")]
             else:
                 rot = {None: "-", True: "yes", False: "no"}[facts.rotational]
-                facts_text = (f"queue_depth {facts.queue_depth if facts.queue_depth is not None else '-'}"
-                              f" · nr_requests {facts.nr_requests if facts.nr_requests is not None else '-'}"
-                              f" · scheduler {facts.scheduler or '-'} · rotational {rot}")
-            detail = f" {state.name}: {facts_text}"
+                qd = facts.queue_depth if facts.queue_depth is not None else "-"
+                nr = facts.nr_requests if facts.nr_requests is not None else "-"
+                facts_parts = [(f"queue_depth {qd} · nr_requests {nr}", f"qd {qd} nr {nr}"),
+                               (f"scheduler {facts.scheduler or '-'} · rotational {rot}",
+                                f"{facts.scheduler or '-'} rot {rot}")]
+            long_facts = " · ".join(long for long, _ in facts_parts)
+            short_facts = " ".join(short for _, short in facts_parts)
+            evaluation = self._saturation_facts(state)
+            # The figures against the saturation rules matter more than long fact labels.
+            candidates = [f" {state.name}: {long_facts} │ {evaluation}",
+                          f" {state.name}: {short_facts} │ {evaluation}",
+                          f" {state.name}: {long_facts}", f" {state.name}: {short_facts}"]
+            width = self._line_width()
+            detail = next((c for c in candidates if len(c) <= width), candidates[-1])
         self._set_text(".iostat-detail", escape(detail))
         alert = self.query_one(".iostat-alert", Static)
         saturated = model.saturated()
@@ -191,6 +277,9 @@ class IostatPanel(Vertical):
             rules = model.rules
             text = (f" no saturation (flag ! = %util >= {rules.util_pct:g} with avgqu-sz near queue depth,"
                     f" or await >= {rules.await_over_svctm:g}x svctm, {rules.consecutive} samples in a row)")
+            if len(text) > self._line_width():
+                text = (f" no saturation (! = %util>={rules.util_pct:g} & queue near depth,"
+                        f" or await>={rules.await_over_svctm:g}x svctm, {rules.consecutive}x)")
         alert.set_class(bool(saturated) and not self.error_text, "-saturated")
         self._set_text(".iostat-alert", text)
 
@@ -229,12 +318,16 @@ class IostatPanel(Vertical):
         index = min(max(nearest + step, 0), len(INTERVALS_S) - 1)
         if INTERVALS_S[index] != self.interval_s:
             self.interval_s = INTERVALS_S[index]
+            self._quiet_until_sample = self.samples_taken + 1
             self._start_timer()
         self._show_status()
 
     def action_cycle_sort(self) -> None:
         keys = list(SORT_KEYS)
         self.model.sort_key = keys[(keys.index(self.model.sort_key) + 1) % len(keys)]
+        # A new order: show the new top device's details, with the top row in view.
+        self.table.cursor_follows_top = True
+        self.table.scroll_to(y=0, animate=False)
         self._show()
 
     def action_cycle_metric(self) -> None:
@@ -255,6 +348,7 @@ class IostatPanel(Vertical):
     def action_toggle_columns(self) -> None:
         self.table.all_columns = not self.table.all_columns
         self.table.rerender()
+        self._show_status()
 
     def action_clear_filters(self) -> None:
         self.model.name_pattern = ""

@@ -8,6 +8,7 @@ and sparkline stay frozen on the left when the figures scroll horizontally.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter
@@ -132,6 +133,10 @@ class IostatTable(ScrollView, can_focus=True):
         self.spark_metric = "%util"
         self.all_columns = False  # False: drop low-priority columns to fit; True: all, scrolling
         self.cursor_device: str | None = None
+        # Until the user moves it, the highlight (and the detail line) follows the top row,
+        # the busiest device: a cursor left on whatever topped the since-boot report would
+        # describe a device scrolled out of view.
+        self.cursor_follows_top = True
         self.states: list[DeviceState] = []
         self._keys: list[tuple] = []  # per displayed row: what its strip was built from
         self._strips: list[Strip] = []
@@ -150,6 +155,7 @@ class IostatTable(ScrollView, can_focus=True):
         self._full_width = 0
         self._paint_width = 0
         self._row_pad = 0
+        self._column_starts: list[int] = [0]  # cell offset of each column after the frozen part
         self.rebuilt_rows = 0  # rows rebuilt by the last update (the diff at work; tests read it)
 
     # ---- layout --------------------------------------------------------------------------
@@ -169,10 +175,13 @@ class IostatTable(ScrollView, can_focus=True):
         else:
             budget = width - frozen_base - MIN_SPARK
             kept: set[str] = set()
+            # A strict prefix of the priority order: skipping wkB/s to squeeze in the narrower
+            # svctm would make columns come and go as a longer device name appears.
             for column in sorted(COLUMNS, key=lambda c: c.priority):
-                if budget >= column.width + 1:
-                    budget -= column.width + 1
-                    kept.add(column.header)
+                if budget < column.width + 1:
+                    break
+                budget -= column.width + 1
+                kept.add(column.header)
             columns = tuple(c for c in COLUMNS if c.header in kept)
         figures_width = sum(c.width + 1 for c in columns)
         self._spark_width = max(MIN_SPARK, min(MAX_SPARK, width - frozen_base - figures_width))
@@ -181,6 +190,11 @@ class IostatTable(ScrollView, can_focus=True):
         self._fact_columns = tuple(c for c in columns if c.kind == "fact")
         self._figures_format = "".join(f" {{:{c.width}.2f}}" for c in self._figure_columns)
         self._figures_width = sum(c.width + 1 for c in self._figure_columns)
+        starts, offset = [], 0
+        for column in columns:
+            starts.append(offset)
+            offset += column.width + 1
+        self._column_starts = starts
         self._values_of = attrgetter(*(c.attr for c in self._figure_columns)) if self._figure_columns else None
         self._facts_cache = {}
         self._frozen_width = frozen_base + self._spark_width
@@ -297,7 +311,7 @@ class IostatTable(ScrollView, can_focus=True):
         self.states = states
         relayout = self._layout()
         names = [s.name for s in states]
-        if self.cursor_device not in names:
+        if self.cursor_device not in names or (self.cursor_follows_top and names[0] != self.cursor_device):
             self.cursor_device = names[0] if names else None
             self.post_message(self.CursorMoved(self.cursor_device))
         if relayout:
@@ -357,6 +371,11 @@ class IostatTable(ScrollView, can_focus=True):
             if not scroll_x and strip.cell_length == width:
                 return strip
         frozen = self._frozen_width
+        if scroll_x:
+            # Whole columns only: a crop inside a column showed '711.00' of '33711.00' under
+            # the r/s header, a figure off by a factor of 50 and nothing on screen saying so.
+            scroll_x = bisect_left(self._column_starts, scroll_x)
+            scroll_x = self._column_starts[scroll_x] if scroll_x < len(self._column_starts) else self._full_width
         if scroll_x and width > frozen:
             strip = Strip.join([strip.crop(0, frozen), strip.crop(frozen + scroll_x, frozen + scroll_x + width - frozen)])
         return strip.crop(0, width).extend_cell_length(width, STYLE_HEADER if y == 0 else None)
@@ -379,7 +398,8 @@ class IostatTable(ScrollView, can_focus=True):
         self.move_cursor_to(min(max(index + step, 0), len(names) - 1))
 
     def move_cursor_to(self, index: int) -> None:
-        """Highlight the row at ``index`` of the displayed rows."""
+        """Highlight the row at ``index`` of the displayed rows (it stays there from now on)."""
+        self.cursor_follows_top = False
         self.cursor_device = self.states[index].name
         self.update_rows(self.states)
         visible_rows = max(self.size.height - 1, 1)
@@ -393,6 +413,24 @@ class IostatTable(ScrollView, can_focus=True):
         index = self.scroll_offset.y + event.y - 1
         if event.y >= 1 and 0 <= index < len(self.states):
             self.move_cursor_to(index)
+
+    def _snapped_scroll_x(self) -> int:
+        """The column start the view shows at the current scroll_x (render_line snaps too)."""
+        index = bisect_left(self._column_starts, round(self.scroll_x))
+        return self._column_starts[index] if index < len(self._column_starts) else self._full_width
+
+    def action_scroll_right(self) -> None:
+        """One whole column to the right (a cell at a time took 9 presses per column)."""
+        current = self._snapped_scroll_x()
+        following = next((start for start in self._column_starts if start > current), None)
+        if following is not None:
+            self.scroll_to(x=following, animate=False)
+
+    def action_scroll_left(self) -> None:
+        """One whole column to the left."""
+        current = self._snapped_scroll_x() if self.scroll_x else 0
+        previous = [start for start in self._column_starts if start < current]
+        self.scroll_to(x=previous[-1] if previous else 0, animate=False)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
