@@ -5,6 +5,7 @@ Every test that starts a run stops it (and its supervisor) in a finally.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -18,6 +19,7 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Sta
 from racperf_tui.core.events import RunState
 from racperf_tui.core.safety import check_write_target
 from racperf_tui.core.store import Store
+from racperf_tui.tools.fio import parse_output
 from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.screens.fio_form import FioForm
@@ -27,7 +29,7 @@ from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel, ask_before_quit
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
-from conftest import needs_fio
+from conftest import FIXTURES, needs_fio
 from loopdev import loop_device, make_sparse_image, needs_loop, write_at
 from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run
 
@@ -215,6 +217,44 @@ async def test_result_view_tables_show_the_stored_result(data_dir: Path) -> None
         assert ["ctx", str(RESULT["jobs"][0]["cpu"]["ctx"])] in detail_rows
         assert ["250", "60.10"] in detail_rows  # latency distribution: 60.1 % of I/Os <= 250 µs
         assert ["4", "0.0", "100.0", "100.0"] in detail_rows  # I/O depths: depth, submit, complete
+
+
+def _latency_distribution_rows(view: ResultView) -> list[list[str]]:
+    """The rows of the Details table under the first 'latency distribution' title."""
+    widgets = list(view.query_one("#details").children)
+    title_at = next(i for i, w in enumerate(widgets)
+                    if isinstance(w, Label) and "latency distribution" in str(w.render()))
+    table = widgets[title_at + 1]
+    assert isinstance(table, DataTable)
+    return [table.get_row_at(i) for i in range(table.row_count)]
+
+
+async def test_result_view_latency_distribution_shows_only_non_zero_buckets(data_dir: Path) -> None:
+    """fio has 32 buckets, most empty: the non-zero ones as fio gave them (its 0.01 for
+    'under 0.01 %' included), in fio's order, then one row for the empty ones."""
+    run_id = seed_finished_run(data_dir)
+    stored = RESULT["jobs"][0]["lat_dist_pct"]
+    assert len(stored) == 32 and sum(1 for pct in stored.values() if pct == 0) == 26
+    # a real fio 3.33 json+ report: unrounded figures, 23 empty buckets
+    raw = json.loads((FIXTURES / "fio" / "fio-3.33-randread.jsonplus.json").read_text())
+    with Store.open(data_dir) as store:
+        real_id = store.create_run("fio", "local", "/var/tmp/f", {}, ["fio"], "fio-3.33")
+        store.set_result(real_id, parse_output(json.dumps(raw)))
+        store.set_state(real_id, RunState.SUCCEEDED, exit_status=0)
+    real_buckets = [("latency_us", "50", "50"), ("latency_us", "100", "100"), ("latency_us", "250", "250"),
+                    ("latency_us", "500", "500"), ("latency_us", "750", "750"), ("latency_us", "1000", "1000"),
+                    ("latency_ms", "2", "2000"), ("latency_ms", "4", "4000"), ("latency_ms", "10", "10000")]
+    real_expected = [[bound, f"{raw['jobs'][0][unit][key]:.2f}"] for unit, key, bound in real_buckets]
+    assert real_expected[:2] == [["50", "7.83"], ["100", "90.37"]]  # read off fio's JSON
+    for shown_id, expected in [
+        (run_id, [["50", "0.01"], ["100", "2.50"], ["250", "60.10"], ["500", "30.20"], ["1000", "7.20"],
+                  ["2000", "0.01"], ["others", "0"]]),
+        (real_id, real_expected + [["others", "0"]]),
+    ]:
+        app = ResultViewApp(data_dir, shown_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert _latency_distribution_rows(app.screen) == expected
 
 
 # ---- write guard -----------------------------------------------------------------------------
