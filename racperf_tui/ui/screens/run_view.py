@@ -14,6 +14,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import get_current_worker
@@ -34,6 +35,14 @@ POLL_INTERVAL_S = 0.05
 #: metric-name suffix -> the unit shown (another tool's metrics, named with their units)
 _UNIT_SUFFIXES = (("_mib_s", "MiB/s"), ("_mbit_s", "Mbit/s"), ("_kib_s", "KiB/s"), ("_per_s", "/s"),
                   ("_bytes", "B"), ("_ms", "ms"), ("_us", "µs"), ("_pct", "%"), ("_s", "s"))
+
+
+class RunProgressBar(ProgressBar):
+    """A ProgressBar whose once-a-second ETA tick does not repaint it: the run view shows the
+    run's own ETA in its status line (``show_eta=False``), and that tick was half of the view's
+    repaints during a run."""
+
+    _display_eta: reactive[int | None] = reactive[int | None](None, repaint=False)
 
 
 def metric_label_and_unit(key: str) -> tuple[str, str]:
@@ -59,6 +68,7 @@ class RunView(Screen[None]):
         padding: 0 1;
     }
     RunView #run-status {
+        width: 1fr;
         height: 1;
         padding: 0 1;
     }
@@ -98,12 +108,15 @@ class RunView(Screen[None]):
         self.metric_keys: list[str] = [key for key, _label, _unit in LIVE_METRICS]
         #: monotonic time each update was painted, for the latency benchmark
         self.painted_at_monotonic: float = 0.0
+        #: the texts shown, so an update repaints only what changed
+        self._status_shown: str | None = None
+        self._jobs_shown: str = ""
 
     def compose(self) -> ComposeResult:
         yield Label(self.run_title, id="run-title")
         yield Label("waiting for the first sample...", id="run-status")
         with Horizontal(id="run-progress-row"):
-            yield ProgressBar(total=100, show_eta=False, id="run-progress")
+            yield RunProgressBar(total=100, show_eta=False, id="run-progress")
         with VerticalScroll(id="run-metrics"):
             for key, label, unit in LIVE_METRICS:
                 yield MetricSparkline(label, unit, divisor=LIVE_DISPLAY_DIVISORS.get(key, 1.0),
@@ -144,18 +157,20 @@ class RunView(Screen[None]):
 
     def on_run_live_update(self, message: RunLiveUpdate) -> None:
         live = message.live
-        if live.run_id != self.run_id:
+        # ``live is self.live``: Textual hands a message to the handler of every class in the MRO,
+        # so a subclass overriding this and calling super() (the benchmarks do) repeats it
+        if live.run_id != self.run_id or live is self.live:
             return
         self.live = live
-        status = self.query_one("#run-status", Label)
         if live.error:
-            status.update(f"[red]{live.error}[/red]")
+            self._show_status(f"[red]{live.error}[/red]")
             return
         self._show_the_tools_metrics(live)
+        metrics = self.query_one("#run-metrics", VerticalScroll)
         for key in self.metric_keys:
             values = live.series.get(key)
             if values is not None:
-                self.query_one(f"#{_widget_id(key)}", MetricSparkline).set_series(
+                metrics.get_child_by_id(_widget_id(key), MetricSparkline).set_series(
                     values, live.current.get(key))
         state_style = "green" if live.state in LIVE_STATES else "bold"
         parts = [f"[{state_style}]{live.state}[/{state_style}]",
@@ -165,12 +180,22 @@ class RunView(Screen[None]):
         parts.append(f"{live.samples_seen} samples")
         if live.state not in LIVE_STATES:
             parts.append("enter: result")
-        status.update("  ".join(parts))
+        self._show_status("  ".join(parts))
         if live.progress_pct is not None:
             self.query_one(ProgressBar).update(progress=live.progress_pct)
-        self.query_one("#run-jobs", Static).update(
-            f"jobs: {live.job_states}" if live.job_states else "")
+        jobs = f"jobs: {live.job_states}" if live.job_states else ""
+        if jobs != self._jobs_shown:
+            # the only text here whose height may change (it wraps): this one keeps its layout pass
+            self._jobs_shown = jobs
+            self.query_one("#run-jobs", Static).update(jobs)
         self.painted_at_monotonic = time.monotonic()
+
+    def _show_status(self, text: str) -> None:
+        """Repaint the one-line status, only if its text changed; its size is fixed in CSS, so
+        no layout pass (one per update was most of this view's CPU during a run)."""
+        if text != self._status_shown:
+            self._status_shown = text
+            self.query_one("#run-status", Label).update(text, layout=False)
 
     def _show_the_tools_metrics(self, live: LiveRunState) -> None:
         """A run of another tool (probe, iperf3, oratcptest, netperf) has none of fio's

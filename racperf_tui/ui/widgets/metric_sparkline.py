@@ -9,6 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, Sparkline
 
+from racperf_tui.ui.widgets.fast_sparkline import FastSparkline
+
 #: how many intervals a sparkline keeps unless told otherwise (2 minutes at 1 s)
 DEFAULT_HISTORY = 120
 
@@ -35,6 +37,10 @@ class MetricSparkline(Horizontal):
     Values live in a bounded deque; every change hands the Sparkline a NEW list, because
     the Sparkline's ``data`` is a reactive compared by identity/equality, and mutating the
     list it holds would not repaint it.
+
+    Every part has a fixed size (one line; label and value a fixed width), so a new value
+    only repaints the parts whose content changed, never relayouts the screen: a layout pass
+    per sample was most of the live view's CPU.
     """
 
     DEFAULT_CSS = """
@@ -44,14 +50,17 @@ class MetricSparkline(Horizontal):
     }
     MetricSparkline > .metric-label {
         width: 17;
+        height: 1;
         color: $text-muted;
     }
     MetricSparkline > Sparkline {
         width: 1fr;
+        height: 1;
         margin-right: 1;
     }
     MetricSparkline > .metric-value {
         width: 14;
+        height: 1;
         text-align: right;
     }
     """
@@ -66,10 +75,12 @@ class MetricSparkline(Horizontal):
         self.divisor = divisor
         self.values: deque[float] = deque(maxlen=history)
         self.current: float | None = None
+        #: the value text shown, so an unchanged value does not repaint the label
+        self._value_text_shown: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Label(self.label, classes="metric-label")
-        yield Sparkline([], summary_function=max)
+        yield FastSparkline([], summary_function=max)
         yield Label("-", classes="metric-value")
 
     def push(self, value: float) -> None:
@@ -95,9 +106,14 @@ class MetricSparkline(Horizontal):
             # Sparkline draws a lone value as a full bar: a first 0 (no writes in a read run)
             # would look like the maximum; all zeros are drawn as the empty (lowest) line
             data = []
+        # the reactive repaints only when the list differs from the one it holds
         self.query_one(Sparkline).data = data
         shown = None if self.current is None else self.current / self.divisor
-        self.query_one(".metric-value", Label).update(format_value(shown, self.unit))
+        value_text = format_value(shown, self.unit)
+        if value_text != self._value_text_shown:
+            self._value_text_shown = value_text
+            # the label's size is fixed in CSS: a repaint of it suffices, no layout pass
+            self.query_one(".metric-value", Label).update(value_text, layout=False)
 
     def on_mount(self) -> None:
         self._repaint()
