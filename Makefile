@@ -3,8 +3,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-SYSTEM_TOOLS := fio iostat iperf3 sshd sfdisk mkfs.xfs
-APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux iproute2 procps fdisk xfsprogs
+SYSTEM_TOOLS := fio iostat iperf3 sshd sfdisk mkfs.xfs mkfs.ext4 mkswap losetup unshare
+APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux mount e2fsprogs iproute2 procps fdisk xfsprogs
 
 .PHONY: run test venv system-deps bench clean
 
