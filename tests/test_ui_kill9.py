@@ -33,6 +33,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from conftest import REPO, needs_fio
+from fakes.proc_helpers import live, wait_until
 from racperf_tui.core.events import RunState
 from racperf_tui.core.runs import stop_run, wait_for_run
 from racperf_tui.core.store import RunRecord, Store
@@ -257,26 +258,6 @@ def launch_fio_from_the_form(ui: TerminalUI, data_dir: Path, target: Path, runti
 
 
 # ---------------------------------------------------------------------------- processes
-
-
-def wait_until(condition: Callable[[], Any], timeout_s: float, poll_s: float = 0.05, what: str = "") -> Any:
-    """Poll ``condition`` until truthy; AssertionError naming ``what`` after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-        time.sleep(poll_s)
-
-
-def live(pid: int) -> bool:
-    """Alive and not a zombie."""
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def processes_naming(target: Path) -> list[int]:
