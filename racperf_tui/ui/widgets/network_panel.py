@@ -254,6 +254,10 @@ class NetworkPanel(Vertical):
         self.unfinished_note = ""
         self.mode_of_pair = ""
         self._finishing = False
+        #: both ends finished and shown: the poll has nothing left to read
+        self._settled = False
+        #: the state lines as last shown (an unchanged Static.update still costs a layout)
+        self._state_lines: dict[str, str] = {}
         self._store: Any = None
 
     # ------------------------------------------------------------------ layout
@@ -388,6 +392,7 @@ class NetworkPanel(Vertical):
         client = clients[-1]
         self.pair = PairRuns(client.tool, int(client.config["peer_run_id"]), client.id,
                              client.config.get("port"))
+        self._settled = False
         self.mode_of_pair = self._mode_of_config(client.tool, client.config)
         self._set_buttons(start=False, stop=True)
         self._message(f"{client.tool} pair from an earlier session (runs #{self.pair.server_run_id} "
@@ -509,6 +514,7 @@ class NetworkPanel(Vertical):
     def _pair_started(self, pair: Any) -> None:
         self.pair = pair
         self._finishing = False
+        self._settled = False
         self._set_buttons(start=False, stop=True)
         # what launch_pair adapted (notes) or found worth knowing (warnings: e.g. a database
         # listener's port) is said here, not only recorded
@@ -559,7 +565,7 @@ class NetworkPanel(Vertical):
     def _poll(self) -> None:
         """Timer: new client samples -> sparklines; both runs' states -> the state lines."""
         pair = self.pair
-        if pair is None:
+        if pair is None or self._settled:
             return
         store = self._open_store()
         for seq, sample in store.samples(pair.client_run_id, self.after_seq):
@@ -567,10 +573,10 @@ class NetworkPanel(Vertical):
             self.add_sample(sample)
         server = store.get_run(pair.server_run_id)
         client = store.get_run(pair.client_run_id)
-        self.query_one("#net-server-state", Static).update(
-            self._state_text("server", server, store.result(pair.server_run_id) if server.state.finished else None))
-        self.query_one("#net-client-state", Static).update(
-            self._state_text("client", client, None))
+        self._show_state_line("#net-server-state", self._state_text(
+            "server", server, store.result(pair.server_run_id) if server.state.finished else None))
+        self._show_state_line("#net-client-state", self._state_text("client", client, None))
+        self._settled = server.state.finished and client.state.finished and self._finishing
         if client.state.finished and not self._finishing:
             self._finishing = True
             result = store.result(pair.client_run_id)
@@ -593,6 +599,12 @@ class NetworkPanel(Vertical):
                 finish_pair(pair, self._data_dir())
 
             self.run_worker(finish, thread=True, group="net-finish")
+
+    def _show_state_line(self, selector: str, text: str) -> None:
+        """Update a state line only when its text changed (this runs 4 times a second)."""
+        if self._state_lines.get(selector) != text:
+            self._state_lines[selector] = text
+            self.query_one(selector, Static).update(text)
 
     @staticmethod
     def _state_text(role: str, record: Any, result: Mapping[str, Any] | None) -> str:
