@@ -218,15 +218,10 @@ class RunsPanel(Vertical):
         if devices == self._benchmark_devices:
             return
         self._benchmark_devices = devices
-        try:
-            from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+        from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 
-            for panel in self.app.query(IostatPanel):
-                setter = getattr(panel, "set_benchmark_devices", None)
-                if setter is not None:
-                    setter(set(devices))
-        except Exception:
-            pass  # no Disks panel in this app (tests mount the panel alone)
+        for panel in self.app.query(IostatPanel):  # none when the panel is mounted alone
+            panel.set_benchmark_devices(set(devices))
 
     def selected_run_id(self) -> int | None:
         """The id of the run under the cursor, if any."""
