@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.tools import fio
-from racperf_tui.tools.fio import FioConfig
+from racperf_tui.tools.fio import FioConfig, FioPlanError
 from tests.conftest import needs_root
+from tests.fio_helpers import job_text, judged, planned_argv
 from tests.loopdev import loop_device, needs_loop
 
 
@@ -134,7 +135,7 @@ def test_validation_names_each_bad_field(tmp_path: Path) -> None:
         "trimwrite",
         "rwmixread: 101 is not a percentage from 0 to 100",
         "ioengine: 'magic' is not one of psync, sync, pvsync, pvsync2, vsync, libaio, io_uring, posixaio, mmap, "
-        "splice, sg, null, windowsaio, solarisaio (other engines: use custom mode)",
+        "null (other engines: use custom mode)",
         "iodepth: 0 is not a whole number from 1 to 65536",
         "numjobs: 'x' is not a whole number from 1 to 4096",
         "direct: 'maybe' is not true or false",
@@ -156,63 +157,82 @@ def test_time_based_needs_runtime_and_size_needed_for_new_file(tmp_path: Path) -
 
 def test_read_of_a_new_file_lays_it_out_but_never_touches_an_existing_one(tmp_path: Path) -> None:
     new = tmp_path / "new.dat"
-    argv = fio.build_argv({"extra_args": ["--name=t", f"--filename={new}", "--size=2m", "--rw=randread"]})
+    argv = planned_argv({"extra_args": ["--name=t", f"--filename={new}", "--size=2m", "--rw=randread"]}, tmp_path / "r1")
     assert "--readonly" in argv and new.stat().st_size == 2 * 1024 * 1024
     short = tmp_path / "datafile.dbf"
     short.write_bytes(b"precious")
-    fio.build_argv(FioConfig(target=str(short), size="2m", rw="read"))
+    planned_argv(FioConfig(target=str(short), size="2m", rw="read"), tmp_path / "r2")
     assert short.read_bytes() == b"precious"  # a user's file is never written; fio will say it is short
-    assert fio.prepare_read_targets(FioConfig(target=str(tmp_path / "w"), size="1m", rw="write")) == []
+    planned_argv(FioConfig(target=str(tmp_path / "w"), size="1m", rw="write"), tmp_path / "r3")
+    assert not (tmp_path / "w").exists()  # a write job lays out its own file
 
 
 # ---------------------------------------------------------------------------- raw arguments
 
 
-def test_raw_args_get_racperf_output_options_and_readonly() -> None:
-    argv = fio.build_argv({"extra_args": ["--name=t", "--filename=/tmp/x", "--rw=randread", "--bs=4k"]})
-    assert argv == ["fio", "--output-format=json+", "--status-interval=1", "--readonly", "--name=t",
-                    "--filename=/tmp/x", "--rw=randread", "--bs=4k"]
-    # what the user set is kept, not doubled
-    argv = fio.build_argv({"extra_args": ["--output-format=json", "--status-interval=2", "--name=t", "--readonly"]})
-    assert argv == ["fio", "--output-format=json", "--status-interval=2", "--name=t", "--readonly"]
+def test_raw_args_get_racperf_output_options_and_readonly(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    argv = planned_argv({"extra_args": ["--name=t", f"--filename={tmp_path}/x", "--rw=randread", "--bs=4k",
+                                        "--size=1m"]}, run)
+    assert argv == [shutil.which("fio"), "--output-format=json+", "--status-interval=1", "--readonly",
+                    f"--aux-path={run}", f"{run}/job.fio"]
+    assert (run / "job.fio").read_text().splitlines()[1:] == [
+        "[t]", f"filename={tmp_path}/x", "rw=randread", "bs=4k", "size=1m"]
+    # the user's status interval is kept; output-format is always racperf's json+
+    argv = planned_argv({"extra_args": ["--output-format=json", "--status-interval=2", "--name=t", "--size=1m",
+                                        "--readonly", f"--filename={tmp_path}/x"]}, run)
+    assert argv[1:3] == ["--output-format=json+", "--status-interval=2"]
     # fio's default rw is read: no rw given -> read-only
-    assert "--readonly" in fio.build_argv({"extra_args": ["--name=t", "--size=1m"]})
-    assert "--readonly" not in fio.build_argv({"extra_args": ["--name=t", "--rw", "randwrite", "--size=1m"]})
-    assert "--readonly" not in fio.build_argv({"extra_args": ["--name=t", "--rw=trim"]})
+    assert "--readonly" in planned_argv({"extra_args": ["--name=t", "--size=1m", f"--filename={tmp_path}/x"]}, run)
+    assert "--readonly" not in planned_argv(
+        {"extra_args": ["--name=t", "--rw", "randwrite", "--size=1m", f"--filename={tmp_path}/y"]}, run)
+    assert "--readonly" not in planned_argv({"extra_args": ["--name=t", "--rw=trim", f"--filename={tmp_path}/x"]},
+                                            run)
     # `racperf run fio --target T -- ARGS` (racperf run passes target=None when absent)
-    argv = fio.build_argv({"extra_args": ["--name=t", "--rw=write"], "destructive": False, "target": "/tmp/y"})
-    assert argv[-1] == "--filename=/tmp/y"
-    assert fio.build_argv({"extra_args": ["--name=t"], "destructive": False, "target": None})[-1] == "--name=t"
+    assert "filename=/tmp/y" in job_text({"extra_args": ["--name=t", "--rw=write", "--size=1m"], "destructive": False,
+                                          "target": "/tmp/y"}, run)
 
 
-@pytest.mark.parametrize("arg", [
-    "--exec_prerun=touch /tmp/pwned", "--exec_postrun=/bin/true", "--trigger=reboot", "--trigger-file=/tmp/t",
-    "--trigger-timeout=10", "--trigger-remote=reboot", "--ioengine=exec", "--ioengine=external:/tmp/x.so",
-    "--server", "--client=host", "--daemonize=/tmp/pid", "--output=/tmp/out", "-exec_prerun=/bin/true",
+@pytest.mark.parametrize("arg, reason", [
+    ("--exec_prerun=touch /tmp/pwned", "runs a program before the job"),
+    ("--exec_postrun=/bin/true", "runs a program after the job"),
+    ("--trigger=reboot", "runs a program"),
+    ("--trigger-file=/tmp/t", "when a file appears"),
+    ("--trigger-timeout=10", "at a time"),
+    ("--trigger-remote=reboot", "on a remote fio server"),
+    ("--ioengine=exec", "runs a program"),
+    ("--ioengine=external:/tmp/x.so", "loads code from a library"),
+    ("--server", "starts a fio server"),
+    ("--client=host", "sends jobs to remote fio servers"),
+    ("--daemonize=/tmp/pid", "detaches fio"),
+    ("--output=/tmp/out", "writes fio's report to a file"),
+    ("-exec_prerun=/bin/true", "runs a program before the job"),
 ])
-def test_options_that_run_commands_are_refused_in_args(arg: str) -> None:
+def test_options_that_run_commands_are_refused_in_args(arg: str, reason: str) -> None:
     cfg = {"extra_args": ["--name=t", arg, "--size=1m"]}
-    with pytest.raises(ValueError, match="racperf refuses it"):
+    with pytest.raises(ValueError, match="racperf refuses it") as info:
         fio.build_argv(cfg)
+    assert reason in str(info.value)
 
 
 def test_refusal_says_which_argument() -> None:
-    errors = FioConfig.from_dict({"extra_args": ["--name=t", "--exec_prerun", "rm -rf /"]}).validate()
-    assert errors == ["argument 2 ('--exec_prerun'): fio option 'exec_prerun' runs a command before the job; "
-                      "racperf refuses it"]
+    with pytest.raises(FioPlanError) as info:
+        fio.build_argv({"extra_args": ["--name=t", "--exec_prerun", "rm -rf /"]})
+    assert info.value.problems == ["argument 2 ('--exec_prerun'): fio option exec_prerun=rm -rf / runs a program "
+                                   "before the job; racperf refuses it"]
 
 
 def test_options_that_run_commands_are_refused_in_job_files(tmp_path: Path) -> None:
     included = tmp_path / "more.fio"
-    included.write_text("[evil]\nioengine=exec\nprogram=/bin/sh\n")
+    included.write_text("ioengine=exec ; a comment\nprogram=/bin/sh\n")
     job = tmp_path / "job.fio"
-    job.write_text("; a comment\n[global]\nrw=randread\nsize=1m\n\n[a]\nfilename=/tmp/x\nexec_postrun=/bin/rm -rf /\n"
-                   "include more.fio\n")
-    errors = FioConfig.from_dict({"job_file": str(job)}).validate()
-    assert errors == [
-        f"job file {job} line 8: fio option 'exec_postrun' runs a command after the job; racperf refuses it",
-        f"job file {included} line 2: ioengine=exec runs programs or loads code; racperf refuses it",
-    ]
+    job.write_text("; a comment\n[global]\nrw=randread\nsize=1m\n\n[a]\nfilename=/tmp/x\n"
+                   "exec_postrun=/bin/rm -rf /\ninclude more.fio\n")
+    with pytest.raises(FioPlanError) as info:
+        fio.build_argv({"job_file": str(job)})
+    problems = "\n".join(info.value.problems)
+    assert f"job file {job}, option exec_postrun=/bin/rm -rf / runs a program after the job" in problems
+    assert f"job file {job}, option ioengine=exec runs a program" in problems
     # a job file given positionally among raw args is checked the same way
     with pytest.raises(ValueError, match="exec_postrun"):
         fio.build_argv({"extra_args": ["--output-format=json", str(job)]})
@@ -220,24 +240,27 @@ def test_options_that_run_commands_are_refused_in_job_files(tmp_path: Path) -> N
 
 def test_job_file_read_only_and_missing(tmp_path: Path) -> None:
     job = tmp_path / "ok.fio"
-    job.write_text("[global]\nrw=randread\nruntime=5s\n[a]\nfilename=/tmp/x\nsize=1m\n[b]\nrw=read\n")
+    job.write_text(f"[global]\nrw=randread\nruntime=5s\n[a]\nfilename={tmp_path}/x\nsize=1m\n[b]\nrw=read\n"
+                   f"filename={tmp_path}/y\nsize=1m\n")
     cfg = FioConfig.from_dict({"job_file": str(job)})
     assert cfg.custom and cfg.validate() == []
-    assert fio.build_argv(cfg) == ["fio", "--output-format=json+", "--status-interval=1", "--readonly", str(job)]
-    assert cfg.hard_limit_s() == pytest.approx(5 * 1.1 + 60)
-    job.write_text("[a]\nrw=randread\n[b]\nrw=randwrite\nfilename=/tmp/x\n")
+    planned = fio.invocation(cfg)
+    assert "--readonly" in planned.argv and planned.hard_limit_s == pytest.approx(5 * 1.1 + 60)
+    assert [(t.path, t.access) for t in planned.targets] == [(f"{tmp_path}/x", "read"), (f"{tmp_path}/y", "read")]
+    job.write_text(f"[a]\nrw=randread\nfilename={tmp_path}/x\n[b]\nrw=randwrite\nfilename={tmp_path}/y\n")
     assert "--readonly" not in fio.build_argv(cfg)
-    # a command-line rw overrides the job file's
-    assert "--readonly" in fio.build_argv({"job_file": str(job), "extra_args": ["--rw=read"]})
+    # a command-line rw before the job file is a global default: the job file's own rw wins
+    assert "--readonly" not in fio.build_argv({"job_file": str(job), "extra_args": ["--rw=read"]})
     assert FioConfig.from_dict({"job_file": str(tmp_path / "nope.fio")}).validate() == [
         f"job_file: {tmp_path}/nope.fio does not exist or is not a regular file"]
 
 
 def test_hard_limit(scratch_tmp: Path) -> None:
     assert fio.TOOL.hard_limit_s(fio.preset_config("latency").to_dict()) == pytest.approx(65 * 1.1 + 60)
-    assert fio.TOOL.hard_limit_s({"extra_args": ["--runtime=2m", "--ramp_time=500ms"]}) == pytest.approx(
-        120.5 * 1.1 + 60)
-    assert fio.TOOL.hard_limit_s({"extra_args": ["--size=1g"]}) == 3600
+    planned = fio.invocation({"extra_args": ["--name=t", "--runtime=2m", "--ramp_time=500ms", "--size=1m",
+                                             f"--filename={scratch_tmp}/x"]})
+    assert planned.hard_limit_s == pytest.approx(120.5 * 1.1 + 60)
+    assert fio.invocation({"extra_args": ["--name=t", "--size=1g", f"--filename={scratch_tmp}/x"]}).hard_limit_s == 3600
 
 
 def test_install_hint_and_tool_protocol() -> None:
@@ -251,29 +274,28 @@ def test_install_hint_and_tool_protocol() -> None:
 # ---------------------------------------------------------------------------- scratch file
 
 
-def test_default_scratch_file_is_created_for_a_read_preset(scratch_tmp: Path) -> None:
+def test_default_scratch_file_is_created_for_a_read_preset(scratch_tmp: Path, tmp_path: Path) -> None:
     cfg = fio.preset_config("8k-randread")
     cfg.size = "4m"
-    argv = fio.build_argv(cfg)
     target = scratch_tmp / "fio.scratch"
-    assert f"--filename={target}" in argv and "--readonly" in argv
+    assert f"filename={target}" in job_text(cfg, tmp_path / "run")
     assert target.stat().st_size == 4 * 1024 * 1024
     assert target.read_bytes()[:4096] != bytes(4096)  # real data, not a sparse hole
     mtime = target.stat().st_mtime_ns
-    fio.build_argv(cfg)
+    planned_argv(cfg, tmp_path / "run")
     assert target.stat().st_mtime_ns == mtime  # big enough already: left alone
 
 
 def test_read_in_a_directory_lays_out_fios_file_names(tmp_path: Path) -> None:
-    cfg = FioConfig(target=str(tmp_path), size="1m", rw="randread", numjobs=2, name="dirjob")
-    argv = fio.build_argv(cfg)
-    assert f"--directory={tmp_path}" in argv and "--readonly" in argv
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dirjob.0.0", "dirjob.1.0"]
+    data = tmp_path / "data"
+    data.mkdir()
+    cfg = FioConfig(target=str(data), size="1m", rw="randread", numjobs=2, name="dirjob")
+    assert f"directory={data}" in job_text(cfg, tmp_path / "run")
+    assert sorted(p.name for p in data.iterdir()) == ["dirjob.0.0", "dirjob.1.0"]
 
 
-def test_write_preset_only_creates_the_directory(scratch_tmp: Path) -> None:
-    cfg = fio.preset_config("8k-randwrite")
-    fio.build_argv(cfg)
+def test_write_preset_only_creates_the_directory(scratch_tmp: Path, tmp_path: Path) -> None:
+    planned_argv(fio.preset_config("8k-randwrite"), tmp_path / "run")
     assert scratch_tmp.is_dir() and not (scratch_tmp / "fio.scratch").exists()  # fio lays it out
 
 
@@ -295,21 +317,23 @@ def test_write_to_a_block_device_with_a_filesystem_is_refused(tmp_path: Path) ->
             os.fsync(dev.fileno())
         cfg = FioConfig(target=loop.path, size="", rw="randwrite", runtime_s=1)
         assert cfg.validate() == []
-        with pytest.raises(ValueError, match=rf"refusing to write to {loop.path}: .*XFS") as info:
-            fio.build_argv(cfg)
+        run = tmp_path / "run"
+        with pytest.raises(ValueError, match=rf"refusing to write to {loop.path} .*\n.*XFS") as info:
+            planned_argv(cfg, run)
         assert "--destructive" in str(info.value)
         # the same through raw arguments and a job file
         with pytest.raises(ValueError, match="XFS"):
-            fio.build_argv({"extra_args": ["--name=t", f"--filename={loop.path}", "--rw=write"]})
+            planned_argv({"extra_args": ["--name=t", f"--filename={loop.path}", "--rw=write"]}, run)
         job = tmp_path / "w.fio"
         job.write_text(f"[w]\nfilename={loop.path}\nrw=randrw\n")
         with pytest.raises(ValueError, match="XFS"):
-            fio.build_argv({"job_file": str(job)})
+            planned_argv({"job_file": str(job)}, run)
         # reads need no clearance and run with --readonly; the override is explicit
-        read_argv = fio.build_argv(FioConfig(target=loop.path, size="", rw="randread", runtime_s=1))
-        assert "--readonly" in read_argv
+        assert "--readonly" in planned_argv(FioConfig(target=loop.path, size="", rw="randread", runtime_s=1), run)
         cfg.destructive = True
-        assert f"--filename={loop.path}" in fio.build_argv(cfg)
+        result = judged(cfg, run)
+        assert f"filename={loop.path}" in result.invocation.files["job.fio"]
+        assert [t.path for t, _v in result.guard.overridden] == [loop.path]
 
 
 # ---------------------------------------------------------------------------- scratch dir safety (H10)
@@ -320,27 +344,28 @@ def test_scratch_dir_is_private_and_refused_when_not_ours(scratch_tmp: Path, tmp
     pointing at a datafile must not be written through by the write presets."""
     datafile = tmp_path / "system01.dbf"
     datafile.write_bytes(b"ORACLE DATA" * 100)
+    run = tmp_path / "run"
     cfg = fio.preset_config("8k-randwrite")
-    fio.build_argv(cfg)
+    planned_argv(cfg, run)
     assert stat.S_IMODE(scratch_tmp.stat().st_mode) == 0o700  # created private
     (scratch_tmp / "fio.scratch").symlink_to(datafile)
     with pytest.raises(ValueError, match=r"the scratch file .*fio\.scratch is not a regular file"):
-        fio.build_argv(fio.preset_config("8k-randwrite"))
+        planned_argv(fio.preset_config("8k-randwrite"), run)
     (scratch_tmp / "fio.scratch").unlink()
     scratch_tmp.chmod(0o777)
     with pytest.raises(ValueError, match=r"is writable by other users \(mode 777\)"):
-        fio.build_argv(fio.preset_config("oltp"))
+        planned_argv(fio.preset_config("oltp"), run)
     scratch_tmp.rmdir()
     scratch_tmp.symlink_to(tmp_path)  # the directory itself pointing at the data's directory
     with pytest.raises(ValueError, match="is a symbolic link"):
-        fio.build_argv(fio.preset_config("oltp"))
+        planned_argv(fio.preset_config("oltp"), run)
     assert datafile.read_bytes() == b"ORACLE DATA" * 100
     scratch_tmp.unlink()
     if os.geteuid() == 0:  # created first by another user (CI runs as root: chown works)
         scratch_tmp.mkdir(mode=0o700)
         os.chown(scratch_tmp, 54321, -1)
         with pytest.raises(ValueError, match=r"belongs to uid 54321, not to you \(uid 0\)"):
-            fio.build_argv(fio.preset_config("oltp"))
+            planned_argv(fio.preset_config("oltp"), run)
 
 
 def _tree_state(root: Path) -> dict[str, tuple[int, int, int, int, bytes]]:
@@ -370,8 +395,9 @@ def test_two_users_scratch_dirs_do_not_collide(scratch_tmp: Path) -> None:
     assert scratch_tmp.name == "racperf-scratch-0" and scratch_tmp not in other_dirs
     read_cfg = fio.preset_config("8k-randread")
     read_cfg.size = "1m"
-    assert f"--filename={scratch_tmp / 'fio.scratch'}" in fio.build_argv(read_cfg)
-    assert f"--filename={scratch_tmp / 'fio.scratch'}" in fio.build_argv(fio.preset_config("oltp"))
+    run = base / "run"
+    assert f"filename={scratch_tmp / 'fio.scratch'}" in job_text(read_cfg, run)
+    assert f"filename={scratch_tmp / 'fio.scratch'}" in job_text(fio.preset_config("oltp"), run)
     mine = scratch_tmp.lstat()
     assert (mine.st_uid, stat.S_ISDIR(mine.st_mode), stat.S_IMODE(mine.st_mode)) == (0, True, 0o700)
     assert (scratch_tmp / "fio.scratch").stat().st_size == 1024 * 1024
@@ -379,4 +405,4 @@ def test_two_users_scratch_dirs_do_not_collide(scratch_tmp: Path) -> None:
 
     assert {str(d): _tree_state(d) for d in other_dirs} == before
     assert sorted(p.name for p in base.iterdir()) == sorted(
-        ["racperf-scratch", "racperf-scratch-0", f"racperf-scratch-{other_uid}"])
+        ["racperf-scratch", "racperf-scratch-0", f"racperf-scratch-{other_uid}", "run"])

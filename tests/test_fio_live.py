@@ -22,6 +22,7 @@ import pytest
 
 from racperf_tui.tools import fio
 from tests.conftest import needs_fio, racperf_cmd
+from tests.fio_helpers import planned_argv
 
 pytestmark = needs_fio
 
@@ -54,8 +55,8 @@ def run_fio_live(argv: list[str]) -> tuple[list, list[float], str, int, float]:
 
 def test_live_samples_from_a_running_fio_match_its_final_report(tmp_path: Path) -> None:
     target = tmp_path / "live.dat"
-    argv = fio.build_argv({"extra_args": ["--name=live", f"--filename={target}", "--size=16m", "--rw=randrw",
-                                          "--rwmixread=70", "--bs=4k", "--runtime=3", "--time_based"]})
+    argv = planned_argv({"extra_args": ["--name=live", f"--filename={target}", "--size=16m", "--rw=randrw",
+                                          "--rwmixread=70", "--bs=4k", "--runtime=3", "--time_based"]}, tmp_path / "run")
     samples, arrivals, output, status, ended = run_fio_live(argv)
     assert status == 0
     result = fio.parse_output(output)
@@ -87,9 +88,9 @@ def test_live_samples_from_a_running_fio_match_its_final_report(tmp_path: Path) 
 
 def test_live_ramp_and_two_jobs_without_group_reporting(tmp_path: Path) -> None:
     target = tmp_path / "ramp.dat"
-    argv = fio.build_argv({"extra_args": ["--name=r", f"--filename={target}", "--size=16m", "--rw=randread",
+    argv = planned_argv({"extra_args": ["--name=r", f"--filename={target}", "--size=16m", "--rw=randread",
                                           "--bs=4k", "--numjobs=2", "--ramp_time=1", "--runtime=2",
-                                          "--time_based"]})
+                                          "--time_based"]}, tmp_path / "run")
     assert "--readonly" in argv and target.stat().st_size == 16 << 20  # laid out by racperf
     samples, _arrivals, output, status, _ended = run_fio_live(argv)
     assert status == 0
@@ -155,7 +156,8 @@ def test_racperf_run_fio_refuses_exec_options(tmp_path: Path) -> None:
                          f"--filename={tmp_path / 'x'}", "--size=1m", f"--exec_prerun=touch {marker}"],
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert "fio option 'exec_prerun' runs a command before the job; racperf refuses it" in done.stderr
+    assert (f"argument 4 ('--exec_prerun=touch {marker}'): fio option exec_prerun=touch {marker} runs a program "
+            "before the job; racperf refuses it") in done.stderr
     assert not marker.exists()
 
 

@@ -291,8 +291,13 @@ def test_probe_run_with_set_keys_streams_samples(data: Path) -> None:
 def test_fio_failure_message_leads_with_fios_words_and_target_from_filename(data: Path, tmp_path: Path) -> None:
     out = racperf("run", "fio", "--", "--name=t", f"--filename={tmp_path / 'f.dat'}", "--size=1M",
                   "--bogus=3", data=data)
+    assert out.returncode == 2  # refused before anything runs or is recorded
+    assert out.stderr == "racperf run fio: argument 4 ('--bogus=3'): fio has no option 'bogus'\n"
+    out = racperf("run", "fio", "--", "--name=t", f"--filename={tmp_path / 'f.dat'}", "--size=1M",
+                  "--rw=write", "--ioengine=libaio", "--iodepth=1", "--direct=1", "--bs=1", data=data)
     assert out.returncode == 1
-    assert json.loads(out.stdout.splitlines()[-1])["message"].startswith("fio: unrecognized option '--bogus=3' (")
+    message = json.loads(out.stdout.splitlines()[-1])["message"]
+    assert message.startswith("job t: error 22 (Invalid argument)") and "stderr: fio: io_u error" in message
     out = racperf("run", "fio", "--", "--name=t", "--filename", str(tmp_path / "g.dat"), "--size=1M",
                   "--rw=write", data=data)
     assert out.returncode == 0, out.stderr

@@ -330,6 +330,8 @@ async def test_form_refuses_ext4_loop_device_until_its_name_is_typed(runs_data_d
         with Store.open(runs_data_dir) as store:
             run = store.get_run(run_id)
         assert run.state is RunState.SUCCEEDED, (run.state, run.message)
+        # the override names this device only; it is no blanket "destructive"
+        assert run.config.get("destructive_targets") == [loop.path] and not run.config.get("destructive")
 
 
 # ---- quit dialog -----------------------------------------------------------------------------

@@ -41,3 +41,11 @@ def log_dir(data_dir: Path) -> Path:
     path = Path(data_dir) / "logs"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def run_dir(data_dir: Path, run_id: int) -> Path:
+    """One run's own directory: the job file racperf wrote, the log files the tool was allowed
+    to write, fio's state files."""
+    path = Path(data_dir) / "runs" / str(run_id)
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -22,7 +22,9 @@ from typing import Any, Callable, Iterator
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.paths import log_dir
 from racperf_tui.core.store import RunRecord, Store, supervisor_alive
-from racperf_tui.core.supervisor import Supervisor, ToolNotFound, check_executable
+from racperf_tui.core.invocation import ToolNotFound
+from racperf_tui.core.run_plan import judge_run
+from racperf_tui.core.supervisor import Supervisor
 
 __all__ = [
     "ToolNotFound", "launch_run", "stop_run", "follow_run", "attach", "run_foreground",
@@ -34,14 +36,13 @@ _LAUNCH_TIMEOUT_S = 30.0
 
 
 def _prepare(tool: str, config: dict[str, Any]) -> list[str]:
-    """Validate before anything is recorded: ValueError from the tool's build_argv,
-    ToolNotFound when its executable is missing, KeyError for an unknown tool."""
+    """Plan and judge before anything is recorded: ValueError when the tool or the write
+    guard refuses (run_plan.PlanRefused), ToolNotFound when its executable is missing,
+    KeyError for an unknown tool. The supervisor plans and judges again right before the
+    start."""
     from racperf_tui.tools import load_tool
 
-    module = load_tool(tool)
-    argv = module.TOOL.build_argv(config)
-    check_executable(argv, module, tool)
-    return argv
+    return list(judge_run(load_tool(tool), tool, config).invocation.argv)
 
 
 def launch_run(

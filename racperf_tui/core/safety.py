@@ -637,3 +637,17 @@ def explain(verdict: SafetyVerdict) -> str:
     if verdict.devices:
         lines.append(f"  devices examined: {', '.join(verdict.devices)}")
     return "\n".join(lines)
+
+
+def check_read_target(path: str) -> SafetyVerdict:
+    """Reading destroys nothing, but a path under /dev that does not exist is refused: a
+    benchmark would create a regular file in devtmpfs there and measure memory."""
+    if os.path.lexists(path):
+        return SafetyVerdict(target=path, allowed=True)
+    parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    if parent == "/dev" or parent.startswith("/dev/"):
+        return SafetyVerdict(
+            target=path, allowed=False,
+            reasons=[f"{path}: no such device; a benchmark would create a regular file inside "
+                     f"{parent} (in memory) instead of reaching a disk; check the device name"])
+    return SafetyVerdict(target=path, allowed=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import os
-import shutil
+import json
 import signal
 import subprocess
 import sys
@@ -38,9 +38,14 @@ from types import ModuleType
 from typing import Any, Callable
 
 from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.core.lines import LineSplitter
+from racperf_tui.core.paths import run_dir
 from racperf_tui.core.process import SupervisedProcess, set_child_subreaper
+from racperf_tui.core.run_plan import JudgedRun, check_executable, install_hint, judge_run
 from racperf_tui.core.store import RunRecord, Store
+
+__all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "tool_version"]
 
 #: raw output is written in batches: whichever comes first
 RAW_FLUSH_INTERVAL_S = 0.2
@@ -51,28 +56,6 @@ DEFAULT_STOP_GRACE_S = 10.0
 TICK_S = 0.1
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-
-
-class ToolNotFound(FileNotFoundError):
-    """The tool's executable is not on PATH; the message carries the install hint."""
-
-
-def install_hint(module: ModuleType) -> str | None:
-    """The tool's install hint (module ``install_hint`` or ``TOOL.install_hint``), if any."""
-    return getattr(module, "install_hint", None) or getattr(getattr(module, "TOOL", None), "install_hint", None)
-
-
-def check_executable(argv: list[str], module: ModuleType, tool_name: str) -> None:
-    """Raise :class:`ToolNotFound` naming the tool and how to install it when ``argv[0]``
-    cannot be found."""
-    exe = argv[0]
-    found = os.access(exe, os.X_OK) if os.sep in exe else shutil.which(exe) is not None
-    if not found:
-        hint = install_hint(module)
-        raise ToolNotFound(
-            f"{tool_name}: {exe!r} not found on PATH"
-            + (f"; install it: {hint}" if hint else "")
-        )
 
 
 def tool_version(tool: Any, argv: list[str]) -> str | None:
@@ -166,14 +149,18 @@ class Supervisor:
         module = load_tool(record.tool)
         tool = module.TOOL
         config = record.config
+        directory = run_dir(self.store.path.parent, self.run_id)
         try:
-            argv = tool.build_argv(config)
-            check_executable(argv, module, record.tool)
+            judged = judge_run(module, record.tool, config, str(directory))
+            self._prepare(tool, config, judged, directory)
         except (ValueError, FileNotFoundError) as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=str(exc))
             return
+        planned = judged.invocation
+        argv = list(planned.argv)
         self.store.set_argv(self.run_id, argv, tool_version(tool, argv))
-        hard_limit_s = float(tool.hard_limit_s(config))
+        hard_limit_s = float(planned.hard_limit_s if planned.hard_limit_s is not None
+                             else tool.hard_limit_s(config))
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
         merge_stderr = bool(getattr(tool, "merge_stderr", False))
         parser = tool.stream_parser(config)
@@ -265,6 +252,30 @@ class Supervisor:
             proc.close()
 
         self._finish(tool, exit_status, hard_limit_s if hard_limit_hit else None, list(stderr_tail))
+
+    def _prepare(self, tool: Any, config: dict[str, Any], judged: JudgedRun, directory: Path) -> None:
+        """After the guard: the tool's own preparation, the Invocation's files in the run's
+        directory, and the record of what was planned and which protections are active."""
+        prepare = getattr(tool, "prepare", None)
+        if callable(prepare):
+            prepare(config, judged.invocation)
+        for name, text in judged.invocation.files.items():
+            path = directory / name
+            path.write_text(text, encoding="utf-8")
+            self.store.add_raw(self.run_id, text, f"file:{name}")
+        guard = judged.guard
+        safety = {
+            "targets": [{"path": t.path, "access": t.access, "origin": t.origin}
+                        for t in judged.invocation.targets],
+            "overridden": [{"path": t.path, "reasons": v.reasons} for t, v in guard.overridden],
+            "device_nodes": list(guard.device_nodes),
+            "protections": ["options resolved by fio and judged against racperf's allow list",
+                            "every target checked by the write guard"] if judged.invocation.targets else [],
+        }
+        if judged.invocation.targets:
+            self.store.add_raw(self.run_id, json.dumps(safety), "safety")
+        for target, verdict in guard.overridden:
+            self.log(f"write guard overridden for {target.path}: {'; '.join(verdict.reasons)}")
 
     def _emit(self, samples: list[Sample]) -> None:
         for sample in samples:

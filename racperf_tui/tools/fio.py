@@ -9,14 +9,16 @@ of that interval only). The whole output then goes to :func:`parse_output`, whic
 last complete report. Formats other than JSON (saved text, terse, console logs) are parsed by
 :mod:`racperf_tui.tools.fio_formats`.
 
-Safety: read-only workloads get ``--readonly``; options that make fio run commands are
-refused; writes to a block device go through the write guard of racperf_tui.core.safety.
+Safety: racperf never runs the user's fio command line as given. :meth:`FioTool.invocation`
+has fio itself resolve it (:mod:`racperf_tui.tools.fio_plan`), refuses every option not on the
+allow list (:mod:`racperf_tui.tools.fio_policy`), names every path each job reads or writes as
+the Invocation's targets (which the write guard judges, outside this module), and runs fio on
+one job file written from that resolved plan. Read-only plans get ``--readonly``.
 """
 
 from __future__ import annotations
 
 import copy
-import glob
 import math
 import os
 import re
@@ -30,8 +32,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from racperf_tui.core.events import Sample
+from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.tools import fio_formats
 from racperf_tui.tools.fio_formats import FioParseError, JsonObjectSplitter, histogram_percentiles
+from racperf_tui.tools.fio_options import FioOptionError, option_table
+from racperf_tui.tools.fio_plan import FioPlan, FioPlanError, job_paths, plan, verify_job_file
+from racperf_tui.tools.fio_policy import engine_refusal
 
 #: what to tell a user whose machine has no fio
 install_hint = "apt-get install fio / dnf install fio / yum install fio"
@@ -41,38 +47,8 @@ RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw
 READ_ONLY_RW = frozenset({"read", "randread"})
 MIXED_RW = frozenset({"rw", "readwrite", "randrw"})
 
-#: I/O engines offered (fio has more; any other name is accepted only through custom args)
-IOENGINES = ("psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring", "posixaio", "mmap",
-             "splice", "sg", "null", "windowsaio", "solarisaio")
-
-#: fio options that make fio run a program or hand control elsewhere: refused everywhere
-#: (command line and job files). Keys are normalised (lower case, '-' -> '_').
-FORBIDDEN_OPTIONS: dict[str, str] = {
-    "exec_prerun": "runs a command before the job",
-    "exec_postrun": "runs a command after the job",
-    "trigger": "runs a command when triggered",
-    "trigger_file": "runs the trigger command when a file appears",
-    "trigger_timeout": "runs the trigger command at a time",
-    "trigger_remote": "runs a command on a remote fio server",
-    "server": "turns fio into a network server",
-    "client": "sends the job to remote fio servers",
-    "daemonize": "detaches fio from racperf's supervision",
-    "remote_config": "loads a job file on a remote fio server",
-    "output": "sends the report to a file racperf does not read",
-}
-#: ioengine values refused: 'exec' runs a program, 'external:lib.so' loads arbitrary code
-FORBIDDEN_ENGINES = ("exec", "external")
-
-#: options that never take the next argv element as their value ("--time_based FILE" keeps
-#: FILE a job file); every other "--opt value" does. Found with fio 3.33 by running
-#: ``fio --parse-only --name=t --OPT x`` for each option of ``fio --cmdhelp=all``.
-_FLAG_OPTIONS = frozenset({
-    "bs_unaligned", "exitall", "exitall_on_error", "group_reporting", "new_group", "norandommap",
-    "refill_buffers", "stonewall", "wait_for_previous", "thread", "time_based", "verify_only", "zero_buffers",
-    # fio-level switches (fio --help)
-    "readonly", "minimal", "parse_only", "merge_blktrace_only", "version", "help", "cpuclock_test", "showcmd",
-    "warnings_fatal", "bandwidth_log", "cmdhelp", "enghelp", "crctest",
-})
+#: I/O engines the form offers (the ones racperf allows; see fio_policy)
+IOENGINES = ("psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring", "posixaio", "mmap", "null")
 
 #: fio never prints ETA this large: it means "unknown"
 _ETA_UNKNOWN = 2**31 - 1
@@ -257,12 +233,9 @@ class FioConfig:
                 errors.append("extra_args: custom mode needs fio options or a job file")
         else:
             errors.extend(self._validate_structured())
-        raw = [a for a in self.extra_args if isinstance(a, str)] if isinstance(self.extra_args, list) else []
-        args, jobfiles = _split_args(raw, errors)
-        for key, value, where in args:
-            errors.extend(_forbidden(key, value, where))
-        for path in ([self.job_file] if self.job_file else []) + jobfiles:
-            errors.extend(_validate_job_file(path))
+        if self.job_file and not os.path.isfile(self.job_file):
+            errors.append(f"job_file: {self.job_file} does not exist or is not a regular file")
+        # fio's options themselves are judged when the run is planned (fio resolves them)
         return errors
 
     def _validate_common(self) -> list[str]:
@@ -320,8 +293,9 @@ class FioConfig:
         if mix is None or not 0 <= mix <= 100:
             errors.append(f"rwmixread: {self.rwmixread!r} is not a percentage from 0 to 100")
         engine = str(self.ioengine or "")
-        if engine.split(":")[0] in FORBIDDEN_ENGINES:
-            errors.append(f"ioengine: {engine!r} runs programs or loads code; refused")
+        refusal = engine_refusal(engine) if engine not in IOENGINES else None
+        if refusal and not refusal.startswith("is not one of"):
+            errors.append(f"ioengine: {engine!r} {refusal}; refused")
         elif engine not in IOENGINES:
             errors.append(f"ioengine: {engine!r} is not one of {', '.join(IOENGINES)} "
                           "(other engines: use custom mode)")
@@ -338,22 +312,34 @@ class FioConfig:
 
     # -- command line --------------------------------------------------------------------
 
-    def argv(self) -> list[str]:
-        """The fio command line for this config, without validation or safety checks."""
+    def status_interval_text(self) -> str:
+        """``--status-interval``'s value: fio parses "0.5" as 0 (no dumps at all), so a
+        sub-second interval gets a unit."""
         interval = _as_float(self.status_interval_s) or 1.0
         if not math.isfinite(interval) or interval <= 0:
             interval = 1.0  # unvalidated preview: validate() reports the bad value
-        # fio parses "0.5" as 0 (no dumps at all); sub-second intervals need a unit
-        interval_text = f"{int(interval)}" if interval.is_integer() else f"{round(interval * 1000)}ms"
-        user_args = _user_args(self)
-        user_keys = {_norm(a.lstrip("-").split("=", 1)[0]) for a in user_args if a.startswith("-")}
+        return f"{int(interval)}" if interval.is_integer() else f"{round(interval * 1000)}ms"
+
+    def argv(self) -> list[str]:
+        """The fio command line the user's config amounts to (the form's preview). What runs
+        is fio on racperf's job file written from fio's own reading of this (see
+        :meth:`FioTool.invocation`)."""
+        user_keys = {_norm(a.lstrip("-").split("=", 1)[0]) for a in _user_args(self) if a.startswith("-")}
         argv = ["fio"]
         if "output_format" not in user_keys:
             argv.append("--output-format=json+")
         if "status_interval" not in user_keys:
-            argv.append(f"--status-interval={interval_text}")
+            argv.append(f"--status-interval={self.status_interval_text()}")
         if self.is_read_only() and "readonly" not in user_keys:
             argv.append("--readonly")
+        return argv + self.fio_args()
+
+    def fio_args(self) -> list[str]:
+        """The job as fio options and job files, without racperf's output options: what fio
+        is asked to resolve."""
+        user_args = _user_args(self)
+        user_keys = {_norm(a.lstrip("-").split("=", 1)[0]) for a in user_args if a.startswith("-")}
+        argv: list[str] = []
         if self.custom:
             argv.extend(user_args)
             target = str(self.target or "").strip()
@@ -397,16 +383,21 @@ class FioConfig:
         return shlex.join(self.argv())
 
     def is_read_only(self) -> bool:
-        """True when no part of the job (fields, extra args, job files) writes."""
-        return not _workload_writes(self)
+        """True when the form alone says the job only reads (no extra options, no job file):
+        a preview's guess. What a run does is decided by fio's own reading (the plan)."""
+        return (not self.custom and not _user_args(self) and not self.job_file
+                and str(self.rw) in READ_ONLY_RW)
 
     def hard_limit_s(self) -> float:
-        """Wall-clock limit: runtime + ramp + 10 % + 60 s for setup and the final report."""
-        runtime, ramp = _effective_times(self)
-        if runtime is None:
+        """Wall-clock limit from the form's runtime and ramp (the plan's is exact)."""
+        if self.custom or not (_as_int(self.runtime_s) or 0):
             return _DEFAULT_HARD_LIMIT_S
-        total = runtime + (ramp or 0.0)
-        return total * 1.1 + 60.0
+        return _hard_limit(float(_as_int(self.runtime_s) or 0) + float(_as_int(self.ramp_time_s) or 0))
+
+
+def _hard_limit(seconds: float) -> float:
+    """runtime + ramp + 10 % + 60 s for setup and the final report."""
+    return seconds * 1.1 + 60.0
 
 
 def size_bytes(text: str) -> int | None:
@@ -440,36 +431,40 @@ def _lay_out(path: str, size: int) -> None:
     os.replace(partial, path)
 
 
-def prepare_read_targets(cfg: "FioConfig") -> list[str]:
-    """Lay out the files a read-only workload needs; return the paths written.
+def lay_out_read_targets(fio_plan: FioPlan) -> list[str]:
+    """Lay out the files a read-only plan needs; return the paths written.
 
     fio lays out missing files by writing them, which ``--readonly`` forbids. So before a
     read-only run racperf writes the files that do not exist yet (a new file destroys
     nothing) and grows racperf's own scratch file. An existing user file is never written:
     if it is too short, fio says so. Real data, not a sparse file: reading holes would
-    measure nothing.
+    measure nothing. Paths under /dev are never created (the guard refused them already).
     """
-    if not cfg.is_read_only():
+    if fio_plan.writes:
         return []
     written: list[str] = []
-    for workload in _all_workloads(cfg):
-        wanted = size_bytes(str(workload.get("filesize") or workload.get("size") or ""))
-        if wanted is None or wanted <= 0:
+    for job in fio_plan.jobs:
+        paths, _problems = job_paths(job)
+        if not paths:
             continue
-        paths = _split_fio_filenames(str(workload.get("filename") or ""))
-        if not cfg.custom and _target_kind(str(cfg.target)) == "directory" and paths == [str(cfg.target)]:
-            # fio's default file names in a directory: $jobname.$jobnum.$filenum
-            paths = [os.path.join(str(cfg.target), f"{cfg.name}.{job}.0")
-                     for job in range(_as_int(cfg.numjobs) or 1)]
+        filesize = size_bytes(str(job.options.get("filesize") or ""))
+        total = size_bytes(str(job.options.get("size") or ""))
+        wanted = filesize if filesize else (total // len(paths) if total else None)
+        if not wanted or wanted <= 0:
+            continue
         for path in paths:
-            kind = _target_kind(path)
-            ours = _in_scratch_dir(path)
-            if kind == "missing" and (ours or os.path.isdir(os.path.dirname(os.path.abspath(path)))):
-                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            elif not (kind == "file" and ours and os.path.getsize(path) < wanted):
+            absolute = os.path.abspath(path)
+            if absolute == "/dev" or absolute.startswith("/dev/"):
                 continue
-            _lay_out(path, wanted)
-            written.append(path)
+            kind = _target_kind(absolute)
+            ours = _in_scratch_dir(absolute)
+            parent = os.path.dirname(absolute)
+            if kind == "missing" and (ours or os.path.isdir(parent)):
+                os.makedirs(parent, exist_ok=True)
+            elif not (kind == "file" and ours and os.path.getsize(absolute) < wanted):
+                continue
+            _lay_out(absolute, wanted)
+            written.append(absolute)
     return written
 
 
@@ -505,219 +500,6 @@ def _target_kind(target: str) -> str:
     if stat.S_ISREG(st.st_mode):
         return "file"
     return "other"
-
-
-# ----------------------------------------------------------------------------------------
-# raw arguments and job files
-
-
-def _split_args(args: list[str], errors: list[str] | None = None) -> tuple[list[tuple[str, str | None, str]], list[str]]:
-    """fio argv (without 'fio') -> ([(normalised key, value or None, where)], job files)."""
-    options: list[tuple[str, str | None, str]] = []
-    jobfiles: list[str] = []
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        where = f"argument {index + 1} ({arg!r})"
-        if arg.startswith("-") and arg != "-":
-            body = arg.lstrip("-")
-            if "=" in body:
-                key, value = body.split("=", 1)
-                options.append((_norm(key), value, where))
-            else:
-                key = _norm(body)
-                nxt = args[index + 1] if index + 1 < len(args) else None
-                if key not in _FLAG_OPTIONS and nxt is not None and not nxt.startswith("-"):
-                    options.append((key, nxt, where))
-                    index += 1
-                else:
-                    options.append((key, None, where))
-        else:
-            if arg == "-" and errors is not None:
-                errors.append("extra_args: a job file on stdin ('-') is not supported; give a path")
-            else:
-                jobfiles.append(arg)
-        index += 1
-    return options, jobfiles
-
-
-def _forbidden(key: str, value: str | None, where: str) -> list[str]:
-    """Refusal messages for one option (empty when allowed)."""
-    if key in FORBIDDEN_OPTIONS:
-        return [f"{where}: fio option '{key}' {FORBIDDEN_OPTIONS[key]}; racperf refuses it"]
-    if key == "ioengine" and value is not None and value.strip().split(":")[0] in FORBIDDEN_ENGINES:
-        return [f"{where}: ioengine={value} runs programs or loads code; racperf refuses it"]
-    return []
-
-
-def read_job_file(path: str, _seen: set[str] | None = None) -> list[tuple[str, dict[str, str | None], dict[str, str]]]:
-    """A fio job file (and the files it includes) -> [(section, {key: value}, {key: where})].
-
-    Keys are normalised (lower case, '-' -> '_'); values keep fio's text; ``where`` says
-    file and line for messages. OSError when a file cannot be read.
-    """
-    seen = _seen if _seen is not None else set()
-    real = os.path.realpath(path)
-    if real in seen:
-        return []
-    seen.add(real)
-    current: dict[str, str | None] = {}
-    places: dict[str, str] = {}
-    sections: list[tuple[str, dict[str, str | None], dict[str, str]]] = [("global", current, places)]
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for lineno, raw in enumerate(handle, 1):
-            line = raw.strip()
-            if not line or line[0] in "#;":
-                continue
-            if line.startswith("[") and line.endswith("]"):
-                current, places = {}, {}
-                sections.append((line[1:-1].strip(), current, places))
-                continue
-            if line == "include" or line.startswith(("include ", "include\t")):
-                target = line[len("include"):].strip()
-                target_path = target if os.path.isabs(target) else os.path.join(os.path.dirname(path), target)
-                for included in glob.glob(target_path) or [target_path]:
-                    sections.extend(read_job_file(included, seen))
-                continue
-            key, sep, value = line.partition("=")
-            current[_norm(key)] = value.strip() if sep else None
-            places[_norm(key)] = f"job file {path} line {lineno}"
-    return sections
-
-
-def _validate_job_file(path: str) -> list[str]:
-    if not os.path.isfile(path):
-        return [f"job_file: {path} does not exist or is not a regular file"]
-    try:
-        sections = read_job_file(path)
-    except OSError as exc:
-        return [f"job_file: cannot read {exc.filename or path}: {exc.strerror}"]
-    errors = []
-    for _section, options, places in sections:
-        for key, value in options.items():
-            errors.extend(_forbidden(key, value, places.get(key, f"job file {path}")))
-    return errors
-
-
-def _job_file_workloads(path: str) -> list[dict[str, str | None]]:
-    """Effective option dicts of each job of a job file ([global] merged in)."""
-    try:
-        sections = read_job_file(path)
-    except (OSError, ValueError):
-        return []
-    global_opts: dict[str, str | None] = {}
-    jobs = []
-    for name, clean, _places in sections:
-        if name == "global":
-            global_opts.update(clean)
-        else:
-            jobs.append({**global_opts, **clean})
-    return jobs or [global_opts]
-
-
-def _all_workloads(cfg: FioConfig) -> list[dict[str, str | None]]:
-    """Every job's effective options (structured fields, extra args, job files): dicts with
-    at least "rw", and "filename" / "directory" / "size" / "filesize" when known."""
-    args, jobfiles = _split_args(_user_args(cfg))
-    cli: dict[str, str | None] = {}
-    rw_values: list[str | None] = []
-    filenames: list[str] = []
-    for key, value, _where in args:
-        if key in ("rw", "readwrite"):
-            rw_values.append(value)
-        elif key == "filename":
-            filenames.append(value or "")
-        cli[key] = value
-    cli_rw = cli.get("rw") or cli.get("readwrite")
-    sizes = {k: cli[k] for k in ("size", "filesize") if cli.get(k)}
-    workloads: list[dict[str, str | None]] = []
-    if not cfg.custom:
-        workloads.append({"rw": cfg.rw, "filename": str(cfg.target), "size": str(cfg.size or "")})
-    elif str(cfg.target or "").strip() and not filenames and "directory" not in cli:
-        workloads.append({"rw": cli_rw or "read", "filename": str(cfg.target), **sizes})
-    for rw in rw_values:
-        workloads.append({"rw": rw})
-    for name in filenames:
-        workloads.append({"rw": cli_rw or (cfg.rw if not cfg.custom else "read"), "filename": name, **sizes})
-    if cfg.custom and not rw_values and not jobfiles and not cfg.job_file:
-        workloads.append({"rw": "read"})
-    for path in ([cfg.job_file] if cfg.job_file else []) + jobfiles:
-        for job in _job_file_workloads(path):
-            merged = {**job}
-            for key in ("rw", "readwrite"):
-                if key in cli:  # command-line options override the job file's
-                    merged["rw"] = cli[key]
-            workloads.append(merged)
-    return workloads
-
-
-def _rw_writes(rw: str | None) -> bool:
-    mode = (rw or "read").split(":")[0].strip().lower()
-    return mode not in READ_ONLY_RW
-
-
-def _workload_writes(cfg: FioConfig) -> bool:
-    return any(_rw_writes(w.get("rw") or w.get("readwrite")) for w in _all_workloads(cfg))
-
-
-def _split_fio_filenames(value: str) -> list[str]:
-    """fio's filename=a:b:c with '\\:' escapes -> paths."""
-    parts = re.split(r"(?<!\\):", value)
-    return [p.replace("\\:", ":") for p in parts if p]
-
-
-def written_block_devices(cfg: FioConfig) -> list[str]:
-    """Block devices the job would write to (the paths the write guard must clear)."""
-    devices: list[str] = []
-    for workload in _all_workloads(cfg):
-        if not _rw_writes(workload.get("rw") or workload.get("readwrite")):
-            continue
-        for name in _split_fio_filenames(str(workload.get("filename") or "")):
-            if _target_kind(name) == "block" and name not in devices:
-                devices.append(name)
-    return devices
-
-
-def check_block_device_writes(cfg: FioConfig) -> None:
-    """Ask the write guard about every block device the job writes; ValueError with its
-    reasons unless ``cfg.destructive``. Without the guard, writes to devices are refused."""
-    for device in written_block_devices(cfg):
-        try:
-            from racperf_tui.core.safety import check_write_target
-        except ImportError:
-            allowed, reasons = False, ["the write guard (racperf_tui.core.safety) is not available"]
-        else:
-            verdict = check_write_target(device)
-            allowed, reasons = bool(verdict.allowed), list(verdict.reasons)
-        if not allowed and not _as_bool(cfg.destructive):
-            raise ValueError(f"refusing to write to {device}: " + "; ".join(reasons or ["not cleared by the write guard"])
-                             + " (to override, set destructive / pass --destructive)")
-
-
-def _effective_times(cfg: FioConfig) -> tuple[float | None, float | None]:
-    """(runtime_s, ramp_time_s) the job will run, None when unbounded/unknown."""
-    if not cfg.custom:
-        runtime = _as_int(cfg.runtime_s) or 0
-        ramp = float(_as_int(cfg.ramp_time_s) or 0)
-        runtime_val: float | None = float(runtime) if runtime > 0 else None
-    else:
-        runtime_val, ramp = None, 0.0
-    args, _jobfiles = _split_args(_user_args(cfg))
-    for key, value, _where in args:
-        if key == "runtime" and value is not None:
-            runtime_val = parse_time_s(value)
-        elif key == "ramp_time" and value is not None:
-            ramp = parse_time_s(value) or 0.0
-    if cfg.job_file or _jobfiles:
-        for path in ([cfg.job_file] if cfg.job_file else []) + _jobfiles:
-            for job in _job_file_workloads(path):
-                if job.get("runtime"):
-                    value = parse_time_s(str(job["runtime"]))
-                    if value is not None:
-                        runtime_val = max(runtime_val or 0.0, value)
-                if job.get("ramp_time"):
-                    ramp = max(ramp, parse_time_s(str(job["ramp_time"])) or 0.0)
-    return runtime_val, ramp
 
 
 # ----------------------------------------------------------------------------------------
@@ -772,24 +554,88 @@ def preset_config(name: str) -> FioConfig:
 # building the command
 
 
-def build_argv(config: Mapping[str, Any] | FioConfig) -> list[str]:
-    """Validated fio argv for ``config`` (a FioConfig, its dict, or ``{"extra_args": [...]}``).
+JOB_FILE_NAME = "job.fio"
+#: where the job file is said to be before a run has a directory (validation, previews)
+_UNPLACED_RUN_DIR = "<run directory>"
 
-    ValueError names every problem; writes to block devices go through the write guard.
-    Side effects: creates racperf's scratch directory for the default target, and for a
-    read-only workload lays out files that do not exist yet (see :func:`prepare_read_targets`).
-    """
+
+def _config(config: Mapping[str, Any] | FioConfig) -> FioConfig:
     cfg = config if isinstance(config, FioConfig) else FioConfig.from_dict(config)
     errors = cfg.validate()
     if errors:
         raise ValueError("; ".join(errors))
-    check_block_device_writes(cfg)
-    target = str(cfg.target)
+    return cfg
+
+
+def _plan_hard_limit(fio_plan: FioPlan) -> float:
+    """From every job's runtime + ramp_time; fio's default limit when a job has none."""
+    longest = 0.0
+    for job in fio_plan.jobs:
+        runtime = parse_time_s(str(job.options.get("runtime") or "0")) or 0.0
+        if runtime <= 0:
+            return _DEFAULT_HARD_LIMIT_S
+        start = parse_time_s(str(job.options.get("startdelay") or "0")) or 0.0
+        longest = max(longest, runtime + (parse_time_s(str(job.options.get("ramp_time") or "0")) or 0.0) + start)
+    return _hard_limit(longest) if longest else _DEFAULT_HARD_LIMIT_S
+
+
+def invocation(config: Mapping[str, Any] | FioConfig, run_dir: str | None = None) -> Invocation:
+    """The run: fio's own reading of the config, judged option by option, as one job file.
+
+    ValueError (FioPlanError) names every refused option and why; ToolNotFound when fio is
+    missing. The Invocation's targets are every path of every job; the caller's write guard
+    judges them. Before returning, fio reads racperf's job file back and must find exactly
+    the plan that was judged.
+    """
+    cfg = _config(config)
+    fio = fio_path()
+    if fio is None:
+        raise ToolNotFound(missing_fio_message())
+    try:
+        table = option_table(fio)
+    except FioOptionError as exc:
+        raise FioPlanError([str(exc)]) from None
+    fio_plan = plan(fio, table, cfg.fio_args(), log_dir=run_dir)
+    with tempfile.TemporaryDirectory(prefix="racperf-fio-") as check_dir:
+        check_path = os.path.join(check_dir, JOB_FILE_NAME)
+        with open(check_path, "w", encoding="utf-8") as handle:
+            handle.write(fio_plan.job_file_text)
+        verify_job_file(fio, check_path, fio_plan.jobs)
+    place = run_dir or _UNPLACED_RUN_DIR
+    argv = [fio, "--output-format=json+"]
+    user_interval = next((a.value for a in fio_plan.top_level if a.name == "status-interval"), None)
+    argv.append(f"--status-interval={user_interval or cfg.status_interval_text()}")
+    passed_on = {"warnings-fatal", "alloc-size", "max-jobs"}
+    argv += [f"--{a.name}" if a.value is None else f"--{a.name}={a.value}"
+             for a in fio_plan.top_level if a.name in passed_on]
+    notes = []
+    if not fio_plan.writes:
+        argv.append("--readonly")
+        notes.append("read-only: fio runs with --readonly")
+    argv.append(f"--aux-path={place}")
+    argv.append(os.path.join(place, JOB_FILE_NAME))
+    return Invocation(argv=argv, files={JOB_FILE_NAME: fio_plan.job_file_text},
+                      targets=tuple(fio_plan.targets), hard_limit_s=_plan_hard_limit(fio_plan),
+                      notes=tuple(notes), detail=fio_plan)
+
+
+def prepare(config: Mapping[str, Any] | FioConfig, planned: Invocation) -> None:
+    """Side effects before the run, once the guard cleared it: racperf's private scratch
+    directory, and the files a read-only plan reads laid out. ValueError says what is wrong."""
+    cfg = _config(config)
     scratch = os.path.abspath(default_scratch_dir())
-    if _in_scratch_dir(target) or os.path.dirname(os.path.abspath(target)) == scratch:
-        ensure_private_scratch(scratch, target)
-    prepare_read_targets(cfg)
-    return cfg.argv()
+    for target in planned.targets:
+        if os.path.dirname(target.path) == scratch:
+            ensure_private_scratch(scratch, target.path)
+    del cfg  # validated above; the plan holds everything else
+    if isinstance(planned.detail, FioPlan):
+        lay_out_read_targets(planned.detail)
+
+
+def build_argv(config: Mapping[str, Any] | FioConfig) -> list[str]:
+    """The argv of :func:`invocation` (its job file not yet placed): for callers that only
+    want to know whether the config is refused, and what would run."""
+    return invocation(config).argv
 
 
 def ensure_private_scratch(scratch_dir: str, target: str) -> None:
@@ -1103,6 +949,14 @@ class FioTool:
         """True when a fio binary is on PATH."""
         return fio_path() is not None
 
+    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
+        """See :func:`invocation`."""
+        return invocation(config, run_dir)
+
+    def prepare(self, config: Mapping[str, Any], planned: Invocation) -> None:
+        """See :func:`prepare`."""
+        prepare(config, planned)
+
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:
         """Validated command line (ValueError says what is wrong)."""
         return build_argv(config)
@@ -1136,6 +990,7 @@ TOOL = FioTool()
 
 __all__ = [
     "TOOL", "FioConfig", "FioStreamParser", "FioParseError", "PRESETS", "PRESET_DESCRIPTIONS",
-    "build_argv", "command_preview", "default_scratch_target", "install_hint", "interval_weighted_mean",
+    "FioPlanError", "build_argv", "command_preview", "default_scratch_target", "install_hint", "invocation",
+    "interval_weighted_mean", "prepare",
     "parse_output", "preset_config", "succeeded",
 ]

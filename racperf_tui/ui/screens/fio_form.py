@@ -6,6 +6,7 @@ Dismisses with the new run's id, or None when cancelled.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import shutil
@@ -18,6 +19,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+
+from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.run_plan import PlanRefused, judge_run
+from racperf_tui.core.runs import launch_run
+from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 
 #: (config field, label, kind); kind "bool" is a checkbox, "rw" a select, else a text input
 FORM_FIELDS: list[tuple[str, str, str]] = [
@@ -367,7 +373,8 @@ class FioForm(ModalScreen[Any]):
 
     # ---- launch ------------------------------------------------------------------------------
     def action_launch(self) -> None:
-        """Validate, pass the write guard (asking for an override if it refuses), launch."""
+        """Validate, then plan with fio and pass the write guard (asking for an override of
+        each refused device), then launch."""
         if self.fio_path is None:
             self.notify(FIO_INSTALL_HINT, severity="error", timeout=10)
             return
@@ -375,70 +382,45 @@ class FioForm(ModalScreen[Any]):
         if self.config is None or self.errors:
             self.notify("fix the fields marked in red first", severity="error")
             return
-        config = self.config
-        target = "" if getattr(config, "custom", False) else str(getattr(config, "target", "") or "")
-        refused = [verdict for verdict in self._write_guard_verdicts(config, target) if not verdict.allowed]
-        self._confirm_each(refused, lambda: self.launch(config, target, destructive=bool(refused)))
-
-    def _write_guard_verdicts(self, config: Any, target: str) -> list[Any]:
-        """The write guard's answer for every existing path this job writes: block devices
-        (also those named in extra args or job files) and an existing target file (an ASM
-        disk kept as a file, a file another process holds open)."""
-        from racperf_tui.core.safety import check_write_target
-
-        try:
-            writes = not config.is_read_only()
-        except Exception:
-            writes = str(getattr(config, "rw", "")) in WRITING_RW
-        if not writes:
-            return []
-        paths: list[str] = []
-        written_devices = getattr(self.fio, "written_block_devices", None)
-        if written_devices is not None:
-            try:
-                paths.extend(written_devices(config))
-            except Exception:
-                pass
-        if target and os.path.exists(target) and (is_block_device(target) or os.path.isfile(target)):
-            paths.append(target)
-        return [check_write_target(path) for path in dict.fromkeys(paths)]
-
-    def _confirm_each(self, refused: list[Any], then: Any) -> None:
-        """One override modal per refused path, in turn; ``then()`` only when all are overridden."""
-        if not refused:
-            then()
-            return
-        from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
-
-        def answered(override: bool | None) -> None:
-            if override:
-                self._confirm_each(refused[1:], then)
-
-        self.app.push_screen(ConfirmDestructive(refused[0]), answered)
+        target = "" if getattr(self.config, "custom", False) else str(getattr(self.config, "target", "") or "")
+        self.plan_and_launch(config_dict(self.config), target)
 
     @work(exclusive=True, group="launch")
-    async def launch(self, config: Any, target: str, destructive: bool) -> None:
-        """Start the run (off the UI thread: it spawns the supervisor) and close the form."""
-        import asyncio
-
-        self.query_one("#launch", Button).disabled = True
+    async def plan_and_launch(self, values: dict[str, Any], target: str) -> None:
+        """fio resolves the job and the guard judges it off the UI thread (it runs fio); each
+        refused device needs its name typed; then the run starts and the form closes."""
+        launch = self.query_one("#launch", Button)
+        general = self.query_one("#form-general-error", Static)
+        launch.disabled = True
+        general.update("checking the job with fio and the write guard...")
         try:
-            run_id = await asyncio.to_thread(_launch_run, config, self.data_dir, target, destructive)
+            await asyncio.to_thread(judge_run, self.fio, "fio", values)
+        except PlanRefused as refusal:
+            guard = refusal.guard
+            if guard is None or guard.blocked or not guard.refused:
+                general.update(str(refusal))
+                launch.disabled = False
+                return
+            for _target, verdict in guard.refused:
+                if not await self.app.push_screen_wait(ConfirmDestructive(verdict)):
+                    general.update("not started: the write guard's refusal stands")
+                    launch.disabled = False
+                    return
+            values = dict(values, destructive_targets=[t.path for t, _verdict in guard.refused])
+        except (ValueError, OSError) as error:
+            general.update(str(error))
+            launch.disabled = False
+            return
+        try:
+            run_id = await asyncio.to_thread(_launch_run, values, self.data_dir, target)
         except Exception as error:
-            self.query_one("#form-general-error", Static).update(f"launch failed: {error}")
-            self.query_one("#launch", Button).disabled = False
+            general.update(f"launch failed: {error}")
+            launch.disabled = False
             return
         self.dismiss(run_id)
 
 
-def _launch_run(config: Any, data_dir: Any, target: str, destructive: bool) -> Any:
-    """launch_run wants a plain dict config (it is stored as JSON)."""
-    from racperf_tui.core.paths import resolve_data_dir
-    from racperf_tui.core.runs import launch_run
-
-    values = config_dict(config)
-    if destructive:
-        values["destructive"] = True
+def _launch_run(values: dict[str, Any], data_dir: Any, target: str) -> Any:
     return launch_run("fio", values, data_dir=resolve_data_dir(data_dir), target=target or None)
 
 

@@ -1,0 +1,74 @@
+"""From a tool and a config to a judged Invocation: the one path every run takes, in the
+launcher (to refuse before anything is recorded) and again in the supervisor (right before the
+start, so what runs is judged against the system as it is then).
+
+A tool with ``invocation(config, run_dir)`` plans itself (fio); one with only
+``build_argv(config)`` gets an Invocation without targets. Every target goes through the write
+guard (:func:`racperf_tui.core.target_guard.judge`); a refusal is a :class:`PlanRefused`
+(a ValueError) whose message names every target and reason.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Mapping
+
+from racperf_tui.core.invocation import Invocation, ToolNotFound
+from racperf_tui.core.target_guard import GuardVerdict, judge, overrides_from_config
+
+
+class PlanRefused(ValueError):
+    """The config's plan is refused: bad options, or targets the write guard refuses."""
+
+    def __init__(self, message: str, guard: GuardVerdict | None = None) -> None:
+        super().__init__(message)
+        self.guard = guard
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    """An Invocation the guard cleared, and the guard's verdict (devices cleared, overrides)."""
+
+    invocation: Invocation
+    guard: GuardVerdict
+
+
+def install_hint(module: ModuleType) -> str | None:
+    """The tool's install hint (module ``install_hint`` or ``TOOL.install_hint``), if any."""
+    return getattr(module, "install_hint", None) or getattr(getattr(module, "TOOL", None), "install_hint", None)
+
+
+def check_executable(argv: list[str], module: ModuleType, tool_name: str) -> None:
+    """Raise :class:`ToolNotFound` naming the tool and how to install it when ``argv[0]``
+    cannot be found."""
+    exe = argv[0]
+    found = shutil.which(exe) is not None
+    if not found:
+        hint = install_hint(module)
+        raise ToolNotFound(f"{tool_name}: {exe!r} not found on PATH" + (f"; install it: {hint}" if hint else ""))
+
+
+def plan_invocation(module: ModuleType, tool_name: str, config: Mapping[str, Any],
+                    run_dir: str | None = None) -> Invocation:
+    """The tool's Invocation for ``config`` (ValueError when the tool refuses the config,
+    ToolNotFound when its program is missing)."""
+    tool = module.TOOL
+    planner = getattr(tool, "invocation", None)
+    if callable(planner):
+        planned = planner(config, run_dir)
+    else:
+        planned = Invocation(argv=tool.build_argv(config), hard_limit_s=float(tool.hard_limit_s(config)))
+    check_executable(planned.argv, module, tool_name)
+    return planned
+
+
+def judge_run(module: ModuleType, tool_name: str, config: Mapping[str, Any],
+              run_dir: str | None = None) -> JudgedRun:
+    """Plan and judge: PlanRefused unless every target is cleared or overridden."""
+    planned = plan_invocation(module, tool_name, config, run_dir)
+    verdict = judge(planned.targets, overrides_from_config(dict(config)))
+    if not verdict.allowed:
+        raise PlanRefused(f"{tool_name}: " + verdict.message(), verdict)
+    return JudgedRun(planned, verdict)
