@@ -595,7 +595,7 @@ def check_write_target(path: str, *, root: Path = Path("/")) -> SafetyVerdict:
         if parent == "/dev" or parent.startswith("/dev/"):
             return SafetyVerdict(
                 target=path, allowed=False,
-                reasons=[f"{path} does not exist: a write would create a regular file inside "
+                reasons=[f"{path}: no such device; a write would create a regular file inside "
                          f"{parent} (in memory) instead of reaching a disk; check the device name"])
         return SafetyVerdict(target=path, allowed=True)
     except OSError as exc:
