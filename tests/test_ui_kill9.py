@@ -253,7 +253,9 @@ def launch_fio_from_the_form(ui: TerminalUI, data_dir: Path, target: Path, runti
     assert run.tool == "fio" and run.target == str(target)
     assert run.config["rw"] == "randread" and run.config["size"] == "16m"
     assert int(run.config["runtime_s"]) == runtime_s and run.config["time_based"] is True
-    assert "--readonly" in run.argv and f"--filename={target}" in run.argv
+    assert "--readonly" in run.argv and run.argv[-1].endswith(f"runs/{run.id}/job.fio")
+    with Store.open(data_dir) as store:
+        assert f"filename={target}" in store.raw_output(run.id, "file:job.fio")
     return run.id
 
 
