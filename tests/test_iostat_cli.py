@@ -140,3 +140,66 @@ def test_live_interval_and_count() -> None:
 def test_help_says_json_keys_stay_in_kb() -> None:
     proc = racperf_iostat("--help")
     assert "kB/s" in proc.stdout and "--json" in proc.stdout and "--root" in proc.stdout
+
+
+# ---------------------------------------------------------------- hostile input
+
+
+def _root(tmp_path: Path, name: str, diskstats: str, uptime: str = "1000.00 1900.00\n") -> Path:
+    root = tmp_path / name
+    (root / "proc").mkdir(parents=True)
+    (root / "proc" / "diskstats").write_text(diskstats)
+    (root / "proc" / "uptime").write_text(uptime)
+    return root
+
+
+def test_a_negative_number_is_a_usage_error_not_a_device() -> None:
+    for args in (["-1"], ["-x", "-1", "3"], ["1", "-5"]):
+        proc = racperf_iostat("--root", ROOT1, *args, check=False)
+        assert proc.returncode == 2 and proc.stdout == "", args
+        bad = next(a for a in args if a.startswith("-") and a != "-x")
+        assert proc.stderr.strip() == (f"racperf iostat: {bad}: not an option, an interval "
+                                       f"(seconds > 0) or a device name")
+
+
+def test_a_counter_beyond_2_64_is_named_and_its_device_skipped(tmp_path: Path) -> None:
+    line = "   8       0 sda 100 0 800 10 50 0 400 5 0 20 15 0 0 0 0 0 0\n"
+    first = _root(tmp_path, "r1", line + line.replace("sda", "sdb"))
+    huge = str(2 ** 64 + 5)
+    second = _root(tmp_path, "r2", line.replace(" 100 ", " 200 ", 1)
+                   + line.replace("sdb", "sdb").replace("sda", "sdb").replace(" 100 ", f" {huge} ", 1),
+                   uptime="1001.00 1901.00\n")
+    proc = racperf_iostat("--root", first, "--root", second, "-y", "--json", check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (f"racperf iostat: {second}/proc/diskstats:2: device 'sdb': rd_ios = "
+                                   f"{huge} is outside 0..2^64-1 (not a kernel counter): line skipped")
+    (report,) = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [d["device"] for d in report["devices"]] == ["sda"]
+    assert report["devices"][0]["r/s"] == 100.0  # 100 more reads in one second
+
+
+def test_device_names_with_escape_sequences_are_printed_escaped(tmp_path: Path) -> None:
+    evil = "sd\x1b]0;pwned\x07a"
+    root = _root(tmp_path, "r1", f"   8       0 {evil} 100 0 800 10 50 0 400 5 0 20 15 0 0 0 0 0 0\n")
+    proc = racperf_iostat("--root", root)
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "\nsd\\x1b]0;pwned\\x07a " in proc.stdout
+    as_json = racperf_iostat("--root", root, "--json")
+    assert "\x1b" not in as_json.stdout  # JSON escapes it itself, and keeps the real name
+    assert json.loads(as_json.stdout)["devices"][0]["device"] == evil
+
+
+def test_proc_files_that_are_not_proc_files_are_refused_with_a_bound(tmp_path: Path) -> None:
+    zero = tmp_path / "zero"
+    (zero / "proc").mkdir(parents=True)
+    (zero / "proc" / "diskstats").symlink_to("/dev/zero")
+    (zero / "proc" / "uptime").write_text("1000.00 1900.00\n")
+    proc = racperf_iostat("--root", zero, check=False)
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"racperf iostat: --root {zero}: {zero}/proc/diskstats is not a regular file"
+    big = _root(tmp_path, "big", "")
+    with open(big / "proc" / "diskstats", "wb") as f:
+        f.truncate(17 * 1024 * 1024)  # sparse: no disk, and bigger than any diskstats
+    proc = racperf_iostat("--root", big, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"racperf iostat: --root {big}: {big}/proc/diskstats is larger than 16 MB"

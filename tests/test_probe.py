@@ -359,3 +359,152 @@ def test_pair_start_fails_clearly_on_a_taken_port(data_dir: Path) -> None:
             wait_for_server_ready(server_run, data_dir, probe.READY_PATTERN, probe.PORT_IN_USE_PATTERN, 10)
         record = wait_for_run(server_run, data_dir, 10)
     assert record.state.value == "failed"
+
+
+# ---------------------------------------------------------------- a hostile client
+
+
+def _proc_status(pid: int) -> tuple[int, int]:
+    """(VmRSS in KiB, thread count) of a live process, from /proc."""
+    text = Path(f"/proc/{pid}/status").read_text()
+    rss = int(re.search(r"VmRSS:\s+(\d+)", text).group(1))
+    threads = int(re.search(r"Threads:\s+(\d+)", text).group(1))
+    return rss, threads
+
+
+def _hello(**fields) -> bytes:
+    base = {"mode": "SYNC", "length": 1024, "write": False, "test_id": "t1", "conn_index": 1,
+            "num_conn": 1, "sockbuf": 0}
+    base.update(fields)
+    return probe_server.PROTOCOL_MAGIC + json.dumps(base).encode() + b"\n"
+
+
+def _ask(port: int, line: bytes) -> bytes:
+    """Send one hello line, return the server's one-line answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(line)
+        return probe._recv_line(sock)
+
+
+def _wait_for(predicate, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+@pytest.mark.parametrize("line, named", [
+    (probe_server.PROTOCOL_MAGIC + b'{"mode": "SYNC", "length": Infinity}\n', "Infinity"),
+    (probe_server.PROTOCOL_MAGIC + b'{"mode": "SYNC", "length": 1e999}\n', "'length' must be an integer"),
+    (_hello(sockbuf=1e300), "'sockbuf' must be an integer"),
+    (_hello(sockbuf=2 ** 40), "'sockbuf' must be 0..268435456"),
+    (_hello(length=2 ** 40), "'length' must be 0..67108864"),
+    (_hello(length=-1), "'length' must be 0..67108864"),
+    (_hello(length=True), "'length' must be an integer"),
+    (_hello(mode="FAST"), "'mode' must be SYNC or ASYNC"),
+    (_hello(num_conn=10 ** 6), "'num_conn' must be 1..256"),
+    (_hello(write="yes"), "'write' must be true or false"),
+    (_hello(test_id="\x1b[2J"), "'test_id' must be"),
+    (probe_server.PROTOCOL_MAGIC + b"[" * 3000 + b"\n", "nested too deeply"),
+    (probe_server.PROTOCOL_MAGIC + b"[1, 2]\n", "not a JSON object"),
+    (probe_server.PROTOCOL_MAGIC + b"\xff\xfe{}\n", "bad request"),
+    (probe_server.PROTOCOL_MAGIC + b"{" + b" " * 5000 + b"}\n", "longer than 4096 bytes"),
+])
+def test_a_bad_hello_gets_an_err_reply_naming_the_field(server: ProbeServerProcess, line: bytes,
+                                                        named: str) -> None:
+    answer = _ask(server.port, line).decode()
+    assert answer.startswith("ERR ") and named in answer, answer
+    # the server lives on and serves a good client
+    result, _ = client(server.port, length_bytes=1024, duration_s=0.2, interval_s=0.2)
+    assert result["error"] is None
+    out = server.output()
+    assert "Traceback" not in out and "refused" not in out
+    assert out.count("failed:") == 1
+
+
+def test_hostile_clients_cost_bounded_memory_and_threads_then_time_out() -> None:
+    srv = ProbeServerProcess(SERVER_PYTHONS[-1], "--max-connections", "40",
+                             "--handshake-timeout", "1", "--idle-timeout", "2")
+    held: list[socket.socket] = []
+    try:
+        base_rss, base_threads = _proc_status(srv.proc.pid)
+        assert base_threads == 1
+        # 3 SYNC connections announcing the largest message, then a header claiming all of it
+        for _ in range(3):
+            sock = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            sock.sendall(_hello(length=probe_server.MAX_MESSAGE_BYTES))
+            assert probe._recv_line(sock).startswith(b"OK ")
+            sock.sendall(probe_server.MESSAGE_HEADER.pack(probe_server.MAX_MESSAGE_BYTES) + b"x" * 1000)
+            held.append(sock)
+        # 12 ASYNC connections streaming a little, 25 that never say hello
+        for _ in range(12):
+            sock = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            sock.sendall(_hello(mode="ASYNC", length=probe.MIB))
+            assert probe._recv_line(sock).startswith(b"OK ")
+            sock.sendall(bytes(probe.MIB))
+            held.append(sock)
+        for _ in range(25):
+            held.append(socket.create_connection(("127.0.0.1", srv.port), timeout=5))
+        assert _wait_for(lambda: _proc_status(srv.proc.pid)[1] == 41, 3)
+        # beyond the limit: refused at once, with the reason
+        answers = [_ask(srv.port, _hello()) for _ in range(20)]
+        assert all(a.startswith(b"ERR server busy: 40 connections open") for a in answers)
+        rss, threads = _proc_status(srv.proc.pid)
+        assert threads == 41
+        # 15 reused 256 KiB buffers and 40 thread stacks' touched pages: a few MB, not GB
+        assert rss - base_rss < 30 * 1024, (base_rss, rss)
+        # the silent ones go after the handshake timeout, the rest after the idle timeout
+        assert _wait_for(lambda: _proc_status(srv.proc.pid)[1] == 16, 3)
+        assert _wait_for(lambda: _proc_status(srv.proc.pid)[1] == 1, 4)
+        result, _ = client(srv.port, length_bytes=4096, duration_s=0.2, interval_s=0.2)
+        assert result["error"] is None
+        out = srv.output()
+    finally:
+        for sock in held:
+            sock.close()
+        srv.stop()
+    assert "Traceback" not in out
+    assert out.count("refused: server busy") == 20
+    assert out.count("idle for 2 s (--idle-timeout)") == 15
+    assert out.count("the hello must arrive within 1 s") == 25
+
+
+def test_write_files_wrap_within_the_budget(tmp_path: Path) -> None:
+    target = tmp_path / "redo.dat"
+    srv = ProbeServerProcess(SERVER_PYTHONS[-1], "--write-file", str(target), "--max-write-bytes", "1M")
+    try:
+        result, _ = client(srv.port, mode="ASYNC", length_bytes=256 * 1024, write=True,
+                           duration_s=0.5, interval_s=0.5)
+    finally:
+        srv.stop()
+    assert result["server_bytes_written"] == result["bytes_sent"] > 2 * probe.MIB
+    assert target.stat().st_size == probe.MIB  # a ring: it wrapped, it did not grow
+
+
+def test_write_tests_beyond_the_budget_are_refused_naming_the_dir(tmp_path: Path) -> None:
+    srv = ProbeServerProcess(SERVER_PYTHONS[-1], "--write-dir", str(tmp_path), "--max-write-bytes", "1M")
+    try:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as first:
+            first.sendall(_hello(write=True))
+            ok = probe._recv_line(first)
+            assert ok.startswith(b"OK ")
+            assert json.loads(ok[3:])["write_file"].startswith(str(tmp_path))
+            second = _ask(srv.port, _hello(write=True)).decode()
+        # once the first is gone its share of the budget is back
+        assert _wait_for(lambda: not list(tmp_path.iterdir()), 3)
+        assert _ask(srv.port, _hello(write=True)).startswith(b"OK ")
+    finally:
+        srv.stop()
+    assert second.startswith("ERR the server's write budget (1 MiB in ") and str(tmp_path) in second
+
+
+def test_server_help_states_the_limits() -> None:
+    text = subprocess.run(racperf_cmd() + ["probe", "server", "--help"], capture_output=True,
+                          text=True, timeout=30).stdout
+    flat = " ".join(text.split())
+    for fragment in ("--max-connections N", "(default 256)", "--idle-timeout S", "(default 60;",
+                     "--handshake-timeout S", "(default 10)", "default 1024 MiB",
+                     "messages of at most 64 MiB", "256 KiB per connection", "at most 64 MiB (it wraps)"):
+        assert fragment in flat, fragment

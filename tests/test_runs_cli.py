@@ -32,7 +32,7 @@ def racperf(*args: str, data: Path | None = None, timeout: float = 30) -> subpro
 def data(tmp_path: Path) -> Path:
     d = tmp_path / "data"
     yield d
-    if (d / "runs.sqlite3").exists() and (d / "runs.sqlite3").read_bytes()[:6] == b"SQLite":
+    if (d / "runs.sqlite3").is_file() and (d / "runs.sqlite3").read_bytes()[:6] == b"SQLite":
         with Store.open(d) as store:
             for run in store.list_runs():
                 kill_quietly(run.supervisor_pid)
@@ -179,7 +179,10 @@ def test_runs_marks_a_vanished_supervisor_interrupted_and_stops_a_live_one(data:
         assert store.get_run(live_id).state is RunState.STOPPED
         assert store.result(live_id)["terminated"] is True
     out = racperf("runs", "stop", str(doomed_id), data=data)
-    assert out.stdout.strip() == f"run {doomed_id} is already interrupted"
+    # nothing was stopped: a script must not read that as success
+    assert out.returncode == 3 and out.stdout == ""
+    assert out.stderr.strip() == (f"racperf runs stop: run {doomed_id} had already interrupted: "
+                                  f"nothing to stop")
 
 
 def test_data_dir_from_the_environment(tmp_path: Path) -> None:
@@ -336,8 +339,9 @@ def test_a_truncated_store_is_named_with_what_to_do_and_left_untouched(data: Pat
         out = racperf(*args, data=data)
         assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
         assert out.stderr.startswith(f"racperf runs: cannot use the run store {data / 'runs.sqlite3'}: ")
-        assert out.stderr.rstrip().endswith("nothing was changed: move it aside and racperf starts a new "
-                                            "store ('sqlite3 FILE .recover' may salvage its runs)")
+        assert out.stderr.rstrip().endswith(
+            "nothing was changed: keep a copy of it, move it aside and racperf starts a new store, "
+            "or use --data-dir DIR elsewhere ('sqlite3 FILE .recover' may salvage its runs)")
     assert (data / "runs.sqlite3").read_bytes() == before
     (data / "runs.sqlite3").unlink()  # the fixture's teardown opens the store it finds
 
@@ -375,3 +379,101 @@ def test_oratcptest_headless_uses_the_jar_remembered_in_its_data_dir(
     finally:
         kill_group_quietly(server.pid)
         server.wait(timeout=5)
+
+
+# ---------------------------------------------------------------- a hostile store and data dir
+
+
+def _store_with_runs(data: Path, runs: int = 3) -> Path:
+    for _ in range(runs):
+        out = racperf("run", FAKE_TOOL, "--", "--samples", "40", data=data)
+        assert out.returncode == 0, out.stderr
+    return data / "runs.sqlite3"
+
+
+def test_page_corruption_is_named_with_what_to_do_and_left_untouched(data: Path) -> None:
+    path = _store_with_runs(data)
+    with Store.open(data) as store:
+        store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert store._conn.execute("PRAGMA page_count").fetchone()[0] >= 6
+    with open(path, "r+b") as f:  # garbage over every page but the first (the schema)
+        f.seek(4096)
+        f.write(b"\xa5" * (path.stat().st_size - 4096))
+    before = path.read_bytes()
+    for args in (("runs",), ("runs", "show", "2"), ("runs", "export", "2"),
+                 ("runs", "export", "2", "--format", "csv"), ("runs", "stop", "2")):
+        out = racperf(*args, data=data)
+        assert out.returncode == 2 and out.stdout == "", (args, out.stdout, out.stderr)
+        assert "Traceback" not in out.stderr
+        assert out.stderr.startswith(f"racperf runs: cannot use the run store {path}: "), out.stderr
+        assert "keep a copy of it, move it aside" in out.stderr and "--data-dir DIR elsewhere" in out.stderr
+    assert path.read_bytes() == before
+    path.unlink()  # the fixture's teardown opens the store it finds
+
+
+def test_a_directory_where_the_store_belongs_is_named(data: Path) -> None:
+    (data / "runs.sqlite3").mkdir(parents=True)
+    for args in (("runs",), ("runs", "show", "1"), ("runs", "export", "1"),
+                 ("run", FAKE_TOOL, "--", "--samples", "1")):
+        out = racperf(*args, data=data)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert (f"the run store {data / 'runs.sqlite3'} is a directory: move it aside, or use "
+                f"--data-dir DIR elsewhere") in out.stderr
+    assert sorted(p.name for p in data.iterdir()) == ["runs.sqlite3"]
+    (data / "runs.sqlite3").rmdir()  # the fixture's teardown opens the store it finds
+
+
+def test_reading_commands_never_create_a_store(tmp_path: Path) -> None:
+    data = tmp_path / "nothing-here"
+    out = racperf("runs", data=data)
+    assert out.returncode == 0 and out.stdout.strip() == f"no runs recorded yet in {data}"
+    for action in ("show", "export"):
+        out = racperf("runs", action, "1", data=data)
+        assert out.returncode == 1 and out.stdout == ""
+        assert out.stderr.strip() == f"racperf runs {action}: no run store in {data} (no runs recorded there)"
+    assert not data.exists()
+    data.mkdir()
+    out = racperf("runs", "export", "1", data=data)
+    assert out.returncode == 1 and list(data.iterdir()) == []
+
+
+def _in_a_read_only_bind_mount(source: Path, mount_point: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run argv in a private mount namespace where mount_point is source, mounted read-only:
+    nothing leaks into the test host's mounts."""
+    mount_point.mkdir(exist_ok=True)
+    script = ('mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" && shift 2 && exec "$@"')
+    return subprocess.run(["unshare", "--mount", "sh", "-c", script, "sh", str(source), str(mount_point), *argv],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount)")
+def test_a_store_on_a_read_only_mount_is_read_and_run_says_why_it_cannot(data: Path, tmp_path: Path) -> None:
+    _store_with_runs(data, runs=2)
+    # a copy from another node: the store file alone, a dir we cannot write
+    copy = tmp_path / "copied"
+    copy.mkdir()
+    (copy / "runs.sqlite3").write_bytes((data / "runs.sqlite3").read_bytes())
+    with Store.open(data) as store:
+        expected_samples = [s.metrics for _, s in store.samples(2)]
+    ro = tmp_path / "ro"
+    for source in (copy, data):
+        listing = _in_a_read_only_bind_mount(source, ro, [*RACPERF, "runs", "--data-dir", str(ro)])
+        assert listing.returncode == 0, listing.stderr
+        assert [line.split()[0] for line in listing.stdout.splitlines()[1:]] == ["2", "1"]
+        assert all(line.split()[4] == "succeeded" for line in listing.stdout.splitlines()[1:])
+        exported = _in_a_read_only_bind_mount(source, ro, [*RACPERF, "runs", "export", "--data-dir", str(ro), "2"])
+        assert exported.returncode == 0, exported.stderr
+        assert [s["metrics"] for s in json.loads(exported.stdout)["samples"]] == expected_samples
+        assert len(expected_samples) == 40
+        shown = _in_a_read_only_bind_mount(source, ro, [*RACPERF, "runs", "show", "--data-dir", str(ro), "1"])
+        assert shown.returncode == 0 and "samples:      40" in shown.stdout, shown.stderr
+        run = _in_a_read_only_bind_mount(source, ro, [*RACPERF, "run", "--data-dir", str(ro), FAKE_TOOL,
+                                                      "--", "--samples", "1"])
+        assert run.returncode == 2 and run.stdout == "" and "Traceback" not in run.stderr
+        assert run.stderr.strip() == (
+            f"racperf run: cannot write the run store in {ro}: Read-only file system (a read-only "
+            f"data dir can still be read with 'racperf runs'; to record runs, use --data-dir DIR "
+            f"on a writable disk)")
+        stop = _in_a_read_only_bind_mount(source, ro, [*RACPERF, "runs", "stop", "--data-dir", str(ro), "1"])
+        assert stop.returncode == 2 and "cannot write the run store" in stop.stderr
+    assert sorted(p.name for p in copy.iterdir()) == ["runs.sqlite3"]

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from racperf_tui.core.diskstats import ProcFileError, printable_name, read_bounded
 from racperf_tui.core.iostat import COLUMNS, IostatReport, IostatSampler
 
 #: Text column widths (header and figures right-aligned to them).
@@ -60,6 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.parse_args = parser.parse_intermixed_args  # type: ignore[method-assign]
 
 
+class UsageError(ValueError):
+    """A command line iostat cannot run: the message says what (exit status 2)."""
+
+
 def _split_positionals(args: argparse.Namespace) -> tuple[list[str], float | None, int | None]:
     """sysstat's rule: a non-numeric argument is a device, wherever it stands ('iostat -x 1 5
     sda' restricts to sda, as sysstat does), the first number the interval, the second the
@@ -75,16 +80,19 @@ def _split_positionals(args: argparse.Namespace) -> tuple[list[str], float | Non
     for arg in positionals:
         if arg.replace(".", "", 1).isdigit():
             numbers.append(arg)
+        elif arg.startswith("-"):
+            # argparse hands a negative number over as a positional: no device is named so
+            raise UsageError(f"{arg}: not an option, an interval (seconds > 0) or a device name")
         else:
             devices.append(arg)
     if len(numbers) > 2:
-        raise SystemExit(f"racperf iostat: too many numbers: {' '.join(numbers)}")
+        raise UsageError(f"too many numbers: {' '.join(numbers)}")
     interval = float(numbers[0]) if numbers else None
     count = int(float(numbers[1])) if len(numbers) > 1 else None
     if interval is not None and interval <= 0:
         interval = None
     if count is not None and count < 1:
-        raise SystemExit("racperf iostat: count must be >= 1")
+        raise UsageError("count must be >= 1")
     return devices, interval, count
 
 
@@ -108,7 +116,7 @@ def format_text(report: IostatReport, megabytes: bool = False) -> str:
     for row in report.rows:
         figures = "".join(f" {value * s:{w}.2f}"
                           for value, s, w in zip(row.values(), scale, _WIDTHS))
-        lines.append(f"{row.device:<13}{figures}")
+        lines.append(f"{printable_name(row.device):<13}{figures}")
     return "\n".join(lines) + "\n\n"
 
 
@@ -120,7 +128,11 @@ def format_json(report: IostatReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    devices, interval, count = _split_positionals(args)
+    try:
+        devices, interval, count = _split_positionals(args)
+    except UsageError as exc:
+        print(f"racperf iostat: {exc}", file=sys.stderr)
+        return 2
     partitions_all = args.p is not None and "ALL" in args.p.split(",")
     partitions_of = ([d for d in args.p.split(",") if d and d != "ALL"]
                      if args.p is not None and not partitions_all else [])
@@ -129,6 +141,16 @@ def run(args: argparse.Namespace) -> int:
         if not root.is_dir():
             print(f"racperf iostat: --root {root}: not a directory", file=sys.stderr)
             return 2
+        for name in ("proc/diskstats", "proc/uptime"):
+            # what is not a proc file at all (a symlink to /dev/zero) stops here, once;
+            # the sampler's reads are bounded the same way every time
+            try:
+                read_bounded(str(root / name))
+            except ProcFileError as exc:
+                print(f"racperf iostat: --root {root}: {exc}", file=sys.stderr)
+                return 2
+            except OSError:
+                pass  # missing or unreadable: the sampler says so per report
     sampler = IostatSampler(roots, partitions=partitions_all, dm_names=args.N,
                             devices=devices or None, skip_idle=args.z,
                             partitions_of=partitions_of or None)

@@ -19,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server = roles.add_parser("server", help="answer probe clients (also: python3 probe_server.py)",
                               description="Answer probe clients until stopped (or after one test "
                                           "with --once). The same code runs as 'python3 "
-                                          "probe_server.py' on a node without racperf.")
+                                          "probe_server.py' on a node without racperf.",
+                              epilog=probe_server.LIMITS_TEXT)
     probe_server.add_server_arguments(server)
     roles.add_parser("server-path", help="print the path of probe_server.py (to copy to another node)",
                      description="Print the path of probe_server.py: one stdlib-only file for "

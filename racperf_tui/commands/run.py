@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any
 
@@ -146,9 +147,34 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _discard(stream: Any) -> None:
+    """A stream that can no longer be written (a terminal that hung up gives EIO, a closed pipe
+    EPIPE) goes to /dev/null, so what is still buffered in it does not raise again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def _print_json(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(_finite(obj), separators=(", ", ": ")) + "\n")
-    sys.stdout.flush()
+    """One line to stdout. OSError when it cannot be written (stdout is then discarded): the
+    supervisor takes that as the consumer gone and stops the run cleanly."""
+    try:
+        sys.stdout.write(json.dumps(_finite(obj), separators=(", ", ": ")) + "\n")
+        sys.stdout.flush()
+    except OSError:
+        _discard(sys.stdout)
+        raise
+
+
+def _say_error(text: str) -> None:
+    """A line to stderr, which may be a terminal that hung up: dropped when it cannot go."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except OSError:
+        _discard(sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -201,10 +227,13 @@ def run(args: argparse.Namespace) -> int:
 
     with Store.open(data_dir) as store:
         result = store.result(record.id)
-    _print_json({"type": "result", "run_id": record.id, "state": record.state.value,
-                 "exit_status": record.exit_status, "message": record.message, "result": result})
+    try:
+        _print_json({"type": "result", "run_id": record.id, "state": record.state.value,
+                     "exit_status": record.exit_status, "message": record.message, "result": result})
+    except OSError:
+        pass  # nobody to tell (the terminal hung up): the run and its result are in the store
     if record.state is RunState.SUCCEEDED:
         return 0
     if record.state is not RunState.STOPPED and record.message:
-        print(f"racperf run {args.tool}: {record.state.value}: {record.message}", file=sys.stderr)
+        _say_error(f"racperf run {args.tool}: {record.state.value}: {record.message}")
     return 130 if record.state is RunState.STOPPED else 1

@@ -10,7 +10,14 @@
   to ``FILE.result.json`` beside it).
 - ``racperf runs stop ID [--grace S]``: stop a running run.
 
-Every form first marks runs whose supervisor vanished as interrupted.
+Every form first marks runs whose supervisor vanished as interrupted, except where the data
+dir cannot be written (a read-only mount, a store copied from another node): list, show and
+export then read the store read-only and show the states as recorded. They never create a
+store: where there is none they say so.
+
+Exit status: 0 done; 1 no run with that id, or no store to show or export from; 2 the store
+cannot be used (the message names the file and what to do); 3 ``stop`` of a run that had
+already finished (nothing was stopped; its state is printed).
 """
 
 from __future__ import annotations
@@ -20,13 +27,19 @@ import csv
 import io
 import json
 import math
+import os
 import shlex
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.store import RunNotFound, RunRecord, Store
+from racperf_tui.core.paths import resolve_data_dir, store_path
+from racperf_tui.core.runs import stop_run
+from racperf_tui.core.store import NoStore, RunNotFound, RunRecord, Store, StoreError
+
+#: ``racperf runs stop`` of a run that had already finished
+EXIT_ALREADY_FINISHED = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
     stop = sub.add_parser("stop", help="stop a running run (SIGTERM, then SIGKILL after the grace)",
                           description="Stop a running run: SIGTERM (fio then writes its final "
-                                      "report), SIGKILL after the grace.")
+                                      "report), SIGKILL after the grace. Exit status 3 when the "
+                                      "run had already finished (nothing to stop).")
     stop.add_argument("run_id", type=int, metavar="ID", help="the run's id (first column of 'racperf runs')")
     stop.add_argument("--grace", type=float, default=15.0, metavar="S",
                       help="seconds to wait for a clean stop before killing (default 15)")
@@ -134,11 +148,24 @@ def _num(value: Any) -> str:
     return "-"
 
 
-def _open_store(args: argparse.Namespace) -> Store:
-    from racperf_tui.core.paths import resolve_data_dir
-
-    store = Store.open(resolve_data_dir(args.data_dir))
-    store.mark_interrupted_runs()
+def _open_store(args: argparse.Namespace, action: str) -> Store:
+    """The store for ``action``. Reading never creates one (NoStore where there is none) and
+    reads read-only where the data dir cannot be written; ``stop`` needs a writable store."""
+    data_dir = resolve_data_dir(args.data_dir, create=action == "stop")
+    reading = action != "stop"
+    if reading and (not store_path(data_dir).exists() or not os.access(data_dir, os.W_OK | os.X_OK)):
+        store = Store.open(data_dir, read_only=True)
+        if store.unseen_wal is not None:
+            print(f"racperf runs: note: {data_dir} is read-only, so {store.unseen_wal} was not "
+                  f"read (its last commits are missing); copy the data dir somewhere writable "
+                  f"and use --data-dir there to see them", file=sys.stderr)
+        return store
+    store = Store.open(data_dir)
+    try:
+        store.mark_interrupted_runs()
+    except BaseException:
+        store.close()
+        raise
     return store
 
 
@@ -172,42 +199,52 @@ def export_csv(store: Store, record: RunRecord) -> str:
 
 def run(args: argparse.Namespace) -> int:
     action = args.action or "list"
-    from racperf_tui.core.store import StoreError
-
     try:
-        store = _open_store(args)
+        store = _open_store(args, action)
+    except NoStore as exc:
+        if action == "list":
+            print(f"no runs recorded yet in {resolve_data_dir(args.data_dir, create=False)}")
+            return 0
+        print(f"racperf runs {action}: {exc}", file=sys.stderr)
+        return 1
     except (OSError, StoreError) as exc:
         print(f"racperf runs: {exc}", file=sys.stderr)
         return 2
     with store:
         try:
-            if action == "list":
-                records = store.list_runs(limit=getattr(args, "limit", None))
-                if getattr(args, "json", False):
-                    for r in records:
-                        print(json.dumps(r.to_json()))
-                elif records:
-                    sys.stdout.write(runs_table(records))
-                else:
-                    print(f"no runs recorded yet in {store.path.parent}")
-                return 0
-            record = store.get_run(args.run_id)
+            return _act(store, action, args)
         except RunNotFound:
             print(f"racperf runs {action}: no run with id {args.run_id} in {store.path.parent}", file=sys.stderr)
             return 1
-        if action == "show":
-            return _show(store, record, args.json)
-        if action == "export":
-            return _export(store, record, args.format, args.output)
-        if action == "stop":
-            from racperf_tui.core.runs import stop_run
+        except StoreError as exc:  # damage found past the first page: named, never a traceback
+            print(f"racperf runs: {exc}", file=sys.stderr)
+            return 2
 
-            if record.state.finished:
-                print(f"run {record.id} is already {record.state.value}")
-                return 0
-            state = stop_run(record.id, store.path.parent, grace_s=args.grace)
-            print(f"run {record.id}: {state.value}")
-            return 0
+
+def _act(store: Store, action: str, args: argparse.Namespace) -> int:
+    if action == "list":
+        records = store.list_runs(limit=getattr(args, "limit", None))
+        if getattr(args, "json", False):
+            for r in records:
+                print(json.dumps(r.to_json()))
+        elif records:
+            sys.stdout.write(runs_table(records))
+        else:
+            print(f"no runs recorded yet in {store.path.parent}")
+        return 0
+    record = store.get_run(args.run_id)
+    if action == "show":
+        return _show(store, record, args.json)
+    if action == "export":
+        return _export(store, record, args.format, args.output)
+    if action == "stop":
+        if record.state.finished:
+            print(f"racperf runs stop: run {record.id} had already {record.state.value}: nothing "
+                  f"to stop", file=sys.stderr)
+            return EXIT_ALREADY_FINISHED
+        state = stop_run(record.id, store.path.parent, grace_s=args.grace)
+        print(f"run {record.id}: {state.value}")
+        return 0
     return 2
 
 

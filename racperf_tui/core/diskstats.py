@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import operator
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,45 @@ import numpy as np
 #: Kernel tick counters (rd_ticks, wr_ticks, io_ticks, time_in_queue, ...) are printed as
 #: 32-bit unsigned ints and wrap; sysstat subtracts them as ``unsigned int``.
 TICKS_MODULO = 1 << 32
+#: No kernel counter exceeds an unsigned 64-bit int: a bigger number is not a counter
+COUNTER_MAX = (1 << 64) - 1
+#: The most read of one proc file: /proc/diskstats of 10,000 devices is about 1.5 MB, so this
+#: only stops what is not a diskstats file at all (a symlink to /dev/zero under --root)
+MAX_PROC_FILE_BYTES = 16 * 1024 * 1024
+
+
+class ProcFileError(ValueError):
+    """A proc file under a root that must not be read whole: its message says which and why."""
+
+
+def read_bounded(path: str, limit: int = MAX_PROC_FILE_BYTES) -> bytes:
+    """The bytes of a proc file, at most ``limit`` of them. ProcFileError when it is not a
+    regular file (procfs files are) or is larger; OSError when it cannot be read.
+
+    (A bounded read of its own: core/bounded_read.py, written for the parse command at the
+    same time, may absorb it.)"""
+    with open(path, "rb", buffering=0) as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ProcFileError(f"{path} is not a regular file")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            # /proc's seq_files report size 0: read in pieces until EOF or past the limit
+            chunk = f.read(min(1 << 20, limit + 1 - total))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise ProcFileError(f"{path} is larger than {limit // (1024 * 1024)} MB")
+
+
+def printable_name(name: str) -> str:
+    """A device name fit to print on a terminal: control and other non-printable characters
+    (an escape sequence in a crafted diskstats line) as \\xNN / \\uNNNN escapes."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
 
 
 class DeviceCounters(NamedTuple):
@@ -111,6 +151,10 @@ def _parse_line(line: str, parts: list[str]) -> DeviceCounters | str:
             values = [int(parts[0]), int(parts[1]), parts[2], *map(int, parts[3:used])]
         except ValueError:
             return f"not a number in {line.strip()!r}"
+        for index, value in enumerate(values):
+            if index != 2 and not 0 <= value <= COUNTER_MAX:  # type: ignore[operator]
+                return (f"device {printable_name(parts[2])!r}: {DeviceCounters._fields[index]} "
+                        f"= {value} is outside 0..2^64-1 (not a kernel counter): line skipped")
         if nstat < 17:
             values.extend((0,) * (17 - nstat))
         values.append(nstat)
@@ -122,6 +166,12 @@ def _parse_line(line: str, parts: list[str]) -> DeviceCounters | str:
                 int(parts[6]))
         except ValueError:
             return f"not a number in {line.strip()!r}"
+        for field_name, value in (("major", major), ("minor", minor), ("rd_ios", rd_ios),
+                                  ("rd_sectors", rd_sect), ("wr_ios", wr_ios),
+                                  ("wr_sectors", wr_sect)):
+            if not 0 <= value <= COUNTER_MAX:
+                return (f"device {printable_name(parts[2])!r}: {field_name} = {value} is outside "
+                        f"0..2^64-1 (not a kernel counter): line skipped")
         return DeviceCounters(major, minor, parts[2], rd_ios, 0, rd_sect, 0, wr_ios, 0,
                               wr_sect, 0, 0, 0, 0, stat_fields=4)
     return f"{n} fields, expected 14, 18 or 20 (or 7 for an old partition line): {line.strip()!r}"
@@ -145,6 +195,8 @@ def _parse_changed_20_field_lines(lines: list[str]) -> list[DeviceCounters] | No
         ints = list(map(int, tokens))
     except ValueError:
         return None
+    if ints and (max(ints) > COUNTER_MAX or min(ints) < 0):
+        return None  # the line parser names the device and field
     out = []
     append = out.append
     for k in range(n):
@@ -249,9 +301,10 @@ def read_raw(root: Path = Path("/")) -> RawSample:
     uptime_path = os.path.join(root, "proc/uptime")
     uptime_cs = 0
     try:
-        with open(uptime_path, "rb", buffering=0) as f:
-            uptime_text = f.read().decode("ascii", errors="replace")
+        uptime_text = read_bounded(uptime_path).decode("ascii", errors="replace")
         uptime_cs = parse_uptime_cs(uptime_text)
+    except ProcFileError as exc:
+        errors.append(str(exc))
     except OSError as exc:
         errors.append(f"{uptime_path}: cannot read: {exc.strerror or exc}")
     except (ValueError, IndexError):
@@ -259,9 +312,9 @@ def read_raw(root: Path = Path("/")) -> RawSample:
     diskstats_path = os.path.join(root, "proc/diskstats")
     data: bytes | None = None
     try:
-        # Unbuffered: one read for a regular file, a loop in C for /proc's seq_file.
-        with open(diskstats_path, "rb", buffering=0) as f:
-            data = f.read()
+        data = read_bounded(diskstats_path)
+    except ProcFileError as exc:
+        errors.append(str(exc))
     except OSError as exc:
         errors.append(f"{diskstats_path}: cannot read: {exc.strerror or exc}")
     return RawSample(root, wall_time, uptime_cs, data, diskstats_path, errors)

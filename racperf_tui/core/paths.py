@@ -10,10 +10,11 @@ import os
 from pathlib import Path
 
 
-def resolve_data_dir(override: str | os.PathLike[str] | None = None) -> Path:
+def resolve_data_dir(override: str | os.PathLike[str] | None = None, *, create: bool = True) -> Path:
     """The data directory, created (with parents) if missing; returned absolute.
 
-    ``override`` is the value of ``--data-dir`` (None or "" when not given).
+    ``override`` is the value of ``--data-dir`` (None or "" when not given). ``create=False``
+    (commands that only read): the path only, nothing made on disk.
     """
     if override:
         path = Path(override)
@@ -24,6 +25,8 @@ def resolve_data_dir(override: str | os.PathLike[str] | None = None) -> Path:
     else:
         path = Path.home() / ".local" / "share" / "racperf"
     path = path.expanduser().absolute()
+    if not create:
+        return path
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

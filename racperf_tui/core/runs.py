@@ -225,4 +225,18 @@ def run_foreground(
         store.set_supervisor_pid(run_id, os.getpid())
         if on_start is not None:
             on_start(run_id)
-        return Supervisor(store, run_id, on_sample=on_sample).run()
+        return Supervisor(store, run_id, on_sample=on_sample, log=_stderr_log(run_id)).run()
+
+
+def _stderr_log(run_id: int) -> Callable[[str], None]:
+    """The foreground supervisor's diagnostics on stderr, which may be a terminal that hung up:
+    a line that cannot be written (EIO) is dropped, never raised into the run's bookkeeping."""
+
+    def log(message: str) -> None:
+        try:
+            sys.stderr.write(f"racperf supervisor run {run_id}: {message}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+    return log

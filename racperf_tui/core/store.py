@@ -13,15 +13,18 @@ Times are Unix epoch seconds (float).
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import math
 import os
 import sqlite3
+import stat
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.paths import store_path
@@ -78,8 +81,55 @@ class RunNotFound(KeyError):
 
 
 class StoreError(RuntimeError):
-    """The store file cannot be used (not a database, unreadable, newer schema); the message
-    names the file."""
+    """The store file cannot be used (not a database, damaged, unreadable, newer schema, a
+    read-only data dir for a writer); the message names the file and what to do."""
+
+
+class NoStore(StoreError):
+    """A read-only open found no run store (nothing was recorded in that data dir)."""
+
+
+def damaged_store_text(path: Path, exc: BaseException) -> str:
+    """What to say about a store SQLite cannot read (and that racperf never overwrites)."""
+    return (f"cannot use the run store {path}: {exc}; nothing was changed: keep a copy of it, "
+            f"move it aside and racperf starts a new store, or use --data-dir DIR elsewhere "
+            f"('sqlite3 FILE .recover' may salvage its runs)")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _store_errors(method: _F) -> _F:
+    """SQLite's errors on a damaged or unusable file -> StoreError naming the file and what to
+    do (a command prints one line, never a sqlite3 traceback). A busy or locked database is
+    not damage: it stays an OperationalError for the caller's retry logic."""
+
+    @functools.wraps(method)
+    def wrapper(self: "Store", *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            raise StoreError(f"cannot use the run store {self.path}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(damaged_store_text(self.path, exc)) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _check_is_file(path: Path) -> None:
+    """A directory (or fifo, device) where the store file belongs: say so, touch nothing."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot use the run store {path}: {exc.strerror}") from exc
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise StoreError(f"the run store {path} is {kind}: move it aside, or use --data-dir DIR "
+                         f"elsewhere")
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,19 +199,36 @@ class Store:
         self.path = path
         self._conn = conn
         self._lock = threading.RLock()
+        #: opened with read_only=True: nothing is written (not even interrupted marks)
+        self.read_only = False
+        #: opened immutable (the directory is not writable): the -wal file is not read
+        self.immutable = False
 
     # ---- life cycle -------------------------------------------------------------------------
     @classmethod
-    def open(cls, data_dir: Path, *, timeout_s: float = 30.0) -> "Store":
+    def open(cls, data_dir: Path, *, timeout_s: float = 30.0, read_only: bool = False) -> "Store":
         """Open (creating if needed) ``runs.sqlite3`` in ``data_dir``: WAL journal, a busy
-        timeout of ``timeout_s`` so a reader never fails on a writer's lock, foreign keys on."""
+        timeout of ``timeout_s`` so a reader never fails on a writer's lock, foreign keys on.
+
+        ``read_only``: never create or change anything (``racperf runs`` list/show/export):
+        :class:`NoStore` when there is no store; a store in a directory this process cannot
+        write (a read-only mount, a copy from another node) is opened immutable."""
         data_dir = Path(data_dir)
-        data_dir.mkdir(parents=True, exist_ok=True)
         path = store_path(data_dir)
-        # Two processes opening a new store at once (the UI and a supervisor) race on the
-        # switch to WAL, which takes no busy-timeout ("database is locked", even "disk I/O
-        # error"): serialise the set-up part of open() with a lock file.
-        lock_fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        _check_is_file(path)
+        if read_only:
+            return cls._open_read_only(path, timeout_s)
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            # Two processes opening a new store at once (the UI and a supervisor) race on the
+            # switch to WAL, which takes no busy-timeout ("database is locked", even "disk I/O
+            # error"): serialise the set-up part of open() with a lock file.
+            lock_fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write the run store in {data_dir}: {exc.strerror} (a read-only data dir "
+                f"can still be read with 'racperf runs'; to record runs, use --data-dir DIR on "
+                f"a writable disk)") from exc
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             conn = sqlite3.connect(
@@ -179,18 +246,66 @@ class Store:
                 conn.execute("PRAGMA foreign_keys = ON")
                 store = cls(path, conn)
                 store._migrate()
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                raise StoreError(f"cannot use the run store {path}: {exc}") from exc
             except sqlite3.DatabaseError as exc:
                 conn.close()
-                damaged = isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
-                advice = ("; nothing was changed: move it aside and racperf starts a new store "
-                          "('sqlite3 FILE .recover' may salvage its runs)") if damaged else ""
-                raise StoreError(f"cannot use the run store {path}: {exc}{advice}") from exc
+                raise StoreError(damaged_store_text(path, exc)) from exc
             except BaseException:
                 conn.close()
                 raise
         finally:
             os.close(lock_fd)  # releases the flock
         return store
+
+    @classmethod
+    def _open_read_only(cls, path: Path, timeout_s: float) -> "Store":
+        if not path.exists():
+            raise NoStore(f"no run store in {path.parent} (no runs recorded there)")
+        uri = "file:" + urllib.parse.quote(str(path))
+        writable_dir = os.access(path.parent, os.W_OK | os.X_OK)
+        # mode=ro still needs the -shm file of a WAL store (created when missing): in a
+        # directory we cannot write, only immutable=1 reads it, and then it ignores the -wal
+        # file, whose commits (if any are left un-checkpointed) are not seen
+        attempts = [uri + "?mode=ro"] + ([] if writable_dir else [uri + "?immutable=1"])
+        problem: sqlite3.Error | None = None
+        for attempt in attempts:
+            conn = sqlite3.connect(attempt, uri=True, timeout=timeout_s, isolation_level=None,
+                                   check_same_thread=False)
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                problem = exc
+                continue
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise StoreError(damaged_store_text(path, exc)) from exc
+            store = cls(path, conn)
+            store.read_only = True
+            store.immutable = attempt.endswith("immutable=1")
+            if version > SCHEMA_VERSION:
+                conn.close()
+                raise StoreError(
+                    f"{path}: store schema version {version} is newer than this racperf "
+                    f"understands ({SCHEMA_VERSION}); upgrade racperf or use another --data-dir")
+            if version < SCHEMA_VERSION:
+                conn.close()
+                raise NoStore(f"the run store {path} is empty (no runs recorded there)")
+            return store
+        raise StoreError(f"cannot read the run store {path}: {problem}")
+
+    @property
+    def unseen_wal(self) -> Path | None:
+        """The -wal file an immutable open could not read (its last commits), if it has any."""
+        wal = Path(str(self.path) + "-wal")
+        try:
+            return wal if self.immutable and wal.stat().st_size > 0 else None
+        except OSError:
+            return None
 
     def _migrate(self) -> None:
         with self._lock:
@@ -232,6 +347,7 @@ class Store:
         with self._lock:
             return self._conn.execute(sql, params)
 
+    @_store_errors
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: changes whenever another connection commits, so a
         live view polling every 50 ms can skip its queries while nothing was written."""
@@ -239,6 +355,7 @@ class Store:
             return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
     # ---- writing (the supervisor) -----------------------------------------------------------
+    @_store_errors
     def create_run(
         self,
         tool: str,
@@ -257,6 +374,7 @@ class Store:
         )
         return int(cur.lastrowid)
 
+    @_store_errors
     def set_state(
         self,
         run_id: int,
@@ -288,11 +406,13 @@ class Store:
             if cur.rowcount == 0:
                 raise RunNotFound(run_id)
 
+    @_store_errors
     def set_argv(self, run_id: int, argv: list[str], tool_version: str | None) -> None:
         """Record the exact command line and the tool's version (known once the tool loads)."""
         self._write("UPDATE runs SET argv = ?, tool_version = ? WHERE id = ?",
                     (_dumps(list(argv)), tool_version, run_id))
 
+    @_store_errors
     def set_supervisor_pid(self, run_id: int, pid: int, started_at: float | None = None) -> None:
         """Record the supervisor's pid and its process start time (epoch s; guards against a
         reused pid). ``started_at`` None: read it from /proc via psutil."""
@@ -301,10 +421,12 @@ class Store:
         self._write("UPDATE runs SET supervisor_pid = ?, supervisor_started_at = ? WHERE id = ?",
                     (pid, started_at, run_id))
 
+    @_store_errors
     def set_benchmark_pgid(self, run_id: int, pgid: int | None) -> None:
         """Record the benchmark's process group (so a stop can reach it without its supervisor)."""
         self._write("UPDATE runs SET benchmark_pgid = ? WHERE id = ?", (pgid, run_id))
 
+    @_store_errors
     def add_sample(self, run_id: int, sample: Sample) -> int:
         """Append one sample, committed before returning; returns its ``seq`` (1, 2, ...)."""
         with self._lock:
@@ -325,18 +447,21 @@ class Store:
                 raise
         return seq
 
+    @_store_errors
     def add_raw(self, run_id: int, text_chunk: str, stream: str = "stdout") -> None:
         """Append a chunk of the tool's raw output (``stream``: 'stdout' or 'stderr')."""
         if text_chunk:
             self._write("INSERT INTO raw_output (run_id, stream, data) VALUES (?, ?, ?)",
                         (run_id, stream, text_chunk))
 
+    @_store_errors
     def set_result(self, run_id: int, result: dict[str, Any]) -> None:
         """Store (or replace) the parsed result of a run."""
         self._write("INSERT OR REPLACE INTO results (run_id, result) VALUES (?, ?)",
                     (run_id, _dumps(result)))
 
     # ---- reading ---------------------------------------------------------------------------
+    @_store_errors
     def list_runs(self, limit: int | None = None) -> list[RunRecord]:
         """Runs, newest first (at most ``limit``)."""
         sql = "SELECT * FROM runs ORDER BY id DESC"
@@ -348,6 +473,7 @@ class Store:
             cur = self._conn.execute(sql, params)
             return [_record(cur.description, row) for row in cur.fetchall()]
 
+    @_store_errors
     def get_run(self, run_id: int) -> RunRecord:
         """One run; :class:`RunNotFound` (a KeyError) if there is none with that id."""
         with self._lock:
@@ -357,6 +483,7 @@ class Store:
                 raise RunNotFound(run_id)
             return _record(cur.description, row)
 
+    @_store_errors
     def samples(self, run_id: int, after_seq: int = 0) -> list[tuple[int, Sample]]:
         """Samples with ``seq > after_seq`` in order, as (seq, Sample). Poll with the last seq
         seen to get only new ones (an index range scan: cheap at any run length)."""
@@ -370,12 +497,14 @@ class Store:
             for seq, t, metrics, extra in rows
         ]
 
+    @_store_errors
     def sample_count(self, run_id: int) -> int:
         """How many samples a run has."""
         with self._lock:
             return int(self._conn.execute(
                 "SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0])
 
+    @_store_errors
     def raw_output(self, run_id: int, stream: str | None = "stdout") -> str:
         """The run's raw output so far for ``stream`` (None: all streams, in arrival order)."""
         with self._lock:
@@ -388,12 +517,14 @@ class Store:
                     (run_id, stream)).fetchall()
         return "".join(row[0] for row in rows)
 
+    @_store_errors
     def result(self, run_id: int) -> dict[str, Any] | None:
         """The parsed result, or None when the run has none (yet)."""
         with self._lock:
             row = self._conn.execute("SELECT result FROM results WHERE run_id = ?", (run_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
+    @_store_errors
     def unfinished_runs(self) -> list[RunRecord]:
         """Runs in PENDING or RUNNING state, oldest first."""
         with self._lock:
@@ -402,11 +533,15 @@ class Store:
                 (RunState.PENDING.value, RunState.RUNNING.value))
             return [_record(cur.description, row) for row in cur.fetchall()]
 
+    @_store_errors
     def mark_interrupted_runs(self) -> list[int]:
         """Mark INTERRUPTED every PENDING/RUNNING run whose supervisor is gone (no such pid, a
         zombie, or a pid reused by a younger process), and every PENDING run that got no
-        supervisor within a minute. Returns the ids marked. Call on every open."""
+        supervisor within a minute. Returns the ids marked. Call on every open (a read-only
+        store marks nothing: the runs' states are shown as recorded)."""
         marked: list[int] = []
+        if self.read_only:
+            return marked
         now = time.time()
         for run in self.unfinished_runs():
             if run.supervisor_pid is None:

@@ -284,8 +284,9 @@ class Supervisor:
             if self.on_sample is not None:
                 try:
                     self.on_sample(sample)
-                except BrokenPipeError:
-                    # `racperf run ... | head`: nobody reads any more; end the run cleanly
+                except OSError:
+                    # `racperf run ... | head` (EPIPE), a terminal that hung up (EIO), a full
+                    # disk: nobody can read any more; end the run cleanly, the store keeps all
                     self.on_sample = None
                     self.request_stop("stopped: the output consumer went away")
                 except Exception:

@@ -29,6 +29,14 @@ Protocol (per TCP connection; every connection negotiates for itself):
    ``DONE {json}\\n`` (``bytes_received``, ``messages``, ``bytes_written``, ``fsyncs``,
    ``seconds``, ``recv_buffer_bytes``) and closes.
 
+Limits (every one says what and where when it is hit; see LIMITS_TEXT and ``--help``): the
+hello is at most MAX_HELLO_BYTES, arrives within ``--handshake-timeout`` and is validated
+field by field (``ERR 'length' must be 0..N`` and so on); a message is at most
+MAX_MESSAGE_BYTES and no longer than the hello's ``length``; each connection reads into one
+reused buffer of at most RECV_BUFFER_BYTES; a connection silent for ``--idle-timeout`` is
+closed; beyond ``--max-connections`` a connection gets ``ERR server busy ...``; write files are
+rings (they wrap) within ``--max-write-bytes`` in all.
+
 Stdout: ``Probe server listening on HOST:PORT`` once ready (clients start after it), then per
 connection ``[A test was requested.] ...`` and ``[The test terminated.] ...`` lines. Exit
 status 1 with ``Failed to listen on HOST:PORT: REASON`` when the port cannot be used.
@@ -53,20 +61,44 @@ PROTOCOL_MAGIC = b"RACPERF-PROBE/1 "
 DEFAULT_PORT = 5566
 ACK = b"A"
 MESSAGE_HEADER = struct.Struct("!I")
-#: ASYNC receive buffer: large, so one recv_into moves many segments per system call
-STREAM_BUFFER_BYTES = 4 * 1024 * 1024
+MIB = 1024 * 1024
 MAX_HELLO_BYTES = 4096
-MAX_MESSAGE_BYTES = 1 << 30
+#: The largest message payload (hello ``length`` and SYNC header). oratcptest's -length
+#: defaults to 1 Mbyte and Data Guard never sends a redo message larger than its SDU (2 MB at
+#: most), so 64 MiB is far above anything worth measuring; memory does not depend on it (see
+#: RECV_BUFFER_BYTES), it only bounds how long one message may occupy a connection.
+MAX_MESSAGE_BYTES = 64 * MIB
+#: Every connection reads into ONE reused buffer of at most this size, whatever length a peer
+#: claims: memory per connection is bounded by it (and 256 connections by 64 MiB).
+RECV_BUFFER_BYTES = 256 * 1024
+#: SO_RCVBUF a client may ask for (the kernel caps it at net.core.rmem_max anyway)
+MAX_SOCKBUF_BYTES = 256 * MIB
+#: connections one test may open (the racperf client's --num-conn limit)
+MAX_NUM_CONN = 256
+MAX_TEST_ID_CHARS = 64
+DEFAULT_MAX_CONNECTIONS = 256
+DEFAULT_HANDSHAKE_TIMEOUT_S = 10.0
+DEFAULT_IDLE_TIMEOUT_S = 60.0
+#: disk space all write files of this server may take at once (each is a ring: it wraps)
+DEFAULT_MAX_WRITE_BYTES = 1024 * MIB
+#: the ring one writing connection reserves in --write-dir (from the budget above)
+WRITE_RING_BYTES = 64 * MIB
+#: a writing connection needs at least this much of the budget
+MIN_WRITE_RING_BYTES = 1 * MIB
 
 _print_lock = threading.Lock()
 
 
 def say(text):
     # type: (str) -> None
-    """One line to stdout, whole and flushed (the client waits for the ready line)."""
+    """One line to stdout, whole and flushed (the client waits for the ready line). A dead
+    stdout (the reader went away) must not kill a connection's thread: the line is dropped."""
     with _print_lock:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def now_hms():
@@ -74,16 +106,52 @@ def now_hms():
     return time.strftime("%H:%M:%S")
 
 
+def size_text(n):
+    # type: (int) -> str
+    if n % MIB == 0:
+        return "{} MiB".format(n // MIB)
+    if n % 1024 == 0:
+        return "{} KiB".format(n // 1024)
+    return "{} bytes".format(n)
+
+
+def parse_size(text):
+    # type: (str) -> int
+    """argparse type: "512", "64K", "1G" (1024-based) -> bytes."""
+    value = str(text).strip().upper()
+    factor = 1
+    for suffix, scale in (("K", 1024), ("M", MIB), ("G", 1024 * MIB)):
+        if value.endswith(suffix):
+            value, factor = value[:-1], scale
+            break
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError("not a size: {!r} (use e.g. 512, 64M, 1G)".format(text))
+    return int(value) * factor
+
+
 class ProtocolError(Exception):
     """The peer broke the protocol; the message says how."""
 
 
-def recv_line(sock, limit):
-    # type: (socket.socket, int) -> bytes
-    """Read one line byte-exactly (the peer sends nothing after it until we answer)."""
+class Refused(ProtocolError):
+    """A request this server will not serve; the message is the ERR reply's text."""
+
+
+def recv_line(sock, limit, deadline=None):
+    # type: (socket.socket, int, Optional[float]) -> bytes
+    """Read one line byte-exactly (the peer sends nothing after it until we answer), all of it
+    before ``deadline`` (time.monotonic()): a peer trickling bytes cannot hold a thread."""
     data = bytearray()
     while not data.endswith(b"\n"):
-        chunk = sock.recv(1)
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ProtocolError("no complete line in time")
+            sock.settimeout(remaining)
+        try:
+            chunk = sock.recv(1)
+        except socket.timeout:
+            raise ProtocolError("no complete line in time")
         if not chunk:
             raise ProtocolError("connection closed before the end of the line")
         data += chunk
@@ -107,31 +175,82 @@ def recv_exact_into(sock, view):
     return True
 
 
-class WriteTarget(object):
-    """Where received messages go when the client asked for a write (one fd per connection)."""
+def _reject_constant(name):
+    # type: (str) -> Any
+    raise ValueError("{} is not a number this server accepts".format(name))
 
-    def __init__(self, path, remove_after, fsync):
-        # type: (str, bool, bool) -> None
+
+def _int_field(hello, key, default, low, high):
+    # type: (Dict[str, Any], str, Optional[int], int, int) -> int
+    value = hello.get(key, default)
+    # bool is an int subclass and a float may be 1e300: only real integers, in range
+    if value is None or isinstance(value, bool) or not isinstance(value, int):
+        raise Refused("'{}' must be an integer {}..{}, not {}".format(
+            key, low, high, json.dumps(value)[:40]))
+    if not low <= value <= high:
+        raise Refused("'{}' must be {}..{}, not {}".format(key, low, high, str(value)[:40]))
+    return value
+
+
+def parse_hello(line):
+    # type: (bytes) -> Dict[str, Any]
+    """The client's hello line -> validated request; Refused names the field that is wrong."""
+    if not line.startswith(PROTOCOL_MAGIC):
+        raise Refused("not a racperf probe client (expected RACPERF-PROBE/1)")
+    try:
+        hello = json.loads(line[len(PROTOCOL_MAGIC):].decode("utf-8"),
+                           parse_constant=_reject_constant)
+    except RecursionError:
+        raise Refused("bad request: nested too deeply")
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise Refused("bad request: {}".format(str(exc)[:100]))
+    if not isinstance(hello, dict):
+        raise Refused("bad request: not a JSON object")
+    mode = hello.get("mode")
+    if not isinstance(mode, str) or mode.upper() not in ("SYNC", "ASYNC"):
+        raise Refused("'mode' must be SYNC or ASYNC")
+    write = hello.get("write", False)
+    if not isinstance(write, bool):
+        raise Refused("'write' must be true or false")
+    test_id = hello.get("test_id", "?")
+    if (not isinstance(test_id, str) or not 0 < len(test_id) <= MAX_TEST_ID_CHARS
+            or not all(c.isalnum() or c in "-_.:?" for c in test_id)):
+        raise Refused("'test_id' must be 1..{} letters, digits or -_.:".format(MAX_TEST_ID_CHARS))
+    num_conn = _int_field(hello, "num_conn", 1, 1, MAX_NUM_CONN)
+    return {
+        "mode": mode.upper(),
+        "length": _int_field(hello, "length", None, 0, MAX_MESSAGE_BYTES),
+        "write": write,
+        "test_id": test_id,
+        "conn_index": _int_field(hello, "conn_index", 1, 1, num_conn),
+        "num_conn": num_conn,
+        "sockbuf": _int_field(hello, "sockbuf", 0, 0, MAX_SOCKBUF_BYTES),
+    }
+
+
+class RingFile(object):
+    """A write file of bounded size: writes go round it (a redo log's way), so a client that
+    writes for hours takes no more disk than ``size`` bytes."""
+
+    def __init__(self, path, size, remove_after):
+        # type: (str, int, bool) -> None
         self.path = path
+        self.size = size
         self.remove_after = remove_after
-        self.fsync_each = fsync
-        # O_APPEND: connections of one test share the server's --write-file
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self.bytes_written = 0
-        self.fsyncs = 0
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        self.offset = 0
+        self.lock = threading.Lock()  # connections of one test share the server's --write-file
 
     def write(self, view):
-        # type: (memoryview) -> None
+        # type: (memoryview) -> int
         done = 0
-        while done < len(view):
-            done += os.write(self.fd, view[done:])
-        self.bytes_written += done
-
-    def sync(self):
-        # type: () -> None
-        if self.fsync_each:
-            os.fsync(self.fd)
-            self.fsyncs += 1
+        with self.lock:
+            while done < len(view):
+                room = self.size - self.offset
+                n = os.pwrite(self.fd, view[done:done + room], self.offset)
+                done += n
+                self.offset = (self.offset + n) % self.size
+        return done
 
     def close(self):
         # type: () -> None
@@ -143,20 +262,60 @@ class WriteTarget(object):
                 pass
 
 
-class ProbeServer(object):
-    """Accepts probe connections, one thread each."""
+class WriteTarget(object):
+    """One connection's writes (to its own ring or the server's shared one) and its counts."""
 
-    def __init__(self, bind, port, write_file=None, fsync=False, once=False, write_dir=None):
-        # type: (str, int, Optional[str], bool, bool, Optional[str]) -> None
+    def __init__(self, ring, fsync, reserved=0):
+        # type: (RingFile, bool, int) -> None
+        """``reserved``: the write budget its own ring took (0: it writes the shared ring)."""
+        self.ring = ring
+        self.path = ring.path
+        self.fsync_each = fsync
+        self.reserved = reserved
+        self.bytes_written = 0
+        self.fsyncs = 0
+
+    def write(self, view):
+        # type: (memoryview) -> None
+        self.bytes_written += self.ring.write(view)
+
+    def sync(self):
+        # type: () -> None
+        if self.fsync_each:
+            os.fsync(self.ring.fd)
+            self.fsyncs += 1
+
+    def close(self):
+        # type: () -> None
+        if self.reserved:
+            self.ring.close()
+
+
+class ProbeServer(object):
+    """Accepts probe connections, one thread each, within the limits it was given."""
+
+    def __init__(self, bind, port, write_file=None, fsync=False, once=False, write_dir=None,
+                 max_connections=DEFAULT_MAX_CONNECTIONS,
+                 handshake_timeout_s=DEFAULT_HANDSHAKE_TIMEOUT_S,
+                 idle_timeout_s=DEFAULT_IDLE_TIMEOUT_S, max_write_bytes=DEFAULT_MAX_WRITE_BYTES):
+        # type: (str, int, Optional[str], bool, bool, Optional[str], int, float, float, int) -> None
         self.bind = bind
         self.port = port
         self.write_file = write_file
         self.fsync = fsync
         self.once = once
-        self.write_dir = write_dir
+        self.write_dir = write_dir or tempfile.gettempdir()
+        self.max_connections = max_connections
+        self.handshake_timeout_s = handshake_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self.max_write_bytes = max_write_bytes
         self.listener = None  # type: Optional[socket.socket]
+        self.shared_ring = None  # type: Optional[RingFile]
         self._tests = {}  # type: Dict[str, List[int]]  test_id -> [finished, num_conn]
         self._tests_lock = threading.Lock()
+        self._active = 0
+        self._write_reserved = 0
+        self._limits_lock = threading.Lock()
         self.finished = threading.Event()
 
     def listen(self):
@@ -173,99 +332,179 @@ class ProbeServer(object):
             raise
         self.listener = listener
         self.port = listener.getsockname()[1]
-        if self.write_file:
-            # a fresh file per server start, so its size is what this server's tests wrote
-            with open(self.write_file, "wb"):
-                pass
         return self.port
+
+    def open_write_file(self):
+        # type: () -> None
+        """Create --write-file (OSError when it cannot be): a fresh file per server start, so
+        its size is what this server's tests wrote (up to the write budget, then it wraps)."""
+        if self.write_file:
+            self.shared_ring = RingFile(self.write_file, self.max_write_bytes, False)
 
     def serve_forever(self):
         # type: () -> None
         assert self.listener is not None
         self.listener.settimeout(0.2)  # how soon a stop request is seen
+        last_accept_error = ""
         while not self.finished.is_set():
             try:
                 conn, peer = self.listener.accept()
             except socket.timeout:
                 continue
-            except OSError:
-                break
-            conn.settimeout(None)
-            worker = threading.Thread(target=self._serve_connection, args=(conn, peer))
-            worker.daemon = True
-            worker.start()
+            except OSError as exc:
+                if self.listener.fileno() < 0:
+                    break
+                # out of fds or memory: the server lives on; the peers that cannot be
+                # accepted now wait in the backlog or are refused by the kernel
+                text = str(exc.strerror or exc)
+                if text != last_accept_error:
+                    say("({}) Cannot accept a connection: {}".format(now_hms(), text))
+                    last_accept_error = text
+                time.sleep(0.1)
+                continue
+            self._start_connection(conn, peer)
         self.listener.close()
+        if self.shared_ring is not None:
+            self.shared_ring.close()
 
-    def _serve_connection(self, conn, peer):
+    def _start_connection(self, conn, peer):
         # type: (socket.socket, Any) -> None
         peer_text = "{}:{}".format(peer[0], peer[1])
+        with self._limits_lock:
+            busy = self._active >= self.max_connections
+            if not busy:
+                self._active += 1
+        if busy:
+            self._refuse(conn, peer_text, "server busy: {} connections open (the limit, "
+                                          "--max-connections)".format(self.max_connections))
+            return
+        worker = threading.Thread(target=self._serve_connection, args=(conn, peer_text))
+        worker.daemon = True
+        try:
+            worker.start()
+        except RuntimeError as exc:  # "can't start new thread": refuse this one, serve on
+            with self._limits_lock:
+                self._active -= 1
+            self._refuse(conn, peer_text, "server cannot start a thread: {}".format(exc))
+
+    def _refuse(self, conn, peer_text, reason):
+        # type: (socket.socket, str, str) -> None
+        say("({}) Connection from {} refused: {}".format(now_hms(), peer_text, reason))
+        try:
+            conn.settimeout(1.0)  # never let a refusal block the accept loop
+            conn.sendall("ERR {}\n".format(reason).encode())
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def active_connections(self):
+        # type: () -> int
+        with self._limits_lock:
+            return self._active
+
+    def _serve_connection(self, conn, peer_text):
+        # type: (socket.socket, str) -> None
         hello = None  # type: Optional[Dict[str, Any]]
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            hello = self._handshake(conn, peer_text)
-            if hello is not None:
-                self._run_test(conn, peer_text, hello)
-        except (ProtocolError, OSError, ValueError) as exc:
+            try:
+                hello = self._handshake(conn)
+                target = self._open_write_target(hello)
+            except Refused as exc:
+                try:
+                    conn.settimeout(1.0)
+                    conn.sendall("ERR {}\n".format(exc).encode())
+                except OSError:
+                    pass
+                raise
+            conn.settimeout(self.idle_timeout_s)
+            self._run_test(conn, peer_text, hello, target)
+        except socket.timeout:
+            say("({}) Connection from {} failed: idle for {:g} s (--idle-timeout)".format(
+                now_hms(), peer_text, self.idle_timeout_s))
+        except (ProtocolError, OSError) as exc:
             say("({}) Connection from {} failed: {}".format(now_hms(), peer_text, exc))
+        except Exception as exc:  # whatever a peer managed: one line, never a traceback
+            say("({}) Connection from {} failed: {}: {}".format(
+                now_hms(), peer_text, type(exc).__name__, exc))
         finally:
             try:
                 conn.close()
             except OSError:
                 pass
+            with self._limits_lock:
+                self._active -= 1
             if hello is not None:
                 self._connection_done(hello)
 
-    def _handshake(self, conn, peer_text):
-        # type: (socket.socket, str) -> Optional[Dict[str, Any]]
-        line = recv_line(conn, MAX_HELLO_BYTES)
-        if not line.startswith(PROTOCOL_MAGIC):
-            conn.sendall(b"ERR not a racperf probe client (expected RACPERF-PROBE/1)\n")
-            raise ProtocolError("not a probe client: {!r}".format(line[:40]))
+    def _handshake(self, conn):
+        # type: (socket.socket) -> Dict[str, Any]
         try:
-            hello = json.loads(line[len(PROTOCOL_MAGIC):].decode("utf-8"))
-            mode = str(hello["mode"]).upper()
-            length = int(hello["length"])
-        except (ValueError, KeyError, TypeError) as exc:
-            conn.sendall(b"ERR bad request\n")
-            raise ProtocolError("bad request: {}".format(exc))
-        if mode not in ("SYNC", "ASYNC") or not 0 <= length <= MAX_MESSAGE_BYTES:
-            conn.sendall("ERR mode must be SYNC or ASYNC and length 0..{}\n".format(
-                MAX_MESSAGE_BYTES).encode())
-            raise ProtocolError("bad mode/length: {} {}".format(mode, length))
-        hello["mode"] = mode
-        hello["length"] = length
-        sockbuf = int(hello.get("sockbuf") or 0)
-        if sockbuf > 0:
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, sockbuf)
+            line = recv_line(conn, MAX_HELLO_BYTES,
+                             time.monotonic() + self.handshake_timeout_s)
+        except ProtocolError as exc:
+            raise Refused("{} (the hello must arrive within {:g} s, at most {} bytes)".format(
+                exc, self.handshake_timeout_s, MAX_HELLO_BYTES))
+        hello = parse_hello(line)
+        if hello["sockbuf"] > 0:
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, hello["sockbuf"])
         return hello
 
     def _open_write_target(self, hello):
         # type: (Dict[str, Any]) -> Optional[WriteTarget]
-        if not (hello.get("write") or self.write_file):
+        if not (hello["write"] or self.write_file):
             return None
-        fsync = bool(hello.get("write")) or self.fsync
-        if self.write_file:
-            return WriteTarget(self.write_file, False, fsync)
-        fd, path = tempfile.mkstemp(prefix="racperf-probe-", dir=self.write_dir)
-        os.close(fd)
-        return WriteTarget(path, True, fsync)
-
-    def _run_test(self, conn, peer_text, hello):
-        # type: (socket.socket, str, Dict[str, Any]) -> None
-        target = self._open_write_target(hello)
-        recv_buffer = conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
-        reply = {"recv_buffer_bytes": recv_buffer,
-                 "write_file": target.path if target else None,
-                 "fsync": bool(target and target.fsync_each)}
-        conn.sendall(b"OK " + json.dumps(reply).encode() + b"\n")
-        say("({}) [A test was requested.] {} test={} conn={}/{} mode={} length={} write={}{}".format(
-            now_hms(), peer_text, hello.get("test_id", "?"), hello.get("conn_index", 1),
-            hello.get("num_conn", 1), hello["mode"], hello["length"],
-            "YES" if target else "NO",
-            " file={} fsync={}".format(target.path, "YES" if target.fsync_each else "NO")
-            if target else ""))
-        started = time.monotonic()
+        fsync = hello["write"] or self.fsync
+        if self.shared_ring is not None:
+            return WriteTarget(self.shared_ring, fsync)
+        with self._limits_lock:
+            ring_bytes = min(WRITE_RING_BYTES, self.max_write_bytes - self._write_reserved)
+            if ring_bytes < MIN_WRITE_RING_BYTES:
+                raise Refused("the server's write budget ({} in {}, --max-write-bytes) is "
+                              "taken by other connections".format(
+                                  size_text(self.max_write_bytes), self.write_dir))
+            self._write_reserved += ring_bytes
         try:
+            stat = os.statvfs(self.write_dir)
+            free = stat.f_bavail * stat.f_frsize
+            if free < ring_bytes:
+                raise Refused("only {} free in {}, a write test needs {}".format(
+                    size_text(free), self.write_dir, size_text(ring_bytes)))
+            fd, path = tempfile.mkstemp(prefix="racperf-probe-", dir=self.write_dir)
+            os.close(fd)
+            ring = RingFile(path, ring_bytes, True)
+        except OSError as exc:
+            self._release_write(ring_bytes)
+            raise Refused("cannot create a write file in {}: {}".format(
+                self.write_dir, exc.strerror or exc))
+        except BaseException:
+            self._release_write(ring_bytes)
+            raise
+        return WriteTarget(ring, fsync, ring_bytes)
+
+    def _release_write(self, ring_bytes):
+        # type: (int) -> None
+        with self._limits_lock:
+            self._write_reserved -= ring_bytes
+
+    def _run_test(self, conn, peer_text, hello, target):
+        # type: (socket.socket, str, Dict[str, Any], Optional[WriteTarget]) -> None
+        try:
+            recv_buffer = conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+            reply = {"recv_buffer_bytes": recv_buffer,
+                     "write_file": target.path if target else None,
+                     "fsync": bool(target and target.fsync_each)}
+            conn.sendall(b"OK " + json.dumps(reply).encode() + b"\n")
+            say("({}) [A test was requested.] {} test={} conn={}/{} mode={} length={} "
+                "write={}{}".format(
+                    now_hms(), peer_text, hello["test_id"], hello["conn_index"],
+                    hello["num_conn"], hello["mode"], hello["length"],
+                    "YES" if target else "NO",
+                    " file={} fsync={} (a ring of {})".format(
+                        target.path, "YES" if target.fsync_each else "NO",
+                        size_text(target.ring.size)) if target else ""))
+            started = time.monotonic()
             if hello["mode"] == "SYNC":
                 received, messages = self._sync_loop(conn, hello["length"], target)
             else:
@@ -273,6 +512,7 @@ class ProbeServer(object):
         finally:
             if target is not None:
                 target.close()
+                self._release_write(target.reserved)
         seconds = time.monotonic() - started
         done = {"bytes_received": received, "messages": messages,
                 "bytes_written": target.bytes_written if target else 0,
@@ -282,7 +522,7 @@ class ProbeServer(object):
         rate = received / seconds / 1048576.0 if seconds > 0 else 0.0
         say("({}) [The test terminated.] {} conn={}/{} received {} bytes in {} messages, "
             "{:.3f} s, {:.3f} Mbytes/s; socket receive buffer {} bytes{}".format(
-                now_hms(), peer_text, hello.get("conn_index", 1), hello.get("num_conn", 1),
+                now_hms(), peer_text, hello["conn_index"], hello["num_conn"],
                 received, messages, seconds, rate, recv_buffer,
                 "; wrote {} bytes, {} fsyncs".format(done["bytes_written"], done["fsyncs"])
                 if target else ""))
@@ -292,24 +532,28 @@ class ProbeServer(object):
         # type: (socket.socket, int, Optional[WriteTarget]) -> tuple
         header = bytearray(MESSAGE_HEADER.size)
         header_view = memoryview(header)
-        payload = bytearray(max(length, 1))
-        payload_view = memoryview(payload)
+        # one buffer for the whole connection, read into piece by piece: what a header
+        # claims costs time on the wire, never memory here
+        buffer = bytearray(max(1, min(length, RECV_BUFFER_BYTES)))
+        view = memoryview(buffer)
         received = 0
         messages = 0
         while True:
             if not recv_exact_into(conn, header_view):
                 break
             size = MESSAGE_HEADER.unpack(header)[0]
-            if size > len(payload):
-                if size > MAX_MESSAGE_BYTES:
-                    raise ProtocolError("message of {} bytes is too large".format(size))
-                payload = bytearray(size)
-                payload_view = memoryview(payload)
-            body = payload_view[:size]
-            if size and not recv_exact_into(conn, body):
-                raise ProtocolError("connection closed before a message's payload")
+            if size > length:
+                raise ProtocolError("message of {} bytes is longer than the {} bytes the hello "
+                                    "announced".format(size, length))
+            left = size
+            while left:
+                piece = view[:min(left, len(buffer))]
+                if not recv_exact_into(conn, piece):
+                    raise ProtocolError("connection closed before a message's payload")
+                if target is not None:
+                    target.write(piece)
+                left -= len(piece)
             if target is not None:
-                target.write(body)
                 target.sync()
             conn.sendall(ACK)
             received += size
@@ -319,7 +563,7 @@ class ProbeServer(object):
     @staticmethod
     def _async_loop(conn, length, target):
         # type: (socket.socket, int, Optional[WriteTarget]) -> tuple
-        buffer = bytearray(STREAM_BUFFER_BYTES)
+        buffer = bytearray(RECV_BUFFER_BYTES)
         view = memoryview(buffer)
         received = 0
         unsynced = 0
@@ -344,12 +588,24 @@ class ProbeServer(object):
         # type: (Dict[str, Any]) -> None
         if not self.once:
             return
-        test_id = str(hello.get("test_id", ""))
         with self._tests_lock:
-            state = self._tests.setdefault(test_id, [0, int(hello.get("num_conn", 1) or 1)])
+            state = self._tests.setdefault(hello["test_id"], [0, hello["num_conn"]])
             state[0] += 1
             if state[0] >= state[1]:
                 self.finished.set()
+
+
+LIMITS_TEXT = (
+    "Limits (a probe server is unauthenticated: bind it to the interconnect or Data Guard "
+    "address, not 0.0.0.0, where that network is not trusted): a hello line of at most {hello} "
+    "bytes within --handshake-timeout; messages of at most {msg} (the hello's length; "
+    "oratcptest's default is 1 MiB); one reused receive buffer of at most {buf} per "
+    "connection; SO_RCVBUF requests up to {sockbuf}; a connection beyond --max-connections is "
+    "refused with a reason; write files live in --write-dir and each is a ring of at most "
+    "{ring} (it wraps), all of them together within --max-write-bytes; a write test is "
+    "refused when the budget or the free space is not there.").format(
+        hello=MAX_HELLO_BYTES, msg=size_text(MAX_MESSAGE_BYTES), buf=size_text(RECV_BUFFER_BYTES),
+        sockbuf=size_text(MAX_SOCKBUF_BYTES), ring=size_text(WRITE_RING_BYTES))
 
 
 def build_parser():
@@ -357,7 +613,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="probe_server.py",
         description="racperf probe server (python3 >= 3.6, stdlib only): answers racperf probe "
-                    "clients in SYNC (ACK per message), ASYNC (stream) and RTT modes.")
+                    "clients in SYNC (ACK per message), ASYNC (stream) and RTT modes.",
+        epilog=LIMITS_TEXT)
     add_server_arguments(parser)
     return parser
 
@@ -373,24 +630,61 @@ def add_server_arguments(parser):
     parser.add_argument("--once", action="store_true",
                         help="exit after the first test (all of its connections) has finished")
     parser.add_argument("--write-file", metavar="FILE", default=None,
-                        help="write every received message to FILE (truncated at start); "
-                             "without it, a client's write request uses a temporary file")
+                        help="write every received message to FILE (truncated at start; it "
+                             "wraps at --max-write-bytes); without it, a client's write request "
+                             "uses a temporary file in --write-dir")
     parser.add_argument("--write-dir", metavar="DIR", default=None,
                         help="directory of those temporary files (default $TMPDIR or /tmp; "
-                             "put it on the disk you mean to measure, not on tmpfs)")
+                             "put it on the disk you mean to measure, not on tmpfs); each is a "
+                             "ring of at most {} removed when its test ends".format(
+                                 size_text(WRITE_RING_BYTES)))
     parser.add_argument("--fsync", action="store_true",
                         help="fsync every written message (a client's write request implies it)")
+    parser.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS,
+                        metavar="N",
+                        help="connections served at once; more are refused with a reason "
+                             "(default {})".format(DEFAULT_MAX_CONNECTIONS))
+    parser.add_argument("--handshake-timeout", type=float, default=DEFAULT_HANDSHAKE_TIMEOUT_S,
+                        metavar="S", help="seconds a new connection has to send its hello "
+                                          "(default {:g})".format(DEFAULT_HANDSHAKE_TIMEOUT_S))
+    parser.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT_S,
+                        metavar="S", help="a test connection silent this long is closed "
+                                          "(default {:g}; raise it for a client --delay-ms "
+                                          "above it)".format(DEFAULT_IDLE_TIMEOUT_S))
+    parser.add_argument("--max-write-bytes", type=parse_size, default=DEFAULT_MAX_WRITE_BYTES,
+                        metavar="BYTES",
+                        help="disk space all write files may take at once, e.g. 512M, 4G "
+                             "(default {}); --write-file is a ring of this size".format(
+                                 size_text(DEFAULT_MAX_WRITE_BYTES)))
 
 
 def serve(args):
     # type: (argparse.Namespace) -> int
     """Run the server described by parsed arguments until stopped (or --once is done)."""
+    for name, value, low, high in (
+            ("--max-connections", args.max_connections, 1, 100000),
+            ("--handshake-timeout", args.handshake_timeout, 0.1, 86400),
+            ("--idle-timeout", args.idle_timeout, 0.1, 7 * 86400),
+            ("--max-write-bytes", args.max_write_bytes, MIN_WRITE_RING_BYTES, 1 << 50)):
+        if not low <= value <= high:  # NaN fails too
+            sys.stderr.write("probe server: {} must be {:g}..{:g}, not {}\n".format(
+                name, low, high, value))
+            return 2
     server = ProbeServer(args.bind, args.port, write_file=args.write_file, fsync=args.fsync,
-                         once=args.once, write_dir=args.write_dir)
+                         once=args.once, write_dir=args.write_dir,
+                         max_connections=args.max_connections,
+                         handshake_timeout_s=args.handshake_timeout,
+                         idle_timeout_s=args.idle_timeout, max_write_bytes=args.max_write_bytes)
     try:
         port = server.listen()
     except OSError as exc:
         say("Failed to listen on {}:{}: {}".format(args.bind, args.port, exc.strerror or exc))
+        return 1
+    try:
+        server.open_write_file()
+    except OSError as exc:
+        server.listener.close()
+        say("Failed to open the --write-file {}: {}".format(args.write_file, exc.strerror or exc))
         return 1
 
     def stop(signum, frame):

@@ -19,7 +19,7 @@ from textual.markup import escape
 from textual.timer import Timer
 from textual.widgets import Input, Static
 
-from racperf_tui.core.diskstats import QueueFacts
+from racperf_tui.core.diskstats import QueueFacts, printable_name
 from racperf_tui.core.iostat import IostatSampler
 from racperf_tui.ui.widgets.iostat_model import (
     INTERVALS_S,
@@ -258,9 +258,10 @@ class IostatPanel(Vertical):
             short_facts = " ".join(short for _, short in facts_parts)
             evaluation = self._saturation_facts(state)
             # The figures against the saturation rules matter more than long fact labels.
-            candidates = [f" {state.name}: {long_facts} │ {evaluation}",
-                          f" {state.name}: {short_facts} │ {evaluation}",
-                          f" {state.name}: {long_facts}", f" {state.name}: {short_facts}"]
+            name = printable_name(state.name)
+            candidates = [f" {name}: {long_facts} │ {evaluation}",
+                          f" {name}: {short_facts} │ {evaluation}",
+                          f" {name}: {long_facts}", f" {name}: {short_facts}"]
             width = self._line_width()
             detail = next((c for c in candidates if len(c) <= width), candidates[-1])
         self._set_text(".iostat-detail", escape(detail))
@@ -270,9 +271,9 @@ class IostatPanel(Vertical):
             text = f" [red]{escape(self.error_text)}[/]"
         elif saturated:
             first = next((s for s in saturated if s.name == self.table.cursor_device), saturated[0])
-            others = [s.name for s in saturated if s is not first]
+            others = [printable_name(s.name) for s in saturated if s is not first]
             also = f" (+{', '.join(others)})" if others else ""
-            text = escape(f" ! SATURATED {first.name}{also}: {first.saturation_reason}")
+            text = escape(f" ! SATURATED {printable_name(first.name)}{also}: {first.saturation_reason}")
         else:
             rules = model.rules
             text = (f" no saturation (flag ! = %util >= {rules.util_pct:g} with avgqu-sz near queue depth,"

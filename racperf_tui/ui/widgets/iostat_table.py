@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from racperf_tui.core.diskstats import QueueFacts
+from racperf_tui.core.diskstats import QueueFacts, printable_name
 from racperf_tui.core.iostat import IostatRow
 from racperf_tui.ui.widgets.iostat_model import (
     SPARK_METRICS,
@@ -269,7 +269,7 @@ class IostatTable(ScrollView, can_focus=True):
         level = self.thresholds.level
         styles = (level(row.await_ms), level(row.r_await_ms), level(row.w_await_ms),
                   row.util_pct >= 90)
-        return (state.name, state.saturated, self._spark(state), self._figures_text(row),
+        return (printable_name(state.name), state.saturated, self._spark(state), self._figures_text(row),
                 self._facts_text(state.facts), styles, is_cursor)
 
     def _build_strip(self, key: tuple) -> Strip:
