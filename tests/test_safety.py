@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from racperf_tui.core.openfds import MountTable, may_hang
 from racperf_tui.core.safety import SafetyVerdict, check_write_target, explain, override_matches
 
 from loopdev import LoopDevice, loop_device, make_sparse_image, mounted, needs_loop, swap_on, write_at
@@ -319,6 +321,38 @@ def test_device_held_open_by_another_process_refused(loop: LoopDevice) -> None:
     assert "python" in reason
     # once the other process is gone the device is free again
     assert check_write_target(loop.path).allowed
+
+
+@needs_loop
+@pytest.mark.root
+def test_device_held_open_through_a_node_outside_dev_refused(tmp_path: Path, loop: LoopDevice) -> None:
+    """The holder opened its own node (mknod /tmp/n b 7 5), not the /dev one: found by number."""
+    node = tmp_path / "n"
+    os.mknod(node, 0o600 | stat.S_IFBLK, os.makedev(loop.major, loop.minor))
+    with _holding_open(str(node)) as pid:
+        assert os.readlink(f"/proc/{pid}/fd/3") == str(node)
+        verdict = check_write_target(loop.path)
+    assert not verdict.allowed
+    assert _one_reason(verdict, "held open by process").startswith(
+        f"{loop.path} ({loop.major}:{loop.minor}) is held open by process {pid} (")
+
+
+def test_mount_table_types_by_id_and_path(tmp_path: Path) -> None:
+    """A recorded mountinfo: ids and paths map to types; NFS, FUSE and cluster types may hang."""
+    (tmp_path / "proc" / "self").mkdir(parents=True)
+    (tmp_path / "proc" / "self" / "mountinfo").write_text(
+        "21 1 8:1 / / rw shared:1 - ext4 /dev/sda1 rw\n"
+        "22 21 0:5 / /dev rw shared:2 - devtmpfs udev rw\n"
+        "40 21 0:40 / /u02/nfs\\040data rw shared:9 - nfs4 filer:/vol rw\n"
+        "41 21 0:41 / /mnt/ssh rw shared:10 - fuse.sshfs me@host:/ rw\n")
+    table = MountTable(tmp_path / "proc")
+    assert table.fs_type_of_mount(22, "self") == "devtmpfs"
+    assert table.fs_type_of_mount(99, "self") is None
+    assert table.fs_type_of_path("/u02/nfs data/system01.dbf") == "nfs4"
+    assert table.fs_type_of_path("/u02/nfs") == "ext4"
+    assert table.fs_type_of_path("/dev/loop5") == "devtmpfs"
+    assert [may_hang(t) for t in ("nfs4", "fuse.sshfs", "acfs", "ext4", "devtmpfs", "tmpfs")] == [
+        True, True, True, False, False, False]
 
 
 @needs_loop

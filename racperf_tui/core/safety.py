@@ -28,6 +28,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from racperf_tui.core.openfds import MountTable, may_hang, stat_open_fd, unescape
+
 #: Allocation-unit sizes ASM supports (1 MiB is the default; Exadata uses 4 MiB).
 ASM_AU_SIZES_BYTES = tuple(mib << 20 for mib in (1, 2, 4, 8, 16, 32, 64))
 #: ASM metadata blocks are 4 KiB; the header copy is the second-last block of allocation unit 1.
@@ -192,21 +194,6 @@ def _find_device_node(device: _BlockDevice) -> str | None:
 # who uses what: mounts, swap, open file descriptors
 
 
-def _unescape(text: str) -> str:
-    """Undo the octal escapes (\\040 for a space) of /proc/self/mountinfo and /proc/swaps."""
-    if "\\" not in text:
-        return text
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 3 < len(text) and text[i + 1 : i + 4].isdigit():
-            out.append(chr(int(text[i + 1 : i + 4], 8)))
-            i += 4
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
-
-
 def _blockdev_of_path(path: str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
@@ -228,7 +215,7 @@ def _mounts(root: Path) -> dict[tuple[int, int], list[str]]:
         fields = line.split()
         if len(fields) < 5:
             continue
-        mount_point = _unescape(fields[4])
+        mount_point = unescape(fields[4])
         devnos = set()
         devno = _parse_devno(fields[2])
         if devno is not None:
@@ -236,7 +223,7 @@ def _mounts(root: Path) -> dict[tuple[int, int], list[str]]:
         if "-" in fields[6:]:
             after = fields[fields.index("-", 6) + 1 :]
             if len(after) >= 2 and after[1].startswith("/"):
-                source_devno = _blockdev_of_path(_unescape(after[1]))
+                source_devno = _blockdev_of_path(unescape(after[1]))
                 if source_devno is not None:
                     devnos.add(source_devno)
         for devno in devnos:
@@ -252,7 +239,7 @@ def _swaps(root: Path) -> dict[tuple[int, int], str]:
         fields = line.split()
         if len(fields) < 2 or fields[1] != "partition":
             continue
-        swap_path = _unescape(fields[0])
+        swap_path = unescape(fields[0])
         devno = _blockdev_of_path(swap_path)
         if devno is None:
             # The node may be missing here (a container); the kernel name still is in sysfs.
@@ -270,25 +257,27 @@ class _OpenScan:
     unreadable_pids: int = 0
 
 
-def _scan_open_files(root: Path, wanted: set[object], *, dev_links: bool, known_paths: set[str]) -> _OpenScan:
+def _scan_open_files(root: Path, wanted: set[object], *, trusted_paths: set[str]) -> _OpenScan:
     """Which other processes hold one of ``wanted`` open.
 
     Keys are ("blk", major, minor) for block devices and ("ino", st_dev, st_ino) for files.
-    Only links into /dev (when ``dev_links``) or to one of ``known_paths`` are stat'ed: a stat
-    of an open file on a dead hard-mounted NFS server would hang the guard.  A link shows the
-    node actually opened, after symlinks, so a disk opened through any link shows up as /dev/...
+    Every open file is found by what it is, not by its path: a block device opened through a
+    node outside /dev (``mknod /tmp/n b 7 5``) counts.  Files on network, cluster and FUSE file
+    systems are never stat'ed (a dead NFS server would hang the guard; see core/openfds.py),
+    except the links in ``trusted_paths``: the target itself, which was stat'ed already.
     """
     scan = _OpenScan()
     own_pid = str(os.getpid())
     proc = root / "proc"
+    proc_text = str(proc)
+    mounts = MountTable(proc)
     try:
         pids = [entry.name for entry in os.scandir(proc) if entry.name.isdigit() and entry.name != own_pid]
     except OSError:
         return scan
     for pid in pids:
-        fd_dir = proc / pid / "fd"
         try:
-            fds = list(os.scandir(fd_dir))
+            fds = [entry.name for entry in os.scandir(f"{proc_text}/{pid}/fd")]
         except FileNotFoundError:
             continue  # exited meanwhile
         except PermissionError:
@@ -296,14 +285,11 @@ def _scan_open_files(root: Path, wanted: set[object], *, dev_links: bool, known_
             continue
         except OSError:
             continue
-        for fd_entry in fds:
-            try:
-                link = os.readlink(fd_entry.path)
-                if not ((dev_links and link.startswith("/dev/")) or link in known_paths):
-                    continue  # sockets, pipes, and files elsewhere (see the docstring)
-                st = os.stat(fd_entry.path)  # follows the magic link to the open object itself
-            except OSError:
+        for fd in fds:
+            found = stat_open_fd(proc_text, pid, fd, mounts, trusted_paths)
+            if found is None:
                 continue
+            st = found.st
             if stat.S_ISBLK(st.st_mode):
                 key: object = ("blk", os.major(st.st_rdev), os.minor(st.st_rdev))
             else:
@@ -496,7 +482,7 @@ def _check_regular_file(path: str, st: os.stat_result, root: Path) -> SafetyVerd
         finally:
             os.close(fd)
     key = ("ino", st.st_dev, st.st_ino)
-    scan = _scan_open_files(root, {key}, dev_links=False, known_paths={os.path.realpath(path)})
+    scan = _scan_open_files(root, {key}, trusted_paths={os.path.realpath(path)})
     for user in scan.holders.get(key, []):
         reasons.append(f"{path} is held open by process {user}")
     return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=[])
@@ -541,7 +527,7 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
             claimed_explained = True
 
     wanted = {("blk", device.major, device.minor) for device, _ in related}
-    scan = _scan_open_files(root, wanted, dev_links=True, known_paths={os.path.realpath(path)})
+    scan = _scan_open_files(root, wanted, trusted_paths={os.path.realpath(path)})
     for device, relation in related:
         who = target_text if not relation else f"{target_text}: {relation}"
         for user in scan.holders.get(("blk", device.major, device.minor), []):
