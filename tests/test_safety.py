@@ -20,7 +20,9 @@ import pytest
 from racperf_tui.core.openfds import MountTable, may_hang
 from racperf_tui.core.safety import SafetyVerdict, check_write_target, explain, override_matches
 
-from loopdev import LoopDevice, loop_device, make_sparse_image, mounted, needs_loop, swap_on, write_at
+from loopdev import (
+    LoopDevice, loop_device, make_sparse_image, mounted, needs_loop, stacked_loop, swap_on, write_at,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -434,6 +436,67 @@ def test_holders_replayed_from_recorded_sysfs(tmp_path: Path, loop: LoopDevice) 
     assert _one_reason(verdict, "is mounted on /u01 data").startswith(
         f'{prefix}: dm-8 (253:8, LVM logical volume "vg01-u01"), which is stacked on it')
     assert verdict.devices == [f"{loop.name} ({loop.major}:{loop.minor})", "dm-7 (253:7)", "dm-8 (253:8)"]
+
+
+def _label(device: LoopDevice) -> str:
+    return f"{device.name} ({device.major}:{device.minor})"
+
+
+@needs_loop
+@pytest.mark.root
+def test_mounted_loop_stacked_on_the_device_refused(tmp_path: Path, loop: LoopDevice) -> None:
+    """losetup -o 1M /dev/loopB /dev/loopA, loopB mounted: not in holders/, and an exclusive
+    open of loopA still succeeds; only loopB's loop/backing_file tells."""
+    with stacked_loop(loop.path, MIB) as upper:
+        _run(["mkfs.ext4", "-q", "-F", upper.path])
+        with mounted(upper.path, tmp_path / "mnt") as mount_point:
+            assert os.listdir(f"/sys/block/{loop.name}/holders") == []
+            verdict = check_write_target(loop.path)
+    assert not verdict.allowed
+    prefix = f"{loop.path} ({loop.major}:{loop.minor})"
+    described = f"{_label(upper)[:-1]}, loop device backed by {loop.path} from byte {MIB})"
+    assert _one_reason(verdict, "is in use by") == (
+        f"{prefix} is in use by {described}: writing underneath a loop device corrupts what it holds")
+    assert _one_reason(verdict, "is mounted on") == (
+        f"{prefix}: {described}, which is stacked on it is mounted on {mount_point}")
+    assert verdict.devices == [_label(loop), _label(upper)]
+
+
+@needs_loop
+@pytest.mark.root
+def test_loops_stacked_twice_are_followed(loop: LoopDevice) -> None:
+    """loopC on loopB on loopA, loopC held open by a process: that counts against loopA."""
+    with stacked_loop(loop.path, MIB) as middle, stacked_loop(middle.path, 2 * MIB) as top, \
+            _holding_open(top.path) as pid:
+        verdict = check_write_target(loop.path)
+    assert not verdict.allowed
+    prefix = f"{loop.path} ({loop.major}:{loop.minor})"
+    top_described = f"{_label(top)[:-1]}, loop device backed by {middle.path} from byte {2 * MIB})"
+    assert _one_reason(verdict, f"is in use by {top.name}") == (
+        f"{prefix} is in use by {top_described} through {_label(middle)}: writing underneath a loop "
+        "device corrupts what it holds")
+    assert _one_reason(verdict, "held open by process").startswith(
+        f"{prefix}: {top_described}, which is stacked on it is held open by process {pid} (")
+    assert verdict.devices == [_label(loop), _label(middle), _label(top)]
+
+
+@needs_loop
+@pytest.mark.root
+def test_loop_on_a_mounted_device_refused(tmp_path: Path) -> None:
+    """Writing a loop device writes the device under it: loopB over a mounted loopA at 1 MiB
+    carries no signature of its own, yet writing it corrupts loopA's file system."""
+    image = make_sparse_image(tmp_path / "disk.img", 64)
+    _run(["mkfs.ext4", "-q", "-F", str(image)])
+    with loop_device(image) as lower, mounted(lower.path, tmp_path / "mnt") as mount_point, \
+            stacked_loop(lower.path, MIB) as upper:
+        verdict = check_write_target(upper.path)
+        lower_free = check_write_target(lower.path)
+    assert not verdict.allowed
+    assert _one_reason(verdict, "is mounted on") == (
+        f"{upper.path} ({upper.major}:{upper.minor}): the device it is a loop device on, "
+        f"{_label(lower)} (from byte {MIB}) is mounted on {mount_point}")
+    assert not any("carries" in reason for reason in verdict.reasons)
+    assert not lower_free.allowed  # mounted, and a loop device sits on it
 
 
 @needs_loop

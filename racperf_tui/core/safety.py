@@ -25,6 +25,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,10 +143,67 @@ def _parent_disk(device: _BlockDevice) -> _BlockDevice | None:
     return _device_from_sysfs(device.sysfs_dir.parent)
 
 
-def _describe_holder(holder: _BlockDevice) -> str:
-    """'dm-0 (253:0, device-mapper "vg-lv")', 'md0 (9:0, md raid1)'..."""
+@dataclass(frozen=True)
+class _Loop:
+    """An attached loop device and what backs it."""
+
+    device: _BlockDevice
+    backing: str  # sysfs loop/backing_file: a path, as our mount namespace names it
+    offset_bytes: int
+    backing_st: os.stat_result | None  # None: gone, or on a file system that may hang
+
+    @property
+    def backing_devno(self) -> tuple[int, int] | None:
+        if self.backing_st is None or not stat.S_ISBLK(self.backing_st.st_mode):
+            return None
+        return (os.major(self.backing_st.st_rdev), os.minor(self.backing_st.st_rdev))
+
+    @property
+    def text(self) -> str:
+        return f"loop device backed by {self.backing} from byte {self.offset_bytes}"
+
+
+def _loops(root: Path, trusted_paths: Collection[str] = ()) -> list[_Loop]:
+    """Every attached loop device.  A backing file on a network, cluster or FUSE file system is
+    not stat'ed (it could hang) unless it is one of ``trusted_paths``."""
+    block_dir = root / "sys" / "block"
+    try:
+        names = sorted(entry.name for entry in os.scandir(block_dir) if entry.name.startswith("loop"))
+    except OSError:
+        return []
+    mounts: MountTable | None = None
+    loops = []
+    for name in names:
+        backing = _read_text(block_dir / name / "loop" / "backing_file")
+        device = _device_from_sysfs(block_dir / name)
+        if not backing or device is None:
+            continue
+        if backing not in trusted_paths:
+            mounts = mounts or MountTable(root / "proc")
+            fs_type = mounts.fs_type_of_path(backing)
+            if fs_type is not None and may_hang(fs_type):
+                loops.append(_Loop(device, backing, 0, None))
+                continue
+        try:
+            backing_st: os.stat_result | None = os.stat(backing)
+        except OSError:
+            backing_st = None
+        try:
+            offset_bytes = int(_read_text(block_dir / name / "loop" / "offset") or 0)
+        except ValueError:
+            offset_bytes = 0
+        loops.append(_Loop(device, backing, offset_bytes, backing_st))
+    return loops
+
+
+def _describe_holder(holder: _BlockDevice, loops: dict[tuple[int, int], _Loop] | None = None) -> str:
+    """'dm-0 (253:0, device-mapper "vg-lv")', 'md0 (9:0, md raid1)',
+    'loop6 (7:6, loop device backed by /dev/loop5 from byte 1048576)'..."""
     kind = ""
-    if holder.sysfs_dir is not None:
+    loop = (loops or {}).get(holder.devno)
+    if loop is not None:
+        kind = f", {loop.text}"
+    elif holder.sysfs_dir is not None:
         dm_name = _read_text(holder.sysfs_dir / "dm" / "name")
         md_level = _read_text(holder.sysfs_dir / "md" / "level")
         if dm_name is not None:
@@ -159,22 +217,44 @@ def _describe_holder(holder: _BlockDevice) -> str:
     return f"{holder.name} ({holder.major}:{holder.minor}{kind})"
 
 
-def _holders(device: _BlockDevice, seen: set[tuple[int, int]]) -> list[tuple[_BlockDevice, _BlockDevice]]:
-    """(holder, held) pairs, recursively upwards: dm on dm, md on partitions, ..."""
+def _direct_holders(device: _BlockDevice) -> list[_BlockDevice]:
+    """What sysfs ``holders/`` lists: device-mapper, multipath, md, bcache."""
     if device.sysfs_dir is None:
         return []
-    pairs = []
     try:
         entries = sorted((device.sysfs_dir / "holders").iterdir())
     except OSError:
         return []
-    for entry in entries:
-        holder = _device_from_sysfs(entry.resolve())
-        if holder is None or holder.devno in seen:
-            continue
-        seen.add(holder.devno)
-        pairs.append((holder, device))
-        pairs.extend(_holders(holder, seen))
+    found = [_device_from_sysfs(entry.resolve()) for entry in entries]
+    return [holder for holder in found if holder is not None]
+
+
+def _stacked(start: list[_BlockDevice], seen: set[tuple[int, int]],
+             loops: list[_Loop]) -> list[tuple[_BlockDevice, _BlockDevice, bool]]:
+    """(upper, lower, upper is a partition of lower) triples, recursively upwards from ``start``: dm on dm, md on partitions, a
+    loop device whose backing file is one of these devices' nodes (not in holders/: a loop
+    holds its backing file like any open file, but from the kernel, with no fd and no claim),
+    and the partitions of whatever is stacked."""
+    loops_on: dict[tuple[int, int], list[_Loop]] = {}
+    for loop in loops:
+        if loop.backing_devno is not None:
+            loops_on.setdefault(loop.backing_devno, []).append(loop)
+    pairs = []
+    todo = list(start)
+    while todo:
+        lower = todo.pop(0)
+        uppers = _direct_holders(lower) + [loop.device for loop in loops_on.get(lower.devno, [])]
+        for upper in uppers:
+            if upper.devno in seen:
+                continue
+            seen.add(upper.devno)
+            pairs.append((upper, lower, False))
+            todo.append(upper)
+            for part in _partitions(upper):
+                if part.devno not in seen:
+                    seen.add(part.devno)
+                    pairs.append((part, upper, True))
+                    todo.append(part)
     return pairs
 
 
@@ -444,33 +524,18 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
 # the checks
 
 
-def _loop_backing_users(root: Path, st: os.stat_result) -> list[str]:
+def _loop_backing_users(root: Path, st: os.stat_result, trusted_paths: set[str]) -> list[str]:
     """Loop devices whose backing file is this file (same st_dev and st_ino)."""
-    users = []
-    block_dir = root / "sys" / "block"
-    try:
-        names = sorted(entry.name for entry in os.scandir(block_dir) if entry.name.startswith("loop"))
-    except OSError:
-        return []
-    for name in names:
-        backing = _read_text(block_dir / name / "loop" / "backing_file")
-        if not backing:
-            continue
-        try:
-            backing_st = os.stat(backing)
-        except OSError:
-            continue
-        if (backing_st.st_dev, backing_st.st_ino) == (st.st_dev, st.st_ino):
-            devno = _read_text(block_dir / name / "dev") or "?"
-            users.append(f"{name} ({devno})")
-    return users
+    return [loop.device.label for loop in _loops(root, trusted_paths)
+            if loop.backing_st is not None
+            and (loop.backing_st.st_dev, loop.backing_st.st_ino) == (st.st_dev, st.st_ino)]
 
 
 def _check_regular_file(path: str, st: os.stat_result, root: Path) -> SafetyVerdict:
     """Writing a file is fine, unless it is a loop device's backing store, an ASM disk kept in a
     file (ASM on NFS), or open in another process (a live datafile)."""
     reasons = []
-    for loop in _loop_backing_users(root, st):
+    for loop in _loop_backing_users(root, st, {os.path.realpath(path)}):
         reasons.append(f"{path} is the backing file of loop device {loop}; writing it writes that device")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
@@ -495,7 +560,8 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
         else f"{path} ({target.major}:{target.minor})"
 
     # The devices whose use forbids writing: the target, its partitions, the disk it is a
-    # partition of, and everything stacked on any of those.
+    # partition of, the device a loop target writes through (and so on down), and everything
+    # stacked on any of those.
     related: list[tuple[_BlockDevice, str]] = [(target, "")]
     partitions = _partitions(target)
     related += [(part, f"its partition {part.label}") for part in partitions]
@@ -503,16 +569,33 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
     if parent is not None:
         related.append((parent, f"the disk it is a partition of, {parent.label}"))
     seen = {device.devno for device, _ in related}
-    holder_pairs = []
-    for device, _ in list(related):
-        for holder, held in _holders(device, seen):
-            holder_pairs.append((holder, held))
-            related.append((holder, f"{_describe_holder(holder)}, which is stacked on it"))
-    for holder, held in holder_pairs:
+    loops = _loops(root)
+    loop_by_devno = {loop.device.devno: loop for loop in loops}
+    upper_loop = loop_by_devno.get(target.devno)
+    while upper_loop is not None and upper_loop.backing_devno is not None \
+            and upper_loop.backing_devno not in seen:
+        lower = _device_from_devno(root, *upper_loop.backing_devno)
+        related.append((lower, f"the device it is a loop device on, {lower.label} (from byte "
+                               f"{upper_loop.offset_bytes})"))
+        seen.add(lower.devno)
+        for extra in _partitions(lower) + [p for p in [_parent_disk(lower)] if p is not None]:
+            if extra.devno not in seen:
+                seen.add(extra.devno)
+                related.append((extra, f"{extra.label}, under the device it is a loop device on"))
+        upper_loop = loop_by_devno.get(lower.devno)
+    holder_pairs = _stacked([device for device, _ in related], seen, loops)
+    for holder, held, is_partition in holder_pairs:
+        described = _describe_holder(holder, loop_by_devno)
+        related.append((holder, f"{described}, which is stacked on it"))
+        if is_partition:
+            continue  # a partition of something stacked: its use is reported, not its existence
+        if holder.devno in loop_by_devno:
+            what = "a loop device"
+        else:
+            what = "a device-mapper/multipath/md device"
         under = "" if held.devno == target.devno else f" through {held.label}"
-        reasons.append(
-            f"{target_text} is in use by {_describe_holder(holder)}{under}: writing underneath "
-            "a device-mapper/multipath/md device corrupts what it holds")
+        reasons.append(f"{target_text} is in use by {described}{under}: writing underneath {what} "
+                       "corrupts what it holds")
 
     mounts = _mounts(root)
     swaps = _swaps(root)
