@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.core.openfds import MountTable, may_hang
-from racperf_tui.core.safety import SafetyVerdict, check_write_target, explain, override_matches
+from racperf_tui.core.safety import (
+    SafetyVerdict, check_read_target, check_write_target, explain, override_matches,
+)
 
 from loopdev import (
     LoopDevice, loop_device, make_sparse_image, mounted, needs_loop, stacked_loop, swap_on, write_at,
@@ -69,7 +71,22 @@ def test_directory_and_new_file_are_allowed(tmp_path: Path) -> None:
 def test_missing_name_under_dev_is_refused() -> None:
     verdict = check_write_target("/dev/racperf-no-such-disk")
     assert not verdict.allowed
-    assert "does not exist" in verdict.reasons[0] and "/dev" in verdict.reasons[0]
+    assert verdict.reasons[0].startswith("/dev/racperf-no-such-disk: no such device; ")
+    assert verdict.reasons[0].endswith(
+        "(a write would create a regular file in /dev, in memory, instead of reaching a disk)")
+    read = check_read_target("/dev/racperf-no-such-disk")
+    assert not read.allowed and read.reasons[0].startswith("/dev/racperf-no-such-disk: no such device; ")
+
+
+def test_reads_of_what_exists_are_allowed(tmp_path: Path) -> None:
+    """Reading cannot destroy data: files, directories, /dev/null, a missing file outside /dev,
+    and a new file in a file system mounted under /dev (/dev/shm holds files by design)."""
+    (tmp_path / "f").write_bytes(b"x")
+    for path in (str(tmp_path / "f"), str(tmp_path), "/dev/null", str(tmp_path / "missing")):
+        assert check_read_target(path) == SafetyVerdict(target=path, allowed=True)
+    if os.path.ismount("/dev/shm"):
+        assert check_read_target("/dev/shm/racperf-scratch").allowed
+        assert check_write_target("/dev/shm/racperf-scratch").allowed
 
 
 def test_dev_null_allowed() -> None:
@@ -497,6 +514,53 @@ def test_loop_on_a_mounted_device_refused(tmp_path: Path) -> None:
         f"{_label(lower)} (from byte {MIB}) is mounted on {mount_point}")
     assert not any("carries" in reason for reason in verdict.reasons)
     assert not lower_free.allowed  # mounted, and a loop device sits on it
+
+
+@contextlib.contextmanager
+def _dev_link(path: str, target: str) -> Iterator[str]:
+    """A symlink at PATH (in /dev: the udev-style name of a test device), removed afterwards."""
+    os.symlink(target, path)
+    try:
+        yield path
+    finally:
+        os.unlink(path)
+
+
+@needs_loop
+@pytest.mark.root
+def test_mistyped_mapper_name_suggests_the_real_one(loop: LoopDevice) -> None:
+    if not os.path.isdir("/dev/mapper"):
+        pytest.skip("no /dev/mapper here")
+    name = f"racperf{os.getpid()}-test1"
+    with _dev_link(f"/dev/mapper/{name}", loop.path):
+        typo = f"/dev/mapper/racperf{os.getpid()}-tset1"
+        write = check_write_target(typo)
+        read = check_read_target(typo)
+    assert not write.allowed and not read.allowed
+    assert read.reasons == [f"{typo}: no such device; did you mean /dev/mapper/{name}?"]
+    assert write.reasons == [f"{typo}: no such device; did you mean /dev/mapper/{name}? (a write would "
+                             "create a regular file in /dev/mapper, in memory, instead of reaching a disk)"]
+
+
+@needs_loop
+def test_missing_directory_under_dev_suggests_by_name(loop: LoopDevice) -> None:
+    """/dev/mappr/loopN: the directory is mistyped; the device's own name still leads to it."""
+    typo = f"/dev/racperf-no-dir/{loop.name}"
+    for verdict in (check_write_target(typo), check_read_target(typo)):
+        assert not verdict.allowed
+        reason = verdict.reasons[0]
+        assert reason.startswith(f"{typo}: no such device (no directory /dev/racperf-no-dir); did you mean "
+                                 f"{loop.path}")
+        assert len(reason.split("did you mean ")[1].split(", ")) <= 5
+
+
+@needs_loop
+def test_close_names_rank_the_closest_first(loop: LoopDevice) -> None:
+    typo = f"/dev/{loop.name[:2]}{loop.name[3]}{loop.name[2]}{loop.name[4:]}"  # loop3 -> lopo3
+    reason = check_read_target(typo).reasons[0]
+    suggested = reason.split("did you mean ")[1].rstrip("?").split(", ")
+    assert suggested[0] == loop.path
+    assert 1 <= len(suggested) <= 5 and all(os.path.exists(p) for p in suggested)
 
 
 @needs_loop

@@ -22,6 +22,7 @@ nodes themselves are always the live ones.
 
 from __future__ import annotations
 
+import difflib
 import errno
 import os
 import stat
@@ -650,22 +651,94 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
                          kernel_name=target.name)
 
 
+#: where device names live besides the missing path's own directory; the close names offered
+#: for a mistyped device come from these (and /dev/disk/by-*)
+_NAME_DIRS = ("/dev", "/dev/mapper", "/dev/oracleasm/disks")
+#: close names offered at most
+CLOSE_NAMES_MAX = 5
+
+
+def _close_device_names(path: str) -> list[str]:
+    """Up to CLOSE_NAMES_MAX existing block devices (nodes or links to one) whose name is close
+    to ``path``'s last component, best first; at equal closeness, those in its own directory."""
+    wanted = os.path.basename(path)
+    own_dir = os.path.dirname(path)
+    by_id = sorted(str(p) for p in Path("/dev/disk").glob("by-*"))
+    scored = []
+    for directory in dict.fromkeys([own_dir, *_NAME_DIRS, *by_id]):
+        try:
+            names = [entry.name for entry in os.scandir(directory)]
+        except OSError:
+            continue
+        for name in names:
+            ratio = difflib.SequenceMatcher(None, wanted, name).ratio()
+            if ratio < 0.6:  # difflib.get_close_matches' default cutoff
+                continue
+            candidate = os.path.join(directory, name)
+            try:
+                mode = os.stat(candidate).st_mode
+            except OSError:
+                continue
+            if stat.S_ISBLK(mode):
+                scored.append((-ratio, directory != own_dir, candidate))
+    return [candidate for *_, candidate in sorted(scored)[:CLOSE_NAMES_MAX]]
+
+
+def _missing_under_dev(path: str) -> tuple[str, str] | None:
+    """For a path that does not exist: (the sentence naming it and the close names, the
+    existing directory it would be created in) when it lies in /dev's own file system; None
+    elsewhere, including file systems mounted under /dev (/dev/shm holds files by design)."""
+    absolute = os.path.normpath(os.path.abspath(path))
+    existing = os.path.dirname(absolute)
+    while not os.path.isdir(existing):
+        existing = os.path.dirname(existing)
+    real = os.path.realpath(existing)
+    if real != "/dev" and not real.startswith("/dev/"):
+        return None
+    try:
+        if os.stat(real).st_dev != os.stat("/dev").st_dev:
+            return None
+    except OSError:
+        pass
+    missing_dir = "" if existing == os.path.dirname(absolute) else f" (no directory {os.path.dirname(absolute)})"
+    names = _close_device_names(absolute)
+    hint = f"did you mean {', '.join(names)}?" if names else "no device has a similar name"
+    return f"{path}: no such device{missing_dir}; {hint}", real
+
+
+def check_read_target(path: str) -> SafetyVerdict:
+    """Reading cannot destroy data, so everything that exists may be read.  A missing path in
+    /dev is still refused: it is a mistyped device name, and the run would measure nothing (or,
+    with a tool that creates its file, a file in memory)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        missing = _missing_under_dev(path)
+        if missing is not None:
+            return SafetyVerdict(target=path, allowed=False, reasons=[missing[0]])
+    except OSError:
+        pass
+    return SafetyVerdict(target=path, allowed=True)
+
+
 def check_write_target(path: str, *, root: Path = Path("/")) -> SafetyVerdict:
     """Decide whether a write workload on ``path`` can destroy data.
 
     Files and directories are allowed (a file that backs a loop device, holds an ASM header or is
     open in another process is not).  A block device, reached directly or through any link, is
-    refused for the reasons in the module docstring.  Nothing is ever written.
+    refused for the reasons in the module docstring.  A missing path in /dev is refused with the
+    close device names.  Nothing is ever written.
     """
     try:
         st = os.stat(path)  # follows symlinks: /dev/mapper/x, /dev/disk/by-id/y, ~/mydisk
     except FileNotFoundError:
-        parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-        if parent == "/dev" or parent.startswith("/dev/"):
-            return SafetyVerdict(
-                target=path, allowed=False,
-                reasons=[f"{path} does not exist: a write would create a regular file inside "
-                         f"{parent} (in memory) instead of reaching a disk; check the device name"])
+        missing = _missing_under_dev(path)
+        if missing is not None:
+            sentence, directory = missing
+            if "(no directory" not in sentence:
+                sentence += (f" (a write would create a regular file in {directory}, in memory, "
+                             "instead of reaching a disk)")
+            return SafetyVerdict(target=path, allowed=False, reasons=[sentence])
         return SafetyVerdict(target=path, allowed=True)
     except OSError as exc:
         return SafetyVerdict(target=path, allowed=False,
