@@ -181,9 +181,11 @@ def fdinfo(proc: str, pid: str, fd: str) -> tuple[int | None, int | None]:
 
 
 def stat_open_fd(proc: str, pid: str, fd: str, mounts: MountTable,
-                 trusted: frozenset[str] | set[str] = frozenset()) -> OpenFd | None:
+                 trusted: frozenset[str] | set[str] = frozenset(), *,
+                 writable_only: bool = False) -> OpenFd | None:
     """The open file ``fd`` of ``pid``, or None: gone, a socket/pipe/anon inode, or on a file
-    system that may hang (see the module docstring).  ``trusted`` link texts are stat'ed
+    system that may hang (see the module docstring); with ``writable_only`` also None for a
+    file not open for writing (decided before the stat).  ``trusted`` link texts are stat'ed
     whatever their file system (the caller already stat'ed that path itself)."""
     fd_path = f"{proc}/{pid}/fd/{fd}"
     try:
@@ -193,6 +195,8 @@ def stat_open_fd(proc: str, pid: str, fd: str, mounts: MountTable,
     if not link.startswith("/"):
         return None  # socket:[..], pipe:[..], anon_inode:[..]
     flags, mount_id = fdinfo(proc, pid, fd)
+    if writable_only and (flags is None or (flags & os.O_ACCMODE) not in (os.O_WRONLY, os.O_RDWR)):
+        return None
     if link not in trusted:
         if mount_id is not None:
             fs_type = mounts.fs_type_of_mount(mount_id, pid)
