@@ -14,10 +14,12 @@ land writes in the fraction of a second before the next check.  See docs/SAFETY-
 
 Per fd: a readlink, then for a path an fdinfo read (open flags and mount id, from procfs alone),
 and only for a writable one a stat of the magic link, skipped when the file lives on a file
-system that may hang (core/openfds.py).  Measured on this 2-core VM (Python 3.11, kernel 6.18):
-about 12 µs per process of fio's shape (one target device open O_RDWR, ~10 fds, four of them
-paths), about 45 µs for fio with three jobs (4 processes); a 0.25 s period costs ~0.02 % of a
-core.
+system that may hang (core/openfds.py).  Measured on the 2-core development VM (Python 3.11,
+kernel 6.18, load average ~4 from other jobs, where a stat of /dev/null took 2.2 µs): 250-270 µs
+per fio process (~9 fds: /dev/null x4, pipes, a timerfd, the target open O_RDWR), 1.0-1.2 ms for
+fio with three jobs (4 processes); at one check per 0.25 s that is 0.4 % of one core.  Most of
+it is procfs (readlink and fdinfo), not the stat.  The supervisor's cheap pid walk
+(/proc/PID/task/TID/children) replaces a full /proc scan, which took 3-5 ms here.
 """
 
 from __future__ import annotations
