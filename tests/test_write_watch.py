@@ -1,21 +1,31 @@
 """The write watch on real loop devices and real processes: found by number whatever node was
-opened, only for writing, only when not cleared."""
+opened, only for writing, only when not cleared; under a SupervisedProcess and a Supervisor the
+offender's whole tree is killed within a second and the device is unchanged."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fakes.proc_helpers import FAKE_TOOL, ensure_repo_importable, live, wait_until
 from loopdev import LoopDevice, loop_device, needs_loop, write_at
+from racperf_tui.core.events import RunState
+from racperf_tui.core.process import SupervisedProcess
+from racperf_tui.core.store import Store
+from racperf_tui.core.supervisor import Supervisor
 from racperf_tui.core.write_watch import Violation, WriteWatch
+
+ensure_repo_importable()
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.root, needs_loop]
 
@@ -97,3 +107,76 @@ def test_a_mount_made_meanwhile_is_seen(tmp_path: Path, uncleared: LoopDevice) -
     finally:
         subprocess.run(["umount", str(mount_point)], check=False)
         watch.close()
+
+
+def _writer_code(path: str, log: Path) -> str:
+    """Opens PATH for writing after 0.3 s, logs when, and writes only 3 s later."""
+    return ("import os, time\n"
+            "time.sleep(0.3)\n"
+            f"fd = os.open({path!r}, os.O_WRONLY)\n"
+            f"open({str(log)!r}, 'w').write(str(time.monotonic()))\n"
+            "time.sleep(3)\n"
+            "os.pwrite(fd, b'\\xaa' * 4096, 0)\n"
+            "os.fsync(fd)\n"
+            "time.sleep(600)\n")
+
+
+def test_supervised_process_killed_at_an_uncleared_open(tmp_path: Path, cleared: LoopDevice,
+                                                        uncleared: LoopDevice) -> None:
+    before = _sha256(uncleared.path)
+    log = tmp_path / "opened"
+    proc = SupervisedProcess([sys.executable, "-c", _writer_code(uncleared.path, log)],
+                             write_watch=WriteWatch({_devno(cleared)}))
+    killed_at = None
+    with proc:
+        while not proc.finished and time.monotonic() - (proc.started_monotonic or 0) < 10:
+            proc.read(0.1)
+            proc.tick()
+            if proc.violations and killed_at is None:
+                killed_at = time.monotonic()
+        status = proc.reap()
+    assert killed_at is not None
+    assert status == -signal.SIGKILL
+    opened_at = float(log.read_text())
+    assert killed_at - opened_at < 1.0
+    assert [(v.pid, v.path, v.major, v.minor) for v in proc.violations] == [
+        (proc.pid, uncleared.path, uncleared.major, uncleared.minor)]
+    assert _sha256(uncleared.path) == before
+
+
+def test_writing_a_cleared_device_goes_on(cleared: LoopDevice) -> None:
+    code = (f"import os, time\nfd = os.open({cleared.path!r}, os.O_RDWR)\ntime.sleep(0.8)\n"
+            "os.pwrite(fd, b'x' * 4096, 0)\n")
+    with SupervisedProcess([sys.executable, "-c", code], write_watch=WriteWatch({_devno(cleared)})) as proc:
+        while not proc.finished:
+            proc.read(0.1)
+            proc.tick()
+        assert proc.reap() == 0
+    assert proc.violations == []
+
+
+def test_supervisor_kills_the_tree_and_records_why(tmp_path: Path, cleared: LoopDevice,
+                                                   uncleared: LoopDevice) -> None:
+    """The offender is a grandchild in its own session, as fio's workers are; the leader
+    samples on.  The whole tree dies at once and the run says who opened what."""
+    before = _sha256(uncleared.path)
+    log, pidfile = tmp_path / "writer.log", tmp_path / "pids"
+    config = {"extra_args": ["--samples", "-1", "--interval", "0.1", "--writer", uncleared.path,
+                             "--writer-log", str(log), "--pidfile", str(pidfile)]}
+    data = tmp_path / "data"
+    data.mkdir()
+    with Store.open(data) as store:
+        run_id = store.create_run(FAKE_TOOL, "local", uncleared.path, config, [], None)
+        record = Supervisor(store, run_id, handle_signals=False, log=lambda _msg: None,
+                            write_watch=WriteWatch({_devno(cleared)})).run()
+    ended_at = time.time()
+    _, writer_pid, opened_at = log.read_text().split()
+    leader_pid = int(pidfile.read_text().split()[0])
+    assert record.state is RunState.FAILED
+    assert record.message == (f"killed: python (pid {writer_pid}) opened {uncleared.path} "
+                              f"({uncleared.major}:{uncleared.minor}) for writing, which the write guard did "
+                              "not clear")
+    assert record.exit_status == -signal.SIGKILL
+    assert ended_at - float(opened_at) < 1.5  # detection, SIGKILL, reaping and the store write
+    wait_until(lambda: not live(int(writer_pid)) and not live(leader_pid), 2, what="the tree gone")
+    assert _sha256(uncleared.path) == before
