@@ -180,3 +180,27 @@ def test_supervisor_kills_the_tree_and_records_why(tmp_path: Path, cleared: Loop
     assert ended_at - float(opened_at) < 1.5  # detection, SIGKILL, reaping and the store write
     wait_until(lambda: not live(int(writer_pid)) and not live(leader_pid), 2, what="the tree gone")
     assert _sha256(uncleared.path) == before
+
+
+def test_supervisor_command_line_takes_the_cleared_devices(tmp_path: Path, cleared: LoopDevice,
+                                                          uncleared: LoopDevice) -> None:
+    """What a detached run uses: --cleared MAJ:MIN turns the watch on."""
+    before = _sha256(uncleared.path)
+    config = {"extra_args": ["--samples", "-1", "--interval", "0.1", "--writer", uncleared.path,
+                             "--writer-log", str(tmp_path / "writer.log")]}
+    data = tmp_path / "data"
+    data.mkdir()
+    with Store.open(data) as store:
+        run_id = store.create_run(FAKE_TOOL, "local", uncleared.path, config, [], None)
+    done = subprocess.run([sys.executable, "-m", "racperf_tui.core.supervisor", "--data-dir", str(data),
+                           "--run-id", str(run_id), "--cleared", f"{cleared.major}:{cleared.minor}"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1, done.stderr
+    with Store.open(data) as store:
+        record = store.get_run(run_id)
+    assert record.state is RunState.FAILED and record.message.startswith("killed: python (pid ")
+    assert f"opened {uncleared.path} ({uncleared.major}:{uncleared.minor}) for writing" in record.message
+    assert _sha256(uncleared.path) == before
+    bad = subprocess.run([sys.executable, "-m", "racperf_tui.core.supervisor", "--data-dir", str(data),
+                          "--run-id", str(run_id), "--cleared", "loop7"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "expected MAJOR:MINOR" in bad.stderr
