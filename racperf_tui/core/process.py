@@ -445,6 +445,9 @@ class SupervisedProcess:
         if self.pid is not None and not self._reaped:
             found.add(self.pid)
         todo = list(found)
+        if _IS_SUBREAPER:  # orphans of the tree are reparented to us: our children count too
+            todo.append(os.getpid())
+        watchdog_pid = self._watchdog.pid if self._watchdog is not None else -1
         while todo:
             pid = todo.pop()
             try:
@@ -458,9 +461,10 @@ class SupervisedProcess:
                 except OSError:
                     continue  # gone, or a kernel without CONFIG_PROC_CHILDREN: the scans still add them
                 for child in map(int, children):
-                    if child not in found:
+                    if child not in found and child != watchdog_pid:
                         found.add(child)
                         todo.append(child)
+        found.discard(os.getpid())
         return found
 
     def watch_writes(self) -> list[Violation]:
