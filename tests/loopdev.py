@@ -76,9 +76,10 @@ def write_at(image: Path, offset: int, data: bytes) -> None:
         handle.write(data)
 
 
-def attach(image: Path, *, partitions: bool = False) -> str:
+def attach(image: Path, *, partitions: bool = False, offset_bytes: int = 0) -> str:
     """losetup IMAGE on a free loop device; retried because other tests race for free ones."""
-    argv = ["losetup", "--find", "--show"] + (["--partscan"] if partitions else []) + [str(image)]
+    argv = (["losetup", "--find", "--show"] + (["--partscan"] if partitions else [])
+            + (["--offset", str(offset_bytes)] if offset_bytes else []) + [str(image)])
     last_error: Exception | None = None
     for _ in range(5):
         try:
@@ -129,6 +130,17 @@ def loop_device(image: Path, size_mib: int = 64, *, partition_table: str | None 
         if partition_count:
             _add_partitions(path, partition_count)
         yield LoopDevice(path=path, image=image)
+    finally:
+        detach(path)
+
+
+@contextlib.contextmanager
+def stacked_loop(backing: str, offset_bytes: int = 0) -> Iterator[LoopDevice]:
+    """A loop device whose backing file is the block device BACKING (``losetup -o OFFSET
+    /dev/loopN /dev/loopM``); its ``image`` is BACKING's path."""
+    path = attach(Path(backing), offset_bytes=offset_bytes)
+    try:
+        yield LoopDevice(path=path, image=Path(backing))
     finally:
         detach(path)
 

@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -16,9 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.core.safety import SafetyVerdict, check_write_target, explain, override_matches
+from racperf_tui.core.openfds import MountTable, may_hang
+from racperf_tui.core.safety import (
+    SafetyVerdict, check_read_target, check_write_target, explain, override_matches,
+)
 
-from loopdev import LoopDevice, loop_device, make_sparse_image, mounted, needs_loop, swap_on, write_at
+from loopdev import (
+    LoopDevice, loop_device, make_sparse_image, mounted, needs_loop, stacked_loop, swap_on, write_at,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -65,7 +71,22 @@ def test_directory_and_new_file_are_allowed(tmp_path: Path) -> None:
 def test_missing_name_under_dev_is_refused() -> None:
     verdict = check_write_target("/dev/racperf-no-such-disk")
     assert not verdict.allowed
-    assert "does not exist" in verdict.reasons[0] and "/dev" in verdict.reasons[0]
+    assert verdict.reasons[0].startswith("/dev/racperf-no-such-disk: no such device; ")
+    assert verdict.reasons[0].endswith(
+        "(a write would create a regular file in /dev, in memory, instead of reaching a disk)")
+    read = check_read_target("/dev/racperf-no-such-disk")
+    assert not read.allowed and read.reasons[0].startswith("/dev/racperf-no-such-disk: no such device; ")
+
+
+def test_reads_of_what_exists_are_allowed(tmp_path: Path) -> None:
+    """Reading cannot destroy data: files, directories, /dev/null, a missing file outside /dev,
+    and a new file in a file system mounted under /dev (/dev/shm holds files by design)."""
+    (tmp_path / "f").write_bytes(b"x")
+    for path in (str(tmp_path / "f"), str(tmp_path), "/dev/null", str(tmp_path / "missing")):
+        assert check_read_target(path) == SafetyVerdict(target=path, allowed=True)
+    if os.path.ismount("/dev/shm"):
+        assert check_read_target("/dev/shm/racperf-scratch").allowed
+        assert check_write_target("/dev/shm/racperf-scratch").allowed
 
 
 def test_dev_null_allowed() -> None:
@@ -322,6 +343,38 @@ def test_device_held_open_by_another_process_refused(loop: LoopDevice) -> None:
 
 
 @needs_loop
+@pytest.mark.root
+def test_device_held_open_through_a_node_outside_dev_refused(tmp_path: Path, loop: LoopDevice) -> None:
+    """The holder opened its own node (mknod /tmp/n b 7 5), not the /dev one: found by number."""
+    node = tmp_path / "n"
+    os.mknod(node, 0o600 | stat.S_IFBLK, os.makedev(loop.major, loop.minor))
+    with _holding_open(str(node)) as pid:
+        assert os.readlink(f"/proc/{pid}/fd/3") == str(node)
+        verdict = check_write_target(loop.path)
+    assert not verdict.allowed
+    assert _one_reason(verdict, "held open by process").startswith(
+        f"{loop.path} ({loop.major}:{loop.minor}) is held open by process {pid} (")
+
+
+def test_mount_table_types_by_id_and_path(tmp_path: Path) -> None:
+    """A recorded mountinfo: ids and paths map to types; NFS, FUSE and cluster types may hang."""
+    (tmp_path / "proc" / "self").mkdir(parents=True)
+    (tmp_path / "proc" / "self" / "mountinfo").write_text(
+        "21 1 8:1 / / rw shared:1 - ext4 /dev/sda1 rw\n"
+        "22 21 0:5 / /dev rw shared:2 - devtmpfs udev rw\n"
+        "40 21 0:40 / /u02/nfs\\040data rw shared:9 - nfs4 filer:/vol rw\n"
+        "41 21 0:41 / /mnt/ssh rw shared:10 - fuse.sshfs me@host:/ rw\n")
+    table = MountTable(tmp_path / "proc")
+    assert table.fs_type_of_mount(22, "self") == "devtmpfs"
+    assert table.fs_type_of_mount(99, "self") is None
+    assert table.fs_type_of_path("/u02/nfs data/system01.dbf") == "nfs4"
+    assert table.fs_type_of_path("/u02/nfs") == "ext4"
+    assert table.fs_type_of_path("/dev/loop5") == "devtmpfs"
+    assert [may_hang(t) for t in ("nfs4", "fuse.sshfs", "acfs", "ext4", "devtmpfs", "tmpfs")] == [
+        True, True, True, False, False, False]
+
+
+@needs_loop
 def test_mounted_partition_refuses_whole_disk_not_its_sibling(tmp_path: Path) -> None:
     table = "label: dos\n,24M,83\n,,83\n"
     with loop_device(tmp_path / "disk.img", 64, partition_table=table, partition_count=2) as device:
@@ -400,6 +453,114 @@ def test_holders_replayed_from_recorded_sysfs(tmp_path: Path, loop: LoopDevice) 
     assert _one_reason(verdict, "is mounted on /u01 data").startswith(
         f'{prefix}: dm-8 (253:8, LVM logical volume "vg01-u01"), which is stacked on it')
     assert verdict.devices == [f"{loop.name} ({loop.major}:{loop.minor})", "dm-7 (253:7)", "dm-8 (253:8)"]
+
+
+def _label(device: LoopDevice) -> str:
+    return f"{device.name} ({device.major}:{device.minor})"
+
+
+@needs_loop
+@pytest.mark.root
+def test_mounted_loop_stacked_on_the_device_refused(tmp_path: Path, loop: LoopDevice) -> None:
+    """losetup -o 1M /dev/loopB /dev/loopA, loopB mounted: not in holders/, and an exclusive
+    open of loopA still succeeds; only loopB's loop/backing_file tells."""
+    with stacked_loop(loop.path, MIB) as upper:
+        _run(["mkfs.ext4", "-q", "-F", upper.path])
+        with mounted(upper.path, tmp_path / "mnt") as mount_point:
+            assert os.listdir(f"/sys/block/{loop.name}/holders") == []
+            verdict = check_write_target(loop.path)
+    assert not verdict.allowed
+    prefix = f"{loop.path} ({loop.major}:{loop.minor})"
+    described = f"{_label(upper)[:-1]}, loop device backed by {loop.path} from byte {MIB})"
+    assert _one_reason(verdict, "is in use by") == (
+        f"{prefix} is in use by {described}: writing underneath a loop device corrupts what it holds")
+    assert _one_reason(verdict, "is mounted on") == (
+        f"{prefix}: {described}, which is stacked on it is mounted on {mount_point}")
+    assert verdict.devices == [_label(loop), _label(upper)]
+
+
+@needs_loop
+@pytest.mark.root
+def test_loops_stacked_twice_are_followed(loop: LoopDevice) -> None:
+    """loopC on loopB on loopA, loopC held open by a process: that counts against loopA."""
+    with stacked_loop(loop.path, MIB) as middle, stacked_loop(middle.path, 2 * MIB) as top, \
+            _holding_open(top.path) as pid:
+        verdict = check_write_target(loop.path)
+    assert not verdict.allowed
+    prefix = f"{loop.path} ({loop.major}:{loop.minor})"
+    top_described = f"{_label(top)[:-1]}, loop device backed by {middle.path} from byte {2 * MIB})"
+    assert _one_reason(verdict, f"is in use by {top.name}") == (
+        f"{prefix} is in use by {top_described} through {_label(middle)}: writing underneath a loop "
+        "device corrupts what it holds")
+    assert _one_reason(verdict, "held open by process").startswith(
+        f"{prefix}: {top_described}, which is stacked on it is held open by process {pid} (")
+    assert verdict.devices == [_label(loop), _label(middle), _label(top)]
+
+
+@needs_loop
+@pytest.mark.root
+def test_loop_on_a_mounted_device_refused(tmp_path: Path) -> None:
+    """Writing a loop device writes the device under it: loopB over a mounted loopA at 1 MiB
+    carries no signature of its own, yet writing it corrupts loopA's file system."""
+    image = make_sparse_image(tmp_path / "disk.img", 64)
+    _run(["mkfs.ext4", "-q", "-F", str(image)])
+    with loop_device(image) as lower, mounted(lower.path, tmp_path / "mnt") as mount_point, \
+            stacked_loop(lower.path, MIB) as upper:
+        verdict = check_write_target(upper.path)
+        lower_free = check_write_target(lower.path)
+    assert not verdict.allowed
+    assert _one_reason(verdict, "is mounted on") == (
+        f"{upper.path} ({upper.major}:{upper.minor}): the device it is a loop device on, "
+        f"{_label(lower)} (from byte {MIB}) is mounted on {mount_point}")
+    assert not any("carries" in reason for reason in verdict.reasons)
+    assert not lower_free.allowed  # mounted, and a loop device sits on it
+
+
+@contextlib.contextmanager
+def _dev_link(path: str, target: str) -> Iterator[str]:
+    """A symlink at PATH (in /dev: the udev-style name of a test device), removed afterwards."""
+    os.symlink(target, path)
+    try:
+        yield path
+    finally:
+        os.unlink(path)
+
+
+@needs_loop
+@pytest.mark.root
+def test_mistyped_mapper_name_suggests_the_real_one(loop: LoopDevice) -> None:
+    if not os.path.isdir("/dev/mapper"):
+        pytest.skip("no /dev/mapper here")
+    name = f"racperf{os.getpid()}-test1"
+    with _dev_link(f"/dev/mapper/{name}", loop.path):
+        typo = f"/dev/mapper/racperf{os.getpid()}-tset1"
+        write = check_write_target(typo)
+        read = check_read_target(typo)
+    assert not write.allowed and not read.allowed
+    assert read.reasons == [f"{typo}: no such device; did you mean /dev/mapper/{name}?"]
+    assert write.reasons == [f"{typo}: no such device; did you mean /dev/mapper/{name}? (a write would "
+                             "create a regular file in /dev/mapper, in memory, instead of reaching a disk)"]
+
+
+@needs_loop
+def test_missing_directory_under_dev_suggests_by_name(loop: LoopDevice) -> None:
+    """/dev/mappr/loopN: the directory is mistyped; the device's own name still leads to it."""
+    typo = f"/dev/racperf-no-dir/{loop.name}"
+    for verdict in (check_write_target(typo), check_read_target(typo)):
+        assert not verdict.allowed
+        reason = verdict.reasons[0]
+        assert reason.startswith(f"{typo}: no such device (no directory /dev/racperf-no-dir); did you mean "
+                                 f"{loop.path}")
+        assert len(reason.split("did you mean ")[1].split(", ")) <= 5
+
+
+@needs_loop
+def test_close_names_rank_the_closest_first(loop: LoopDevice) -> None:
+    typo = f"/dev/{loop.name[:2]}{loop.name[3]}{loop.name[2]}{loop.name[4:]}"  # loop3 -> lopo3
+    reason = check_read_target(typo).reasons[0]
+    suggested = reason.split("did you mean ")[1].rstrip("?").split(", ")
+    assert suggested[0] == loop.path
+    assert 1 <= len(suggested) <= 5 and all(os.path.exists(p) for p in suggested)
 
 
 @needs_loop

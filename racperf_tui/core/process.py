@@ -28,6 +28,8 @@ import sys
 import time
 from typing import Iterable, NamedTuple
 
+from racperf_tui.core.write_watch import Violation, WriteWatch
+
 #: bytes per os.read(); large reads keep a 5 MB line to a few dozen system calls
 READ_CHUNK_BYTES = 256 * 1024
 
@@ -189,6 +191,9 @@ def descendants(roots: Iterable[int], table: dict[int, ProcInfo]) -> set[int]:
     return found
 
 
+#: seconds between two looks of the write watch at the benchmark's open files
+WRITE_WATCH_INTERVAL_S = 0.25
+
 #: seconds after start at which the process tree is sampled, then every last interval
 _TREE_SCAN_AT_S = (0.05, 0.2, 0.5, 1.0, 2.0, 3.5, 5.0)
 _TREE_SCAN_EVERY_S = 5.0
@@ -218,9 +223,12 @@ class SupervisedProcess:
         merge_stderr: bool = False,
         watchdog_grace_s: float = 3.0,
         linger_s: float = 1.0,
+        write_watch: WriteWatch | None = None,
     ) -> None:
         """``linger_s``: after the leader exits, how long its leftover group members and pipe
-        holders get before the group is stopped and reading gives up."""
+        holders get before the group is stopped and reading gives up.  ``write_watch``: every
+        WRITE_WATCH_INTERVAL_S (in :meth:`tick`) the tree's open files are checked, and at the
+        first violation the whole tree gets SIGKILL; :attr:`violations` says why."""
         if not argv:
             raise ValueError("empty command line")
         self.argv = list(argv)
@@ -247,6 +255,9 @@ class SupervisedProcess:
         self._scan_index = 0
         self._orphans_termed = False
         self._next_scan_at = 0.0
+        self.write_watch = write_watch
+        self.violations: list[Violation] = []
+        self._next_watch_at = 0.0
 
     # ---- start -------------------------------------------------------------------------------
     def start(self) -> "SupervisedProcess":
@@ -426,6 +437,51 @@ class SupervisedProcess:
             self._tell_watchdog("".join(news).encode())
         return table
 
+    def _watch_pids(self) -> set[int]:
+        """The tree now, cheaply: tracked pids and, through /proc/PID/task/TID/children, every
+        process forked below them since the last full scan (a full /proc scan every quarter
+        second would cost milliseconds on a database node with thousands of processes)."""
+        found = set(self._known)
+        if self.pid is not None and not self._reaped:
+            found.add(self.pid)
+        todo = list(found)
+        if _IS_SUBREAPER:  # orphans of the tree are reparented to us: our children count too
+            todo.append(os.getpid())
+        watchdog_pid = self._watchdog.pid if self._watchdog is not None else -1
+        while todo:
+            pid = todo.pop()
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                        children = handle.read().split()
+                except OSError:
+                    continue  # gone, or a kernel without CONFIG_PROC_CHILDREN: the scans still add them
+                for child in map(int, children):
+                    if child not in found and child != watchdog_pid:
+                        found.add(child)
+                        todo.append(child)
+        found.discard(os.getpid())
+        return found
+
+    def watch_writes(self) -> list[Violation]:
+        """One look of the write watch; on a violation by a process of ours (checked against
+        a full process table, so a reused pid never counts), SIGKILL to the whole tree."""
+        if self.write_watch is None or self.pid is None:
+            return []
+        found = self.write_watch.check(self._watch_pids())
+        if found:
+            table = self.refresh_tree()
+            ours = set(self.tracked_alive(table))
+            found = [violation for violation in found if violation.pid in ours]
+        if found:
+            self.violations = found
+            self.kill()
+        return found
+
     def tracked_alive(self, table: dict[int, ProcInfo] | None = None) -> list[int]:
         """Tracked processes (or group members) still alive, zombies excluded."""
         table = self.refresh_tree(table)
@@ -459,6 +515,9 @@ class SupervisedProcess:
         if was_running and self._leader_exit is not None:
             self.refresh_tree()  # who is left behind, while the leader's zombie still anchors them
         self._maybe_scan(now)
+        if self.write_watch is not None and not self._killed and now >= self._next_watch_at:
+            self._next_watch_at = now + WRITE_WATCH_INTERVAL_S
+            self.watch_writes()
         if (self._leader_exit is not None and self._stop_sent_at is None
                 and self._leader_exited_at is not None and now - self._leader_exited_at >= self.linger_s):
             if self.tracked_alive() or self._streams:

@@ -22,11 +22,15 @@ nodes themselves are always the live ones.
 
 from __future__ import annotations
 
+import difflib
 import errno
 import os
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from racperf_tui.core.openfds import MountTable, may_hang, stat_open_fd, unescape
 
 #: Allocation-unit sizes ASM supports (1 MiB is the default; Exadata uses 4 MiB).
 ASM_AU_SIZES_BYTES = tuple(mib << 20 for mib in (1, 2, 4, 8, 16, 32, 64))
@@ -140,10 +144,67 @@ def _parent_disk(device: _BlockDevice) -> _BlockDevice | None:
     return _device_from_sysfs(device.sysfs_dir.parent)
 
 
-def _describe_holder(holder: _BlockDevice) -> str:
-    """'dm-0 (253:0, device-mapper "vg-lv")', 'md0 (9:0, md raid1)'..."""
+@dataclass(frozen=True)
+class _Loop:
+    """An attached loop device and what backs it."""
+
+    device: _BlockDevice
+    backing: str  # sysfs loop/backing_file: a path, as our mount namespace names it
+    offset_bytes: int
+    backing_st: os.stat_result | None  # None: gone, or on a file system that may hang
+
+    @property
+    def backing_devno(self) -> tuple[int, int] | None:
+        if self.backing_st is None or not stat.S_ISBLK(self.backing_st.st_mode):
+            return None
+        return (os.major(self.backing_st.st_rdev), os.minor(self.backing_st.st_rdev))
+
+    @property
+    def text(self) -> str:
+        return f"loop device backed by {self.backing} from byte {self.offset_bytes}"
+
+
+def _loops(root: Path, trusted_paths: Collection[str] = ()) -> list[_Loop]:
+    """Every attached loop device.  A backing file on a network, cluster or FUSE file system is
+    not stat'ed (it could hang) unless it is one of ``trusted_paths``."""
+    block_dir = root / "sys" / "block"
+    try:
+        names = sorted(entry.name for entry in os.scandir(block_dir) if entry.name.startswith("loop"))
+    except OSError:
+        return []
+    mounts: MountTable | None = None
+    loops = []
+    for name in names:
+        backing = _read_text(block_dir / name / "loop" / "backing_file")
+        device = _device_from_sysfs(block_dir / name)
+        if not backing or device is None:
+            continue
+        if backing not in trusted_paths:
+            mounts = mounts or MountTable(root / "proc")
+            fs_type = mounts.fs_type_of_path(backing)
+            if fs_type is not None and may_hang(fs_type):
+                loops.append(_Loop(device, backing, 0, None))
+                continue
+        try:
+            backing_st: os.stat_result | None = os.stat(backing)
+        except OSError:
+            backing_st = None
+        try:
+            offset_bytes = int(_read_text(block_dir / name / "loop" / "offset") or 0)
+        except ValueError:
+            offset_bytes = 0
+        loops.append(_Loop(device, backing, offset_bytes, backing_st))
+    return loops
+
+
+def _describe_holder(holder: _BlockDevice, loops: dict[tuple[int, int], _Loop] | None = None) -> str:
+    """'dm-0 (253:0, device-mapper "vg-lv")', 'md0 (9:0, md raid1)',
+    'loop6 (7:6, loop device backed by /dev/loop5 from byte 1048576)'..."""
     kind = ""
-    if holder.sysfs_dir is not None:
+    loop = (loops or {}).get(holder.devno)
+    if loop is not None:
+        kind = f", {loop.text}"
+    elif holder.sysfs_dir is not None:
         dm_name = _read_text(holder.sysfs_dir / "dm" / "name")
         md_level = _read_text(holder.sysfs_dir / "md" / "level")
         if dm_name is not None:
@@ -157,22 +218,44 @@ def _describe_holder(holder: _BlockDevice) -> str:
     return f"{holder.name} ({holder.major}:{holder.minor}{kind})"
 
 
-def _holders(device: _BlockDevice, seen: set[tuple[int, int]]) -> list[tuple[_BlockDevice, _BlockDevice]]:
-    """(holder, held) pairs, recursively upwards: dm on dm, md on partitions, ..."""
+def _direct_holders(device: _BlockDevice) -> list[_BlockDevice]:
+    """What sysfs ``holders/`` lists: device-mapper, multipath, md, bcache."""
     if device.sysfs_dir is None:
         return []
-    pairs = []
     try:
         entries = sorted((device.sysfs_dir / "holders").iterdir())
     except OSError:
         return []
-    for entry in entries:
-        holder = _device_from_sysfs(entry.resolve())
-        if holder is None or holder.devno in seen:
-            continue
-        seen.add(holder.devno)
-        pairs.append((holder, device))
-        pairs.extend(_holders(holder, seen))
+    found = [_device_from_sysfs(entry.resolve()) for entry in entries]
+    return [holder for holder in found if holder is not None]
+
+
+def _stacked(start: list[_BlockDevice], seen: set[tuple[int, int]],
+             loops: list[_Loop]) -> list[tuple[_BlockDevice, _BlockDevice, bool]]:
+    """(upper, lower, upper is a partition of lower) triples, recursively upwards from ``start``: dm on dm, md on partitions, a
+    loop device whose backing file is one of these devices' nodes (not in holders/: a loop
+    holds its backing file like any open file, but from the kernel, with no fd and no claim),
+    and the partitions of whatever is stacked."""
+    loops_on: dict[tuple[int, int], list[_Loop]] = {}
+    for loop in loops:
+        if loop.backing_devno is not None:
+            loops_on.setdefault(loop.backing_devno, []).append(loop)
+    pairs = []
+    todo = list(start)
+    while todo:
+        lower = todo.pop(0)
+        uppers = _direct_holders(lower) + [loop.device for loop in loops_on.get(lower.devno, [])]
+        for upper in uppers:
+            if upper.devno in seen:
+                continue
+            seen.add(upper.devno)
+            pairs.append((upper, lower, False))
+            todo.append(upper)
+            for part in _partitions(upper):
+                if part.devno not in seen:
+                    seen.add(part.devno)
+                    pairs.append((part, upper, True))
+                    todo.append(part)
     return pairs
 
 
@@ -190,21 +273,6 @@ def _find_device_node(device: _BlockDevice) -> str | None:
 
 # --------------------------------------------------------------------------------------------
 # who uses what: mounts, swap, open file descriptors
-
-
-def _unescape(text: str) -> str:
-    """Undo the octal escapes (\\040 for a space) of /proc/self/mountinfo and /proc/swaps."""
-    if "\\" not in text:
-        return text
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 3 < len(text) and text[i + 1 : i + 4].isdigit():
-            out.append(chr(int(text[i + 1 : i + 4], 8)))
-            i += 4
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
 
 
 def _blockdev_of_path(path: str) -> tuple[int, int] | None:
@@ -228,7 +296,7 @@ def _mounts(root: Path) -> dict[tuple[int, int], list[str]]:
         fields = line.split()
         if len(fields) < 5:
             continue
-        mount_point = _unescape(fields[4])
+        mount_point = unescape(fields[4])
         devnos = set()
         devno = _parse_devno(fields[2])
         if devno is not None:
@@ -236,7 +304,7 @@ def _mounts(root: Path) -> dict[tuple[int, int], list[str]]:
         if "-" in fields[6:]:
             after = fields[fields.index("-", 6) + 1 :]
             if len(after) >= 2 and after[1].startswith("/"):
-                source_devno = _blockdev_of_path(_unescape(after[1]))
+                source_devno = _blockdev_of_path(unescape(after[1]))
                 if source_devno is not None:
                     devnos.add(source_devno)
         for devno in devnos:
@@ -252,7 +320,7 @@ def _swaps(root: Path) -> dict[tuple[int, int], str]:
         fields = line.split()
         if len(fields) < 2 or fields[1] != "partition":
             continue
-        swap_path = _unescape(fields[0])
+        swap_path = unescape(fields[0])
         devno = _blockdev_of_path(swap_path)
         if devno is None:
             # The node may be missing here (a container); the kernel name still is in sysfs.
@@ -270,25 +338,27 @@ class _OpenScan:
     unreadable_pids: int = 0
 
 
-def _scan_open_files(root: Path, wanted: set[object], *, dev_links: bool, known_paths: set[str]) -> _OpenScan:
+def _scan_open_files(root: Path, wanted: set[object], *, trusted_paths: set[str]) -> _OpenScan:
     """Which other processes hold one of ``wanted`` open.
 
     Keys are ("blk", major, minor) for block devices and ("ino", st_dev, st_ino) for files.
-    Only links into /dev (when ``dev_links``) or to one of ``known_paths`` are stat'ed: a stat
-    of an open file on a dead hard-mounted NFS server would hang the guard.  A link shows the
-    node actually opened, after symlinks, so a disk opened through any link shows up as /dev/...
+    Every open file is found by what it is, not by its path: a block device opened through a
+    node outside /dev (``mknod /tmp/n b 7 5``) counts.  Files on network, cluster and FUSE file
+    systems are never stat'ed (a dead NFS server would hang the guard; see core/openfds.py),
+    except the links in ``trusted_paths``: the target itself, which was stat'ed already.
     """
     scan = _OpenScan()
     own_pid = str(os.getpid())
     proc = root / "proc"
+    proc_text = str(proc)
+    mounts = MountTable(proc)
     try:
         pids = [entry.name for entry in os.scandir(proc) if entry.name.isdigit() and entry.name != own_pid]
     except OSError:
         return scan
     for pid in pids:
-        fd_dir = proc / pid / "fd"
         try:
-            fds = list(os.scandir(fd_dir))
+            fds = [entry.name for entry in os.scandir(f"{proc_text}/{pid}/fd")]
         except FileNotFoundError:
             continue  # exited meanwhile
         except PermissionError:
@@ -296,14 +366,11 @@ def _scan_open_files(root: Path, wanted: set[object], *, dev_links: bool, known_
             continue
         except OSError:
             continue
-        for fd_entry in fds:
-            try:
-                link = os.readlink(fd_entry.path)
-                if not ((dev_links and link.startswith("/dev/")) or link in known_paths):
-                    continue  # sockets, pipes, and files elsewhere (see the docstring)
-                st = os.stat(fd_entry.path)  # follows the magic link to the open object itself
-            except OSError:
+        for fd in fds:
+            found = stat_open_fd(proc_text, pid, fd, mounts, trusted_paths)
+            if found is None:
                 continue
+            st = found.st
             if stat.S_ISBLK(st.st_mode):
                 key: object = ("blk", os.major(st.st_rdev), os.minor(st.st_rdev))
             else:
@@ -458,33 +525,18 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
 # the checks
 
 
-def _loop_backing_users(root: Path, st: os.stat_result) -> list[str]:
+def _loop_backing_users(root: Path, st: os.stat_result, trusted_paths: set[str]) -> list[str]:
     """Loop devices whose backing file is this file (same st_dev and st_ino)."""
-    users = []
-    block_dir = root / "sys" / "block"
-    try:
-        names = sorted(entry.name for entry in os.scandir(block_dir) if entry.name.startswith("loop"))
-    except OSError:
-        return []
-    for name in names:
-        backing = _read_text(block_dir / name / "loop" / "backing_file")
-        if not backing:
-            continue
-        try:
-            backing_st = os.stat(backing)
-        except OSError:
-            continue
-        if (backing_st.st_dev, backing_st.st_ino) == (st.st_dev, st.st_ino):
-            devno = _read_text(block_dir / name / "dev") or "?"
-            users.append(f"{name} ({devno})")
-    return users
+    return [loop.device.label for loop in _loops(root, trusted_paths)
+            if loop.backing_st is not None
+            and (loop.backing_st.st_dev, loop.backing_st.st_ino) == (st.st_dev, st.st_ino)]
 
 
 def _check_regular_file(path: str, st: os.stat_result, root: Path) -> SafetyVerdict:
     """Writing a file is fine, unless it is a loop device's backing store, an ASM disk kept in a
     file (ASM on NFS), or open in another process (a live datafile)."""
     reasons = []
-    for loop in _loop_backing_users(root, st):
+    for loop in _loop_backing_users(root, st, {os.path.realpath(path)}):
         reasons.append(f"{path} is the backing file of loop device {loop}; writing it writes that device")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
@@ -496,7 +548,7 @@ def _check_regular_file(path: str, st: os.stat_result, root: Path) -> SafetyVerd
         finally:
             os.close(fd)
     key = ("ino", st.st_dev, st.st_ino)
-    scan = _scan_open_files(root, {key}, dev_links=False, known_paths={os.path.realpath(path)})
+    scan = _scan_open_files(root, {key}, trusted_paths={os.path.realpath(path)})
     for user in scan.holders.get(key, []):
         reasons.append(f"{path} is held open by process {user}")
     return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=[])
@@ -509,7 +561,8 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
         else f"{path} ({target.major}:{target.minor})"
 
     # The devices whose use forbids writing: the target, its partitions, the disk it is a
-    # partition of, and everything stacked on any of those.
+    # partition of, the device a loop target writes through (and so on down), and everything
+    # stacked on any of those.
     related: list[tuple[_BlockDevice, str]] = [(target, "")]
     partitions = _partitions(target)
     related += [(part, f"its partition {part.label}") for part in partitions]
@@ -517,16 +570,33 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
     if parent is not None:
         related.append((parent, f"the disk it is a partition of, {parent.label}"))
     seen = {device.devno for device, _ in related}
-    holder_pairs = []
-    for device, _ in list(related):
-        for holder, held in _holders(device, seen):
-            holder_pairs.append((holder, held))
-            related.append((holder, f"{_describe_holder(holder)}, which is stacked on it"))
-    for holder, held in holder_pairs:
+    loops = _loops(root)
+    loop_by_devno = {loop.device.devno: loop for loop in loops}
+    upper_loop = loop_by_devno.get(target.devno)
+    while upper_loop is not None and upper_loop.backing_devno is not None \
+            and upper_loop.backing_devno not in seen:
+        lower = _device_from_devno(root, *upper_loop.backing_devno)
+        related.append((lower, f"the device it is a loop device on, {lower.label} (from byte "
+                               f"{upper_loop.offset_bytes})"))
+        seen.add(lower.devno)
+        for extra in _partitions(lower) + [p for p in [_parent_disk(lower)] if p is not None]:
+            if extra.devno not in seen:
+                seen.add(extra.devno)
+                related.append((extra, f"{extra.label}, under the device it is a loop device on"))
+        upper_loop = loop_by_devno.get(lower.devno)
+    holder_pairs = _stacked([device for device, _ in related], seen, loops)
+    for holder, held, is_partition in holder_pairs:
+        described = _describe_holder(holder, loop_by_devno)
+        related.append((holder, f"{described}, which is stacked on it"))
+        if is_partition:
+            continue  # a partition of something stacked: its use is reported, not its existence
+        if holder.devno in loop_by_devno:
+            what = "a loop device"
+        else:
+            what = "a device-mapper/multipath/md device"
         under = "" if held.devno == target.devno else f" through {held.label}"
-        reasons.append(
-            f"{target_text} is in use by {_describe_holder(holder)}{under}: writing underneath "
-            "a device-mapper/multipath/md device corrupts what it holds")
+        reasons.append(f"{target_text} is in use by {described}{under}: writing underneath {what} "
+                       "corrupts what it holds")
 
     mounts = _mounts(root)
     swaps = _swaps(root)
@@ -541,7 +611,7 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
             claimed_explained = True
 
     wanted = {("blk", device.major, device.minor) for device, _ in related}
-    scan = _scan_open_files(root, wanted, dev_links=True, known_paths={os.path.realpath(path)})
+    scan = _scan_open_files(root, wanted, trusted_paths={os.path.realpath(path)})
     for device, relation in related:
         who = target_text if not relation else f"{target_text}: {relation}"
         for user in scan.holders.get(("blk", device.major, device.minor), []):
@@ -581,22 +651,94 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
                          kernel_name=target.name)
 
 
+#: where device names live besides the missing path's own directory; the close names offered
+#: for a mistyped device come from these (and /dev/disk/by-*)
+_NAME_DIRS = ("/dev", "/dev/mapper", "/dev/oracleasm/disks")
+#: close names offered at most
+CLOSE_NAMES_MAX = 5
+
+
+def _close_device_names(path: str) -> list[str]:
+    """Up to CLOSE_NAMES_MAX existing block devices (nodes or links to one) whose name is close
+    to ``path``'s last component, best first; at equal closeness, those in its own directory."""
+    wanted = os.path.basename(path)
+    own_dir = os.path.dirname(path)
+    by_id = sorted(str(p) for p in Path("/dev/disk").glob("by-*"))
+    scored = []
+    for directory in dict.fromkeys([own_dir, *_NAME_DIRS, *by_id]):
+        try:
+            names = [entry.name for entry in os.scandir(directory)]
+        except OSError:
+            continue
+        for name in names:
+            ratio = difflib.SequenceMatcher(None, wanted, name).ratio()
+            if ratio < 0.6:  # difflib.get_close_matches' default cutoff
+                continue
+            candidate = os.path.join(directory, name)
+            try:
+                mode = os.stat(candidate).st_mode
+            except OSError:
+                continue
+            if stat.S_ISBLK(mode):
+                scored.append((-ratio, directory != own_dir, candidate))
+    return [candidate for *_, candidate in sorted(scored)[:CLOSE_NAMES_MAX]]
+
+
+def _missing_under_dev(path: str) -> tuple[str, str] | None:
+    """For a path that does not exist: (the sentence naming it and the close names, the
+    existing directory it would be created in) when it lies in /dev's own file system; None
+    elsewhere, including file systems mounted under /dev (/dev/shm holds files by design)."""
+    absolute = os.path.normpath(os.path.abspath(path))
+    existing = os.path.dirname(absolute)
+    while not os.path.isdir(existing):
+        existing = os.path.dirname(existing)
+    real = os.path.realpath(existing)
+    if real != "/dev" and not real.startswith("/dev/"):
+        return None
+    try:
+        if os.stat(real).st_dev != os.stat("/dev").st_dev:
+            return None
+    except OSError:
+        pass
+    missing_dir = "" if existing == os.path.dirname(absolute) else f" (no directory {os.path.dirname(absolute)})"
+    names = _close_device_names(absolute)
+    hint = f"did you mean {', '.join(names)}?" if names else "no device has a similar name"
+    return f"{path}: no such device{missing_dir}; {hint}", real
+
+
+def check_read_target(path: str) -> SafetyVerdict:
+    """Reading cannot destroy data, so everything that exists may be read.  A missing path in
+    /dev is still refused: it is a mistyped device name, and the run would measure nothing (or,
+    with a tool that creates its file, a file in memory)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        missing = _missing_under_dev(path)
+        if missing is not None:
+            return SafetyVerdict(target=path, allowed=False, reasons=[missing[0]])
+    except OSError:
+        pass
+    return SafetyVerdict(target=path, allowed=True)
+
+
 def check_write_target(path: str, *, root: Path = Path("/")) -> SafetyVerdict:
     """Decide whether a write workload on ``path`` can destroy data.
 
     Files and directories are allowed (a file that backs a loop device, holds an ASM header or is
     open in another process is not).  A block device, reached directly or through any link, is
-    refused for the reasons in the module docstring.  Nothing is ever written.
+    refused for the reasons in the module docstring.  A missing path in /dev is refused with the
+    close device names.  Nothing is ever written.
     """
     try:
         st = os.stat(path)  # follows symlinks: /dev/mapper/x, /dev/disk/by-id/y, ~/mydisk
     except FileNotFoundError:
-        parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-        if parent == "/dev" or parent.startswith("/dev/"):
-            return SafetyVerdict(
-                target=path, allowed=False,
-                reasons=[f"{path}: no such device; a write would create a regular file inside "
-                         f"{parent} (in memory) instead of reaching a disk; check the device name"])
+        missing = _missing_under_dev(path)
+        if missing is not None:
+            sentence, directory = missing
+            if "(no directory" not in sentence:
+                sentence += (f" (a write would create a regular file in {directory}, in memory, "
+                             "instead of reaching a disk)")
+            return SafetyVerdict(target=path, allowed=False, reasons=[sentence])
         return SafetyVerdict(target=path, allowed=True)
     except OSError as exc:
         return SafetyVerdict(target=path, allowed=False,
@@ -638,16 +780,3 @@ def explain(verdict: SafetyVerdict) -> str:
         lines.append(f"  devices examined: {', '.join(verdict.devices)}")
     return "\n".join(lines)
 
-
-def check_read_target(path: str) -> SafetyVerdict:
-    """Reading destroys nothing, but a path under /dev that does not exist is refused: a
-    benchmark would create a regular file in devtmpfs there and measure memory."""
-    if os.path.lexists(path):
-        return SafetyVerdict(target=path, allowed=True)
-    parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-    if parent == "/dev" or parent.startswith("/dev/"):
-        return SafetyVerdict(
-            target=path, allowed=False,
-            reasons=[f"{path}: no such device; a benchmark would create a regular file inside "
-                     f"{parent} (in memory) instead of reaching a disk; check the device name"])
-    return SafetyVerdict(target=path, allowed=True)

@@ -44,6 +44,7 @@ from racperf_tui.core.paths import run_dir
 from racperf_tui.core.process import SupervisedProcess, set_child_subreaper
 from racperf_tui.core.run_plan import JudgedRun, check_executable, install_hint, judge_run
 from racperf_tui.core.store import RunRecord, Store
+from racperf_tui.core.write_watch import WriteWatch
 
 __all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "tool_version"]
 
@@ -85,9 +86,12 @@ class Supervisor:
         on_sample: Callable[[Sample], None] | None = None,
         handle_signals: bool = True,
         log: Callable[[str], None] | None = None,
+        write_watch: WriteWatch | None = None,
     ) -> None:
         """``handle_signals``: install SIGTERM/SIGINT/SIGHUP handlers for the duration of
-        :meth:`run` (only possible in the main thread; ignored elsewhere)."""
+        :meth:`run` (only possible in the main thread; ignored elsewhere).  ``write_watch``:
+        the benchmark's tree is killed (SIGKILL) the moment it holds a block device open for
+        writing that the watch does not list as cleared, and the run is recorded FAILED."""
         self.store = store
         self.run_id = run_id
         self.on_sample = on_sample
@@ -97,6 +101,7 @@ class Supervisor:
         self.sample_count = 0
         self._wake_r: int | None = None
         self._wake_w: int | None = None
+        self.write_watch = write_watch
 
     # ---- signals ---------------------------------------------------------------------------
     def request_stop(self, reason: str = "stopped by user") -> None:
@@ -168,13 +173,14 @@ class Supervisor:
             self.store.set_state(self.run_id, RunState.STOPPED, message=self.stop_reason)
             return
 
-        proc = SupervisedProcess(argv, merge_stderr=merge_stderr)
+        proc = SupervisedProcess(argv, merge_stderr=merge_stderr, write_watch=self.write_watch)
         try:
             proc.start()
         except OSError as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=f"cannot start {argv[0]}: {exc}")
             return
         hard_limit_hit = False
+        killed_for_writing = False
         try:
             self.store.set_benchmark_pgid(self.run_id, proc.pgid)
             self.store.set_state(self.run_id, RunState.RUNNING)
@@ -235,6 +241,9 @@ class Supervisor:
                     self.log(f"hard limit {hard_limit_s:g} s reached: stopping")
                     proc.stop(stop_grace_s)
                 proc.tick()
+                if proc.violations and not killed_for_writing:
+                    killed_for_writing = True
+                    self.log(f"killed: {proc.violations[0]}: SIGKILL to the benchmark's tree")
             for name, splitter in splitters.items():
                 raw_pending[name].append(decoders[name].decode(b"", final=True))
                 for line in splitter.finish():
@@ -251,7 +260,8 @@ class Supervisor:
                 proc.reap()
             proc.close()
 
-        self._finish(tool, exit_status, hard_limit_s if hard_limit_hit else None, list(stderr_tail))
+        self._finish(tool, exit_status, hard_limit_s if hard_limit_hit else None, list(stderr_tail),
+                     [str(violation) for violation in proc.violations])
 
     def _prepare(self, tool: Any, config: dict[str, Any], judged: JudgedRun, directory: Path) -> None:
         """After the guard: the tool's own preparation, the Invocation's files in the run's
@@ -300,7 +310,8 @@ class Supervisor:
         except BlockingIOError:
             pass
 
-    def _finish(self, tool: Any, exit_status: int, hard_limit_s: float | None, stderr_tail: list[str]) -> None:
+    def _finish(self, tool: Any, exit_status: int, hard_limit_s: float | None, stderr_tail: list[str],
+                violations: list[str] | None = None) -> None:
         output = self.store.raw_output(self.run_id, "stdout")
         result: dict[str, Any] | None = None
         parse_problem: str | None = None
@@ -310,7 +321,10 @@ class Supervisor:
             parse_problem = f"no result: {exc}"
         if result is not None:
             self.store.set_result(self.run_id, result)
-        if self.stop_reason is not None:
+        if violations:
+            # first: a stop or a limit that came meanwhile is not why this run ended
+            state, message = RunState.FAILED, "killed: " + "; ".join(dict.fromkeys(violations))
+        elif self.stop_reason is not None:
             state, message = RunState.STOPPED, self.stop_reason
         elif hard_limit_s is not None:
             state, message = RunState.FAILED, f"hard limit of {hard_limit_s:g} s reached; stopped"
@@ -322,11 +336,11 @@ class Supervisor:
             state = RunState.SUCCEEDED if ok else RunState.FAILED
             if not ok and parse_problem and parse_problem not in (message or ""):
                 message = f"{message}; {parse_problem}" if message else parse_problem
-        if state is RunState.FAILED and result is None and stderr_tail:
+        if state is RunState.FAILED and result is None and stderr_tail and not violations:
             # no report at all: the tool's own last words are the reason, so they come first
             # ("iperf3: error - unable to connect to server: Connection refused (...)")
             message = f"{stderr_tail[-1]} ({message})" if message else stderr_tail[-1]
-        elif state is not RunState.SUCCEEDED and stderr_tail:
+        elif state is not RunState.SUCCEEDED and stderr_tail and not violations:
             message = f"{message}; stderr: {stderr_tail[-1]}" if message else f"stderr: {stderr_tail[-1]}"
         self.store.set_state(self.run_id, state, exit_status=exit_status, message=message)
 
@@ -353,7 +367,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--detach", action="store_true",
                         help="fork into the background; print the supervisor pid on stdout")
     parser.add_argument("--log", default=None, help="append diagnostics to this file (detached)")
+    parser.add_argument("--write-watch", action="store_true",
+                        help="kill the benchmark if it opens for writing a block device not --cleared")
+    parser.add_argument("--cleared", action="append", default=[], metavar="MAJ:MIN",
+                        help="a block device the write guard cleared (repeatable; implies --write-watch)")
     args = parser.parse_args(argv)
+    cleared = []
+    for text in args.cleared:
+        major, _, minor = text.partition(":")
+        if not (major.isdigit() and minor.isdigit()):
+            parser.error(f"--cleared {text!r}: expected MAJOR:MINOR, e.g. 7:5")
+        cleared.append((int(major), int(minor)))
+    write_watch = WriteWatch(cleared) if args.write_watch or cleared else None
     if args.detach:
         _detach()
     if args.log:
@@ -372,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     set_child_subreaper()
     with Store.open(Path(args.data_dir)) as store:
         store.set_supervisor_pid(args.run_id, os.getpid())
-        record = Supervisor(store, args.run_id).run()
+        record = Supervisor(store, args.run_id, write_watch=write_watch).run()
     return 0 if record.state is RunState.SUCCEEDED else 1
 
 

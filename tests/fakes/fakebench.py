@@ -41,6 +41,10 @@ def main() -> int:
     p.add_argument("--stderr", default=None, help="print this line on stderr")
     p.add_argument("--stamp", action="store_true", help='SAMPLE carries "sent": wall-clock time')
     p.add_argument("--filler", type=int, default=0, help="this many 100-byte lines before each SAMPLE")
+    p.add_argument("--writer", default=None, metavar="PATH",
+                   help="a grandchild in its own session (as fio's workers) opens PATH O_WRONLY after "
+                        "0.3 s, logs the time, and writes 4 KiB of 0xAA at offset 0 only 3 s later")
+    p.add_argument("--writer-log", default=None, help="where the writer logs 'opened PID WALLTIME'")
     args = p.parse_args()
 
     if args.ignore_term:
@@ -52,6 +56,17 @@ def main() -> int:
             code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
         code += "time.sleep(600)\n"
         kids.append(subprocess.Popen([sys.executable, "-c", code], start_new_session=args.escape))
+    if args.writer:
+        code = ("import os, sys, time\n"
+                "time.sleep(0.3)\n"
+                f"fd = os.open({args.writer!r}, os.O_WRONLY)\n"
+                f"with open({args.writer_log!r}, 'w') as log:\n"
+                "    log.write(f'opened {os.getpid()} {time.time()}\\n')\n"
+                "time.sleep(3)\n"
+                "os.pwrite(fd, b'\\xaa' * 4096, 0)\n"
+                "os.fsync(fd)\n"
+                "time.sleep(600)\n")
+        kids.append(subprocess.Popen([sys.executable, "-c", code], start_new_session=True))
     if args.pidfile:
         tmp = args.pidfile + ".tmp"
         with open(tmp, "w") as fh:
