@@ -378,3 +378,23 @@ def test_random_job_files_never_reach_an_uncleared_device(data: st.DataObject, e
         return
     assert not writes_device, textwrap.indent(text + (include or ""), "  ")
     assert all(not (t.path == ext4 and t.access == "write") for t in judged.invocation.targets)
+
+
+# ---------------------------------------------------------------------------- the kernel's net, wired
+
+
+def test_a_cleared_device_runs_in_the_device_jail_with_the_write_watch(tmp_path: Path) -> None:
+    """A blank loop device passes the guard; fio writes it from inside a private /dev that
+    holds only that node, and the run's record says which protections were active."""
+    image = make_sparse_image(tmp_path / "blank.img", 16)
+    with loop_device(image) as loop:
+        done = run_fio(["--name=w", f"--filename={loop.path}", "--rw=randwrite", "--bs=4k", "--size=4m",
+                        "--runtime=1", "--time_based", "--direct=1"], tmp_path)
+        assert done.returncode == 0, done.stderr
+        shown = subprocess.run(racperf_cmd() + ["runs", "show", "1", "--data-dir", str(tmp_path / "data")],
+                               capture_output=True, text=True, timeout=30).stdout
+    assert f"  write {loop.path}  (command-line job 'w' (rw=randwrite))" in shown
+    assert f"  - device jail: /dev holds only {loop.path}" in shown
+    assert "  - write watch: the run is killed if it opens an uncleared block device for writing" in shown
+    assert "racperf_tui.core.devjail --allow " + loop.path + " -- " in shown
+    assert image.read_bytes()[:1 << 20] != bytes(1 << 20)  # fio really wrote the device

@@ -251,8 +251,10 @@ def _act(store: Store, action: str, args: argparse.Namespace) -> int:
 def _show(store: Store, record: RunRecord, as_json: bool) -> int:
     result = store.result(record.id)
     count = store.sample_count(record.id)
+    safety = _safety_record(store, record.id)
     if as_json:
-        print(json.dumps({"run": record.to_json(), "sample_count": count, "result": result}, indent=2))
+        print(json.dumps({"run": record.to_json(), "sample_count": count, "result": result, "safety": safety},
+                         indent=2))
         return 0
     out = [
         f"run {record.id}: {record.tool} on {record.host}",
@@ -267,11 +269,34 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
         f"command:      {shlex.join(record.argv)}",
         f"config:       {json.dumps(record.config, sort_keys=True)}",
         f"samples:      {count}",
+        *_safety_lines(safety),
         "result:",
         *("  " + line for line in result_summary(result)),
     ]
     print("\n".join(out))
     return 0
+
+
+def _safety_record(store: Store, run_id: int) -> dict[str, Any] | None:
+    """What the supervisor recorded of the run's targets and protections (None before it ran,
+    or for a tool without targets)."""
+    text = store.raw_output(run_id, "safety")
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
+
+
+def _safety_lines(safety: dict[str, Any] | None) -> list[str]:
+    if not safety:
+        return []
+    lines = ["targets:"]
+    lines += [f"  {t['access']:<5} {t['path']}  ({t['origin']})" for t in safety.get("targets", [])]
+    for overridden in safety.get("overridden", []):
+        lines.append(f"  OVERRIDDEN by the user: {overridden['path']}: {'; '.join(overridden['reasons'])}")
+    lines.append("protections:")
+    lines += [f"  - {p}" for p in safety.get("protections", [])]
+    return lines
 
 
 def _export(store: Store, record: RunRecord, fmt: str, output: str | None) -> int:

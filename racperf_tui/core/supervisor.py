@@ -27,6 +27,7 @@ import codecs
 import os
 import json
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -44,6 +45,7 @@ from racperf_tui.core.paths import run_dir
 from racperf_tui.core.process import SupervisedProcess, set_child_subreaper
 from racperf_tui.core.run_plan import JudgedRun, check_executable, install_hint, judge_run
 from racperf_tui.core.store import RunRecord, Store
+from racperf_tui.core.devjail import devjail_available, jail_argv
 from racperf_tui.core.write_watch import WriteWatch
 
 __all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "tool_version"]
@@ -157,13 +159,13 @@ class Supervisor:
         directory = run_dir(self.store.path.parent, self.run_id)
         try:
             judged = judge_run(module, record.tool, config, str(directory))
-            self._prepare(tool, config, judged, directory)
+            argv, write_watch, protections = self._protections(judged)
+            self._prepare(tool, config, judged, directory, protections)
         except (ValueError, FileNotFoundError) as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=str(exc))
             return
         planned = judged.invocation
-        argv = list(planned.argv)
-        self.store.set_argv(self.run_id, argv, tool_version(tool, argv))
+        self.store.set_argv(self.run_id, argv, tool_version(tool, list(planned.argv)))
         hard_limit_s = float(planned.hard_limit_s if planned.hard_limit_s is not None
                              else tool.hard_limit_s(config))
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
@@ -173,7 +175,7 @@ class Supervisor:
             self.store.set_state(self.run_id, RunState.STOPPED, message=self.stop_reason)
             return
 
-        proc = SupervisedProcess(argv, merge_stderr=merge_stderr, write_watch=self.write_watch)
+        proc = SupervisedProcess(argv, merge_stderr=merge_stderr, write_watch=write_watch)
         try:
             proc.start()
         except OSError as exc:
@@ -263,7 +265,39 @@ class Supervisor:
         self._finish(tool, exit_status, hard_limit_s if hard_limit_hit else None, list(stderr_tail),
                      [str(violation) for violation in proc.violations])
 
-    def _prepare(self, tool: Any, config: dict[str, Any], judged: JudgedRun, directory: Path) -> None:
+    def _protections(self, judged: JudgedRun) -> tuple[list[str], WriteWatch | None, list[str]]:
+        """The kernel's net under the guard, for a run that touches storage (has targets):
+        the device jail (a private /dev holding only the cleared device nodes) when the
+        kernel and our privileges allow it, and the write watch (the tree killed the moment
+        it holds an uncleared block device open for writing). Returns (argv, watch, what is
+        active, said in words for the run's record)."""
+        argv = list(judged.invocation.argv)
+        if not judged.invocation.targets:
+            return argv, self.write_watch, []
+        nodes = list(judged.guard.device_nodes)
+        protections = ["options resolved by fio itself and judged against racperf's allow list",
+                       "every target checked by the write guard (mounts, swap, holders, open files, signatures)"]
+        available, why = devjail_available()
+        if available:
+            argv = jail_argv(argv, [n for n in nodes if os.path.abspath(n).startswith("/dev/")])
+            protections.append("device jail: /dev holds only " + (", ".join(nodes) or "null, zero, urandom"))
+        else:
+            protections.append(f"device jail not active: {why}")
+            self.log(f"device jail not active: {why}")
+        cleared = set()
+        for node in nodes:
+            try:
+                st = os.stat(node)
+            except OSError:
+                continue
+            if stat.S_ISBLK(st.st_mode):
+                cleared.add((os.major(st.st_rdev), os.minor(st.st_rdev)))
+        watch = self.write_watch or WriteWatch(cleared)
+        protections.append("write watch: the run is killed if it opens an uncleared block device for writing")
+        return argv, watch, protections
+
+    def _prepare(self, tool: Any, config: dict[str, Any], judged: JudgedRun, directory: Path,
+                 protections: list[str]) -> None:
         """After the guard: the tool's own preparation, the Invocation's files in the run's
         directory, and the record of what was planned and which protections are active."""
         prepare = getattr(tool, "prepare", None)
@@ -279,8 +313,7 @@ class Supervisor:
                         for t in judged.invocation.targets],
             "overridden": [{"path": t.path, "reasons": v.reasons} for t, v in guard.overridden],
             "device_nodes": list(guard.device_nodes),
-            "protections": ["options resolved by fio and judged against racperf's allow list",
-                            "every target checked by the write guard"] if judged.invocation.targets else [],
+            "protections": protections,
         }
         if judged.invocation.targets:
             self.store.add_raw(self.run_id, json.dumps(safety), "safety")
