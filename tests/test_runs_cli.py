@@ -244,7 +244,7 @@ def test_pair_tools_take_set_keys_and_refuse_raw_options(data: Path) -> None:
     assert out.stderr.strip() == (
         "racperf run iperf3: iperf3 takes its settings as --set KEY=VALUE (e.g. racperf run iperf3 "
         "--set host=10.0.0.2 --set duration_s=30), not as options after '--' (got '-c 127.0.0.2 -t 2'); "
-        "see 'racperf run --help'")
+        "see 'racperf run iperf3 --help'")
     out = racperf("run", "iperf3", "--set", "duration_s", data=data)
     assert out.returncode == 2 and "--set 'duration_s': expected KEY=VALUE" in out.stderr
 

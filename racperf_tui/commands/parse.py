@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from racperf_tui.tools import TOOL_MODULES, load_tool
+from racperf_tui.tools import load_tool, tool_modules
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tool", choices=sorted(TOOL_MODULES), help="which tool wrote the output")
+    parser.add_argument("tool", choices=sorted(tool_modules()), help="which tool wrote the output")
     parser.add_argument("files", nargs="+", metavar="FILE", help="saved output ('-' for stdin)")
     parser.add_argument("--indent", type=int, default=None, help="pretty-print with this indent")
 

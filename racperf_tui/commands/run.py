@@ -25,6 +25,8 @@ import sys
 from typing import Any
 
 from racperf_tui.core.events import RunState, Sample
+from racperf_tui.tools import tool_description, tool_modules
+from racperf_tui.tools.base import RUN_LEVEL_KEYS
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
@@ -36,19 +38,14 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
                         help="the file, directory or device the benchmark works on (fio: its "
                              "--filename / --directory are taken when this is not given)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
-                        help="a config key of the tool (repeatable); values are numbers, true/false "
-                             "or text. iperf3: role host port duration_s interval_s udp bitrate "
-                             "parallel reverse length window. probe: role host port mode length "
-                             "num_conn delay_ms write rtt interval_s duration_s (server: bind port). "
-                             "oratcptest: role host port mode jar_path java duration_s interval_s "
-                             "write ... netperf: role host port test duration_s interim_s netperf "
-                             "netserver ...")
+                        help="an option of the tool (repeatable); 'racperf run TOOL --help' lists "
+                             "them with their kinds and defaults")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options, TOOL, then everything after the first '--' is the tool's, untouched."""
     _add_options(parser)
-    parser.add_argument("tool", help="the benchmark tool: fio, iperf3, probe, oratcptest, netperf")
+    parser.add_argument("tool", help=f"the benchmark tool: {', '.join(sorted(tool_modules()))}")
     parser.add_argument("tool_args", nargs="*", metavar="-- FIO_ARGS",
                         help="fio's own options, after '--' (passed on untouched; fio only)")
     parser.epilog = ("examples: racperf run fio -- --name=oltp --filename=/u02/fio.dat --size=1g "
@@ -65,11 +62,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if "--" in argv:
             tool_args = argv[argv.index("--") + 1:]
             argv = argv[:argv.index("--")]
+        named = _tool_named(argv)
+        if named is not None and any(a in ("-h", "--help") for a in argv):
+            parser.print_help()
+            try:
+                print("\n" + tool_description(named).options_help())
+            except KeyError as exc:
+                print(f"\n{exc.args[0] if exc.args else exc}")
+            parser.exit(0)
         args = plain_parse(argv, namespace)
         args.tool_args = list(args.tool_args) + tool_args
         return args
 
     parser.parse_args = parse_args  # type: ignore[method-assign]
+
+
+_OPTIONS_WITH_VALUES = frozenset({"--data-dir", "--target", "--set"})
+
+
+def _tool_named(argv: list[str]) -> str | None:
+    """The TOOL positional of ``racperf run`` arguments (before '--'), if any."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _OPTIONS_WITH_VALUES:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
@@ -100,26 +121,26 @@ def fio_target_from_args(tool_args: list[str]) -> str | None:
     return None
 
 
-#: tools configured only by keys (--set): their options after '--' would be silently ignored
-KEYS_ONLY_TOOLS = frozenset({"iperf3", "probe", "oratcptest", "netperf"})
+#: keys the run machinery reads, whatever the tool
+_RUN_LEVEL_KEYS = RUN_LEVEL_KEYS | {"destructive", "destructive_targets", "hard_limit_s"}
 
 
 def tool_config(tool: str, tool_args: list[str], settings: list[str], destructive: bool,
                 target: str | None) -> dict[str, Any]:
-    """The run config from the command line; ValueError says what is wrong."""
-    if tool in KEYS_ONLY_TOOLS and tool_args:
+    """The run config from the command line, each --set key checked against the tool's
+    declared options; ValueError (or KeyError for an unknown tool) says what is wrong."""
+    description = tool_description(tool)
+    if not description.takes_raw_args and tool_args:
         raise ValueError(f"{tool} takes its settings as --set KEY=VALUE (e.g. racperf run {tool} "
                          f"--set host=10.0.0.2 --set duration_s=30), not as options after '--' "
-                         f"(got {' '.join(tool_args)!r}); see 'racperf run --help'")
+                         f"(got {' '.join(tool_args)!r}); see 'racperf run {tool} --help'")
     config: dict[str, Any] = {}
-    if tool not in KEYS_ONLY_TOOLS:
+    if description.takes_raw_args:
         config = {"extra_args": list(tool_args), "destructive": bool(destructive), "target": target}
     elif destructive:
         config["destructive"] = True
-    for text in settings:
-        key, value = parse_setting(text)
-        config[key] = value
-    if tool in KEYS_ONLY_TOOLS and target is not None:
+    config.update(description.settings_to_config([parse_setting(text) for text in settings], _RUN_LEVEL_KEYS))
+    if not description.takes_raw_args and target is not None:
         config["target"] = target
     return config
 
@@ -186,6 +207,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = tool_config(args.tool, list(args.tool_args), list(args.settings), args.destructive,
                              args.target)
+    except KeyError as exc:
+        print(f"racperf run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"racperf run {args.tool}: {exc}", file=sys.stderr)
         return 2

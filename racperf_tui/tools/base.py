@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Protocol
 
 from racperf_tui.core.events import Sample
+from racperf_tui.core.tool import ToolDescription
 
 #: Keys the run machinery adds to a config (not options of any tool): tools accept and ignore them.
 RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label"})
@@ -124,6 +125,8 @@ class ModuleTool:
     merge_stderr: bool = False
     #: seconds between SIGTERM and SIGKILL when a run is stopped
     stop_grace_s: float = 3.0
+    #: the tool's options and metrics (racperf_tui.core.tool)
+    description: ToolDescription | None = None
 
 
 class OptionsConfig:

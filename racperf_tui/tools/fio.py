@@ -33,6 +33,7 @@ from typing import Any, Iterable, Mapping
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import Invocation, ToolNotFound
+from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools import fio_formats
 from racperf_tui.tools.fio_formats import FioParseError, JsonObjectSplitter, histogram_percentiles
 from racperf_tui.tools.fio_options import FioOptionError, option_table
@@ -936,10 +937,48 @@ def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool,
     return True, "ok"
 
 
+_FIO_HELP = {
+    "target": "the file, directory or block device fio works on (default: a private scratch file)",
+    "size": "the size of the file / the region of the device (256m, 1g, 10%)",
+    "runtime_s": "seconds to run",
+    "time_based": "run for runtime_s even when size was done",
+    "ramp_time_s": "seconds of warm-up not counted in the figures",
+    "bs": "block size (8k, 1m; read,write as 8k,64k)",
+    "rw": "the I/O pattern",
+    "rwmixread": "percentage of reads in a mixed pattern",
+    "ioengine": "how fio submits I/O",
+    "iodepth": "I/Os in flight per job (async engines)",
+    "numjobs": "parallel jobs",
+    "direct": "O_DIRECT: bypass the page cache",
+    "group_reporting": "one figure for all jobs",
+    "extra_args": "more fio options (judged against racperf's allow list)",
+    "job_file": "an fio job file instead of the fields (custom mode)",
+    "status_interval_s": "seconds between live samples",
+    "destructive": "allow writing a device the write guard refuses (headless --destructive)",
+    "custom": "the command line is extra_args and job_file only",
+    "name": "the job's name",
+}
+
+#: fio's form and --set keys, from FioConfig's fields
+OPTIONS = options_from_dataclass(FioConfig, _FIO_HELP, choices={"rw": RW_MODES, "ioengine": IOENGINES})
+#: what a live fio run shows: bandwidth stored in KiB/s, shown in MiB/s
+METRICS = (
+    MetricSpec("read_iops", "read IOPS", "IOPS", decimals=0, chart="iops"),
+    MetricSpec("write_iops", "write IOPS", "IOPS", decimals=0, chart="iops"),
+    MetricSpec("read_bw_kib_s", "read BW", "MiB/s", divisor=1024.0, chart="bw"),
+    MetricSpec("write_bw_kib_s", "write BW", "MiB/s", divisor=1024.0, chart="bw"),
+    *(MetricSpec(f"{d}_clat_{p}_us", f"{d} clat {p}", "µs", chart="lat")
+      for d in _DIRECTIONS for p in SAMPLE_PERCENTILES),
+)
+DESCRIPTION = ToolDescription(name="fio", summary="flexible I/O tester: storage IOPS, bandwidth, latency",
+                              install_hint=install_hint, options=OPTIONS, metrics=METRICS, takes_raw_args=True)
+
+
 class FioTool:
     """The fio :class:`racperf_tui.tools.base.Tool`."""
 
     name = "fio"
+    description = DESCRIPTION
     install_hint = install_hint
     presets = PRESETS
     preset_descriptions = PRESET_DESCRIPTIONS

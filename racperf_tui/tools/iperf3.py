@@ -51,6 +51,7 @@ import subprocess
 from typing import Any, Mapping
 
 from racperf_tui.core.events import Sample
+from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
 from racperf_tui.tools.base import PairSpec
 
 #: the server line after which a client may connect
@@ -87,10 +88,43 @@ _VERSION_LINE = re.compile(r"^iperf \d+\.\d+")
 _SERVER_TEST_START = re.compile(r"^Server listening on", re.MULTILINE)
 
 
+#: iperf3's config keys (see Iperf3Tool.build_argv)
+OPTIONS = (
+    ToolOption("role", "choice", "client", "which end this run is", ("client", "server")),
+    ToolOption("host", "str", "", "the server's address", end="client"),
+    ToolOption("port", "int", DEFAULT_PORT, "the server's port"),
+    ToolOption("bind", "str", "", "the local address to use (-B)"),
+    ToolOption("one_off", "bool", True, "the server exits after one test (-1)", end="server"),
+    ToolOption("duration_s", "float", 10, "seconds to send (-t)", end="client"),
+    ToolOption("interval_s", "float", 1, "seconds between live figures (-i)", end="client"),
+    ToolOption("udp", "bool", False, "UDP instead of TCP (-u)", end="client"),
+    ToolOption("bitrate", "str", "", "target rate, e.g. 100M (-b; UDP's default is 1M)", end="client"),
+    ToolOption("parallel", "int", 1, "parallel streams (-P)", end="client"),
+    ToolOption("reverse", "bool", False, "the server sends (-R)", end="client"),
+    ToolOption("length", "str", "", "buffer length, e.g. 128K (-l)", end="client"),
+    ToolOption("window", "str", "", "socket buffer, e.g. 4M (-w)", end="client"),
+    ToolOption("json_stream", "str", "auto", "true / false / auto: --json-stream where iperf3 has it",
+               end="client"),
+    ToolOption("verbose", "bool", True, "-V: adds the CPU line", end="client"),
+    ToolOption("binary", "str", "iperf3", "the iperf3 program"),
+)
+METRICS = (
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput"),
+    MetricSpec("retransmits", "retransmits", "", decimals=0, chart="retransmits"),
+    MetricSpec("cwnd_kib", "cwnd", "KiB", decimals=0, chart="cwnd"),
+    MetricSpec("jitter_ms", "jitter", "ms", decimals=3, chart="jitter"),
+    MetricSpec("lost_pct", "lost", "%", decimals=2, chart="lost"),
+)
+DESCRIPTION = ToolDescription(name="iperf3", summary="network throughput between two ends",
+                              install_hint="apt-get install iperf3 (Debian/Ubuntu) or dnf install iperf3 "
+                                           "(RHEL/Oracle Linux)", options=OPTIONS, metrics=METRICS)
+
+
 class Iperf3Tool:
     """The iperf3 Tool (see racperf_tui.tools.base.Tool)."""
 
     name = "iperf3"
+    description = DESCRIPTION
     install_hint = "apt-get install iperf3 (Debian/Ubuntu) or dnf install iperf3 (RHEL/Oracle Linux)"
 
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from racperf_tui.core.events import Sample
+from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
 
 name = "netperf"
@@ -806,8 +807,40 @@ def tool_version(argv: list[str]) -> str | None:
     return match[0] if match else None
 
 
+_HELP = {
+    "role": "which end this run is",
+    "host": "client: where netserver runs; server: the address to listen on (empty: all)",
+    "port": "netserver's control port (-p)",
+    "netperf": "the netperf program",
+    "netserver": "the netserver program",
+    "test": "the test (-t)",
+    "duration_s": "seconds to run (-l)",
+    "interim_s": "seconds between live figures (-D; builds with --enable-demo)",
+    "print_headers": "netperf's banner and headers (-P)",
+    "local_cpu": "measure this end's CPU (-c)",
+    "remote_cpu": "measure the other end's CPU (-C)",
+    "send_size_bytes": "STREAM: send size (-m)",
+    "recv_size_bytes": "STREAM: receive size (-M)",
+    "request_bytes": "RR: request size (-r)",
+    "response_bytes": "RR: response size (-r)",
+    "local_sockbuf_bytes": "this end's socket buffer (-s)",
+    "remote_sockbuf_bytes": "the other end's socket buffer (-S)",
+    "omni_output": "omni output: csv (-o), human (-O), keyval (-k), or none",
+    "omni_selectors": "omni output selectors (e.g. THROUGHPUT,P99_LATENCY)",
+    "server_lifetime_s": "seconds before a server run ends by itself",
+}
+OPTIONS = options_from_dataclass(NetperfConfig, _HELP, choices={"role": ("client", "server"), "test": TESTS},
+                                 ends={"netserver": "server", "server_lifetime_s": "server"})
+METRICS = (
+    MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans"),
+    MetricSpec("rt_latency_us", "round trip", "µs", chart="latency"),
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit"),
+)
+DESCRIPTION = ToolDescription(name=name, summary="request/response latency and stream throughput",
+                              install_hint=install_hint, options=OPTIONS, metrics=METRICS)
+
 #: The Tool (racperf_tui.tools.base.Tool). netserver says "Unable to start netserver ..." on
 #: stderr and getopt errors go there too, so both are read.
 TOOL = ModuleTool(name, build_argv=build_argv, stream_parser=stream_parser, parse_result=parse_result,
                   succeeded=succeeded, hard_limit_s=hard_limit_s, tool_version=tool_version,
-                  install_hint=install_hint, merge_stderr=True, stop_grace_s=2.0)
+                  install_hint=install_hint, merge_stderr=True, stop_grace_s=2.0, description=DESCRIPTION)

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 
 from racperf_tui.core import settings
 from racperf_tui.core.events import Sample
+from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
 
 name = "oratcptest"
@@ -631,8 +632,46 @@ def tool_version(argv: list[str]) -> str | None:
     return f"oratcptest.jar on {text.splitlines()[0][:150]}" if text else None
 
 
+_HELP = {
+    "role": "which end this run is",
+    "host": "client: the server's address; server: the address to bind (empty: all)",
+    "port": "the server's port",
+    "jar_path": "oratcptest.jar (remembered once found)",
+    "java": "the java program (default: JAVA_HOME, ORACLE_HOME/jdk, PATH)",
+    "file": "the file the server writes into with write",
+    "server_lifetime_s": "seconds before a server run ends by itself",
+    "sockbuf_bytes": "socket buffer (-sockbuf), e.g. 4M",
+    "write": "the server writes each message to file (SYNC redo)",
+    "mode": "SYNC: each message waits for the ACK; ASYNC: a stream",
+    "num_conn": "parallel connections (-num_conn)",
+    "length_bytes": "message length (-length), e.g. 1M",
+    "delay_ms": "pause between messages (-delay)",
+    "rtt": "round-trip latency only (-rtt)",
+    "random_length": "random message lengths up to length_bytes (-random_length)",
+    "random_delay": "random delays up to delay_ms (-random_delay)",
+    "payload": "message contents (-payload): RANDOM, ZERO or a file",
+    "interval_s": "seconds between live figures (-interval)",
+    "duration_s": "seconds to send (-duration)",
+    "freq": "how often to send, e.g. 1.0/10 (-freq)",
+    "timeout_s": "the client's connect timeout (-timeout)",
+    "output": "a file the jar also writes its report to (-output)",
+}
+OPTIONS = options_from_dataclass(OratcptestConfig, _HELP, choices={"role": ("client", "server"),
+                                                                   "mode": ("SYNC", "ASYNC")},
+                                 ends={k: "server" for k in ("file", "server_lifetime_s")} | {
+                                     k: "client" for k in ("write", "mode", "num_conn", "length_bytes", "delay_ms",
+                                                           "rtt", "random_length", "random_delay", "payload",
+                                                           "interval_s", "duration_s", "freq", "timeout_s",
+                                                           "output")})
+METRICS = (
+    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib"),
+    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
+)
+DESCRIPTION = ToolDescription(name=name, summary="Oracle's network test for Data Guard redo transport",
+                              install_hint=install_hint, options=OPTIONS, metrics=METRICS)
+
 #: The Tool (racperf_tui.tools.base.Tool). The jar reports its failures on stdout; stderr holds
 #: JVM errors worth a look, so both are read.
 TOOL = ModuleTool(name, build_argv=build_argv, stream_parser=stream_parser, parse_result=parse_result,
                   succeeded=succeeded, hard_limit_s=hard_limit_s, tool_version=tool_version,
-                  install_hint=install_hint, merge_stderr=True, stop_grace_s=3.0)
+                  install_hint=install_hint, merge_stderr=True, stop_grace_s=3.0, description=DESCRIPTION)

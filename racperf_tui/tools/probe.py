@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
+from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
 from racperf_tui.core.events import Sample
 from racperf_tui.tools import probe_server
 from racperf_tui.tools.base import PairSpec
@@ -504,10 +505,45 @@ def parse_size(text: str | int) -> int:
 # ---------------------------------------------------------------- the Tool
 
 
+#: the probe's config keys (see ProbeTool.build_argv)
+OPTIONS = (
+    ToolOption("role", "choice", "client", "which end this run is", ("client", "server")),
+    ToolOption("host", "str", "", "the server's address", end="client"),
+    ToolOption("port", "int", DEFAULT_PORT, "the server's port (server: 0 picks one)"),
+    ToolOption("bind", "str", "0.0.0.0", "the address the server listens on", end="server"),
+    ToolOption("mode", "choice", "SYNC", "SYNC: each message waits for the ACK; ASYNC: a stream",
+               ("SYNC", "ASYNC"), end="client"),
+    ToolOption("length", "str", "1M", "message length, e.g. 8K", end="client"),
+    ToolOption("num_conn", "int", 1, "parallel connections", end="client"),
+    ToolOption("delay_ms", "float", 0, "pause between messages", end="client"),
+    ToolOption("write", "bool", False, "the server writes and fsyncs each message (SYNC redo)", end="client"),
+    ToolOption("rtt", "bool", False, "empty messages: the latency is the round trip", end="client"),
+    ToolOption("interval_s", "float", 2, "seconds between live figures", end="client"),
+    ToolOption("duration_s", "float", 10, "seconds to send", end="client"),
+    ToolOption("sockbuf", "str", "", "socket send buffer, e.g. 4M", end="client"),
+    ToolOption("payload", "choice", "ZERO", "message contents", ("ZERO", "RANDOM"), end="client"),
+    ToolOption("once", "bool", True, "the server exits after one test", end="server"),
+    ToolOption("write_dir", "path", "", "where the server writes with write (on the standby redo disk)",
+               end="server"),
+    ToolOption("write_file", "path", "", "one file the server writes into with write", end="server"),
+    ToolOption("fsync", "bool", False, "the server fsyncs each written message", end="server"),
+    ToolOption("python", "path", "", "the python3 that runs the server (>= 3.6)", end="server"),
+)
+METRICS = (
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit"),
+    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib"),
+    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
+)
+DESCRIPTION = ToolDescription(name="probe", summary="oratcptest's SYNC/ASYNC measurement without Java",
+                              install_hint="nothing to install: the probe is part of racperf (server: "
+                                           "python3 >= 3.6)", options=OPTIONS, metrics=METRICS)
+
+
 class ProbeTool:
     """The probe as a Tool (see racperf_tui.tools.base.Tool): ``role`` "client" or "server"."""
 
     name = "probe"
+    description = DESCRIPTION
     install_hint = "nothing to install: the probe is part of racperf (server: python3 >= 3.6)"
     stop_grace_s = 3.0
 

@@ -1,0 +1,188 @@
+"""How a tool describes itself: its options and its live metrics, declared once.
+
+From a tool's :class:`ToolOption` list come ``racperf run TOOL --set KEY=VALUE`` (checked and
+converted here), ``racperf run TOOL --help`` and, in the UI, the form's fields; from its
+:class:`MetricSpec` list come the labels, units and formats of the live view and the charts,
+never a guess from a metric's name. :class:`ToolDescription` gives every tool the defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+#: option kinds: how text typed by a user becomes a config value
+KINDS = ("str", "int", "float", "bool", "choice", "list", "path")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+@dataclass(frozen=True)
+class ToolOption:
+    """One config key of a tool.
+
+    ``end`` says which end of a two-ended tool reads it ("client", "server" or "both");
+    ``repeatable`` options collect every ``--set KEY=VALUE`` into a list.
+    """
+
+    name: str
+    kind: str = "str"
+    default: Any = None
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    end: str = "both"
+    repeatable: bool = False
+
+    def convert(self, text: Any) -> Any:
+        """A typed value from user text (or an already typed value); ValueError names the
+        option and what it expects."""
+        if not isinstance(text, str):
+            return text
+        raw = text.strip()
+        if self.kind == "bool":
+            if raw.lower() in _TRUE:
+                return True
+            if raw.lower() in _FALSE:
+                return False
+            raise ValueError(f"{self.name}: {text!r} is not true or false")
+        if self.kind in ("int", "float"):
+            # sizes and times with units ("1M", "2m") go on as text: the tool's own
+            # validation reads them and names what is wrong
+            try:
+                value = float(raw)
+            except ValueError:
+                return raw
+            if not math.isfinite(value):
+                raise ValueError(f"{self.name}: {text!r} is not a finite number")
+            return int(value) if self.kind == "int" and value.is_integer() else value
+        if self.kind == "choice":
+            for choice in self.choices:
+                if raw.lower() == choice.lower():
+                    return choice
+            raise ValueError(f"{self.name}: {text!r} is not one of {', '.join(self.choices)}")
+        if self.kind == "list":
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = None
+            return value if isinstance(value, list) else [raw]
+        return text
+
+    def describe(self) -> str:
+        """One help entry: ``name (kind, default X; client end): help``."""
+        facts = [self.kind if self.kind != "choice" else "|".join(self.choices)]
+        if self.default not in (None, "", [], ()):
+            facts.append(f"default {self.default}")
+        if self.end != "both":
+            facts.append(f"{self.end} end")
+        if self.repeatable:
+            facts.append("repeatable")
+        return f"{self.name} ({', '.join(facts)}): {self.help}"
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A live metric: stored under ``key`` in ``stored_unit``, shown as ``label`` in ``unit``
+    (``value / divisor``) with ``decimals``; metrics sharing a ``chart`` are drawn on one axis,
+    so only metrics of one unit may share it."""
+
+    key: str
+    label: str
+    unit: str = ""
+    divisor: float = 1.0
+    decimals: int = 1
+    chart: str = ""
+
+    def shown(self, value: float) -> float:
+        return value / self.divisor
+
+    def format(self, value: float | None) -> str:
+        """The value as the view prints it, with its unit; "-" when unknown."""
+        if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return "-"
+        number = f"{self.shown(value):,.{self.decimals}f}"
+        return f"{number} {self.unit}".rstrip()
+
+
+@dataclass
+class ToolDescription:
+    """Defaults every tool inherits; a tool overrides what it has."""
+
+    name: str = "tool"
+    summary: str = ""
+    install_hint: str = ""
+    options: Sequence[ToolOption] = field(default_factory=tuple)
+    metrics: Sequence[MetricSpec] = field(default_factory=tuple)
+    #: options after '--' are the tool's own (fio); else only --set KEY=VALUE
+    takes_raw_args: bool = False
+
+    def option(self, name: str) -> ToolOption | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def metric(self, key: str) -> MetricSpec | None:
+        return next((m for m in self.metrics if m.key == key), None)
+
+    def settings_to_config(self, settings: Sequence[tuple[str, Any]],
+                           run_level_keys: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """``--set`` pairs -> config values, converted by each option's kind. ValueError for an
+        unknown key (naming the known ones) or a value the option does not take."""
+        config: dict[str, Any] = {}
+        known = {o.name for o in self.options}
+        for key, value in settings:
+            spec = self.option(key)
+            if spec is None:
+                if key in run_level_keys or not self.options:
+                    config[key] = value
+                    continue
+                raise ValueError(f"{self.name} has no option {key!r}; its options: {', '.join(sorted(known))} "
+                                 f"(see racperf run {self.name} --help)")
+            converted = spec.convert(value)
+            if spec.repeatable:
+                config.setdefault(key, [])
+                config[key].extend(converted if isinstance(converted, list) else [converted])
+            else:
+                config[key] = converted
+        return config
+
+    def options_help(self, width: int = 100) -> str:
+        """Every option, one wrapped entry each (``racperf run TOOL --help``)."""
+        lines = [f"{self.name} options (--set KEY=VALUE):"]
+        for spec in self.options:
+            lines += textwrap.wrap(spec.describe(), width, initial_indent="  ", subsequent_indent="      ")
+        return "\n".join(lines)
+
+
+_KIND_OF_ANNOTATION = {"int": "int", "float": "float", "bool": "bool", "str": "str"}
+
+
+def options_from_dataclass(cls: Any, helps: Mapping[str, str], *, choices: Mapping[str, Sequence[str]] | None = None,
+                           ends: Mapping[str, str] | None = None, skip: Sequence[str] = ()) -> tuple[ToolOption, ...]:
+    """The options of a config dataclass: name, kind (from the field's annotation) and default
+    from the field, help from ``helps`` (every field must have one: a test checks)."""
+    found = []
+    for item in dataclasses.fields(cls):
+        if item.name in skip:
+            continue
+        annotation = str(item.type).replace(" ", "")
+        base = annotation.split("|")[0]
+        kind = "list" if base.startswith(("Sequence", "list", "tuple")) else _KIND_OF_ANNOTATION.get(base, "str")
+        if choices and item.name in choices:
+            kind = "choice"
+        if item.default is not dataclasses.MISSING:
+            default = item.default
+        elif item.default_factory is not dataclasses.MISSING:
+            default = item.default_factory()
+        else:
+            default = None
+        found.append(ToolOption(item.name, kind, default, helps.get(item.name, ""),
+                                tuple((choices or {}).get(item.name, ())), (ends or {}).get(item.name, "both")))
+    return tuple(found)
+
+
+def metric_table(metrics: Sequence[MetricSpec]) -> Mapping[str, MetricSpec]:
+    """key -> spec, for a view that formats samples."""
+    return {m.key: m for m in metrics}
