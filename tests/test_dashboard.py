@@ -601,9 +601,27 @@ async def test_disks_keys_work_again_after_another_tab(root: ReplayRoot) -> None
         assert app.focused is panel.table
         await pilot.press("s")
         assert panel.model.sort_key == "await" and shown(panel) == ["sdc", "sdb", "nvme0n1", "sda"]
-        # an open name filter keeps the focus across a tab switch (its digits are typed)
+        # in the open name filter a digit is typed, not taken as a tab key
         await pilot.press("slash")
         await pilot.press("3")
         pattern = panel.query_one("#iostat-pattern")
         assert app.focused is pattern and pattern.value == "3"
 
+
+async def test_first_frame_says_its_figures_are_since_boot(root: ReplayRoot) -> None:
+    """The first report averages since boot (iostat's first report): it looked like 'now'."""
+    app = make_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        await pilot.pause()
+        status = str(panel.query_one(".iostat-status").render())
+        assert status.startswith(" averages since boot │ every 10 s (-/+) │ ")
+        advance(panel, root, 1)
+        await pilot.pause()
+        status = str(panel.query_one(".iostat-status").render())
+        assert "since boot" not in status and status.startswith(" every 10 s (-/+) │ ")
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:  # at 80 columns the marker is kept, short
+        await pilot.pause()
+        status = str(app.query_one(IostatPanel).query_one(".iostat-status").render())
+        assert status.startswith(" since boot │ ")

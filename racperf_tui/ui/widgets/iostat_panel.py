@@ -197,6 +197,10 @@ class IostatPanel(Vertical):
             # First: a marker cut off at the right edge of an 80-column terminal is no marker.
             parts.append(("[b reverse] PAUSED [/]", "[b reverse] PAUSED [/]"))
         report = model.last_report
+        if report is not None and report.since_boot:
+            # The first report averages everything since boot, not the last second: a device
+            # busy at night would look busy now. Said until the first real interval is in.
+            parts.append(("[b]averages since boot[/]", "[b]since boot[/]"))
         parts.append((f"every {self.interval_s:g} s (-/+)", f"{self.interval_s:g} s"))
         if (report is not None and not report.since_boot and self.samples_taken > self._quiet_until_sample
                 and report.interval_s > 1.25 * self.interval_s):
