@@ -704,3 +704,38 @@ def test_live_poller_skips_work_until_another_connection_commits(data_dir: Path)
             assert poller.poll() is not second
         finally:
             poller.close()
+
+
+def _seed_runs(data_dir: Path, runs: list[tuple[str, str]]) -> list[int]:
+    """Finished runs (tool, target) at fixed moments a day apart; returns their ids."""
+    ids = []
+    with Store.open(data_dir) as store:
+        for index, (tool, target) in enumerate(runs):
+            run_id = store.create_run(tool, "local", target, {}, [tool], None)
+            store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+            started = 1764470000.0 + 86400 * index  # 2025-11-30 02:33:20 UTC, then a day later each
+            store._write("UPDATE runs SET started_at = ?, ended_at = ? WHERE id = ?",
+                         (started, started + 61.0, run_id))
+            ids.append(run_id)
+    return ids
+
+
+def _row_line(table: DataTable[Any], row: int) -> str:
+    """The text of one row of the list as painted (the header is line 0)."""
+    return table.render_line(row + 1).text
+
+
+async def test_home_and_end_move_the_runs_cursor(data_dir: Path) -> None:
+    """Home left the cursor where it was, so s then stopped the previously highlighted run."""
+    ids = _seed_runs(data_dir, [("fio", "/tmp/a.dat"), ("fio", "/tmp/b.dat"), ("fio", "/tmp/c.dat")])
+    app = RunsApp(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = app.query_one(RunsPanel)
+        table = app.query_one(DataTable)
+        await pilot.press("down", "down")
+        assert table.cursor_row == 2 and panel.selected_run_id() == ids[0]
+        await pilot.press("home")
+        assert table.cursor_row == 0 and panel.selected_run_id() == ids[2]
+        await pilot.press("end")
+        assert table.cursor_row == 2 and panel.selected_run_id() == ids[0]

@@ -40,6 +40,17 @@ STATE_STYLES = {
 }
 
 
+class RunsTable(DataTable):
+    """The runs list. Home / End go to the first / last run: DataTable's own Home and End
+    move a row cursor nowhere (they go to the first / last column), so after Home the
+    highlighted run, the one ``s`` stops, was still the old one."""
+
+    BINDINGS = [
+        Binding("home", "scroll_top", "First run", show=False),
+        Binding("end", "scroll_bottom", "Last run", show=False),
+    ]
+
+
 class RunsPanel(Vertical):
     """The runs list and its keys: n new fio run, enter open, s stop, r refresh."""
 
@@ -82,8 +93,7 @@ class RunsPanel(Vertical):
         self._hint_shown: str | None = None
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Any] = DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-hint")
 
     def on_mount(self) -> None:
