@@ -31,7 +31,7 @@ from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 from conftest import FIXTURES, needs_fio
 from loopdev import loop_device, make_sparse_image, needs_loop, write_at
-from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run
+from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run, utc  # noqa: F401 (a fixture)
 
 SIZE = (80, 24)
 
@@ -739,3 +739,30 @@ async def test_home_and_end_move_the_runs_cursor(data_dir: Path) -> None:
         assert table.cursor_row == 0 and panel.selected_run_id() == ids[2]
         await pilot.press("end")
         assert table.cursor_row == 2 and panel.selected_run_id() == ids[0]
+        await pilot.resize_terminal(200, 24)  # new column widths rebuild the list: same run
+        await pilot.pause()
+        assert panel.selected_run_id() == ids[0]
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
+        data_dir: Path, utc: None, columns: int) -> None:
+    """At any width the target was cut to 15 cells and the tool to 5 ("oratc"), and a run of
+    yesterday at 02:33 read like one of today."""
+    long_target = "/u01/app/oracle/oradata/RACDB/datafile/racperf-scratch.dat"
+    _seed_runs(data_dir, [("fio", long_target), ("oratcptest", "racnode2-priv")])
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(columns, 24)) as pilot:
+        await pilot.pause()
+        table = app.query_one(DataTable)
+        newest, oldest = _row_line(table, 0), _row_line(table, 1)
+        assert len(newest.rstrip()) <= columns
+        if columns == 80:
+            # 80 = 4+11+11+6+11 (id, state, started, dur, figure) + 7 x 2 padding + tool 10 + target 13
+            assert newest.split() == ["2", "oratcptest", "racnode2-priv", "succeeded", "12-01", "02:33", "1m01s"]
+            assert oldest.split() == ["1", "fio", "…-scratch.dat", "succeeded", "11-30", "02:33", "1m01s"]
+        else:
+            assert newest.split() == ["2", "oratcptest", "racnode2-priv", "succeeded", "2025-12-01",
+                                      "02:33:20", "1m01s"]
+            assert oldest.split() == ["1", "fio", long_target, "succeeded", "2025-11-30", "02:33:20", "1m01s"]
+        assert newest.index("succeeded") == oldest.index("succeeded")  # the columns line up

@@ -6,7 +6,6 @@ earlier racperf (left running when it quit) shows up here, live, and can be stop
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +37,23 @@ STATE_STYLES = {
     "stopped": "yellow",
     "interrupted": "magenta",
 }
+
+
+#: the columns, in order: (key, header, width); tool and target (None) share what the others
+#: leave of the row, started is STARTED_WIDTHS wide
+COLUMNS = (("id", "id", 4), ("tool", "tool", None), ("target", "target", None),
+           ("state", "state", 11), ("started", "started", 0), ("duration", "dur", 6),
+           ("figure", "figure", 11))
+#: the started column: "11-30 02:33", and from WIDE_TABLE cells on "2025-11-30 02:33:20"
+STARTED_WIDTHS = (11, 19)
+WIDE_TABLE = 120
+#: cells of padding DataTable puts around every column (cell_padding 1 on each side)
+COLUMN_PADDING = 2
+#: kept free for the vertical scrollbar once the list is longer than the table is high
+SCROLLBAR_WIDTH = 2
+#: the tool column fits the longest tool name listed, within these bounds (the rest is the target's)
+TOOL_WIDTH = (4, 12)
+TARGET_MIN_WIDTH = 8
 
 
 class RunsTable(DataTable):
@@ -91,21 +107,15 @@ class RunsPanel(Vertical):
         #: the cells on screen per run key, to update only what changed
         self._rows_shown: dict[str, tuple[Any, ...]] = {}
         self._hint_shown: str | None = None
+        #: (tool, target, started) column widths the table was built with
+        self._widths: tuple[int, int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-hint")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        # widths sum to 77 cells with padding: the list fits an 80-column terminal
-        table.add_column("id", key="id", width=4)
-        table.add_column("tool", key="tool", width=5)
-        table.add_column("target", key="target", width=15)
-        table.add_column("state", key="state", width=11)
-        table.add_column("started", key="started", width=11)
-        table.add_column("dur", key="duration", width=6)
-        table.add_column("figure", key="figure", width=11)
+        self._layout_columns()
         try:
             self._store = open_store(self.data_dir)
             self.interrupted_on_start = self._store.mark_interrupted_runs()
@@ -127,6 +137,41 @@ class RunsPanel(Vertical):
                         + ", ".join(str(r) for r in self.interrupted_on_start), severity="warning",
                         timeout=8)
 
+    def on_resize(self) -> None:
+        """Tool and target take the width there is: rebuild the columns when it changed."""
+        if self._column_widths(self._tools_listed()) != self._widths:
+            self.refresh_runs()
+
+    def _tools_listed(self) -> list[str]:
+        return sorted({run.tool for run in self.runs.values()})
+
+    def _column_widths(self, tools: list[str]) -> tuple[int, int, int]:
+        """(tool, target, started) widths for the panel's width and the tools listed."""
+        width = self.size.width or 80
+        started = STARTED_WIDTHS[width >= WIDE_TABLE]
+        fixed = sum(w for _, _, w in COLUMNS if w) + started
+        # with a scrollbar the columns must leave it room, or the figure goes off screen
+        scrollbar = SCROLLBAR_WIDTH if len(self.runs) + 1 > self.query_one(DataTable).size.height else 0
+        room = width - scrollbar - fixed - COLUMN_PADDING * len(COLUMNS)
+        low, high = TOOL_WIDTH
+        tool = min(max([low, *(len(name) for name in tools)]), high, max(low, room - TARGET_MIN_WIDTH))
+        return tool, max(room - tool, TARGET_MIN_WIDTH), started
+
+    def _layout_columns(self) -> bool:
+        """(Re)build the columns when their widths change; True when they did (the rows
+        must be added again)."""
+        widths = self._column_widths(self._tools_listed())
+        if widths == self._widths:
+            return False
+        self._widths = widths
+        computed = dict(zip(("tool", "target", "started"), widths))
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        self._rows_shown = {}
+        for key, header, width in COLUMNS:
+            table.add_column(header, key=key, width=width or computed[key])
+        return True
+
     def on_show(self) -> None:
         """Switching to the Runs tab puts the keys (n, enter, s, r) on the runs list at once."""
         self.query_one(DataTable).focus()
@@ -140,6 +185,7 @@ class RunsPanel(Vertical):
         """Re-read the runs (newest first) and repaint the table, keeping the cursor on its run."""
         if self._store is None:
             return
+        selected = self.selected_run_id()  # before a new layout clears the table
         try:
             runs = self._store.list_runs(limit=500)
         except Exception as error:
@@ -147,7 +193,9 @@ class RunsPanel(Vertical):
             self._hint_shown = None
             return
         self.runs = {run.id: run for run in runs}
+        self._layout_columns()  # a new tool's name may widen the tool column
         self._update_live_figures(runs)
+        tool_width, target_width, started_width = self._widths or self._column_widths([])
         rows: dict[str, tuple[Any, ...]] = {}
         for run in runs:
             state = state_text(run.state)
@@ -161,14 +209,14 @@ class RunsPanel(Vertical):
                 figure = self._finished_figure[run.id]
             rows[str(run.id)] = (
                 Text(str(run.id), style=style),
-                run.tool,
-                Text(_short_target(run.target), overflow="ellipsis", no_wrap=True),
+                Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
+                Text(_short_target(run.target, target_width), no_wrap=True),
                 Text(("● " if live else "") + state, style=style),
-                _started_text(run.started_at),
+                _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
                 format_duration(run.duration_s),
                 figure,
             )
-        self._apply_rows(rows)
+        self._apply_rows(rows, selected)
         hint = ("no runs yet: press n to launch fio" if not runs
                 else "enter: open the run (live view while running, else its result)")
         if hint != self._hint_shown:
@@ -177,11 +225,11 @@ class RunsPanel(Vertical):
             self.query_one("#runs-hint", Static).update(hint)
         self._tell_disks_panel(runs)
 
-    def _apply_rows(self, rows: dict[str, tuple[Any, ...]]) -> None:
-        """Change only the cells that changed; rebuild only when the set or order of runs did."""
+    def _apply_rows(self, rows: dict[str, tuple[Any, ...]], selected: int | None) -> None:
+        """Change only the cells that changed; rebuild only when the set or order of runs (or
+        the columns) did, keeping the cursor on the ``selected`` run."""
         table = self.query_one(DataTable)
         if list(rows) != list(self._rows_shown):
-            selected = self.selected_run_id()
             table.clear()
             for key, cells in rows.items():
                 table.add_row(*cells, key=key)
@@ -386,17 +434,17 @@ def ask_before_quit(app: App[Any]) -> None:
     app.push_screen(QuitDialog([str(r) for r in running]), chosen)
 
 
-def _short_target(target: str | None) -> str:
-    """Long temp paths keep their end, which is the informative part."""
+def _short_target(target: str | None, width: int) -> str:
+    """A target cut to ``width`` cells keeps its end (the file or device name, the informative part)."""
     if not target:
         return "-"
-    return target if len(target) <= 15 else "…" + target[-14:]
+    return target if len(target) <= width else "…" + target[-(width - 1):]
 
 
-def _started_text(started_at: float | None) -> str:
+def _started_text(started_at: float | None, wide: bool = False) -> str:
+    """When a run started, with its date: a list of yesterday's and today's runs at 02:33
+    cannot tell them apart by the time alone. ``wide`` adds the year and the seconds."""
     if not started_at:
         return "-"
     moment = datetime.fromtimestamp(started_at)
-    if time.time() - started_at < 86400:
-        return moment.strftime("%H:%M:%S")
-    return moment.strftime("%m-%d %H:%M")
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if wide else "%m-%d %H:%M")
