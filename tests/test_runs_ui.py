@@ -766,3 +766,25 @@ async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
                                       "02:33:20", "1m01s"]
             assert oldest.split() == ["1", "fio", long_target, "succeeded", "2025-11-30", "02:33:20", "1m01s"]
         assert newest.index("succeeded") == oldest.index("succeeded")  # the columns line up
+
+
+async def test_percentiles_tab_shows_fios_whole_list_to_99_99(data_dir: Path) -> None:
+    """The table was 16 lines high and stopped at 99.90 (99.95 and 99.99 scrolled away),
+    with the rest of the tab empty."""
+    raw = json.loads((FIXTURES / "fio" / "fio-3.33-randread.jsonplus.json").read_text())
+    with Store.open(data_dir) as store:
+        run_id = store.create_run("fio", "local", "/var/tmp/f", {}, ["fio"], "fio-3.33")
+        store.set_result(run_id, parse_output(json.dumps(raw)))
+        store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+    clat_ns = raw["jobs"][0]["read"]["clat_ns"]["percentile"]
+    assert clat_ns["99.950000"] == 2007040 and clat_ns["99.990000"] == 4947968  # read off fio's JSON
+    app = ResultViewApp(data_dir, run_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("right")
+        await pilot.pause()
+        screen = [line.text for line in app.screen._compositor.render_strips()]
+        table = app.screen.query_one("#table-percentiles", DataTable)
+        assert table.row_count == 17 and table.max_scroll_y == 0
+        assert screen[-3].rstrip() == " 99.95  2007.0" and screen[-2].rstrip() == " 99.99  4948.0"
+        assert screen[-4].rstrip() == " 99.90  1089.5"
