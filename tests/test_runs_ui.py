@@ -788,3 +788,32 @@ async def test_percentiles_tab_shows_fios_whole_list_to_99_99(data_dir: Path) ->
         assert table.row_count == 17 and table.max_scroll_y == 0
         assert screen[-3].rstrip() == " 99.95  2007.0" and screen[-2].rstrip() == " 99.99  4948.0"
         assert screen[-4].rstrip() == " 99.90  1089.5"
+
+
+async def test_result_charts_of_a_network_run_have_one_unit_per_axis(data_dir: Path) -> None:
+    """A probe result drew its MiB/s and Mbit/s rates (and nothing else) on one axis labelled
+    IOPS: each chart now holds one unit, labelled with it."""
+    from racperf_tui.core.events import Sample
+    from racperf_tui.ui.widgets.chart import Chart
+
+    with Store.open(data_dir) as store:
+        run_id = store.create_run("probe", "local", "127.0.0.1", {"role": "client"}, ["probe"], None)
+        for i in range(1, 9):
+            mib_s = 1000.0 + 50 * i
+            store.add_sample(run_id, Sample(t=0.5 * i, metrics={
+                "throughput_mib_s": mib_s, "throughput_mbit_s": mib_s * 8.388608, "latency_ms": 0.3 + 0.01 * i}))
+        store.set_result(run_id, {"tool": "probe", "role": "client", "mode": "SYNC",
+                                  "avg_throughput_mib_s": 1200.0, "messages": 99})
+        store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+    app = ResultViewApp(data_dir, run_id)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("right", "right")
+        await pilot.pause()
+        charts = list(app.screen.query(Chart))
+        assert [(c.title, c.y_label, [s.label for s in c.series]) for c in charts] == [
+            ("throughput per interval (Mbit/s)", "Mbit/s", ["throughput"]),
+            ("latency per interval (ms)", "ms", ["latency"])]
+        assert list(charts[0].series[0].ys) == [(1000.0 + 50 * i) * 8.388608 for i in range(1, 9)]
+        screen = "\n".join(line.text for line in app.screen._compositor.render_strips())
+        assert "IOPS" not in screen and "\nMbit/s " in screen and "\nms " in screen
