@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Input, Label, Select, Static
+from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.net_guidance import (
@@ -418,3 +418,18 @@ async def test_a_database_listener_port_is_said_in_the_panel(data_dir: Path) -> 
                 from racperf_tui.core.pair_runs import finish_pair
 
                 finish_pair(panel.pair, data_dir, grace_s=5)
+
+
+async def test_an_unchecked_box_is_drawn_empty(data_dir: Path) -> None:
+    """"Server fsync ▐X▌ write" was drawn unchecked too (Textual tells the states apart by the
+    X's colour only): unchecked is an empty box now."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        box = app.query_one("#net-write", Checkbox)
+        assert box.value is False and box.render_line(0).text.rstrip() == "▐ ▌ write"
+        box.focus()
+        await pilot.press("space")
+        await pilot.pause()
+        assert box.value is True and box.render_line(0).text.rstrip() == "▐X▌ write"
+        assert app.query_one(NetworkPanel).read_form()["write"] is True

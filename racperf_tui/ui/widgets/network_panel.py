@@ -30,6 +30,7 @@ from racperf_tui.core.net_guidance import (
 )
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
+from racperf_tui.ui.widgets.tick_box import TickBox
 
 MIB_S_TO_MBIT_S = 1024 * 1024 * 8 / 1e6
 
@@ -279,7 +280,7 @@ class NetworkPanel(Vertical):
             yield self._field("Connections", Input("1", compact=True, id="net-connections", type="integer"))
             yield self._field("Redo MB/s (DG)", Input("", placeholder="e.g. 50", compact=True,
                                                       id="net-redo", type="number"))
-            yield self._field("Server fsync", Checkbox("write", compact=True, id="net-write"))
+            yield self._field("Server fsync", TickBox("write", compact=True, id="net-write"))
         with Horizontal(classes="net-row"):
             yield self._field(PROGRAM_LABELS[self.tools[0]][0],
                               Input("", placeholder=PROGRAM_LABELS[self.tools[0]][1], compact=True,
