@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import psutil
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
+from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Select, Static
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.safety import check_write_target
@@ -817,3 +817,20 @@ async def test_result_charts_of_a_network_run_have_one_unit_per_axis(data_dir: P
         assert list(charts[0].series[0].ys) == [(1000.0 + 50 * i) * 8.388608 for i in range(1, 9)]
         screen = "\n".join(line.text for line in app.screen._compositor.render_strips())
         assert "IOPS" not in screen and "\nMbit/s " in screen and "\nms " in screen
+
+
+@needs_fio
+async def test_form_checkboxes_are_empty_when_unchecked(runs_data_dir: Path) -> None:
+    """The form's time_based / direct / group_reporting boxes showed an X unchecked too."""
+    app = RunsApp(runs_data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
+        form: FioForm = app.screen  # type: ignore[assignment]
+        await pilot.pause()
+        direct = form.query_one("#field-direct", Checkbox)
+        assert direct.value is True and direct.render_line(0).text.rstrip() == "▐X▌"
+        direct.value = False
+        await pilot.pause()
+        assert direct.render_line(0).text.rstrip() == "▐ ▌"
+        assert "--direct=0" in str(form.query_one("#preview", Static).render())

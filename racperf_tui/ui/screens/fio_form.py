@@ -19,6 +19,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
+from racperf_tui.ui.widgets.tick_box import TickBox
+
 #: (config field, label, kind); kind "bool" is a checkbox, "rw" a select, else a text input
 FORM_FIELDS: list[tuple[str, str, str]] = [
     ("target", "target", "text"),
@@ -208,7 +210,7 @@ class FioForm(ModalScreen[Any]):
                     with Horizontal(classes="form-row", id=f"row-{name}"):
                         yield Label(label, classes="form-label")
                         if kind == "bool":
-                            yield Checkbox("", compact=True, id=f"field-{name}")
+                            yield TickBox("", compact=True, id=f"field-{name}")
                         elif kind == "rw":
                             yield Select([(c, c) for c in RW_CHOICES], allow_blank=False,
                                          compact=True, id=f"field-{name}")
