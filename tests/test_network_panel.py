@@ -433,3 +433,35 @@ async def test_an_unchecked_box_is_drawn_empty(data_dir: Path) -> None:
         await pilot.pause()
         assert box.value is True and box.render_line(0).text.rstrip() == "▐X▌ write"
         assert app.query_one(NetworkPanel).read_form()["write"] is True
+
+
+async def test_a_new_start_clears_the_last_pairs_lines_and_names_the_tool_once(data_dir: Path) -> None:
+    """After a finished probe pair, a failed oratcptest start said "oratcptest: oratcptest:
+    the path..." above "server: run #1 probe succeeded" and "client: run #2 probe succeeded"."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-duration", Input).value = "1"
+        panel.query_one("#net-interval", Input).value = "0.5"
+        panel.query_one("#net-start").focus()
+        await pilot.press("ctrl+l")
+        server_line = panel.query_one("#net-server-state", Static)
+        client_line = panel.query_one("#net-client-state", Static)
+        try:
+            await wait_until(pilot, lambda: "succeeded" in str(server_line.render())
+                             and "succeeded" in str(client_line.render()), 20, "the pair to end")
+        finally:
+            if panel.pair is not None:
+                from racperf_tui.core.pair_runs import finish_pair
+
+                finish_pair(panel.pair, data_dir, grace_s=5)
+        panel.query_one("#net-tool", Select).value = "oratcptest"
+        await pilot.pause()
+        panel.query_one("#net-program", Input).value = ""
+        panel.query_one("#net-start").focus()
+        await pilot.press("ctrl+l")
+        message = panel.query_one("#net-message", Static)
+        await wait_until(pilot, lambda: message.has_class("verdict-bad"), 10, "the refusal")
+        text = " ".join(str(message.render()).split())
+        assert text.startswith("oratcptest: the path of oratcptest.jar is not configured")
+        assert str(server_line.render()) == "server: -" and str(client_line.render()) == "client: -"

@@ -504,7 +504,10 @@ class NetworkPanel(Vertical):
             server_cfg, client_cfg = pair_configs(tool, form)
             pair = launch_pair(tool, server_cfg, client_cfg, data_dir=self._data_dir())
         except Exception as exc:  # every failure is shown, none crashes the UI
-            self.app.call_from_thread(self._launch_failed, f"{tool}: {exc}")
+            text = str(exc)
+            # the tools' own errors mostly name the tool already ("oratcptest: the path of...")
+            self.app.call_from_thread(self._launch_failed,
+                                      text if text.startswith(f"{tool}:") else f"{tool}: {text}")
             return
         self.app.call_from_thread(self._pair_started, pair)
 
@@ -559,6 +562,9 @@ class NetworkPanel(Vertical):
         self.latency_values = []
         self.final_throughput_mbit_s = None
         self.unfinished_note = ""
+        # the last pair's ends ("run #1 probe succeeded") are no state of the pair starting now
+        self._show_state_line("#net-server-state", "server: -")
+        self._show_state_line("#net-client-state", "client: -")
         self.query_one("#net-throughput", MetricSparkline).set_series([])
         self.query_one("#net-latency", MetricSparkline).set_series([])
         self._update_verdicts()
