@@ -465,3 +465,24 @@ async def test_a_new_start_clears_the_last_pairs_lines_and_names_the_tool_once(d
         text = " ".join(str(message.render()).split())
         assert text.startswith("oratcptest: the path of oratcptest.jar is not configured")
         assert str(server_line.render()) == "server: -" and str(client_line.render()) == "client: -"
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+async def test_the_server_address_gets_the_room_its_row_has(data_dir: Path, columns: int) -> None:
+    """Five fields of 1fr gave a host name 15 cells at 80 columns and 30 at 150: the short
+    fields (port, duration, interval) now take their labels' width, the address the rest."""
+    host = "racnode2-priv.example.com"
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(columns, 24)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        address = panel.query_one("#net-host", Input)
+        address.value = host
+        address.cursor_position = 0
+        await pilot.pause()
+        # 80: 2 padding, tool 15, port 15, duration 11, interval 11; the field's padding 1
+        assert address.region.width == columns - 2 - 15 - 15 - 11 - 11 - 1
+        assert address.render_line(0).text.rstrip() == host
+        panel.query_one("#net-tool", Select).value = "oratcptest"
+        await pilot.pause()
+        program = panel.query_one("#net-program", Input)
+        assert program.render_line(0).text.rstrip() == "oratcptest.jar (MOS Doc ID 2064368.1)"

@@ -51,7 +51,7 @@ IPERF3_UDP_BITRATE = "1G"
 PROGRAM_LABELS: dict[str, tuple[str, str]] = {
     "probe": ("Program", "built in: nothing to install"),
     "iperf3": ("iperf3 program", "iperf3 on PATH"),
-    "oratcptest": ("oratcptest.jar path", "path of oratcptest.jar (MOS Doc ID 2064368.1)"),
+    "oratcptest": ("oratcptest.jar path", "oratcptest.jar (MOS Doc ID 2064368.1)"),
     "netperf": ("netperf directory", "directory of netperf and netserver (blank: PATH)"),
 }
 #: tool -> the setting (core.settings, in the data dir) that remembers its program field
@@ -209,6 +209,14 @@ class NetworkPanel(Vertical):
     NetworkPanel .net-field > Label {
         color: $text-muted;
     }
+    /* Short values get the width of their label; the server address (a host name) gets the
+       rest of its row: 1fr of five fields was 15 cells at 80 columns, 30 at 150 */
+    NetworkPanel #net-tool-field, NetworkPanel #net-mode-field, NetworkPanel #net-port-field {
+        width: 15;
+    }
+    NetworkPanel #net-duration-field, NetworkPanel #net-interval-field {
+        width: 11;
+    }
     NetworkPanel #net-buttons {
         height: auto;
         margin-top: 1;
@@ -284,10 +292,10 @@ class NetworkPanel(Vertical):
         with Horizontal(classes="net-row"):
             yield self._field(PROGRAM_LABELS[self.tools[0]][0],
                               Input("", placeholder=PROGRAM_LABELS[self.tools[0]][1], compact=True,
-                                    id="net-program"), field_id="net-program-field", width=2)
+                                    id="net-program"))
             yield self._field("Java (oratcptest)",
                               Input("", placeholder="$JAVA_HOME, $ORACLE_HOME/jdk or PATH", compact=True,
-                                    id="net-java"), field_id="net-java-field", width=2)
+                                    id="net-java"))
         with Horizontal(id="net-buttons"):
             yield Button("Start pair", id="net-start", variant="primary", compact=True)
             yield Button("Stop", id="net-stop", disabled=True, compact=True)
@@ -302,11 +310,9 @@ class NetworkPanel(Vertical):
                      classes="net-verdict")
 
     @staticmethod
-    def _field(label: str, widget: Any, field_id: str | None = None, width: int = 1) -> Vertical:
-        field = Vertical(Label(label), widget, classes="net-field", id=field_id)
-        if width != 1:
-            field.styles.width = f"{width}fr"
-        return field
+    def _field(label: str, widget: Any) -> Vertical:
+        """A labelled field, ``#<widget id>-field`` (its width is set in CSS)."""
+        return Vertical(Label(label), widget, classes="net-field", id=f"{widget.id}-field")
 
     @staticmethod
     def _mode_options(tool: str) -> list[tuple[str, str]]:
