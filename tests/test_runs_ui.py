@@ -834,3 +834,35 @@ async def test_form_checkboxes_are_empty_when_unchecked(runs_data_dir: Path) -> 
         await pilot.pause()
         assert direct.render_line(0).text.rstrip() == "▐ ▌"
         assert "--direct=0" in str(form.query_one("#preview", Static).render())
+
+
+@needs_fio
+@pytest.mark.parametrize("columns", [80, 200])
+async def test_form_target_and_extra_args_get_the_rows_width(runs_data_dir: Path, tmp_path: Path,
+                                                             columns: int) -> None:
+    """The text fields were 1fr beside a 2fr error column, empty or not (30 cells in the
+    form's 110): a datafile path or the extra arguments were cut. A field is as wide as its
+    row now, less the width of its error while it has one."""
+    target = tmp_path / "oradata" / "RACDB" / "datafile" / "racperf-scratch-01.dat"
+    target.parent.mkdir(parents=True)
+    extra = "--rate_iops=500 --percentile_list=50:99:99.9:99.99 --lat_percentiles=1"
+    app = RunsApp(runs_data_dir)
+    async with app.run_test(size=(columns, 40)) as pilot:
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
+        form: FioForm = app.screen  # type: ignore[assignment]
+        await pilot.pause()
+        fill(form, "target", str(target))
+        fill(form, "extra_args", extra)
+        await pilot.pause()
+        # the form is min(columns, 160) wide: its border 2, the fields' scroll area 1 less,
+        # the row's margin 1, the label 17, the empty error's padding 1
+        width = min(columns, 160) - 2 - 1 - 1 - 17 - 1
+        for name, value in (("target", str(target)), ("extra_args", extra)):
+            field = form.query_one(f"#field-{name}", Input)
+            field.cursor_position = 0
+            await pilot.pause()
+            assert str(form.query_one(f"#error-{name}", Label).render()) == ""
+            assert field.region.width == width
+            if len(value) < width:
+                assert field.render_line(0).text.rstrip() == value

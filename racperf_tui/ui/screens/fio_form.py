@@ -123,7 +123,7 @@ class FioForm(ModalScreen[Any]):
     }
     FioForm > Vertical {
         width: 100%;
-        max-width: 110;
+        max-width: 160;
         height: 100%;
         max-height: 40;
         border: thick $primary;
@@ -146,8 +146,10 @@ class FioForm(ModalScreen[Any]):
     FioForm .form-row Checkbox {
         width: 1fr;
     }
+    /* as wide as its message (none: no width), so a field is cut only while it is wrong */
     FioForm .form-error {
-        width: 2fr;
+        width: auto;
+        max-width: 40%;
         height: auto;
         color: $error;
         padding-left: 1;
