@@ -486,3 +486,34 @@ async def test_the_server_address_gets_the_room_its_row_has(data_dir: Path, colu
         await pilot.pause()
         program = panel.query_one("#net-program", Input)
         assert program.render_line(0).text.rstrip() == "oratcptest.jar (MOS Doc ID 2064368.1)"
+
+
+async def test_in_a_text_field_digits_are_typed_and_esc_gives_the_tab_keys_back(data_dir: Path) -> None:
+    """1 2 3 and q were swallowed by the fields, with no way to the other tabs but the mouse.
+    Digits are typed there (a port, a duration); Esc leaves the field, shown in the footer."""
+    from textual.widgets import Button, TabbedContent
+
+    from racperf_tui.ui.app import RacperfApp
+
+    app = RacperfApp(data_dir=str(data_dir), clock=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        panel = app.query_one(NetworkPanel)
+        duration = panel.query_one("#net-duration", Input)
+        duration.focus()
+        duration.value = ""
+        await pilot.press("1", "2", "q")
+        await pilot.pause()
+        assert duration.value == "12"  # typed; q is no part of a number: refused, and no quit
+        assert app.query_one(TabbedContent).active == "network" and app.is_running
+        footer_keys = {b.binding.key: b.binding.description for b in app.screen.active_bindings.values()
+                       if b.enabled and b.binding.show}
+        assert footer_keys.get("escape") == "Leave field"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused is panel.query_one("#net-start", Button)
+        assert "escape" not in app.screen.active_bindings  # no field to leave: not offered
+        await pilot.press("1")
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "disks"

@@ -244,9 +244,16 @@ class NetworkPanel(Vertical):
     }
     """
 
+    HELP_TITLE = "Network"
+
+    # In a text field (port, duration...) digits and q are typed: the app's 1 2 3 and q are
+    # not made priority bindings, which would make a port of 1521 untypeable. Esc leaves the
+    # field instead (shown in the footer while in one), and ctrl+q quits from anywhere.
     BINDINGS = [
-        Binding("ctrl+l", "start_pair", "Start pair"),
-        Binding("ctrl+t", "stop_pair", "Stop pair"),
+        Binding("ctrl+l", "start_pair", "Start pair", tooltip="Start the server / client pair"),
+        Binding("ctrl+t", "stop_pair", "Stop pair", tooltip="Stop the pair (both ends)"),
+        Binding("escape", "leave_field", "Leave field",
+                tooltip="Leave the text field: then 1 2 3 switch tabs and q quits"),
     ]
 
     def __init__(self, data_dir: str | None = None, poll_interval_s: float = 0.25) -> None:
@@ -322,6 +329,17 @@ class NetworkPanel(Vertical):
         self._show_program_fields(self.tools[0])
         self.set_interval(self.poll_interval_s, self._poll)
         self._reattach()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc (leave the field) is offered only in a text field."""
+        if action == "leave_field":
+            return isinstance(self.app.focused, Input)
+        return True
+
+    def action_leave_field(self) -> None:
+        """Out of the text field, onto the enabled button: the tab keys and q work again."""
+        start_button = self.query_one("#net-start", Button)
+        (start_button if not start_button.disabled else self.query_one("#net-stop", Button)).focus()
 
     def _set_buttons(self, *, start: bool, stop: bool) -> None:
         """Enable Start / Stop; when the focused button got disabled (focus is then lost and
