@@ -866,3 +866,43 @@ async def test_form_target_and_extra_args_get_the_rows_width(runs_data_dir: Path
             assert field.region.width == width
             if len(value) < width:
                 assert field.render_line(0).text.rstrip() == value
+
+
+async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> None:
+    """The help listed Textual's internals under their class names ("RunsPanel", "DataTable":
+    Cursor up, Page down, Top; "Screen": Focus Next; the palette) beside racperf's keys."""
+    from racperf_tui.ui.app import RacperfApp
+    from racperf_tui.ui.screens.help import HelpScreen
+
+    app = RacperfApp(data_dir=str(data_dir), clock=False)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("VerticalScroll")
+        inside = slice(box.region.x + 2, box.region.right - 2)  # within the border and padding
+        lines = [line.text[inside].rstrip() for line in app.screen._compositor.render_strips()
+                 [box.region.y + 1:box.region.bottom - 1]]
+        assert [line for line in lines if line] == [
+            "Keys (escape closes)",
+            "Runs list",
+            "home  First (newest) run",
+            " end  Last (oldest) run",
+            "   ⏎  Open the highlighted run: live while it runs, else its result",
+            "Runs",
+            "   n  New fio run: preset, fields, command preview",
+            "   s  Stop the highlighted run (asks first)",
+            "   r  Re-read the runs now (every second anyway)",
+            "Everywhere",
+            "  ^q  Quit, from anywhere (a text field too)",
+            "   q  Quit (asks first while runs are running)",
+            "   ?  Help: this list of keys",
+            "   1  Disks tab (live iostat)",
+            "   2  Runs tab (benchmark runs)",
+            "   3  Network tab (pair tests)",
+            "In a text field, digits and letters are typed:",
+            "Esc leaves it, then 1 2 3 switch tabs and q quits;",
+            "ctrl+q quits from anywhere.",
+        ]

@@ -23,11 +23,15 @@ class RacperfApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "racperf"
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("1", "show_tab('disks')", "Disks", show=False),
-        Binding("2", "show_tab('runs')", "Runs", show=False),
-        Binding("3", "show_tab('network')", "Network", show=False),
+        Binding("q", "quit", "Quit", tooltip="Quit (asks first while runs are running)"),
+        # Textual's own ctrl+q, declared here so the help lists it: the one key that quits
+        # from inside a text field too (priority), through the same question
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True,
+                tooltip="Quit, from anywhere (a text field too)"),
+        Binding("question_mark", "help", "Help", tooltip="Help: this list of keys"),
+        Binding("1", "show_tab('disks')", "Disks", show=False, tooltip="Disks tab (live iostat)"),
+        Binding("2", "show_tab('runs')", "Runs", show=False, tooltip="Runs tab (benchmark runs)"),
+        Binding("3", "show_tab('network')", "Network", show=False, tooltip="Network tab (pair tests)"),
     ]
 
     def __init__(self, roots: list[str] | None = None, interval_s: float = 1.0,

@@ -99,10 +99,13 @@ class ResultView(Screen[None]):
     }
     """
 
+    HELP_TITLE = "Run result"
+
     BINDINGS = [
-        Binding("escape,q", "close", "Back"),
-        Binding("left", "previous_tab", "Prev tab", show=False),
-        Binding("right", "next_tab", "Next tab", show=False),
+        Binding("escape,q", "close", "Back", tooltip="Back to the runs list"),
+        Binding("left", "previous_tab", "Prev tab", show=False,
+                tooltip="Previous tab (Summary, Percentiles, Charts, Details)"),
+        Binding("right", "next_tab", "Next tab", show=False, tooltip="Next tab"),
     ]
 
     def __init__(self, data_dir: Any, run_id: Any) -> None:

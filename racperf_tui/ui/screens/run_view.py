@@ -79,10 +79,12 @@ class RunView(Screen[None]):
     }
     """
 
+    HELP_TITLE = "Live run"
+
     BINDINGS = [
-        Binding("escape,q", "close", "Back"),
-        Binding("s", "stop", "Stop run"),
-        Binding("enter,v", "result", "Result"),
+        Binding("escape,q", "close", "Back", tooltip="Back to the runs list (the run goes on)"),
+        Binding("s", "stop", "Stop run", tooltip="Stop this run (asks first)"),
+        Binding("enter,v", "result", "Result", tooltip="The run's result, once it has ended"),
     ]
 
     def __init__(self, data_dir: Any, run_id: Any, title: str = "",

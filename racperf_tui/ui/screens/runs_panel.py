@@ -59,11 +59,16 @@ TARGET_MIN_WIDTH = 8
 class RunsTable(DataTable):
     """The runs list. Home / End go to the first / last run: DataTable's own Home and End
     move a row cursor nowhere (they go to the first / last column), so after Home the
-    highlighted run, the one ``s`` stops, was still the old one."""
+    highlighted run, the one ``s`` stops, was still the old one. Enter opens the run."""
+
+    HELP_TITLE = "Runs list"
 
     BINDINGS = [
-        Binding("home", "scroll_top", "First run", show=False),
-        Binding("end", "scroll_bottom", "Last run", show=False),
+        # DataTable's enter (select the row, which opens the run), declared again for the help
+        Binding("enter", "select_cursor", "Open run", show=False,
+                tooltip="Open the highlighted run: live while it runs, else its result"),
+        Binding("home", "scroll_top", "First run", show=False, tooltip="First (newest) run"),
+        Binding("end", "scroll_bottom", "Last run", show=False, tooltip="Last (oldest) run"),
     ]
 
 
@@ -85,11 +90,14 @@ class RunsPanel(Vertical):
     }
     """
 
+    HELP_TITLE = "Runs"
+
     BINDINGS = [
-        Binding("n", "new_run", "New fio run"),
-        Binding("enter", "open_run", "Open run", show=False),
-        Binding("s", "stop_run", "Stop run"),
-        Binding("r", "refresh", "Refresh"),
+        Binding("n", "new_run", "New fio run", tooltip="New fio run: preset, fields, command preview"),
+        Binding("enter", "open_run", "Open run", show=False,
+                tooltip="Open the highlighted run: live while it runs, else its result"),
+        Binding("s", "stop_run", "Stop run", tooltip="Stop the highlighted run (asks first)"),
+        Binding("r", "refresh", "Refresh", tooltip="Re-read the runs now (every second anyway)"),
     ]
 
     def __init__(self, data_dir: str | None = None) -> None:
