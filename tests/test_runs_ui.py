@@ -906,3 +906,50 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
             "Esc leaves it, then 1 2 3 switch tabs and q quits;",
             "ctrl+q quits from anywhere.",
         ]
+
+
+async def test_the_tabs_stay_reachable_from_a_run_view(data_dir: Path) -> None:
+    """With a run's view open, 1 and 3 did nothing visible (the tabs switched under the view)
+    and the Disks tab could not be seen during a run: they show the tab now, and the Runs
+    tab brings the view back."""
+    from textual.widgets import TabbedContent
+
+    from racperf_tui.ui.app import RacperfApp
+
+    finished_id = seed_finished_run(data_dir)
+    app = RacperfApp(data_dir=str(data_dir), clock=False)
+    async with app.run_test(size=SIZE) as pilot:
+        tabs = app.query_one(TabbedContent)
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view")
+        await pilot.press("1")
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0] and len(app.screen_stack) == 1
+        assert tabs.active == "disks"
+        await pilot.press("2")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view back")
+        assert app.screen.run_id == finished_id  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await pilot.pause()
+        # a running run (no supervisor: recorded after the panel's start-up check)
+        with Store.open(data_dir) as store:
+            live_id = store.create_run("fio", "local", "/tmp/live.dat", {"runtime_s": 600}, ["fio"], None)
+            store.set_state(live_id, RunState.RUNNING)
+        panel = app.query_one(RunsPanel)
+        panel.refresh_runs()
+        panel.open_run(live_id)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view")
+        await pilot.press("3")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1 and tabs.active == "network"
+        await pilot.press("2")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view back")
+        assert app.screen.run_id == live_id  # type: ignore[attr-defined]
+        await pilot.press("2")  # the Runs tab's own view: stays
+        await pilot.pause()
+        assert isinstance(app.screen, RunView)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1 and tabs.active == "runs"

@@ -62,7 +62,14 @@ class RacperfApp(App[int]):
             self.push_screen(HelpScreen(self.screen.active_bindings))
 
     def action_show_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        """Show a tab, from a run's live or result view too (it is set aside and comes back
+        with the Runs tab); a dialog or form keeps the keys until it is closed."""
+        dashboard = self.screen_stack[0]
+        runs = dashboard.query_one(RunsPanel)
+        if self.screen is not dashboard:
+            if tab == "runs" or not runs.set_views_aside():
+                return
+        dashboard.query_one(TabbedContent).active = tab
 
     async def action_quit(self) -> None:
         """Quit; with runs still running, ask whether to stop them or leave them running."""

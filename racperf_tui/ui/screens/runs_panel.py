@@ -16,6 +16,8 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.ui.messages import RunLaunched
+from racperf_tui.ui.screens.result_view import ResultView
+from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.runs_data import (
     LIVE_STATES,
     block_devices_of,
@@ -115,6 +117,8 @@ class RunsPanel(Vertical):
         #: the cells on screen per run key, to update only what changed
         self._rows_shown: dict[str, tuple[Any, ...]] = {}
         self._hint_shown: str | None = None
+        #: the run whose view was set aside for another tab: it comes back with the Runs tab
+        self._run_set_aside: int | None = None
         #: (tool, target, started) column widths the table was built with
         self._widths: tuple[int, int, int] | None = None
 
@@ -181,8 +185,23 @@ class RunsPanel(Vertical):
         return True
 
     def on_show(self) -> None:
-        """Switching to the Runs tab puts the keys (n, enter, s, r) on the runs list at once."""
+        """Switching to the Runs tab puts the keys (n, enter, s, r) on the runs list at once,
+        or brings back the run view set aside for another tab."""
         self.query_one(DataTable).focus()
+        if self._run_set_aside is not None:
+            run_id, self._run_set_aside = self._run_set_aside, None
+            self.open_run(run_id)  # live again, or its result if it ended meanwhile
+
+    def set_views_aside(self) -> bool:
+        """Close the run views on top of the dashboard (the runs go on: they are the store's),
+        remembering the top one's run for the Runs tab; False when the screen on top is
+        something else (a dialog, the form), which keeps its keys."""
+        if not isinstance(self.app.screen, (RunView, ResultView)):
+            return False
+        self._run_set_aside = self.app.screen.run_id
+        while isinstance(self.app.screen, (RunView, ResultView)):
+            self.app.pop_screen()
+        return True
 
     def on_unmount(self) -> None:
         if self._store is not None:
@@ -344,13 +363,9 @@ class RunsPanel(Vertical):
                 return
         title = f"run {run_id}: {run.tool} on {run.target or '-'}" if run is not None else ""
         if run is not None and state_text(run.state) in LIVE_STATES:
-            from racperf_tui.ui.screens.run_view import RunView
-
             self.app.push_screen(RunView(self.data_dir, run_id, title=title),
                                  lambda _: self.refresh_runs())
         else:
-            from racperf_tui.ui.screens.result_view import ResultView
-
             self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.refresh_runs())
 
     def action_stop_run(self) -> None:
