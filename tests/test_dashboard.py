@@ -585,3 +585,43 @@ async def test_sideways_scroll_never_cuts_a_figure(root: ReplayRoot) -> None:
         assert table.render_line(0).text[frozen:].split()[0] != "r/s"
         await pilot.press(*["left"] * 20)
         assert table.scroll_x == 0 and table.render_line(0).text[frozen:].split()[0] == "r/s"
+
+
+async def test_disks_keys_work_again_after_another_tab(root: ReplayRoot) -> None:
+    """Switching to Runs and back left the focus on the hidden runs list: s, m, space... did
+    nothing on the Disks tab and its footer showed only q and ?."""
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        advance(panel, root, 1)
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("1")
+        await pilot.pause()
+        assert app.focused is panel.table
+        await pilot.press("s")
+        assert panel.model.sort_key == "await" and shown(panel) == ["sdc", "sdb", "nvme0n1", "sda"]
+        # in the open name filter a digit is typed, not taken as a tab key
+        await pilot.press("slash")
+        await pilot.press("3")
+        pattern = panel.query_one("#iostat-pattern")
+        assert app.focused is pattern and pattern.value == "3"
+
+
+async def test_first_frame_says_its_figures_are_since_boot(root: ReplayRoot) -> None:
+    """The first report averages since boot (iostat's first report): it looked like 'now'."""
+    app = make_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        await pilot.pause()
+        status = str(panel.query_one(".iostat-status").render())
+        assert status.startswith(" averages since boot │ every 10 s (-/+) │ ")
+        advance(panel, root, 1)
+        await pilot.pause()
+        status = str(panel.query_one(".iostat-status").render())
+        assert "since boot" not in status and status.startswith(" every 10 s (-/+) │ ")
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:  # at 80 columns the marker is kept, short
+        await pilot.pause()
+        status = str(app.query_one(IostatPanel).query_one(".iostat-status").render())
+        assert status.startswith(" since boot │ ")

@@ -206,3 +206,18 @@ def test_truncated_stream_and_garbage() -> None:
     assert stream("\x00\xff garbage }}} {{ \n not json") == []
     parser = fio.TOOL.stream_parser({})
     assert parser.feed("{") == [] and parser.feed("}") == []  # an object without jobs
+
+
+@pytest.mark.xfail(strict=True, reason="FioStreamParser (tools/fio.py, not the UI's) differences "
+                   "a final dump a few ms after the last status dump; handed to the lead")
+def test_a_final_report_ms_after_the_last_dump_is_no_sample_of_0_iops_and_mib_s() -> None:
+    """A run stopped 5 ms after a status dump (recorded: fio 3.33, OLTP preset, 4 jobs with
+    group_reporting, SIGTERM): the last live sample said IOPS 0 beside 3.1 MiB/s. fio reads a
+    running job's counters one by one, so in a status dump io_kbytes may lag total_ios by
+    an I/O or two (here 532152 KiB = 66519 x 8 KiB for 66521 I/Os); over 5 ms that lag is
+    the whole "interval": 0 I/Os, 16 KiB."""
+    text = "\n".join([_dump(1796116070101, [("racperf", 2882, 66521, 532152)]),
+                      _dump(1796116070121, [("racperf", 2887, 66521, 532168)])])
+    samples = stream(text)
+    assert all(s.extra["interval_s"] >= 0.05 for s in samples), [s.extra["interval_s"] for s in samples]
+    assert all((s.metrics["read_iops"] == 0) == (s.metrics["read_bw_kib_s"] == 0) for s in samples)

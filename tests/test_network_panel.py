@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Input, Label, Select, Static
+from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.net_guidance import (
@@ -418,3 +418,102 @@ async def test_a_database_listener_port_is_said_in_the_panel(data_dir: Path) -> 
                 from racperf_tui.core.pair_runs import finish_pair
 
                 finish_pair(panel.pair, data_dir, grace_s=5)
+
+
+async def test_an_unchecked_box_is_drawn_empty(data_dir: Path) -> None:
+    """"Server fsync ▐X▌ write" was drawn unchecked too (Textual tells the states apart by the
+    X's colour only): unchecked is an empty box now."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        box = app.query_one("#net-write", Checkbox)
+        assert box.value is False and box.render_line(0).text.rstrip() == "▐ ▌ write"
+        box.focus()
+        await pilot.press("space")
+        await pilot.pause()
+        assert box.value is True and box.render_line(0).text.rstrip() == "▐X▌ write"
+        assert app.query_one(NetworkPanel).read_form()["write"] is True
+
+
+async def test_a_new_start_clears_the_last_pairs_lines_and_names_the_tool_once(data_dir: Path) -> None:
+    """After a finished probe pair, a failed oratcptest start said "oratcptest: oratcptest:
+    the path..." above "server: run #1 probe succeeded" and "client: run #2 probe succeeded"."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-duration", Input).value = "1"
+        panel.query_one("#net-interval", Input).value = "0.5"
+        panel.query_one("#net-start").focus()
+        await pilot.press("ctrl+l")
+        server_line = panel.query_one("#net-server-state", Static)
+        client_line = panel.query_one("#net-client-state", Static)
+        try:
+            await wait_until(pilot, lambda: "succeeded" in str(server_line.render())
+                             and "succeeded" in str(client_line.render()), 20, "the pair to end")
+        finally:
+            if panel.pair is not None:
+                from racperf_tui.core.pair_runs import finish_pair
+
+                finish_pair(panel.pair, data_dir, grace_s=5)
+        panel.query_one("#net-tool", Select).value = "oratcptest"
+        await pilot.pause()
+        panel.query_one("#net-program", Input).value = ""
+        panel.query_one("#net-start").focus()
+        await pilot.press("ctrl+l")
+        message = panel.query_one("#net-message", Static)
+        await wait_until(pilot, lambda: message.has_class("verdict-bad"), 10, "the refusal")
+        text = " ".join(str(message.render()).split())
+        assert text.startswith("oratcptest: the path of oratcptest.jar is not configured")
+        assert str(server_line.render()) == "server: -" and str(client_line.render()) == "client: -"
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+async def test_the_server_address_gets_the_room_its_row_has(data_dir: Path, columns: int) -> None:
+    """Five fields of 1fr gave a host name 15 cells at 80 columns and 30 at 150: the short
+    fields (port, duration, interval) now take their labels' width, the address the rest."""
+    host = "racnode2-priv.example.com"
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(columns, 24)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        address = panel.query_one("#net-host", Input)
+        address.value = host
+        address.cursor_position = 0
+        await pilot.pause()
+        # 80: 2 padding, tool 15, port 15, duration 11, interval 11; the field's padding 1
+        assert address.region.width == columns - 2 - 15 - 15 - 11 - 11 - 1
+        assert address.render_line(0).text.rstrip() == host
+        panel.query_one("#net-tool", Select).value = "oratcptest"
+        await pilot.pause()
+        program = panel.query_one("#net-program", Input)
+        assert program.render_line(0).text.rstrip() == "oratcptest.jar (MOS Doc ID 2064368.1)"
+
+
+async def test_in_a_text_field_digits_are_typed_and_esc_gives_the_tab_keys_back(data_dir: Path) -> None:
+    """1 2 3 and q were swallowed by the fields, with no way to the other tabs but the mouse.
+    Digits are typed there (a port, a duration); Esc leaves the field, shown in the footer."""
+    from textual.widgets import Button, TabbedContent
+
+    from racperf_tui.ui.app import RacperfApp
+
+    app = RacperfApp(data_dir=str(data_dir), clock=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        panel = app.query_one(NetworkPanel)
+        duration = panel.query_one("#net-duration", Input)
+        duration.focus()
+        duration.value = ""
+        await pilot.press("1", "2", "q")
+        await pilot.pause()
+        assert duration.value == "12"  # typed; q is no part of a number: refused, and no quit
+        assert app.query_one(TabbedContent).active == "network" and app.is_running
+        footer_keys = {b.binding.key: b.binding.description for b in app.screen.active_bindings.values()
+                       if b.enabled and b.binding.show}
+        assert footer_keys.get("escape") == "Leave field"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused is panel.query_one("#net-start", Button)
+        assert "escape" not in app.screen.active_bindings  # no field to leave: not offered
+        await pilot.press("1")
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "disks"

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import psutil
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
+from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Select, Static
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.safety import check_write_target
@@ -31,7 +31,7 @@ from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 from conftest import FIXTURES, needs_fio
 from loopdev import loop_device, make_sparse_image, needs_loop, write_at
-from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run
+from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run, utc  # noqa: F401 (a fixture)
 
 SIZE = (80, 24)
 
@@ -706,3 +706,252 @@ def test_live_poller_skips_work_until_another_connection_commits(data_dir: Path)
             assert poller.poll() is not second
         finally:
             poller.close()
+
+
+def _seed_runs(data_dir: Path, runs: list[tuple[str, str]]) -> list[int]:
+    """Finished runs (tool, target) at fixed moments a day apart; returns their ids."""
+    ids = []
+    with Store.open(data_dir) as store:
+        for index, (tool, target) in enumerate(runs):
+            run_id = store.create_run(tool, "local", target, {}, [tool], None)
+            store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+            started = 1764470000.0 + 86400 * index  # 2025-11-30 02:33:20 UTC, then a day later each
+            store._write("UPDATE runs SET started_at = ?, ended_at = ? WHERE id = ?",
+                         (started, started + 61.0, run_id))
+            ids.append(run_id)
+    return ids
+
+
+def _row_line(table: DataTable[Any], row: int) -> str:
+    """The text of one row of the list as painted (the header is line 0)."""
+    return table.render_line(row + 1).text
+
+
+async def test_home_and_end_move_the_runs_cursor(data_dir: Path) -> None:
+    """Home left the cursor where it was, so s then stopped the previously highlighted run."""
+    ids = _seed_runs(data_dir, [("fio", "/tmp/a.dat"), ("fio", "/tmp/b.dat"), ("fio", "/tmp/c.dat")])
+    app = RunsApp(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = app.query_one(RunsPanel)
+        table = app.query_one(DataTable)
+        await pilot.press("down", "down")
+        assert table.cursor_row == 2 and panel.selected_run_id() == ids[0]
+        await pilot.press("home")
+        assert table.cursor_row == 0 and panel.selected_run_id() == ids[2]
+        await pilot.press("end")
+        assert table.cursor_row == 2 and panel.selected_run_id() == ids[0]
+        await pilot.resize_terminal(200, 24)  # new column widths rebuild the list: same run
+        await pilot.pause()
+        assert panel.selected_run_id() == ids[0]
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
+        data_dir: Path, utc: None, columns: int) -> None:
+    """At any width the target was cut to 15 cells and the tool to 5 ("oratc"), and a run of
+    yesterday at 02:33 read like one of today."""
+    long_target = "/u01/app/oracle/oradata/RACDB/datafile/racperf-scratch.dat"
+    _seed_runs(data_dir, [("fio", long_target), ("oratcptest", "racnode2-priv")])
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(columns, 24)) as pilot:
+        await pilot.pause()
+        table = app.query_one(DataTable)
+        newest, oldest = _row_line(table, 0), _row_line(table, 1)
+        assert len(newest.rstrip()) <= columns
+        if columns == 80:
+            # 80 = 4+11+11+6+11 (id, state, started, dur, figure) + 7 x 2 padding + tool 10 + target 13
+            assert newest.split() == ["2", "oratcptest", "racnode2-priv", "succeeded", "12-01", "02:33", "1m01s"]
+            assert oldest.split() == ["1", "fio", "…-scratch.dat", "succeeded", "11-30", "02:33", "1m01s"]
+        else:
+            assert newest.split() == ["2", "oratcptest", "racnode2-priv", "succeeded", "2025-12-01",
+                                      "02:33:20", "1m01s"]
+            assert oldest.split() == ["1", "fio", long_target, "succeeded", "2025-11-30", "02:33:20", "1m01s"]
+        assert newest.index("succeeded") == oldest.index("succeeded")  # the columns line up
+
+
+async def test_percentiles_tab_shows_fios_whole_list_to_99_99(data_dir: Path) -> None:
+    """The table was 16 lines high and stopped at 99.90 (99.95 and 99.99 scrolled away),
+    with the rest of the tab empty."""
+    raw = json.loads((FIXTURES / "fio" / "fio-3.33-randread.jsonplus.json").read_text())
+    with Store.open(data_dir) as store:
+        run_id = store.create_run("fio", "local", "/var/tmp/f", {}, ["fio"], "fio-3.33")
+        store.set_result(run_id, parse_output(json.dumps(raw)))
+        store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+    clat_ns = raw["jobs"][0]["read"]["clat_ns"]["percentile"]
+    assert clat_ns["99.950000"] == 2007040 and clat_ns["99.990000"] == 4947968  # read off fio's JSON
+    app = ResultViewApp(data_dir, run_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("right")
+        await pilot.pause()
+        screen = [line.text for line in app.screen._compositor.render_strips()]
+        table = app.screen.query_one("#table-percentiles", DataTable)
+        assert table.row_count == 17 and table.max_scroll_y == 0
+        assert screen[-3].rstrip() == " 99.95  2007.0" and screen[-2].rstrip() == " 99.99  4948.0"
+        assert screen[-4].rstrip() == " 99.90  1089.5"
+
+
+async def test_result_charts_of_a_network_run_have_one_unit_per_axis(data_dir: Path) -> None:
+    """A probe result drew its MiB/s and Mbit/s rates (and nothing else) on one axis labelled
+    IOPS: each chart now holds one unit, labelled with it."""
+    from racperf_tui.core.events import Sample
+    from racperf_tui.ui.widgets.chart import Chart
+
+    with Store.open(data_dir) as store:
+        run_id = store.create_run("probe", "local", "127.0.0.1", {"role": "client"}, ["probe"], None)
+        for i in range(1, 9):
+            mib_s = 1000.0 + 50 * i
+            store.add_sample(run_id, Sample(t=0.5 * i, metrics={
+                "throughput_mib_s": mib_s, "throughput_mbit_s": mib_s * 8.388608, "latency_ms": 0.3 + 0.01 * i}))
+        store.set_result(run_id, {"tool": "probe", "role": "client", "mode": "SYNC",
+                                  "avg_throughput_mib_s": 1200.0, "messages": 99})
+        store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+    app = ResultViewApp(data_dir, run_id)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("right", "right")
+        await pilot.pause()
+        charts = list(app.screen.query(Chart))
+        assert [(c.title, c.y_label, [s.label for s in c.series]) for c in charts] == [
+            ("throughput per interval (Mbit/s)", "Mbit/s", ["throughput"]),
+            ("latency per interval (ms)", "ms", ["latency"])]
+        assert list(charts[0].series[0].ys) == [(1000.0 + 50 * i) * 8.388608 for i in range(1, 9)]
+        screen = "\n".join(line.text for line in app.screen._compositor.render_strips())
+        assert "IOPS" not in screen and "\nMbit/s " in screen and "\nms " in screen
+
+
+@needs_fio
+async def test_form_checkboxes_are_empty_when_unchecked(runs_data_dir: Path) -> None:
+    """The form's time_based / direct / group_reporting boxes showed an X unchecked too."""
+    app = RunsApp(runs_data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
+        form: FioForm = app.screen  # type: ignore[assignment]
+        await pilot.pause()
+        direct = form.query_one("#field-direct", Checkbox)
+        assert direct.value is True and direct.render_line(0).text.rstrip() == "▐X▌"
+        direct.value = False
+        await pilot.pause()
+        assert direct.render_line(0).text.rstrip() == "▐ ▌"
+        assert "--direct=0" in str(form.query_one("#preview", Static).render())
+
+
+@needs_fio
+@pytest.mark.parametrize("columns", [80, 200])
+async def test_form_target_and_extra_args_get_the_rows_width(runs_data_dir: Path, tmp_path: Path,
+                                                             columns: int) -> None:
+    """The text fields were 1fr beside a 2fr error column, empty or not (30 cells in the
+    form's 110): a datafile path or the extra arguments were cut. A field is as wide as its
+    row now, less the width of its error while it has one."""
+    target = tmp_path / "oradata" / "RACDB" / "datafile" / "racperf-scratch-01.dat"
+    target.parent.mkdir(parents=True)
+    extra = "--rate_iops=500 --percentile_list=50:99:99.9:99.99 --lat_percentiles=1"
+    app = RunsApp(runs_data_dir)
+    async with app.run_test(size=(columns, 40)) as pilot:
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
+        form: FioForm = app.screen  # type: ignore[assignment]
+        await pilot.pause()
+        fill(form, "target", str(target))
+        fill(form, "extra_args", extra)
+        await pilot.pause()
+        # the form is min(columns, 160) wide: its border 2, the fields' scroll area 1 less,
+        # the row's margin 1, the label 17, the empty error's padding 1
+        width = min(columns, 160) - 2 - 1 - 1 - 17 - 1
+        for name, value in (("target", str(target)), ("extra_args", extra)):
+            field = form.query_one(f"#field-{name}", Input)
+            field.cursor_position = 0
+            await pilot.pause()
+            assert str(form.query_one(f"#error-{name}", Label).render()) == ""
+            assert field.region.width == width
+            if len(value) < width:
+                assert field.render_line(0).text.rstrip() == value
+
+
+async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> None:
+    """The help listed Textual's internals under their class names ("RunsPanel", "DataTable":
+    Cursor up, Page down, Top; "Screen": Focus Next; the palette) beside racperf's keys."""
+    from racperf_tui.ui.app import RacperfApp
+    from racperf_tui.ui.screens.help import HelpScreen
+
+    app = RacperfApp(data_dir=str(data_dir), clock=False)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("VerticalScroll")
+        inside = slice(box.region.x + 2, box.region.right - 2)  # within the border and padding
+        lines = [line.text[inside].rstrip() for line in app.screen._compositor.render_strips()
+                 [box.region.y + 1:box.region.bottom - 1]]
+        assert [line for line in lines if line] == [
+            "Keys (escape closes)",
+            "Runs list",
+            "home  First (newest) run",
+            " end  Last (oldest) run",
+            "   ⏎  Open the highlighted run: live while it runs, else its result",
+            "Runs",
+            "   n  New fio run: preset, fields, command preview",
+            "   s  Stop the highlighted run (asks first)",
+            "   r  Re-read the runs now (every second anyway)",
+            "Everywhere",
+            "  ^q  Quit, from anywhere (a text field too)",
+            "   q  Quit (asks first while runs are running)",
+            "   ?  Help: this list of keys",
+            "   1  Disks tab (live iostat)",
+            "   2  Runs tab (benchmark runs)",
+            "   3  Network tab (pair tests)",
+            "In a text field, digits and letters are typed:",
+            "Esc leaves it, then 1 2 3 switch tabs and q quits;",
+            "ctrl+q quits from anywhere.",
+        ]
+
+
+async def test_the_tabs_stay_reachable_from_a_run_view(data_dir: Path) -> None:
+    """With a run's view open, 1 and 3 did nothing visible (the tabs switched under the view)
+    and the Disks tab could not be seen during a run: they show the tab now, and the Runs
+    tab brings the view back."""
+    from textual.widgets import TabbedContent
+
+    from racperf_tui.ui.app import RacperfApp
+
+    finished_id = seed_finished_run(data_dir)
+    app = RacperfApp(data_dir=str(data_dir), clock=False)
+    async with app.run_test(size=SIZE) as pilot:
+        tabs = app.query_one(TabbedContent)
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view")
+        await pilot.press("1")
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0] and len(app.screen_stack) == 1
+        assert tabs.active == "disks"
+        await pilot.press("2")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view back")
+        assert app.screen.run_id == finished_id  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await pilot.pause()
+        # a running run (no supervisor: recorded after the panel's start-up check)
+        with Store.open(data_dir) as store:
+            live_id = store.create_run("fio", "local", "/tmp/live.dat", {"runtime_s": 600}, ["fio"], None)
+            store.set_state(live_id, RunState.RUNNING)
+        panel = app.query_one(RunsPanel)
+        panel.refresh_runs()
+        panel.open_run(live_id)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view")
+        await pilot.press("3")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1 and tabs.active == "network"
+        await pilot.press("2")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view back")
+        assert app.screen.run_id == live_id  # type: ignore[attr-defined]
+        await pilot.press("2")  # the Runs tab's own view: stays
+        await pilot.pause()
+        assert isinstance(app.screen, RunView)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1 and tabs.active == "runs"

@@ -23,11 +23,15 @@ class RacperfApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "racperf"
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("1", "show_tab('disks')", "Disks", show=False),
-        Binding("2", "show_tab('runs')", "Runs", show=False),
-        Binding("3", "show_tab('network')", "Network", show=False),
+        Binding("q", "quit", "Quit", tooltip="Quit (asks first while runs are running)"),
+        # Textual's own ctrl+q, declared here so the help lists it: the one key that quits
+        # from inside a text field too (priority), through the same question
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True,
+                tooltip="Quit, from anywhere (a text field too)"),
+        Binding("question_mark", "help", "Help", tooltip="Help: this list of keys"),
+        Binding("1", "show_tab('disks')", "Disks", show=False, tooltip="Disks tab (live iostat)"),
+        Binding("2", "show_tab('runs')", "Runs", show=False, tooltip="Runs tab (benchmark runs)"),
+        Binding("3", "show_tab('network')", "Network", show=False, tooltip="Network tab (pair tests)"),
     ]
 
     def __init__(self, roots: list[str] | None = None, interval_s: float = 1.0,
@@ -58,7 +62,14 @@ class RacperfApp(App[int]):
             self.push_screen(HelpScreen(self.screen.active_bindings))
 
     def action_show_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        """Show a tab, from a run's live or result view too (it is set aside and comes back
+        with the Runs tab); a dialog or form keeps the keys until it is closed."""
+        dashboard = self.screen_stack[0]
+        runs = dashboard.query_one(RunsPanel)
+        if self.screen is not dashboard:
+            if tab == "runs" or not runs.set_views_aside():
+                return
+        dashboard.query_one(TabbedContent).active = tab
 
     async def action_quit(self) -> None:
         """Quit; with runs still running, ask whether to stop them or leave them running."""

@@ -37,6 +37,28 @@ LIVE_DISPLAY_DIVISORS: dict[str, float] = {"read_bw_kib_s": 1024.0, "write_bw_ki
 
 LIVE_STATES = ("pending", "running")
 
+#: metric-name suffix -> the unit shown (another tool's metrics, named with their units)
+_UNIT_SUFFIXES = (("_mib_s", "MiB/s"), ("_mbit_s", "Mbit/s"), ("_kib_s", "KiB/s"), ("_per_s", "/s"),
+                  ("_kib", "KiB"), ("_bytes", "B"), ("_ms", "ms"), ("_us", "µs"), ("_pct", "%"),
+                  ("_s", "s"))
+
+
+def metric_label_and_unit(key: str) -> tuple[str, str]:
+    """``throughput_mib_s`` -> ("throughput", "MiB/s"): the label and unit of another tool's
+    metric (fio's have their own labels in LIVE_METRICS)."""
+    for suffix, unit in _UNIT_SUFFIXES:
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return key[: -len(suffix)].replace("_", " "), unit
+    return key.replace("_", " "), ""
+
+
+def other_tool_metric_keys(keys: Iterable[str]) -> list[str]:
+    """Another tool's metrics as shown: throughput first, and one rate where the tool records
+    it twice (the probe: MiB/s, oratcptest's unit, and Mbit/s)."""
+    keys = list(keys)
+    keys = [key for key in keys if not (key.endswith("_mib_s") and key[:-6] + "_mbit_s" in keys)]
+    return sorted(keys, key=lambda k: (not k.startswith("throughput"), k))
+
 
 def field_of(record: Any, name: str, default: Any = None) -> Any:
     """``record.name`` or ``record[name]``, whichever the record offers; else ``default``."""

@@ -24,6 +24,7 @@ from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.run_plan import PlanRefused, judge_run
 from racperf_tui.core.runs import launch_run
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
+from racperf_tui.ui.widgets.tick_box import TickBox
 
 #: (config field, label, kind); kind "bool" is a checkbox, "rw" a select, else a text input
 FORM_FIELDS: list[tuple[str, str, str]] = [
@@ -127,7 +128,7 @@ class FioForm(ModalScreen[Any]):
     }
     FioForm > Vertical {
         width: 100%;
-        max-width: 110;
+        max-width: 160;
         height: 100%;
         max-height: 40;
         border: thick $primary;
@@ -150,8 +151,10 @@ class FioForm(ModalScreen[Any]):
     FioForm .form-row Checkbox {
         width: 1fr;
     }
+    /* as wide as its message (none: no width), so a field is cut only while it is wrong */
     FioForm .form-error {
-        width: 2fr;
+        width: auto;
+        max-width: 40%;
         height: auto;
         color: $error;
         padding-left: 1;
@@ -214,7 +217,7 @@ class FioForm(ModalScreen[Any]):
                     with Horizontal(classes="form-row", id=f"row-{name}"):
                         yield Label(label, classes="form-label")
                         if kind == "bool":
-                            yield Checkbox("", compact=True, id=f"field-{name}")
+                            yield TickBox("", compact=True, id=f"field-{name}")
                         elif kind == "rw":
                             yield Select([(c, c) for c in RW_CHOICES], allow_blank=False,
                                          compact=True, id=f"field-{name}")

@@ -1,9 +1,11 @@
-"""The help screen: every key that works where the user was, grouped by who handles it.
+"""The help screen: racperf's keys that work where the user was, grouped by who handles them.
 
 Generic on purpose: it lists the active bindings of the screen underneath (the app's, the
 screen's and those of the focused widget and its ancestors, e.g. the focused panel), so a new
-panel's keys appear here without touching this file. A node may set ``HELP_TITLE`` to name its
-group.
+panel's keys appear here without touching this file. Only keys a racperf class declares are
+listed: Textual's own (a DataTable's cursor keys, Focus Next, the palette) are the framework's,
+not racperf's, and named by their class ("DataTable") they told a DBA nothing. A node sets
+``HELP_TITLE`` to name its group, a binding its ``tooltip`` to say what it does in a sentence.
 """
 
 from __future__ import annotations
@@ -16,6 +18,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 
+#: said under the keys: what a text field does with them, and the way out
+TEXT_FIELD_NOTE = ("In a text field, digits and letters are typed:\n"
+                   "Esc leaves it, then 1 2 3 switch tabs and q quits;\n"
+                   "ctrl+q quits from anywhere.")
+
+
 def _group_title(node: object) -> str:
     title = getattr(node, "HELP_TITLE", None)
     if title:
@@ -23,6 +31,22 @@ def _group_title(node: object) -> str:
     if isinstance(node, App):
         return "Everywhere"
     return type(node).__name__
+
+
+def declared_by_racperf(node: object, binding: Binding) -> bool:
+    """Did a racperf class of ``node`` declare ``binding`` (not Textual, whose classes the
+    node's class also inherits bindings from)?"""
+    for cls in type(node).__mro__:
+        if not cls.__module__.startswith("racperf_tui."):
+            continue
+        for declared in cls.__dict__.get("BINDINGS", ()):
+            if isinstance(declared, Binding):
+                keys, action = declared.key, declared.action
+            else:  # ("q", "quit", "Quit") tuples
+                keys, action = declared[0], declared[1]
+            if action == binding.action and binding.key in {k.strip() for k in keys.split(",")}:
+                return True
+    return False
 
 
 def bindings_text(active: dict[str, ActiveBinding], key_display) -> Text:
@@ -34,7 +58,7 @@ def bindings_text(active: dict[str, ActiveBinding], key_display) -> Text:
     groups: dict[str, dict[str, list[str]]] = {}
     for active_binding in active.values():
         binding = active_binding.binding
-        if binding.system:
+        if binding.system or not declared_by_racperf(active_binding.node, binding):
             continue
         # The footer needs a word; the help has room for the tooltip's sentence.
         description = binding.tooltip or binding.description or binding.action
@@ -89,3 +113,4 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll():
             yield Static(Text("Keys (escape closes)", style="bold"))
             yield Static(bindings_text(self.active, self.app.get_key_display))
+            yield Static(Text("\n" + TEXT_FIELD_NOTE, style="italic"))

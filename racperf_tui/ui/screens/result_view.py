@@ -12,7 +12,14 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
-from racperf_tui.ui.runs_data import format_duration, open_store, sample_parts, state_text
+from racperf_tui.ui.runs_data import (
+    format_duration,
+    metric_label_and_unit,
+    open_store,
+    other_tool_metric_keys,
+    sample_parts,
+    state_text,
+)
 from racperf_tui.ui.widgets.chart import Chart, Series
 
 DIRECTIONS = ("read", "write", "trim")
@@ -26,6 +33,8 @@ _JOB_BLOCK_TITLES = {"cpu": "CPU", "lat_dist_pct": "latency distribution (% of I
                      "issued": "I/Os issued", "options": "job options"}
 #: per-direction blocks shown under Details (fio's bandwidth and IOPS statistics)
 _DIRECTION_DETAIL_KEYS = ("bw_stats_kib_s", "iops_stats")
+#: charts of another tool's samples at most (iperf3 records up to eight quantities)
+MAX_OTHER_CHARTS = 6
 
 
 def _num(value: Any, digits: int = 1) -> str:
@@ -74,6 +83,11 @@ class ResultView(Screen[None]):
         max-height: 16;
         margin-bottom: 1;
     }
+    /* fio's 17 percentiles (to 99.99) and their header: 16 lines stopped at 99.90 */
+    ResultView #table-percentiles {
+        max-height: 100%;
+        margin-bottom: 0;
+    }
     ResultView .section {
         text-style: bold;
         color: $accent;
@@ -85,10 +99,13 @@ class ResultView(Screen[None]):
     }
     """
 
+    HELP_TITLE = "Run result"
+
     BINDINGS = [
-        Binding("escape,q", "close", "Back"),
-        Binding("left", "previous_tab", "Prev tab", show=False),
-        Binding("right", "next_tab", "Next tab", show=False),
+        Binding("escape,q", "close", "Back", tooltip="Back to the runs list"),
+        Binding("left", "previous_tab", "Prev tab", show=False,
+                tooltip="Previous tab (Summary, Percentiles, Charts, Details)"),
+        Binding("right", "next_tab", "Next tab", show=False, tooltip="Next tab"),
     ]
 
     def __init__(self, data_dir: Any, run_id: Any) -> None:
@@ -135,9 +152,8 @@ class ResultView(Screen[None]):
                     yield Label("Completion latency percentiles (µs)", classes="section")
                     yield DataTable(id="table-percentiles", cursor_type="row")
             with TabPane("Charts", id="tab-charts"):
-                with VerticalScroll():
-                    yield Chart("IOPS per interval", y_label="IOPS", id="chart-iops")
-                    yield Chart("clat per interval (µs)", y_label="µs", id="chart-latency")
+                # filled on mount: fio's two charts, or one per unit of another tool's samples
+                yield VerticalScroll(id="charts")
             with TabPane("Details", id="tab-details"):
                 with VerticalScroll(id="details"):
                     yield Label("Disk utilisation", classes="section")
@@ -301,36 +317,48 @@ class ResultView(Screen[None]):
 
     # ---- charts ----------------------------------------------------------------------------
     def _draw_charts(self) -> None:
-        def line(key: str, label: str) -> Series:
-            points = [(t, m[key]) for t, m in self.samples if m.get(key) is not None]
-            return Series(label, [p[0] for p in points], [p[1] for p in points])
+        charts = []
+        for title, y_label, series in self._chart_specs():
+            chart = Chart(title, y_label=y_label)
+            chart.plot(series)  # drawn once it has a size
+            charts.append(chart)
+        self.query_one("#charts", VerticalScroll).mount_all(charts)
 
-        if not self.samples:
-            self.query_one("#chart-iops", Chart).plot([])
-            self.query_one("#chart-latency", Chart).plot([])
-            return
-        has_read = any(m.get("read_iops") for _, m in self.samples)
-        has_write = any(m.get("write_iops") for _, m in self.samples)
+    def _line(self, key: str, label: str) -> Series:
+        points = [(t, m[key]) for t, m in self.samples if m.get(key) is not None]
+        return Series(label, [p[0] for p in points], [p[1] for p in points])
+
+    def _chart_specs(self) -> list[tuple[str, str, list[Series]]]:
+        """(title, y axis label, lines) per chart; the lines of one chart share one unit."""
+        numeric = sorted({k for _, m in self.samples for k, v in m.items()
+                          if isinstance(v, (int, float)) and not isinstance(v, bool)})
+        if not self.samples or any(k in numeric for k in ("read_iops", "write_iops")):
+            return self._fio_chart_specs()
+        # another tool's samples (throughput, latency...): one chart per unit, so Mbit/s and
+        # MiB/s never share an axis; a count without a unit is its own quantity
+        by_unit: dict[str, list[str]] = {}
+        for key in other_tool_metric_keys(numeric):
+            unit = metric_label_and_unit(key)[1]
+            by_unit.setdefault(unit or key, []).append(key)
+        specs = []
+        for unit_or_key, keys in list(by_unit.items())[:MAX_OTHER_CHARTS]:
+            labels = [metric_label_and_unit(key)[0] for key in keys]
+            unit = metric_label_and_unit(keys[0])[1]
+            title = f"{', '.join(labels)} per interval" + (f" ({unit})" if unit else "")
+            specs.append((title, unit or labels[0], [self._line(key, label) for key, label in zip(keys, labels)]))
+        return specs
+
+    def _fio_chart_specs(self) -> list[tuple[str, str, list[Series]]]:
+        """fio: IOPS of the directions that did I/O, and their clat p50 / p99."""
         iops: list[Series] = []
         latency: list[Series] = []
-        if has_read:
-            iops.append(line("read_iops", "read"))
-            latency += [line("read_clat_p50_us", "r p50"), line("read_clat_p99_us", "r p99")]
-        if has_write:
-            iops.append(line("write_iops", "write"))
-            latency += [line("write_clat_p50_us", "w p50"), line("write_clat_p99_us", "w p99")]
-        if not iops:
-            # another tool's samples (throughput, latency...): chart what it recorded
-            keys = sorted({k for _, m in self.samples for k, v in m.items() if isinstance(v, (int, float))})
-            other = [k for k in keys if "latency" not in k and not k.endswith(("_us", "_ms"))][:3]
-            times = [k for k in keys if k not in other][:3]
-            chart = self.query_one("#chart-iops", Chart)
-            chart.title = "per interval"
-            iops = [line(k, k) for k in other]
-            self.query_one("#chart-latency", Chart).title = "latency per interval"
-            latency = [line(k, k) for k in times]
-        self.query_one("#chart-iops", Chart).plot(iops)
-        self.query_one("#chart-latency", Chart).plot(latency)
+        if any(m.get("read_iops") for _, m in self.samples):
+            iops.append(self._line("read_iops", "read"))
+            latency += [self._line("read_clat_p50_us", "r p50"), self._line("read_clat_p99_us", "r p99")]
+        if any(m.get("write_iops") for _, m in self.samples):
+            iops.append(self._line("write_iops", "write"))
+            latency += [self._line("write_clat_p50_us", "w p50"), self._line("write_clat_p99_us", "w p99")]
+        return [("IOPS per interval", "IOPS", iops), ("clat per interval (µs)", "µs", latency)]
 
     # ---- actions ---------------------------------------------------------------------------
     def action_close(self) -> None:

@@ -26,15 +26,13 @@ from racperf_tui.ui.runs_data import (
     LIVE_STATES,
     LivePoller,
     format_duration,
+    metric_label_and_unit,
+    other_tool_metric_keys,
 )
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 #: how often the live view reads the store; the sample-to-sparkline target is p99 <= 100 ms
 POLL_INTERVAL_S = 0.05
-
-#: metric-name suffix -> the unit shown (another tool's metrics, named with their units)
-_UNIT_SUFFIXES = (("_mib_s", "MiB/s"), ("_mbit_s", "Mbit/s"), ("_kib_s", "KiB/s"), ("_per_s", "/s"),
-                  ("_bytes", "B"), ("_ms", "ms"), ("_us", "µs"), ("_pct", "%"), ("_s", "s"))
 
 
 class RunProgressBar(ProgressBar):
@@ -43,15 +41,6 @@ class RunProgressBar(ProgressBar):
     repaints during a run."""
 
     _display_eta: reactive[int | None] = reactive[int | None](None, repaint=False)
-
-
-def metric_label_and_unit(key: str) -> tuple[str, str]:
-    """``throughput_mib_s`` -> ("throughput", "MiB/s"): a sparkline's label for another tool's
-    metric (fio's have their own labels in LIVE_METRICS)."""
-    for suffix, unit in _UNIT_SUFFIXES:
-        if key.endswith(suffix) and len(key) > len(suffix):
-            return key[: -len(suffix)].replace("_", " "), unit
-    return key.replace("_", " "), ""
 
 
 class RunView(Screen[None]):
@@ -90,10 +79,12 @@ class RunView(Screen[None]):
     }
     """
 
+    HELP_TITLE = "Live run"
+
     BINDINGS = [
-        Binding("escape,q", "close", "Back"),
-        Binding("s", "stop", "Stop run"),
-        Binding("enter,v", "result", "Result"),
+        Binding("escape,q", "close", "Back", tooltip="Back to the runs list (the run goes on)"),
+        Binding("s", "stop", "Stop run", tooltip="Stop this run (asks first)"),
+        Binding("enter,v", "result", "Result", tooltip="The run's result, once it has ended"),
     ]
 
     def __init__(self, data_dir: Any, run_id: Any, title: str = "",
@@ -203,9 +194,7 @@ class RunView(Screen[None]):
         keys = [key for key in live.series if key not in self.metric_keys]
         if not keys or set(live.series) & set(self.metric_keys):
             return
-        # the probe records its rate both in MiB/s (oratcptest's unit) and Mbit/s: show one
-        keys = [key for key in keys if not (key.endswith("_mib_s") and key[:-6] + "_mbit_s" in keys)]
-        self.metric_keys = sorted(keys, key=lambda k: (not k.startswith("throughput"), k))
+        self.metric_keys = other_tool_metric_keys(keys)
         container = self.query_one("#run-metrics", VerticalScroll)
         container.remove_children()
         sparklines = []

@@ -6,7 +6,6 @@ earlier racperf (left running when it quit) shows up here, live, and can be stop
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +16,8 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.ui.messages import RunLaunched
+from racperf_tui.ui.screens.result_view import ResultView
+from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.runs_data import (
     LIVE_STATES,
     block_devices_of,
@@ -40,6 +41,39 @@ STATE_STYLES = {
 }
 
 
+#: the columns, in order: (key, header, width); tool and target (None) share what the others
+#: leave of the row, started is STARTED_WIDTHS wide
+COLUMNS = (("id", "id", 4), ("tool", "tool", None), ("target", "target", None),
+           ("state", "state", 11), ("started", "started", 0), ("duration", "dur", 6),
+           ("figure", "figure", 11))
+#: the started column: "11-30 02:33", and from WIDE_TABLE cells on "2025-11-30 02:33:20"
+STARTED_WIDTHS = (11, 19)
+WIDE_TABLE = 120
+#: cells of padding DataTable puts around every column (cell_padding 1 on each side)
+COLUMN_PADDING = 2
+#: kept free for the vertical scrollbar once the list is longer than the table is high
+SCROLLBAR_WIDTH = 2
+#: the tool column fits the longest tool name listed, within these bounds (the rest is the target's)
+TOOL_WIDTH = (4, 12)
+TARGET_MIN_WIDTH = 8
+
+
+class RunsTable(DataTable):
+    """The runs list. Home / End go to the first / last run: DataTable's own Home and End
+    move a row cursor nowhere (they go to the first / last column), so after Home the
+    highlighted run, the one ``s`` stops, was still the old one. Enter opens the run."""
+
+    HELP_TITLE = "Runs list"
+
+    BINDINGS = [
+        # DataTable's enter (select the row, which opens the run), declared again for the help
+        Binding("enter", "select_cursor", "Open run", show=False,
+                tooltip="Open the highlighted run: live while it runs, else its result"),
+        Binding("home", "scroll_top", "First run", show=False, tooltip="First (newest) run"),
+        Binding("end", "scroll_bottom", "Last run", show=False, tooltip="Last (oldest) run"),
+    ]
+
+
 class RunsPanel(Vertical):
     """The runs list and its keys: n new fio run, enter open, s stop, r refresh."""
 
@@ -58,11 +92,14 @@ class RunsPanel(Vertical):
     }
     """
 
+    HELP_TITLE = "Runs"
+
     BINDINGS = [
-        Binding("n", "new_run", "New fio run"),
-        Binding("enter", "open_run", "Open run", show=False),
-        Binding("s", "stop_run", "Stop run"),
-        Binding("r", "refresh", "Refresh"),
+        Binding("n", "new_run", "New fio run", tooltip="New fio run: preset, fields, command preview"),
+        Binding("enter", "open_run", "Open run", show=False,
+                tooltip="Open the highlighted run: live while it runs, else its result"),
+        Binding("s", "stop_run", "Stop run", tooltip="Stop the highlighted run (asks first)"),
+        Binding("r", "refresh", "Refresh", tooltip="Re-read the runs now (every second anyway)"),
     ]
 
     def __init__(self, data_dir: str | None = None) -> None:
@@ -80,22 +117,17 @@ class RunsPanel(Vertical):
         #: the cells on screen per run key, to update only what changed
         self._rows_shown: dict[str, tuple[Any, ...]] = {}
         self._hint_shown: str | None = None
+        #: the run whose view was set aside for another tab: it comes back with the Runs tab
+        self._run_set_aside: int | None = None
+        #: (tool, target, started) column widths the table was built with
+        self._widths: tuple[int, int, int] | None = None
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Any] = DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-hint")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        # widths sum to 77 cells with padding: the list fits an 80-column terminal
-        table.add_column("id", key="id", width=4)
-        table.add_column("tool", key="tool", width=5)
-        table.add_column("target", key="target", width=15)
-        table.add_column("state", key="state", width=11)
-        table.add_column("started", key="started", width=11)
-        table.add_column("dur", key="duration", width=6)
-        table.add_column("figure", key="figure", width=11)
+        self._layout_columns()
         try:
             self._store = open_store(self.data_dir)
             self.interrupted_on_start = self._store.mark_interrupted_runs()
@@ -117,9 +149,59 @@ class RunsPanel(Vertical):
                         + ", ".join(str(r) for r in self.interrupted_on_start), severity="warning",
                         timeout=8)
 
+    def on_resize(self) -> None:
+        """Tool and target take the width there is: rebuild the columns when it changed."""
+        if self._column_widths(self._tools_listed()) != self._widths:
+            self.refresh_runs()
+
+    def _tools_listed(self) -> list[str]:
+        return sorted({run.tool for run in self.runs.values()})
+
+    def _column_widths(self, tools: list[str]) -> tuple[int, int, int]:
+        """(tool, target, started) widths for the panel's width and the tools listed."""
+        width = self.size.width or 80
+        started = STARTED_WIDTHS[width >= WIDE_TABLE]
+        fixed = sum(w for _, _, w in COLUMNS if w) + started
+        # with a scrollbar the columns must leave it room, or the figure goes off screen
+        scrollbar = SCROLLBAR_WIDTH if len(self.runs) + 1 > self.query_one(DataTable).size.height else 0
+        room = width - scrollbar - fixed - COLUMN_PADDING * len(COLUMNS)
+        low, high = TOOL_WIDTH
+        tool = min(max([low, *(len(name) for name in tools)]), high, max(low, room - TARGET_MIN_WIDTH))
+        return tool, max(room - tool, TARGET_MIN_WIDTH), started
+
+    def _layout_columns(self) -> bool:
+        """(Re)build the columns when their widths change; True when they did (the rows
+        must be added again)."""
+        widths = self._column_widths(self._tools_listed())
+        if widths == self._widths:
+            return False
+        self._widths = widths
+        computed = dict(zip(("tool", "target", "started"), widths))
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        self._rows_shown = {}
+        for key, header, width in COLUMNS:
+            table.add_column(header, key=key, width=width or computed[key])
+        return True
+
     def on_show(self) -> None:
-        """Switching to the Runs tab puts the keys (n, enter, s, r) on the runs list at once."""
+        """Switching to the Runs tab puts the keys (n, enter, s, r) on the runs list at once,
+        or brings back the run view set aside for another tab."""
         self.query_one(DataTable).focus()
+        if self._run_set_aside is not None:
+            run_id, self._run_set_aside = self._run_set_aside, None
+            self.open_run(run_id)  # live again, or its result if it ended meanwhile
+
+    def set_views_aside(self) -> bool:
+        """Close the run views on top of the dashboard (the runs go on: they are the store's),
+        remembering the top one's run for the Runs tab; False when the screen on top is
+        something else (a dialog, the form), which keeps its keys."""
+        if not isinstance(self.app.screen, (RunView, ResultView)):
+            return False
+        self._run_set_aside = self.app.screen.run_id
+        while isinstance(self.app.screen, (RunView, ResultView)):
+            self.app.pop_screen()
+        return True
 
     def on_unmount(self) -> None:
         if self._store is not None:
@@ -130,6 +212,7 @@ class RunsPanel(Vertical):
         """Re-read the runs (newest first) and repaint the table, keeping the cursor on its run."""
         if self._store is None:
             return
+        selected = self.selected_run_id()  # before a new layout clears the table
         try:
             runs = self._store.list_runs(limit=500)
         except Exception as error:
@@ -137,7 +220,9 @@ class RunsPanel(Vertical):
             self._hint_shown = None
             return
         self.runs = {run.id: run for run in runs}
+        self._layout_columns()  # a new tool's name may widen the tool column
         self._update_live_figures(runs)
+        tool_width, target_width, started_width = self._widths or self._column_widths([])
         rows: dict[str, tuple[Any, ...]] = {}
         for run in runs:
             state = state_text(run.state)
@@ -151,14 +236,14 @@ class RunsPanel(Vertical):
                 figure = self._finished_figure[run.id]
             rows[str(run.id)] = (
                 Text(str(run.id), style=style),
-                run.tool,
-                Text(_short_target(run.target), overflow="ellipsis", no_wrap=True),
+                Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
+                Text(_short_target(run.target, target_width), no_wrap=True),
                 Text(("● " if live else "") + state, style=style),
-                _started_text(run.started_at),
+                _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
                 format_duration(run.duration_s),
                 figure,
             )
-        self._apply_rows(rows)
+        self._apply_rows(rows, selected)
         hint = ("no runs yet: press n to launch fio" if not runs
                 else "enter: open the run (live view while running, else its result)")
         if hint != self._hint_shown:
@@ -167,11 +252,11 @@ class RunsPanel(Vertical):
             self.query_one("#runs-hint", Static).update(hint)
         self._tell_disks_panel(runs)
 
-    def _apply_rows(self, rows: dict[str, tuple[Any, ...]]) -> None:
-        """Change only the cells that changed; rebuild only when the set or order of runs did."""
+    def _apply_rows(self, rows: dict[str, tuple[Any, ...]], selected: int | None) -> None:
+        """Change only the cells that changed; rebuild only when the set or order of runs (or
+        the columns) did, keeping the cursor on the ``selected`` run."""
         table = self.query_one(DataTable)
         if list(rows) != list(self._rows_shown):
-            selected = self.selected_run_id()
             table.clear()
             for key, cells in rows.items():
                 table.add_row(*cells, key=key)
@@ -278,13 +363,9 @@ class RunsPanel(Vertical):
                 return
         title = f"run {run_id}: {run.tool} on {run.target or '-'}" if run is not None else ""
         if run is not None and state_text(run.state) in LIVE_STATES:
-            from racperf_tui.ui.screens.run_view import RunView
-
             self.app.push_screen(RunView(self.data_dir, run_id, title=title),
                                  lambda _: self.refresh_runs())
         else:
-            from racperf_tui.ui.screens.result_view import ResultView
-
             self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.refresh_runs())
 
     def action_stop_run(self) -> None:
@@ -376,17 +457,17 @@ def ask_before_quit(app: App[Any]) -> None:
     app.push_screen(QuitDialog([str(r) for r in running]), chosen)
 
 
-def _short_target(target: str | None) -> str:
-    """Long temp paths keep their end, which is the informative part."""
+def _short_target(target: str | None, width: int) -> str:
+    """A target cut to ``width`` cells keeps its end (the file or device name, the informative part)."""
     if not target:
         return "-"
-    return target if len(target) <= 15 else "…" + target[-14:]
+    return target if len(target) <= width else "…" + target[-(width - 1):]
 
 
-def _started_text(started_at: float | None) -> str:
+def _started_text(started_at: float | None, wide: bool = False) -> str:
+    """When a run started, with its date: a list of yesterday's and today's runs at 02:33
+    cannot tell them apart by the time alone. ``wide`` adds the year and the seconds."""
     if not started_at:
         return "-"
     moment = datetime.fromtimestamp(started_at)
-    if time.time() - started_at < 86400:
-        return moment.strftime("%H:%M:%S")
-    return moment.strftime("%m-%d %H:%M")
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if wide else "%m-%d %H:%M")

@@ -112,6 +112,13 @@ class IostatPanel(Vertical):
         self.table.focus()
         self._start_timer()
 
+    def on_show(self) -> None:
+        """Back on the Disks tab, the keys work at once: the tab switch left the focus on a
+        widget of the hidden tab (or none), and the panel's keys only reach it when the focus
+        is inside it. An open name filter keeps the focus it had."""
+        pattern_input = self.query_one("#iostat-pattern", Input)
+        (pattern_input if pattern_input.has_class("-visible") else self.table).focus()
+
     def _start_timer(self) -> None:
         if self._timer is not None:
             self._timer.stop()
@@ -189,8 +196,12 @@ class IostatPanel(Vertical):
         if self.paused:
             # First: a marker cut off at the right edge of an 80-column terminal is no marker.
             parts.append(("[b reverse] PAUSED [/]", "[b reverse] PAUSED [/]"))
-        parts.append((f"every {self.interval_s:g} s (-/+)", f"{self.interval_s:g} s"))
         report = model.last_report
+        if report is not None and report.since_boot:
+            # The first report averages everything since boot, not the last second: a device
+            # busy at night would look busy now. Said until the first real interval is in.
+            parts.append(("[b]averages since boot[/]", "[b]since boot[/]"))
+        parts.append((f"every {self.interval_s:g} s (-/+)", f"{self.interval_s:g} s"))
         if (report is not None and not report.since_boot and self.samples_taken > self._quiet_until_sample
                 and report.interval_s > 1.25 * self.interval_s):
             # After a pause (or a stalled host) the rates average the real interval: say so.

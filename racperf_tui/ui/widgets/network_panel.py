@@ -30,6 +30,7 @@ from racperf_tui.core.net_guidance import (
 )
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
+from racperf_tui.ui.widgets.tick_box import TickBox
 
 MIB_S_TO_MBIT_S = 1024 * 1024 * 8 / 1e6
 
@@ -50,7 +51,7 @@ IPERF3_UDP_BITRATE = "1G"
 PROGRAM_LABELS: dict[str, tuple[str, str]] = {
     "probe": ("Program", "built in: nothing to install"),
     "iperf3": ("iperf3 program", "iperf3 on PATH"),
-    "oratcptest": ("oratcptest.jar path", "path of oratcptest.jar (MOS Doc ID 2064368.1)"),
+    "oratcptest": ("oratcptest.jar path", "oratcptest.jar (MOS Doc ID 2064368.1)"),
     "netperf": ("netperf directory", "directory of netperf and netserver (blank: PATH)"),
 }
 #: tool -> the setting (core.settings, in the data dir) that remembers its program field
@@ -208,6 +209,14 @@ class NetworkPanel(Vertical):
     NetworkPanel .net-field > Label {
         color: $text-muted;
     }
+    /* Short values get the width of their label; the server address (a host name) gets the
+       rest of its row: 1fr of five fields was 15 cells at 80 columns, 30 at 150 */
+    NetworkPanel #net-tool-field, NetworkPanel #net-mode-field, NetworkPanel #net-port-field {
+        width: 15;
+    }
+    NetworkPanel #net-duration-field, NetworkPanel #net-interval-field {
+        width: 11;
+    }
     NetworkPanel #net-buttons {
         height: auto;
         margin-top: 1;
@@ -235,9 +244,16 @@ class NetworkPanel(Vertical):
     }
     """
 
+    HELP_TITLE = "Network"
+
+    # In a text field (port, duration...) digits and q are typed: the app's 1 2 3 and q are
+    # not made priority bindings, which would make a port of 1521 untypeable. Esc leaves the
+    # field instead (shown in the footer while in one), and ctrl+q quits from anywhere.
     BINDINGS = [
-        Binding("ctrl+l", "start_pair", "Start pair"),
-        Binding("ctrl+t", "stop_pair", "Stop pair"),
+        Binding("ctrl+l", "start_pair", "Start pair", tooltip="Start the server / client pair"),
+        Binding("ctrl+t", "stop_pair", "Stop pair", tooltip="Stop the pair (both ends)"),
+        Binding("escape", "leave_field", "Leave field",
+                tooltip="Leave the text field: then 1 2 3 switch tabs and q quits"),
     ]
 
     def __init__(self, data_dir: str | None = None, poll_interval_s: float = 0.25) -> None:
@@ -279,14 +295,14 @@ class NetworkPanel(Vertical):
             yield self._field("Connections", Input("1", compact=True, id="net-connections", type="integer"))
             yield self._field("Redo MB/s (DG)", Input("", placeholder="e.g. 50", compact=True,
                                                       id="net-redo", type="number"))
-            yield self._field("Server fsync", Checkbox("write", compact=True, id="net-write"))
+            yield self._field("Server fsync", TickBox("write", compact=True, id="net-write"))
         with Horizontal(classes="net-row"):
             yield self._field(PROGRAM_LABELS[self.tools[0]][0],
                               Input("", placeholder=PROGRAM_LABELS[self.tools[0]][1], compact=True,
-                                    id="net-program"), field_id="net-program-field", width=2)
+                                    id="net-program"))
             yield self._field("Java (oratcptest)",
                               Input("", placeholder="$JAVA_HOME, $ORACLE_HOME/jdk or PATH", compact=True,
-                                    id="net-java"), field_id="net-java-field", width=2)
+                                    id="net-java"))
         with Horizontal(id="net-buttons"):
             yield Button("Start pair", id="net-start", variant="primary", compact=True)
             yield Button("Stop", id="net-stop", disabled=True, compact=True)
@@ -301,11 +317,9 @@ class NetworkPanel(Vertical):
                      classes="net-verdict")
 
     @staticmethod
-    def _field(label: str, widget: Any, field_id: str | None = None, width: int = 1) -> Vertical:
-        field = Vertical(Label(label), widget, classes="net-field", id=field_id)
-        if width != 1:
-            field.styles.width = f"{width}fr"
-        return field
+    def _field(label: str, widget: Any) -> Vertical:
+        """A labelled field, ``#<widget id>-field`` (its width is set in CSS)."""
+        return Vertical(Label(label), widget, classes="net-field", id=f"{widget.id}-field")
 
     @staticmethod
     def _mode_options(tool: str) -> list[tuple[str, str]]:
@@ -315,6 +329,17 @@ class NetworkPanel(Vertical):
         self._show_program_fields(self.tools[0])
         self.set_interval(self.poll_interval_s, self._poll)
         self._reattach()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc (leave the field) is offered only in a text field."""
+        if action == "leave_field":
+            return isinstance(self.app.focused, Input)
+        return True
+
+    def action_leave_field(self) -> None:
+        """Out of the text field, onto the enabled button: the tab keys and q work again."""
+        start_button = self.query_one("#net-start", Button)
+        (start_button if not start_button.disabled else self.query_one("#net-stop", Button)).focus()
 
     def _set_buttons(self, *, start: bool, stop: bool) -> None:
         """Enable Start / Stop; when the focused button got disabled (focus is then lost and
@@ -503,7 +528,10 @@ class NetworkPanel(Vertical):
             server_cfg, client_cfg = pair_configs(tool, form)
             pair = launch_pair(tool, server_cfg, client_cfg, data_dir=self._data_dir())
         except Exception as exc:  # every failure is shown, none crashes the UI
-            self.app.call_from_thread(self._launch_failed, f"{tool}: {exc}")
+            text = str(exc)
+            # the tools' own errors mostly name the tool already ("oratcptest: the path of...")
+            self.app.call_from_thread(self._launch_failed,
+                                      text if text.startswith(f"{tool}:") else f"{tool}: {text}")
             return
         self.app.call_from_thread(self._pair_started, pair)
 
@@ -558,6 +586,9 @@ class NetworkPanel(Vertical):
         self.latency_values = []
         self.final_throughput_mbit_s = None
         self.unfinished_note = ""
+        # the last pair's ends ("run #1 probe succeeded") are no state of the pair starting now
+        self._show_state_line("#net-server-state", "server: -")
+        self._show_state_line("#net-client-state", "client: -")
         self.query_one("#net-throughput", MetricSparkline).set_series([])
         self.query_one("#net-latency", MetricSparkline).set_series([])
         self._update_verdicts()
