@@ -237,3 +237,11 @@ def test_jail_argv_prefix() -> None:
     assert jail_argv(["fio", "--name=x"], ["/dev/loop5", "/dev/mapper/a"]) == [
         sys.executable, "-m", "racperf_tui.core.devjail", "--allow", "/dev/loop5", "--allow", "/dev/mapper/a",
         "--", "fio", "--name=x"]
+
+
+def test_allowing_a_node_every_jail_has_is_not_an_error() -> None:
+    """fio's own tests write /dev/full; the guard clears it like any device node."""
+    done = subprocess.run([sys.executable, "-m", "racperf_tui.core.devjail", "--allow", "/dev/full", "--allow",
+                           "/dev/null", "--", "sh", "-c", "test -c /dev/full && test -c /dev/null"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr

@@ -104,7 +104,8 @@ def test_runtime_weighted_mean_equals_final_iops() -> None:
 
 def test_ramp_dump_is_flagged_and_the_reset_is_not_a_negative_interval() -> None:
     samples = stream(RAMP.read_text(), {"ramp_time_s": 1})
-    assert [s.extra["ramp"] for s in samples] == [True, False, False, False]
+    # the final report, a few ms after the last dump, is no sample of its own
+    assert [s.extra["ramp"] for s in samples] == [True, False, False]
     # dump 1 (in the ramp): 14519 reads in 879 ms, no latency recorded during a ramp
     assert samples[0].metrics["read_iops"] == pytest.approx(14519 / 0.879)
     assert "read_clat_p50_us" not in samples[0].metrics
@@ -112,9 +113,9 @@ def test_ramp_dump_is_flagged_and_the_reset_is_not_a_negative_interval() -> None
     assert samples[1].metrics["read_iops"] == pytest.approx(17076 / 0.999)
     assert all(s.metrics["read_iops"] >= 0 for s in samples)
     final = fio.parse_output(RAMP.read_text())["jobs"][0]["read"]["iops"]
-    assert fio.interval_weighted_mean(samples, "read_iops") == pytest.approx(final, rel=1e-9)
+    assert fio.interval_weighted_mean(samples, "read_iops") == pytest.approx(final, rel=0.01)
     # without the config the ramp is read from the job options fio echoes ("ramp_time": "1")
-    assert [s.extra["ramp"] for s in stream(RAMP.read_text())] == [True, False, False, False]
+    assert [s.extra["ramp"] for s in stream(RAMP.read_text())] == [True, False, False]
 
 
 def _dump(ts_ms: int, jobs: list[tuple[str, int, int, int]]) -> str:
@@ -208,8 +209,6 @@ def test_truncated_stream_and_garbage() -> None:
     assert parser.feed("{") == [] and parser.feed("}") == []  # an object without jobs
 
 
-@pytest.mark.xfail(strict=True, reason="FioStreamParser (tools/fio.py, not the UI's) differences "
-                   "a final dump a few ms after the last status dump; handed to the lead")
 def test_a_final_report_ms_after_the_last_dump_is_no_sample_of_0_iops_and_mib_s() -> None:
     """A run stopped 5 ms after a status dump (recorded: fio 3.33, OLTP preset, 4 jobs with
     group_reporting, SIGTERM): the last live sample said IOPS 0 beside 3.1 MiB/s. fio reads a

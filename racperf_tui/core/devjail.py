@@ -108,6 +108,8 @@ def plan_nodes(allowed: list[str]) -> list[JailNode]:
         where = _node_path(given)
         if where is None:
             continue  # outside /dev: visible in the jail as it is
+        if where in {f"/dev/{name}" for name in BASIC_NODES}:
+            continue  # every jail has it already
         try:
             st = os.stat(given)
         except OSError as exc:

@@ -57,6 +57,8 @@ _ETA_UNKNOWN = 2**31 - 1
 _MESSAGES_PER_SAMPLE = 20
 #: slack between fio's runtime clock and its timestamp clock when comparing them
 _CLOCK_TOLERANCE_MS = 50.0
+#: a dump covering less of the jobs' runtime than this is no sample (see _on_dump)
+_MIN_INTERVAL_MS = 50.0
 #: fio ends the ramp in its I/O loop, a little after the runtime passes ramp_time
 _RAMP_SLACK_MS = 250.0
 _DEFAULT_HARD_LIMIT_S = 3600.0
@@ -785,6 +787,7 @@ class FioStreamParser:
         interval_ms = 0.0
         in_ramp = False
         job_info = []
+        updates: list[tuple[_JobState, str, _DirState]] = []
         for index, job in enumerate(jobs):
             key = (index, str(job.get("jobname", "")))
             state = self._jobs.setdefault(key, _JobState())
@@ -825,15 +828,21 @@ class FioStreamParser:
                     delta = count - prev.bins.get(value, 0)
                     if delta > 0:
                         merged[value] = merged.get(value, 0) + delta
-                state.dirs[d] = cur
+                updates.append((state, d, cur))
             eta = _as_float(job.get("eta"))
             info: dict[str, Any] = {"name": key[1], "error": int(job.get("error", 0) or 0),
                                     "elapsed_s": _as_float(job.get("elapsed"))}
             if eta is not None and 0 <= eta < _ETA_UNKNOWN:
                 info["eta_s"] = eta
             job_info.append(info)
-        if interval_ms <= 0:
-            return None  # nothing advanced (jobs not started yet): no interval to report
+        if interval_ms < _MIN_INTERVAL_MS:
+            # nothing advanced (jobs not started yet), or a final report a few ms after the
+            # last dump: fio reads a running job's counters one by one, so io_kbytes may lag
+            # total_ios by an I/O, which over 5 ms reads as 0 IOPS beside MiB/s. Not a sample;
+            # the next dump (if any) is differenced against the last real one.
+            return None
+        for state, d, cur in updates:
+            state.dirs[d] = cur
         metrics: dict[str, float] = {}
         for d in _DIRECTIONS:
             metrics[f"{d}_iops"] = iops[d]
