@@ -27,11 +27,24 @@ class Target:
 
 @dataclass(frozen=True)
 class Invocation:
-    """A planned command: argv, the files to write into the run's directory before it starts
-    (name -> text), every target it will touch, the wall-clock limit, and notes for the user."""
+    """A planned command.
+
+    ``argv``; ``env``: variables added to the host's environment (ORACLE_HOME, LD_LIBRARY_PATH);
+    ``cwd``: where it runs, relative to the run's directory ("." is the run's directory itself;
+    None: where racperf was started, so relative paths the user typed mean what they meant);
+    ``stdin``: text fed to its standard input (a SQL script), else /dev/null; ``files``: files to
+    write into the run's directory before it starts (name -> text: a job file, a .lun file);
+    ``result_files``: glob patterns, relative to where it runs, of files it writes that the run
+    keeps (ORION's summary and matrices); ``targets``: every path it will read or write (what
+    the write guard judges); ``hard_limit_s``: its wall-clock limit; ``notes`` for the user.
+    """
 
     argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    stdin: str | None = None
     files: dict[str, str] = field(default_factory=dict)
+    result_files: tuple[str, ...] = ()
     targets: tuple[Target, ...] = ()
     hard_limit_s: float | None = None
     notes: tuple[str, ...] = ()

@@ -224,6 +224,7 @@ class SupervisedProcess:
         watchdog_grace_s: float = 3.0,
         linger_s: float = 1.0,
         write_watch: WriteWatch | None = None,
+        stdin_path: str | None = None,
     ) -> None:
         """``linger_s``: after the leader exits, how long its leftover group members and pipe
         holders get before the group is stopped and reading gives up.  ``write_watch``: every
@@ -256,6 +257,7 @@ class SupervisedProcess:
         self._orphans_termed = False
         self._next_scan_at = 0.0
         self.write_watch = write_watch
+        self.stdin_path = stdin_path
         self.violations: list[Violation] = []
         self._next_watch_at = 0.0
 
@@ -273,9 +275,10 @@ class SupervisedProcess:
         finally:
             os.close(read_fd)
         self._watchdog_w = write_fd
+        stdin = open(self.stdin_path, "rb") if self.stdin_path else None  # closed once the child has it
         try:
             self._popen = subprocess.Popen(
-                self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                self.argv, stdin=stdin if stdin is not None else subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT if self.merge_stderr else subprocess.PIPE,
                 env=self.env, cwd=self.cwd, start_new_session=True, close_fds=True, bufsize=0,
             )
@@ -283,6 +286,9 @@ class SupervisedProcess:
             self._tell_watchdog(b"done\n")
             self._close_watchdog()
             raise
+        finally:
+            if stdin is not None:
+                stdin.close()  # the child has its own copy
         self.pid = self._popen.pid
         self.started_monotonic = time.monotonic()
         self._tell_watchdog(f"G {self.pid}\n".encode())

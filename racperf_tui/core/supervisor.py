@@ -39,10 +39,11 @@ from types import ModuleType
 from typing import Any, Callable
 
 from racperf_tui.core.events import RunState, Sample
-from racperf_tui.core.invocation import ToolNotFound
+from racperf_tui.core.hosts import Host, LocalHost
+from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.lines import LineSplitter
 from racperf_tui.core.paths import run_dir
-from racperf_tui.core.process import SupervisedProcess, set_child_subreaper
+from racperf_tui.core.process import set_child_subreaper
 from racperf_tui.core.run_plan import JudgedRun, check_executable, install_hint, judge_run
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.devjail import devjail_available, jail_argv
@@ -89,6 +90,7 @@ class Supervisor:
         handle_signals: bool = True,
         log: Callable[[str], None] | None = None,
         write_watch: WriteWatch | None = None,
+        host: Host | None = None,
     ) -> None:
         """``handle_signals``: install SIGTERM/SIGINT/SIGHUP handlers for the duration of
         :meth:`run` (only possible in the main thread; ignored elsewhere).  ``write_watch``:
@@ -104,6 +106,7 @@ class Supervisor:
         self._wake_r: int | None = None
         self._wake_w: int | None = None
         self.write_watch = write_watch
+        self.host = host or LocalHost()
 
     # ---- signals ---------------------------------------------------------------------------
     def request_stop(self, reason: str = "stopped by user") -> None:
@@ -175,9 +178,9 @@ class Supervisor:
             self.store.set_state(self.run_id, RunState.STOPPED, message=self.stop_reason)
             return
 
-        proc = SupervisedProcess(argv, merge_stderr=merge_stderr, write_watch=write_watch)
         try:
-            proc.start()
+            proc = self.host.start(planned, directory, merge_stderr=merge_stderr, write_watch=write_watch,
+                                   argv=argv)
         except OSError as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=f"cannot start {argv[0]}: {exc}")
             return
@@ -262,8 +265,22 @@ class Supervisor:
                 proc.reap()
             proc.close()
 
+        files = self._collect_result_files(planned, directory)
         self._finish(tool, exit_status, hard_limit_s if hard_limit_hit else None, list(stderr_tail),
-                     [str(violation) for violation in proc.violations])
+                     [str(violation) for violation in proc.violations], files)
+
+    def _collect_result_files(self, planned: Invocation, directory: Path) -> dict[str, str]:
+        """The result files the run wrote, kept in the store (raw output ``result:NAME``)."""
+        if not planned.result_files:
+            return {}
+        try:
+            files = self.host.fetch_files(directory, planned)
+        except OSError as exc:
+            self.log(f"could not collect the result files: {exc}")
+            return {}
+        for name, text in files.items():
+            self.store.add_raw(self.run_id, text, f"result:{name}")
+        return files
 
     def _protections(self, judged: JudgedRun) -> tuple[list[str], WriteWatch | None, list[str]]:
         """The kernel's net under the guard, for a run that touches storage (has targets):
@@ -303,9 +320,8 @@ class Supervisor:
         prepare = getattr(tool, "prepare", None)
         if callable(prepare):
             prepare(config, judged.invocation)
+        self.host.put_files(directory, judged.invocation.files)
         for name, text in judged.invocation.files.items():
-            path = directory / name
-            path.write_text(text, encoding="utf-8")
             self.store.add_raw(self.run_id, text, f"file:{name}")
         guard = judged.guard
         safety = {
@@ -344,12 +360,14 @@ class Supervisor:
             pass
 
     def _finish(self, tool: Any, exit_status: int, hard_limit_s: float | None, stderr_tail: list[str],
-                violations: list[str] | None = None) -> None:
+                violations: list[str] | None = None, files: dict[str, str] | None = None) -> None:
         output = self.store.raw_output(self.run_id, "stdout")
         result: dict[str, Any] | None = None
         parse_problem: str | None = None
         try:
-            result = tool.parse_result(output)
+            # a tool whose result is in files it wrote (ORION) reads them with its output
+            with_files = getattr(tool, "parse_result_files", None)
+            result = with_files(output, files or {}) if callable(with_files) else tool.parse_result(output)
         except Exception as exc:  # a run without a parsable result is still recorded
             parse_problem = f"no result: {exc}"
         if result is not None:
