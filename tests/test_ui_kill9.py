@@ -266,10 +266,21 @@ def processes_naming(target: Path) -> list[int]:
     """Live processes whose command line names ``target``: fio's main process and its job
     processes (which call setsid(), so no process group holds them all)."""
     needle = str(target)
+
+    def names_it(arg: str) -> bool:
+        if needle in arg:
+            return True
+        if arg.endswith(".fio"):  # racperf runs fio on a job file it wrote: the target is in there
+            try:
+                return needle in Path(arg).read_text()
+            except OSError:
+                return False
+        return False
+
     pids = []
     for proc in psutil.process_iter(["cmdline", "status"]):
         try:
-            if proc.info["status"] != psutil.STATUS_ZOMBIE and any(needle in arg for arg in proc.info["cmdline"] or []):
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and any(names_it(a) for a in proc.info["cmdline"] or []):
                 pids.append(proc.pid)
         except psutil.Error:
             pass
