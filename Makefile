@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 SYSTEM_TOOLS := fio iostat iperf3 sshd sfdisk mkfs.xfs mkfs.ext4 mkswap losetup unshare
 APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux mount e2fsprogs iproute2 procps fdisk xfsprogs
 
-.PHONY: run test venv system-deps bench clean
+.PHONY: run test test-fast venv system-deps bench clean
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -40,6 +40,10 @@ system-deps:
 
 test: system-deps $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+## The quick lane while developing: everything but the tests marked slow (see tests/conftest.py).
+test-fast: system-deps $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python tests/bench/run_all.py

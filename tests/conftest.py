@@ -36,3 +36,18 @@ def is_root() -> bool:
 
 needs_root = pytest.mark.skipif(not is_root(), reason="needs root")
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed")
+
+
+#: modules whose tests run real benchmarks, UIs on a pty or sysstat's binary for seconds each:
+#: `make test-fast` (-m "not slow") leaves them out; `make test` runs everything
+SLOW_MODULES = frozenset({
+    "test_ui_kill9", "test_iostat_vs_sysstat", "test_write_guard_bypasses", "test_fio_live", "test_run_hangup",
+    "test_runs_ui", "test_network_panel", "test_pair_runs", "test_devjail", "test_write_watch",
+    "test_runs_ui_snapshot", "test_dashboard_snapshot", "test_oratcptest", "test_netperf", "test_iperf3",
+})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
