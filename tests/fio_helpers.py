@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.run_plan import JudgedRun, judge_run
+from racperf_tui.orchestration.run_plan import JudgedRun, judge_run
 from racperf_tui.tools import fio
 from racperf_tui.tools.fio import FioConfig
 

@@ -11,7 +11,7 @@ import pytest
 from racperf_tui.core.events import RunState
 from racperf_tui.core.hosts import LocalHost
 from racperf_tui.core.invocation import Invocation
-from racperf_tui.core.runs import run_foreground
+from racperf_tui.orchestration.runs import run_foreground
 from racperf_tui.core.store import Store
 
 

@@ -303,8 +303,8 @@ def test_real_iperf3_pair_streams_live_and_matches_summary() -> None:
 
 @needs_iperf3
 def test_iperf3_pair_of_runs_records_both_ends(data_dir: Path) -> None:
-    from racperf_tui.core.pair_runs import finish_pair, launch_pair
-    from racperf_tui.core.runs import wait_for_run
+    from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair
+    from racperf_tui.orchestration.runs import wait_for_run
     from racperf_tui.core.store import Store
 
     port = free_port()

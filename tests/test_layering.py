@@ -1,13 +1,88 @@
-"""The headless core never imports textual: proven in a fresh interpreter."""
+"""The layers point one way, and no import hides in a function to dodge a cycle.
+
+core (contract types, system readers, the write guard, hosts) imports no tools, orchestration,
+commands or ui; tools import no orchestration, commands or ui; orchestration imports no
+commands or ui; nothing below ui imports textual. Checked on the source (every import, also
+inside functions) and, for textual, in a fresh interpreter.
+"""
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import racperf_tui
+
+PACKAGE = Path(racperf_tui.__file__).parent
+#: layer -> the layers it must not import
+FORBIDDEN = {
+    "core": ("tools", "orchestration", "commands", "ui"),
+    "tools": ("orchestration", "commands", "ui"),
+    "orchestration": ("commands", "ui"),
+    "commands": ("ui",),
+}
+#: modules allowed to import lazily: the entry point loads a subcommand (or the UI) only when
+#: asked, so `racperf iostat` starts without textual, numpy's first use, or the store
+LAZY_IMPORTS_ALLOWED = {"racperf_tui/cli.py", "racperf_tui/__main__.py"}
+#: the UI's own function-level imports go with its move onto the run contract (in progress)
+UI_BEING_MOVED = ("racperf_tui/ui/",)
+
+
+def _imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(imported racperf_tui module, line, inside a function?) of a source file."""
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(child, ast.ImportFrom) and child.module and child.module.startswith("racperf_tui"):
+                found.append((child.module, child.lineno, in_function))
+            elif isinstance(child, ast.Import):
+                found.extend((a.name, child.lineno, in_function) for a in child.names
+                             if a.name.startswith("racperf_tui"))
+            visit(child, inner)
+
+    visit(tree, False)
+    return found
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_layers_point_one_way() -> None:
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        own = _layer("racperf_tui." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts))
+        for module, line, _inside in _imports(path):
+            if _layer(module) in FORBIDDEN.get(own, ()):
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} ({own}) imports {module}")
+    assert wrong == []
+
+
+def test_no_import_hides_in_a_function() -> None:
+    hidden = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = str(path.relative_to(PACKAGE.parent))
+        if relative in LAZY_IMPORTS_ALLOWED or relative.startswith(UI_BEING_MOVED):
+            continue
+        hidden += [f"{relative}:{line} imports {module} inside a function"
+                   for module, line, inside in _imports(path) if inside]
+    assert hidden == []
+
+
+def test_the_checks_can_fail(tmp_path: Path) -> None:
+    """Each check sees what it forbids."""
+    sample = tmp_path / "sample.py"
+    sample.write_text("from racperf_tui.ui import app\n\ndef f():\n    from racperf_tui.tools import fio\n")
+    assert _imports(sample) == [("racperf_tui.ui", 1, False), ("racperf_tui.tools", 4, True)]
+    assert _layer("racperf_tui.orchestration.runs") == "orchestration"
 
 
 def _headless_modules() -> list[str]:
@@ -22,6 +97,7 @@ def _headless_modules() -> list[str]:
 def test_headless_modules_exist() -> None:
     names = _headless_modules()
     assert "racperf_tui.core.events" in names
+    assert "racperf_tui.orchestration.supervisor" in names
     assert "racperf_tui.cli" in names
 
 

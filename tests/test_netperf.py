@@ -16,8 +16,8 @@ import pytest
 
 from pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 from racperf_tui.core.events import RunState
-from racperf_tui.core.pair_runs import PairStartError, launch_pair, wait_for_server_ready
-from racperf_tui.core.runs import launch_run, wait_for_run
+from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wait_for_server_ready
+from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from racperf_tui.core.store import Store
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import netperf as np_
@@ -343,9 +343,9 @@ def test_tool_is_registered() -> None:
 
 def test_pair_as_recorded_runs(ends: tuple[dict, dict], data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """netserver and netperf as runs of the store (detached supervisors), samples recorded live."""
-    pair_runs = pytest.importorskip("racperf_tui.core.pair_runs")
+    pair_runs = pytest.importorskip("racperf_tui.orchestration.pair_runs")
     from racperf_tui.core.events import RunState
-    from racperf_tui.core.runs import wait_for_run
+    from racperf_tui.orchestration.runs import wait_for_run
     from racperf_tui.core.store import Store
 
     monkeypatch.setenv("RACPERF_FAKE_TIMESCALE", "0.02")

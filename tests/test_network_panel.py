@@ -133,7 +133,7 @@ async def test_probe_pair_from_the_panel_streams_into_sparklines(data_dir: Path)
                              "the client to finish")
         finally:
             if panel.pair is not None:
-                from racperf_tui.core.pair_runs import finish_pair
+                from racperf_tui.orchestration.pair_runs import finish_pair
 
                 finish_pair(panel.pair, data_dir, grace_s=5)
         measured = panel.measured_mbit_s()
@@ -180,7 +180,7 @@ async def test_switching_tool_changes_modes(data_dir: Path) -> None:
 
 
 async def test_panel_reattaches_to_a_running_pair(data_dir: Path) -> None:
-    from racperf_tui.core.pair_runs import finish_pair, launch_pair
+    from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair
 
     pair = launch_pair("probe", {"bind": "127.0.0.1", "port": 0},
                        {"host": "127.0.0.1", "port": 0, "duration_s": 1.5, "interval_s": 0.25,
@@ -296,7 +296,7 @@ async def test_oratcptest_pair_with_jar_and_java_typed_in_the_panel(
             assert len(panel.latency_values) >= 2  # SYNC: latency too
         finally:
             if panel.pair is not None:
-                from racperf_tui.core.pair_runs import finish_pair
+                from racperf_tui.orchestration.pair_runs import finish_pair
 
                 finish_pair(panel.pair, panel_dir, grace_s=0.5)  # the jar's server never ends by itself
     import json
@@ -337,7 +337,7 @@ async def test_stopped_pair_is_judged_on_its_intervals_not_a_zero_result(data_di
             await wait_until(pilot, lambda: panel._finishing, 20, "the stopped client")
         finally:
             if panel.pair is not None:
-                from racperf_tui.core.pair_runs import finish_pair
+                from racperf_tui.orchestration.pair_runs import finish_pair
 
                 finish_pair(panel.pair, data_dir, grace_s=5)
         assert panel.final_throughput_mbit_s is None
@@ -415,7 +415,7 @@ async def test_a_database_listener_port_is_said_in_the_panel(data_dir: Path) -> 
             assert message.has_class("verdict-warning")
         finally:
             if panel.pair is not None:
-                from racperf_tui.core.pair_runs import finish_pair
+                from racperf_tui.orchestration.pair_runs import finish_pair
 
                 finish_pair(panel.pair, data_dir, grace_s=5)
 
@@ -452,7 +452,7 @@ async def test_a_new_start_clears_the_last_pairs_lines_and_names_the_tool_once(d
                              and "succeeded" in str(client_line.render()), 20, "the pair to end")
         finally:
             if panel.pair is not None:
-                from racperf_tui.core.pair_runs import finish_pair
+                from racperf_tui.orchestration.pair_runs import finish_pair
 
                 finish_pair(panel.pair, data_dir, grace_s=5)
         panel.query_one("#net-tool", Select).value = "oratcptest"

@@ -20,9 +20,9 @@ import pytest
 from pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 from racperf_tui.core import settings
 from racperf_tui.core.events import RunState
-from racperf_tui.core.pair_runs import PairStartError, launch_pair, wait_for_server_ready
+from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wait_for_server_ready
 from racperf_tui.core.ports import check_listen_port
-from racperf_tui.core.runs import launch_run, wait_for_run
+from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from racperf_tui.core.store import Store
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import oratcptest as ot

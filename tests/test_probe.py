@@ -316,8 +316,8 @@ def test_parse_size() -> None:
 
 
 def test_pair_of_runs_records_both_ends(data_dir: Path) -> None:
-    from racperf_tui.core.pair_runs import finish_pair, launch_pair
-    from racperf_tui.core.runs import wait_for_run
+    from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair
+    from racperf_tui.orchestration.runs import wait_for_run
     from racperf_tui.core.store import Store
 
     pair = launch_pair("probe", {"bind": "127.0.0.1", "port": 0},
@@ -338,8 +338,8 @@ def test_pair_of_runs_records_both_ends(data_dir: Path) -> None:
 
 
 def test_pair_start_fails_clearly_on_a_taken_port(data_dir: Path) -> None:
-    from racperf_tui.core.pair_runs import PairStartError, launch_pair, wait_for_server_ready
-    from racperf_tui.core.runs import launch_run, wait_for_run
+    from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wait_for_server_ready
+    from racperf_tui.orchestration.runs import launch_run, wait_for_run
     from racperf_tui.core.store import Store
 
     with socket.socket() as holder:

@@ -15,7 +15,7 @@ import pytest
 
 from fakes.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
 from racperf_tui.core.events import RunState
-from racperf_tui.core.runs import launch_run
+from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.core.store import Store
 
 ensure_repo_importable()

@@ -71,7 +71,7 @@ def stop_everything(data_dir: Path) -> None:
     fio's job processes call setsid(), so after a SIGKILL of the supervisor a killpg of the
     benchmark's group misses them. Then every process still naming a run's target is killed.
     """
-    from racperf_tui.core.runs import stop_run
+    from racperf_tui.orchestration.runs import stop_run
 
     with Store.open(data_dir) as store:
         runs = store.list_runs()
@@ -337,7 +337,7 @@ async def test_form_refuses_ext4_loop_device_until_its_name_is_typed(runs_data_d
 # ---- quit dialog -----------------------------------------------------------------------------
 def _launch_background_run(data_dir: Path, target: Path, runtime_s: int = 30) -> int:
     """A real fio run under a detached supervisor, as the form launches it."""
-    from racperf_tui.core.runs import launch_run
+    from racperf_tui.orchestration.runs import launch_run
     from racperf_tui.ui.screens.fio_form import config_dict, fio_module, preset_items
 
     fio = fio_module()
@@ -615,7 +615,7 @@ async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: 
     import time as clock
 
     from racperf_tui.core.events import RunState
-    from racperf_tui.core.pair_runs import finish_pair, launch_pair
+    from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair
 
     pair = launch_pair("probe", {"bind": "127.0.0.1", "port": 0},
                        {"host": "127.0.0.1", "port": 0, "duration_s": 1.5, "interval_s": 0.5,
@@ -646,7 +646,7 @@ async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: 
 
 async def test_live_view_of_a_probe_run_shows_its_own_metrics(data_dir: Path) -> None:
     """Opening a running probe run showed fio's ten sparklines, all '-', and ETA '-'."""
-    from racperf_tui.core.pair_runs import finish_pair, launch_pair, stop_pair
+    from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair, stop_pair
     from racperf_tui.ui.screens.run_view import metric_label_and_unit
 
     assert metric_label_and_unit("throughput_mbit_s") == ("throughput", "Mbit/s")

@@ -19,7 +19,7 @@ from fakes.proc_helpers import (
     read_pidfile, wait_until, zombie_children,
 )
 from racperf_tui.core.events import RunState, Sample
-from racperf_tui.core.runs import ToolNotFound, launch_run, run_foreground, stop_run, wait_for_run, follow_run
+from racperf_tui.orchestration.runs import ToolNotFound, launch_run, run_foreground, stop_run, wait_for_run, follow_run
 from racperf_tui.core.store import Store
 
 ensure_repo_importable()
@@ -134,7 +134,7 @@ def test_launched_run_survives_its_launcher_exiting(data: Path) -> None:
     """The launching process exits right after launch_run; the run goes on recording to its
     end in a supervisor that belongs to no one's terminal."""
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path;"
-            "from racperf_tui.core.runs import launch_run;"
+            "from racperf_tui.orchestration.runs import launch_run;"
             f"print(launch_run({FAKE_TOOL!r}, {{'extra_args': ['--samples', '12', '--interval', '0.05']}},"
             " data_dir=Path(sys.argv[2])))")
     out = subprocess.run([sys.executable, "-c", code, str(REPO), str(data)], capture_output=True,
@@ -155,7 +155,7 @@ LAUNCHER_ON_A_TERMINAL = r"""
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from racperf_tui.core.runs import launch_run
+from racperf_tui.orchestration.runs import launch_run
 run_id = launch_run(sys.argv[3], {"extra_args": ["--samples", "30", "--interval", "0.05"]},
                     data_dir=Path(sys.argv[2]))
 print(run_id, flush=True)

@@ -35,7 +35,7 @@ from textual.widgets import DataTable
 from conftest import REPO, needs_fio
 from fakes.proc_helpers import live, wait_until
 from racperf_tui.core.events import RunState
-from racperf_tui.core.runs import stop_run, wait_for_run
+from racperf_tui.orchestration.runs import stop_run, wait_for_run
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.quit_dialog import ConfirmDialog
@@ -331,7 +331,7 @@ def kill_everything(data_dir: Path, target: Path, ui: TerminalUI | None) -> None
             if run.supervisor_pid and live(run.supervisor_pid):
                 with contextlib.suppress(psutil.Error):
                     proc = psutil.Process(run.supervisor_pid)
-                    if any("racperf_tui.core.supervisor" in arg for arg in proc.cmdline()):
+                    if any("racperf_tui.orchestration.supervisor" in arg for arg in proc.cmdline()):
                         proc.kill()
     for pid in processes_naming(target):
         with contextlib.suppress(psutil.Error):

@@ -3,7 +3,7 @@ command as root, as regression tests against real fio, a real ext4 loop device a
 
 Each refusal must name the option (or the target) and the reason; the device's checksum must
 be unchanged; for command execution, no marker file may appear. The headless path
-(``racperf run fio -- ...``) and the UI's launch path (``core.run_plan.judge_run``, which the
+(``racperf run fio -- ...``) and the UI's launch path (``orchestration.run_plan.judge_run``, which the
 form calls) are both exercised. A property test assembles random job files (comments,
 includes, globals, aliases, several jobs, ${VAR}) and checks that none that writes the device
 gets through.
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from racperf_tui.core.run_plan import PlanRefused, judge_run
+from racperf_tui.orchestration.run_plan import PlanRefused, judge_run
 from racperf_tui.tools import fio
 from tests.conftest import needs_fio, racperf_cmd
 from tests.loopdev import loop_device, make_sparse_image, mounted, needs_loop, write_at

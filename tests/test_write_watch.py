@@ -22,7 +22,7 @@ from loopdev import LoopDevice, loop_device, needs_loop, write_at
 from racperf_tui.core.events import RunState
 from racperf_tui.core.process import SupervisedProcess
 from racperf_tui.core.store import Store
-from racperf_tui.core.supervisor import Supervisor
+from racperf_tui.orchestration.supervisor import Supervisor
 from racperf_tui.core.write_watch import Violation, WriteWatch
 
 ensure_repo_importable()
@@ -192,7 +192,7 @@ def test_supervisor_command_line_takes_the_cleared_devices(tmp_path: Path, clear
     data.mkdir()
     with Store.open(data) as store:
         run_id = store.create_run(FAKE_TOOL, "local", uncleared.path, config, [], None)
-    done = subprocess.run([sys.executable, "-m", "racperf_tui.core.supervisor", "--data-dir", str(data),
+    done = subprocess.run([sys.executable, "-m", "racperf_tui.orchestration.supervisor", "--data-dir", str(data),
                            "--run-id", str(run_id), "--cleared", f"{cleared.major}:{cleared.minor}"],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 1, done.stderr
@@ -201,6 +201,6 @@ def test_supervisor_command_line_takes_the_cleared_devices(tmp_path: Path, clear
     assert record.state is RunState.FAILED and record.message.startswith("killed: python (pid ")
     assert f"opened {uncleared.path} ({uncleared.major}:{uncleared.minor}) for writing" in record.message
     assert _sha256(uncleared.path) == before
-    bad = subprocess.run([sys.executable, "-m", "racperf_tui.core.supervisor", "--data-dir", str(data),
+    bad = subprocess.run([sys.executable, "-m", "racperf_tui.orchestration.supervisor", "--data-dir", str(data),
                           "--run-id", str(run_id), "--cleared", "loop7"], capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and "expected MAJOR:MINOR" in bad.stderr

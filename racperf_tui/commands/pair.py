@@ -1,7 +1,7 @@
 """``racperf pair TOOL [--data-dir D] [--server KEY=VALUE]... [--set KEY=VALUE]...``
 
 Both ends of a two-ended tool (iperf3, probe, oratcptest, netperf) on this machine, headless,
-exactly as the network panel runs them (:mod:`racperf_tui.core.pair_runs`): two recorded runs,
+exactly as the network panel runs them (:mod:`racperf_tui.orchestration.pair_runs`): two recorded runs,
 the client started once the server said it is ready. ``--server`` keys configure the server
 (``port``, ``bind`` / ``host``, ...), ``--set`` keys the client (``host``, ``duration_s``,
 ``mode`` ...); a ``port`` given only to the client is the server's too. For two nodes, run
@@ -27,6 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.events import RunState
+from racperf_tui.commands.run import parse_setting
+from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.store import Store
+from racperf_tui.orchestration.pair_runs import PairStartError, finish_pair, launch_pair, stop_pair
+from racperf_tui.orchestration.runs import ToolNotFound, follow_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _settings(texts: list[str]) -> dict[str, Any]:
-    from racperf_tui.commands.run import parse_setting
 
     return dict(parse_setting(text) for text in texts)
 
@@ -64,10 +68,6 @@ def _stop_on_signals() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Launch the pair, stream the client's samples, finish the server; exit status as above."""
-    from racperf_tui.core.pair_runs import PairStartError, finish_pair, launch_pair, stop_pair
-    from racperf_tui.core.paths import resolve_data_dir
-    from racperf_tui.core.runs import ToolNotFound, follow_run
-    from racperf_tui.core.store import Store
 
     name = f"racperf pair {args.tool}"
     try:

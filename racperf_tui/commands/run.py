@@ -27,6 +27,11 @@ from typing import Any
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.tools import tool_description, tool_modules
 from racperf_tui.tools.base import RUN_LEVEL_KEYS
+from racperf_tui.core import settings
+from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.process import set_child_subreaper
+from racperf_tui.core.store import Store, StoreError
+from racperf_tui.orchestration.runs import ToolNotFound, run_foreground
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
@@ -148,7 +153,6 @@ def tool_config(tool: str, tool_args: list[str], settings: list[str], destructiv
 def _remembered_oratcptest_paths(config: dict[str, Any], data_dir: Any) -> None:
     """The jar and java remembered in THIS data dir (the UI keeps them there) unless given
     with --set: the tool itself only looks in the default data dir."""
-    from racperf_tui.core import settings
 
     for key, setting in (("jar_path", "oratcptest.jar_path"), ("java", "oratcptest.java")):
         if not config.get(key):
@@ -200,9 +204,6 @@ def _say_error(text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the tool in the foreground under the supervisor; exit status as documented above."""
-    from racperf_tui.core.paths import resolve_data_dir
-    from racperf_tui.core.runs import ToolNotFound, run_foreground
-    from racperf_tui.core.store import Store, StoreError
 
     try:
         config = tool_config(args.tool, list(args.tool_args), list(args.settings), args.destructive,
@@ -231,7 +232,6 @@ def run(args: argparse.Namespace) -> int:
     def on_sample(sample: Sample) -> None:
         _print_json(sample.to_json())
 
-    from racperf_tui.core.process import set_child_subreaper
 
     set_child_subreaper()  # this short-lived process reaps the benchmark's orphans itself
     try:

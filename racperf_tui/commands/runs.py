@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.paths import resolve_data_dir, store_path
-from racperf_tui.core.runs import stop_run
+from racperf_tui.orchestration.runs import stop_run
 from racperf_tui.core.store import NoStore, RunNotFound, RunRecord, Store, StoreError
 
 #: ``racperf runs stop`` of a run that had already finished

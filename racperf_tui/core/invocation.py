@@ -1,6 +1,6 @@
 """What a tool asks a host to run: the contract between tools and the run machinery.
 
-A tool turns a config into an :class:`Invocation`; the orchestration (core.runs, the
+A tool turns a config into an :class:`Invocation`; the orchestration (orchestration.runs, the
 supervisor) judges its :attr:`Invocation.targets` with the write guard
 (:mod:`racperf_tui.core.target_guard`), writes its files, and runs its argv. Tools never call
 the guard themselves, so every tool that names its targets is guarded the same way.

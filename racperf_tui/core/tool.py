@@ -11,9 +11,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence
+
+from racperf_tui.core.events import Sample
 
 #: option kinds: how text typed by a user becomes a config value
 KINDS = ("str", "int", "float", "bool", "choice", "list", "path")
@@ -181,6 +185,81 @@ def options_from_dataclass(cls: Any, helps: Mapping[str, str], *, choices: Mappi
         found.append(ToolOption(item.name, kind, default, helps.get(item.name, ""),
                                 tuple((choices or {}).get(item.name, ())), (ends or {}).get(item.name, "both")))
     return tuple(found)
+
+
+class StreamParser(Protocol):
+    """Turns a tool's output, line by line, into Samples (stateful: one per run)."""
+
+    def feed(self, line: str) -> list[Sample]:
+        """Consume one complete output line (no trailing newline); return new Samples."""
+        ...
+
+    def finish(self) -> list[Sample]:
+        """End of output: return any Samples still buffered."""
+        ...
+
+
+class Tool(Protocol):
+    """A benchmark tool: Config -> argv, a stream parser, a result parser."""
+
+    name: str
+
+    def build_argv(self, config: Mapping[str, Any]) -> list[str]:
+        """The exact command line for `config` (validated; ValueError says what is wrong)."""
+        ...
+
+    def stream_parser(self, config: Mapping[str, Any]) -> StreamParser:
+        """A fresh parser for one run's output."""
+        ...
+
+    def parse_result(self, output: str) -> dict[str, Any]:
+        """The whole output of a finished run -> result dict (see each tool's docs)."""
+        ...
+
+    def succeeded(self, result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool, str]:
+        """Did the run succeed? (ok, reason). Judged by the result, not only the exit status."""
+        ...
+
+    def hard_limit_s(self, config: Mapping[str, Any]) -> float:
+        """Wall-clock limit after which the supervisor stops the run."""
+        ...
+
+
+# --------------------------------------------------------------------------- two-ended tools
+
+#: (adapted client config, notes for the user) from a client config
+ClientAdapter = Callable[[Mapping[str, Any]], tuple[dict[str, Any], list[str]]]
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """What running a tool's two ends needs to know of the tool (its module's ``PAIR``).
+
+    The server run starts first; the client run starts once a line of the server's output
+    matches ``ready_pattern`` (a named group ``port`` there gives the client the port the
+    server picked). A line matching ``failure_pattern`` means the server could not listen.
+    """
+
+    #: a server output line meaning "listening: the client may start"
+    ready_pattern: re.Pattern[str]
+    #: a server output line meaning "could not listen" (port taken, bad address)
+    failure_pattern: re.Pattern[str] | None
+    #: the server's port when its config names none (checked before the start)
+    default_port: int
+    #: how the user fixes a server that could not listen (ends the failure message)
+    failure_hint: str = "use another port"
+    #: how long the server may take to say it is listening (a JVM takes longer than iperf3)
+    ready_timeout_s: float = 15.0
+    #: what the server is called in messages ("netserver"); "" means "the TOOL server"
+    server_name: str = ""
+    #: adapts the client config to what is installed (drops what the build cannot do), saying so
+    adapt_client: ClientAdapter | None = None
+
+    def adapted_client(self, config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """(the client config to run, notes on what was changed and why)."""
+        if self.adapt_client is None:
+            return dict(config), []
+        return self.adapt_client(config)
 
 
 def metric_table(metrics: Sequence[MetricSpec]) -> Mapping[str, MetricSpec]:

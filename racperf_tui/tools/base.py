@@ -3,7 +3,7 @@
 A tool module exposes a module-level ``TOOL`` object satisfying :class:`Tool`, and a
 ``parse_output(text: str) -> dict`` function used by ``racperf parse TOOL FILE``. A tool with
 two ends (a server and a client: iperf3, probe, oratcptest, netperf) also exposes ``PAIR``, a
-:class:`PairSpec` that :mod:`racperf_tui.core.pair_runs` reads to run both ends.
+:class:`PairSpec` that :mod:`racperf_tui.orchestration.pair_runs` reads to run both ends.
 
 Helpers shared by the tool modules live here too: :class:`ModuleTool` (a ``TOOL`` made of a
 module's own functions), :class:`OptionsConfig` (validated dataclass configs) and
@@ -17,88 +17,15 @@ import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Protocol
+from typing import Any, ClassVar, Mapping
 
-from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import ToolDescription
+from racperf_tui.core.tool import ClientAdapter, PairSpec, StreamParser, Tool, ToolDescription
+
+__all__ = ["ClientAdapter", "ModuleTool", "OptionsConfig", "PairSpec", "RUN_LEVEL_KEYS", "StreamParser", "Tool",
+           "program_output"]
 
 #: Keys the run machinery adds to a config (not options of any tool): tools accept and ignore them.
 RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label"})
-
-
-class StreamParser(Protocol):
-    """Turns a tool's output, line by line, into Samples (stateful: one per run)."""
-
-    def feed(self, line: str) -> list[Sample]:
-        """Consume one complete output line (no trailing newline); return new Samples."""
-        ...
-
-    def finish(self) -> list[Sample]:
-        """End of output: return any Samples still buffered."""
-        ...
-
-
-class Tool(Protocol):
-    """A benchmark tool: Config -> argv, a stream parser, a result parser."""
-
-    name: str
-
-    def build_argv(self, config: Mapping[str, Any]) -> list[str]:
-        """The exact command line for `config` (validated; ValueError says what is wrong)."""
-        ...
-
-    def stream_parser(self, config: Mapping[str, Any]) -> StreamParser:
-        """A fresh parser for one run's output."""
-        ...
-
-    def parse_result(self, output: str) -> dict[str, Any]:
-        """The whole output of a finished run -> result dict (see each tool's docs)."""
-        ...
-
-    def succeeded(self, result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool, str]:
-        """Did the run succeed? (ok, reason). Judged by the result, not only the exit status."""
-        ...
-
-    def hard_limit_s(self, config: Mapping[str, Any]) -> float:
-        """Wall-clock limit after which the supervisor stops the run."""
-        ...
-
-
-# --------------------------------------------------------------------------- two-ended tools
-
-#: (adapted client config, notes for the user) from a client config
-ClientAdapter = Callable[[Mapping[str, Any]], tuple[dict[str, Any], list[str]]]
-
-
-@dataclass(frozen=True)
-class PairSpec:
-    """What running a tool's two ends needs to know of the tool (its module's ``PAIR``).
-
-    The server run starts first; the client run starts once a line of the server's output
-    matches ``ready_pattern`` (a named group ``port`` there gives the client the port the
-    server picked). A line matching ``failure_pattern`` means the server could not listen.
-    """
-
-    #: a server output line meaning "listening: the client may start"
-    ready_pattern: re.Pattern[str]
-    #: a server output line meaning "could not listen" (port taken, bad address)
-    failure_pattern: re.Pattern[str] | None
-    #: the server's port when its config names none (checked before the start)
-    default_port: int
-    #: how the user fixes a server that could not listen (ends the failure message)
-    failure_hint: str = "use another port"
-    #: how long the server may take to say it is listening (a JVM takes longer than iperf3)
-    ready_timeout_s: float = 15.0
-    #: what the server is called in messages ("netserver"); "" means "the TOOL server"
-    server_name: str = ""
-    #: adapts the client config to what is installed (drops what the build cannot do), saying so
-    adapt_client: ClientAdapter | None = None
-
-    def adapted_client(self, config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-        """(the client config to run, notes on what was changed and why)."""
-        if self.adapt_client is None:
-            return dict(config), []
-        return self.adapt_client(config)
 
 
 # --------------------------------------------------------------------------- shared helpers

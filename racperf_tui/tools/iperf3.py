@@ -61,7 +61,7 @@ PORT_IN_USE_PATTERN = re.compile(r"unable to start listener for connections: Add
 
 DEFAULT_PORT = 5201
 
-#: How both ends run (read by racperf_tui.core.pair_runs).
+#: How both ends run (read by racperf_tui.orchestration.pair_runs).
 PAIR = PairSpec(ready_pattern=READY_PATTERN, failure_pattern=PORT_IN_USE_PATTERN, default_port=DEFAULT_PORT)
 
 _BYTE_PREFIX = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}

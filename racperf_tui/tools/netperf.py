@@ -785,7 +785,7 @@ def adapt_client(config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return adapt_to_capabilities(config, detect_capabilities(cfg.netperf))
 
 
-#: How both ends run (read by racperf_tui.core.pair_runs).
+#: How both ends run (read by racperf_tui.orchestration.pair_runs).
 PAIR = PairSpec(
     ready_pattern=SERVER_READY_RE,
     failure_pattern=SERVER_FAILED_RE,

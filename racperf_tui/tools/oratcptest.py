@@ -9,7 +9,7 @@ interval::
 
 oratcptest says "(1 Mbyte = 1024x1024 bytes)": its Mbytes/s are MiB/s, and that is the unit
 of ``throughput_mib_s``. The server must be listening before the client starts: :data:`PAIR`
-tells :mod:`racperf_tui.core.pair_runs` how to know (its "OraTcpTest server started." line).
+tells :mod:`racperf_tui.orchestration.pair_runs` how to know (its "OraTcpTest server started." line).
 
 Config (a mapping; keys are the fields of :class:`OratcptestConfig`). The java is found in
 this order: the ``java`` key (or the persisted setting ``oratcptest.java``), ``$JAVA_HOME/bin/
@@ -611,7 +611,7 @@ def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool,
 
 # --------------------------------------------------------------------------- two ends
 
-#: How both ends run (read by racperf_tui.core.pair_runs): the JVM may take a while to listen.
+#: How both ends run (read by racperf_tui.orchestration.pair_runs): the JVM may take a while to listen.
 PAIR = PairSpec(
     ready_pattern=SERVER_READY_RE,
     failure_pattern=SERVER_PORT_IN_USE_RE,

@@ -75,7 +75,7 @@ DEFAULT_PORT = probe_server.DEFAULT_PORT
 #: the server line after which clients may connect
 READY_PATTERN = re.compile(r"Probe server listening on (?P<host>\S+):(?P<port>\d+)")
 PORT_IN_USE_PATTERN = re.compile(r"Failed to listen on .*Address already in use")
-#: How both ends run (read by racperf_tui.core.pair_runs); a server given port 0 picks a free
+#: How both ends run (read by racperf_tui.orchestration.pair_runs); a server given port 0 picks a free
 #: one and names it in its ready line, which the client is then given.
 PAIR = PairSpec(ready_pattern=READY_PATTERN, failure_pattern=PORT_IN_USE_PATTERN, default_port=DEFAULT_PORT)
 PROBE_VERSION = "racperf probe 1"

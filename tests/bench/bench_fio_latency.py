@@ -38,7 +38,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from racperf_tui.core.events import RunState, Sample
-from racperf_tui.core.runs import launch_run, run_foreground, stop_run
+from racperf_tui.orchestration.runs import launch_run, run_foreground, stop_run
 from racperf_tui.core.store import Store
 from racperf_tui.ui.messages import RunLiveUpdate
 from racperf_tui.ui.screens.run_view import RunView

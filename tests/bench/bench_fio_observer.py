@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from racperf_tui.core.runs import launch_run, stop_run
+from racperf_tui.orchestration.runs import launch_run, stop_run
 from racperf_tui.core.store import Store
 from racperf_tui.tools import fio
 

@@ -29,7 +29,7 @@ import psutil  # noqa: E402
 
 from racperf_tui.core.events import RunState, Sample  # noqa: E402
 from racperf_tui.core.lines import LineSplitter  # noqa: E402
-from racperf_tui.core.runs import launch_run, run_foreground, wait_for_run  # noqa: E402
+from racperf_tui.orchestration.runs import launch_run, run_foreground, wait_for_run  # noqa: E402
 from racperf_tui.core.store import Store  # noqa: E402
 
 FAKE_TOOL = "tests.fakes.faketool"

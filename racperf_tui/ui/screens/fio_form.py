@@ -21,8 +21,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from racperf_tui.core.paths import resolve_data_dir
-from racperf_tui.core.run_plan import PlanRefused, judge_run
-from racperf_tui.core.runs import launch_run
+from racperf_tui.orchestration.run_plan import PlanRefused, judge_run
+from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.widgets.tick_box import TickBox
 

@@ -406,7 +406,7 @@ def _stop_in_thread(app: App[Any], data_dir: Any, run_ids: list[Any], after: Any
 def stop_runs_blocking(data_dir: Any, run_ids: list[Any]) -> list[str]:
     """Stop each run (waits for each to finish); returns one message per failure."""
     from racperf_tui.core.paths import resolve_data_dir
-    from racperf_tui.core.runs import stop_run
+    from racperf_tui.orchestration.runs import stop_run
 
     errors = []
     for run_id in run_ids:

@@ -3,8 +3,8 @@ their modules are present), watch both ends, the live throughput and latency spa
 verdict against the guidance (RAC interconnect 1 GbE / 10 GbE; Data Guard bandwidth for a
 given redo rate).
 
-Both ends are ordinary recorded runs (:mod:`racperf_tui.core.pair_runs` over
-:mod:`racperf_tui.core.runs`): the server run starts first, the client run once the server said
+Both ends are ordinary recorded runs (:mod:`racperf_tui.orchestration.pair_runs` over
+:mod:`racperf_tui.orchestration.runs`): the server run starts first, the client run once the server said
 it is ready. The panel polls the store for the client's samples and both runs' states; the
 runs go on if the UI goes away.
 """
@@ -404,7 +404,7 @@ class NetworkPanel(Vertical):
 
     def _reattach(self) -> None:
         """A pair still running from an earlier racperf (runs outlive the UI): show it."""
-        from racperf_tui.core.pair_runs import PairRuns
+        from racperf_tui.orchestration.pair_runs import PairRuns
 
         try:
             unfinished = self._open_store().unfinished_runs()
@@ -518,7 +518,7 @@ class NetworkPanel(Vertical):
 
     def _launch(self, form: dict[str, Any]) -> None:
         """Worker thread: launch the pair; report back on the UI thread."""
-        from racperf_tui.core.pair_runs import launch_pair
+        from racperf_tui.orchestration.pair_runs import launch_pair
 
         tool = form["tool"]
         self._remember_programs(form)
@@ -562,7 +562,7 @@ class NetworkPanel(Vertical):
         self._message("stopping...", "")
 
         def stop() -> None:
-            from racperf_tui.core.pair_runs import stop_pair
+            from racperf_tui.orchestration.pair_runs import stop_pair
 
             stop_pair(pair, self._data_dir())
 
@@ -625,7 +625,7 @@ class NetworkPanel(Vertical):
             self._message(f"client run #{client.id} {client.state.value}: {client.message or ''}", level)
 
             def finish() -> None:
-                from racperf_tui.core.pair_runs import finish_pair
+                from racperf_tui.orchestration.pair_runs import finish_pair
 
                 finish_pair(pair, self._data_dir())
 

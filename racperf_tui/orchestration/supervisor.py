@@ -7,9 +7,9 @@ consumer), keeps the raw output (batched), enforces the tool's hard limit, stops
 SIGTERM / SIGINT / SIGHUP, and finally stores the parsed result and the state judged by
 ``tool.succeeded``.
 
-Detached use (what :func:`racperf_tui.core.runs.launch_run` starts)::
+Detached use (what :func:`racperf_tui.orchestration.runs.launch_run` starts)::
 
-    python -m racperf_tui.core.supervisor --data-dir DIR --run-id N --detach
+    python -m racperf_tui.orchestration.supervisor --data-dir DIR --run-id N --detach
 
 ``--detach`` forks once more and the parent exits, so the supervisor is reparented away from
 the launcher (which then never has a zombie to reap) and runs in its own session.
@@ -44,10 +44,11 @@ from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.lines import LineSplitter
 from racperf_tui.core.paths import run_dir
 from racperf_tui.core.process import set_child_subreaper
-from racperf_tui.core.run_plan import JudgedRun, check_executable, install_hint, judge_run
+from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.devjail import devjail_available, jail_argv
 from racperf_tui.core.write_watch import WriteWatch
+from racperf_tui.tools import load_tool
 
 __all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "tool_version"]
 
@@ -153,7 +154,6 @@ class Supervisor:
         return self.store.get_run(self.run_id)
 
     def _run(self) -> None:
-        from racperf_tui.tools import load_tool
 
         record = self.store.get_run(self.run_id)
         module = load_tool(record.tool)
@@ -410,8 +410,8 @@ def _detach() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m racperf_tui.core.supervisor``."""
-    parser = argparse.ArgumentParser(prog="python -m racperf_tui.core.supervisor",
+    """Entry point of ``python -m racperf_tui.orchestration.supervisor``."""
+    parser = argparse.ArgumentParser(prog="python -m racperf_tui.orchestration.supervisor",
                                      description="Supervise one recorded racperf run.")
     parser.add_argument("--data-dir", required=True, help="the store's directory")
     parser.add_argument("--run-id", required=True, type=int, help="the PENDING run to execute")

@@ -3,7 +3,7 @@ server said it is ready. The one way racperf runs a two-ended tool (UI, tests).
 
 Both ends are runs like any other (detached supervisors, samples and raw output in the store,
 visible from the Runs panel, surviving the UI): :func:`launch_pair` uses
-:func:`racperf_tui.core.runs.launch_run` twice. What it needs to know of the tool is the
+:func:`racperf_tui.orchestration.runs.launch_run` twice. What it needs to know of the tool is the
 tool module's ``PAIR`` (:class:`racperf_tui.tools.base.PairSpec`):
 
 1. adapt the client config to what is installed (``PAIR.adapt_client``: netperf drops -D
@@ -32,9 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from racperf_tui.core.runs import launch_run, stop_run
+from racperf_tui.orchestration.runs import launch_run, stop_run
 from racperf_tui.core.store import Store
 from racperf_tui.tools.base import PairSpec
+from racperf_tui.core.ports import check_listen_port
+from racperf_tui.tools import load_tool
 
 #: how often the store is read while waiting for the server
 POLL_S = 0.05
@@ -64,7 +66,6 @@ class PairRuns:
 
 def pair_spec(tool: str) -> PairSpec:
     """The ``PAIR`` of a tool's module; ValueError when the tool has no server/client pair."""
-    from racperf_tui.tools import load_tool
 
     spec = getattr(load_tool(tool), "PAIR", None)
     if not isinstance(spec, PairSpec):
@@ -104,7 +105,6 @@ def wait_for_server_ready(server_run_id: int, data_dir: Path, ready: re.Pattern[
 def _check_port(tool: str, spec: PairSpec, server_cfg: Mapping[str, Any]) -> str | None:
     """A taken port (or one of the database's) fails here, with a suggestion, not in the tool.
     Returns the warning worth showing, if any."""
-    from racperf_tui.core.ports import check_listen_port
 
     port = int(server_cfg.get("port", spec.default_port) or 0)
     if port == 0:
@@ -126,7 +126,6 @@ def launch_pair(tool: str, server_config: Mapping[str, Any], client_config: Mapp
     :func:`launch_run` raises (ValueError for a bad config, ToolNotFound, ...) and
     PairStartError; on any failure after the server run started, it is stopped.
     """
-    from racperf_tui.tools import load_tool
 
     spec = pair_spec(tool)
     timeout_s = spec.ready_timeout_s if ready_timeout_s is None else ready_timeout_s

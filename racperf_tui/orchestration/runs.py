@@ -23,8 +23,9 @@ from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.paths import log_dir
 from racperf_tui.core.store import RunRecord, Store, supervisor_alive
 from racperf_tui.core.invocation import ToolNotFound
-from racperf_tui.core.run_plan import judge_run
-from racperf_tui.core.supervisor import Supervisor
+from racperf_tui.orchestration.run_plan import judge_run
+from racperf_tui.orchestration.supervisor import Supervisor
+from racperf_tui.tools import load_tool
 
 __all__ = [
     "ToolNotFound", "launch_run", "stop_run", "follow_run", "attach", "run_foreground",
@@ -40,7 +41,6 @@ def _prepare(tool: str, config: dict[str, Any]) -> list[str]:
     guard refuses (run_plan.PlanRefused), ToolNotFound when its executable is missing,
     KeyError for an unknown tool. The supervisor plans and judges again right before the
     start."""
-    from racperf_tui.tools import load_tool
 
     return list(judge_run(load_tool(tool), tool, config).invocation.argv)
 
@@ -69,7 +69,7 @@ def launch_run(
         run_id = store.create_run(tool, host, target if target is not None else config.get("target"),
                                   config, argv, None)
         log_path = log_dir(data_dir) / f"run-{run_id}.log"
-        command = [sys.executable, "-m", "racperf_tui.core.supervisor", "--data-dir", str(data_dir),
+        command = [sys.executable, "-m", "racperf_tui.orchestration.supervisor", "--data-dir", str(data_dir),
                    "--run-id", str(run_id), "--detach", "--log", str(log_path)]
         try:
             proc = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
