@@ -116,8 +116,8 @@ def test_an_allowed_engine_with_blanks_never_loads_a_library(spelled: str, tmp_p
     assert done.returncode == 2 and "ioengine" in done.stderr, done.stderr
     job = tmp_path / "blank.fio"
     job.write_text(f"[t]\nfilename={tmp_path / 'x'}\nrw=read\nsize=64k\nioengine={spelled}\n")
-    done = run_fio([str(job)], tmp_path, env=env)
-    assert done.returncode == 2, done.stderr
+    done = run_fio([str(job)], tmp_path, env=env)  # fio strips a job file line's end, not its "= "
+    assert done.returncode == (0 if spelled == spelled.lstrip() else 2), done.stderr
     assert not (tmp_path / "MARKER").exists(), f"fio loaded {lib_dir / spelled}"
 
 
