@@ -419,19 +419,30 @@ def _in_scratch_dir(path: str) -> bool:
     return os.path.realpath(os.path.dirname(os.path.abspath(path))) == scratch
 
 
-def _lay_out(path: str, size: int) -> None:
-    """Write ``size`` bytes of real (non-zero, not sparse) data to ``path`` atomically."""
+def _lay_out(path: str, size: int, *, replace: bool = False) -> None:
+    """Write ``size`` bytes of real (non-zero, not sparse) data to ``path`` atomically.
+
+    The data goes to a new file of a random name (O_EXCL: never through a name someone planted)
+    that is then linked as ``path``: a new path only (never replacing what appeared there since
+    it was judged), unless ``replace`` (racperf's own scratch file, grown)."""
     chunk = os.urandom(1 << 20)
-    partial = path + ".racperf-layout"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd, partial = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".racperf-layout",
+                                   dir=os.path.dirname(os.path.abspath(path)))
     try:
-        remaining = size
-        while remaining > 0:
-            remaining -= os.write(fd, chunk[: min(len(chunk), remaining)])
-        os.fsync(fd)
+        try:
+            remaining = size
+            while remaining > 0:
+                remaining -= os.write(fd, chunk[: min(len(chunk), remaining)])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if replace:
+            os.replace(partial, path)
+        else:
+            os.link(partial, path)  # EEXIST if anything is there now
     finally:
-        os.close(fd)
-    os.replace(partial, path)
+        if os.path.lexists(partial):
+            os.unlink(partial)
 
 
 def lay_out_read_targets(fio_plan: FioPlan) -> list[str]:
@@ -466,7 +477,7 @@ def lay_out_read_targets(fio_plan: FioPlan) -> list[str]:
                 os.makedirs(parent, exist_ok=True)
             elif not (kind == "file" and ours and os.path.getsize(absolute) < wanted):
                 continue
-            _lay_out(absolute, wanted)
+            _lay_out(absolute, wanted, replace=kind == "file")
             written.append(absolute)
     return written
 

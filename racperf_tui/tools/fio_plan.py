@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -107,10 +108,22 @@ class FioPlan:
 # running fio's parser
 
 
+#: fio's $PATH while it reads a job: a directory that does not exist. fio computes a value
+#: with $ncpus/$mb_memory/$pagesize and + - * / by running "which bc" and "echo ... | bc"
+#: through the shell and $PATH; with this, nothing is found and fio refuses the value
+_NO_COMMANDS_PATH = "/nonexistent/racperf-runs-no-commands"
+
+
+def _parse_env(env: dict[str, str] | None) -> dict[str, str]:
+    parse_env = dict(os.environ if env is None else env)
+    parse_env["PATH"] = _NO_COMMANDS_PATH
+    return parse_env
+
+
 def _fio(fio: str, args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
     try:
         done = subprocess.run([fio, *args], capture_output=True, text=True, errors="replace",
-                              timeout=_FIO_TIMEOUT_S, stdin=subprocess.DEVNULL, env=env)
+                              timeout=_FIO_TIMEOUT_S, stdin=subprocess.DEVNULL, env=_parse_env(env))
     except subprocess.TimeoutExpired:
         raise FioPlanError([f"fio did not finish reading the job within {_FIO_TIMEOUT_S:g} s"]) from None
     except OSError as exc:
@@ -232,6 +245,9 @@ def _screen_job_file(fio: str, table: FioOptionTable, path: str, env: dict[str, 
         return [f"job file {path}: not a regular file"]
     if size > MAX_JOB_FILE_BYTES:
         return [f"job file {path}: {size} bytes; a job file is at most {MAX_JOB_FILE_BYTES} bytes"]
+    early = prescreen_job_file(path, builtin_engines(fio))
+    if early:
+        return early
     status, output = _fio(fio, ["--showcmd", path], env)
     if status != 0:
         return [f"job file {path}: fio cannot read it: {_fio_messages(output)}"]
@@ -245,6 +261,98 @@ def _screen_job_file(fio: str, table: FioOptionTable, path: str, env: dict[str, 
                   else job_option_refusal(arg.name, arg.value))
         if reason:
             problems.append(f"{where}={arg.value or ''} {reason}; racperf refuses it")
+    return problems
+
+
+#: fio's line buffer (parse.h OPT_LEN_MAX): longer lines are split by fgets into several
+_FIO_LINE_MAX = 8192
+#: what fio's strip_blank_front/end remove (isspace, and iscntrl at the end), plus bytes >= 0x80:
+#: stripping more than fio only makes racperf see more lines as ioengine lines
+_BLANKS = bytes(range(0, 33)) + bytes(range(127, 256))
+_MATH_KEYWORDS = (b"$pagesize", b"$mb_memory", b"$ncpus")
+_MAX_INCLUDE_DEPTH = 8
+
+
+_builtin_engines: dict[str, frozenset[str]] = {}
+
+
+def builtin_engines(fio: str) -> frozenset[str]:
+    """The engines built into this fio (``fio --enghelp``): loading one runs no library code.
+    Any other name fio dlopen()s."""
+    if fio not in _builtin_engines:
+        status, output = _fio(fio, ["--enghelp"])
+        names = output.split("Available IO engines:", 1)[-1].split() if status == 0 else []
+        _builtin_engines[fio] = frozenset(n for n in names if re.fullmatch(r"[a-z0-9_]+", n))
+    return _builtin_engines[fio]
+
+
+def prescreen_job_file(path: str, builtins: frozenset[str] = frozenset()) -> list[str]:
+    """Refusals from the raw text of a job file and its includes, before fio reads it at all.
+
+    fio loads a job's ioengine (dlopen: the library's code runs) as soon as a section holds an
+    option its main table does not know, an engine option for instance, and that happens in
+    ``fio --showcmd`` too. So every line fio could read as ``ioengine=...`` must name an
+    allowed engine, or one built into fio (which loads no library; fio's own reading then says
+    why racperf refuses it), exactly, before any fio sees the file. Lines are read as fio's ini parser
+    reads them (parse_jobs_ini: blanks stripped, ';' and '#' end a line, ``include FILE``
+    relative to the working directory, else to the including file's directory); wherever
+    racperf's reading could differ from fio's it refuses (a '$' in an option name, a value
+    fio expands with ${VAR}, lines longer than fio's buffer, NUL bytes)."""
+    from racperf_tui.tools.fio_policy import ALLOWED_ENGINES, engine_refusal
+
+    problems: list[str] = []
+
+    def scan(file: str, depth: int, where: str) -> None:
+        try:
+            with open(file, "rb") as handle:
+                data = handle.read(MAX_JOB_FILE_BYTES + 1)
+        except OSError as exc:
+            problems.append(f"{where}: {exc.strerror}")
+            return
+        if len(data) > MAX_JOB_FILE_BYTES:
+            problems.append(f"{where}: larger than {MAX_JOB_FILE_BYTES} bytes")
+            return
+        if b"\0" in data:
+            problems.append(f"{where}: holds NUL bytes, which fio reads differently")
+            return
+        for number, raw in enumerate(data.split(b"\n"), 1):
+            at = f"{where}, line {number}"
+            if len(raw) >= _FIO_LINE_MAX - 1:
+                problems.append(f"{at}: longer than fio's line buffer ({_FIO_LINE_MAX - 2} bytes)")
+                continue
+            line = raw.lstrip(_BLANKS)
+            cut = min([i for i in (line.find(b";"), line.find(b"#")) if i >= 0], default=len(line))
+            line = line[:cut].rstrip(_BLANKS)
+            if not line or line.startswith(b"["):
+                continue
+            if line.startswith(b"include"):
+                if depth >= _MAX_INCLUDE_DEPTH:
+                    problems.append(f"{at}: includes nested deeper than {_MAX_INCLUDE_DEPTH}")
+                    continue
+                name = os.fsdecode(line[len(b"include") + 1:])
+                candidates = [name, os.path.join(os.path.dirname(file), name)]
+                found = [c for c in dict.fromkeys(candidates) if c and os.path.exists(c)]
+                if not found:
+                    problems.append(f"{at}: include {name!r}: no such file")
+                for candidate in found:
+                    scan(candidate, depth + 1, f"{where}, include {candidate}")
+                continue
+            key, sep, value = line.partition(b"=")
+            if b"$" in key:
+                problems.append(f"{at}: option name {os.fsdecode(key)!r} with '$' in it: racperf cannot "
+                                "tell which option fio makes of it")
+                continue
+            if any(word in line for word in _MATH_KEYWORDS) and any(c in value for c in b"+-*/"):
+                problems.append(f"{at}: {os.fsdecode(line)!r}: fio computes this with bc (runs a "
+                                "program); give the number")
+            if key.rstrip(_BLANKS) == b"ioengine":
+                engine = os.fsdecode(value)
+                if not sep or (engine not in ALLOWED_ENGINES and engine not in builtins):
+                    reason = engine_refusal(engine) or "is not a plain engine name"
+                    problems.append(f"{at}: ioengine={engine!r} {reason}; racperf refuses it before fio "
+                                    "reads the file (fio loads the engine while it reads a job file)")
+
+    scan(path, 0, f"job file {path}")
     return problems
 
 
@@ -329,7 +437,8 @@ def job_paths(job: FioJob) -> tuple[list[str], list[str]]:
             # fio uses the job name itself when it names something that is not a regular file
             for jobnum in range(max(1, numjobs)):
                 candidate = in_dir(job.name, jobnum)
-                if os.path.lexists(job.name) and not os.path.isfile(job.name):
+                # fio's exists_and_not_regfile() uses lstat: a symbolic link (to anything) counts
+                if os.path.lexists(job.name) and not stat.S_ISREG(os.lstat(job.name).st_mode):
                     paths.append(candidate)
     for path in paths:
         if "$" in path or "\n" in path:
@@ -337,19 +446,34 @@ def job_paths(job: FioJob) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(paths)), problems
 
 
+def _is_device_node(path: str) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISBLK(mode) or stat.S_ISCHR(mode)
+
+
 def plan_targets(jobs: Iterable[FioJob]) -> list[Target]:
     """Every path of every job, with read or write access (FioPlanError for what cannot be
     told)."""
+    jobs = list(jobs)
+    plan_writes = any(job.writes for job in jobs)
     targets: dict[tuple[str, str], Target] = {}
     problems: list[str] = []
     for job in jobs:
         paths, job_problems = job_paths(job)
         problems.extend(job_problems)
-        access = "write" if job.writes else "read"
         for path in paths:
             absolute = os.path.abspath(path)
-            targets.setdefault((absolute, access), Target(path=absolute, access=access,
-                                                          origin=f"{job.where} (rw={job.rw})"))
+            access = "write" if job.writes else "read"
+            origin = f"{job.where} (rw={job.rw})"
+            if access == "read" and plan_writes and not _is_device_node(absolute):
+                # no --readonly: fio lays out (unlinks and rewrites) a read job's file that is
+                # shorter than the job's size, so the file is judged as written
+                access = "write"
+                origin = f"{job.where} (rw={job.rw}; another job writes, so fio may lay this file out)"
+            targets.setdefault((absolute, access), Target(path=absolute, access=access, origin=origin))
     if problems:
         raise FioPlanError(problems)
     if len(targets) > MAX_TARGETS:

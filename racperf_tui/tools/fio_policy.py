@@ -154,9 +154,14 @@ _OFF_VALUES = frozenset({"0", "false", "no", "off"})
 
 def engine_refusal(value: str | None) -> str | None:
     """Why ``ioengine=value`` is refused, None when it is allowed."""
-    engine = (value or "").strip()
+    engine = value or ""
     if engine in ALLOWED_ENGINES:
         return None
+    if engine.strip() in ALLOWED_ENGINES:
+        # fio does not strip the name: "psync " is no built-in engine, and fio dlopen()s it
+        # from the library path (LD_LIBRARY_PATH, e.g. a writable $ORACLE_HOME/lib)
+        return (f"has blanks around the engine name {engine.strip()!r}: fio would load a library "
+                f"named {engine!r} from the library path")
     base = engine.split(":", 1)[0]
     if "/" in engine or base == "external" or engine.endswith(".so"):
         return "loads code from a library"
