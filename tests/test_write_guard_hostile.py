@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+from racperf_tui.orchestration.run_plan import judge_run
+from racperf_tui.tools import fio
 from tests.conftest import needs_fio, racperf_cmd
 from tests.loopdev import loop_device, make_sparse_image, needs_loop, write_at
 
@@ -284,3 +286,11 @@ def test_options_that_hold(option: str, reason: str, tmp_path: Path) -> None:
                     option.format(asm=asm, tmp=tmp_path)], tmp_path)
     assert done.returncode == 2 and reason in done.stderr, done.stderr
     assert digest(asm) == before
+
+
+@pytest.mark.parametrize("option", ["--directory= /dev", "--directory=/dev :/tmp", "--filename_format= /dev/x"])
+def test_blanks_around_a_directory_are_refused(option: str, tmp_path: Path) -> None:
+    """fio keeps them: ' /dev' is the relative directory ' ', not /dev, so racperf's check and
+    fio's write would be about different paths."""
+    with pytest.raises(ValueError, match="has blanks around a path"):
+        judge_run(fio, "fio", {"extra_args": ["--name=t", option, "--rw=write", "--size=64k"]})

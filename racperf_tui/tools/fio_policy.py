@@ -202,6 +202,10 @@ def job_option_refusal(name: str, value: str | None) -> str | None:
         if value is None or text == "" or _PLAIN_NAME_RE.match(text):
             return None
         return "writes log files outside the run's directory (give a plain name; it is kept with the run)"
+    if name in ("directory", "filename_format") and value is not None and any(
+            part != part.strip() for part in re.split(r"(?<!\\):", value)):
+        return ("has blanks around a path: fio keeps them (a relative path where an absolute one "
+                "was meant); write the path without them")
     if name == "filename" and any(part.strip() == "-" for part in re.split(r"(?<!\\):", text)):
         return "filename=- reads or writes fio's standard input/output"
     if name in ALLOWED_JOB_OPTIONS or name in ALLOWED_ENGINE_OPTIONS:
