@@ -56,7 +56,7 @@ def figure(value: Any, where: str, *, negative_ok: bool = False, error: type[Val
     except OverflowError:  # an int beyond the double range
         raise error(f"{where}: {_show(value)} is out of range") from None
     if not math.isfinite(number):
-        raise error(f"{where}: {_show(value)} is not a finite number")
+        raise error(f"{where}: not a finite number (NaN, Infinity or beyond 1e308 in the file)")
     if number < 0 and not negative_ok:
         raise error(f"{where}: {_show(value)} is negative; this figure cannot be")
     return number
