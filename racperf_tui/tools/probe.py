@@ -94,8 +94,8 @@ _INTERVAL_LINE = re.compile(
 # a lazy ``.*?\s*$`` tries every split of a run of blanks
 _PARAM_LINE = re.compile(r"^\s+(?P<key>[A-Za-z][A-Za-z0-9 .]*)=(?P<value>\s.*)$")
 _STAT_INTERVAL = re.compile(r"=\s*([\d.]+)")
-_LEADING_FIGURE = re.compile(r"\s*(-?[\d.]+)")
-_PAYLOAD = re.compile(r"\s*([\d.]+)\s*(Mbyte|Kbyte|byte)")
+_LEADING_FIGURE = re.compile(r"^\s*(-?[\d.]+)")
+_PAYLOAD = re.compile(r"^\s*([\d.]+)\s*(Mbyte|Kbyte|byte)")
 _SERVER_REQUEST = re.compile(
     r"\[A test was requested\.\] (?P<peer>\S+) test=\S+ conn=\S+ mode=(?P<mode>\w+) "
     r"length=(?P<length>\d+) write=(?P<write>YES|NO)")
