@@ -910,7 +910,8 @@ class FioStreamParser:
                     # interval: skip it (named in the messages) rather than lose the run's parser
                     self._splitter.decode_errors.append(f"status dump {self.dumps} skipped: {exc}")
                     continue
-                if sample is not None and all(math.isfinite(v) for v in sample.metrics.values()):
+                if sample is not None and math.isfinite(sample.t) and all(
+                        math.isfinite(v) for v in sample.metrics.values()):
                     samples.append(sample)
         return samples
 
