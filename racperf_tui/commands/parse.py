@@ -1,18 +1,29 @@
-"""``racperf parse TOOL FILE...``: saved tool output -> result JSON on stdout."""
+"""``racperf parse TOOL FILE...``: saved tool output -> result JSON on stdout.
+
+Exit status: 0 when every file gave a result, 1 when one was not the tool's output, 2 when one
+could not be read (missing, a device, larger than the cap). Warnings (lines skipped: too long,
+impossible figures) go to stderr as ``racperf parse TOOL: FILE: line N: ...`` and stay in the
+result's ``"warnings"``. Output is strict JSON (no NaN / Infinity).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from racperf_tui.core.bounded_read import (DEFAULT_LIMIT_BYTES, BoundedReadError, read_stream_bounded,
+                                           read_text_bounded)
 from racperf_tui.tools import load_tool, tool_modules
+
+_LIMIT_MIB = DEFAULT_LIMIT_BYTES // (1024 * 1024)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tool", choices=sorted(tool_modules()), help="which tool wrote the output")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="saved output ('-' for stdin)")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help=f"saved output ('-' for stdin); at most {_LIMIT_MIB} MiB each, a regular "
+                             "file or a pipe (devices are refused)")
     parser.add_argument("--indent", type=int, default=None, help="pretty-print with this indent")
 
 
@@ -21,16 +32,32 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     for name in args.files:
         try:
-            text = sys.stdin.read() if name == "-" else Path(name).read_text(errors="replace")
+            if name == "-":
+                text = read_stream_bounded(sys.stdin.buffer, DEFAULT_LIMIT_BYTES, "stdin").decode(
+                    "utf-8", "replace")
+            else:
+                text = read_text_bounded(name, DEFAULT_LIMIT_BYTES)
+        except BoundedReadError as exc:  # its message names the file and the reason
+            print(f"racperf parse: {exc}", file=sys.stderr)
+            status = max(status, 2)
+            continue
         except OSError as exc:
-            print(f"racperf parse: cannot read {name}: {exc.strerror}", file=sys.stderr)
-            status = 2
+            print(f"racperf parse: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
+            status = max(status, 2)
             continue
         try:
             result = module.parse_output(text)
-        except ValueError as exc:
+            printed = json.dumps(result, indent=args.indent, sort_keys=False, allow_nan=False)
+        except ValueError as exc:  # the parsers' own errors say what and where
             print(f"racperf parse {args.tool}: {name}: {exc}", file=sys.stderr)
-            status = 1
+            status = max(status, 1)
             continue
-        print(json.dumps(result, indent=args.indent, sort_keys=False))
+        except Exception as exc:  # a parser bug must still not end in a traceback
+            print(f"racperf parse {args.tool}: {name}: cannot parse ({type(exc).__name__}: {exc}); "
+                  "please report this with the file", file=sys.stderr)
+            status = max(status, 1)
+            continue
+        for warning in (result.get("warnings") or []) if isinstance(result, dict) else []:
+            print(f"racperf parse {args.tool}: {name}: {warning}", file=sys.stderr)
+        print(printed)
     return status

@@ -763,8 +763,15 @@ class FioStreamParser:
         samples = []
         for obj in self._splitter.feed(line):
             if isinstance(obj.get("jobs"), list):
-                sample = self._on_dump(obj)
-                if sample is not None:
+                try:
+                    sample = self._on_dump(obj)
+                except (TypeError, ValueError, OverflowError, AttributeError) as exc:
+                    # a dump with an impossible field ("total_ios": 1e400, "jobs": [1]) is no
+                    # interval: skip it (named in the messages) rather than lose the run's parser
+                    self._splitter.decode_errors.append(f"status dump {self.dumps} skipped: {exc}")
+                    continue
+                if sample is not None and math.isfinite(sample.t) and all(
+                        math.isfinite(v) for v in sample.metrics.values()):
                     samples.append(sample)
         return samples
 

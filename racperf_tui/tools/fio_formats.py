@@ -38,8 +38,12 @@ Only the standard library is used; nothing here knows about hosts, runs or the U
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Iterable, Iterator
+
+from racperf_tui.tools import figures
+from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings
 
 #: fio's time unit words -> factor to microseconds
 TIME_UNIT_TO_US: dict[str, float] = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0, "sec": 1_000_000.0}
@@ -52,8 +56,26 @@ _BINARY_PREFIX_EXP: dict[str, int] = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P"
 PERCENTILE_KEY_FORMAT = "{:.2f}"
 
 
-class FioParseError(ValueError):
-    """Output that is not a fio report; the message says what was expected and where."""
+class FioParseError(OutputParseError):
+    """Output that is not a fio report, or a report with an impossible figure; the message
+    says what was expected and where (``jobs[0].read.iops: -5000.0 is negative``)."""
+
+
+def _figure(value: Any, where: str, negative_ok: bool = False) -> float:
+    return figures.figure(value, where, negative_ok=negative_ok, error=FioParseError)
+
+
+def _count(value: Any, where: str, negative_ok: bool = False) -> int:
+    return figures.count(value, where, negative_ok=negative_ok, error=FioParseError)
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    """A JSON sub-object ({} when absent or null); FioParseError when it is something else."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise FioParseError(f"{where} is {type(value).__name__}, not an object")
+    return value
 
 
 # ----------------------------------------------------------------------------------------
@@ -64,8 +86,28 @@ def parse_count(text: str) -> float:
     """``'18.3k'`` -> 18300.0; fio prints large counts and latencies with 1000-based suffixes."""
     match = re.fullmatch(r"\s*(-?[\d.]+)\s*([kKmMGTP]?)\s*", text)
     if not match:
-        raise FioParseError(f"{text!r} is not a number")
-    return float(match.group(1)) * _COUNT_SUFFIX[match.group(2)]
+        raise FioParseError(f"{text[:40]!r} is not a number")
+    return _num(match.group(1)) * _COUNT_SUFFIX[match.group(2)]
+
+
+def _num(text: str | float) -> float:
+    """A figure fio printed -> float; FioParseError when no fio prints it ("1.2.3", a
+    400-digit number that float() would make inf, a negative one)."""
+    number = figures.finite_number(text) if isinstance(text, str) else float(text)
+    if number is None or not math.isfinite(number):
+        shown = text[:40] + "..." if isinstance(text, str) and len(text) > 40 else text
+        raise FioParseError(f"{shown!r} is no figure fio prints")
+    return number
+
+
+def _int(text: str | int) -> int:
+    """A count fio printed -> int (see :func:`_num`)."""
+    if isinstance(text, int):
+        return text
+    number = _num(text)
+    if number != int(number):
+        raise FioParseError(f"{text!r} is not a whole number")
+    return int(number)
 
 
 def size_to_kib(value: float, unit: str, legacy: bool = False) -> float:
@@ -89,7 +131,10 @@ def size_to_kib(value: float, unit: str, legacy: bool = False) -> float:
     if exp is None:
         raise FioParseError(f"{unit!r} is not a size unit like KiB, MiB, kB, MB")
     base = 1024.0 if legacy else 1000.0
-    return value * base**exp / 1024.0
+    kib = value * base**exp / 1024.0
+    if not math.isfinite(kib):
+        raise FioParseError(f"{value:g} {unit} is beyond any size")
+    return kib
 
 
 def percentile_key(pct: float) -> str:
@@ -219,9 +264,9 @@ class JsonObjectSplitter:
     def decode(self, text: str) -> dict[str, Any] | None:
         """The object ``text`` holds, None (noted in ``decode_errors``) when it is not one."""
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            self.decode_errors.append(f"{exc.msg} at line {exc.lineno} column {exc.colno}")
+            obj = figures.load_json(text, "a fio JSON object")
+        except OutputParseError as exc:
+            self.decode_errors.append(str(exc))
             return None
         return obj if isinstance(obj, dict) else None
 
@@ -243,81 +288,107 @@ def split_json_objects(text: str) -> tuple[list[dict[str, Any]], JsonObjectSplit
 # JSON / json+
 
 
-def _latency_block_us(block: dict[str, Any], factor: float) -> dict[str, Any]:
+def _latency_block_us(block: dict[str, Any], factor: float, where: str) -> dict[str, Any]:
     """fio's {min, max, mean, stddev, percentile} (in ns or µs) -> our *_us dict."""
     out: dict[str, Any] = {
-        "min": float(block.get("min", 0)) * factor,
-        "max": float(block.get("max", 0)) * factor,
-        "mean": float(block.get("mean", 0.0)) * factor,
-        "stdev": float(block.get("stddev", block.get("stdev", 0.0))) * factor,
+        "min": _figure(block.get("min", 0), f"{where}.min") * factor,
+        "max": _figure(block.get("max", 0), f"{where}.max") * factor,
+        "mean": _figure(block.get("mean", 0.0), f"{where}.mean") * factor,
+        "stdev": _figure(block.get("stddev", block.get("stdev", 0.0)), f"{where}.stddev") * factor,
     }
     if "N" in block:
-        out["n"] = int(block["N"])
+        out["n"] = _count(block["N"], f"{where}.N")
     pct = block.get("percentile")
     if isinstance(pct, dict):
-        out["percentiles"] = {percentile_key(float(k)): float(v) * factor for k, v in pct.items()}
+        out["percentiles"] = {percentile_key(_percent_key(k, f"{where}.percentile")):
+                              _figure(v, f"{where}.percentile.{k}") * factor for k, v in pct.items()}
     return out
 
 
-def json_direction(block: dict[str, Any], include_bins: bool = True) -> dict[str, Any]:
-    """One direction ("read", "write", "trim") of a fio JSON job -> our direction dict."""
+def _percent_key(key: str, where: str) -> float:
+    """A percentile's key ("99.000000") -> 99.0; FioParseError when it is no percentage."""
+    number = figures.finite_number(key)
+    if number is None or number > 100:
+        raise FioParseError(f"{where}: key {key[:40]!r} is not a percentile")
+    return number
+
+
+def json_direction(block: dict[str, Any], include_bins: bool = True, where: str = "read") -> dict[str, Any]:
+    """One direction ("read", "write", "trim") of a fio JSON job -> our direction dict.
+
+    FioParseError names the field (``where`` is the direction's path) when a figure is not a
+    finite, non-negative number."""
+    f = lambda key, default=0.0: _figure(block.get(key, default), f"{where}.{key}")  # noqa: E731
     if "io_kbytes" in block:
-        io_kib = float(block["io_kbytes"])
+        io_kib = f("io_kbytes")
     else:  # fio 2.x JSON: "io_bytes" held KiB despite its name
-        io_kib = float(block.get("io_bytes", 0))
-    out: dict[str, Any] = {
-        "iops": float(block.get("iops", 0.0)),
-        "bw_kib_s": float(block.get("bw", 0.0)),
-        "io_kib": io_kib,
-        "runtime_ms": float(block.get("runtime", 0)),
-    }
+        io_kib = f("io_bytes")
+    out: dict[str, Any] = {"iops": f("iops"), "bw_kib_s": f("bw"), "io_kib": io_kib, "runtime_ms": f("runtime")}
     if "total_ios" in block:
-        out["total_ios"] = int(block["total_ios"])
+        out["total_ios"] = _count(block["total_ios"], f"{where}.total_ios")
     for name in ("slat", "clat", "lat"):
         if f"{name}_ns" in block:
-            out[f"{name}_us"] = _latency_block_us(block[f"{name}_ns"], 0.001)
-            bins = block[f"{name}_ns"].get("bins")
+            lat = _object(block[f"{name}_ns"], f"{where}.{name}_ns")
+            out[f"{name}_us"] = _latency_block_us(lat, 0.001, f"{where}.{name}_ns")
+            bins = lat.get("bins")
             if include_bins and isinstance(bins, dict) and bins:
-                out[f"{name}_bins_ns"] = {str(k): int(v) for k, v in bins.items()}
+                out[f"{name}_bins_ns"] = {str(_count(figures.finite_number(k) if isinstance(k, str) else k,
+                                                     f"{where}.{name}_ns.bins key {k[:40]!r}")):
+                                          _count(v, f"{where}.{name}_ns.bins.{k}") for k, v in bins.items()}
         elif name in block and isinstance(block[name], dict):
-            out[f"{name}_us"] = _latency_block_us(block[name], 1.0)
+            out[f"{name}_us"] = _latency_block_us(block[name], 1.0, f"{where}.{name}")
     if "bw_min" in block:
         out["bw_stats_kib_s"] = {
-            "min": float(block["bw_min"]), "max": float(block["bw_max"]),
-            "per_pct": float(block.get("bw_agg", 0.0)), "mean": float(block.get("bw_mean", 0.0)),
-            "stdev": float(block.get("bw_dev", 0.0)), "samples": int(block.get("bw_samples", 0)),
+            "min": f("bw_min"), "max": f("bw_max"), "per_pct": f("bw_agg"),
+            "mean": f("bw_mean"), "stdev": f("bw_dev"), "samples": _count(block.get("bw_samples", 0), f"{where}.bw_samples"),
         }
     if "iops_min" in block:
         out["iops_stats"] = {
-            "min": float(block["iops_min"]), "max": float(block["iops_max"]),
-            "mean": float(block.get("iops_mean", 0.0)), "stdev": float(block.get("iops_stddev", 0.0)),
-            "samples": int(block.get("iops_samples", 0)),
+            "min": f("iops_min"), "max": f("iops_max"), "mean": f("iops_mean"), "stdev": f("iops_stddev"),
+            "samples": _count(block.get("iops_samples", 0), f"{where}.iops_samples"),
         }
     return out
 
 
-def _lat_dist_from_json(job: dict[str, Any]) -> dict[str, float]:
+
+def _lat_dist_from_json(job: dict[str, Any], where: str) -> dict[str, float]:
     """latency_ns/us/ms buckets -> {"<upper bound in µs>": pct}."""
     dist: dict[str, float] = {}
     for key, factor in (("latency_ns", 0.001), ("latency_us", 1.0), ("latency_ms", 1000.0)):
-        for bound, pct in (job.get(key) or {}).items():
-            dist[_bucket_label(bound, factor)] = float(pct)
+        for bound, pct in _object(job.get(key), f"{where}.{key}").items():
+            label = _bucket_label(bound, factor)
+            if label is None:
+                raise FioParseError(f"{where}.{key}: bucket {bound[:40]!r} is not a latency bound")
+            dist[label] = _figure(pct, f"{where}.{key}.{bound}")
     return dist
 
 
-def _bucket_label(bound: str, factor: float) -> str:
-    """A latency-distribution bucket bound (``'750'``, ``'>=2000'``) in µs as a key."""
+def _bucket_label(bound: str, factor: float) -> str | None:
+    """A latency-distribution bucket bound (``'750'``, ``'>=2000'``) in µs as a key; None
+    when it is no bound."""
     bound = bound.strip()
     prefix = ""
     if bound.startswith(">="):
         prefix, bound = ">=", bound[2:]
-    return prefix + _fmt_number(float(bound) * factor)
+    number = figures.finite_number(bound)
+    if number is None:
+        return None
+    return prefix + _fmt_number(number * factor)
 
 
 def _fmt_number(value: float) -> str:
     """Shortest faithful text of a number: 2.0 -> '2', 0.75 -> '0.75'."""
     text = f"{value:.6f}".rstrip("0").rstrip(".")
     return text if text else "0"
+
+
+def _text(value: Any) -> str:
+    """A JSON value fio writes as a string (a name, an option): anything else as short text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return str(value)
+    return f"<{type(value).__name__}>"
 
 
 def _version_of(text: str) -> str:
@@ -361,7 +432,7 @@ def _last_report_fast(text: str) -> dict[str, Any] | None:
     if not starts:
         return None
     try:
-        obj, end = json.JSONDecoder().raw_decode(text, starts[-1])
+        obj, end = figures.raw_decode(figures.strict_decoder(), text, starts[-1])
     except json.JSONDecodeError:
         return None
     if not isinstance(obj, dict) or not isinstance(obj.get("jobs"), list):
@@ -374,58 +445,70 @@ def _last_report_fast(text: str) -> dict[str, Any] | None:
 def json_report_to_result(report: dict[str, Any], messages: list[str] | None = None,
                           status_dumps: int = 1, truncated: bool = False) -> dict[str, Any]:
     """One decoded fio JSON report -> result dict."""
+    report_jobs = report["jobs"]
+    for index, job in enumerate(report_jobs):
+        if not isinstance(job, dict):
+            raise FioParseError(f"jobs[{index}] is {type(job).__name__}, not a job object")
     plus = any(
-        isinstance(job.get(d), dict) and "bins" in (job[d].get("clat_ns") or {})
-        for job in report["jobs"] for d in ("read", "write", "trim")
+        isinstance(job.get(d), dict) and isinstance(job[d].get("clat_ns"), dict) and "bins" in job[d]["clat_ns"]
+        for job in report_jobs for d in ("read", "write", "trim")
     )
     jobs = []
-    for job in report["jobs"]:
-        options = job.get("job options") or {}
+    for index, job in enumerate(report_jobs):
+        where = f"jobs[{index}]"
+        options = _object(job.get("job options"), f"{where}.job options")
         entry: dict[str, Any] = {
-            "name": job.get("jobname", ""),
-            "groupid": int(job.get("groupid", 0)),
-            "error": int(job.get("error", 0)),
-            "rw": options.get("rw", "read"),
-            "options": options,
+            "name": _text(job.get("jobname", "")),
+            "groupid": _count(job.get("groupid", 0), f"{where}.groupid"),
+            "error": _count(job.get("error", 0), f"{where}.error"),
+            "rw": _text(options.get("rw", "read")),
+            "options": {str(k): _text(v) for k, v in options.items()},
         }
         for direction in ("read", "write", "trim", "mixed"):  # "mixed": unified_rw_reporting
             block = job.get(direction)
             if not isinstance(block, dict):
                 continue
-            parsed = json_direction(block)
+            parsed = json_direction(block, where=f"{where}.{direction}")
             if direction in ("read", "write") or parsed["io_kib"] > 0:
                 entry[direction] = parsed
-        if "usr_cpu" in job:
-            entry["cpu"] = {"usr_pct": float(job["usr_cpu"]), "sys_pct": float(job["sys_cpu"]),
-                            "ctx": int(job.get("ctx", 0)), "majf": int(job.get("majf", 0)),
-                            "minf": int(job.get("minf", 0))}
+        if "usr_cpu" in job or "sys_cpu" in job:
+            entry["cpu"] = {"usr_pct": _figure(job.get("usr_cpu", 0.0), f"{where}.usr_cpu"),
+                            "sys_pct": _figure(job.get("sys_cpu", 0.0), f"{where}.sys_cpu"),
+                            "ctx": _count(job.get("ctx", 0), f"{where}.ctx"),
+                            "majf": _count(job.get("majf", 0), f"{where}.majf"),
+                            "minf": _count(job.get("minf", 0), f"{where}.minf")}
         for src, dst in (("iodepth_level", "iodepth_pct"), ("iodepth_submit", "iodepth_submit_pct"),
                          ("iodepth_complete", "iodepth_complete_pct")):
             if isinstance(job.get(src), dict):
-                entry[dst] = {k: float(v) for k, v in job[src].items()}
-        dist = _lat_dist_from_json(job)
+                entry[dst] = {str(k): _figure(v, f"{where}.{src}.{k}") for k, v in job[src].items()}
+        dist = _lat_dist_from_json(job, where)
         if dist:
             entry["lat_dist_pct"] = dist
         if "job_runtime" in job:
-            entry["job_runtime_ms"] = float(job["job_runtime"])
+            entry["job_runtime_ms"] = _figure(job["job_runtime"], f"{where}.job_runtime")
         if "total_err" in job:
-            entry["total_err"] = int(job["total_err"])
-            entry["first_error"] = int(job.get("first_error", 0))
+            entry["total_err"] = _count(job["total_err"], f"{where}.total_err")
+            entry["first_error"] = _count(job.get("first_error", 0), f"{where}.first_error")
         jobs.append(entry)
     disks = []
-    for disk in report.get("disk_util") or []:
+    disk_list = report.get("disk_util")
+    for index, disk in enumerate(disk_list if isinstance(disk_list, list) else []):
+        where = f"disk_util[{index}]"
+        disk = _object(disk, where)
+        c = lambda key: _count(disk.get(key, 0), f"{where}.{key}")  # noqa: E731
         disks.append({
-            "name": disk.get("name", ""),
-            "read_ios": int(disk.get("read_ios", 0)), "write_ios": int(disk.get("write_ios", 0)),
-            "read_merges": int(disk.get("read_merges", 0)), "write_merges": int(disk.get("write_merges", 0)),
-            "read_ticks_ms": int(disk.get("read_ticks", 0)), "write_ticks_ms": int(disk.get("write_ticks", 0)),
-            "in_queue_ms": int(disk.get("in_queue", 0)), "util_pct": float(disk.get("util", 0.0)),
+            "name": _text(disk.get("name", "")),
+            "read_ios": c("read_ios"), "write_ios": c("write_ios"),
+            "read_merges": c("read_merges"), "write_merges": c("write_merges"),
+            "read_ticks_ms": c("read_ticks"), "write_ticks_ms": c("write_ticks"),
+            "in_queue_ms": c("in_queue"), "util_pct": _figure(disk.get("util", 0.0), f"{where}.util"),
         })
+    timestamp = report.get("timestamp_ms")
     result: dict[str, Any] = {
         "tool": "fio",
-        "version": _version_of(str(report.get("fio version", ""))),
+        "version": _version_of(_text(report.get("fio version", ""))),
         "format": "json+" if plus else "json",
-        "timestamp_ms": report.get("timestamp_ms"),
+        "timestamp_ms": None if timestamp is None else _count(timestamp, "timestamp_ms"),
         "jobs": jobs,
         "disk_util": disks,
         "messages": list(messages or []),
@@ -459,7 +542,10 @@ _LAT_RE = re.compile(
     r"max=\s*(?P<max>[\d.]+[kKMG]?),\s*avg=\s*(?P<avg>[\d.]+[kKMG]?),\s*(?:stdev|dev)=\s*(?P<dev>[\d.]+[kKMG]?)"
 )
 _PCT_HEADER_RE = re.compile(r"^\s*(?P<kind>slat|clat|lat) percentiles \((?P<unit>nsec|usec|msec|sec)\):")
-_PCT_ITEM_RE = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
+# (?<!...): a match starts only where a number starts; without it findall retried every digit
+# of a long digit run, each scanning the rest of the run (quadratic)
+_PCT_ITEM_RE = re.compile(r"(?<![\d.])(\d+\.\d+)th=\[\s*(\d+)\]")
+_PCT_ITEMS_RE = re.compile(r"(?<![\d>])(>=\d+|\d+)=([\d.]+)%")
 _BW_STATS_RE = re.compile(
     r"^\s*bw\s*\(\s*(?P<unit>[KMGT]?i?B)\s*/s\)\s*:\s*min=\s*(?P<min>[\d.]+),\s*max=\s*(?P<max>[\d.]+),\s*"
     r"per=\s*(?P<per>[\d.]+)%,\s*avg=\s*(?P<avg>[\d.]+),\s*(?:stdev|dev)=\s*(?P<dev>[\d.]+)(?:,\s*samples=\s*(?P<n>\d+))?"
@@ -491,21 +577,20 @@ _DISK_RE = re.compile(
     r"ticks=(?P<rt>\d+)/(?P<wt>\d+)(?:,\s*in_queue=(?P<q>\d+))?,\s*util=(?P<util>[\d.]+)%"
 )
 _VERSION_RE = re.compile(r"^fio-(\d[\w.\-]*)\s*$")
-_STATUS_RE = re.compile(r"^Jobs:\s*(?P<running>\d+)\s*\((?P<counts>[^)]*)\)(?::\s*(?P<rest>.*))?$")
 
 
 def _pick_binary(v1: str, u1: str, v2: str | None, u2: str | None) -> float:
     """2.17+ prints '53.1MiB/s (56.6MB/s)': use the binary figure (first unless kb_base=1000)."""
     if "i" not in u1 and v2 is not None and u2 is not None and "i" in u2:
-        return size_to_kib(float(v2), u2)
-    return size_to_kib(float(v1), u1)
+        return size_to_kib(_num(v2), u2)
+    return size_to_kib(_num(v1), u1)
 
 
 def _parse_pct_items(items: str) -> dict[str, float]:
     """'1=100.0%, 2=0.0%, >=64=0.0%' -> {'1': 100.0, '2': 0.0, '>=64': 0.0}."""
     out = {}
-    for key, value in re.findall(r"(>=\d+|\d+)=([\d.]+)%", items):
-        out[key] = float(value)
+    for key, value in _PCT_ITEMS_RE.findall(items):
+        out[key] = _num(value)
     return out
 
 
@@ -529,140 +614,151 @@ def parse_text_report(text: str) -> dict[str, Any]:
     pct_target: tuple[dict[str, Any], str, float] | None = None
     group: dict[str, Any] | None = None
     section = "head"
-    for raw in lines:
-        line = raw.rstrip()
-        if not line.strip():
+    warnings = Warnings()
+    for lineno, raw in enumerate(lines, 1):
+        if len(raw) > MAX_LINE_CHARS:
+            warnings.long_line(lineno, len(raw))
+            continue
+        try:
+            line = raw.rstrip()
+            if not line.strip():
+                pct_target = None
+                continue
+            if pct_target is not None and line.lstrip().startswith("|"):
+                block, kind, factor = pct_target
+                for pct, value in _PCT_ITEM_RE.findall(line):
+                    block.setdefault(f"{kind}_us", {}).setdefault("percentiles", {})[
+                        percentile_key(_num(pct))] = _num(value) * factor
+                continue
             pct_target = None
-            continue
-        if pct_target is not None and line.lstrip().startswith("|"):
-            block, kind, factor = pct_target
-            for pct, value in _PCT_ITEM_RE.findall(line):
-                block.setdefault(f"{kind}_us", {}).setdefault("percentiles", {})[
-                    percentile_key(float(pct))] = float(value) * factor
-            continue
-        pct_target = None
-        if m := _VERSION_RE.match(line.strip()):
-            version = m.group(1)
-            continue
-        if m := _STATUS_RE.match(line.strip()):
-            samples.append(_parse_status_line(m, len(samples)))
-            continue
-        if m := _JOB_DESC_RE.match(line):
-            rw_by_name.setdefault(m.group("name"), m.group("rw").strip())
-            continue
-        if m := _JOB_HEADER_RE.match(line):
-            name = m.group("name")
-            job = {"name": name, "groupid": int(m.group("gid")), "error": int(m.group("err")),
-                   "rw": rw_by_name.get(name, ""), "jobs": int(m.group("jobs")), "pid": int(m.group("pid"))}
-            if m.group("errtext"):
-                job["error_text"] = m.group("errtext").strip()
-            jobs[(name, m.group("pid"))] = job
-            direction = None
-            section = "job"
-            continue
-        if m := _GROUP_RE.match(line):
-            group = {"groupid": int(m.group("gid"))}
-            groups[group["groupid"]] = group
-            section = "group"
-            job = None
-            continue
-        if line.startswith("Disk stats"):
-            section = "disk"
-            continue
-        if section == "job" and job is not None:
-            if m := _DIR_NEW_RE.match(line):
-                direction = {
-                    "iops": parse_count(m.group("iops")),
-                    "bw_kib_s": _pick_binary(m.group("bw1"), m.group("bu1"), m.group("bw2"), m.group("bu2")),
-                    "io_kib": size_to_kib(float(m.group("io")), m.group("iou")),
-                    "runtime_ms": float(m.group("rt")),
-                }
-                job[m.group("dir")] = direction
+            if m := _VERSION_RE.match(line.strip()):
+                version = m.group(1)
                 continue
-            if m := _DIR_OLD_RE.match(line):
-                legacy = True
-                direction = {
-                    "iops": parse_count(m.group("iops")),
-                    "bw_kib_s": size_to_kib(float(m.group("bw")), m.group("bu"), legacy=True),
-                    "io_kib": size_to_kib(float(m.group("io")), m.group("iou"), legacy=True),
-                    "runtime_ms": float(m.group("rt")),
-                }
-                job[m.group("dir")] = direction
+            if m := _STATUS_RE.match(line.strip()):
+                samples.append(_parse_status_line(m, len(samples)))
                 continue
-            if (m := _LAT_RE.match(line)) and direction is not None:
-                factor = TIME_UNIT_TO_US[m.group("unit")]
-                block = direction.setdefault(f"{m.group('kind')}_us", {})
-                block.update({
-                    "min": parse_count(m.group("min")) * factor, "max": parse_count(m.group("max")) * factor,
-                    "mean": parse_count(m.group("avg")) * factor, "stdev": parse_count(m.group("dev")) * factor,
-                })
+            if m := _JOB_DESC_RE.match(line):
+                rw_by_name.setdefault(m.group("name"), m.group("rw").strip())
                 continue
-            if (m := _PCT_HEADER_RE.match(line)) and direction is not None:
-                pct_target = (direction, m.group("kind"), TIME_UNIT_TO_US[m.group("unit")])
+            if m := _JOB_HEADER_RE.match(line):
+                name = m.group("name")
+                job = {"name": name, "groupid": _int(m.group("gid")), "error": _int(m.group("err")),
+                       "rw": rw_by_name.get(name, ""), "jobs": _int(m.group("jobs")), "pid": _int(m.group("pid"))}
+                if m.group("errtext"):
+                    job["error_text"] = m.group("errtext").strip()
+                jobs[(name, m.group("pid"))] = job
+                direction = None
+                section = "job"
                 continue
-            if (m := _BW_STATS_RE.match(line)) and direction is not None:
-                unit = m.group("unit")
-                conv = lambda v: size_to_kib(float(v), unit, legacy=legacy)  # noqa: E731
-                direction["bw_stats_kib_s"] = {
-                    "min": conv(m.group("min")), "max": conv(m.group("max")), "per_pct": float(m.group("per")),
-                    "mean": conv(m.group("avg")), "stdev": conv(m.group("dev")),
-                    "samples": int(m.group("n") or 0),
-                }
+            if m := _GROUP_RE.match(line):
+                group = {"groupid": _int(m.group("gid"))}
+                groups[group["groupid"]] = group
+                section = "group"
+                job = None
                 continue
-            if (m := _IOPS_STATS_RE.match(line)) and direction is not None:
-                direction["iops_stats"] = {
-                    "min": float(m.group("min")), "max": float(m.group("max")), "mean": float(m.group("avg")),
-                    "stdev": float(m.group("dev")), "samples": int(m.group("n") or 0),
-                }
+            if line.startswith("Disk stats"):
+                section = "disk"
                 continue
-            if m := _LAT_DIST_RE.match(line):
-                factor = TIME_UNIT_TO_US[m.group("unit")]
-                dist = job.setdefault("lat_dist_pct", {})
-                for bound, pct in _parse_pct_items(m.group("items")).items():
-                    dist[_bucket_label(bound, factor)] = pct
+            if section == "job" and job is not None:
+                if m := _DIR_NEW_RE.match(line):
+                    direction = {
+                        "iops": parse_count(m.group("iops")),
+                        "bw_kib_s": _pick_binary(m.group("bw1"), m.group("bu1"), m.group("bw2"), m.group("bu2")),
+                        "io_kib": size_to_kib(_num(m.group("io")), m.group("iou")),
+                        "runtime_ms": _num(m.group("rt")),
+                    }
+                    job[m.group("dir")] = direction
+                    continue
+                if m := _DIR_OLD_RE.match(line):
+                    legacy = True
+                    direction = {
+                        "iops": parse_count(m.group("iops")),
+                        "bw_kib_s": size_to_kib(_num(m.group("bw")), m.group("bu"), legacy=True),
+                        "io_kib": size_to_kib(_num(m.group("io")), m.group("iou"), legacy=True),
+                        "runtime_ms": _num(m.group("rt")),
+                    }
+                    job[m.group("dir")] = direction
+                    continue
+                if (m := _LAT_RE.match(line)) and direction is not None:
+                    factor = TIME_UNIT_TO_US[m.group("unit")]
+                    block = direction.setdefault(f"{m.group('kind')}_us", {})
+                    block.update({
+                        "min": parse_count(m.group("min")) * factor, "max": parse_count(m.group("max")) * factor,
+                        "mean": parse_count(m.group("avg")) * factor, "stdev": parse_count(m.group("dev")) * factor,
+                    })
+                    continue
+                if (m := _PCT_HEADER_RE.match(line)) and direction is not None:
+                    pct_target = (direction, m.group("kind"), TIME_UNIT_TO_US[m.group("unit")])
+                    continue
+                if (m := _BW_STATS_RE.match(line)) and direction is not None:
+                    unit = m.group("unit")
+                    conv = lambda v: size_to_kib(_num(v), unit, legacy=legacy)  # noqa: E731
+                    direction["bw_stats_kib_s"] = {
+                        "min": conv(m.group("min")), "max": conv(m.group("max")), "per_pct": _num(m.group("per")),
+                        "mean": conv(m.group("avg")), "stdev": conv(m.group("dev")),
+                        "samples": _int(m.group("n") or 0),
+                    }
+                    continue
+                if (m := _IOPS_STATS_RE.match(line)) and direction is not None:
+                    direction["iops_stats"] = {
+                        "min": _num(m.group("min")), "max": _num(m.group("max")), "mean": _num(m.group("avg")),
+                        "stdev": _num(m.group("dev")), "samples": _int(m.group("n") or 0),
+                    }
+                    continue
+                if m := _LAT_DIST_RE.match(line):
+                    factor = TIME_UNIT_TO_US[m.group("unit")]
+                    dist = job.setdefault("lat_dist_pct", {})
+                    for bound, pct in _parse_pct_items(m.group("items")).items():
+                        label = _bucket_label(bound, factor)
+                        if label is None:
+                            raise FioParseError(f"{bound[:40]!r} is not a latency bound")
+                        dist[label] = pct
+                    continue
+                if m := _CPU_RE.match(line):
+                    job["cpu"] = {"usr_pct": _num(m.group("usr")), "sys_pct": _num(m.group("sys")),
+                                  "ctx": _int(m.group("ctx")), "majf": _int(m.group("majf")), "minf": _int(m.group("minf"))}
+                    continue
+                if m := _DEPTH_RE.match(line):
+                    key = {"IO depths": "iodepth_pct", "submit": "iodepth_submit_pct",
+                           "complete": "iodepth_complete_pct"}[m.group("kind")]
+                    job[key] = _parse_pct_items(m.group("items"))
+                    continue
+                if m := _ISSUED_NEW_RE.match(line):
+                    totals = [_int(x) for x in m.group("total").split(",") if x]
+                    job["issued"] = dict(zip(("read", "write", "trim", "sync"), totals))
+                    continue
+                if m := _ISSUED_OLD_RE.match(line):
+                    job["issued"] = {"read": _int(m.group("r")), "write": _int(m.group("w")), "trim": _int(m.group("d"))}
+                    continue
+            if section == "group" and group is not None:
+                if m := _GROUP_NEW_RE.match(line):
+                    io_kib = _pick_binary(m.group("io1"), m.group("iu1"), m.group("io2"), m.group("iu2"))
+                    group[m.group("dir").lower()] = {
+                        "bw_kib_s": _pick_binary(m.group("bw1"), m.group("bu1"), m.group("bw2"), m.group("bu2")),
+                        "io_kib": io_kib, "runtime_min_ms": _num(m.group("mint")),
+                        "runtime_max_ms": _num(m.group("maxt"))}
+                    continue
+                if m := _GROUP_OLD_RE.match(line):
+                    group[m.group("dir").lower()] = {
+                        "bw_kib_s": size_to_kib(_num(m.group("bw")), m.group("bu"), legacy=True),
+                        "io_kib": size_to_kib(_num(m.group("io")), m.group("iou"), legacy=True),
+                        "runtime_min_ms": _num(m.group("mint")), "runtime_max_ms": _num(m.group("maxt"))}
+                    continue
+            if section == "disk" and (m := _DISK_RE.match(line)):
+                disks[m.group("name")] = {
+                    "name": m.group("name"), "read_ios": _int(m.group("rios")), "write_ios": _int(m.group("wios")),
+                    "read_merges": _int(m.group("rm")), "write_merges": _int(m.group("wm")),
+                    "read_ticks_ms": _int(m.group("rt")), "write_ticks_ms": _int(m.group("wt")),
+                    "in_queue_ms": _int(m.group("q")) if m.group("q") else None,
+                    "util_pct": _num(m.group("util"))}
                 continue
-            if m := _CPU_RE.match(line):
-                job["cpu"] = {"usr_pct": float(m.group("usr")), "sys_pct": float(m.group("sys")),
-                              "ctx": int(m.group("ctx")), "majf": int(m.group("majf")), "minf": int(m.group("minf"))}
-                continue
-            if m := _DEPTH_RE.match(line):
-                key = {"IO depths": "iodepth_pct", "submit": "iodepth_submit_pct",
-                       "complete": "iodepth_complete_pct"}[m.group("kind")]
-                job[key] = _parse_pct_items(m.group("items"))
-                continue
-            if m := _ISSUED_NEW_RE.match(line):
-                totals = [int(x) for x in m.group("total").split(",") if x]
-                job["issued"] = dict(zip(("read", "write", "trim", "sync"), totals))
-                continue
-            if m := _ISSUED_OLD_RE.match(line):
-                job["issued"] = {"read": int(m.group("r")), "write": int(m.group("w")), "trim": int(m.group("d"))}
-                continue
-        if section == "group" and group is not None:
-            if m := _GROUP_NEW_RE.match(line):
-                io_kib = _pick_binary(m.group("io1"), m.group("iu1"), m.group("io2"), m.group("iu2"))
-                group[m.group("dir").lower()] = {
-                    "bw_kib_s": _pick_binary(m.group("bw1"), m.group("bu1"), m.group("bw2"), m.group("bu2")),
-                    "io_kib": io_kib, "runtime_min_ms": float(m.group("mint")),
-                    "runtime_max_ms": float(m.group("maxt"))}
-                continue
-            if m := _GROUP_OLD_RE.match(line):
-                group[m.group("dir").lower()] = {
-                    "bw_kib_s": size_to_kib(float(m.group("bw")), m.group("bu"), legacy=True),
-                    "io_kib": size_to_kib(float(m.group("io")), m.group("iou"), legacy=True),
-                    "runtime_min_ms": float(m.group("mint")), "runtime_max_ms": float(m.group("maxt"))}
-                continue
-        if section == "disk" and (m := _DISK_RE.match(line)):
-            disks[m.group("name")] = {
-                "name": m.group("name"), "read_ios": int(m.group("rios")), "write_ios": int(m.group("wios")),
-                "read_merges": int(m.group("rm")), "write_merges": int(m.group("wm")),
-                "read_ticks_ms": int(m.group("rt")), "write_ticks_ms": int(m.group("wt")),
-                "in_queue_ms": int(m.group("q")) if m.group("q") else None,
-                "util_pct": float(m.group("util"))}
-            continue
-        if line.startswith("fio:") or line.startswith("file:") or "error=" in line:
-            messages.append(line.strip())
+            if line.startswith("fio:") or line.startswith("file:") or "error=" in line:
+                messages.append(line.strip())
+        except (FioParseError, KeyError) as exc:  # a figure no fio prints ("1.2.3", 400 digits)
+            warnings.add(f"line {lineno}: {exc}; line skipped")
     if not jobs and not samples and not (version and (rw_by_name or groups or messages)):
-        raise FioParseError("no fio job report ('NAME: (groupid=N, jobs=N): err=...') in the output")
+        detail = f" ({warnings.items[0]})" if warnings.items else ""
+        raise FioParseError(f"no fio job report ('NAME: (groupid=N, jobs=N): err=...') in the output{detail}")
     job_list = list(jobs.values())
     for entry in job_list:
         if not entry.get("rw"):
@@ -683,6 +779,8 @@ def parse_text_report(text: str) -> dict[str, Any]:
     }
     if samples:
         result["samples"] = samples
+    warnings.into(result)
+    figures.check_finite(result, "fio output", FioParseError)
     return result
 
 
@@ -691,50 +789,120 @@ def _rw_from_directions(job: dict[str, Any]) -> str:
     return "rw" if has_r and has_w else "write" if has_w else "read" if has_r else ""
 
 
+_ETA_PART_RE = re.compile(r"(?<!\d)(\d+)([dhms])")
+_COUNT_RE = re.compile(r"(?<!\w)(\w+)=(\d+)")
+#: fio's status line (eta.c display_thread_status), in every version's shape:
+#: ``Jobs: N (f=F)`` then optionally the rate or IOPS limits of the jobs -- 3.x / 2.17+
+#: ``, MIN-MAX`` (num2str byte rates: ``0-1024KiB/s``, ``1024KiB/s-2048KiB/s``) or
+#: ``, MIN-MAX IOPS``; 2.1x ``, CR=MAX/MIN KB/s`` or ``, CR=MAX/MIN IOPS`` -- then, while jobs
+#: run and the ETA is known, ``: [RUN_STR][PCT][RATES][IOPS][eta ETA]`` (2.1x: the same
+#: fields separated by blanks, ``[PCT done]``, ``[R/W/T /s]``, ``[R/W/T iops]``).
+_STATUS_RE = re.compile(r"^Jobs:[ \t]*(?P<running>\d+)[ \t]*\((?P<counts>[^()]*)\)(?P<tail>.*)$")
+#: one "[...]" field of the status line (no "[" inside, so "[[[[" costs O(n), not O(n²))
+_STATUS_FIELD_RE = re.compile(r"\[([^\[\]]*)\]")
+#: a num2str figure: number, SI/IEC prefix, unit (B/s, bit/s, or none for IOPS)
+_N2S = r"(?P<{0}>\d+(?:\.\d+)?)(?P<{0}_unit>(?:[kKMGTPE]i?)?(?:B|bit)?(?:/s)?)"
+_LIMIT_RATE_RE = re.compile(r"^" + _N2S.format("min") + r"[ \t]*-[ \t]*" + _N2S.format("max") + r"$")
+_LIMIT_IOPS_RE = re.compile(r"^(?P<min>\d+)[ \t]*-[ \t]*(?P<max>\d+)[ \t]*IOPS$")
+_LIMIT_CR_RE = re.compile(r"^CR=(?P<max>\d+(?:\.\d+)?)(?P<max_unit>[KMGTPE]?)/(?P<min>\d+(?:\.\d+)?)"
+                          r"(?P<min_unit>[KMGTPE]?)[ \t]*(?P<what>KB/s|IOPS)$")
+_RATE_ITEM_RE = re.compile(r"(?<![\w.])([rwt])=(\d+(?:\.\d+)?)((?:[kKMGTPE]i?)?(?:B|bit))/s")
+_IOPS_ITEM_RE = re.compile(r"(?<![\w.])([rwt])=(\d+(?:\.\d+)?)([kKMGTPE]?)(?![\w.])")
+_RUN_STR_RE = re.compile(r"^(?:[A-Za-z_/](?:\(\d+\))?,?)+$")
+#: job state letters of the run string (eta.c check_str_update)
+JOB_STATES = {
+    "P": "not created", "C": "created", "I": "initialized", "p": "pre-reading", "R": "seq read",
+    "r": "random read", "W": "seq write", "w": "random write", "M": "seq mixed", "m": "random mixed",
+    "D": "seq trim", "d": "random trim", "F": "fsyncing", "V": "verifying", "f": "finishing",
+    "E": "exited", "/": "ramp", "_": "done", "K": "killed", "X": "error",
+}
+_DIRECTION_OF = {"r": "read", "w": "write", "t": "trim"}
+
+
 def parse_eta_s(text: str) -> float | None:
-    """fio's ETA text ``'01h:27m:00s'``, ``'00m:03s'``, ``'1d:02h:00m:00s'`` -> seconds."""
+    """fio's ETA text ``'01h:27m:00s'``, ``'00m:03s'``, ``'1d:02h:00m:00s'`` -> seconds;
+    None when unknown (``'--'``, or whatever fio left in its buffer before the first ETA)."""
     total = 0.0
-    parts = re.findall(r"(\d+)([dhms])", text)
+    parts = _ETA_PART_RE.findall(text)
     if not parts:
         return None
     for value, unit in parts:
+        if len(value) > 6:
+            return None
         total += int(value) * {"d": 86400, "h": 3600, "m": 60, "s": 1}[unit]
     return total
 
 
+def _rate_kib_s(value: str, unit: str, legacy: bool = False) -> float:
+    """A num2str rate ('56.5', 'MiB') -> KiB/s; 'bit' units are bits (fio's unit_base=1)."""
+    unit = unit.replace("/s", "")
+    if unit.endswith("bit"):
+        return size_to_kib(_num(value), unit[:-3] + "B", legacy) / 8.0
+    return size_to_kib(_num(value), unit or "B", legacy)
+
+
 def _parse_status_line(match: re.Match[str], index: int) -> dict[str, Any]:
-    """One ``Jobs:`` status line (2.1x or 2.17+) -> a sample dict."""
-    sample: dict[str, Any] = {"index": index, "jobs_running": int(match.group("running"))}
-    counts = dict(re.findall(r"(\w+)=(\d+)", match.group("counts")))
+    """One ``Jobs:`` status line (any shape :data:`_STATUS_RE` describes) -> a sample dict."""
+    sample: dict[str, Any] = {"index": index, "jobs_running": _int(match.group("running"))}
+    counts = dict(_COUNT_RE.findall(match.group("counts")))
     if "f" in counts:
-        sample["files_open"] = int(counts["f"])
-    rest = match.group("rest") or ""
-    for field in re.findall(r"\[([^\]]*)\]", rest):
+        sample["files_open"] = _int(counts["f"])
+    tail = match.group("tail").strip()
+    limits, _, rest = tail.partition(":") if not tail.startswith(":") else ("", ":", tail[1:])
+    limits = limits.strip().lstrip(",").strip()
+    if limits:
+        _status_limits(limits, sample)
+    for field in _STATUS_FIELD_RE.findall(rest):
         field = field.strip()
         if field.startswith("eta"):
-            sample["eta_s"] = parse_eta_s(field[3:])
+            eta = parse_eta_s(field[3:])
+            if eta is not None:
+                sample["eta_s"] = eta
         elif field.endswith("% done") or field.endswith("%"):
-            pct_text = field.replace("done", "").strip().rstrip("%")
-            try:
-                sample["progress_pct"] = float(pct_text)
-            except ValueError:
-                pass  # '-.-%' before fio knows the total
+            pct = figures.finite_number(field.replace("done", "").strip().rstrip("%"))
+            if pct is not None and pct <= 100.0:
+                sample["progress_pct"] = pct  # '-.-%': not known yet (ramp, start)
         elif field.upper().endswith("IOPS"):
             _status_iops(field[:-4].strip(), sample)
         elif field.endswith("/s"):
             _status_bw(field, sample)
-        elif "states" not in sample:
+        elif "job_states" not in sample and _RUN_STR_RE.match(field):
             sample["job_states"] = field
+            sample["jobs_by_state"] = _count_states(field)
     return sample
+
+
+def _count_states(run_str: str) -> dict[str, int]:
+    """'m(3),_(1)' (condensed, fio >= 2.2) or '__mm_' (older) -> {'m': 3, '_': 1}."""
+    out: dict[str, int] = {}
+    for state, repeat in re.findall(r"([A-Za-z_/])(?:\((\d+)\))?", run_str):
+        out[state] = out.get(state, 0) + (_int(repeat) if repeat else 1)
+    return out
+
+
+def _status_limits(text: str, sample: dict[str, Any]) -> None:
+    """The jobs' rate or IOPS limits printed before the colon -> sample keys."""
+    if m := _LIMIT_IOPS_RE.match(text):
+        sample["iops_limit_min"], sample["iops_limit_max"] = _num(m.group("min")), _num(m.group("max"))
+    elif m := _LIMIT_RATE_RE.match(text):
+        # num2str prints 0 without a unit; the other end's unit says what it is
+        unit = m.group("max_unit") or m.group("min_unit") or "B/s"
+        sample["rate_limit_min_kib_s"] = _rate_kib_s(m.group("min"), m.group("min_unit") or unit)
+        sample["rate_limit_max_kib_s"] = _rate_kib_s(m.group("max"), m.group("max_unit") or unit)
+    elif m := _LIMIT_CR_RE.match(text):
+        if m.group("what") == "IOPS":
+            sample["iops_limit_min"] = _num(m.group("min")) * _COUNT_SUFFIX[m.group("min_unit")]
+            sample["iops_limit_max"] = _num(m.group("max")) * _COUNT_SUFFIX[m.group("max_unit")]
+        else:  # 2.1x printed KB/s meaning KiB/s
+            sample["rate_limit_min_kib_s"] = size_to_kib(_num(m.group("min")), m.group("min_unit") + "KB", True)
+            sample["rate_limit_max_kib_s"] = size_to_kib(_num(m.group("max")), m.group("max_unit") + "KB", True)
 
 
 def _status_iops(field: str, sample: dict[str, Any]) -> None:
     """'r=14.5k,w=6195' (2.17+) or '1751/692/0' (2.1x read/write/trim)."""
     if "=" in field:
-        for key, value in re.findall(r"(\w)=([\d.]+[kMG]?)", field):
-            name = {"r": "read", "w": "write", "t": "trim"}.get(key)
-            if name:
-                sample[f"{name}_iops"] = parse_count(value)
+        for key, value, suffix in _IOPS_ITEM_RE.findall(field):
+            sample[f"{_DIRECTION_OF[key]}_iops"] = _num(value) * _COUNT_SUFFIX[suffix]
     else:
         for name, value in zip(("read", "write", "trim"), field.split("/")):
             if value.strip():
@@ -742,18 +910,17 @@ def _status_iops(field: str, sample: dict[str, Any]) -> None:
 
 
 def _status_bw(field: str, sample: dict[str, Any]) -> None:
-    """'r=56.5MiB/s,w=24.2MiB/s' (2.17+) or '7004KB/2768KB/0KB /s' (2.1x, 1024-based)."""
+    """'r=56.5MiB/s,w=24.2MiB/s' (2.17+; bit/s with unit_base=1) or '7004KB/2768KB/0KB /s'
+    (2.1x, 1024-based)."""
     if "=" in field:
-        for key, value, unit in re.findall(r"(\w)=([\d.]+)([kKMGTPE]?i?B)/s", field):
-            name = {"r": "read", "w": "write", "t": "trim"}.get(key)
-            if name:
-                sample[f"{name}_bw_kib_s"] = size_to_kib(float(value), unit)
+        for key, value, unit in _RATE_ITEM_RE.findall(field):
+            sample[f"{_DIRECTION_OF[key]}_bw_kib_s"] = _rate_kib_s(value, unit)
     else:
         values = field[:-2].strip().split("/")
         for name, value in zip(("read", "write", "trim"), values):
             m = re.fullmatch(r"\s*([\d.]+)\s*([KMGTP]?B)\s*", value)
             if m:
-                sample[f"{name}_bw_kib_s"] = size_to_kib(float(m.group(1)), m.group(2), legacy=True)
+                sample[f"{name}_bw_kib_s"] = size_to_kib(_num(m.group(1)), m.group(2), legacy=True)
 
 
 # ----------------------------------------------------------------------------------------
@@ -768,26 +935,26 @@ def _terse_direction(f: list[str], version: int) -> dict[str, Any]:
     """One direction's fields of a terse line (41 fields, 47 in v5) -> direction dict."""
     it = iter(f)
     nxt = lambda: next(it)  # noqa: E731
-    out: dict[str, Any] = {"io_kib": float(nxt()), "bw_kib_s": float(nxt()), "iops": float(nxt()),
-                           "runtime_ms": float(nxt())}
+    out: dict[str, Any] = {"io_kib": _num(nxt()), "bw_kib_s": _num(nxt()), "iops": _num(nxt()),
+                           "runtime_ms": _num(nxt())}
     for kind in ("slat", "clat"):
-        out[f"{kind}_us"] = {"min": float(nxt()), "max": float(nxt()), "mean": float(nxt()), "stdev": float(nxt())}
+        out[f"{kind}_us"] = {"min": _num(nxt()), "max": _num(nxt()), "mean": _num(nxt()), "stdev": _num(nxt())}
     pcts = {}
     for _ in range(20):
         item = nxt()
         if "=" in item:
             key, value = item.split("=", 1)
-            pct = float(key.rstrip("%"))
+            pct = _num(key.rstrip("%"))
             if pct > 0:
-                pcts[percentile_key(pct)] = float(value)
+                pcts[percentile_key(pct)] = _num(value)
     out["clat_us"]["percentiles"] = pcts
-    out["lat_us"] = {"min": float(nxt()), "max": float(nxt()), "mean": float(nxt()), "stdev": float(nxt())}
-    bw = {"min": float(nxt()), "max": float(nxt()), "per_pct": float(nxt().rstrip("%")), "mean": float(nxt()),
-          "stdev": float(nxt())}
+    out["lat_us"] = {"min": _num(nxt()), "max": _num(nxt()), "mean": _num(nxt()), "stdev": _num(nxt())}
+    bw = {"min": _num(nxt()), "max": _num(nxt()), "per_pct": _num(nxt().rstrip("%")), "mean": _num(nxt()),
+          "stdev": _num(nxt())}
     if version >= 5:
-        bw["samples"] = int(nxt())
-        out["iops_stats"] = {"min": float(nxt()), "max": float(nxt()), "mean": float(nxt()),
-                             "stdev": float(nxt()), "samples": int(nxt())}
+        bw["samples"] = _int(nxt())
+        out["iops_stats"] = {"min": _num(nxt()), "max": _num(nxt()), "mean": _num(nxt()),
+                             "stdev": _num(nxt()), "samples": _int(nxt())}
     out["bw_stats_kib_s"] = bw
     return out
 
@@ -798,10 +965,15 @@ def parse_terse(text: str) -> dict[str, Any]:
     disks: dict[str, dict[str, Any]] = {}
     messages = []
     version = ""
+    terse_version = 3
+    warnings = Warnings()
     for lineno, raw in enumerate(text.splitlines(), 1):
+        if len(raw) > MAX_LINE_CHARS:
+            warnings.long_line(lineno, len(raw))
+            continue
         line = raw.strip()
         if not re.match(r"^[345];", line):
-            if line:
+            if line and len(messages) < MAX_MESSAGES:
                 messages.append(line)
             continue
         fields = line.split(";")
@@ -810,50 +982,58 @@ def parse_terse(text: str) -> dict[str, Any]:
         ndirs = 2 if terse_version == 3 else 3
         need = 5 + ndirs * dir_len + 5 + 7 + 10 + 12
         if len(fields) < need:
-            raise FioParseError(f"terse v{terse_version} line {lineno}: {len(fields)} fields, expected at least {need}")
+            # one line cut short (a killed run) must not lose the others: skipped, named
+            warnings.add(f"terse v{terse_version} line {lineno}: {len(fields)} fields, expected at least {need}; "
+                         "line skipped")
+            continue
         try:
             version = _version_of(fields[1])
-            job: dict[str, Any] = {"name": fields[2], "groupid": int(fields[3]), "error": int(fields[4])}
+            job: dict[str, Any] = {"name": fields[2], "groupid": _int(fields[3]), "error": _int(fields[4])}
             pos = 5
             for d in ("read", "write", "trim")[:ndirs]:
                 parsed = _terse_direction(fields[pos:pos + dir_len], terse_version)
                 if d != "trim" or parsed["io_kib"] > 0:
                     job[d] = parsed
                 pos += dir_len
-            job["cpu"] = {"usr_pct": float(fields[pos].rstrip("%")), "sys_pct": float(fields[pos + 1].rstrip("%")),
-                          "ctx": int(fields[pos + 2]), "majf": int(fields[pos + 3]), "minf": int(fields[pos + 4])}
+            job["cpu"] = {"usr_pct": _num(fields[pos].rstrip("%")), "sys_pct": _num(fields[pos + 1].rstrip("%")),
+                          "ctx": _int(fields[pos + 2]), "majf": _int(fields[pos + 3]), "minf": _int(fields[pos + 4])}
             pos += 5
-            job["iodepth_pct"] = {k: float(v.rstrip("%")) for k, v in zip(_TERSE_DEPTHS, fields[pos:pos + 7])}
+            job["iodepth_pct"] = {k: _num(v.rstrip("%")) for k, v in zip(_TERSE_DEPTHS, fields[pos:pos + 7])}
             pos += 7
             dist = {}
             for bound, value in zip(_TERSE_LAT_US_BOUNDS, fields[pos:pos + 10]):
-                dist[_bucket_label(bound, 1.0)] = float(value.rstrip("%"))
+                dist[_bucket_label(bound, 1.0)] = _num(value.rstrip("%"))
             pos += 10
             for bound, value in zip(_TERSE_LAT_MS_BOUNDS, fields[pos:pos + 12]):
-                dist[_bucket_label(bound, 1000.0)] = float(value.rstrip("%"))
+                dist[_bucket_label(bound, 1000.0)] = _num(value.rstrip("%"))
             pos += 12
             job["lat_dist_pct"] = dist
             while pos + 9 <= len(fields) and fields[pos] and not _is_number(fields[pos]):
                 d = fields[pos:pos + 9]
-                disks[d[0]] = {"name": d[0], "read_ios": int(d[1]), "write_ios": int(d[2]),
-                               "read_merges": int(d[3]), "write_merges": int(d[4]),
-                               "read_ticks_ms": int(d[5]), "write_ticks_ms": int(d[6]),
-                               "in_queue_ms": int(d[7]), "util_pct": float(d[8].rstrip("%"))}
+                disks[d[0]] = {"name": d[0], "read_ios": _int(d[1]), "write_ios": _int(d[2]),
+                               "read_merges": _int(d[3]), "write_merges": _int(d[4]),
+                               "read_ticks_ms": _int(d[5]), "write_ticks_ms": _int(d[6]),
+                               "in_queue_ms": _int(d[7]), "util_pct": _num(d[8].rstrip("%"))}
                 pos += 9
             if pos + 2 <= len(fields) and _is_number(fields[pos]) and _is_number(fields[pos + 1]):
-                job["total_err"], job["first_error"] = int(fields[pos]), int(fields[pos + 1])
+                job["total_err"], job["first_error"] = _int(fields[pos]), _int(fields[pos + 1])
                 pos += 2
             if pos < len(fields) and fields[pos]:
                 job["description"] = ";".join(fields[pos:])
-        except (ValueError, StopIteration) as exc:
-            raise FioParseError(f"terse v{terse_version} line {lineno}: bad field ({exc})") from None
+        except (ValueError, StopIteration, KeyError) as exc:
+            warnings.add(f"terse v{terse_version} line {lineno}: bad field ({exc}); line skipped")
+            continue
         job["rw"] = _rw_from_directions({k: v for k, v in job.items()
                                          if k in ("read", "write") and v["io_kib"] > 0})
         jobs.append(job)
     if not jobs:
-        raise FioParseError("no terse line ('3;fio-x.y;...') in the output")
-    return {"tool": "fio", "version": version, "format": f"terse-v{terse_version}",
-            "jobs": jobs, "disk_util": list(disks.values()), "messages": messages}
+        detail = f" ({warnings.items[0]})" if warnings.items else ""
+        raise FioParseError(f"no terse line ('3;fio-x.y;...') in the output{detail}")
+    result = {"tool": "fio", "version": version, "format": f"terse-v{terse_version}",
+              "jobs": jobs, "disk_util": list(disks.values()), "messages": messages}
+    warnings.into(result)
+    figures.check_finite(result, "fio terse output", FioParseError)
+    return result
 
 
 def _is_number(text: str) -> bool:
@@ -876,7 +1056,8 @@ def detect_format(text: str) -> str:
             return "json"
         if re.match(r"^[345];fio-", stripped):
             return "terse"
-    if re.search(r'^\s*"fio version"\s*:', text, re.M):
+    # [ \t], not \s: \s crosses newlines, so every line start would rescan the blank lines after it
+    if re.search(r'^[ \t]*"fio version"[ \t]*:', text, re.M):
         return "json"
     return "text"
 

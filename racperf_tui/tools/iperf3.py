@@ -53,6 +53,9 @@ from typing import Any, Mapping
 from racperf_tui.core.events import Sample
 from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
 from racperf_tui.tools.base import PairSpec
+from racperf_tui.tools.figures import (MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, count, figure,
+                                       finite_number, load_json, optional_count, optional_figure, raw_decode,
+                                       strict_decoder)
 
 #: the server line after which a client may connect
 READY_PATTERN = re.compile(r"Server listening on")
@@ -76,8 +79,10 @@ _UDP_RECEIVER_REST = re.compile(
     r"^\s+(?P<jitter>[\d.]+)\s+ms\s+(?P<lost>-?\d+)/(?P<total>\d+)\s+\((?P<pct>[-+\d.e]+|nan|-?inf)%\)"
 )
 _INTEGER_REST = re.compile(r"^\s+(?P<n>-?\d+)(?:\s+(?P<cwnd>[\d.]+)\s+(?P<cwnd_unit>[KMG]?)Bytes)?")
+#: matched at the start of the line only: searched, ``.*`` would rescan the rest of the line
+#: from every "CPU Utilization" in it (quadratic on a line of them)
 _CPU_LINE = re.compile(
-    r"CPU Utilization: local/(?:sender|receiver) (?P<local>[\d.]+)%.*remote/(?:sender|receiver) "
+    r"^CPU Utilization: local/(?:sender|receiver) (?P<local>[\d.]+)%.*remote/(?:sender|receiver) "
     r"(?P<remote>[\d.]+)%"
 )
 _STARTING_TEST = re.compile(
@@ -272,6 +277,8 @@ class Iperf3StreamParser:
         stripped = line.strip()
         if stripped.startswith("{") and '"event"' in stripped:
             return self._feed_json_event(stripped)
+        if len(line) > MAX_LINE_CHARS:
+            return []
         if line.startswith("Server listening on"):
             self._connected = 0  # a new test on a long-running server
             return []
@@ -293,15 +300,17 @@ class Iperf3StreamParser:
 
     def _feed_json_event(self, text: str) -> list[Sample]:
         try:
-            event = json.loads(text)
+            event = load_json(text, "json-stream event")
         except ValueError:
             return []
-        if event.get("event") != "interval":
+        data = event.get("data") if isinstance(event, dict) and event.get("event") == "interval" else None
+        summary = data.get("sum") if isinstance(data, dict) else None
+        if not isinstance(summary, dict) or not summary:
             return []
-        summary = (event.get("data") or {}).get("sum")
-        if not summary:
-            return []
-        interval = _json_interval(summary)
+        try:
+            interval = _json_interval(summary, "sum")
+        except OutputParseError:
+            return []  # an impossible figure: no sample rather than a wrong one
         if interval["end_s"] <= interval["start_s"] or summary.get("omitted"):
             return []
         return [_interval_sample(interval)]
@@ -330,36 +339,50 @@ def parse_interval_line(line: str, columns: str = "") -> dict[str, Any] | None:
         return None
     rest = match.group("rest")
     side = None
-    side_match = re.search(r"\s(sender|receiver)\s*$", rest)
-    if side_match:
-        side = side_match.group(1)
-        rest = rest[: side_match.start()]
+    tail = rest.rstrip()
+    for word in ("sender", "receiver"):
+        if tail.endswith(word) and tail[: -len(word)][-1:].isspace():
+            side = word
+            rest = tail[: -len(word) - 1]
+            break
+    figures = [finite_number(match.group(k)) for k in ("start", "end", "xfer", "rate")]
+    if any(f is None for f in figures):
+        return None  # "1.2.3 MBytes", a rate of 400 digits: no interval line iperf3 prints
+    start, end, xfer, rate = figures
     interval: dict[str, Any] = {
         "id": match.group("id"),
-        "start_s": float(match.group("start")),
-        "end_s": float(match.group("end")),
-        "bytes": int(round(float(match.group("xfer")) * _BYTE_PREFIX[match.group("xunit")])),
-        "throughput_mbit_s": float(match.group("rate")) * _RATE_PREFIX[match.group("runit")],
+        "start_s": start,
+        "end_s": end,
+        "bytes": int(round(xfer * _BYTE_PREFIX[match.group("xunit")])),
+        "throughput_mbit_s": rate * _RATE_PREFIX[match.group("runit")],
         "side": side,
     }
     udp = _UDP_RECEIVER_REST.match(rest)
     if udp:
-        interval["jitter_ms"] = float(udp.group("jitter"))
-        interval["lost_packets"] = int(udp.group("lost"))
-        interval["packets"] = int(udp.group("total"))
-        pct = float(udp.group("pct"))
-        if pct == pct:  # iperf3 prints nan% with zero datagrams
+        jitter = finite_number(udp.group("jitter"))
+        lost = finite_number(udp.group("lost"), negative_ok=True)  # reordering can make it < 0
+        total = finite_number(udp.group("total"))
+        if jitter is None or lost is None or total is None:
+            return None
+        interval["jitter_ms"] = jitter
+        interval["lost_packets"] = int(lost)
+        interval["packets"] = int(total)
+        pct = finite_number(udp.group("pct"), negative_ok=True)
+        if pct is not None:  # iperf3 prints nan% with zero datagrams
             interval["lost_pct"] = pct
         return interval
     number = _INTEGER_REST.match(rest)
     if number:
+        n = finite_number(number.group("n"), negative_ok=True)
+        if n is None:
+            return None
         if "Datagrams" in columns:
-            interval["packets"] = int(number.group("n"))
+            interval["packets"] = int(n)
         else:
-            interval["retransmits"] = int(number.group("n"))
-            if number.group("cwnd"):
-                interval["cwnd_kib"] = (float(number.group("cwnd"))
-                                        * _BYTE_PREFIX[number.group("cwnd_unit")] / 1024)
+            interval["retransmits"] = int(n)
+            cwnd = finite_number(number.group("cwnd")) if number.group("cwnd") else None
+            if cwnd is not None:
+                interval["cwnd_kib"] = cwnd * _BYTE_PREFIX[number.group("cwnd_unit")] / 1024
     return interval
 
 
@@ -369,22 +392,29 @@ def parse_interval_line(line: str, columns: str = "") -> dict[str, Any] | None:
 def parse_output(text: str) -> dict[str, Any]:
     """Saved iperf3 output (JSON from -J, json-stream, or text) -> result (module docstring).
 
-    ValueError names what is missing when the text holds neither.
+    OutputParseError (a ValueError) names what is missing or impossible, and where, when the
+    text holds no usable report; skipped lines and intervals are named in ``"warnings"``.
     """
     stripped = text.lstrip()
     if not stripped:
-        raise ValueError("empty iperf3 output")
+        raise OutputParseError("empty iperf3 output")
+    warnings = Warnings()
     if stripped.startswith("{"):
         first_line = stripped.split("\n", 1)[0]
         if '"event"' in first_line:
-            return _from_json_stream(stripped)
-        return _from_json(_last_json_object(stripped))
-    return _from_text(text)
+            result = _from_json_stream(stripped, warnings)
+        else:
+            result = _from_json(_last_json_object(stripped), warnings)
+    else:
+        result = _from_text(text, warnings)
+    warnings.into(result)
+    check_finite(result, "iperf3 output")
+    return result
 
 
 def _last_json_object(text: str) -> dict[str, Any]:
     """A server run with -J prints one object per test, back to back: keep the last."""
-    decoder = json.JSONDecoder()
+    decoder = strict_decoder()
     pos, found = 0, None
     while pos < len(text):
         while pos < len(text) and text[pos].isspace():
@@ -392,26 +422,28 @@ def _last_json_object(text: str) -> dict[str, Any]:
         if pos >= len(text):
             break
         try:
-            found, pos = decoder.raw_decode(text, pos)
+            found, pos = raw_decode(decoder, text, pos)
         except ValueError as exc:
             if found is not None:
                 break
-            raise ValueError(f"iperf3 JSON output is not valid JSON: {exc}") from None
+            raise OutputParseError(f"iperf3 JSON output is not valid JSON: {exc}") from None
     if not isinstance(found, dict):
-        raise ValueError("iperf3 JSON output holds no object")
+        raise OutputParseError("iperf3 JSON output holds no object")
     return found
 
 
-def _from_json_stream(text: str) -> dict[str, Any]:
+def _from_json_stream(text: str, warnings: Warnings) -> dict[str, Any]:
     """Rebuild the -J document from json-stream events, then read it like -J output."""
     document: dict[str, Any] = {"start": {}, "intervals": [], "end": {}}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
-        except ValueError:
-            raise ValueError(f"iperf3 json-stream line {number} is not JSON: {line[:80]!r}") from None
+            event = load_json(line, "it")
+        except OutputParseError as exc:
+            raise OutputParseError(f"iperf3 json-stream line {number} is not JSON: {line[:80]!r} ({exc})") from None
+        if not isinstance(event, dict):
+            raise OutputParseError(f"iperf3 json-stream line {number} is not an event object: {line[:80]!r}")
         kind, data = event.get("event"), event.get("data")
         if kind == "start":
             document["start"] = data or {}
@@ -421,86 +453,131 @@ def _from_json_stream(text: str) -> dict[str, Any]:
             document["end"] = data or {}
         elif kind == "error":
             document["error"] = data
-    return _from_json(document)
+    return _from_json(document, warnings)
 
 
-def _json_interval(summary: Mapping[str, Any]) -> dict[str, Any]:
+def _json_interval(summary: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """An interval or summary object of iperf3's JSON; OutputParseError names an impossible field."""
     interval: dict[str, Any] = {
-        "start_s": float(summary.get("start", 0.0)),
-        "end_s": float(summary.get("end", 0.0)),
-        "bytes": int(summary.get("bytes", 0)),
-        "throughput_mbit_s": float(summary.get("bits_per_second", 0.0)) / 1e6,
+        "start_s": figure(summary.get("start", 0.0), f"{where}.start"),
+        "end_s": figure(summary.get("end", 0.0), f"{where}.end"),
+        "bytes": count(summary.get("bytes", 0), f"{where}.bytes"),
+        "throughput_mbit_s": figure(summary.get("bits_per_second", 0.0), f"{where}.bits_per_second") / 1e6,
     }
     for source, target in (("retransmits", "retransmits"), ("packets", "packets"),
                            ("jitter_ms", "jitter_ms"), ("lost_packets", "lost_packets"),
                            ("lost_percent", "lost_pct")):
         if source in summary and summary[source] is not None:
-            interval[target] = summary[source]
+            # lost_*: iperf3 counts reordered datagrams as lost then found: can go below 0
+            interval[target] = figure(summary[source], f"{where}.{source}", negative_ok=source.startswith("lost"))
     return interval
 
 
-def _from_json(doc: Mapping[str, Any]) -> dict[str, Any]:
-    start = doc.get("start") or {}
-    end = doc.get("end") or {}
-    test = start.get("test_start") or {}
-    protocol = test.get("protocol") or ("UDP" if _json_is_udp(end) else "TCP")
-    sent = end.get("sum_sent") or {}
-    received = end.get("sum_received") or {}
+def _section(doc: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+    """A sub-object of iperf3's JSON ({} when absent); OutputParseError when it is no object."""
+    value = doc.get(key)
+    if value is None or value == [] or value == "":
+        return {}
+    if not isinstance(value, dict):
+        raise OutputParseError(f"iperf3 JSON: {where}{key} is {type(value).__name__}, not an object")
+    return value
+
+
+def _from_json(doc: Mapping[str, Any], warnings: Warnings) -> dict[str, Any]:
+    start = _section(doc, "start", "")
+    end = _section(doc, "end", "")
+    test = _section(start, "test_start", "start.")
+    protocol = test.get("protocol") if isinstance(test.get("protocol"), str) else None
+    protocol = protocol or ("UDP" if _json_is_udp(end) else "TCP")
+    sent_key, received_key = "end.sum_sent", "end.sum_received"
+    sent = _section(end, "sum_sent", "end.")
+    received = _section(end, "sum_received", "end.")
     if protocol == "UDP":
         # before 3.?? UDP had only "sum", seen from the receiver; 3.12 has all three
-        udp_sum = end.get("sum") or {}
-        sent = sent or udp_sum
-        received = received or udp_sum
-    cpu = end.get("cpu_utilization_percent") or {}
+        udp_sum = _section(end, "sum", "end.")
+        if not sent:
+            sent, sent_key = udp_sum, "end.sum"
+        if not received:
+            received, received_key = udp_sum, "end.sum"
+    cpu = _section(end, "cpu_utilization_percent", "end.")
     error = doc.get("error")
+    if error is not None and not isinstance(error, str):
+        error = f"iperf3 reported an error that is not text ({type(error).__name__})"
     if not start and not end and error is None:
-        raise ValueError("iperf3 JSON has neither 'start' nor 'end' (not iperf3 -J output?)")
+        raise OutputParseError("iperf3 JSON has neither 'start' nor 'end' (not iperf3 -J output?)")
+    connected = start.get("connected")
+    streams = test.get("num_streams")
+    if streams:
+        streams = count(streams, "start.test_start.num_streams")
     result = _empty_result()
+    version = start.get("version")
+    duration = sent.get("seconds") or received.get("seconds")
     result.update({
-        "version": start.get("version"),
+        "version": version if isinstance(version, str) else None,
         "role": "server" if "accepted_connection" in start else "client",
         "protocol": protocol,
-        "streams": int(test.get("num_streams") or len(start.get("connected") or []) or 1),
+        "streams": streams or (len(connected) if isinstance(connected, list) else 0) or 1,
         "reverse": bool(test.get("reverse", 0)),
-        "duration_s": _float_or_none(sent.get("seconds") or received.get("seconds")),
-        "sent_bytes": _int_or_none(sent.get("bytes")),
-        "received_bytes": _int_or_none(received.get("bytes")),
-        "sent_mbit_s": _mbit_or_none(sent.get("bits_per_second")),
-        "received_mbit_s": _mbit_or_none(received.get("bits_per_second")),
-        "cpu_host_pct": _float_or_none(cpu.get("host_total")),
-        "cpu_remote_pct": _float_or_none(cpu.get("remote_total")),
-        "intervals": [_json_interval(i["sum"]) for i in doc.get("intervals") or [] if i.get("sum")],
+        "duration_s": optional_figure(duration, f"{sent_key if sent.get('seconds') else received_key}.seconds"),
+        "sent_bytes": optional_count(sent.get("bytes"), f"{sent_key}.bytes"),
+        "received_bytes": optional_count(received.get("bytes"), f"{received_key}.bytes"),
+        "sent_mbit_s": _mbit_or_none(sent.get("bits_per_second"), f"{sent_key}.bits_per_second"),
+        "received_mbit_s": _mbit_or_none(received.get("bits_per_second"), f"{received_key}.bits_per_second"),
+        "cpu_host_pct": optional_figure(cpu.get("host_total"), "end.cpu_utilization_percent.host_total"),
+        "cpu_remote_pct": optional_figure(cpu.get("remote_total"), "end.cpu_utilization_percent.remote_total"),
+        "intervals": _json_intervals(doc.get("intervals"), warnings),
         "error": error,
     })
     if protocol == "TCP":
-        result["retransmits"] = _int_or_none(sent.get("retransmits"))
+        result["retransmits"] = optional_count(sent.get("retransmits"), f"{sent_key}.retransmits")
     else:
-        result["jitter_ms"] = _float_or_none(received.get("jitter_ms"))
-        result["lost_packets"] = _int_or_none(received.get("lost_packets"))
-        result["packets"] = _int_or_none(received.get("packets"))
-        result["lost_pct"] = _float_or_none(received.get("lost_percent"))
+        result["jitter_ms"] = optional_figure(received.get("jitter_ms"), f"{received_key}.jitter_ms")
+        result["lost_packets"] = optional_count(received.get("lost_packets"), f"{received_key}.lost_packets",
+                                                negative_ok=True)
+        result["packets"] = optional_count(received.get("packets"), f"{received_key}.packets")
+        result["lost_pct"] = optional_figure(received.get("lost_percent"), f"{received_key}.lost_percent",
+                                             negative_ok=True)
     if not sent and not received and not error:
         result["error"] = "iperf3 JSON has no end summary (the test did not finish)"
     return result
 
 
+def _json_intervals(intervals: Any, warnings: Warnings) -> list[dict[str, Any]]:
+    """The "intervals" list -> interval dicts; one with an impossible figure is skipped (warning)."""
+    out: list[dict[str, Any]] = []
+    for index, item in enumerate(intervals if isinstance(intervals, list) else []):
+        summary = item.get("sum") if isinstance(item, dict) else None
+        if not summary:
+            continue
+        if not isinstance(summary, dict):
+            warnings.add(f"intervals[{index}].sum is not an object, skipped")
+            continue
+        try:
+            out.append(_json_interval(summary, f"intervals[{index}].sum"))
+        except OutputParseError as exc:
+            warnings.add(f"{exc}; interval skipped")
+    return out
+
+
 def _json_is_udp(end: Mapping[str, Any]) -> bool:
-    streams = end.get("streams") or []
-    return bool(streams) and "udp" in streams[0]
+    streams = end.get("streams")
+    return isinstance(streams, list) and bool(streams) and isinstance(streams[0], dict) and "udp" in streams[0]
 
 
-def _from_text(text: str) -> dict[str, Any]:
+def _from_text(text: str, warnings: Warnings) -> dict[str, Any]:
     """Text output; a server's log of several tests yields its last finished test."""
     starts = [m.start() for m in _SERVER_TEST_START.finditer(text)]
     if len(starts) <= 1:
-        return _from_text_one_test(text)
+        return _from_text_one_test(text, warnings)
     segments = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
     results = []
+    first_line = text.count("\n", 0, starts[0]) + 1
     for segment in segments:
         try:
-            results.append(_from_text_one_test(segment))
+            results.append(_from_text_one_test(segment, warnings, first_line))
         except ValueError:
-            continue
+            pass
+        first_line += segment.count("\n")
     finished = [r for r in results if r["sent_bytes"] is not None or r["received_bytes"] is not None]
     if finished:
         last = finished[-1]
@@ -509,17 +586,20 @@ def _from_text(text: str) -> dict[str, Any]:
         return last
     if results:
         return results[-1]
-    raise ValueError("no iperf3 output found (no 'Connecting to host', interval or summary lines)")
+    raise OutputParseError("no iperf3 output found (no 'Connecting to host', interval or summary lines)")
 
 
-def _from_text_one_test(text: str) -> dict[str, Any]:
+def _from_text_one_test(text: str, warnings: Warnings, first_line: int = 1) -> dict[str, Any]:
     result = _empty_result()
     columns = ""
     connected = 0
     intervals: list[dict[str, Any]] = []
     summaries: dict[tuple[str, str], dict[str, Any]] = {}
     seen_anything = False
-    for line in text.splitlines():
+    for lineno, line in enumerate(text.splitlines(), first_line):
+        if len(line) > MAX_LINE_CHARS:
+            warnings.long_line(lineno, len(line))
+            continue
         if _VERSION_LINE.match(line):
             result["version"] = line.strip()
             continue
@@ -544,13 +624,20 @@ def _from_text_one_test(text: str) -> dict[str, Any]:
             continue
         starting = _STARTING_TEST.search(line)
         if starting:
+            streams = finite_number(starting.group("streams"))
+            if streams is None:
+                warnings.add(f"line {lineno}: {len(starting.group('streams'))}-digit stream count, skipped")
+                continue
             result["protocol"] = starting.group("proto")
-            result["streams"] = int(starting.group("streams"))
+            result["streams"] = int(streams)
             continue
-        cpu = _CPU_LINE.search(line)
+        cpu = _CPU_LINE.match(line)
         if cpu:
-            result["cpu_host_pct"] = float(cpu.group("local"))
-            result["cpu_remote_pct"] = float(cpu.group("remote"))
+            local, remote = finite_number(cpu.group("local")), finite_number(cpu.group("remote"))
+            if local is None or remote is None:
+                warnings.add(f"line {lineno}: CPU line with an impossible figure, skipped")
+                continue
+            result["cpu_host_pct"], result["cpu_remote_pct"] = local, remote
             continue
         error = _ERROR_LINE.match(line.strip())
         if error and "exiting" not in error.group("msg"):
@@ -559,6 +646,8 @@ def _from_text_one_test(text: str) -> dict[str, Any]:
             continue
         interval = parse_interval_line(line, columns)
         if interval is None:
+            if _INTERVAL_LINE.match(line.rstrip()):
+                warnings.add(f"line {lineno}: interval line with an impossible figure, skipped: {line.strip()[:60]!r}")
             continue
         seen_anything = True
         if interval["side"]:
@@ -566,7 +655,7 @@ def _from_text_one_test(text: str) -> dict[str, Any]:
         elif interval["end_s"] > interval["start_s"]:
             intervals.append(interval)
     if not seen_anything:
-        raise ValueError("no iperf3 output found (no 'Connecting to host', interval or summary lines)")
+        raise OutputParseError("no iperf3 output found (no 'Connecting to host', interval or summary lines)")
     streams = max(int(result["streams"] or 1), connected, 1)
     result["streams"] = streams
     summary_id = "SUM" if streams > 1 else None
@@ -618,16 +707,8 @@ def _empty_result() -> dict[str, Any]:
 # ---------------------------------------------------------------- helpers
 
 
-def _float_or_none(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _int_or_none(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def _mbit_or_none(bits_per_second: Any) -> float | None:
-    return None if bits_per_second is None else float(bits_per_second) / 1e6
+def _mbit_or_none(bits_per_second: Any, where: str) -> float | None:
+    return None if bits_per_second is None else figure(bits_per_second, where) / 1e6
 
 
 def _fmt_number(value: float) -> str:

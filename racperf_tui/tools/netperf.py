@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import re
 import shutil
@@ -36,6 +37,7 @@ from typing import Any, ClassVar
 from racperf_tui.core.events import Sample
 from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
+from racperf_tui.tools.figures import MAX_LINE_CHARS, MAX_NUMBER_CHARS, OutputParseError, Warnings, check_finite
 
 name = "netperf"
 
@@ -166,13 +168,18 @@ _UNIT_TO_MBIT = {
     "GBytes": 8 * 1024**3 / 1e6, "MBytes": 8 * 1024**2 / 1e6, "KBytes": 8 * 1024 / 1e6,
 }
 
-_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+# every regex here is linear in the line: no two adjacent parts can match the same character
+# (``\d+\.?\d*`` could split a digit run in n ways and was quadratic on a long one)
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _BANNER_RE = re.compile(r"^(?:MIGRATED\s+)?(?P<what>[A-Za-z/ ]+?) TEST (?:from|to) (?P<rest>.*)$")
 _INTERIM_HUMAN_RE = re.compile(
     rf"^Interim result:\s*(?P<value>{_NUM})\s+(?P<units>\S+)\s+over\s+(?P<interval>{_NUM})\s+seconds"
     rf"\s+ending at\s+(?P<ending>{_NUM})\s*$")
 _INTERIM_CSV_RE = re.compile(rf"^(?P<value>{_NUM}),(?P<units>[^,]*/s),(?P<interval>{_NUM}),(?P<ending>\d+\.\d+)\s*$")
-_KEYVAL_RE = re.compile(r"^(?P<key>[A-Z][A-Z0-9_]*)(?:\[(?P<index>\d+)\])?=(?P<value>.*?)\s*$")
+#: the value is stripped by the caller (a lazy ``.*?\s*$`` is quadratic on a run of blanks)
+_KEYVAL_RE = re.compile(r"^(?P<key>[A-Z][A-Z0-9_]*)(?:\[(?P<index>\d+)\])?=(?P<value>.*)$")
+#: a digit run this long is no figure (int() refuses > 4300 digits; float() makes it inf)
+_HUGE_NUMBER_RE = re.compile(r"\d{%d}" % (MAX_NUMBER_CHARS + 1))
 _NUMERIC_ROW_RE = re.compile(rf"^\s*{_NUM}(?:\s+{_NUM})*\s*$")
 _CLASSIC_HEADER_RES = (re.compile(r"^Local /Remote"), re.compile(r"^Recv\s+Send\s+Send"),
                        re.compile(r"^Socket\s+Message\s+Elapsed"), re.compile(r"^Socket Size\s+Request"))
@@ -194,15 +201,17 @@ def to_mbit_s(value: float, units: str) -> float | None:
 
 
 def _number(text: str) -> int | float | str:
+    """A selector's value: a number when it is one (finite), else the text as printed."""
     text = text.strip()
     try:
         return int(text)
     except ValueError:
         pass
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         return text
+    return number if math.isfinite(number) else text
 
 
 # --------------------------------------------------------------------------- config
@@ -434,6 +443,23 @@ def adapt_to_capabilities(config: Mapping[str, Any], caps: NetperfCapabilities) 
 # --------------------------------------------------------------------------- parsing
 
 
+def _line_problem(line: str) -> str | None:
+    """Why a line cannot hold a figure (too long, a number of absurd length), None when it can."""
+    if len(line) > MAX_LINE_CHARS:
+        return f"{len(line)} characters long, skipped (no figure line is longer than {MAX_LINE_CHARS})"
+    if _HUGE_NUMBER_RE.search(line):
+        return f"a number of more than {MAX_NUMBER_CHARS} digits is no figure; line skipped"
+    return None
+
+
+def _interim_figures(value: str, interval: str, ending: str) -> tuple[float, float, float] | None:
+    """An interim result's figures, None when one is impossible (negative, inf, NaN)."""
+    numbers = (float(value), float(interval), float(ending))
+    if not all(math.isfinite(x) and x >= 0 for x in numbers):
+        return None
+    return numbers
+
+
 def _sample_from_interim(value: float, units: str, interval: float, ending: float,
                          origin: float | None) -> tuple[dict[str, Any], float]:
     if origin is None:
@@ -568,7 +594,12 @@ def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | 
     block: list[str] = []
     errors: list[str] = []
     notes: list[str] = []
-    for raw in text.splitlines():
+    warnings = Warnings()
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        problem = _line_problem(raw)
+        if problem:
+            warnings.add(f"line {lineno}: {problem}")
+            continue
         line = raw.rstrip()
         stripped = line.strip()
         if not stripped:
@@ -584,8 +615,11 @@ def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | 
             continue
         interim = _INTERIM_HUMAN_RE.match(stripped) or _INTERIM_CSV_RE.match(stripped)
         if interim:
-            sample, origin = _sample_from_interim(float(interim["value"]), interim["units"],
-                                                  float(interim["interval"]), float(interim["ending"]), origin)
+            figures = _interim_figures(interim["value"], interim["interval"], interim["ending"])
+            if figures is None:
+                warnings.add(f"line {lineno}: interim result with a negative or infinite figure, skipped")
+                continue
+            sample, origin = _sample_from_interim(figures[0], interim["units"], figures[1], figures[2], origin)
             samples.append(sample)
             continue
         if any(r.search(stripped) for r in _ERROR_RES):
@@ -608,11 +642,15 @@ def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | 
     for index in sorted(interim_kv):
         item = interim_kv[index]
         try:
-            sample, origin = _sample_from_interim(
-                float(item["NETPERF_INTERIM_RESULT"]), item.get("NETPERF_UNITS", ""),
-                float(item["NETPERF_INTERVAL"]), float(item["NETPERF_ENDING"]), origin)
+            figures = _interim_figures(item["NETPERF_INTERIM_RESULT"], item["NETPERF_INTERVAL"],
+                                       item["NETPERF_ENDING"])
         except (KeyError, ValueError):
+            continue  # an interim cut short by the end of the run
+        if figures is None:
+            warnings.add(f"NETPERF_INTERIM_RESULT[{index}]: a negative or infinite figure, skipped")
             continue
+        sample, origin = _sample_from_interim(figures[0], item.get("NETPERF_UNITS", ""), figures[1], figures[2],
+                                              origin)
         samples.append(sample)
     omni: dict[str, Any] = dict(keyval)
     if csv_lines:
@@ -632,8 +670,14 @@ def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | 
             names = [f"column_{i + 1}" for i in range(len(values))]
             notes.append("CSV without header (-P 0) and selectors unknown: columns are unnamed")
         omni.update({n: _number(v) for n, v in zip(names, values)})
-    numeric_rows = [[float(x) if "." in x else int(x) for x in row.split()]
-                    for row in block if _NUMERIC_ROW_RE.match(row)]
+    numeric_rows = []
+    for row in block:
+        if _NUMERIC_ROW_RE.match(row):
+            numbers = [float(x) if any(c in x for c in ".eE") else int(x) for x in row.split()]
+            if all(math.isfinite(x) for x in numbers):
+                numeric_rows.append(numbers)
+            else:
+                warnings.add(f"result row with an infinite figure, skipped: {row.strip()[:60]!r}")
     header_rows = [row for row in block if not _NUMERIC_ROW_RE.match(row)]
     if header_rows and not numeric_rows and len(header_rows) >= 2 and not any(
             r.match(header_rows[0].strip()) for r in _CLASSIC_HEADER_RES):
@@ -654,10 +698,13 @@ def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | 
     result["samples"] = samples
     if errors:
         result["error"] = " / ".join(errors)
+    warnings.into(result)
+    check_finite(result, "netperf output")
     if "elapsed_s" not in result and "trans_per_s" not in result and "throughput_mbit_s" not in result:
         if errors or samples:
             return result
-        raise ValueError("not netperf output: no result block, no omni output, no interim results")
+        detail = f" ({warnings.items[0]})" if warnings.items else ""
+        raise OutputParseError(f"not netperf output: no result block, no omni output, no interim results{detail}")
     return result
 
 
@@ -715,11 +762,13 @@ class NetperfStreamParser:
 
     def feed(self, line: str) -> list[Sample]:
         """One output line; a Sample when it completes an interim result."""
+        if _line_problem(line):
+            return []
         stripped = line.strip()
         match = _INTERIM_HUMAN_RE.match(stripped) or _INTERIM_CSV_RE.match(stripped)
         if match:
-            return self._emit(float(match["value"]), match["units"], float(match["interval"]),
-                              float(match["ending"]))
+            figures = _interim_figures(match["value"], match["interval"], match["ending"])
+            return [] if figures is None else self._emit(figures[0], match["units"], figures[1], figures[2])
         kv = _KEYVAL_RE.match(stripped)
         if kv and kv["key"].startswith("NETPERF_") and kv["index"] is not None:
             item = self._kv.setdefault(int(kv["index"]), {})
@@ -727,10 +776,13 @@ class NetperfStreamParser:
             if {"NETPERF_INTERIM_RESULT", "NETPERF_INTERVAL", "NETPERF_ENDING"} <= item.keys():
                 del self._kv[int(kv["index"])]
                 try:
-                    return self._emit(float(item["NETPERF_INTERIM_RESULT"]), item.get("NETPERF_UNITS", ""),
-                                      float(item["NETPERF_INTERVAL"]), float(item["NETPERF_ENDING"]))
+                    figures = _interim_figures(item["NETPERF_INTERIM_RESULT"], item["NETPERF_INTERVAL"],
+                                               item["NETPERF_ENDING"])
                 except ValueError:
                     return []
+                if figures is None:
+                    return []
+                return self._emit(figures[0], item.get("NETPERF_UNITS", ""), figures[1], figures[2])
         return []
 
     def finish(self) -> list[Sample]:

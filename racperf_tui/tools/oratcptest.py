@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from racperf_tui.core import settings
 from racperf_tui.core.events import Sample
 from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
+from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
 
 name = "oratcptest"
 
@@ -56,8 +58,13 @@ _INTERVAL_RE = re.compile(
     r"^\((?P<time>\d{1,2}:\d{2}:\d{2})\)\s+(?P<tput>[-+]?\d+(?:\.\d+)?)\s+Mbytes/s"
     r"(?:\s+(?P<lat>[-+]?\d+(?:\.\d+)?)\s+ms)?\s*$"
 )
-_STAMPED_RE = re.compile(r"^\((?P<time>\d{1,2}:\d{2}:\d{2})\)\s+(?P<text>.*?)\s*$")
-_KEY_VALUE_RE = re.compile(r"^\s+(?P<key>[A-Za-z][A-Za-z. ]*?)\s*=\s*(?P<value>.*?)\s*$")
+# Linear regexes only: no two neighbouring parts may match the same characters (a lazy
+# ``.*?\s*$`` tries every split of a run of blanks: quadratic). Text is stripped by the code.
+_STAMPED_RE = re.compile(r"^\((?P<time>\d{1,2}:\d{2}:\d{2})\)(?P<text>\s.*)$")
+#: "   Key = value" (indented: parameters) and "Key = value" (the summary)
+_KEY_VALUE_RE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z][A-Za-z. ]*)=(?P<value>.*)$")
+_LEADING_NUMBER_RE = re.compile(r"^([-+]?\d+(?:\.\d+)?)")
+_SERVER_RCVBUF_RE = re.compile(r"socket receive buffer was (\d+) bytes")
 _SIZE_RE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)$")
 _TIME_RE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)$")
 _FREQ_RE = re.compile(r"^(?P<every>\d+[smhd]?)/(?P<total>\d+[smhd]?)$", re.IGNORECASE)
@@ -266,6 +273,8 @@ def parse_size_bytes(value: Any, what: str = "size") -> int:
     if not match or unit not in _SIZE_UNITS_BYTES:
         raise ValueError(f"oratcptest: {what} must be bytes with an optional k/M/G suffix (1024-based), got {value!r}")
     size = float(match["num"]) * _SIZE_UNITS_BYTES[unit]
+    if not math.isfinite(size):
+        raise ValueError(f"oratcptest: {what} is too large, got {str(value)[:40]!r}")
     if size != int(size):
         raise ValueError(f"oratcptest: {what} must come to whole bytes, got {value!r}")
     return int(size)
@@ -367,9 +376,36 @@ def hard_limit_s(config: Mapping[str, Any]) -> float:
     return span * 1.1 + (cfg.timeout_s or 0) + STARTUP_ALLOWANCE_S
 
 
+def _key_value(line: str, indented: bool) -> tuple[str, str] | None:
+    """("Key", "value") of a "   Key = value" line (``indented``: the parameter block's form)."""
+    match = _KEY_VALUE_RE.match(line)
+    if match is None or (indented and not match["indent"]):
+        return None
+    return match["key"].strip(), match["value"].strip()
+
+
+def _interval_figures(match: re.Match[str]) -> dict[str, float] | None:
+    """An interval line's figures, None when one is impossible (negative, infinite)."""
+    tput = finite_number(match["tput"])
+    if tput is None:
+        return None
+    figures = {"throughput_mib_s": tput}
+    if match["lat"] is not None:
+        lat = finite_number(match["lat"])
+        if lat is None:
+            return None
+        figures["latency_ms"] = lat
+    return figures
+
+
 def _clock_s(hhmmss: str) -> int:
     h, m, s = (int(x) for x in hhmmss.split(":"))
     return h * 3600 + m * 60 + s
+
+
+def _valid_clock(hhmmss: str) -> bool:
+    h, m, s = (int(x) for x in hhmmss.split(":"))
+    return h < 24 and m < 60 and s < 61
 
 
 class OratcptestStreamParser:
@@ -397,15 +433,17 @@ class OratcptestStreamParser:
         return float(clock - self._origin_clock_s)
 
     def feed(self, line: str) -> list[Sample]:
-        """One output line; a Sample when it is an interval line."""
+        """One output line; a Sample when it is an interval line with possible figures."""
+        if len(line) > MAX_LINE_CHARS:
+            return []
         match = _INTERVAL_RE.match(line)
         if match:
-            metrics = {"throughput_mib_s": float(match["tput"])}
-            if match["lat"] is not None:
-                metrics["latency_ms"] = float(match["lat"])
+            metrics = _interval_figures(match)
+            if metrics is None or not _valid_clock(match["time"]):
+                return []  # "-90.170 Mbytes/s" is no measurement
             return [Sample(t=self._t(match["time"]), metrics=metrics, extra={"time": match["time"]})]
         stamped = _STAMPED_RE.match(line)
-        if stamped and stamped["text"].startswith("The server is ready"):
+        if stamped and stamped["text"].strip().startswith("The server is ready") and _valid_clock(stamped["time"]):
             self._origin_clock_s = _clock_s(stamped["time"])
             self._last_clock_s = self._origin_clock_s
             self._days = 0
@@ -433,19 +471,29 @@ def _duration_s(text: str) -> float | None:
     if text.upper() == "NO":
         return None
     try:
-        return parse_time_s(text, "duration")
+        seconds = parse_time_s(text, "duration")
     except ValueError:
         return None
+    return seconds if math.isfinite(seconds) else None
+
+
+def _small_int(text: str) -> int | None:
+    """A count as printed ("2"), None when it is none (empty, words, absurdly long)."""
+    number = finite_number(text) if text.isascii() and text.isdigit() else None
+    return None if number is None else int(number)
 
 
 def _snake(key: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
 
 
-def _parse_server(lines: list[str]) -> dict[str, Any]:
+def _parse_server(lines: list[str], warnings: Warnings) -> dict[str, Any]:
     result: dict[str, Any] = {"tool": "oratcptest", "role": "server", "started": False, "tests": []}
     test: dict[str, Any] | None = None
-    for line in lines:
+    for lineno, line in enumerate(lines, 1):
+        if len(line) > MAX_LINE_CHARS:
+            warnings.long_line(lineno, len(line))
+            continue
         stripped = line.strip()
         failure = SERVER_PORT_IN_USE_RE.search(stripped)
         if failure:
@@ -456,8 +504,8 @@ def _parse_server(lines: list[str]) -> dict[str, Any]:
         elif stripped.startswith("[A test was requested"):
             test = {"parameters": {}}
             result["tests"].append(test)
-        elif test is not None and (kv := _KEY_VALUE_RE.match(line)):
-            key, value = kv["key"], kv["value"]
+        elif test is not None and (kv := _key_value(line, indented=True)):
+            key, value = kv
             test["parameters"][_snake(key)] = value
             if key == "Message payload":
                 test["message_payload_bytes"] = _payload_bytes(value)
@@ -465,19 +513,26 @@ def _parse_server(lines: list[str]) -> dict[str, Any]:
                 test["disk_write"] = value.upper() != "NO"
             elif key == "Socket receive buffer":
                 test["socket_receive_buffer_requested"] = value
-        elif test is not None and (m := re.search(r"socket receive buffer was (\d+) bytes", stripped)):
-            test["socket_receive_buffer_bytes"] = int(m[1])
+        elif test is not None and (m := _SERVER_RCVBUF_RE.search(stripped)):
+            size = finite_number(m[1])
+            if size is None:
+                warnings.add(f"line {lineno}: socket receive buffer of {len(m[1])} digits, skipped")
+                continue
+            test["socket_receive_buffer_bytes"] = int(size)
             test["terminated"] = True
-    return result
+    return warnings.into(result)
 
 
-def _parse_client(lines: list[str]) -> dict[str, Any]:
+def _parse_client(lines: list[str], warnings: Warnings) -> dict[str, Any]:
     result: dict[str, Any] = {"tool": "oratcptest", "role": "client"}
     tests: list[dict[str, Any]] = []
     test: dict[str, Any] | None = None
     section = None
     messages: list[str] = []
-    for line in lines:
+    for lineno, line in enumerate(lines, 1):
+        if len(line) > MAX_LINE_CHARS:
+            warnings.long_line(lineno, len(line))
+            continue
         stripped = line.strip()
         if not stripped:
             if section == "parameters":
@@ -493,15 +548,16 @@ def _parse_client(lines: list[str]) -> dict[str, Any]:
             continue
         match = _INTERVAL_RE.match(line)
         if match:
-            sample: dict[str, Any] = {"time": match["time"], "throughput_mib_s": float(match["tput"])}
-            if match["lat"] is not None:
-                sample["latency_ms"] = float(match["lat"])
-            test["samples"].append(sample)
+            figures = _interval_figures(match)
+            if figures is None:
+                warnings.add(f"line {lineno}: interval with a negative or infinite figure, skipped: {stripped[:60]!r}")
+            else:
+                test["samples"].append({"time": match["time"], **figures})
             section = "run"
             continue
         stamped = _STAMPED_RE.match(line)
         if stamped:
-            text = stamped["text"]
+            text = stamped["text"].strip()
             if text.startswith("The server is ready"):
                 test["server_ready_time"] = stamped["time"]
             elif text.startswith("Test finished"):
@@ -510,20 +566,21 @@ def _parse_client(lines: list[str]) -> dict[str, Any]:
             else:
                 messages.append(stripped)
             continue
-        kv = _KEY_VALUE_RE.match(line) or (section == "summary" and re.match(
-            r"^\s*(?P<key>[A-Za-z][A-Za-z. ]*?)\s*=\s*(?P<value>.*?)\s*$", line))
+        kv = _key_value(line, indented=section != "summary")
         if kv and section == "parameters":
-            test["parameters"][kv["key"]] = kv["value"]
+            test["parameters"][kv[0]] = kv[1]
             continue
         if kv and section == "summary":
-            key, value = kv["key"], kv["value"]
-            number = re.match(r"^([-+]?\d+(?:\.\d+)?)", value)
-            if key == "Socket send buffer" and number:
-                test["socket_send_buffer_bytes"] = int(float(number[1]))
-            elif key.startswith("Avg. throughput") and number:
-                test["avg_throughput_mib_s"] = float(number[1])
-            elif key.startswith("Avg. latency") and number:
-                test["avg_latency_ms"] = float(number[1])
+            key, value = kv
+            match = _LEADING_NUMBER_RE.match(value)
+            number = finite_number(match[1]) if match else None
+            figure_key = ("socket_send_buffer_bytes" if key == "Socket send buffer" else
+                          "avg_throughput_mib_s" if key.startswith("Avg. throughput") else
+                          "avg_latency_ms" if key.startswith("Avg. latency") else None)
+            if figure_key and match and number is None:
+                warnings.add(f"line {lineno}: {key} = {value[:40]!r} is no possible figure, skipped")
+            elif figure_key and number is not None:
+                test[figure_key] = int(number) if figure_key.endswith("_bytes") else number
             else:
                 test.setdefault("summary", {})[key] = value
             continue
@@ -533,7 +590,7 @@ def _parse_client(lines: list[str]) -> dict[str, Any]:
             continue  # the column header
         messages.append(stripped)
     if not tests:
-        raise ValueError("not oratcptest output: no '[Requesting a test]' block (client) and no "
+        raise OutputParseError("not oratcptest output: no '[Requesting a test]' block (client) and no "
                          "'OraTcpTest server started.' line (server)")
     for test in tests:
         params = test["parameters"]
@@ -543,8 +600,7 @@ def _parse_client(lines: list[str]) -> dict[str, Any]:
         test["message_payload_bytes"] = _payload_bytes(params.get("Message payload", ""))
         test["interval_s"] = _duration_s(params.get("Statistics interval", ""))
         test["duration_s"] = _duration_s(params.get("Test duration", ""))
-        test["number_of_connections"] = int(params["Number of connections"]) if params.get(
-            "Number of connections", "").isdigit() else None
+        test["number_of_connections"] = _small_int(params.get("Number of connections", ""))
         test["disk_write"] = params.get("Disk write", "NO").upper() != "NO"
         test["payload_content_type"] = params.get("Payload content type")
         test["socket_send_buffer_requested"] = params.get("Socket send buffer")
@@ -564,8 +620,8 @@ def _parse_client(lines: list[str]) -> dict[str, Any]:
     if "summary" in last:
         result["summary"] = last["summary"]
     if messages:
-        result["messages"] = messages
-    return result
+        result["messages"] = messages[:1000]
+    return warnings.into(result)
 
 
 def parse_output(text: str) -> dict[str, Any]:
@@ -578,10 +634,14 @@ def parse_output(text: str) -> dict[str, Any]:
     or ``"error"`` (e.g. port in use).
     """
     lines = text.splitlines()
+    warnings = Warnings()
     if any(SERVER_READY_RE.search(l) or SERVER_PORT_IN_USE_RE.search(l) for l in lines) and not any(
             l.strip().startswith("[Requesting a test") for l in lines):
-        return _parse_server(lines)
-    return _parse_client(lines)
+        result = _parse_server(lines, warnings)
+    else:
+        result = _parse_client(lines, warnings)
+    check_finite(result, "oratcptest output")
+    return result
 
 
 def parse_result(output: str) -> dict[str, Any]:

@@ -68,6 +68,7 @@ from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
 from racperf_tui.core.events import Sample
 from racperf_tui.tools import probe_server
 from racperf_tui.tools.base import PairSpec
+from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
 
 #: the server file to copy to another node (``python3 probe_server.py --port N``)
 PROBE_SERVER_PATH = Path(probe_server.__file__).resolve()
@@ -90,7 +91,12 @@ DONE_TIMEOUT_S = 10.0
 _TIME = r"\((?P<time>\d{2}:\d{2}:\d{2}(?:\.\d+)?)\)"
 _INTERVAL_LINE = re.compile(
     _TIME + r"\s+(?P<tput>[\d.]+)\s+Mbytes/s(?:\s+(?P<lat>[\d.]+)\s+ms)?\s*$")
-_PARAM_LINE = re.compile(r"^\s+(?P<key>[A-Za-z][A-Za-z0-9 .]*?)\s+=\s+(?P<value>.*?)\s*$")
+# linear regexes only (no neighbouring parts matching the same characters; the code strips):
+# a lazy ``.*?\s*$`` tries every split of a run of blanks
+_PARAM_LINE = re.compile(r"^\s+(?P<key>[A-Za-z][A-Za-z0-9 .]*)=(?P<value>\s.*)$")
+_STAT_INTERVAL = re.compile(r"=\s*([\d.]+)")
+_LEADING_FIGURE = re.compile(r"^\s*(-?[\d.]+)")
+_PAYLOAD = re.compile(r"^\s*([\d.]+)\s*(Mbyte|Kbyte|byte)")
 _SERVER_REQUEST = re.compile(
     r"\[A test was requested\.\] (?P<peer>\S+) test=\S+ conn=\S+ mode=(?P<mode>\w+) "
     r"length=(?P<length>\d+) write=(?P<write>YES|NO)")
@@ -659,15 +665,20 @@ class ProbeStreamParser:
     def feed(self, line: str) -> list[Sample]:
         stripped = line.strip()
         if stripped.startswith("Statistics interval"):
-            match = re.search(r"=\s*([\d.]+)", stripped)
-            if match:
-                self.interval_s = float(match.group(1))
+            match = _STAT_INTERVAL.search(stripped)
+            interval = finite_number(match.group(1)) if match else None
+            if interval:
+                self.interval_s = interval
+            return []
+        if len(stripped) > MAX_LINE_CHARS:
             return []
         match = _INTERVAL_LINE.match(stripped)
         if match is None:
             return []
-        self.count += 1
         metrics = _interval_metrics(match)
+        if metrics is None:
+            return []  # a figure no measurement can have
+        self.count += 1
         return [Sample(t=self.count * self.interval_s, metrics=metrics,
                        extra={"time": match.group("time")})]
 
@@ -675,24 +686,47 @@ class ProbeStreamParser:
         return []
 
 
-def _interval_metrics(match: re.Match[str]) -> dict[str, float]:
-    throughput_mib_s = float(match.group("tput"))
+def _interval_metrics(match: re.Match[str]) -> dict[str, float] | None:
+    """An interval line's metrics; None when a figure is impossible ("1.2.3", inf)."""
+    throughput_mib_s = finite_number(match.group("tput"))
+    if throughput_mib_s is None:
+        return None
     metrics = {"throughput_mib_s": throughput_mib_s,
                "throughput_mbit_s": throughput_mib_s * MIB * 8 / 1e6}
     if match.group("lat") is not None:
-        metrics["latency_ms"] = float(match.group("lat"))
+        latency_ms = finite_number(match.group("lat"))
+        if latency_ms is None:
+            return None
+        metrics["latency_ms"] = latency_ms
     return metrics
 
 
+class _BadFigure(ValueError):
+    """A line's figure that no measurement can have: the line is skipped with a warning."""
+
+
+def _figure(text: str, kind: type = float) -> float:
+    number = finite_number(text)
+    if number is None:
+        raise _BadFigure(f"{text[:40]!r} is no possible figure")
+    return int(number) if kind is int else number
+
+
 def parse_output(text: str) -> dict[str, Any]:
-    """Saved probe output (client or server) -> result (module docstring)."""
+    """Saved probe output (client or server) -> result (module docstring); lines that cannot
+    be figures are skipped, named in ``"warnings"``."""
+    warnings = Warnings()
     if "[Requesting a test]" in text:
-        return _parse_client(text)
-    if any(mark in text for mark in ("Probe server listening on", "Failed to listen on",
-                                     "[A test was requested.]")):
-        return _parse_server(text)
-    raise ValueError("not racperf probe output (no '[Requesting a test]' or "
-                     "'Probe server listening on' line)")
+        result = _parse_client(text, warnings)
+    elif any(mark in text for mark in ("Probe server listening on", "Failed to listen on",
+                                       "[A test was requested.]")):
+        result = _parse_server(text, warnings)
+    else:
+        raise OutputParseError("not racperf probe output (no '[Requesting a test]' or "
+                               "'Probe server listening on' line)")
+    warnings.into(result)
+    check_finite(result, "probe output")
+    return result
 
 
 _SUMMARY_KEYS: dict[str, tuple[str, type]] = {
@@ -712,20 +746,26 @@ _SUMMARY_KEYS: dict[str, tuple[str, type]] = {
 }
 
 
-def _parse_client(text: str) -> dict[str, Any]:
+def _parse_client(text: str, warnings: Warnings) -> dict[str, Any]:
     params: dict[str, str] = {}
     summary: dict[str, Any] = {}
     samples: list[dict[str, Any]] = []
     error: str | None = None
     finished = False
-    for line in text.splitlines():
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if len(line) > MAX_LINE_CHARS:
+            warnings.long_line(lineno, len(line))
+            continue
         stripped = line.strip()
         interval = _INTERVAL_LINE.match(stripped)
         if interval:
-            sample: dict[str, Any] = {"time": interval.group("time"),
-                                      "throughput_mib_s": float(interval.group("tput"))}
-            if interval.group("lat") is not None:
-                sample["latency_ms"] = float(interval.group("lat"))
+            metrics = _interval_metrics(interval)
+            if metrics is None:
+                warnings.add(f"line {lineno}: interval with an impossible figure, skipped: {stripped[:60]!r}")
+                continue
+            sample: dict[str, Any] = {"time": interval.group("time"), "throughput_mib_s": metrics["throughput_mib_s"]}
+            if "latency_ms" in metrics:
+                sample["latency_ms"] = metrics["latency_ms"]
             samples.append(sample)
             continue
         if "Failed to connect to" in stripped:
@@ -737,14 +777,17 @@ def _parse_client(text: str) -> dict[str, Any]:
         param = _PARAM_LINE.match(line)
         if not param:
             continue
-        key, value = param.group("key").strip(), param.group("value")
+        key, value = param.group("key").strip(), param.group("value").strip()
         if not finished:
             params[key] = value
         elif key in _SUMMARY_KEYS:
             name, kind = _SUMMARY_KEYS[key]
-            number = re.match(r"-?[\d.]+", value)
+            number = _LEADING_FIGURE.match(value)
             if number:
-                summary[name] = kind(float(number.group(0))) if kind is int else float(number.group(0))
+                try:
+                    summary[name] = _figure(number.group(1), kind)
+                except _BadFigure as exc:
+                    warnings.add(f"line {lineno}: {key}: {exc}, skipped")
         elif key == "Error":
             error = value
     mode = params.get("Transport mode", "SYNC").upper()
@@ -752,7 +795,7 @@ def _parse_client(text: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "tool": "probe", "role": "client", "mode": mode, "rtt": "(RTT)" in payload,
         "message_payload_bytes": _payload_bytes(payload),
-        "num_conn": int(params.get("Number of connections", "1") or 1),
+        "num_conn": _count_or(params.get("Number of connections", ""), 1),
         "delay_ms": _leading_number(params.get("Delay between messages", "NO")),
         "write": params.get("Disk write", "NO").startswith("YES"),
         "interval_s": _leading_number(params.get("Statistics interval", "")) or None,
@@ -774,48 +817,63 @@ def _parse_client(text: str) -> dict[str, Any]:
 
 
 def _payload_bytes(text: str) -> int | None:
-    match = re.match(r"\s*([\d.]+)\s*(Mbyte|Kbyte|byte)", text)
-    if not match:
+    match = _PAYLOAD.match(text)
+    number = finite_number(match.group(1)) if match else None
+    if number is None:
         return None
     factor = {"Mbyte": MIB, "Kbyte": 1024, "byte": 1}[match.group(2)]
-    return int(float(match.group(1)) * factor)
+    return int(number * factor)
+
+
+def _count_or(text: str, default: int) -> int:
+    number = finite_number(text.strip()) if text.strip() else None
+    return default if number is None or number != int(number) else int(number)
 
 
 def _leading_number(text: str) -> float:
-    match = re.match(r"\s*([\d.]+)", text)
-    return float(match.group(1)) if match else 0.0
+    match = _LEADING_FIGURE.match(text)
+    number = finite_number(match.group(1)) if match else None
+    return number or 0.0
 
 
-def _parse_server(text: str) -> dict[str, Any]:
-    listening = READY_PATTERN.search(text)
+def _parse_server(text: str, warnings: Warnings) -> dict[str, Any]:
+    listening = None
     connections: list[dict[str, Any]] = []
     requests: dict[str, dict[str, Any]] = {}
     error: str | None = None
-    for line in text.splitlines():
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if len(line) > MAX_LINE_CHARS:
+            warnings.long_line(lineno, len(line))
+            continue
+        listening = listening or READY_PATTERN.search(line)
         if line.startswith("Failed to listen on"):
             error = line.strip()
             continue
-        request = _SERVER_REQUEST.search(line)
-        if request:
-            requests[request.group("peer")] = {
-                "mode": request.group("mode"), "length": int(request.group("length")),
-                "write": request.group("write") == "YES"}
-            continue
-        done = _SERVER_DONE.search(line)
-        if done:
-            connection: dict[str, Any] = {"peer": done.group("peer")}
-            connection.update(requests.pop(done.group("peer"), {}))
-            connection.update({
-                "bytes_received": int(done.group("bytes")),
-                "messages": int(done.group("messages")),
-                "seconds": float(done.group("seconds")),
-                "throughput_mib_s": float(done.group("rate")),
-                "recv_buffer_bytes": int(done.group("rcvbuf")),
-            })
-            if done.group("written") is not None:
-                connection["bytes_written"] = int(done.group("written"))
-                connection["fsyncs"] = int(done.group("fsyncs"))
-            connections.append(connection)
+        try:
+            request = _SERVER_REQUEST.search(line)
+            if request:
+                requests[request.group("peer")] = {
+                    "mode": request.group("mode"), "length": _figure(request.group("length"), int),
+                    "write": request.group("write") == "YES"}
+                continue
+            done = _SERVER_DONE.search(line)
+            if done:
+                figures: dict[str, Any] = {
+                    "bytes_received": _figure(done.group("bytes"), int),
+                    "messages": _figure(done.group("messages"), int),
+                    "seconds": _figure(done.group("seconds")),
+                    "throughput_mib_s": _figure(done.group("rate")),
+                    "recv_buffer_bytes": _figure(done.group("rcvbuf"), int),
+                }
+                if done.group("written") is not None:
+                    figures["bytes_written"] = _figure(done.group("written"), int)
+                    figures["fsyncs"] = _figure(done.group("fsyncs"), int)
+                connection: dict[str, Any] = {"peer": done.group("peer")}
+                connection.update(requests.pop(done.group("peer"), {}))
+                connection.update(figures)
+                connections.append(connection)
+        except _BadFigure as exc:
+            warnings.add(f"line {lineno}: {exc}, skipped")
     return {
         "tool": "probe", "role": "server",
         "listening": f"{listening.group('host')}:{listening.group('port')}" if listening else None,
