@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from racperf_tui.core.safety import check_write_target, explain
+from racperf_tui.core import strict_json
 
 #: Exit status when at least one target is refused (2 is argparse's usage error).
 REFUSED_EXIT_STATUS = 3
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         if not verdict.allowed:
             status = REFUSED_EXIT_STATUS
         if args.json:
-            print(json.dumps(dataclasses.asdict(verdict)), flush=True)
+            print(strict_json.dumps(dataclasses.asdict(verdict)), flush=True)
         elif verdict.allowed:
             examined = f" (examined {', '.join(verdict.devices)})" if verdict.devices else ""
             print(f"{path}: may be written{examined}", flush=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from racperf_tui.core.diskstats import ProcFileError, printable_name, read_bounded
 from racperf_tui.core.iostat import COLUMNS, IostatReport, IostatSampler
+from racperf_tui.core import strict_json
 
 #: Text column widths (header and figures right-aligned to them).
 _WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)
@@ -123,7 +124,7 @@ def format_text(report: IostatReport, megabytes: bool = False) -> str:
 def format_json(report: IostatReport) -> str:
     """A report as one JSON line."""
     when = dt.datetime.fromtimestamp(report.wall_time).astimezone().isoformat(timespec="seconds")
-    return json.dumps({"time": when, "interval_s": round(report.interval_s, 2),
+    return strict_json.dumps({"time": when, "interval_s": round(report.interval_s, 2),
                        "devices": [row.as_dict() for row in report.rows]})
 
 

@@ -32,6 +32,7 @@ from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.pair_runs import PairStartError, finish_pair, launch_pair, stop_pair
 from racperf_tui.orchestration.runs import ToolNotFound, follow_run
+from racperf_tui.core import strict_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +54,7 @@ def _settings(texts: list[str]) -> dict[str, Any]:
 
 
 def _print_json(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
+    sys.stdout.write(strict_json.dumps(obj, separators=(", ", ": ")) + "\n")
     sys.stdout.flush()
 
 

@@ -32,6 +32,7 @@ from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.process import set_child_subreaper
 from racperf_tui.core.store import Store, StoreError
 from racperf_tui.orchestration.runs import ToolNotFound, run_foreground
+from racperf_tui.core import strict_json
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
@@ -161,17 +162,6 @@ def _remembered_oratcptest_paths(config: dict[str, Any], data_dir: Any) -> None:
                 config[key] = value
 
 
-def _finite(value: Any) -> Any:
-    """JSON has no NaN/Infinity: print them as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
 def _discard(stream: Any) -> None:
     """A stream that can no longer be written (a terminal that hung up gives EIO, a closed pipe
     EPIPE) goes to /dev/null, so what is still buffered in it does not raise again at exit."""
@@ -187,7 +177,7 @@ def _print_json(obj: dict[str, Any]) -> None:
     """One line to stdout. OSError when it cannot be written (stdout is then discarded): the
     supervisor takes that as the consumer gone and stops the run cleanly."""
     try:
-        sys.stdout.write(json.dumps(_finite(obj), separators=(", ", ": ")) + "\n")
+        sys.stdout.write(strict_json.dumps(obj, separators=(", ", ": ")) + "\n")
         sys.stdout.flush()
     except OSError:
         _discard(sys.stdout)

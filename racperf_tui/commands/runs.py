@@ -37,6 +37,7 @@ from typing import Any
 from racperf_tui.core.paths import resolve_data_dir, store_path
 from racperf_tui.orchestration.runs import stop_run
 from racperf_tui.core.store import NoStore, RunNotFound, RunRecord, Store, StoreError
+from racperf_tui.core import strict_json
 
 #: ``racperf runs stop`` of a run that had already finished
 EXIT_ALREADY_FINISHED = 3
@@ -174,7 +175,7 @@ def export_json(store: Store, record: RunRecord) -> str:
     samples = [{"seq": seq, "t": s.t, "metrics": s.metrics, "extra": s.extra}
                for seq, s in store.samples(record.id)]
     doc = {"run": record.to_json(), "samples": samples, "result": store.result(record.id)}
-    return json.dumps(doc, indent=2) + "\n"
+    return strict_json.dumps(doc, indent=2) + "\n"
 
 
 def export_csv(store: Store, record: RunRecord) -> str:
@@ -226,7 +227,7 @@ def _act(store: Store, action: str, args: argparse.Namespace) -> int:
         records = store.list_runs(limit=getattr(args, "limit", None))
         if getattr(args, "json", False):
             for r in records:
-                print(json.dumps(r.to_json()))
+                print(strict_json.dumps(r.to_json()))
         elif records:
             sys.stdout.write(runs_table(records))
         else:
@@ -253,7 +254,7 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
     count = store.sample_count(record.id)
     safety = _safety_record(store, record.id)
     if as_json:
-        print(json.dumps({"run": record.to_json(), "sample_count": count, "result": result, "safety": safety},
+        print(strict_json.dumps({"run": record.to_json(), "sample_count": count, "result": result, "safety": safety},
                          indent=2))
         return 0
     out = [
@@ -267,7 +268,7 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
         f"duration:     {format_duration(record.duration_s)}",
         f"tool version: {record.tool_version or '-'}",
         f"command:      {shlex.join(record.argv)}",
-        f"config:       {json.dumps(record.config, sort_keys=True)}",
+        f"config:       {strict_json.dumps(record.config, sort_keys=True)}",
         f"samples:      {count}",
         *_safety_lines(safety),
         "result:",
@@ -310,7 +311,7 @@ def _export(store: Store, record: RunRecord, fmt: str, output: str | None) -> in
         if fmt == "csv":
             result = store.result(record.id)
             if result is not None:
-                path.with_suffix(".result.json").write_text(json.dumps(result, indent=2) + "\n")
+                path.with_suffix(".result.json").write_text(strict_json.dumps(result, indent=2) + "\n")
     except OSError as exc:
         print(f"racperf runs export: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return 2
