@@ -477,3 +477,14 @@ def test_a_store_on_a_read_only_mount_is_read_and_run_says_why_it_cannot(data: P
         stop = _in_a_read_only_bind_mount(source, ro, [*RACPERF, "runs", "stop", "--data-dir", str(ro), "1"])
         assert stop.returncode == 2 and "cannot write the run store" in stop.stderr
     assert sorted(p.name for p in copy.iterdir()) == ["runs.sqlite3"]
+
+
+def test_names_with_terminal_escapes_are_printed_escaped(data: Path, tmp_path: Path) -> None:
+    """A target named with an escape sequence (a hostile file name) never reaches the terminal raw."""
+    hostile = tmp_path / "x\x1b[2Jy.dat"
+    with Store.open(data) as store:
+        run_id = store.create_run("fio", "local", str(hostile), {"extra_args": []}, ["fio", str(hostile)], None)
+        store.set_state(run_id, RunState.FAILED, message="bad \x1b]0;title\x07 name")
+    for args in (("runs",), ("runs", "show", str(run_id))):
+        out = racperf(*args, data=data).stdout
+        assert "\x1b" not in out and "\\x1b[2Jy.dat" in out, out

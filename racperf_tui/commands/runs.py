@@ -38,6 +38,7 @@ from racperf_tui.core.paths import resolve_data_dir, store_path
 from racperf_tui.orchestration.runs import stop_run
 from racperf_tui.core.store import NoStore, RunNotFound, RunRecord, Store, StoreError
 from racperf_tui.core import strict_json
+from racperf_tui.core.diskstats import printable_name
 
 #: ``racperf runs stop`` of a run that had already finished
 EXIT_ALREADY_FINISHED = 3
@@ -94,7 +95,8 @@ def format_time(epoch_s: float | None) -> str:
 def runs_table(records: list[RunRecord]) -> str:
     """The ``racperf runs`` table: fixed columns, widths fitted to the content."""
     header = ["ID", "TOOL", "HOST", "TARGET", "STATE", "STARTED", "DURATION"]
-    rows = [[str(r.id), r.tool, r.host, r.target or "-", r.state.value, format_time(r.started_at),
+    rows = [[str(r.id), printable_name(r.tool), printable_name(r.host), printable_name(r.target or "-"),
+             r.state.value, format_time(r.started_at),
              format_duration(r.duration_s)] for r in records]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(cell.rjust(w) if i == 0 else cell.ljust(w)
@@ -261,13 +263,13 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
         f"run {record.id}: {record.tool} on {record.host}",
         f"state:        {record.state.value}",
         f"exit status:  {'-' if record.exit_status is None else record.exit_status}",
-        f"message:      {record.message or '-'}",
-        f"target:       {record.target or '-'}",
+        f"message:      {printable_name(record.message or '-')}",
+        f"target:       {printable_name(record.target or '-')}",
         f"started:      {format_time(record.started_at)}",
         f"ended:        {format_time(record.ended_at)}",
         f"duration:     {format_duration(record.duration_s)}",
         f"tool version: {record.tool_version or '-'}",
-        f"command:      {shlex.join(record.argv)}",
+        f"command:      {printable_name(shlex.join(record.argv))}",
         f"config:       {strict_json.dumps(record.config, sort_keys=True)}",
         f"samples:      {count}",
         *_safety_lines(safety),
