@@ -19,16 +19,23 @@ class ConfirmDestructive(ModalScreen[bool]):
         align: center middle;
     }
     ConfirmDestructive > Vertical {
-        width: 76;
-        max-height: 22;
+        width: 90%;
+        max-width: 120;
+        max-height: 90%;
         height: auto;
         border: thick $error;
         background: $surface;
         padding: 0 1;
     }
+    ConfirmDestructive Label {
+        width: 100%;
+    }
     ConfirmDestructive #reasons {
         height: auto;
-        max-height: 9;
+        max-height: 1fr;
+    }
+    ConfirmDestructive .reason {
+        width: 100%;
     }
     ConfirmDestructive .reason {
         color: $error;
