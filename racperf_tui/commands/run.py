@@ -80,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         args.tool_args = list(args.tool_args) + tool_args
         return args
 
-    parser.parse_args = parse_args  # type: ignore[method-assign]
+    parser.parse_args = parse_args  # type: ignore[method-assign, assignment]
 
 
 _OPTIONS_WITH_VALUES = frozenset({"--data-dir", "--target", "--set"})

@@ -137,7 +137,8 @@ def _clat_text(clat_us: Any) -> str:
     if not isinstance(clat_us, dict) or not isinstance(clat_us.get("mean"), (int, float)):
         return ""
     text = f" clat avg {_num(float(clat_us['mean']))}"
-    percentiles = clat_us.get("percentiles") if isinstance(clat_us.get("percentiles"), dict) else {}
+    found = clat_us.get("percentiles")
+    percentiles: dict[str, Any] = found if isinstance(found, dict) else {}
     for label, key in (("p99", "99.00"), ("p99.9", "99.90")):
         value = percentiles.get(key)
         if isinstance(value, (int, float)):

@@ -338,7 +338,7 @@ class _OpenScan:
     unreadable_pids: int = 0
 
 
-def _scan_open_files(root: Path, wanted: set[object], *, trusted_paths: set[str]) -> _OpenScan:
+def _scan_open_files(root: Path, wanted: Collection[object], *, trusted_paths: set[str]) -> _OpenScan:
     """Which other processes hold one of ``wanted`` open.
 
     Keys are ("blk", major, minor) for block devices and ("ino", st_dev, st_ino) for files.

@@ -184,7 +184,7 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, default=_json_default, separators=(",", ":"))
 
 
-def _finite_metrics(metrics: dict[str, Any]) -> dict[str, float]:
+def _finite_metrics(metrics: dict[str, Any]) -> dict[str, float | None]:
     """JSON has no NaN/inf; store them as null rather than invalid JSON."""
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
 
@@ -372,6 +372,7 @@ class Store:
             (tool, host, target, _dumps(dict(config)), _dumps(list(argv)), tool_version,
              time.time(), RunState.PENDING.value),
         )
+        assert cur.lastrowid is not None  # an INSERT always has one
         return int(cur.lastrowid)
 
     @_store_errors

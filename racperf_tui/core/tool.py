@@ -70,10 +70,10 @@ class ToolOption:
             raise ValueError(f"{self.name}: {text!r} is not one of {', '.join(self.choices)}")
         if self.kind == "list":
             try:
-                value = json.loads(raw)
+                parsed: Any = json.loads(raw)
             except ValueError:
-                value = None
-            return value if isinstance(value, list) else [raw]
+                parsed = None
+            return parsed if isinstance(parsed, list) else [raw]
         return text
 
     def describe(self) -> str:

@@ -146,8 +146,8 @@ class Supervisor:
             if not isinstance(exc, Exception):
                 raise
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
             os.close(self._wake_r)
             os.close(self._wake_w)
             self._wake_r = self._wake_w = None
@@ -223,7 +223,7 @@ class Supervisor:
                 self._emit(samples)
 
             while not proc.finished:
-                chunks = proc.read(TICK_S, extra_fds=(self._wake_r,))
+                chunks = proc.read(TICK_S, extra_fds=(self._wake_r,) if self._wake_r is not None else ())
                 for stream, chunk in chunks:
                     if chunk:
                         raw_pending[stream].append(decoders[stream].decode(chunk))

@@ -963,7 +963,7 @@ def parse_terse(text: str) -> dict[str, Any]:
     """Terse (``--minimal`` / ``--output-format=terse``) output, versions 3, 4 and 5 -> result."""
     jobs = []
     disks: dict[str, dict[str, Any]] = {}
-    messages = []
+    messages: list[str] = []
     version = ""
     terse_version = 3
     warnings = Warnings()
@@ -1009,11 +1009,11 @@ def parse_terse(text: str) -> dict[str, Any]:
             pos += 12
             job["lat_dist_pct"] = dist
             while pos + 9 <= len(fields) and fields[pos] and not _is_number(fields[pos]):
-                d = fields[pos:pos + 9]
-                disks[d[0]] = {"name": d[0], "read_ios": _int(d[1]), "write_ios": _int(d[2]),
-                               "read_merges": _int(d[3]), "write_merges": _int(d[4]),
-                               "read_ticks_ms": _int(d[5]), "write_ticks_ms": _int(d[6]),
-                               "in_queue_ms": _int(d[7]), "util_pct": _num(d[8].rstrip("%"))}
+                disk = fields[pos:pos + 9]
+                disks[disk[0]] = {"name": disk[0], "read_ios": _int(disk[1]), "write_ios": _int(disk[2]),
+                                  "read_merges": _int(disk[3]), "write_merges": _int(disk[4]),
+                                  "read_ticks_ms": _int(disk[5]), "write_ticks_ms": _int(disk[6]),
+                                  "in_queue_ms": _int(disk[7]), "util_pct": _num(disk[8].rstrip("%"))}
                 pos += 9
             if pos + 2 <= len(fields) and _is_number(fields[pos]) and _is_number(fields[pos + 1]):
                 job["total_err"], job["first_error"] = _int(fields[pos]), _int(fields[pos + 1])

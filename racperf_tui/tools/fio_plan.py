@@ -397,8 +397,10 @@ def _as_count(value: str | None, default: int) -> int | None:
 
 def _expand_format(fmt: str, jobname: str, jobnum: int, filenum: int) -> str:
     out = fmt
-    for keyword, replacement in zip(_FORMAT_KEYWORDS[:3], (jobname, str(jobnum), str(filenum))):
-        out = re.sub(re.escape(keyword), lambda _m, r=replacement: r, out, flags=re.IGNORECASE)
+    for keyword, replacement in zip(_FORMAT_KEYWORDS[:3], (jobname, str(jobnum), str(filenum)), strict=True):
+        # a plain replacement: re.sub would read backslashes in the job name as escapes
+        pieces = re.compile(re.escape(keyword), re.IGNORECASE).split(out)
+        out = replacement.join(pieces)
     return out
 
 

@@ -345,8 +345,9 @@ def parse_interval_line(line: str, columns: str = "") -> dict[str, Any] | None:
             side = word
             rest = tail[: -len(word) - 1]
             break
-    figures = [finite_number(match.group(k)) for k in ("start", "end", "xfer", "rate")]
-    if any(f is None for f in figures):
+    maybe = [finite_number(match.group(k)) for k in ("start", "end", "xfer", "rate")]
+    figures = [f for f in maybe if f is not None]
+    if len(figures) != len(maybe):
         return None  # "1.2.3 MBytes", a rate of 400 digits: no interval line iperf3 prints
     start, end, xfer, rate = figures
     interval: dict[str, Any] = {

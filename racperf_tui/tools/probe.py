@@ -821,6 +821,7 @@ def _payload_bytes(text: str) -> int | None:
     number = finite_number(match.group(1)) if match else None
     if number is None:
         return None
+    assert match is not None  # a number came out of it
     factor = {"Mbyte": MIB, "Kbyte": 1024, "byte": 1}[match.group(2)]
     return int(number * factor)
 

@@ -311,7 +311,8 @@ class ProbeServer(object):
         self.max_write_bytes = max_write_bytes
         self.listener = None  # type: Optional[socket.socket]
         self.shared_ring = None  # type: Optional[RingFile]
-        self._tests = {}  # type: Dict[str, List[int]]  test_id -> [finished, num_conn]
+        # test_id -> [finished, num_conn]
+        self._tests = {}  # type: Dict[str, List[int]]
         self._tests_lock = threading.Lock()
         self._active = 0
         self._write_reserved = 0
@@ -683,7 +684,8 @@ def serve(args):
     try:
         server.open_write_file()
     except OSError as exc:
-        server.listener.close()
+        if server.listener is not None:
+            server.listener.close()
         say("Failed to open the --write-file {}: {}".format(args.write_file, exc.strerror or exc))
         return 1
 
