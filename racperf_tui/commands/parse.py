@@ -20,7 +20,8 @@ _LIMIT_MIB = DEFAULT_LIMIT_BYTES // (1024 * 1024)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tool", choices=sorted(tool_modules()), help="which tool wrote the output")
+    parser.add_argument("tool", type=lambda text: text.replace("-", "_"), choices=sorted(tool_modules()),
+                        help="which tool wrote the output (calibrate-io and calibrate_io alike)")
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help=f"saved output ('-' for stdin); at most {_LIMIT_MIB} MiB each, a regular "
                              "file or a pipe (devices are refused)")

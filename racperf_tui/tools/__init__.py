@@ -20,6 +20,7 @@ ENTRY_POINT_GROUP = "racperf.tools"
 #: racperf's own tools, also registered as entry points; used when the package's metadata is
 #: not installed (running from a source tree)
 BUILTIN_TOOLS: dict[str, str] = {
+    "calibrate_io": "racperf_tui.tools.calibrate_io",
     "fio": "racperf_tui.tools.fio",
     "oratcptest": "racperf_tui.tools.oratcptest",
     "netperf": "racperf_tui.tools.netperf",
