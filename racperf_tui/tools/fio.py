@@ -33,6 +33,7 @@ from typing import Any, Iterable, Mapping
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import Invocation, ToolNotFound
+from racperf_tui.core import units
 from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools import fio_formats
 from racperf_tui.tools.fio_formats import FioParseError, JsonObjectSplitter, histogram_percentiles
@@ -63,7 +64,6 @@ _MIN_INTERVAL_MS = 50.0
 _RAMP_SLACK_MS = 250.0
 _DEFAULT_HARD_LIMIT_S = 3600.0
 _SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*([kmgtpe]i?b?|b)?$", re.I)
-_TIME_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|d)?$", re.I)
 
 
 # ----------------------------------------------------------------------------------------
@@ -160,13 +160,7 @@ def _as_float(value: Any) -> float | None:
 
 def parse_time_s(text: str) -> float | None:
     """A fio time value (``'60'``, ``'5s'``, ``'2m'``, ``'500ms'``; plain = seconds) -> seconds."""
-    match = _TIME_RE.match(str(text).strip())
-    if not match:
-        return None
-    value = float(match.group(1))
-    unit = (match.group(2) or "s").lower()
-    return value * {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1, "sec": 1, "m": 60, "min": 60,
-                    "h": 3600, "d": 86400}[unit]
+    return units.maybe_duration_s(str(text))
 
 
 def _is_size(text: str) -> bool:
@@ -406,11 +400,7 @@ def _hard_limit(seconds: float) -> float:
 def size_bytes(text: str) -> int | None:
     """fio size text ('256M', '4k', '1g', '512') -> bytes, 1024-based as fio's default
     kb_base; None for percentages and malformed text."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtpe]?)i?b?\s*", str(text), re.I)
-    if not match:
-        return None
-    exp = " kmgtpe".index(match.group(2).lower() or " ")
-    return int(float(match.group(1)) * 1024**exp)
+    return units.maybe_size_bytes(str(text))
 
 
 def _in_scratch_dir(path: str) -> bool:

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from racperf_tui.core import settings
 from racperf_tui.core.events import Sample
+from racperf_tui.core import units
 from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
@@ -65,17 +66,7 @@ _STAMPED_RE = re.compile(r"^\((?P<time>\d{1,2}:\d{2}:\d{2})\)(?P<text>\s.*)$")
 _KEY_VALUE_RE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z][A-Za-z. ]*)=(?P<value>.*)$")
 _LEADING_NUMBER_RE = re.compile(r"^([-+]?\d+(?:\.\d+)?)")
 _SERVER_RCVBUF_RE = re.compile(r"socket receive buffer was (\d+) bytes")
-_SIZE_RE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)$")
-_TIME_RE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)$")
 _FREQ_RE = re.compile(r"^(?P<every>\d+[smhd]?)/(?P<total>\d+[smhd]?)$", re.IGNORECASE)
-
-_TIME_UNITS_S = {"": 1, "s": 1, "sec": 1, "second": 1, "seconds": 1, "m": 60, "min": 60, "minute": 60,
-                 "minutes": 60, "h": 3600, "hour": 3600, "hours": 3600, "d": 86400, "day": 86400, "days": 86400}
-_SIZE_UNITS_BYTES = {"": 1, "b": 1, "byte": 1, "bytes": 1, "k": 1024, "kb": 1024, "kbyte": 1024,
-                     "kbytes": 1024, "m": 1024**2, "mb": 1024**2, "mbyte": 1024**2, "mbytes": 1024**2,
-                     "g": 1024**3, "gb": 1024**3, "gbyte": 1024**3, "gbytes": 1024**3}
-
-
 # --------------------------------------------------------------------------- config
 
 
@@ -262,35 +253,18 @@ class OratcptestConfig(OptionsConfig):
 
 def parse_size_bytes(value: Any, what: str = "size") -> int:
     """``1048576``, ``"64k"``, ``"1M"``, ``"1 Mbyte"`` -> bytes (1024-based, as oratcptest)."""
-    if isinstance(value, bool):
-        raise ValueError(f"oratcptest: {what} must be a size in bytes, got {value!r}")
-    if isinstance(value, (int, float)):
-        if value != int(value):
-            raise ValueError(f"oratcptest: {what} must be whole bytes, got {value!r}")
-        return int(value)
-    match = _SIZE_RE.match(str(value).strip())
-    unit = match["unit"].lower() if match else None
-    if not match or unit not in _SIZE_UNITS_BYTES:
-        raise ValueError(f"oratcptest: {what} must be bytes with an optional k/M/G suffix (1024-based), got {value!r}")
-    size = float(match["num"]) * _SIZE_UNITS_BYTES[unit]
-    if not math.isfinite(size):
-        raise ValueError(f"oratcptest: {what} is too large, got {str(value)[:40]!r}")
-    if size != int(size):
-        raise ValueError(f"oratcptest: {what} must come to whole bytes, got {value!r}")
-    return int(size)
+    try:
+        return units.size_bytes(value, what)
+    except ValueError as exc:
+        raise ValueError(f"oratcptest: {exc}") from None
 
 
 def parse_time_s(value: Any, what: str = "time") -> float:
     """``30``, ``"30s"``, ``"2m"``, ``"1h"``, ``"30 seconds"`` -> seconds."""
-    if isinstance(value, bool):
-        raise ValueError(f"oratcptest: {what} must be a time, got {value!r}")
-    if isinstance(value, (int, float)):
-        return float(value)
-    match = _TIME_RE.match(str(value).strip())
-    unit = match["unit"].lower() if match else None
-    if not match or unit not in _TIME_UNITS_S:
-        raise ValueError(f"oratcptest: {what} must be a time like 30, 30s, 2m or 1h, got {value!r}")
-    return float(match["num"]) * _TIME_UNITS_S[unit]
+    try:
+        return units.duration_s(value, what)
+    except ValueError as exc:
+        raise ValueError(f"oratcptest: {exc}") from None
 
 
 # --------------------------------------------------------------------------- java and jar

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
+from racperf_tui.core import units
 from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
 from racperf_tui.core.events import Sample
 from racperf_tui.tools import probe_server
@@ -499,13 +500,7 @@ def _empty_client_result(options: ClientOptions) -> dict[str, Any]:
 
 def parse_size(text: str | int) -> int:
     """ "1M" / "8k" / "512" / "1MiB" -> bytes (1024-based, as oratcptest's -length)."""
-    if isinstance(text, int):
-        return text
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:i?[bB])?\s*", str(text))
-    if not match:
-        raise ValueError(f"not a size: {text!r} (use e.g. 512, 8K, 1M)")
-    factor = {"": 1, "k": 1024, "m": MIB, "g": 1024 * MIB}[match.group(2).lower()]
-    return int(float(match.group(1)) * factor)
+    return units.size_bytes(text, "size")
 
 
 # ---------------------------------------------------------------- the Tool
@@ -692,7 +687,7 @@ def _interval_metrics(match: re.Match[str]) -> dict[str, float] | None:
     if throughput_mib_s is None:
         return None
     metrics = {"throughput_mib_s": throughput_mib_s,
-               "throughput_mbit_s": throughput_mib_s * MIB * 8 / 1e6}
+               "throughput_mbit_s": units.mib_s_to_mbit_s(throughput_mib_s)}
     if match.group("lat") is not None:
         latency_ms = finite_number(match.group("lat"))
         if latency_ms is None:
