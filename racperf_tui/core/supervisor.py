@@ -17,7 +17,9 @@ the launcher (which then never has a zombie to reap) and runs in its own session
 Optional tool attributes the supervisor honours (beyond the protocol in tools/base.py):
 ``TOOL.tool_version(argv) -> str | None``, ``TOOL.install_hint`` (or module ``install_hint``),
 ``TOOL.merge_stderr`` (bool: feed stderr lines to the stream parser too) and
-``TOOL.stop_grace_s`` (float: SIGTERM -> SIGKILL grace).
+``TOOL.stop_grace_s`` (float: SIGTERM -> SIGKILL grace); and of the stream parser, ``tick()``
+(called every loop, at most every 0.1 s, while the benchmark runs: Samples from the clock, for
+a tool that prints nothing while it runs, like ORION).
 """
 
 from __future__ import annotations
@@ -174,6 +176,9 @@ class Supervisor:
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
         merge_stderr = bool(getattr(tool, "merge_stderr", False))
         parser = tool.stream_parser(config)
+        # a tool that is silent while it runs (ORION) reports progress from the clock
+        tick = getattr(parser, "tick", None)
+        tick = tick if callable(tick) else None
         if self.stop_reason is not None:  # a signal before anything started
             self.store.set_state(self.run_id, RunState.STOPPED, message=self.stop_reason)
             return
@@ -235,6 +240,13 @@ class Supervisor:
                     for line in lines:
                         handle_line(stream, line.text)
                 self._drain_wake()
+                if tick is not None:
+                    try:
+                        self._emit(tick())
+                    except Exception:
+                        parse_errors += 1
+                        if parse_errors <= 3:
+                            self.log(f"stream parser failed on a tick:\n{traceback.format_exc()}")
                 if raw_bytes >= RAW_FLUSH_BYTES or (
                         raw_bytes and time.monotonic() - last_flush >= RAW_FLUSH_INTERVAL_S):
                     flush_raw()

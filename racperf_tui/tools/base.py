@@ -37,6 +37,9 @@ class StreamParser(Protocol):
         """End of output: return any Samples still buffered."""
         ...
 
+    # optional: ``tick() -> list[Sample]``, called by the supervisor every loop (at most every
+    # 0.1 s) while the benchmark runs, for a tool that is silent meanwhile (ORION's progress)
+
 
 class Tool(Protocol):
     """A benchmark tool: Config -> argv, a stream parser, a result parser."""
