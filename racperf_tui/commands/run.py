@@ -157,6 +157,23 @@ def _remembered_oratcptest_paths(config: dict[str, Any], data_dir: Any) -> None:
                 config[key] = value
 
 
+def _orion_home(config: dict[str, Any], data_dir: Any) -> None:
+    """ORION's ORACLE_HOME: one given with --set is remembered in THIS data dir (when it holds
+    bin/orion); one remembered there is used when none is given (the tool's own search then
+    covers $ORACLE_HOME, /etc/oratab and the grid home)."""
+    from racperf_tui.core import settings
+    from racperf_tui.tools import orion
+
+    if config.get("oracle_home"):
+        home = os.path.abspath(os.path.expanduser(str(config["oracle_home"])))
+        if os.access(os.path.join(home, "bin", "orion"), os.X_OK):
+            orion.remember_oracle_home(home, data_dir)
+    elif not config.get("orion"):
+        remembered = settings.get(orion.SETTING_ORACLE_HOME, None, data_dir=data_dir)
+        if remembered:
+            config["oracle_home"] = remembered
+
+
 def _finite(value: Any) -> Any:
     """JSON has no NaN/Infinity: print them as null."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -226,6 +243,13 @@ def run(args: argparse.Namespace) -> int:
             _remembered_oratcptest_paths(config, data_dir)
         except ValueError as exc:  # a corrupt settings file: named, not a traceback
             print(f"racperf run oratcptest: {exc}", file=sys.stderr)
+            return 2
+
+    if args.tool == "orion":
+        try:
+            _orion_home(config, data_dir)
+        except ValueError as exc:  # a corrupt settings file: named, not a traceback
+            print(f"racperf run orion: {exc}", file=sys.stderr)
             return 2
 
     def on_sample(sample: Sample) -> None:
