@@ -81,6 +81,10 @@ def test_headless_advanced_run_on_loop_devices(tmp_path: Path, oracle_home: Path
         for name in names:
             assert store.raw_output(run_id, f"result:{name}"), name
         assert "Maximum Small IOPS" in store.raw_output(run_id, f"result:{names[0]}")
+        safety = json.loads(store.raw_output(run_id, "safety"))
+        assert [(t["path"], t["access"]) for t in safety["targets"]] == [(a.path, "read"), (b.path, "read")]
+        assert safety["protections"][0].startswith("options: ORION's own") and not any(
+            "fio" in p for p in safety["protections"])
     # the ORACLE_HOME given once is remembered in this data dir
     assert settings.get(orion.SETTING_ORACLE_HOME, data_dir=data) == str(oracle_home)
     # and racperf parse reads the run's directory

@@ -1093,6 +1093,8 @@ class OrionTool:
     #: ORION prints its failures on stdout, libraries' on stderr: both are read
     merge_stderr = True
     stop_grace_s = 5.0
+    #: the run's record of protections (core.supervisor)
+    option_guard = "options: ORION's own, each validated by racperf (no free-form arguments)"
 
     def invocation(self, config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
         return invocation(config, run_dir)
