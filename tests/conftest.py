@@ -44,6 +44,7 @@ SLOW_MODULES = frozenset({
     "test_ui_kill9", "test_iostat_vs_sysstat", "test_write_guard_bypasses", "test_fio_live", "test_run_hangup",
     "test_runs_ui", "test_network_panel", "test_pair_runs", "test_devjail", "test_write_watch",
     "test_runs_ui_snapshot", "test_dashboard_snapshot", "test_oratcptest", "test_netperf", "test_iperf3",
+    "test_orion_runs",
 })
 
 

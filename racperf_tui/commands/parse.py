@@ -4,6 +4,8 @@ Exit status: 0 when every file gave a result, 1 when one was not the tool's outp
 could not be read (missing, a device, larger than the cap). Warnings (lines skipped: too long,
 impossible figures) go to stderr as ``racperf parse TOOL: FILE: line N: ...`` and stay in the
 result's ``"warnings"``. Output is strict JSON (no NaN / Infinity).
+A tool module with ``parse_path(path)`` reads the path itself (ORION: a run directory with its
+result files, a summary file and its siblings, or captured stdout); the others get the text.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
+from racperf_tui.core import strict_json
 from racperf_tui.core.bounded_read import (DEFAULT_LIMIT_BYTES, BoundedReadError, read_stream_bounded,
                                            read_text_bounded)
 from racperf_tui.tools import load_tool, tool_modules
@@ -24,15 +28,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which tool wrote the output (calibrate-io and calibrate_io alike)")
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help=f"saved output ('-' for stdin); at most {_LIMIT_MIB} MiB each, a regular "
-                             "file or a pipe (devices are refused)")
+                             "file or a pipe (devices are refused); orion: also a run directory")
     parser.add_argument("--indent", type=int, default=None, help="pretty-print with this indent")
 
 
 def run(args: argparse.Namespace) -> int:
     module = load_tool(args.tool)
     status = 0
+    parse_path = getattr(module, "parse_path", None)
     for name in args.files:
         try:
+            if name != "-" and callable(parse_path):
+                result = parse_path(Path(name))
+                print(strict_json.dumps(result, indent=args.indent, sort_keys=False))
+                continue
             if name == "-":
                 text = read_stream_bounded(sys.stdin.buffer, DEFAULT_LIMIT_BYTES, "stdin").decode(
                     "utf-8", "replace")
@@ -45,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"racperf parse: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
             status = max(status, 2)
+            continue
+        except ValueError as exc:
+            print(f"racperf parse {args.tool}: {name}: {exc}", file=sys.stderr)
+            status = 1
             continue
         try:
             result = module.parse_output(text)

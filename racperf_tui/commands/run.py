@@ -26,6 +26,7 @@ from typing import Any
 
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.tools import tool_description, tool_modules
+from racperf_tui.tools import orion
 from racperf_tui.tools.base import RUN_LEVEL_KEYS
 from racperf_tui.core import settings
 from racperf_tui.core.paths import resolve_data_dir
@@ -162,6 +163,20 @@ def _remembered_oratcptest_paths(config: dict[str, Any], data_dir: Any) -> None:
                 config[key] = value
 
 
+def _orion_home(config: dict[str, Any], data_dir: Any) -> None:
+    """ORION's ORACLE_HOME: one given with --set is remembered in THIS data dir (when it holds
+    bin/orion); one remembered there is used when none is given (the tool's own search then
+    covers $ORACLE_HOME, /etc/oratab and the grid home)."""
+    if config.get("oracle_home"):
+        home = os.path.abspath(os.path.expanduser(str(config["oracle_home"])))
+        if os.access(os.path.join(home, "bin", "orion"), os.X_OK):
+            orion.remember_oracle_home(home, data_dir)
+    elif not config.get("orion"):
+        remembered = settings.get(orion.SETTING_ORACLE_HOME, None, data_dir=data_dir)
+        if remembered:
+            config["oracle_home"] = remembered
+
+
 def _discard(stream: Any) -> None:
     """A stream that can no longer be written (a terminal that hung up gives EIO, a closed pipe
     EPIPE) goes to /dev/null, so what is still buffered in it does not raise again at exit."""
@@ -217,6 +232,13 @@ def run(args: argparse.Namespace) -> int:
             _remembered_oratcptest_paths(config, data_dir)
         except ValueError as exc:  # a corrupt settings file: named, not a traceback
             print(f"racperf run oratcptest: {exc}", file=sys.stderr)
+            return 2
+
+    if args.tool == "orion":
+        try:
+            _orion_home(config, data_dir)
+        except ValueError as exc:  # a corrupt settings file: named, not a traceback
+            print(f"racperf run orion: {exc}", file=sys.stderr)
             return 2
 
     def on_sample(sample: Sample) -> None:

@@ -17,7 +17,10 @@ the launcher (which then never has a zombie to reap) and runs in its own session
 Optional tool attributes the supervisor honours (beyond the protocol in tools/base.py):
 ``TOOL.tool_version(argv) -> str | None``, ``TOOL.install_hint`` (or module ``install_hint``),
 ``TOOL.merge_stderr`` (bool: feed stderr lines to the stream parser too) and
-``TOOL.stop_grace_s`` (float: SIGTERM -> SIGKILL grace).
+``TOOL.stop_grace_s`` (float: SIGTERM -> SIGKILL grace), ``TOOL.option_guard`` (str: what
+guards its options, for the run's record of protections); and of the stream parser, ``tick()``
+(called every loop, at most every 0.1 s, while the benchmark runs: Samples from the clock, for
+a tool that prints nothing while it runs, like ORION).
 """
 
 from __future__ import annotations
@@ -162,7 +165,7 @@ class Supervisor:
         directory = run_dir(self.store.path.parent, self.run_id)
         try:
             judged = judge_run(module, record.tool, config, str(directory))
-            argv, write_watch, protections = self._protections(judged)
+            argv, write_watch, protections = self._protections(judged, tool)
             self._prepare(tool, config, judged, directory, protections)
         except (ValueError, FileNotFoundError) as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=str(exc))
@@ -174,6 +177,9 @@ class Supervisor:
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
         merge_stderr = bool(getattr(tool, "merge_stderr", False))
         parser = tool.stream_parser(config)
+        # a tool that is silent while it runs (ORION) reports progress from the clock
+        tick = getattr(parser, "tick", None)
+        tick = tick if callable(tick) else None
         if self.stop_reason is not None:  # a signal before anything started
             self.store.set_state(self.run_id, RunState.STOPPED, message=self.stop_reason)
             return
@@ -235,6 +241,13 @@ class Supervisor:
                     for line in lines:
                         handle_line(stream, line.text)
                 self._drain_wake()
+                if tick is not None:
+                    try:
+                        self._emit(tick())
+                    except Exception:
+                        parse_errors += 1
+                        if parse_errors <= 3:
+                            self.log(f"stream parser failed on a tick:\n{traceback.format_exc()}")
                 if raw_bytes >= RAW_FLUSH_BYTES or (
                         raw_bytes and time.monotonic() - last_flush >= RAW_FLUSH_INTERVAL_S):
                     flush_raw()
@@ -282,7 +295,7 @@ class Supervisor:
             self.store.add_raw(self.run_id, text, f"result:{name}")
         return files
 
-    def _protections(self, judged: JudgedRun) -> tuple[list[str], WriteWatch | None, list[str]]:
+    def _protections(self, judged: JudgedRun, tool: Any = None) -> tuple[list[str], WriteWatch | None, list[str]]:
         """The kernel's net under the guard, for a run that touches storage (has targets):
         the device jail (a private /dev holding only the cleared device nodes) when the
         kernel and our privileges allow it, and the write watch (the tree killed the moment
@@ -292,8 +305,10 @@ class Supervisor:
         if not judged.invocation.targets:
             return argv, self.write_watch, []
         nodes = list(judged.guard.device_nodes)
-        protections = ["options resolved by fio itself and judged against racperf's allow list",
-                       "every target checked by the write guard (mounts, swap, holders, open files, signatures)"]
+        # what guards the tool's options is the tool's to say (fio: fio's own reading + allow list)
+        option_guard = getattr(tool, "option_guard", None)
+        protections = ([str(option_guard)] if option_guard else []) + [
+            "every target checked by the write guard (mounts, swap, holders, open files, signatures)"]
         available, why = devjail_available()
         if available:
             argv = jail_argv(argv, [n for n in nodes if os.path.abspath(n).startswith("/dev/")])

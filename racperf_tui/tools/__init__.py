@@ -24,6 +24,7 @@ BUILTIN_TOOLS: dict[str, str] = {
     "fio": "racperf_tui.tools.fio",
     "oratcptest": "racperf_tui.tools.oratcptest",
     "netperf": "racperf_tui.tools.netperf",
+    "orion": "racperf_tui.tools.orion",
     "iperf3": "racperf_tui.tools.iperf3",
     "probe": "racperf_tui.tools.probe",
 }

@@ -1000,6 +1000,8 @@ class FioTool:
     presets = PRESETS
     preset_descriptions = PRESET_DESCRIPTIONS
     config_class = FioConfig
+    #: the run's record of protections (core.supervisor)
+    option_guard = "options resolved by fio itself and judged against racperf's allow list"
 
     def available(self) -> bool:
         """True when a fio binary is on PATH."""
