@@ -39,8 +39,10 @@ from racperf_tui.tools.fio_options import (
     show_command_options,
 )
 from racperf_tui.tools.fio_policy import (
-    job_option_refusal,
+    ALLOWED_ENGINES,
     LOG_PREFIX_OPTIONS,
+    engine_refusal,
+    job_option_refusal,
     refusal_names,
     top_level_refusal,
 )
@@ -298,8 +300,6 @@ def prescreen_job_file(path: str, builtins: frozenset[str] = frozenset()) -> lis
     relative to the working directory, else to the including file's directory); wherever
     racperf's reading could differ from fio's it refuses (a '$' in an option name, a value
     fio expands with ${VAR}, lines longer than fio's buffer, NUL bytes)."""
-    from racperf_tui.tools.fio_policy import ALLOWED_ENGINES, engine_refusal
-
     problems: list[str] = []
 
     def scan(file: str, depth: int, where: str) -> None:
