@@ -26,7 +26,8 @@ from racperf_tui.ui.screens.fio_form import FioForm
 from racperf_tui.ui.screens.quit_dialog import QuitDialog
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
-from racperf_tui.ui.screens.runs_panel import RunsPanel, ask_before_quit
+from racperf_tui.ui.run_actions import ask_before_quit
+from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 from conftest import FIXTURES, needs_fio
@@ -50,7 +51,7 @@ class RunsApp(App[None]):
         yield Footer()
 
     async def action_quit(self) -> None:
-        ask_before_quit(self)
+        await ask_before_quit(self, self.data_dir)
 
 
 async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:

@@ -7,15 +7,20 @@ a dict, so the screens do not depend on the store's record type.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.store import Store
 from racperf_tui.ui.messages import LiveRunState
+from racperf_tui.ui.widgets.metric_sparkline import format_value
 
 #: live metrics shown as sparklines: (metric key, label, unit shown); bandwidth is stored in
 #: KiB/s and shown in MiB/s (see LIVE_DISPLAY_DIVISORS)
@@ -90,8 +95,6 @@ def as_epoch(value: Any) -> float | None:
         return None
     if isinstance(value, (int, float)):
         return float(value)
-    from datetime import datetime
-
     try:
         return datetime.fromisoformat(str(value)).timestamp()
     except ValueError:
@@ -112,9 +115,6 @@ def format_duration(seconds: float | None) -> str:
 
 def open_store(data_dir: str | os.PathLike[str] | None) -> Any:
     """The store under ``data_dir`` (or the default data dir)."""
-    from racperf_tui.core.paths import resolve_data_dir
-    from racperf_tui.core.store import Store
-
     return Store.open(resolve_data_dir(data_dir))
 
 
@@ -122,8 +122,6 @@ def config_of(run: Any) -> dict[str, Any]:
     """A run's config as a dict, whether stored as a dict or JSON text."""
     config = field_of(run, "config", {})
     if isinstance(config, str):
-        import json
-
         try:
             config = json.loads(config)
         except ValueError:
@@ -163,13 +161,9 @@ def sample_parts(row: Any) -> tuple[int, float, dict[str, float], dict[str, Any]
         seq, sample = field_of(row, "seq", 0), field_of(row, "sample", row)
     metrics = field_of(sample, "metrics", {}) or {}
     if isinstance(metrics, str):
-        import json
-
         metrics = json.loads(metrics)
     extra = field_of(sample, "extra", {}) or {}
     if isinstance(extra, str):
-        import json
-
         extra = json.loads(extra)
     return int(seq or 0), float(field_of(sample, "t", 0.0) or 0.0), dict(metrics), dict(extra)
 
@@ -199,8 +193,6 @@ def network_figure(values: Mapping[str, Any]) -> str:
         return f"{latency_ms:.3f} ms"
     trans = number("trans_per_s")
     if trans:
-        from racperf_tui.ui.widgets.metric_sparkline import format_value
-
         return f"{format_value(trans)} tr/s"
     return ""
 
@@ -209,8 +201,6 @@ def sample_figure(metrics: Mapping[str, Any]) -> str:
     """The runs list's figure for a running run's latest sample: fio's total IOPS, or a
     network tool's rate / latency."""
     if "read_iops" in metrics or "write_iops" in metrics:
-        from racperf_tui.ui.widgets.metric_sparkline import format_value
-
         iops = float(metrics.get("read_iops") or 0) + float(metrics.get("write_iops") or 0)
         return f"{format_value(iops)} IOPS"
     return network_figure(metrics)
@@ -230,8 +220,6 @@ def key_figure(result: Mapping[str, Any] | None) -> str:
             total_iops += float((job.get(direction) or {}).get("iops") or 0.0)
     if not jobs:
         return ""
-    from racperf_tui.ui.widgets.metric_sparkline import format_value
-
     return f"{format_value(total_iops)} IOPS"
 
 

@@ -20,6 +20,8 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
+from racperf_tui.ui.run_actions import confirm_and_stop
+from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.runs_data import (
     LIVE_DISPLAY_DIVISORS,
     LIVE_METRICS,
@@ -207,8 +209,6 @@ class RunView(Screen[None]):
         self.dismiss()
 
     def action_stop(self) -> None:
-        from racperf_tui.ui.screens.runs_panel import confirm_and_stop
-
         if self.live is not None and self.live.state not in LIVE_STATES and self.live.state != "?":
             self.notify(f"run {self.run_id} is already {self.live.state}")
             return
@@ -219,8 +219,6 @@ class RunView(Screen[None]):
         if self.live is None or self.live.state in LIVE_STATES:
             self.notify("the run is still running; its result comes when it ends")
             return
-        from racperf_tui.ui.screens.result_view import ResultView
-
         self.app.switch_screen(ResultView(self.data_dir, self.run_id))
 
 

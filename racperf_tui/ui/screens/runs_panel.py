@@ -10,12 +10,14 @@ from datetime import datetime
 from typing import Any
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.ui.messages import RunLaunched
+from racperf_tui.ui.run_actions import confirm_and_stop
+from racperf_tui.ui.screens.fio_form import FioForm
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.runs_data import (
@@ -27,6 +29,7 @@ from racperf_tui.ui.runs_data import (
     sample_figure,
     state_text,
 )
+from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 
 #: how often the list re-reads the store (it is one small query)
 REFRESH_INTERVAL_S = 1.0
@@ -303,8 +306,6 @@ class RunsPanel(Vertical):
         if devices == self._benchmark_devices:
             return
         self._benchmark_devices = devices
-        from racperf_tui.ui.widgets.iostat_panel import IostatPanel
-
         for panel in self.app.query(IostatPanel):  # none when the panel is mounted alone
             panel.set_benchmark_devices(set(devices))
 
@@ -319,19 +320,11 @@ class RunsPanel(Vertical):
             return None
         return int(key.value) if key.value is not None else None
 
-    def running_run_ids(self) -> list[int]:
-        """Ids of the runs still pending or running, read fresh from the store."""
-        if self._store is None:
-            return []
-        return [run.id for run in self._store.unfinished_runs()]
-
     # ---- actions ----------------------------------------------------------------------------
     def action_refresh(self) -> None:
         self.refresh_runs()
 
     def action_new_run(self) -> None:
-        from racperf_tui.ui.screens.fio_form import FioForm
-
         def launched(run_id: Any) -> None:
             if run_id is not None:
                 self.refresh_runs()
@@ -377,84 +370,6 @@ class RunsPanel(Vertical):
             self.notify(f"run {run_id} is not running", severity="warning")
             return
         confirm_and_stop(self.app, self.data_dir, run_id, after=self.refresh_runs)
-
-
-def confirm_and_stop(app: App[Any], data_dir: Any, run_id: Any, after: Any = None) -> None:
-    """Ask, then stop the run in a thread (stop waits for fio's final report)."""
-    from racperf_tui.ui.screens.quit_dialog import ConfirmDialog
-
-    def answered(yes: bool | None) -> None:
-        if yes:
-            _stop_in_thread(app, data_dir, [run_id], after)
-
-    app.push_screen(ConfirmDialog(f"Stop run {run_id}? fio writes its final report, then exits.",
-                                  yes_label="Stop run"), answered)
-
-
-def _stop_in_thread(app: App[Any], data_dir: Any, run_ids: list[Any], after: Any = None) -> None:
-    """Stop runs off the UI thread, then report each outcome as a notification."""
-    def stop() -> None:
-        for error in stop_runs_blocking(data_dir, run_ids):
-            app.call_from_thread(app.notify, f"cannot stop {error}", severity="error")
-        app.call_from_thread(app.notify, "stopped run " + ", ".join(str(r) for r in run_ids))
-        if after is not None:
-            app.call_from_thread(after)
-
-    app.run_worker(stop, thread=True, group="stop-runs")
-
-
-def stop_runs_blocking(data_dir: Any, run_ids: list[Any]) -> list[str]:
-    """Stop each run (waits for each to finish); returns one message per failure."""
-    from racperf_tui.core.paths import resolve_data_dir
-    from racperf_tui.core.runs import stop_run
-
-    errors = []
-    for run_id in run_ids:
-        try:
-            stop_run(run_id, resolve_data_dir(data_dir))
-        except Exception as error:
-            errors.append(f"run {run_id}: {error}")
-    return errors
-
-
-def ask_before_quit(app: App[Any]) -> None:
-    """Quit at once when nothing runs; else ask: stop the runs, leave them running, or cancel.
-
-    Runs left running need nothing from us: their supervisors are detached and keep
-    recording; racperf started again shows them live.
-    """
-    from racperf_tui.ui.screens.quit_dialog import QuitDialog
-
-    if isinstance(app.screen, QuitDialog):
-        return
-    panels = list(app.query(RunsPanel))
-    if not panels:
-        app.exit()
-        return
-    panel = panels[0]
-    try:
-        running = panel.running_run_ids()
-    except Exception:
-        running = []
-    if not running:
-        app.exit()
-        return
-
-    def chosen(choice: str | None) -> None:
-        if choice == "leave":
-            app.exit()
-        elif choice == "stop":
-            app.notify(f"stopping {len(running)} run(s)...", timeout=30)
-
-            def stop_then_exit() -> None:
-                errors = stop_runs_blocking(panel.data_dir, running)
-                if errors:
-                    app.call_from_thread(app.notify, "; ".join(errors), severity="error")
-                app.call_from_thread(app.exit)
-
-            app.run_worker(stop_then_exit, thread=True, group="quit-stop")
-
-    app.push_screen(QuitDialog([str(r) for r in running]), chosen)
 
 
 def _short_target(target: str | None, width: int) -> str:
