@@ -26,7 +26,8 @@ from racperf_tui.ui.screens.fio_form import FioForm
 from racperf_tui.ui.screens.quit_dialog import QuitDialog
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
-from racperf_tui.ui.screens.runs_panel import RunsPanel, ask_before_quit
+from racperf_tui.ui.run_actions import ask_before_quit
+from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 from conftest import FIXTURES, needs_fio
@@ -50,7 +51,7 @@ class RunsApp(App[None]):
         yield Footer()
 
     async def action_quit(self) -> None:
-        ask_before_quit(self)
+        await ask_before_quit(self, self.data_dir)
 
 
 async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
@@ -109,7 +110,7 @@ def fill(form: FioForm, name: str, value: str) -> None:
 async def test_form_validates_bs_and_previews_the_exact_command(runs_data_dir: Path, tmp_path: Path) -> None:
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the New run picker: fio is first
         await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
         form: FioForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
@@ -140,7 +141,7 @@ async def test_form_without_fio_says_how_to_install_it(runs_data_dir: Path, monk
     monkeypatch.setenv("PATH", str(empty_bin))
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the New run picker: fio is first
         await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
         form = app.screen
         message = str(form.query_one("#fio-missing", Static).render())
@@ -157,7 +158,7 @@ async def test_launch_from_form_live_samples_then_result(runs_data_dir: Path, tm
     target = tmp_path / "fio-ui.dat"
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the New run picker: fio is first
         await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
         form: FioForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
@@ -175,10 +176,10 @@ async def test_launch_from_form_live_samples_then_result(runs_data_dir: Path, tm
         view: RunView = app.screen  # type: ignore[assignment]
         run_id = view.run_id
 
-        spark = view.query_one("#spark-read_iops", MetricSparkline)
-        await wait_until(pilot, lambda: spark.current is not None and spark.current > 0, 15,
+        await wait_until(pilot, lambda: (view.sparklines["read_iops"].current or 0) > 0, 15,
                          "a live read IOPS value")
-        assert list(spark.values) and max(spark.values) > 0
+        spark = view.sparklines["read_iops"]
+        assert spark.unit == "IOPS" and list(spark.values) and max(spark.values) > 0
         await wait_until(pilot, lambda: view.live is not None and view.live.state == "succeeded", 20,
                          "the run to succeed")
         await pilot.press("enter")
@@ -299,7 +300,7 @@ async def test_form_refuses_ext4_loop_device_until_its_name_is_typed(runs_data_d
         assert block_devices_of(loop.path) == [loop.name]  # what the Disks panel is told
         app = RunsApp(runs_data_dir)
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.press("n")
+            await pilot.press("n", "enter")  # the New run picker: fio is first
             await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
             form: FioForm = app.screen  # type: ignore[assignment]
             await pilot.pause()
@@ -482,7 +483,7 @@ async def test_form_empty_number_field_says_what_it_needs(runs_data_dir: Path) -
     target stopped on an invisible scroll area before reaching the preset."""
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the New run picker: fio is first
         await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
         form: FioForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
@@ -594,19 +595,25 @@ async def test_broken_store_message_is_whole_at_80_columns(data_dir: Path) -> No
 
 
 def test_runs_list_figure_of_network_runs_is_their_rate_not_0_iops() -> None:
-    """A probe / iperf3 run showed "0 IOPS" in the runs list."""
-    from racperf_tui.ui.runs_data import key_figure, sample_figure
+    """A probe / iperf3 run showed "0 IOPS" in the runs list. The figure is the tool
+    description's headline, in its declared unit."""
+    from racperf_tui.ui.runs_data import description_of
 
-    assert sample_figure({"read_iops": 16021.2, "write_iops": 6000.0}) == "22.0k IOPS"
-    assert sample_figure({"throughput_mib_s": 3334.0, "latency_ms": 0.3}) == "28.0 Gbit/s"  # probe
-    assert sample_figure({"throughput_mbit_s": 940.4}) == "940 Mbit/s"  # iperf3
-    assert sample_figure({"throughput_mib_s": 0.0, "latency_ms": 0.018}) == "0.018 ms"  # probe RTT
-    assert sample_figure({"trans_per_s": 20345.0}) == "20.3k tr/s"  # netperf TCP_RR
-    assert key_figure({"tool": "iperf3", "received_mbit_s": 18200.0, "sent_mbit_s": 18300.0}) == "18.2 Gbit/s"
-    assert key_figure({"tool": "probe", "avg_throughput_mib_s": 100.0}) == "839 Mbit/s"
-    assert key_figure({"tool": "fio", "jobs": [{"read": {"iops": 100.0}, "write": {"iops": 50.0}}]}) == "150 IOPS"
-    assert key_figure({"tool": "probe", "role": "server", "connections": 1}) == ""
-    assert all(len(sample_figure(m)) <= 11 for m in ({"throughput_mbit_s": 99999.0}, {"trans_per_s": 1e7}))
+    fio, probe, iperf3, netperf = (description_of(t) for t in ("fio", "probe", "iperf3", "netperf"))
+    assert fio.sample_headline({"read_iops": 16021.2, "write_iops": 6000.0}) == "22.0k IOPS"
+    assert probe.sample_headline({"throughput_mib_s": 3334.0, "throughput_mbit_s": 27967.5,
+                                  "latency_ms": 0.3}) == "28.0 Gbit/s"
+    assert iperf3.sample_headline({"throughput_mbit_s": 940.4}) == "940 Mbit/s"
+    assert probe.sample_headline({"throughput_mib_s": 0.0, "throughput_mbit_s": 0.0,
+                                  "latency_ms": 0.018}) == "0.018 ms"  # probe RTT
+    assert netperf.sample_headline({"trans_per_s": 20345.0}) == "20k trans/s"  # TCP_RR, 11 cells
+    assert iperf3.headline({"received_mbit_s": 18200.0, "sent_mbit_s": 18300.0}) == "18.2 Gbit/s"
+    assert probe.headline({"avg_throughput_mib_s": 100.0}) == "839 Mbit/s"
+    assert fio.headline({"jobs": [{"read": {"iops": 100.0}, "write": {"iops": 50.0}}]}) == "150 IOPS"
+    assert probe.headline({"role": "server", "connections": 1}) == ""
+    assert description_of("no-such-tool").headline({"x": 1.0}) == ""
+    assert all(len(f) <= 11 for f in (iperf3.sample_headline({"throughput_mbit_s": 99999.0}),
+                                      netperf.sample_headline({"trans_per_s": 1e7})))
 
 
 async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: Path) -> None:
@@ -638,8 +645,11 @@ async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: 
         summary = view.query_one("#table-summary", DataTable)
         rows = {summary.get_row_at(i)[0]: summary.get_row_at(i)[1] for i in range(summary.row_count)}
         assert rows["mode"] == "ASYNC"
-        shown = float(str(rows["avg_throughput_mib_s"]).replace(",", ""))
-        assert shown == pytest.approx(result["avg_throughput_mib_s"], abs=0.01)
+        # the probe's description: the throughput, stored in MiB/s, shown in Mbit/s
+        number, unit = str(rows["throughput"]).split()
+        assert unit == "Mbit/s"
+        assert float(number.replace(",", "")) == pytest.approx(result["avg_throughput_mib_s"] * 8.388608, abs=0.1)
+        assert "avg_throughput_mib_s" not in rows
         sections = [str(label.render()) for label in view.query(".section") if label.display]
         assert "Result" in sections and "Latency (µs)" not in sections and "IOPS and bandwidth" not in sections
 
@@ -647,11 +657,6 @@ async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: 
 async def test_live_view_of_a_probe_run_shows_its_own_metrics(data_dir: Path) -> None:
     """Opening a running probe run showed fio's ten sparklines, all '-', and ETA '-'."""
     from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair, stop_pair
-    from racperf_tui.ui.screens.run_view import metric_label_and_unit
-
-    assert metric_label_and_unit("throughput_mbit_s") == ("throughput", "Mbit/s")
-    assert metric_label_and_unit("latency_ms") == ("latency", "ms")
-    assert metric_label_and_unit("trans_per_s") == ("trans", "/s")
 
     class LiveApp(App[None]):
         def on_mount(self) -> None:
@@ -667,7 +672,8 @@ async def test_live_view_of_a_probe_run_shows_its_own_metrics(data_dir: Path) ->
                              and app.screen.live.samples_seen >= 3, 20, "live probe samples")
             await pilot.pause(0.3)
             view: RunView = app.screen  # type: ignore[assignment]
-            assert view.metric_keys == ["throughput_mbit_s", "latency_ms"]
+            # the probe's live metrics (its MiB/s twin of the Mbit/s figure is no sparkline)
+            assert [spec.key for spec in view.metrics] == ["throughput_mbit_s", "latency_ms"]
             sparklines = list(view.query(MetricSparkline))
             assert [(s.label, s.unit) for s in sparklines] == [("throughput", "Mbit/s"), ("latency", "ms")]
             throughput, latency = sparklines
@@ -826,7 +832,7 @@ async def test_form_checkboxes_are_empty_when_unchecked(runs_data_dir: Path) -> 
     """The form's time_based / direct / group_reporting boxes showed an X unchecked too."""
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the New run picker: fio is first
         await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
         form: FioForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
@@ -850,7 +856,7 @@ async def test_form_target_and_extra_args_get_the_rows_width(runs_data_dir: Path
     extra = "--rate_iops=500 --percentile_list=50:99:99.9:99.99 --lat_percentiles=1"
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=(columns, 40)) as pilot:
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the New run picker: fio is first
         await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
         form: FioForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
@@ -894,7 +900,7 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
             " end  Last (oldest) run",
             "   ⏎  Open the highlighted run: live while it runs, else its result",
             "Runs",
-            "   n  New fio run: preset, fields, command preview",
+            "   n  New run: pick a tool, then its form and command preview",
             "   s  Stop the highlighted run (asks first)",
             "   r  Re-read the runs now (every second anyway)",
             "Everywhere",

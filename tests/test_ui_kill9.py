@@ -208,6 +208,10 @@ def launch_fio_from_the_form(ui: TerminalUI, data_dir: Path, target: Path, runti
     ui.wait_for(b"no runs yet", since)
     since = ui.mark()
     ui.press(b"n")
+    ui.wait_for(b"pick a tool", since)
+    ui.settle()
+    since = ui.mark()
+    ui.press(b"\r")  # fio, the first tool listed
     ui.wait_for(b"New fio run", since)
     ui.settle()
     # the form focuses the target; the preset menu is the field before it
@@ -448,9 +452,9 @@ async def test_the_next_racperf_shows_the_orphaned_run_live_and_stops_it(
             view = await pilot_wait(pilot, lambda: isinstance(app.screen, RunView) and app.screen, 10,
                                     "the live view")
             assert view.run_id == run_id
-            spark = view.query_one("#spark-read_iops", MetricSparkline)
-            await pilot_wait(pilot, lambda: spark.current is not None and spark.current > 0, 10,
+            await pilot_wait(pilot, lambda: (view.sparklines["read_iops"].current or 0) > 0, 10,
                              "a live read IOPS value")
+            spark = view.sparklines["read_iops"]
             seen = store.sample_count(run_id)
             await pilot_wait(pilot, lambda: store.sample_count(run_id) > seen and len(spark.values) > 1, 10,
                              "another live sample")

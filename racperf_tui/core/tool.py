@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
 from racperf_tui.core.events import Sample
+from racperf_tui.core.units import MIB_S_TO_MBIT_S
 
+#: the option that says which end of a two-ended tool a config runs (ToolOption.end)
+ROLE_OPTION = "role"
 #: option kinds: how text typed by a user becomes a config value
 KINDS = ("str", "int", "float", "bool", "choice", "list", "path")
 _TRUE = {"1", "true", "yes", "on"}
@@ -100,16 +103,57 @@ class MetricSpec:
     divisor: float = 1.0
     decimals: int = 1
     chart: str = ""
+    #: the key of the same figure in another unit (the probe's MiB/s beside its Mbit/s): no
+    #: sparkline or chart of its own while that one is there
+    twin_of: str = ""
 
     def shown(self, value: float) -> float:
         return value / self.divisor
 
     def format(self, value: float | None) -> str:
         """The value as the view prints it, with its unit; "-" when unknown."""
-        if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not _is_number(value):
             return "-"
-        number = f"{self.shown(value):,.{self.decimals}f}"
+        number = f"{self.shown(value):,.{self.decimals}f}"  # type: ignore[arg-type]
         return f"{number} {self.unit}".rstrip()
+
+    def compact(self, value: float | None, width: int = 11) -> str:
+        """The value in at most about ``width`` cells (the runs list's figure column): a rate
+        of 1000 Mbit/s and more in Gbit/s (the next unit of the declared one, never a guess
+        from the key), large counts with k / M."""
+        if not _is_number(value):
+            return "-"
+        shown, unit = self.shown(value), self.unit  # type: ignore[arg-type]
+        while unit in _LARGER_UNIT and abs(shown) >= _LARGER_UNIT[unit][1]:
+            unit, factor = _LARGER_UNIT[unit]
+            shown /= factor
+        magnitude = abs(shown)
+        if magnitude >= 10_000_000:
+            scaled, suffix = shown / 1_000_000, "M"
+        elif magnitude >= 10_000:
+            scaled, suffix = shown / 1_000, "k"
+        else:
+            scaled, suffix = shown, ""
+        if suffix or unit != self.unit:
+            decimals = 0 if abs(scaled) >= 99.95 else 1
+        else:
+            decimals = 0 if magnitude >= 100 or float(shown).is_integer() else self.decimals
+        text = f"{scaled:.{decimals}f}{suffix} {unit}".rstrip()
+        if len(text) > width and decimals:
+            text = f"{scaled:.0f}{suffix} {unit}".rstrip()
+        return text
+
+
+#: the divisor of a MetricSpec that stores MiB/s and shows Mbit/s (value / divisor)
+MIB_S_PER_MBIT_S = 1.0 / MIB_S_TO_MBIT_S
+
+#: a unit -> (the next larger one, how many of this make one of it), for compact figures
+_LARGER_UNIT = {"Mbit/s": ("Gbit/s", 1000.0), "KiB/s": ("MiB/s", 1024.0), "MiB/s": ("GiB/s", 1024.0),
+                "KiB": ("MiB", 1024.0), "MiB": ("GiB", 1024.0)}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass
@@ -123,12 +167,95 @@ class ToolDescription:
     metrics: Sequence[MetricSpec] = field(default_factory=tuple)
     #: options after '--' are the tool's own (fio); else only --set KEY=VALUE
     takes_raw_args: bool = False
+    #: the figures of the tool's result (top-level keys of its result dict), most telling
+    #: first: the result view's rows with their units, the runs list's figure
+    results: Sequence[MetricSpec] = field(default_factory=tuple)
 
     def option(self, name: str) -> ToolOption | None:
         return next((o for o in self.options if o.name == name), None)
 
     def metric(self, key: str) -> MetricSpec | None:
         return next((m for m in self.metrics if m.key == key), None)
+
+    def metric_or_bare(self, key: str) -> MetricSpec:
+        """The declared metric, or one without a unit for a key the tool did not declare."""
+        return self.metric(key) or MetricSpec(key, key.replace("_", " "), chart=key)
+
+    # ---- what the views ask of a tool (override what differs) ------------------------------
+    def live_metrics(self, seen: Sequence[str] = ()) -> list[MetricSpec]:
+        """The live view's sparklines: the declared live metrics, once samples arrived only
+        those they carry (iperf3's UDP figures are no TCP run's); a tool that declares none
+        gets one per key its samples carry, without a unit."""
+        if not self.metrics:
+            return [self.metric_or_bare(key) for key in seen]
+        present = [m for m in self.metrics if m.key in seen and m.twin_of not in seen]
+        return present if seen and present else [m for m in self.metrics if not m.twin_of]
+
+    def charts(self, seen: Sequence[str]) -> list[tuple[str, list[MetricSpec]]]:
+        """(unit, metrics) per chart of the result view, in declaration order: metrics of one
+        ``chart`` share an axis (one unit: a test holds every tool to it); only keys ``seen``
+        in the samples (a twin only without its other); a key the tool did not declare gets
+        a chart of its own."""
+        groups: dict[str, list[MetricSpec]] = {}
+        specs = [m for m in self.metrics if m.key in seen and m.twin_of not in seen]
+        specs += [self.metric_or_bare(key) for key in seen if self.metric(key) is None]
+        for spec in specs:
+            groups.setdefault(spec.chart or spec.key, []).append(spec)
+        return [(group[0].unit, group) for group in groups.values()]
+
+    def sample_headline(self, metrics: Mapping[str, Any]) -> str:
+        """A running run's figure in the runs list, from its latest sample: its first live
+        metric that is not zero."""
+        for spec in self.live_metrics(list(metrics)):
+            value = metrics.get(spec.key)
+            if _is_number(value) and value:
+                return spec.compact(value)
+        return ""
+
+    def headline(self, result: Mapping[str, Any] | None) -> str:
+        """A finished run's figure in the runs list: its first declared result figure that is
+        not zero ('' when there is none)."""
+        for spec in self.results:
+            value = (result or {}).get(spec.key)
+            if _is_number(value) and value:
+                return spec.compact(value)
+        return ""
+
+    def result_rows(self, result: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+        """(label, value) rows of the result view's summary: the declared figures with their
+        units, then every other plain top-level value as it is."""
+        result = result or {}
+        rows = [(spec.label, spec.format(result[spec.key])) for spec in self.results
+                if _is_number(result.get(spec.key))]
+        declared = {spec.key for spec in self.results}
+        for key, value in result.items():
+            if key in declared or isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                continue
+            rows.append((key, f"{value:.2f}" if isinstance(value, float) else str(value)))
+        return rows
+
+    def end_of(self, config: Mapping[str, Any]) -> str:
+        """Which end a config of a two-ended tool runs: its ``role`` option ('' for a tool
+        without one)."""
+        role = self.option(ROLE_OPTION)
+        return str(config.get(ROLE_OPTION, role.default)) if role is not None else ""
+
+    def applies(self, option: ToolOption, config: Mapping[str, Any]) -> bool:
+        """Does ``option`` matter for this config? Not when it is the other end's."""
+        end = self.end_of(config)
+        return not end or option.end in ("both", end)
+
+    def planned_duration_s(self, config: Mapping[str, Any]) -> float | None:
+        """How long a run of ``config`` is planned to take (the live view's ETA and progress),
+        None when unknown. By default its ``duration_s`` option (set, else its default) when
+        the option applies to the config's end, in seconds."""
+        option = self.option("duration_s")
+        value = config.get("duration_s", option.default) if option and self.applies(option, config) else None
+        try:
+            seconds = float(value) if value not in (None, "") else None
+        except (TypeError, ValueError):
+            return None
+        return seconds if seconds is not None and math.isfinite(seconds) and seconds > 0 else None
 
     def settings_to_config(self, settings: Sequence[tuple[str, Any]],
                            run_level_keys: frozenset[str] = frozenset()) -> dict[str, Any]:

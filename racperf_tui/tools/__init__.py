@@ -20,13 +20,14 @@ ENTRY_POINT_GROUP = "racperf.tools"
 #: racperf's own tools, also registered as entry points; used when the package's metadata is
 #: not installed (running from a source tree)
 BUILTIN_TOOLS: dict[str, str] = {
-    "calibrate_io": "racperf_tui.tools.calibrate_io",
+    # in the order the New run picker lists them: storage first, fio at the top
     "fio": "racperf_tui.tools.fio",
+    "orion": "racperf_tui.tools.orion",
+    "calibrate_io": "racperf_tui.tools.calibrate_io",
+    "probe": "racperf_tui.tools.probe",
+    "iperf3": "racperf_tui.tools.iperf3",
     "oratcptest": "racperf_tui.tools.oratcptest",
     "netperf": "racperf_tui.tools.netperf",
-    "orion": "racperf_tui.tools.orion",
-    "iperf3": "racperf_tui.tools.iperf3",
-    "probe": "racperf_tui.tools.probe",
 }
 
 

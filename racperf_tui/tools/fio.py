@@ -987,8 +987,32 @@ METRICS = (
     *(MetricSpec(f"{d}_clat_{p}_us", f"{d} clat {p}", "µs", chart="lat")
       for d in _DIRECTIONS for p in SAMPLE_PERCENTILES),
 )
-DESCRIPTION = ToolDescription(name="fio", summary="flexible I/O tester: storage IOPS, bandwidth, latency",
-                              install_hint=install_hint, options=OPTIONS, metrics=METRICS, takes_raw_args=True)
+
+
+class FioDescription(ToolDescription):
+    """fio's figure is its total IOPS (both directions, every job); its plan, runtime + ramp."""
+
+    def sample_headline(self, metrics: Mapping[str, Any]) -> str:
+        if "read_iops" not in metrics and "write_iops" not in metrics:
+            return ""
+        return METRICS[0].compact(float(metrics.get("read_iops") or 0) + float(metrics.get("write_iops") or 0))
+
+    def headline(self, result: Mapping[str, Any] | None) -> str:
+        jobs = [job for job in (result or {}).get("jobs") or [] if isinstance(job, Mapping)]
+        if not jobs:
+            return ""
+        return METRICS[0].compact(sum(float((job.get(d) or {}).get("iops") or 0.0)
+                                      for job in jobs for d in ("read", "write")))
+
+    def planned_duration_s(self, config: Mapping[str, Any]) -> float | None:
+        runtime = parse_time_s(str(config.get("runtime_s") or ""))
+        if not runtime:
+            return None
+        return runtime + (parse_time_s(str(config.get("ramp_time_s") or "")) or 0.0)
+
+
+DESCRIPTION = FioDescription(name="fio", summary="flexible I/O tester: storage IOPS, bandwidth, latency",
+                             install_hint=install_hint, options=OPTIONS, metrics=METRICS, takes_raw_args=True)
 
 
 class FioTool:

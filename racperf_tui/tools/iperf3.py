@@ -120,9 +120,20 @@ METRICS = (
     MetricSpec("jitter_ms", "jitter", "ms", decimals=3, chart="jitter"),
     MetricSpec("lost_pct", "lost", "%", decimals=2, chart="lost"),
 )
+RESULTS = (
+    MetricSpec("received_mbit_s", "received", "Mbit/s"),
+    MetricSpec("sent_mbit_s", "sent", "Mbit/s"),
+    MetricSpec("retransmits", "retransmits", "", decimals=0),
+    MetricSpec("jitter_ms", "jitter", "ms", decimals=3),
+    MetricSpec("lost_pct", "lost", "%", decimals=2),
+    MetricSpec("duration_s", "duration", "s"),
+    MetricSpec("cpu_host_pct", "CPU here", "%"),
+    MetricSpec("cpu_remote_pct", "CPU remote", "%"),
+)
 DESCRIPTION = ToolDescription(name="iperf3", summary="network throughput between two ends",
                               install_hint="apt-get install iperf3 (Debian/Ubuntu) or dnf install iperf3 "
-                                           "(RHEL/Oracle Linux)", options=OPTIONS, metrics=METRICS)
+                                           "(RHEL/Oracle Linux)", options=OPTIONS, metrics=METRICS,
+                              results=RESULTS)
 
 
 class Iperf3Tool:

@@ -888,8 +888,14 @@ METRICS = (
     MetricSpec("rt_latency_us", "round trip", "µs", chart="latency"),
     MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit"),
 )
+RESULTS = (
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s"),
+    MetricSpec("trans_per_s", "transactions", "trans/s"),
+    MetricSpec("rt_latency_us", "round trip", "µs"),
+    MetricSpec("elapsed_s", "elapsed", "s", decimals=2),
+)
 DESCRIPTION = ToolDescription(name=name, summary="request/response latency and stream throughput",
-                              install_hint=install_hint, options=OPTIONS, metrics=METRICS)
+                              install_hint=install_hint, options=OPTIONS, metrics=METRICS, results=RESULTS)
 
 #: The Tool (racperf_tui.tools.base.Tool). netserver says "Unable to start netserver ..." on
 #: stderr and getopt errors go there too, so both are read.

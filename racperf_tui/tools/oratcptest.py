@@ -701,8 +701,12 @@ METRICS = (
     MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib"),
     MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
 )
+RESULTS = (
+    MetricSpec("avg_throughput_mib_s", "throughput", "MiB/s"),
+    MetricSpec("avg_latency_ms", "latency", "ms", decimals=3),
+)
 DESCRIPTION = ToolDescription(name=name, summary="Oracle's network test for Data Guard redo transport",
-                              install_hint=install_hint, options=OPTIONS, metrics=METRICS)
+                              install_hint=install_hint, options=OPTIONS, metrics=METRICS, results=RESULTS)
 
 #: The Tool (racperf_tui.tools.base.Tool). The jar reports its failures on stdout; stderr holds
 #: JVM errors worth a look, so both are read.

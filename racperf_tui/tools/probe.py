@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 from racperf_tui.core import units
-from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
+from racperf_tui.core.tool import MIB_S_PER_MBIT_S, MetricSpec, ToolDescription, ToolOption
 from racperf_tui.core.events import Sample
 from racperf_tui.tools import probe_server
 from racperf_tui.tools.base import PairSpec
@@ -532,12 +532,22 @@ OPTIONS = (
 )
 METRICS = (
     MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit"),
-    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib"),
+    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib",
+               twin_of="throughput_mbit_s"),
     MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
+)
+RESULTS = (
+    MetricSpec("avg_throughput_mib_s", "throughput", "Mbit/s", divisor=MIB_S_PER_MBIT_S),
+    MetricSpec("avg_latency_ms", "latency", "ms", decimals=3),
+    MetricSpec("latency_p50_ms", "latency p50", "ms", decimals=3),
+    MetricSpec("latency_p99_ms", "latency p99", "ms", decimals=3),
+    MetricSpec("latency_max_ms", "latency max", "ms", decimals=3),
+    MetricSpec("elapsed_s", "elapsed", "s", decimals=2),
 )
 DESCRIPTION = ToolDescription(name="probe", summary="oratcptest's SYNC/ASYNC measurement without Java",
                               install_hint="nothing to install: the probe is part of racperf (server: "
-                                           "python3 >= 3.6)", options=OPTIONS, metrics=METRICS)
+                                           "python3 >= 3.6)", options=OPTIONS, metrics=METRICS,
+                              results=RESULTS)
 
 
 class ProbeTool:

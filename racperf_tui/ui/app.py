@@ -12,8 +12,10 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
-from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+from racperf_tui.ui.run_actions import ask_before_quit
+from racperf_tui.ui.screens.help import HelpScreen
 from racperf_tui.ui.screens.runs_panel import RunsPanel
+from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.network_panel import NetworkPanel
 
 
@@ -56,8 +58,6 @@ class RacperfApp(App[int]):
 
     def action_help(self) -> None:
         """Show every key active where the user is (app, screen, focused panel)."""
-        from racperf_tui.ui.screens.help import HelpScreen
-
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen.active_bindings))
 
@@ -73,6 +73,4 @@ class RacperfApp(App[int]):
 
     async def action_quit(self) -> None:
         """Quit; with runs still running, ask whether to stop them or leave them running."""
-        from racperf_tui.ui.screens.runs_panel import ask_before_quit
-
-        ask_before_quit(self)
+        await ask_before_quit(self, self.data_dir)

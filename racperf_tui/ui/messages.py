@@ -13,6 +13,8 @@ from typing import Any
 
 from textual.message import Message
 
+from racperf_tui.core.tool import MetricSpec
+
 
 @dataclass(frozen=True, slots=True)
 class LiveRunState:
@@ -26,6 +28,9 @@ class LiveRunState:
 
     run_id: Any
     state: str
+    #: the run's tool, and the metrics its description says the view shows (label, unit, format)
+    tool: str = ""
+    metrics: tuple[MetricSpec, ...] = ()
     series: dict[str, list[float]] = field(default_factory=dict)
     current: dict[str, float] = field(default_factory=dict)
     samples_seen: int = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import shlex
 import shutil
 import stat
 from typing import Any, Mapping
@@ -23,6 +24,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.orchestration.run_plan import PlanRefused, judge_run
 from racperf_tui.orchestration.runs import launch_run
+from racperf_tui.tools import load_tool
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.widgets.tick_box import TickBox
 
@@ -58,10 +60,9 @@ FIO_INSTALL_HINT = ("fio is not installed (not found in PATH). Install it with: 
 
 
 def fio_module() -> Any:
-    """The fio tool module (imported late: the form must open even if it fails to import)."""
-    from racperf_tui.tools import fio
-
-    return fio
+    """The fio tool module, loaded when the form opens: the form must open even if it fails
+    to import (KeyError then says why)."""
+    return load_tool("fio")
 
 
 def preset_items(fio: Any) -> list[tuple[str, Any]]:
@@ -84,8 +85,6 @@ def to_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, (list, tuple)):
-        import shlex
-
         return shlex.join(str(v) for v in value)
     return str(value)
 
@@ -328,8 +327,6 @@ class FioForm(ModalScreen[Any]):
     def _preview_text(self, config: Any) -> str:
         preview = config.command_preview()
         if not isinstance(preview, str):
-            import shlex
-
             preview = shlex.join(str(a) for a in preview)
         return "$ " + preview
 
@@ -458,8 +455,6 @@ def _convert(text: str, like: Any) -> Any:
         except ValueError:
             return text
     if isinstance(like, (list, tuple)):
-        import shlex
-
         try:
             return type(like)(shlex.split(text))
         except ValueError:

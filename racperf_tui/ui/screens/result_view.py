@@ -12,14 +12,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
-from racperf_tui.ui.runs_data import (
-    format_duration,
-    metric_label_and_unit,
-    open_store,
-    other_tool_metric_keys,
-    sample_parts,
-    state_text,
-)
+from racperf_tui.core.store import RunRecord
+from racperf_tui.core.tool import ToolDescription
+from racperf_tui.ui.runs_data import description_of, format_duration, open_store
 from racperf_tui.ui.widgets.chart import Chart, Series
 
 DIRECTIONS = ("read", "write", "trim")
@@ -33,8 +28,8 @@ _JOB_BLOCK_TITLES = {"cpu": "CPU", "lat_dist_pct": "latency distribution (% of I
                      "issued": "I/Os issued", "options": "job options"}
 #: per-direction blocks shown under Details (fio's bandwidth and IOPS statistics)
 _DIRECTION_DETAIL_KEYS = ("bw_stats_kib_s", "iops_stats")
-#: charts of another tool's samples at most (iperf3 records up to eight quantities)
-MAX_OTHER_CHARTS = 6
+#: charts at most (iperf3 records up to eight quantities)
+MAX_CHARTS = 6
 
 
 def _num(value: Any, digits: int = 1) -> str:
@@ -112,7 +107,8 @@ class ResultView(Screen[None]):
         super().__init__()
         self.data_dir = data_dir
         self.run_id = run_id
-        self.run: Any = None
+        self.run: RunRecord | None = None
+        self.description = ToolDescription()
         self.result: dict[str, Any] | None = None
         self.samples: list[tuple[float, dict[str, float]]] = []
         self.load_error = ""
@@ -127,8 +123,9 @@ class ResultView(Screen[None]):
             return
         try:
             self.run = store.get_run(self.run_id)
+            self.description = description_of(self.run.tool)
             self.result = store.result(self.run_id)
-            self.samples = [sample_parts(row)[1:3] for row in store.samples(self.run_id, after_seq=0)]
+            self.samples = [(sample.t, sample.metrics) for _seq, sample in store.samples(self.run_id, after_seq=0)]
         except KeyError:
             self.load_error = f"no run {self.run_id} in the store"
         finally:
@@ -181,7 +178,7 @@ class ResultView(Screen[None]):
         started = datetime.fromtimestamp(run.started_at).strftime("%Y-%m-%d %H:%M:%S")
         version = f" {run.tool_version}" if run.tool_version else ""
         return (f"[b]run {run.id}[/b]  {run.tool}{version} on {run.target or '-'}  "
-                f"[b]{state_text(run.state)}[/b]  started {started}  "
+                f"[b]{run.state.value}[/b]  started {started}  "
                 f"took {format_duration(run.duration_s)}  exit {run.exit_status}")
 
     def _message_text(self) -> str:
@@ -213,11 +210,10 @@ class ResultView(Screen[None]):
     def _fill_summary(self) -> None:
         table = self.query_one("#table-summary", DataTable)
         if self.result is not None and not self._jobs():
-            # not a fio result: its top-level figures as key/value rows
+            # no per-job result: the tool's figures (its description's labels and units first)
             table.add_columns("", "value")
-            for key, value in self.result.items():
-                if isinstance(value, (int, float, str)) and not isinstance(value, bool):
-                    table.add_row(str(key), _num(value, 2) if not isinstance(value, str) else value)
+            for label, value in self.description.result_rows(self.result):
+                table.add_row(label, value)
             return
         table.add_columns("job", "dir", "IOPS", "BW MiB/s", "BW KiB/s", "I/O MiB", "runtime s")
         for job in self._jobs():
@@ -324,41 +320,24 @@ class ResultView(Screen[None]):
             charts.append(chart)
         self.query_one("#charts", VerticalScroll).mount_all(charts)
 
-    def _line(self, key: str, label: str) -> Series:
-        points = [(t, m[key]) for t, m in self.samples if m.get(key) is not None]
-        return Series(label, [p[0] for p in points], [p[1] for p in points])
-
     def _chart_specs(self) -> list[tuple[str, str, list[Series]]]:
-        """(title, y axis label, lines) per chart; the lines of one chart share one unit."""
-        numeric = sorted({k for _, m in self.samples for k, v in m.items()
-                          if isinstance(v, (int, float)) and not isinstance(v, bool)})
-        if not self.samples or any(k in numeric for k in ("read_iops", "write_iops")):
-            return self._fio_chart_specs()
-        # another tool's samples (throughput, latency...): one chart per unit, so Mbit/s and
-        # MiB/s never share an axis; a count without a unit is its own quantity
-        by_unit: dict[str, list[str]] = {}
-        for key in other_tool_metric_keys(numeric):
-            unit = metric_label_and_unit(key)[1]
-            by_unit.setdefault(unit or key, []).append(key)
+        """(title, y axis label, lines) per chart, as the tool's description groups its
+        metrics (one unit per chart); metrics that stayed 0 (the idle direction) are left out."""
+        nonzero = [key for key in dict.fromkeys(k for _, m in self.samples for k in m)
+                   if any(m.get(key) for _, m in self.samples)]
         specs = []
-        for unit_or_key, keys in list(by_unit.items())[:MAX_OTHER_CHARTS]:
-            labels = [metric_label_and_unit(key)[0] for key in keys]
-            unit = metric_label_and_unit(keys[0])[1]
-            title = f"{', '.join(labels)} per interval" + (f" ({unit})" if unit else "")
-            specs.append((title, unit or labels[0], [self._line(key, label) for key, label in zip(keys, labels)]))
+        for unit, group in self.description.charts(nonzero)[:MAX_CHARTS]:
+            labels = [spec.label for spec in group]
+            # one line: named by its label; several (read and write...): by their unit, the
+            # legend names them
+            title = (f"{labels[0]} per interval" + (f" ({unit})" if unit else "") if len(group) == 1
+                     else f"{unit or ', '.join(labels)} per interval")
+            lines = []
+            for spec in group:
+                points = [(t, spec.shown(m[spec.key])) for t, m in self.samples if m.get(spec.key) is not None]
+                lines.append(Series(spec.label, [p[0] for p in points], [p[1] for p in points]))
+            specs.append((title, unit or labels[0], lines))
         return specs
-
-    def _fio_chart_specs(self) -> list[tuple[str, str, list[Series]]]:
-        """fio: IOPS of the directions that did I/O, and their clat p50 / p99."""
-        iops: list[Series] = []
-        latency: list[Series] = []
-        if any(m.get("read_iops") for _, m in self.samples):
-            iops.append(self._line("read_iops", "read"))
-            latency += [self._line("read_clat_p50_us", "r p50"), self._line("read_clat_p99_us", "r p99")]
-        if any(m.get("write_iops") for _, m in self.samples):
-            iops.append(self._line("write_iops", "write"))
-            latency += [self._line("write_clat_p50_us", "w p50"), self._line("write_clat_p99_us", "w p99")]
-        return [("IOPS per interval", "IOPS", iops), ("clat per interval (µs)", "µs", latency)]
 
     # ---- actions ---------------------------------------------------------------------------
     def action_close(self) -> None:

@@ -20,15 +20,10 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
-from racperf_tui.ui.runs_data import (
-    LIVE_DISPLAY_DIVISORS,
-    LIVE_METRICS,
-    LIVE_STATES,
-    LivePoller,
-    format_duration,
-    metric_label_and_unit,
-    other_tool_metric_keys,
-)
+from racperf_tui.ui.run_actions import confirm_and_stop
+from racperf_tui.ui.screens.result_view import ResultView
+from racperf_tui.core.tool import MetricSpec
+from racperf_tui.ui.runs_data import LIVE_STATES, LivePoller, description_of, format_duration
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 #: how often the live view reads the store; the sample-to-sparkline target is p99 <= 100 ms
@@ -88,15 +83,20 @@ class RunView(Screen[None]):
     ]
 
     def __init__(self, data_dir: Any, run_id: Any, title: str = "",
-                 poll_interval_s: float = POLL_INTERVAL_S) -> None:
+                 poll_interval_s: float = POLL_INTERVAL_S, tool: str = "") -> None:
+        """``tool``: the run's tool when the opener knows it, so its sparklines are there
+        before the first poll; else they come with it."""
         super().__init__()
         self.data_dir = data_dir
         self.run_id = run_id
         self.run_title = title or f"run {run_id}"
         self.poll_interval_s = poll_interval_s
         self.live: LiveRunState | None = None
-        #: the metrics the sparklines show: fio's, until another tool's samples arrive
-        self.metric_keys: list[str] = [key for key, _label, _unit in LIVE_METRICS]
+        #: the metrics the sparklines show, as the tool's description gives them
+        self.metrics: tuple[MetricSpec, ...] = tuple(description_of(tool).live_metrics()) if tool else ()
+        #: metric key -> its sparkline (no widget ids: a rebuild mounts the new ones while the
+        #: old ones are still being removed)
+        self.sparklines: dict[str, MetricSparkline] = _sparklines(self.metrics)
         #: monotonic time each update was painted, for the latency benchmark
         self.painted_at_monotonic: float = 0.0
         #: the texts shown, so an update repaints only what changed
@@ -109,9 +109,7 @@ class RunView(Screen[None]):
         with Horizontal(id="run-progress-row"):
             yield RunProgressBar(total=100, show_eta=False, id="run-progress")
         with VerticalScroll(id="run-metrics"):
-            for key, label, unit in LIVE_METRICS:
-                yield MetricSparkline(label, unit, divisor=LIVE_DISPLAY_DIVISORS.get(key, 1.0),
-                                      id=_widget_id(key))
+            yield from self.sparklines.values()
         yield Static("", id="run-jobs")
         yield Footer()
 
@@ -157,12 +155,10 @@ class RunView(Screen[None]):
             self._show_status(f"[red]{live.error}[/red]")
             return
         self._show_the_tools_metrics(live)
-        metrics = self.query_one("#run-metrics", VerticalScroll)
-        for key in self.metric_keys:
+        for key, sparkline in self.sparklines.items():
             values = live.series.get(key)
             if values is not None:
-                metrics.get_child_by_id(_widget_id(key), MetricSparkline).set_series(
-                    values, live.current.get(key))
+                sparkline.set_series(values, live.current.get(key))
         state_style = "green" if live.state in LIVE_STATES else "bold"
         parts = [f"[{state_style}]{live.state}[/{state_style}]",
                  f"elapsed {format_duration(live.elapsed_s)}"]
@@ -189,26 +185,20 @@ class RunView(Screen[None]):
             self.query_one("#run-status", Label).update(text, layout=False)
 
     def _show_the_tools_metrics(self, live: LiveRunState) -> None:
-        """A run of another tool (probe, iperf3, oratcptest, netperf) has none of fio's
-        metrics: replace fio's empty sparklines by one per metric its samples carry."""
-        keys = [key for key in live.series if key not in self.metric_keys]
-        if not keys or set(live.series) & set(self.metric_keys):
+        """One sparkline per metric the poller says the run's tool shows (its description's,
+        narrowed to those its samples carry once they arrive): rebuilt only when they change."""
+        if not live.metrics or live.metrics == self.metrics:
             return
-        self.metric_keys = other_tool_metric_keys(keys)
+        self.metrics = live.metrics
         container = self.query_one("#run-metrics", VerticalScroll)
         container.remove_children()
-        sparklines = []
-        for key in self.metric_keys:
-            label, unit = metric_label_and_unit(key)
-            sparklines.append(MetricSparkline(label, unit, id=_widget_id(key)))
-        container.mount_all(sparklines)
+        self.sparklines = _sparklines(self.metrics)
+        container.mount_all(list(self.sparklines.values()))
 
     def action_close(self) -> None:
         self.dismiss()
 
     def action_stop(self) -> None:
-        from racperf_tui.ui.screens.runs_panel import confirm_and_stop
-
         if self.live is not None and self.live.state not in LIVE_STATES and self.live.state != "?":
             self.notify(f"run {self.run_id} is already {self.live.state}")
             return
@@ -219,11 +209,9 @@ class RunView(Screen[None]):
         if self.live is None or self.live.state in LIVE_STATES:
             self.notify("the run is still running; its result comes when it ends")
             return
-        from racperf_tui.ui.screens.result_view import ResultView
-
         self.app.switch_screen(ResultView(self.data_dir, self.run_id))
 
 
-def _widget_id(metric_key: str) -> str:
-    """A CSS-safe widget id for a metric key (``read_clat_p99.9_us`` has a dot)."""
-    return "spark-" + metric_key.replace(".", "_")
+def _sparklines(metrics: tuple[MetricSpec, ...]) -> dict[str, MetricSparkline]:
+    """A sparkline per metric: its label, its unit, its own format (divisor included)."""
+    return {spec.key: MetricSparkline(spec.label, spec.unit, formatter=spec.compact) for spec in metrics}

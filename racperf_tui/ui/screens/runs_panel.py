@@ -10,23 +10,19 @@ from datetime import datetime
 from typing import Any
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.ui.messages import RunLaunched
+from racperf_tui.ui.run_actions import confirm_and_stop
+from racperf_tui.ui.screens.tool_picker import ToolPicker, form_for
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
-from racperf_tui.ui.runs_data import (
-    LIVE_STATES,
-    block_devices_of,
-    format_duration,
-    key_figure,
-    open_store,
-    sample_figure,
-    state_text,
-)
+from racperf_tui.core.store import RunRecord, Store
+from racperf_tui.ui.runs_data import block_devices_of, description_of, format_duration, open_store
+from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 
 #: how often the list re-reads the store (it is one small query)
 REFRESH_INTERVAL_S = 1.0
@@ -75,7 +71,7 @@ class RunsTable(DataTable):
 
 
 class RunsPanel(Vertical):
-    """The runs list and its keys: n new fio run, enter open, s stop, r refresh."""
+    """The runs list and its keys: n new run (any tool), enter open, s stop, r refresh."""
 
     DEFAULT_CSS = """
     RunsPanel {
@@ -95,7 +91,7 @@ class RunsPanel(Vertical):
     HELP_TITLE = "Runs"
 
     BINDINGS = [
-        Binding("n", "new_run", "New fio run", tooltip="New fio run: preset, fields, command preview"),
+        Binding("n", "new_run", "New run", tooltip="New run: pick a tool, then its form and command preview"),
         Binding("enter", "open_run", "Open run", show=False,
                 tooltip="Open the highlighted run: live while it runs, else its result"),
         Binding("s", "stop_run", "Stop run", tooltip="Stop the highlighted run (asks first)"),
@@ -105,8 +101,8 @@ class RunsPanel(Vertical):
     def __init__(self, data_dir: str | None = None) -> None:
         super().__init__()
         self.data_dir = data_dir
-        self._store: Any = None
-        self.runs: dict[int, Any] = {}
+        self._store: Store | None = None
+        self.runs: dict[int, RunRecord] = {}
         #: latest live figure per running run and the last sample seq read for it
         self._live_seq: dict[int, int] = {}
         self._live_figure: dict[int, str] = {}
@@ -139,7 +135,7 @@ class RunsPanel(Vertical):
             return
         self.refresh_runs()
         self.set_interval(REFRESH_INTERVAL_S, self.refresh_runs)
-        live = [run for run in self.runs.values() if state_text(run.state) in LIVE_STATES]
+        live = [run for run in self.runs.values() if not run.state.finished]
         if live:
             names = ", ".join(f"{run.id} ({run.tool})" for run in live[:5])
             self.notify(f"still running from an earlier session: run {names}. "
@@ -225,14 +221,14 @@ class RunsPanel(Vertical):
         tool_width, target_width, started_width = self._widths or self._column_widths([])
         rows: dict[str, tuple[Any, ...]] = {}
         for run in runs:
-            state = state_text(run.state)
-            live = state in LIVE_STATES
+            state = run.state.value
+            live = not run.state.finished
             style = STATE_STYLES.get(state, "")
             if live:
                 figure = self._live_figure.get(run.id, "")
             else:
                 if run.id not in self._finished_figure:
-                    self._finished_figure[run.id] = key_figure(self._result_of(run))
+                    self._finished_figure[run.id] = description_of(run.tool).headline(self._result_of(run))
                 figure = self._finished_figure[run.id]
             rows[str(run.id)] = (
                 Text(str(run.id), style=style),
@@ -244,7 +240,7 @@ class RunsPanel(Vertical):
                 figure,
             )
         self._apply_rows(rows, selected)
-        hint = ("no runs yet: press n to launch fio" if not runs
+        hint = ("no runs yet: press n to start one (fio, the network tools...)" if not runs
                 else "enter: open the run (live view while running, else its result)")
         if hint != self._hint_shown:
             # an unchanged Static.update still re-lays out the panel: about 0.5 % CPU a second
@@ -271,16 +267,16 @@ class RunsPanel(Vertical):
                         table.update_cell(key, column_key, after)
         self._rows_shown = rows
 
-    def _result_of(self, run: Any) -> Any:
+    def _result_of(self, run: RunRecord) -> dict[str, Any] | None:
         try:
             return self._store.result(run.id)
         except Exception:
             return None
 
-    def _update_live_figures(self, runs: list[Any]) -> None:
+    def _update_live_figures(self, runs: list[RunRecord]) -> None:
         """Current figure (IOPS, Mbit/s, ms) of each running run, from the samples it wrote
         since the last refresh."""
-        live_ids = {run.id for run in runs if state_text(run.state) in LIVE_STATES}
+        live_ids = {run.id: run.tool for run in runs if not run.state.finished}
         for run_id in list(self._live_seq):
             if run_id not in live_ids:
                 self._live_seq.pop(run_id, None)
@@ -290,21 +286,19 @@ class RunsPanel(Vertical):
             if new:
                 seq, sample = new[-1]
                 self._live_seq[run_id] = seq
-                self._live_figure[run_id] = sample_figure(sample.metrics)
+                self._live_figure[run_id] = description_of(live_ids[run_id]).sample_headline(sample.metrics)
 
-    def _tell_disks_panel(self, runs: list[Any]) -> None:
+    def _tell_disks_panel(self, runs: list[RunRecord]) -> None:
         """The Disks panel filters on the devices running benchmarks touch."""
         devices: list[str] = []
         for run in runs:
-            if state_text(run.state) in LIVE_STATES:
+            if not run.state.finished:
                 for name in block_devices_of(run.target):
                     if name not in devices:
                         devices.append(name)
         if devices == self._benchmark_devices:
             return
         self._benchmark_devices = devices
-        from racperf_tui.ui.widgets.iostat_panel import IostatPanel
-
         for panel in self.app.query(IostatPanel):  # none when the panel is mounted alone
             panel.set_benchmark_devices(set(devices))
 
@@ -319,25 +313,22 @@ class RunsPanel(Vertical):
             return None
         return int(key.value) if key.value is not None else None
 
-    def running_run_ids(self) -> list[int]:
-        """Ids of the runs still pending or running, read fresh from the store."""
-        if self._store is None:
-            return []
-        return [run.id for run in self._store.unfinished_runs()]
-
     # ---- actions ----------------------------------------------------------------------------
     def action_refresh(self) -> None:
         self.refresh_runs()
 
     def action_new_run(self) -> None:
-        from racperf_tui.ui.screens.fio_form import FioForm
-
+        """The tool picker, then the chosen tool's form; a launched run opens live."""
         def launched(run_id: Any) -> None:
             if run_id is not None:
                 self.refresh_runs()
                 self.open_run(run_id)
 
-        self.app.push_screen(FioForm(self.data_dir), launched)
+        def picked(tool: str | None) -> None:
+            if tool is not None:
+                self.app.push_screen(form_for(tool, self.data_dir), launched)
+
+        self.app.push_screen(ToolPicker(), picked)
 
     def on_run_launched(self, message: RunLaunched) -> None:
         self.refresh_runs()
@@ -362,8 +353,8 @@ class RunsPanel(Vertical):
                 self.notify(f"no run {run_id}", severity="error")
                 return
         title = f"run {run_id}: {run.tool} on {run.target or '-'}" if run is not None else ""
-        if run is not None and state_text(run.state) in LIVE_STATES:
-            self.app.push_screen(RunView(self.data_dir, run_id, title=title),
+        if run is not None and not run.state.finished:
+            self.app.push_screen(RunView(self.data_dir, run_id, title=title, tool=run.tool),
                                  lambda _: self.refresh_runs())
         else:
             self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.refresh_runs())
@@ -373,88 +364,10 @@ class RunsPanel(Vertical):
         if run_id is None:
             return
         run = self.runs.get(run_id)
-        if run is None or state_text(run.state) not in LIVE_STATES:
+        if run is None or run.state.finished:
             self.notify(f"run {run_id} is not running", severity="warning")
             return
         confirm_and_stop(self.app, self.data_dir, run_id, after=self.refresh_runs)
-
-
-def confirm_and_stop(app: App[Any], data_dir: Any, run_id: Any, after: Any = None) -> None:
-    """Ask, then stop the run in a thread (stop waits for fio's final report)."""
-    from racperf_tui.ui.screens.quit_dialog import ConfirmDialog
-
-    def answered(yes: bool | None) -> None:
-        if yes:
-            _stop_in_thread(app, data_dir, [run_id], after)
-
-    app.push_screen(ConfirmDialog(f"Stop run {run_id}? fio writes its final report, then exits.",
-                                  yes_label="Stop run"), answered)
-
-
-def _stop_in_thread(app: App[Any], data_dir: Any, run_ids: list[Any], after: Any = None) -> None:
-    """Stop runs off the UI thread, then report each outcome as a notification."""
-    def stop() -> None:
-        for error in stop_runs_blocking(data_dir, run_ids):
-            app.call_from_thread(app.notify, f"cannot stop {error}", severity="error")
-        app.call_from_thread(app.notify, "stopped run " + ", ".join(str(r) for r in run_ids))
-        if after is not None:
-            app.call_from_thread(after)
-
-    app.run_worker(stop, thread=True, group="stop-runs")
-
-
-def stop_runs_blocking(data_dir: Any, run_ids: list[Any]) -> list[str]:
-    """Stop each run (waits for each to finish); returns one message per failure."""
-    from racperf_tui.core.paths import resolve_data_dir
-    from racperf_tui.orchestration.runs import stop_run
-
-    errors = []
-    for run_id in run_ids:
-        try:
-            stop_run(run_id, resolve_data_dir(data_dir))
-        except Exception as error:
-            errors.append(f"run {run_id}: {error}")
-    return errors
-
-
-def ask_before_quit(app: App[Any]) -> None:
-    """Quit at once when nothing runs; else ask: stop the runs, leave them running, or cancel.
-
-    Runs left running need nothing from us: their supervisors are detached and keep
-    recording; racperf started again shows them live.
-    """
-    from racperf_tui.ui.screens.quit_dialog import QuitDialog
-
-    if isinstance(app.screen, QuitDialog):
-        return
-    panels = list(app.query(RunsPanel))
-    if not panels:
-        app.exit()
-        return
-    panel = panels[0]
-    try:
-        running = panel.running_run_ids()
-    except Exception:
-        running = []
-    if not running:
-        app.exit()
-        return
-
-    def chosen(choice: str | None) -> None:
-        if choice == "leave":
-            app.exit()
-        elif choice == "stop":
-            app.notify(f"stopping {len(running)} run(s)...", timeout=30)
-
-            def stop_then_exit() -> None:
-                errors = stop_runs_blocking(panel.data_dir, running)
-                if errors:
-                    app.call_from_thread(app.notify, "; ".join(errors), severity="error")
-                app.call_from_thread(app.exit)
-
-            app.run_worker(stop_then_exit, thread=True, group="quit-stop")
-
-    app.push_screen(QuitDialog([str(r) for r in running]), chosen)
 
 
 def _short_target(target: str | None, width: int) -> str:

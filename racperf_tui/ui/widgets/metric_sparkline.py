@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable
+from typing import Callable, Iterable
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -66,13 +66,16 @@ class MetricSparkline(Horizontal):
     """
 
     def __init__(self, label: str, unit: str = "", history: int = DEFAULT_HISTORY,
-                 *, divisor: float = 1.0, id: str | None = None, classes: str | None = None) -> None:
+                 *, divisor: float = 1.0, formatter: Callable[[float | None], str] | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
         """``divisor`` converts the values to the unit shown (1024 for KiB/s shown as MiB/s);
-        the deque keeps the values as given."""
+        the deque keeps the values as given. ``formatter`` (a metric description's own, which
+        knows its unit and divisor) replaces both for the value text."""
         super().__init__(id=id, classes=classes)
         self.label = label
         self.unit = unit
         self.divisor = divisor
+        self.formatter = formatter
         self.values: deque[float] = deque(maxlen=history)
         self.current: float | None = None
         #: the value text shown, so an unchanged value does not repaint the label
@@ -108,8 +111,10 @@ class MetricSparkline(Horizontal):
             data = []
         # the reactive repaints only when the list differs from the one it holds
         self.query_one(Sparkline).data = data
-        shown = None if self.current is None else self.current / self.divisor
-        value_text = format_value(shown, self.unit)
+        if self.formatter is not None:
+            value_text = self.formatter(self.current)
+        else:
+            value_text = format_value(None if self.current is None else self.current / self.divisor, self.unit)
         if value_text != self._value_text_shown:
             self._value_text_shown = value_text
             # the label's size is fixed in CSS: a repaint of it suffices, no layout pass

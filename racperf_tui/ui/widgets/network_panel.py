@@ -28,11 +28,15 @@ from racperf_tui.core.net_guidance import (
     format_rate,
     interconnect_verdict,
 )
+from racperf_tui.core import settings
+from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, stop_pair
 from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.store import Store
+from racperf_tui.tools import load_tool
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from racperf_tui.ui.widgets.tick_box import TickBox
+from racperf_tui.core.units import MIB_S_TO_MBIT_S
 
-MIB_S_TO_MBIT_S = 1024 * 1024 * 8 / 1e6
 
 #: tool -> the modes its form offers (the first is the default)
 TOOL_MODES: dict[str, tuple[str, ...]] = {
@@ -73,8 +77,6 @@ FIELD_TOOLS: dict[str, frozenset[str]] = {
 def available_tools() -> list[str]:
     """The pair tools whose modules import here (oratcptest / netperf come from their own
     modules; a missing or broken one is left out of the list, not fatal)."""
-    from racperf_tui.tools import load_tool
-
     tools = []
     for name in TOOL_MODES:
         try:
@@ -365,8 +367,6 @@ class NetworkPanel(Vertical):
 
     def _setting(self, key: str) -> str:
         """A remembered setting from this panel's data dir ('' when unset or unreadable)."""
-        from racperf_tui.core import settings
-
         try:
             return str(settings.get(key, "", data_dir=self._data_dir()) or "")
         except (OSError, ValueError):
@@ -390,8 +390,6 @@ class NetworkPanel(Vertical):
 
     def _remember_programs(self, form: Mapping[str, Any]) -> None:
         """Configured once: the program (and java) paths typed in are kept in the data dir."""
-        from racperf_tui.core import settings
-
         tool = form["tool"]
         try:
             if tool in PROGRAM_SETTINGS:
@@ -404,8 +402,6 @@ class NetworkPanel(Vertical):
 
     def _reattach(self) -> None:
         """A pair still running from an earlier racperf (runs outlive the UI): show it."""
-        from racperf_tui.orchestration.pair_runs import PairRuns
-
         try:
             unfinished = self._open_store().unfinished_runs()
         except Exception:  # an unreadable store must not take the panel down
@@ -518,8 +514,6 @@ class NetworkPanel(Vertical):
 
     def _launch(self, form: dict[str, Any]) -> None:
         """Worker thread: launch the pair; report back on the UI thread."""
-        from racperf_tui.orchestration.pair_runs import launch_pair
-
         tool = form["tool"]
         self._remember_programs(form)
         try:
@@ -562,8 +556,6 @@ class NetworkPanel(Vertical):
         self._message("stopping...", "")
 
         def stop() -> None:
-            from racperf_tui.orchestration.pair_runs import stop_pair
-
             stop_pair(pair, self._data_dir())
 
         self.run_worker(stop, thread=True, group="net-stop")
@@ -574,8 +566,6 @@ class NetworkPanel(Vertical):
 
     def _open_store(self) -> Any:
         if self._store is None:
-            from racperf_tui.core.store import Store
-
             self._store = Store.open(self._data_dir())
         return self._store
 
@@ -625,8 +615,6 @@ class NetworkPanel(Vertical):
             self._message(f"client run #{client.id} {client.state.value}: {client.message or ''}", level)
 
             def finish() -> None:
-                from racperf_tui.orchestration.pair_runs import finish_pair
-
                 finish_pair(pair, self._data_dir())
 
             self.run_worker(finish, thread=True, group="net-finish")

@@ -1,0 +1,90 @@
+"""Actions on runs that more than one view offers: stop a run (asking first), stop runs off the
+event loop, ask before quitting while runs are running.
+
+Its own module so the views that offer them (the runs list, the live view, the app) import it
+and not each other: it imports no screen of the runs UI but the dialogs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from textual.app import App
+
+from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.orchestration.runs import stop_run
+from racperf_tui.core.store import Store
+from racperf_tui.ui.screens.quit_dialog import ConfirmDialog, QuitDialog
+
+
+def confirm_and_stop(app: App[Any], data_dir: Any, run_id: Any, after: Callable[[], Any] | None = None) -> None:
+    """Ask, then stop the run in a thread (a stop waits for the tool's final report)."""
+    def answered(yes: bool | None) -> None:
+        if yes:
+            stop_in_thread(app, data_dir, [run_id], after)
+
+    app.push_screen(ConfirmDialog(f"Stop run {run_id}? The tool writes its final report, then exits.",
+                                  yes_label="Stop run"), answered)
+
+
+def stop_in_thread(app: App[Any], data_dir: Any, run_ids: list[Any], after: Callable[[], Any] | None = None) -> None:
+    """Stop runs off the UI thread, then report each outcome as a notification."""
+    def stop() -> None:
+        for error in stop_runs_blocking(data_dir, run_ids):
+            app.call_from_thread(app.notify, f"cannot stop {error}", severity="error")
+        app.call_from_thread(app.notify, "stopped run " + ", ".join(str(r) for r in run_ids))
+        if after is not None:
+            app.call_from_thread(after)
+
+    app.run_worker(stop, thread=True, group="stop-runs")
+
+
+def stop_runs_blocking(data_dir: Any, run_ids: list[Any]) -> list[str]:
+    """Stop each run (waits for each to finish); returns one message per failure."""
+    errors = []
+    for run_id in run_ids:
+        try:
+            stop_run(run_id, resolve_data_dir(data_dir))
+        except Exception as error:
+            errors.append(f"run {run_id}: {error}")
+    return errors
+
+
+def unfinished_run_ids(data_dir: Any) -> list[int]:
+    """Ids of the runs still pending or running, read fresh from the store ([] without one)."""
+    try:
+        with Store.open(resolve_data_dir(data_dir), read_only=True) as store:
+            return [run.id for run in store.unfinished_runs()]
+    except Exception:
+        return []
+
+
+async def ask_before_quit(app: App[Any], data_dir: Any) -> None:
+    """Quit at once when nothing runs; else ask: stop the runs, leave them running, or cancel.
+
+    Runs left running need nothing from us: their supervisors are detached and keep
+    recording; racperf started again shows them live. The store is read off the event loop.
+    """
+    if isinstance(app.screen, QuitDialog):
+        return
+    running = await asyncio.to_thread(unfinished_run_ids, data_dir)
+    if not running:
+        app.exit()
+        return
+
+    def chosen(choice: str | None) -> None:
+        if choice == "leave":
+            app.exit()
+        elif choice == "stop":
+            app.notify(f"stopping {len(running)} run(s)...", timeout=30)
+
+            def stop_then_exit() -> None:
+                errors = stop_runs_blocking(data_dir, running)
+                if errors:
+                    app.call_from_thread(app.notify, "; ".join(errors), severity="error")
+                app.call_from_thread(app.exit)
+
+            app.run_worker(stop_then_exit, thread=True, group="quit-stop")
+
+    app.push_screen(QuitDialog([str(r) for r in running]), chosen)

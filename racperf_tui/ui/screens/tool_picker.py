@@ -1,0 +1,57 @@
+"""New run: every tool racperf knows (its own and other packages', by their ``racperf.tools``
+entry points), each with its summary; choosing one opens its form.
+
+Dismisses with the tool's name, or None when cancelled. :func:`form_for` gives the form: a
+tool's own screen where it has one (fio's presets and its job resolution), else the form
+generated from its options.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from racperf_tui.tools import tool_modules
+from racperf_tui.ui.runs_data import description_of
+from racperf_tui.ui.screens.fio_form import FioForm
+from racperf_tui.ui.screens.tool_form import ToolForm
+
+#: tools whose form is a screen of their own (data_dir -> screen); every other tool's is a ToolForm
+OWN_FORMS: dict[str, Callable[[Any], Screen[Any]]] = {"fio": FioForm}
+
+
+def form_for(tool: str, data_dir: Any) -> Screen[Any]:
+    """The New-run form of ``tool``."""
+    own = OWN_FORMS.get(tool)
+    return own(data_dir) if own is not None else ToolForm(tool, data_dir)
+
+
+class ToolPicker(ModalScreen[str | None]):
+    """The tools, one line each (name, summary); enter picks one, escape cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is started")]
+
+    def compose(self) -> ComposeResult:
+        options = []
+        for name in tool_modules():  # racperf's own first (fio), then other packages'
+            summary = description_of(name).summary
+            options.append(Option(Text.assemble((name, "bold"), ("  " + summary) if summary else ""), id=name))
+        with Vertical(id="tool-picker"):
+            yield Label(" [b]New run[/b]: pick a tool (enter), esc cancel", id="picker-title")
+            yield OptionList(*options, id="picker-tools")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
