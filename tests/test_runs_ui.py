@@ -25,6 +25,7 @@ from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.screens.fio_form import FioForm
 from racperf_tui.ui.screens.quit_dialog import QuitDialog
 from racperf_tui.ui.screens.result_view import ResultView
+from textual.coordinate import Coordinate
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.screens.runs_panel import RunsPanel
@@ -961,3 +962,22 @@ async def test_the_tabs_stay_reachable_from_a_run_view(data_dir: Path) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert len(app.screen_stack) == 1 and tabs.active == "runs"
+
+
+async def test_hostile_names_are_shown_escaped_and_do_not_break_markup(runs_data_dir: Path) -> None:
+    """A target named with markup and an escape sequence: the list, the result view and its
+    title show it escaped; nothing crashes on the brackets."""
+    hostile = "/u01/x[b]\x1b[2J[/]y.dat"
+    with Store.open(runs_data_dir) as store:
+        run_id = store.create_run("fio", "local", hostile, {"extra_args": []}, ["fio"], None)
+        store.set_state(run_id, RunState.FAILED, message="bad [red]\x1b]0;t\x07")
+    app = RunsApp(runs_data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.5)
+        table = app.query_one(DataTable)
+        cells = " ".join(str(table.get_cell_at(Coordinate(0, c))) for c in range(len(table.columns)))
+        assert "\x1b" not in cells and "\\x1b[2J" in cells
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view")
+        title = str(app.screen.query_one("#result-title").render())
+        assert "\\x1b[2J" in title and "x[b]" in title, title

@@ -9,6 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from racperf_tui.core.safety import SafetyVerdict, override_matches
+from racperf_tui.ui.shown import markup
 
 
 class ConfirmDestructive(ModalScreen[bool]):
@@ -65,12 +66,12 @@ class ConfirmDestructive(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"[b]Writing to {self.verdict.target} can destroy data.[/b] "
+            yield Label(f"[b]Writing to {markup(self.verdict.target)} can destroy data.[/b] "
                         "racperf refuses because:")
             with VerticalScroll(id="reasons"):
                 for reason in self.verdict.reasons or ["(no reason given)"]:
                     yield Static(f"- {reason}", classes="reason", markup=False)
-            yield Label(f"To write anyway, type the device name ([b]{self.device_name}[/b]):")
+            yield Label(f"To write anyway, type the device name ([b]{markup(self.device_name)}[/b]):")
             yield Input(placeholder=self.device_name, id="override-name")
             yield Static("", id="override-error")
             with Horizontal():
@@ -95,7 +96,7 @@ class ConfirmDestructive(ModalScreen[bool]):
             return
         shown = typed.strip() or "nothing"
         self.query_one("#override-error", Static).update(
-            f"{shown!s} is not {self.device_name}; nothing was written.")
+            f"{markup(shown)} is not {markup(self.device_name)}; nothing was written.")
 
     def action_cancel(self) -> None:
         self.dismiss(False)

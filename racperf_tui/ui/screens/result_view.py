@@ -16,6 +16,7 @@ from racperf_tui.core.store import RunRecord
 from racperf_tui.core.tool import ToolDescription
 from racperf_tui.ui.runs_data import description_of, format_duration, open_store
 from racperf_tui.ui.widgets.chart import Chart, Series
+from racperf_tui.ui.shown import markup
 
 DIRECTIONS = ("read", "write", "trim")
 LATENCY_KINDS = (("slat_us", "slat"), ("clat_us", "clat"), ("lat_us", "lat"))
@@ -177,7 +178,7 @@ class ResultView(Screen[None]):
         run = self.run
         started = datetime.fromtimestamp(run.started_at).strftime("%Y-%m-%d %H:%M:%S")
         version = f" {run.tool_version}" if run.tool_version else ""
-        return (f"[b]run {run.id}[/b]  {run.tool}{version} on {run.target or '-'}  "
+        return (f"[b]run {run.id}[/b]  {markup(run.tool)}{markup(version)} on {markup(run.target or '-')}  "
                 f"[b]{run.state.value}[/b]  started {started}  "
                 f"took {format_duration(run.duration_s)}  exit {run.exit_status}")
 
@@ -186,10 +187,10 @@ class ResultView(Screen[None]):
             return ""
         parts = []
         if self.run.message:
-            parts.append(str(self.run.message))
+            parts.append(markup(self.run.message))
         for job in self._jobs():
             if job.get("error"):
-                parts.append(f"job {job.get('name', '?')}: error {job['error']}")
+                parts.append(f"job {markup(job.get('name', '?'))}: error {markup(job['error'])}")
         messages = (self.result or {}).get("messages")
         if isinstance(messages, list):  # fio's lines; the probe's "messages" is a count
             parts.extend(str(m) for m in messages[:5])

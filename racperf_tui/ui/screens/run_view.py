@@ -104,7 +104,7 @@ class RunView(Screen[None]):
         self._jobs_shown: str = ""
 
     def compose(self) -> ComposeResult:
-        yield Label(self.run_title, id="run-title")
+        yield Label(self.run_title, id="run-title", markup=False)
         yield Label("waiting for the first sample...", id="run-status")
         with Horizontal(id="run-progress-row"):
             yield RunProgressBar(total=100, show_eta=False, id="run-progress")

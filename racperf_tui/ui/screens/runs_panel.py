@@ -23,6 +23,7 @@ from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.ui.runs_data import block_devices_of, description_of, format_duration, open_store
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+from racperf_tui.ui.shown import plain
 
 #: how often the list re-reads the store (it is one small query)
 REFRESH_INTERVAL_S = 1.0
@@ -233,7 +234,7 @@ class RunsPanel(Vertical):
             rows[str(run.id)] = (
                 Text(str(run.id), style=style),
                 Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
-                Text(_short_target(run.target, target_width), no_wrap=True),
+                Text(_short_target(plain(run.target) if run.target else None, target_width), no_wrap=True),
                 Text(("● " if live else "") + state, style=style),
                 _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
                 format_duration(run.duration_s),
@@ -352,7 +353,7 @@ class RunsPanel(Vertical):
             except KeyError:
                 self.notify(f"no run {run_id}", severity="error")
                 return
-        title = f"run {run_id}: {run.tool} on {run.target or '-'}" if run is not None else ""
+        title = f"run {run_id}: {plain(run.tool)} on {plain(run.target or '-')}" if run is not None else ""
         if run is not None and not run.state.finished:
             self.app.push_screen(RunView(self.data_dir, run_id, title=title, tool=run.tool),
                                  lambda _: self.refresh_runs())
