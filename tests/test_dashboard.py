@@ -192,14 +192,15 @@ async def test_saturated_device_is_flagged_and_explained(root: ReplayRoot) -> No
         advance(panel, root, 1)
         await pilot.pause()
         sdb, sdc = panel.model.devices["sdb"], panel.model.devices["sdc"]
-        assert sdb.saturated and "near queue depth 32" in sdb.saturation_reason
-        assert sdc.saturated and "queueing, not service" in sdc.saturation_reason
+        assert sdb.saturated and "queue full: avgqu-sz 31.5 near its limit 32 (SCSI queue_depth)" in sdb.saturation_reason
+        assert sdc.saturated and sdc.saturation_reason.startswith("queueing: await 40.00 ms = 20.0x svctm 2.00 ms")
         assert not panel.model.devices["sda"].saturated and not panel.model.devices["nvme0n1"].saturated
         assert line_text(panel.table, "sdb").startswith("!sdb")
         assert line_text(panel.table, "sda").startswith(" sda")
         alert = panel.query_one(".iostat-alert")
         assert alert.has_class("-saturated")
-        assert "SATURATED sdb (+sdc): %util 100, avgqu-sz 31.5 near queue depth 32" in str(alert.render())
+        assert "SATURATED sdb (+sdc): queue full: avgqu-sz 31.5 near its limit 32 (SCSI queue_depth)" in str(
+            alert.render())
         # The load drops: the flag goes at once.
         advance(panel, root, 1, {"sdb": DiskLoad(read_iops=10, await_ms=1, util_pct=5, avgqu_sz=0.01)})
         await pilot.pause()
@@ -341,13 +342,14 @@ async def test_unchanged_rows_are_not_rebuilt(root: ReplayRoot) -> None:
         assert panel.table.rebuilt_rows == 2 and panel.table.cursor_device == "nvme0n1"
         assert not panel.table.cursor_follows_top
         detail = panel.query_one(".iostat-detail")
-        # Too long for 100 columns with the figures: the facts alone, in full.
-        assert str(detail.render()) == " nvme0n1: queue_depth - · nr_requests 1023 · scheduler none · rotational no"
+        # Too long for 100 columns with the figures in full: short labels, the figures still there.
+        assert str(detail.render()) == (" nvme0n1: qd - nr 1023 none rot no │ %util 50 · avgqu-sz 1.4/1023 nr"
+                                        " · await 7.00 ms = 3x svctm")
         await pilot.press("home")
         assert panel.table.cursor_device == "sdb"
         # 100 columns: short fact labels, so the figures against the saturation rules fit.
         assert str(detail.render()) == (" sdb: qd 32 nr 64 mq-deadline rot no │"
-                                        " %util 100 · avgqu-sz 31.5/32 · await 32.00 ms = 32x svctm")
+                                        " %util 100 · avgqu-sz 31.5/32 qd · await 32.00 ms = 32x svctm")
         # A quiet sdb drops down the %util order; the user's highlight stays on it.
         advance(panel, root, 1, {**LOADS, "sdb": DiskLoad(read_iops=1, util_pct=1)})
         assert shown(panel)[0] == "nvme0n1" and panel.table.cursor_device == "sdb"
@@ -512,9 +514,9 @@ async def test_device_without_scsi_queue_depth_is_full_at_nr_requests(root: Repl
         await pilot.pause()
         nvme = panel.model.devices["nvme0n1"]
         assert nvme.saturated
-        assert nvme.saturation_reason == ("%util 100, avgqu-sz 1000.0 near nr_requests 1023"
-                                          " for 3 samples: device full")
-        assert "! SATURATED nvme0n1: %util 100" in str(panel.query_one(".iostat-alert").render())
+        assert nvme.saturation_reason == ("queue full: avgqu-sz 1000.0 near its limit 1023 (nr_requests),"
+                                          " %util 100, for 3 samples")
+        assert "! SATURATED nvme0n1: queue full" in str(panel.query_one(".iostat-alert").render())
 
 
 async def test_a_root_not_updated_between_samples_shows_no_zero_sample(root: ReplayRoot) -> None:

@@ -25,6 +25,7 @@ from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.screens.fio_form import FioForm
 from racperf_tui.ui.screens.quit_dialog import QuitDialog
 from racperf_tui.ui.screens.result_view import ResultView
+from racperf_tui.ui.widgets.iostat_model import SaturationRules
 from textual.coordinate import Coordinate
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.run_actions import ask_before_quit
@@ -894,7 +895,11 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
         inside = slice(box.region.x + 2, box.region.right - 2)  # within the border and padding
         lines = [line.text[inside].rstrip() for line in app.screen._compositor.render_strips()
                  [box.region.y + 1:box.region.bottom - 1]]
-        assert [line for line in lines if line] == [
+        shown_lines = [line for line in lines if line]
+        rule_at = next(i for i, line in enumerate(shown_lines) if line.startswith("Disks: "))
+        # the saturation rule, word for word the one the Disks panel applies
+        assert " ".join(shown_lines[rule_at:]) == "Disks: " + SaturationRules().describe()
+        assert shown_lines[:rule_at] == [
             "Keys (escape closes)",
             "Runs list",
             "home  First (newest) run",

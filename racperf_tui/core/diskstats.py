@@ -131,6 +131,8 @@ class QueueFacts:
     nr_requests: int | None  # queue/nr_requests
     scheduler: str | None  # the [selected] one of queue/scheduler
     rotational: bool | None  # queue/rotational
+    nr_hw_queues: int | None = None  # entries of mq/ (blk-mq hardware queues; NVMe has several)
+    slaves: tuple[str, ...] = ()  # slaves/: the paths of a dm-multipath device, an md's members
 
 
 def _parse_line(line: str, parts: list[str]) -> DeviceCounters | str:
@@ -788,8 +790,12 @@ def read_queue_facts(name: str, root: Path = Path("/")) -> QueueFacts:
             scheduler = text.split()[0]  # a single scheduler is printed without brackets
     except OSError:
         pass
+    hw_queues = list_dir(os.path.join(base, "mq"))
+    slaves = list_dir(os.path.join(base, "slaves"))
     return QueueFacts(queue_depth, nr_requests, scheduler,
-                      None if rotational_raw is None else bool(rotational_raw))
+                      None if rotational_raw is None else bool(rotational_raw),
+                      nr_hw_queues=len(hw_queues) if hw_queues else None,
+                      slaves=tuple(sorted(name.replace("!", "/") for name in slaves or ())))
 
 
 def dm_names(root: Path = Path("/")) -> dict[str, str]:

@@ -10,12 +10,24 @@ not racperf's, and named by their class ("DataTable") they told a DBA nothing. A
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import ActiveBinding, Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from racperf_tui.ui.widgets.iostat_model import SaturationRules
+
+
+def saturation_rule_text() -> str:
+    """The Disks tab's saturation rule, as the model applies it (RACPERF_SATURATION included)."""
+    try:
+        return SaturationRules.from_env().describe()
+    except ValueError as exc:
+        return f"{SaturationRules().describe()} ({exc}; the defaults apply)"
 
 
 #: said under the keys: what a text field does with them, and the way out
@@ -114,3 +126,5 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("Keys (escape closes)", style="bold"))
             yield Static(bindings_text(self.active, self.app.get_key_display))
             yield Static(Text("\n" + TEXT_FIELD_NOTE, style="italic"))
+            yield Static(Text("\n" + textwrap.fill("Disks: " + saturation_rule_text(), 76, break_on_hyphens=False),
+                              style="italic"))

@@ -7,6 +7,7 @@ The panel feeds it one :class:`IostatReport` per tick and reads back the rows to
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import re
 from collections import deque
@@ -90,19 +91,68 @@ class AwaitThresholds:
 
 @dataclass(frozen=True, slots=True)
 class SaturationRules:
-    """When a device counts as saturated.
+    """When a device is flagged, as the footer and the help state it (:meth:`describe`).
 
-    Either %util >= ``util_pct`` with avgqu-sz >= ``queue_near_frac`` x its queue depth, or
-    await >= ``await_over_svctm`` x svctm (and above ``await_min_ms``, so 0.3 ms vs 0.05 ms on
-    an idle SSD is not flagged): requests spend their time queued, not being served. Either must
-    hold for ``consecutive`` samples in a row, so one burst does not raise the flag.
+    - queue full: avgqu-sz >= ``full_frac`` x the device's queue limit (see
+      IostatModel.queue_limit: SCSI queue_depth, nr_requests, NVMe hardware queues, the paths
+      or members under a dm/md device);
+    - knee: over the last ``knee_window`` samples against the ``knee_window`` before them,
+      avgqu-sz and await both rose by >= ``knee_rise`` while IOPS and MB/s rose by less than
+      ``knee_flat``: more outstanding I/O buys no more throughput, only latency (works on any
+      device, whatever its queue limit);
+    - queueing: await >= ``queueing_ratio`` x svctm with avgqu-sz > ``queueing_min_qu``:
+      requests spend their time waiting, not being served;
+    - busy: %util >= ``busy_util_pct``; a strong signal on a device that serves one I/O at a
+      time (a single-queue rotational disk), a weak one on devices that serve many at once
+      (NVMe, SSD arrays, dm/md over several paths), where %util 100 is no limit.
+    Queue full, queueing and busy must hold ``consecutive`` samples in a row. Configurable with
+    RACPERF_SATURATION="busy=90,queueing=2,full=0.8,samples=3,knee=0.3".
     """
 
-    util_pct: float = 90.0
-    queue_near_frac: float = 0.8
-    await_over_svctm: float = 5.0
-    await_min_ms: float = 5.0
+    busy_util_pct: float = 90.0
+    queueing_ratio: float = 2.0
+    queueing_min_qu: float = 1.0
+    full_frac: float = 0.8
+    knee_rise: float = 0.3
+    knee_flat: float = 0.05
+    knee_window: int = 3
     consecutive: int = 3
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> SaturationRules:
+        """From RACPERF_SATURATION (keys busy, queueing, full, samples, knee); ValueError names
+        a bad entry."""
+        text = (environ if environ is not None else os.environ).get("RACPERF_SATURATION", "").strip()
+        if not text:
+            return cls()
+        names = {"busy": "busy_util_pct", "queueing": "queueing_ratio", "full": "full_frac",
+                 "samples": "consecutive", "knee": "knee_rise"}
+        values: dict[str, float | int] = {}
+        for part in text.split(","):
+            key, _, raw = part.partition("=")
+            field_name = names.get(key.strip())
+            try:
+                number = float(raw)
+            except ValueError:
+                number = float("nan")
+            if field_name is None or not math.isfinite(number) or number <= 0:
+                raise ValueError(f"RACPERF_SATURATION: {part.strip()!r}: expected KEY=NUMBER with KEY one of "
+                                 f"{', '.join(names)} (e.g. busy=90,queueing=2,full=0.8,samples=3,knee=0.3)")
+            values[field_name] = int(number) if field_name == "consecutive" else number
+        return cls(**values)  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        """The rule in words, the same the code applies (footer, help, tooltip)."""
+        return (f"! = queue full (avgqu-sz >= {self.full_frac:g} x the queue limit), or a knee (avgqu-sz and "
+                f"await up >= {self.knee_rise:.0%} while IOPS and MB/s rise < {self.knee_flat:.0%} over "
+                f"{self.knee_window} samples), or queueing (await >= {self.queueing_ratio:g} x svctm with "
+                f"avgqu-sz > {self.queueing_min_qu:g}; not on NVMe, multi-queue or multipath devices), or busy "
+                f"(%util >= {self.busy_util_pct:g}; weak on devices that serve many I/Os at once); "
+                f"{self.consecutive} samples in a row")
+
+    def short(self) -> str:
+        return (f"! = queue>={self.full_frac:g}xlimit | knee | await>={self.queueing_ratio:g}xsvctm | "
+                f"%util>={self.busy_util_pct:g} ({self.consecutive}x)")
 
 
 @dataclass(slots=True)
@@ -116,6 +166,9 @@ class DeviceState:
     history: dict[str, deque[float]] = field(default_factory=dict)
     queue_full_streak: int = 0
     queueing_streak: int = 0
+    busy_streak: int = 0
+    queue_limit: int | None = None
+    queue_limit_source: str = ""
     saturation_reason: str = ""  # empty: not saturated
     seen_tick: int = 0
     samples: int = 0  # values appended to history so far (sparklines extend incrementally)
@@ -126,10 +179,8 @@ class DeviceState:
         return bool(self.saturation_reason)
 
     def effective_queue_depth(self) -> int | None:
-        """The depth a full queue reaches: SCSI queue_depth, else the block layer's nr_requests."""
-        if self.facts is None:
-            return None
-        return self.facts.queue_depth or self.facts.nr_requests
+        """The queue limit the last judgement used (IostatModel.queue_limit)."""
+        return self.queue_limit
 
 
 class IostatModel:
@@ -138,7 +189,14 @@ class IostatModel:
     def __init__(self, rules: SaturationRules | None = None, history_len: int = HISTORY_LEN,
                  facts_of: Callable[[str], QueueFacts | None] | None = None) -> None:
         """``facts_of(kernel_name)`` reads a new device's queue facts (None: unknown)."""
-        self.rules = rules or SaturationRules()
+        self.rules_error = ""
+        if rules is None:
+            try:
+                rules = SaturationRules.from_env()
+            except ValueError as exc:  # a typo in the environment: said, and the defaults used
+                self.rules_error = f"{exc}; using the defaults"
+                rules = SaturationRules()
+        self.rules = rules
         self.facts_of = facts_of
         self.history_len = history_len
         self.devices: dict[str, DeviceState] = {}
@@ -175,26 +233,88 @@ class IostatModel:
         for name in [n for n, s in self.devices.items() if s.seen_tick != self.tick]:
             del self.devices[name]
 
+    def queue_limit(self, state: DeviceState) -> tuple[int | None, str]:
+        """(the depth a full queue reaches, where that figure comes from)."""
+        return self._limit_of(state.kernel_name or state.name, state.facts, 0)
+
+    def _limit_of(self, name: str, facts: QueueFacts | None, depth: int) -> tuple[int | None, str]:
+        if facts is None:
+            return None, "queue facts unknown"
+        if facts.slaves and depth < 4 and self.facts_of is not None:
+            # a dm / md device is as full as the paths or members below it, together
+            limits = [self._limit_of(slave, self.facts_of(slave), depth + 1)[0] for slave in facts.slaves]
+            if all(limit is not None for limit in limits):
+                return sum(limit for limit in limits if limit is not None), (
+                    f"its {len(limits)} {'path' if len(limits) == 1 else 'paths/members'} "
+                    f"({', '.join(facts.slaves)})")
+        if facts.queue_depth:
+            return facts.queue_depth, "SCSI queue_depth"
+        if facts.nr_hw_queues and facts.nr_hw_queues > 1 and facts.nr_requests and name.startswith("nvme"):
+            return facts.nr_hw_queues * facts.nr_requests, (
+                f"{facts.nr_hw_queues} hardware queues x nr_requests {facts.nr_requests}")
+        if facts.nr_requests:
+            return facts.nr_requests, "nr_requests"
+        return None, "no queue limit in sysfs"
+
+    def serves_many(self, state: DeviceState) -> bool:
+        """A device that serves many I/Os at once (NVMe, several blk-mq hardware queues, a
+        dm/md device over several paths or members): its %util and await/svctm say little."""
+        facts = state.facts
+        name = state.kernel_name or state.name
+        return name.startswith("nvme") or (facts is not None and bool(
+            len(facts.slaves) > 1 or (facts.nr_hw_queues or 0) > 1))
+
+    def _knee(self, state: DeviceState) -> str:
+        """The knee reason from the device's recent history, or ''."""
+        w = self.rules.knee_window
+        qu, lat = state.history["avgqu-sz"], state.history["await"]
+        iops, mbs = state.history["IOPS"], state.history["MB/s"]
+        if len(qu) < 2 * w:
+            return ""
+
+        def means(series: deque[float]) -> tuple[float, float]:
+            values = list(series)[-2 * w:]
+            return sum(values[:w]) / w, sum(values[w:]) / w
+
+        (qu0, qu1), (lat0, lat1) = means(qu), means(lat)
+        (io0, io1), (mb0, mb1) = means(iops), means(mbs)
+        rise, flat = self.rules.knee_rise, self.rules.knee_flat
+        if qu0 <= 0.5 or lat0 <= 0 or io0 <= 0:
+            return ""  # an idle device has no knee
+        if qu1 >= qu0 * (1 + rise) and lat1 >= lat0 * (1 + rise) and io1 < io0 * (1 + flat) and (
+                mb0 <= 0 or mb1 < mb0 * (1 + flat)):
+            return (f"knee: avgqu-sz {qu0:.1f} -> {qu1:.1f} and await {lat0:.2f} -> {lat1:.2f} ms, IOPS "
+                    f"{io0:.0f} -> {io1:.0f} (more outstanding I/O, no more throughput)")
+        return ""
+
     def _judge(self, state: DeviceState) -> None:
-        """Update the saturation streaks and the reason text of one device."""
+        """Update the saturation streaks and the reason text of one device (SaturationRules)."""
         rules, row = self.rules, state.row
-        depth = state.effective_queue_depth()
-        queue_full = (row.util_pct >= rules.util_pct and depth is not None
-                      and row.avgqu_sz >= rules.queue_near_frac * depth)
-        queueing = (row.await_ms >= rules.await_min_ms
-                    and row.await_ms >= rules.await_over_svctm * max(row.svctm_ms, 1e-9))
+        limit, source = self.queue_limit(state)
+        state.queue_limit, state.queue_limit_source = limit, source
+        queue_full = limit is not None and row.avgqu_sz >= rules.full_frac * limit
+        many = self.serves_many(state)
+        # await/svctm is no evidence of waiting where the device serves many I/Os in parallel
+        queueing = (not many and row.avgqu_sz > rules.queueing_min_qu and row.svctm_ms > 0
+                    and row.await_ms >= rules.queueing_ratio * row.svctm_ms)
+        busy = row.util_pct >= rules.busy_util_pct
         state.queue_full_streak = state.queue_full_streak + 1 if queue_full else 0
         state.queueing_streak = state.queueing_streak + 1 if queueing else 0
+        state.busy_streak = state.busy_streak + 1 if busy else 0
+        knee = self._knee(state)
         if state.queue_full_streak >= rules.consecutive:
-            # Say which limit: a loop or NVMe device has no SCSI queue_depth, only nr_requests.
-            limit = "queue depth" if state.facts is not None and state.facts.queue_depth else "nr_requests"
             state.saturation_reason = (
-                f"%util {row.util_pct:.0f}, avgqu-sz {row.avgqu_sz:.1f} near {limit} {depth}"
-                f" for {state.queue_full_streak} samples: device full")
+                f"queue full: avgqu-sz {row.avgqu_sz:.1f} near its limit {limit} ({source}), %util "
+                f"{row.util_pct:.0f}, for {state.queue_full_streak} samples")
+        elif knee:
+            state.saturation_reason = knee
         elif state.queueing_streak >= rules.consecutive:
             state.saturation_reason = (
-                f"await {row.await_ms:.1f} ms >= {rules.await_over_svctm:g}x svctm {row.svctm_ms:.1f} ms"
-                f" for {state.queueing_streak} samples: queueing, not service")
+                f"queueing: await {row.await_ms:.2f} ms = {row.await_ms / row.svctm_ms:.1f}x svctm "
+                f"{row.svctm_ms:.2f} ms with avgqu-sz {row.avgqu_sz:.1f}, for {state.queueing_streak} samples")
+        elif state.busy_streak >= rules.consecutive:
+            weak = " (a weak signal: this device serves many I/Os at once)" if many else ""
+            state.saturation_reason = (f"busy: %util {row.util_pct:.0f} for {state.busy_streak} samples{weak}")
         else:
             state.saturation_reason = ""
 

@@ -38,6 +38,10 @@ MIN_REPORT_INTERVAL_S = 0.01
 FACTS_REFRESH_S = 30.0
 
 
+#: where a queue limit comes from, in the few letters a narrow detail line has
+_SHORT_SOURCES = {"SCSI queue_depth": "qd", "nr_requests": "nr"}
+
+
 class IostatPanel(Vertical):
     """The Disks tab. ``roots``: None for the live system, else replayed/updated root dirs."""
 
@@ -83,6 +87,8 @@ class IostatPanel(Vertical):
         # Partitions are always sampled and filtered here, so toggling them needs no new sampler.
         self.sampler = sampler or IostatSampler(roots=self.roots, partitions=True, dm_names=True)
         self.model = IostatModel(rules, facts_of=self._read_facts)
+        if self.model.rules_error:
+            self.error_text = "; ".join(e for e in (self.error_text, self.model.rules_error) if e)
         self.paused = False
         self._config_error = self.error_text
         self._facts_read_at = time.monotonic()
@@ -228,18 +234,19 @@ class IostatPanel(Vertical):
             self._show_status()
             self._show_detail()
 
-    def _saturation_facts(self, state) -> str:
+    def _saturation_facts(self, state, long: bool = True) -> str:
         """Where the cursor device stands against the saturation rules, in its own figures.
 
         Shown for every device, so a busy device that is not flagged says why not (a loop
         device at iodepth 32 has no SCSI queue_depth: its depth is nr_requests, 128).
         """
-        row, rules = state.row, self.model.rules
-        depth = state.effective_queue_depth()
-        source = ""
-        if depth is not None and state.facts is not None and not state.facts.queue_depth:
-            source = " nr_requests"
-        queue = f"avgqu-sz {row.avgqu_sz:.1f}/{depth}{source}" if depth else f"avgqu-sz {row.avgqu_sz:.1f}"
+        row = state.row
+        depth, source = state.queue_limit, state.queue_limit_source
+        if not long:
+            source = _SHORT_SOURCES.get(source, "paths" if source.startswith("its ") else "hwq x nr"
+                                        if "hardware queues" in source else source)
+        queue = (f"avgqu-sz {row.avgqu_sz:.1f}/{depth} {source}" if depth
+                 else f"avgqu-sz {row.avgqu_sz:.1f} ({source or 'no queue limit'})")
         ratio = row.await_ms / row.svctm_ms if row.svctm_ms > 0 else 0.0
         return (f"%util {row.util_pct:.0f} · {queue} · await {row.await_ms:.2f} ms"
                 f" = {ratio:.0f}x svctm")
@@ -268,10 +275,12 @@ class IostatPanel(Vertical):
             long_facts = " · ".join(long for long, _ in facts_parts)
             short_facts = " ".join(short for _, short in facts_parts)
             evaluation = self._saturation_facts(state)
+            short_evaluation = self._saturation_facts(state, long=False)
             # The figures against the saturation rules matter more than long fact labels.
             name = printable_name(state.name)
             candidates = [f" {name}: {long_facts} │ {evaluation}",
                           f" {name}: {short_facts} │ {evaluation}",
+                          f" {name}: {short_facts} │ {short_evaluation}",
                           f" {name}: {long_facts}", f" {name}: {short_facts}"]
             width = self._line_width()
             detail = next((c for c in candidates if len(c) <= width), candidates[-1])
@@ -287,22 +296,19 @@ class IostatPanel(Vertical):
             text = escape(f" ! SATURATED {printable_name(first.name)}{also}: {first.saturation_reason}")
         else:
             rules = model.rules
-            text = (f" no saturation (flag ! = %util >= {rules.util_pct:g} with avgqu-sz near queue depth,"
-                    f" or await >= {rules.await_over_svctm:g}x svctm, {rules.consecutive} samples in a row)")
+            text = f" no saturation ({rules.describe()})"
             if len(text) > self._line_width():
-                text = (f" no saturation (! = %util>={rules.util_pct:g} & queue near depth,"
-                        f" or await>={rules.await_over_svctm:g}x svctm, {rules.consecutive}x)")
+                text = f" no saturation ({rules.short()})"
+            text = escape(text)
         alert.set_class(bool(saturated) and not self.error_text, "-saturated")
         self._set_text(".iostat-alert", text)
 
     def _rules_text(self) -> str:
         rules, th = self.model.rules, self.thresholds
-        return (f"A device is flagged saturated when, for {rules.consecutive} samples in a row, either "
-                f"%util >= {rules.util_pct:g} and avgqu-sz >= {rules.queue_near_frac:g} x its queue depth "
-                f"(SCSI queue_depth, else nr_requests): the device is full; or await >= "
-                f"{rules.await_over_svctm:g} x svctm (and >= {rules.await_min_ms:g} ms): requests wait in the "
-                f"queue, not in service. await colours: green < {th.warn_ms:g} ms, amber up to "
-                f"{th.crit_ms:g} ms, red above (RACPERF_AWAIT_MS=WARN,CRIT).")
+        return (f"Saturation: {rules.describe()}. The queue limit is SCSI queue_depth, else nr_requests "
+                f"(NVMe: hardware queues x nr_requests; dm/md: the paths or members below). Thresholds: "
+                f"RACPERF_SATURATION=busy=..,queueing=..,full=..,samples=..,knee=.. await colours: green < "
+                f"{th.warn_ms:g} ms, amber up to {th.crit_ms:g} ms, red above (RACPERF_AWAIT_MS=WARN,CRIT).")
 
     def on_iostat_table_cursor_moved(self, message: IostatTable.CursorMoved) -> None:
         self._show_detail()
