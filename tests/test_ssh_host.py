@@ -222,3 +222,32 @@ def test_a_write_watch_is_refused(host: SshHost, tmp_path: Path) -> None:
 
     with pytest.raises(OSError, match="write watch"):
         host.start(Invocation(["true"]), tmp_path / "r", write_watch=WriteWatch(set()))
+
+
+def test_the_supervisor_runs_a_whole_invocation_on_the_ssh_host(sshd: Sshd, tmp_path: Path, base: Path) -> None:
+    """The run contract unchanged: the supervisor, given an SshHost, writes the input file
+    there, runs the tool with env, cwd and stdin there, parses its output into Samples and
+    its result file (fetched back) into the result; the store records the host."""
+    import json
+
+    from racperf_tui.core.events import RunState
+    from racperf_tui.core.store import Store
+    from racperf_tui.orchestration.supervisor import Supervisor
+
+    host = SshHost(target(sshd), remote_base=str(base))
+    config = {"lun": ["/dev/mapper/a b", "$(touch PWNED8)"], "home": "/u01/app/o'racle", "sql": "select 1;\n"}
+    data = tmp_path / "data"
+    with Store.open(data) as store:
+        run_id = store.create_run("tests.fakes.contracttool", host.name, None, config, [], None)
+        record = Supervisor(store, run_id, host=host, handle_signals=False, log=lambda m: None).run()
+        assert record.state is RunState.SUCCEEDED, record.message
+        assert record.host == host.name == sshd.spec
+        result = store.result(run_id)
+        samples = [s for _seq, s in store.samples(run_id)]
+    remote = host.remote_dir(data / "runs" / str(run_id))
+    assert result is not None and result["summary"] == {
+        "env": "/u01/app/o'racle", "cwd": remote, "luns": ["/dev/mapper/a", "b", "$(touch", "PWNED8)"],
+        "sql": "select 1;\n"}
+    assert json.loads(Path(remote, "demo_summary.txt").read_text()) == result["summary"]
+    assert [s.metrics["value"] for s in samples] == [4.0]
+    assert not list(tmp_path.rglob("PWNED*"))
