@@ -52,3 +52,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def sshd(tmp_path: Path):
+    """A real OpenSSH sshd on 127.0.0.1 (random high port) with throwaway host and user keys
+    and a known_hosts file holding its host key (tests/sshd_helpers.py); stopped at teardown."""
+    from tests.sshd_helpers import sshd_available, start_sshd
+
+    ok, why = sshd_available()
+    if not ok:
+        pytest.skip(why)
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        yield server
+    finally:
+        server.stop()

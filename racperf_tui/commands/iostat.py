@@ -2,13 +2,13 @@
 
     racperf iostat [-x] [-k|-m] [-p [DEV[,DEV]|ALL]] [-y] [-z] [-N] [--json]
                    [--root DIR]... [DEVICE...] [interval [count]]
+    racperf iostat --ssh [user@]host[:port] [--identity FILE] [--known-hosts FILE] ... (a node's)
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import platform
 import socket
@@ -16,9 +16,11 @@ import sys
 import time
 from pathlib import Path
 
+from racperf_tui.core import strict_json
 from racperf_tui.core.diskstats import ProcFileError, printable_name, read_bounded
 from racperf_tui.core.iostat import COLUMNS, IostatReport, IostatSampler
-from racperf_tui.core import strict_json
+from racperf_tui.core.remote_diskstats import NodeInfo, RemoteDiskstats
+from racperf_tui.core.ssh import SshTarget, connect
 
 #: Text column widths (header and figures right-aligned to them).
 _WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)
@@ -55,6 +57,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read DIR/proc/diskstats, DIR/proc/uptime, DIR/sys instead of the live "
                         "files; repeat for the next samples (sysstat's tests/rootN layout); the last "
                         "one is re-read when they run out")
+    parser.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", default=None,
+                        help="the statistics of another node, read over SSH (one channel; only sh and "
+                        "cat needed there); its host key must be in racperf's known_hosts (DATA_DIR/"
+                        "known_hosts) or ~/.ssh/known_hosts; ~/.ssh/config and the agent are honoured")
+    parser.add_argument("--identity", metavar="FILE", default=None, help="with --ssh: a private key file")
+    parser.add_argument("--known-hosts", metavar="FILE", action="append", default=None,
+                        help="with --ssh: verify the host key against FILE (repeatable) instead of "
+                        "racperf's and ~/.ssh/known_hosts")
+    # tests: the node's files under this prefix there (a tree laid out as /proc and /sys)
+    parser.add_argument("--ssh-root", default="", help=argparse.SUPPRESS)
     parser.add_argument("args", nargs="*", metavar="DEVICE|interval|count",
                         help="device names (or ALL), then [interval [count]]")
     # iostat accepts options after device names ('iostat sda -x 1'): argparse needs the
@@ -97,10 +109,14 @@ def _split_positionals(args: argparse.Namespace) -> tuple[list[str], float | Non
     return devices, interval, count
 
 
-def banner(report_root: Path | None = None) -> str:
-    """sysstat's first line: kernel, host, date, arch, CPUs (of the machine we run on)."""
-    uname = platform.uname()
+def banner(report_root: Path | None = None, node: NodeInfo | None = None) -> str:
+    """sysstat's first line: kernel, host, date, arch, CPUs (of the machine we run on, or of
+    the node read over SSH)."""
     today = dt.datetime.now().strftime("%m/%d/%y")
+    if node is not None:
+        return (f"{node.ostype or 'Linux'} {node.osrelease} ({node.hostname}) \t{today} \t"
+                f"_{node.machine or 'unknown'}_\t({node.cpus or 1} CPU)")
+    uname = platform.uname()
     return (f"{uname.system} {uname.release} ({socket.gethostname()}) \t{today} \t"
             f"_{uname.machine}_\t({os.cpu_count() or 1} CPU)")
 
@@ -134,11 +150,41 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"racperf iostat: {exc}", file=sys.stderr)
         return 2
+    roots: list[Path] | None = args.root
+    remote: RemoteDiskstats | None = None
+    if args.ssh is not None:
+        if roots:
+            print("racperf iostat: --ssh and --root exclude each other", file=sys.stderr)
+            return 2
+        try:
+            target = SshTarget.parse(args.ssh, identity=args.identity, known_hosts=args.known_hosts)
+            remote = RemoteDiskstats(connect(target), remote_root=args.ssh_root)
+            remote.refresh(full=True)
+        except (ValueError, OSError) as exc:
+            if remote is not None:
+                remote.close()
+            print(f"racperf iostat: {exc}", file=sys.stderr)
+            return 2
+        roots = [remote.root]
+    elif args.identity or args.known_hosts:
+        print("racperf iostat: --identity and --known-hosts go with --ssh", file=sys.stderr)
+        return 2
+    try:
+        return _report(args, roots, remote, devices, interval, count)
+    except OSError as exc:  # the node went away
+        print(f"racperf iostat: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if remote is not None:
+            remote.close()
+
+
+def _report(args: argparse.Namespace, roots: list[Path] | None, remote: RemoteDiskstats | None,
+            devices: list[str], interval: float | None, count: int | None) -> int:
     partitions_all = args.p is not None and "ALL" in args.p.split(",")
     partitions_of = ([d for d in args.p.split(",") if d and d != "ALL"]
                      if args.p is not None and not partitions_all else [])
-    roots: list[Path] | None = args.root
-    for root in roots or []:
+    for root in roots if remote is None and roots else []:
         if not root.is_dir():
             print(f"racperf iostat: --root {root}: not a directory", file=sys.stderr)
             return 2
@@ -155,6 +201,8 @@ def run(args: argparse.Namespace) -> int:
     sampler = IostatSampler(roots, partitions=partitions_all, dm_names=args.N,
                             devices=devices or None, skip_idle=args.z,
                             partitions_of=partitions_of or None)
+    if remote is not None:
+        roots = None  # one root kept fresh: not a replay
     if interval is None:
         # No interval: one report; with several roots, one per root (a replay).
         count = len(roots) if roots and len(roots) > 1 else 1
@@ -163,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
         count = max(1, (count or 1) - 1)
     out = sys.stdout
     if not args.json:
-        out.write(banner() + "\n\n")
+        out.write(banner(node=remote.node if remote is not None else None) + "\n\n")
     printed = 0
     status = 0
     seen_errors: set[str] = set()
@@ -173,8 +221,13 @@ def run(args: argparse.Namespace) -> int:
         if not first and interval is not None and not sampler.replaying:
             next_deadline += interval
             time.sleep(max(0.0, next_deadline - time.monotonic()))
+        if remote is not None and not first:
+            remote.refresh()  # the first sample came with the connection
         report = sampler.sample()
-        for error in report.errors:
+        errors = report.errors
+        if remote is not None:  # the node's paths, not our temp copy's
+            errors = [e.replace(str(remote.root), f"{remote.connection.target.display}:") for e in errors]
+        for error in errors:
             status = 1
             if error not in seen_errors:
                 seen_errors.add(error)

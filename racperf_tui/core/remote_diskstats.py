@@ -1,0 +1,239 @@
+"""A node's disk statistics over one long-lived SSH channel, as a root directory here.
+
+On the node a POSIX-sh loop (only ``sh`` and ``cat`` needed: :data:`SAMPLER_SH`) answers each
+request line on its stdin with /proc/uptime and /proc/diskstats and, when asked (``full``), the
+sysfs facts the iostat report needs: the entries of /sys/block, which have a ``stat`` file, their
+partitions, queue_depth, nr_requests, scheduler, rotational and dm names, plus what sysstat's
+banner shows. Sections are delimited by a random mark. The loop ends when the channel closes
+(its read reaches EOF), so it never outlives the link.
+
+Here :meth:`RemoteDiskstats.refresh` writes what came into a private temp root laid out as the
+node's (ROOT/proc/diskstats, ROOT/proc/uptime, ROOT/sys/block/NAME/...), so the very same reader
+(core/diskstats.py) and iostat math (core/iostat.py, ``IostatSampler([root])``) turn it into
+reports: one code path for local, recorded and remote statistics.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from racperf_tui.core.ssh import Channel, Connection, SshError
+
+#: $1 the mark, $2 a root prefix on the node ("" for the live files; tests point it at a tree)
+SAMPLER_SH = r"""
+m=$1 r=$2
+while read -r req; do
+  printf '%s uptime\n' "$m"; cat "$r/proc/uptime" 2>/dev/null || printf '\n%s unreadable\n' "$m"
+  printf '%s diskstats\n' "$m"; cat "$r/proc/diskstats" 2>/dev/null || printf '\n%s unreadable\n' "$m"
+  if [ "$req" = full ]; then
+    printf '%s sysfs\n' "$m"
+    for d in "$r"/sys/block/*; do
+      [ -d "$d" ] || continue
+      n=${d##*/}
+      printf 'D %s\n' "$n"
+      [ -f "$d/stat" ] && printf 'S %s\n' "$n"
+      for p in "$d"/*/stat; do
+        [ -f "$p" ] || continue
+        p=${p%/stat}
+        printf 'P %s %s\n' "$n" "${p##*/}"
+      done
+      for f in device/queue_depth queue/nr_requests queue/scheduler queue/rotational dm/name; do
+        if [ -r "$d/$f" ] && read -r v < "$d/$f"; then printf 'F %s %s %s\n' "$n" "$f" "$v"; fi
+      done
+    done
+    printf '%s host\n' "$m"
+    for f in kernel/ostype kernel/osrelease kernel/hostname; do
+      v=; read -r v < "$r/proc/sys/$f" 2>/dev/null; printf '%s %s\n' "$f" "$v"
+    done
+    v=; read -r v < "$r/sys/devices/system/cpu/online" 2>/dev/null; printf 'cpus %s\n' "$v"
+    printf 'machine %s\n' "$(uname -m 2>/dev/null)"
+  fi
+  printf '%s end\n' "$m"
+done
+"""
+
+#: seconds a sample may take to arrive before the node is declared unresponsive
+SAMPLE_TIMEOUT_S = 30.0
+#: the sysfs facts are re-read this often (the sampler caches them about as long)
+SYSFS_REFRESH_S = 30.0
+#: the most one answer may hold (diskstats of 10,000 devices is about 1.5 MB)
+MAX_ANSWER_BYTES = 64 << 20
+_FACT_FILES = frozenset({"device/queue_depth", "queue/nr_requests", "queue/scheduler",
+                         "queue/rotational", "dm/name"})
+
+
+@dataclass
+class NodeInfo:
+    """What sysstat's banner shows, of the node."""
+
+    ostype: str = ""
+    osrelease: str = ""
+    hostname: str = ""
+    machine: str = ""
+    cpus: int = 0
+
+
+def count_cpus(online: str) -> int:
+    """CPUs in a sysfs list such as '0-3,8,10-11'."""
+    total = 0
+    for part in online.strip().split(","):
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        try:
+            total += int(high or low) - int(low) + 1
+        except ValueError:
+            return 0
+    return total
+
+
+def _safe(name: str) -> bool:
+    return bool(name) and "/" not in name and name not in (".", "..") and "\0" not in name
+
+
+class RemoteDiskstats:
+    """The node's statistics under :attr:`root`, fresh after each :meth:`refresh`."""
+
+    def __init__(self, connection: Connection, *, remote_root: str = "") -> None:
+        self.connection = connection
+        self.mark = "racperf-" + secrets.token_hex(8)
+        self.root = Path(tempfile.mkdtemp(prefix="racperf-remote-"))
+        (self.root / "proc").mkdir()
+        self.node = NodeInfo()
+        #: seconds the last answer took (request sent -> last byte here)
+        self.last_latency_s = 0.0
+        self._last_full = -1e9
+        self._buffer = b""
+        self._channel: Channel | None = None
+        command = f"exec sh -c {shlex.quote(SAMPLER_SH)} racperf-sampler {shlex.quote(self.mark)} " \
+                  f"{shlex.quote(remote_root.rstrip('/'))}"
+        self._channel = connection.open_channel(command)
+
+    def refresh(self, *, full: bool | None = None) -> None:
+        """Ask for one sample and lay it out under :attr:`root`; SshError when the channel is
+        gone or the node does not answer in time. ``full`` None: sysfs every SYSFS_REFRESH_S."""
+        assert self._channel is not None
+        now = time.monotonic()
+        if full is None:
+            full = now - self._last_full >= SYSFS_REFRESH_S
+        started = time.monotonic()
+        self._channel.write(b"full\n" if full else b"sample\n")
+        end = f"{self.mark} end\n".encode()
+        deadline = started + SAMPLE_TIMEOUT_S
+        errors: list[bytes] = []
+        while end not in self._buffer:
+            if self._channel.closed and not self._channel.pending:
+                why = b"".join(errors).decode("utf-8", "replace").strip()
+                raise SshError(f"{self.connection.target.display}: the sampling channel closed"
+                               + (f": {why}" if why else ""))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SshError(f"{self.connection.target.display}: no sample within {SAMPLE_TIMEOUT_S:g} s")
+            for stream, chunk in self._channel.read(min(left, 1.0)):
+                if stream == "stdout":
+                    self._buffer += chunk
+                else:
+                    errors.append(chunk)
+            if len(self._buffer) > MAX_ANSWER_BYTES:
+                raise SshError(f"{self.connection.target.display}: a sample larger than "
+                               f"{MAX_ANSWER_BYTES >> 20} MB")
+        answer, _, self._buffer = self._buffer.partition(end)
+        self.last_latency_s = time.monotonic() - started
+        self._lay_out(answer, full)
+        if full:
+            self._last_full = now
+
+    def _sections(self, answer: bytes) -> dict[str, bytes | None]:
+        """Section name -> its bytes; None for a file the node could not read."""
+        head = self.mark.encode() + b" "
+        sections: dict[str, bytes | None] = {}
+        name = None
+        parts: list[bytes] = []
+        for line in answer.splitlines(keepends=True):
+            if line.startswith(head) and line[len(head):].strip().isalpha():
+                word = line[len(head):].strip().decode()
+                if word == "unreadable":
+                    if name is not None:
+                        sections[name] = None
+                    name = None
+                    continue
+                if name is not None:
+                    sections[name] = b"".join(parts)
+                name = word
+                parts = []
+            elif name is not None:
+                parts.append(line)
+        if name is not None:
+            sections[name] = b"".join(parts)
+        return sections
+
+    def _lay_out(self, answer: bytes, full: bool) -> None:
+        sections = self._sections(answer)
+        for name in ("uptime", "diskstats"):
+            path = self.root / "proc" / name
+            data = sections.get(name)
+            if data is not None:
+                tmp = path.with_suffix(".new")
+                tmp.write_bytes(data)
+                os.replace(tmp, path)
+            elif path.exists():
+                path.unlink()  # not readable there: the reader says so, as for a local file
+        sysfs, host = sections.get("sysfs"), sections.get("host")
+        if full and sysfs is not None:
+            self._lay_out_sysfs(sysfs.decode("utf-8", "replace"))
+        if full and host is not None:
+            fields = dict(line.partition(" ")[::2] for line in host.decode("utf-8", "replace").splitlines())
+            self.node = NodeInfo(fields.get("kernel/ostype", ""), fields.get("kernel/osrelease", ""),
+                                 fields.get("kernel/hostname", ""), fields.get("machine", ""),
+                                 count_cpus(fields.get("cpus", "")))
+
+    def _lay_out_sysfs(self, text: str) -> None:
+        new = self.root / "sys.new"
+        shutil.rmtree(new, ignore_errors=True)
+        block = new / "block"
+        block.mkdir(parents=True)
+        for line in text.splitlines():
+            kind, _, rest = line.partition(" ")
+            if kind == "D" and _safe(rest):
+                (block / rest).mkdir(exist_ok=True)
+            elif kind == "S" and _safe(rest):
+                (block / rest).mkdir(exist_ok=True)
+                (block / rest / "stat").touch()
+            elif kind == "P":
+                disk, _, part = rest.partition(" ")
+                if _safe(disk) and _safe(part):
+                    (block / disk / part).mkdir(parents=True, exist_ok=True)
+                    (block / disk / part / "stat").touch()
+            elif kind == "F":
+                disk, _, rest2 = rest.partition(" ")
+                fact, _, value = rest2.partition(" ")
+                if _safe(disk) and fact in _FACT_FILES:
+                    path = block / disk / fact
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(value + "\n")
+        old = self.root / "sys"
+        if old.exists():
+            gone = self.root / "sys.old"
+            os.replace(old, gone)
+            shutil.rmtree(gone, ignore_errors=True)
+        os.replace(new, old)
+
+    def close(self) -> None:
+        """Close the channel (the node's loop ends) and remove the temp root."""
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> RemoteDiskstats:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

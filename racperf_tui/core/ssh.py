@@ -1,0 +1,488 @@
+"""SSH connections to the cluster's nodes, with asyncssh, behind a synchronous API.
+
+- Host keys are always verified: against racperf's own known_hosts file (DATA_DIR/known_hosts)
+  and ~/.ssh/known_hosts, or the files given (``--known-hosts``). Nothing is ever asked or
+  accepted on the fly (racperf runs headless): an unknown host is refused with its key's
+  fingerprint and the line that would trust it; a host whose key differs from the one on
+  record is refused loudly (:class:`HostKeyError`).
+- ~/.ssh/config (User, Port, HostName, IdentityFile...) and the agent ($SSH_AUTH_SOCK) are
+  honoured, as OpenSSH does; ``identity`` adds a key file.
+- Keepalives every KEEPALIVE_INTERVAL_S, the link declared dead after KEEPALIVE_COUNT_MAX
+  unanswered ones.
+- One connection per node (:func:`connect` keeps a small pool), channels opened on it.
+
+asyncssh runs in one background thread's event loop (:func:`runtime`); every public call here
+is synchronous and thread-safe. Channels (:class:`Channel`) hand their output over as bytes
+(asyncssh ``encoding=None``: an invalid UTF-8 byte is just a byte) through a queue whose wake-up
+pipe a caller can select() on with its own fds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import re
+import select
+import shlex
+import socket
+import threading
+import time
+from collections.abc import Coroutine, Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import asyncssh
+
+from racperf_tui.core.paths import resolve_data_dir
+
+KEEPALIVE_INTERVAL_S = 15.0
+KEEPALIVE_COUNT_MAX = 3
+CONNECT_TIMEOUT_S = 20.0
+#: a channel whose unread output passes this stops reading (SSH flow control) until drained
+MAX_BUFFERED_BYTES = 8 << 20
+KNOWN_HOSTS_NAME = "known_hosts"
+
+T = TypeVar("T")
+
+
+class SshError(OSError):
+    """A node cannot be reached, logged into or run on; the message says why."""
+
+
+class HostKeyError(SshError):
+    """The node's host key is not on record (``changed`` False) or differs from it (True)."""
+
+    def __init__(self, message: str, *, changed: bool, fingerprint: str) -> None:
+        super().__init__(message)
+        self.changed = changed
+        self.fingerprint = fingerprint
+
+
+# ---- where: [user@]host[:port] -----------------------------------------------------------
+
+_SPEC = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.%\w]+)\]|(?P<host>[^:@\[\]\s]+))"
+                   r"(?::(?P<port>\d{1,5}))?$")
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    """A node and how to log into it. ``port``/``user`` None: ~/.ssh/config's, else 22 / ours.
+    ``known_hosts`` None: racperf's own file and ~/.ssh/known_hosts. ``config`` None: ~/.ssh/config."""
+
+    host: str
+    user: str | None = None
+    port: int | None = None
+    identity: str | None = None
+    known_hosts: tuple[str, ...] | None = None
+    config: tuple[str, ...] | None = None
+
+    @classmethod
+    def parse(cls, spec: str, *, identity: str | None = None,
+              known_hosts: Iterable[str] | None = None) -> SshTarget:
+        """``[user@]host[:port]`` (an IPv6 address in brackets: ``[::1]:2222``); ValueError."""
+        match = _SPEC.match(spec.strip())
+        if not match:
+            raise ValueError(f"{spec!r}: expected [user@]host[:port]")
+        port = int(match["port"]) if match["port"] else None
+        if port is not None and not 0 < port < 65536:
+            raise ValueError(f"{spec!r}: port {port} is not 1..65535")
+        return cls(match["host"] or match["v6"], match["user"], port, identity,
+                   tuple(str(p) for p in known_hosts) if known_hosts else None)
+
+    @property
+    def display(self) -> str:
+        """``user@host:port`` with what is known (the store's host name of a run)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        user = f"{self.user}@" if self.user else ""
+        return f"{user}{host}" + (f":{self.port}" if self.port else "")
+
+    def known_hosts_files(self) -> list[str]:
+        if self.known_hosts is not None:
+            return list(self.known_hosts)
+        return [str(racperf_known_hosts()), str(Path.home() / ".ssh" / "known_hosts")]
+
+
+def racperf_known_hosts() -> Path:
+    """racperf's own known_hosts file (DATA_DIR/known_hosts; may not exist)."""
+    return resolve_data_dir(create=False) / KNOWN_HOSTS_NAME
+
+
+# ---- the event loop thread ------------------------------------------------------------------
+
+class _Runtime:
+    """One daemon thread running an asyncio loop; :meth:`run` calls a coroutine there."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._main, name="racperf-ssh", daemon=True)
+        self.thread.start()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+        if threading.current_thread() is self.thread:
+            raise RuntimeError("synchronous SSH call from the SSH thread itself")
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout_s)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    def call(self, function: Any, *args: Any) -> None:
+        """Run a plain function in the loop thread, soon (fire and forget)."""
+        self.loop.call_soon_threadsafe(function, *args)
+
+
+_runtime: _Runtime | None = None
+_runtime_lock = threading.Lock()
+
+
+def runtime() -> _Runtime:
+    global _runtime
+    with _runtime_lock:
+        if _runtime is None or not _runtime.thread.is_alive():
+            _runtime = _Runtime()
+        return _runtime
+
+
+# ---- host keys ----------------------------------------------------------------------------
+
+class _Client(asyncssh.SSHClient):
+    """Remembers the host key a server offered that known_hosts does not trust (asyncssh
+    asks us only for those), so the refusal can show its fingerprint. Never accepts one."""
+
+    def __init__(self) -> None:
+        self.refused_key: asyncssh.SSHKey | None = None
+
+    def validate_host_public_key(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
+        self.refused_key = key
+        return False
+
+
+def _read_known_hosts(files: list[str]) -> tuple[asyncssh.SSHKnownHosts, list[str]]:
+    """The known hosts of the files that exist (never None: None would disable checking)."""
+    present = [f for f in files if os.path.isfile(f)]
+    if not present:
+        return asyncssh.import_known_hosts(""), []
+    try:
+        return asyncssh.read_known_hosts(present), present
+    except (OSError, ValueError) as exc:
+        raise SshError(f"cannot read known hosts {', '.join(present)}: {exc}") from exc
+
+
+def _known_hosts_pattern(host: str, port: int) -> str:
+    return host if port == 22 else f"[{host}]:{port}"
+
+
+def _host_key_message(target: SshTarget, port: int, key: asyncssh.SSHKey, known: asyncssh.SSHKnownHosts,
+                      files: list[str], addr: str) -> HostKeyError:
+    fingerprint = key.get_fingerprint("sha256")
+    algorithm = key.get_algorithm()
+    where = _known_hosts_pattern(target.host, port)
+    on_record = asyncssh.match_known_hosts(known, target.host, addr, port)[0]
+    if on_record:
+        recorded = ", ".join(f"{k.get_algorithm()} {k.get_fingerprint('sha256')}" for k in on_record)
+        return HostKeyError(
+            f"@@@ HOST KEY OF {where} HAS CHANGED: refused @@@\n"
+            f"  it offers {algorithm} {fingerprint}, the record ({', '.join(files)}) says {recorded}.\n"
+            "  Someone may be intercepting the connection, or the node was reinstalled. Verify the new "
+            "key on the node (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then replace its line in "
+            "the known_hosts file.", changed=True, fingerprint=fingerprint)
+    own = target.known_hosts[0] if target.known_hosts else str(racperf_known_hosts())
+    line = f"{where} {key.export_public_key('openssh').decode().split()[0]} ..."
+    port_option = f"-p {port} " if port != 22 else ""
+    scan = f"ssh-keyscan {port_option}-t {algorithm.replace('ssh-', '')} {target.host}"
+    return HostKeyError(
+        f"host {where} is not known: it offers {algorithm} key {fingerprint}.\n"
+        f"  racperf never trusts a key on first sight. Compare the fingerprint with the node's own "
+        f"(ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on it), then record it:\n"
+        f"    {scan} >> {shlex.quote(own)}\n"
+        f"  (a line '{line}'), or log in once with ssh, which records it in ~/.ssh/known_hosts.",
+        changed=False, fingerprint=fingerprint)
+
+
+# ---- connections ----------------------------------------------------------------------------
+
+class Connection:
+    """One SSH connection to a node. Thread-safe; channels are opened with :meth:`open_channel`."""
+
+    def __init__(self, target: SshTarget, conn: asyncssh.SSHClientConnection, setup_s: float) -> None:
+        self.target = target
+        self._conn = conn
+        #: seconds the connection took to set up (TCP, key exchange, authentication)
+        self.setup_s = setup_s
+        self._closed = threading.Event()
+        runtime().call(self._watch_close)
+
+    def _watch_close(self) -> None:
+        async def wait() -> None:
+            await self._conn.wait_closed()
+            self._closed.set()
+        asyncio.ensure_future(wait())
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def open_channel(self, command: str, *, stdin: bytes | None = None, eof: bool = False) -> Channel:
+        """Run ``command`` (a shell command line, for the remote login shell) on a new session
+        channel; its output as bytes. ``stdin``: written first; ``eof``: then closed."""
+        channel = Channel(self, command)
+        runtime().run(channel._open(stdin, eof), CONNECT_TIMEOUT_S)
+        return channel
+
+    def run(self, command: str, *, stdin: bytes | None = None, timeout_s: float = 60.0,
+            limit: int = 64 << 20) -> tuple[int | None, bytes, bytes]:
+        """Run a short command to its end: (exit status, stdout, stderr); TimeoutError."""
+        channel = self.open_channel(command, stdin=stdin, eof=True)
+        out: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+        deadline = time.monotonic() + timeout_s
+        sizes = {"stdout": 0, "stderr": 0}
+        try:
+            while not channel.closed or channel.pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"{self.target.display}: {command[:80]!r} did not end within {timeout_s:g} s")
+                for stream, chunk in channel.read(min(left, 1.0)):
+                    if sizes[stream] < limit:
+                        out[stream].append(chunk)
+                        sizes[stream] += len(chunk)
+        finally:
+            channel.close()
+        return channel.exit_status, b"".join(out["stdout"]), b"".join(out["stderr"])
+
+    def close(self) -> None:
+        """Close the connection (every channel on it ends)."""
+        if not self.closed:
+            runtime().call(self._conn.close)
+            self._closed.wait(5.0)
+
+    def abort(self) -> None:
+        """Drop the TCP connection without a goodbye (what a dead link looks like to the node)."""
+        runtime().call(self._conn.abort)
+        self._closed.wait(5.0)
+
+
+async def _connect(target: SshTarget) -> Connection:
+    files = target.known_hosts_files()
+    known, present = _read_known_hosts(files)
+    options: dict[str, Any] = {
+        "known_hosts": known,
+        "keepalive_interval": KEEPALIVE_INTERVAL_S,
+        "keepalive_count_max": KEEPALIVE_COUNT_MAX,
+        "connect_timeout": CONNECT_TIMEOUT_S,
+    }
+    if target.port is not None:
+        options["port"] = target.port
+    if target.user is not None:
+        options["username"] = target.user
+    if target.identity is not None:
+        options["client_keys"] = [target.identity]
+    if target.config is not None:
+        options["config"] = list(target.config)
+    client: _Client | None = None
+
+    def factory() -> _Client:
+        nonlocal client
+        client = _Client()
+        return client
+
+    started = time.monotonic()
+    try:
+        conn = await asyncssh.connect(target.host, client_factory=factory, **options)
+    except asyncssh.HostKeyNotVerifiable as exc:
+        if client is not None and client.refused_key is not None:
+            port = target.port or 22
+            try:
+                addr = socket.gethostbyname(target.host)
+            except OSError:
+                addr = target.host
+            raise _host_key_message(target, port, client.refused_key, known, present or files, addr) from None
+        raise SshError(f"{target.display}: host key refused: {exc}") from None
+    except asyncssh.PermissionDenied as exc:
+        raise SshError(f"{target.display}: login refused ({exc.reason}): is the key in the node's "
+                       "authorized_keys, loaded in the agent, or given with --identity?") from None
+    except asyncssh.KeyImportError as exc:
+        raise SshError(f"{target.display}: cannot use the identity {target.identity}: {exc} "
+                       "(a key with a passphrase: load it in ssh-agent instead)") from None
+    except asyncssh.Error as exc:
+        raise SshError(f"{target.display}: {exc.reason}") from None
+    except (OSError, asyncio.TimeoutError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else (str(exc) or "timed out")
+        raise SshError(f"{target.display}: cannot connect: {why}") from None
+    return Connection(target, conn, time.monotonic() - started)
+
+
+_pool: dict[SshTarget, Connection] = {}
+_pool_lock = threading.Lock()
+
+
+def connect(target: SshTarget, *, fresh: bool = False) -> Connection:
+    """The pooled connection to ``target`` (made on first use, remade once closed); SshError.
+    ``fresh``: a new connection not taken from nor put in the pool."""
+    if fresh:
+        return runtime().run(_connect(target), CONNECT_TIMEOUT_S + 10)
+    with _pool_lock:
+        conn = _pool.get(target)
+        if conn is None or conn.closed:
+            conn = runtime().run(_connect(target), CONNECT_TIMEOUT_S + 10)
+            _pool[target] = conn
+        return conn
+
+
+def close_all() -> None:
+    """Close every pooled connection."""
+    with _pool_lock:
+        conns = list(_pool.values())
+        _pool.clear()
+    for conn in conns:
+        conn.close()
+
+
+# ---- channels -------------------------------------------------------------------------------
+
+class _Session(asyncssh.SSHClientSession[bytes]):
+    def __init__(self, channel: Channel) -> None:
+        self.owner = channel
+
+    def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
+        self.owner._push("stderr" if datatype == asyncssh.EXTENDED_DATA_STDERR else "stdout", data)
+
+    def exit_status_received(self, status: int) -> None:
+        self.owner.exit_status = status
+
+    def exit_signal_received(self, signal: str, core_dumped: bool, msg: str, lang: str) -> None:
+        self.owner.exit_signal = signal
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner._lost(exc)
+
+
+class Channel:
+    """A command running on a node. :meth:`read` returns (stream, bytes) pairs, as
+    SupervisedProcess.read does; an empty chunk marks a stream's end. Thread-safe."""
+
+    def __init__(self, connection: Connection, command: str) -> None:
+        self.connection = connection
+        self.command = command
+        self.exit_status: int | None = None
+        self.exit_signal: str | None = None
+        self.error: Exception | None = None
+        self._queue: collections.deque[tuple[str, bytes]] = collections.deque()
+        self._buffered = 0
+        self._paused = False
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._closed = threading.Event()
+        self._chan: asyncssh.SSHClientChannel[bytes] | None = None
+
+    async def _open(self, stdin: bytes | None, eof: bool) -> None:
+        try:
+            chan, _session = await self.connection._conn.create_session(
+                lambda: _Session(self), self.command, encoding=None)
+        except (asyncssh.Error, OSError) as exc:
+            raise SshError(f"{self.connection.target.display}: cannot open a channel: {exc}") from None
+        self._chan = chan
+        if stdin:
+            chan.write(stdin)
+        if eof:
+            chan.write_eof()
+
+    # called in the loop thread
+    def _push(self, stream: str, data: bytes) -> None:
+        with self._lock:
+            self._queue.append((stream, data))
+            self._buffered += len(data)
+            if self._buffered > MAX_BUFFERED_BYTES and not self._paused and self._chan is not None:
+                self._paused = True
+                self._chan.pause_reading()
+        self._wake()
+
+    def _lost(self, exc: Exception | None) -> None:
+        self.error = exc
+        with self._lock:
+            self._queue.append(("stdout", b""))
+            self._queue.append(("stderr", b""))
+        self._closed.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+
+    def _resume(self) -> None:
+        if self._chan is not None:
+            self._chan.resume_reading()
+
+    # any thread
+    @property
+    def fileno(self) -> int:
+        """Readable when output (or the end) is waiting."""
+        return self._wake_r
+
+    @property
+    def closed(self) -> bool:
+        """The channel ended (command exited and output closed, or the connection dropped)."""
+        return self._closed.is_set()
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._queue)
+
+    def read(self, timeout_s: float, extra_fds: Iterable[int] = ()) -> list[tuple[str, bytes]]:
+        """Wait up to ``timeout_s`` for output, or until one of ``extra_fds`` is readable."""
+        if not self._queue:
+            fds = [self._wake_r, *extra_fds]
+            try:
+                select.select(fds, [], [], max(0.0, timeout_s))
+            except InterruptedError:
+                pass
+        try:
+            while os.read(self._wake_r, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        except OSError:
+            pass
+        with self._lock:
+            chunks = list(self._queue)
+            self._queue.clear()
+            self._buffered = 0
+            resume = self._paused
+            self._paused = False
+        if resume:
+            runtime().call(self._resume)
+        return chunks
+
+    def write(self, data: bytes) -> None:
+        if self._chan is not None and not self.closed:
+            runtime().call(self._chan.write, data)
+
+    def write_eof(self) -> None:
+        if self._chan is not None and not self.closed:
+            runtime().call(self._chan.write_eof)
+
+    def wait_closed(self, timeout_s: float) -> bool:
+        return self._closed.wait(timeout_s)
+
+    def close(self) -> None:
+        """Close the channel (the remote command's stdin reaches EOF) and the wake-up pipe."""
+        if self._chan is not None and not self.closed:
+            runtime().call(self._chan.close)
+            self._closed.wait(5.0)
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._wake_r = self._wake_w = -1

@@ -1,0 +1,253 @@
+"""The SSH host (core/ssh_host.py) against a real OpenSSH sshd on 127.0.0.1, i.e. this very
+machine, so ps here sees the node's processes: quoting (nothing a word holds runs), env, cwd,
+stdin, files there and back, exit statuses, a stop, and a remote benchmark that dies with its
+link (the connection dropped, the client killed)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from racperf_tui.core import ssh
+from racperf_tui.core.invocation import Invocation
+from racperf_tui.core.ssh import SshTarget
+from racperf_tui.core.ssh_host import RemoteProcess, SshHost, exit_code, shell_line
+from tests.sshd_helpers import Sshd
+
+HOSTILE = ["a b", "it's", 'say "hi"', "x; touch PWNED1", "$(touch PWNED2)", "`touch PWNED3`",
+           "$HOME", "*", "-n", "tab\there", "new\nline", "back\\slash", "|| touch PWNED4 &"]
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    yield
+    ssh.close_all()
+
+
+def target(server: Sshd) -> SshTarget:
+    return SshTarget.parse(server.spec, identity=str(server.user_key), known_hosts=[str(server.known_hosts)])
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    """A remote base directory whose name is hostile too."""
+    path = tmp_path / "remote base 'q' $(touch PWNED5);x"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def host(sshd: Sshd, base: Path) -> SshHost:
+    return SshHost(target(sshd), remote_base=str(base))
+
+
+def run_to_end(proc: RemoteProcess, timeout_s: float = 30.0) -> tuple[int, bytes, bytes]:
+    out = {"stdout": b"", "stderr": b""}
+    deadline = time.monotonic() + timeout_s
+    while not proc.finished:
+        assert time.monotonic() < deadline, "did not finish"
+        for stream, chunk in proc.read(0.2):
+            out[stream] += chunk
+        proc.tick()
+    status = proc.reap()
+    proc.close()
+    return status, out["stdout"], out["stderr"]
+
+
+def group_alive(pgid: int) -> list[str]:
+    """Processes of the group, as ps on the host sees them (zombies left out)."""
+    out = subprocess.run(["ps", "-eo", "pgid=,stat=,pid=,args="], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines()
+            if line.split()[0] == str(pgid) and not line.split()[1].startswith("Z")]
+
+
+def wait_gone(pgid: int, timeout_s: float) -> float:
+    started = time.monotonic()
+    while group_alive(pgid):
+        assert time.monotonic() - started < timeout_s, f"still running: {group_alive(pgid)}"
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def test_every_word_arrives_as_one_argument_and_runs_nothing(host: SshHost, tmp_path: Path, base: Path) -> None:
+    inv = Invocation(["printf", "[%s]\\n", *HOSTILE], cwd=".")
+    status, out, err = run_to_end(host.start(inv, tmp_path / "runs" / "1"))
+    assert (status, err) == (0, b"")
+    assert out.decode() == "".join(f"[{word}]\n" for word in HOSTILE)
+    for root in (tmp_path, base, Path.home(), Path(host.remote_dir(tmp_path / "runs" / "1"))):
+        assert not list(root.rglob("PWNED*")), root
+    assert not list(Path("/").glob("PWNED*"))
+
+
+def test_which(host: SshHost, tmp_path: Path) -> None:
+    assert host.which("sh") in ("/bin/sh", "/usr/bin/sh")
+    assert host.which("no-such-program-racperf") is None
+    assert host.which("echo") is None  # a builtin is no program
+    assert host.which("x; touch PWNED6") is None
+    assert not list(Path.home().rglob("PWNED*"))
+
+
+def test_env_cwd_stdin_and_files_there_and_back(host: SshHost, tmp_path: Path) -> None:
+    directory = tmp_path / "runs" / "7"
+    host.put_files(directory, {"job.txt": f"my dir is {directory}\n\xe9t\xe9\n"})
+    remote = Path(host.remote_dir(directory))
+    assert (remote / "job.txt").read_text() == f"my dir is {remote}\n\xe9t\xe9\n"  # the local dir mapped
+    assert (remote / "job.txt").stat().st_mode & 0o777 == 0o600
+    script = ('printf "%s|" "$RACPERF_X" "$(pwd)"; cat; cat "$1" > out_summary.txt; echo bad >&2')
+    inv = Invocation(["sh", "-c", script, "sh", str(directory / "job.txt")],
+                     env={"RACPERF_X": "v a l $(touch PWNED7)"}, cwd=".", stdin="select 1;\n",
+                     result_files=("*_summary.txt",))
+    status, out, err = run_to_end(host.start(inv, directory))
+    assert status == 0
+    assert out.decode() == f"v a l $(touch PWNED7)|{remote}|select 1;\n"
+    assert err == b"bad\n"
+    assert host.fetch_files(directory, inv) == {"out_summary.txt": f"my dir is {remote}\n\xe9t\xe9\n"}
+    with pytest.raises(ValueError, match="leave its directory"):
+        host.put_files(directory, {"../x": "y"})
+    assert not list(tmp_path.rglob("PWNED*"))
+
+
+def test_merge_stderr(host: SshHost, tmp_path: Path) -> None:
+    inv = Invocation(["sh", "-c", "echo out; echo err >&2"])
+    status, out, err = run_to_end(host.start(inv, tmp_path / "r", merge_stderr=True))
+    assert (status, out, err) == (0, b"out\nerr\n", b"")
+
+
+def test_exit_status_and_signal_deaths(host: SshHost, tmp_path: Path) -> None:
+    assert run_to_end(host.start(Invocation(["sh", "-c", "exit 7"]), tmp_path / "r"))[0] == 7
+    assert run_to_end(host.start(Invocation(["sh", "-c", "kill -s TERM $$"]), tmp_path / "r"))[0] == -15
+    assert exit_code(None, None) == 255 and exit_code(0, "KILL") == -9 and exit_code(255, None) == 255
+
+
+def test_a_program_that_is_not_there(host: SshHost, tmp_path: Path) -> None:
+    status, _, err = run_to_end(host.start(Invocation(["no-such-program-racperf"]), tmp_path / "r"))
+    assert status == 127 and b"not found" in err
+
+
+def test_a_stop_ends_the_remote_group(host: SshHost, tmp_path: Path) -> None:
+    proc = host.start(Invocation(["sh", "-c", "sleep 300 & sleep 301; wait"]), tmp_path / "r")
+    assert proc.remote_pgid and proc.remote_pgid > 0
+    time.sleep(0.3)
+    assert len(group_alive(proc.remote_pgid)) >= 3  # sh and both sleeps: its own group
+    assert os.getpgid(proc.remote_pgid) == proc.remote_pgid
+    proc.stop(grace_s=5)
+    status, _, _ = run_to_end(proc)
+    assert status == -15
+    wait_gone(proc.remote_pgid, 5)
+
+
+def test_a_stop_escalates_to_kill_after_the_grace(host: SshHost, tmp_path: Path) -> None:
+    proc = host.start(Invocation(["sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"]), tmp_path / "r")
+    while b"ready" not in b"".join(c for _, c in proc.read(1.0)):
+        pass
+    started = time.monotonic()
+    proc.stop(grace_s=1)
+    status, _, _ = run_to_end(proc)
+    assert status == -9
+    assert time.monotonic() - started < 5
+    wait_gone(proc.remote_pgid, 5)
+
+
+def test_a_dropped_connection_kills_the_remote_benchmark(sshd: Sshd, tmp_path: Path) -> None:
+    conn = ssh.connect(target(sshd), fresh=True)
+    host = SshHost(target(sshd), remote_base=str(tmp_path), connection=conn)
+    proc = host.start(Invocation(["sh", "-c", "trap '' HUP PIPE; sleep 300"]), tmp_path / "r")
+    time.sleep(0.3)
+    assert group_alive(proc.remote_pgid)
+    conn.abort()  # the TCP connection gone without a goodbye
+    took = wait_gone(proc.remote_pgid, 10)
+    assert took < 10
+    assert proc.reap(5) == 255
+
+
+CLIENT = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from racperf_tui.core.invocation import Invocation
+    from racperf_tui.core.ssh import SshTarget
+    from racperf_tui.core.ssh_host import SshHost
+    host = SshHost(SshTarget.parse(sys.argv[1], identity=sys.argv[2], known_hosts=[sys.argv[3]]),
+                   remote_base=sys.argv[4])
+    proc = host.start(Invocation(["sh", "-c", "trap '' HUP PIPE TERM; sleep 300"]), Path(sys.argv[4]) / "r")
+    print(proc.remote_pgid, flush=True)
+    time.sleep(600)
+""")
+
+
+def test_a_killed_client_kills_the_remote_benchmark(sshd: Sshd, tmp_path: Path) -> None:
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, sshd.spec, str(sshd.user_key), str(sshd.known_hosts),
+                               str(tmp_path)], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
+    try:
+        pgid = int(client.stdout.readline())
+        time.sleep(0.3)
+        assert group_alive(pgid)
+        client.send_signal(signal.SIGKILL)
+        client.wait()
+        # the benchmark ignores TERM: the watchdog's KILL after its 3 s grace ends it
+        took = wait_gone(pgid, 10)
+        assert 2.0 < took < 10
+    finally:
+        client.kill()
+        client.wait()
+
+
+def test_invalid_utf8_output_leaves_another_channel_running(host: SshHost, tmp_path: Path) -> None:
+    slow = host.start(Invocation(["sh", "-c", "sleep 1.5; echo still-here"]), tmp_path / "a")
+    garbage = host.start(Invocation(["sh", "-c", "printf '\\377\\376\\300\\n\\200'; head -c 100000 /dev/urandom"]),
+                         tmp_path / "b")
+    status, out, _ = run_to_end(garbage)
+    assert status == 0 and out.startswith(b"\xff\xfe\xc0\n\x80") and len(out) == 100005
+    assert run_to_end(slow) == (0, b"still-here\n", b"")
+    assert slow.connection is garbage.connection and not slow.connection.closed
+
+
+def test_shell_line_refuses_a_bad_env_name() -> None:
+    with pytest.raises(ValueError, match="not a shell identifier"):
+        shell_line(["true"], env={"A;B": "x"})
+    assert shell_line(["a b"], cwd="/x y") == "cd -- '/x y' && exec 'a b' </dev/null"
+
+
+def test_a_write_watch_is_refused(host: SshHost, tmp_path: Path) -> None:
+    from racperf_tui.core.write_watch import WriteWatch
+
+    with pytest.raises(OSError, match="write watch"):
+        host.start(Invocation(["true"]), tmp_path / "r", write_watch=WriteWatch(set()))
+
+
+def test_the_supervisor_runs_a_whole_invocation_on_the_ssh_host(sshd: Sshd, tmp_path: Path, base: Path) -> None:
+    """The run contract unchanged: the supervisor, given an SshHost, writes the input file
+    there, runs the tool with env, cwd and stdin there, parses its output into Samples and
+    its result file (fetched back) into the result; the store records the host."""
+    import json
+
+    from racperf_tui.core.events import RunState
+    from racperf_tui.core.store import Store
+    from racperf_tui.orchestration.supervisor import Supervisor
+
+    host = SshHost(target(sshd), remote_base=str(base))
+    config = {"lun": ["/dev/mapper/a b", "$(touch PWNED8)"], "home": "/u01/app/o'racle", "sql": "select 1;\n"}
+    data = tmp_path / "data"
+    with Store.open(data) as store:
+        run_id = store.create_run("tests.fakes.contracttool", host.name, None, config, [], None)
+        record = Supervisor(store, run_id, host=host, handle_signals=False, log=lambda m: None).run()
+        assert record.state is RunState.SUCCEEDED, record.message
+        assert record.host == host.name == sshd.spec
+        result = store.result(run_id)
+        samples = [s for _seq, s in store.samples(run_id)]
+    remote = host.remote_dir(data / "runs" / str(run_id))
+    assert result is not None and result["summary"] == {
+        "env": "/u01/app/o'racle", "cwd": remote, "luns": ["/dev/mapper/a", "b", "$(touch", "PWNED8)"],
+        "sql": "select 1;\n"}
+    assert json.loads(Path(remote, "demo_summary.txt").read_text()) == result["summary"]
+    assert [s.metrics["value"] for s in samples] == [4.0]
+    assert not list(tmp_path.rglob("PWNED*"))
