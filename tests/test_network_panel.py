@@ -407,7 +407,7 @@ async def test_a_database_listener_port_is_said_in_the_panel(data_dir: Path) -> 
         panel.query_one("#net-start").focus()
         await pilot.press("ctrl+l")
         try:
-            await wait_until(pilot, lambda: panel.pair is not None, 20, "the pair")
+            await wait_until(pilot, lambda: panel.pair is not None, 45, "the pair")
             message = panel.query_one("#net-message", Static)
             text = " ".join(str(message.render()).split())
             assert text.startswith(f"probe pair running on port 1521 (runs #{panel.pair.server_run_id}")
