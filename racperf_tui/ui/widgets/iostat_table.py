@@ -22,6 +22,7 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.style import Style as TextualStyle
 
 from racperf_tui.core.diskstats import QueueFacts, printable_name
 from racperf_tui.core.iostat import IostatRow
@@ -149,6 +150,7 @@ class IostatTable(ScrollView, can_focus=True):
         self._figures_width = 0
         self._values_of: Callable[[IostatRow], tuple[float, ...]] | None = None
         self._facts_cache: dict[QueueFacts | None, str] = {}
+        self._runs_cache: dict[tuple, tuple[tuple[int, int, Style], ...]] = {}
         self._name_width = 8
         self._spark_width = MIN_SPARK
         self._frozen_width = 0
@@ -157,6 +159,7 @@ class IostatTable(ScrollView, can_focus=True):
         self._row_pad = 0
         self._column_starts: list[int] = [0]  # cell offset of each column after the frozen part
         self.rebuilt_rows = 0  # rows rebuilt by the last update (the diff at work; tests read it)
+        self._plain_painted = False  # painted without the StylesCache since it was cleared
 
     # ---- layout --------------------------------------------------------------------------
     def _layout(self) -> bool:
@@ -197,6 +200,7 @@ class IostatTable(ScrollView, can_focus=True):
         self._column_starts = starts
         self._values_of = attrgetter(*(c.attr for c in self._figure_columns)) if self._figure_columns else None
         self._facts_cache = {}
+        self._runs_cache = {}
         self._frozen_width = frozen_base + self._spark_width
         # Rows fill the view exactly, so painting needs no crop or padding (no new Strips).
         self._row_pad = max(0, width - self._frozen_width - figures_width)
@@ -272,15 +276,14 @@ class IostatTable(ScrollView, can_focus=True):
         return (printable_name(state.name), state.saturated, self._spark(state), self._figures_text(row),
                 self._facts_text(state.facts), styles, is_cursor)
 
-    def _build_strip(self, key: tuple) -> Strip:
-        name, saturated, spark, figures, facts, styles, is_cursor = key
-        # Few segments per line: each costs the compositor a little on every repaint.
-        segments = [
-            Segment(("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
-                    STYLE_NAME_SATURATED if saturated else STYLE_NAME),
-            Segment(f" {spark} ", STYLE_SPARK_SATURATED if saturated else STYLE_SPARK),
-        ]
+    def _figure_runs(self, styles: tuple) -> tuple[tuple[int, int, Style], ...]:
+        """(start, end, style) of the figure text's runs of one style, for these style flags
+        (await levels, %util high): a few dozen combinations at most, cached per layout."""
+        runs = self._runs_cache.get(styles)
+        if runs is not None:
+            return runs
         await_levels = {"await": styles[0], "r_await": styles[1], "w_await": styles[2]}
+        found = []
         # Adjacent cells of one style share a segment: fewer segments, cheaper compositing.
         run_start = 0
         run_style = STYLE_NUM
@@ -294,11 +297,23 @@ class IostatTable(ScrollView, can_focus=True):
                 style = STYLE_NUM
             if style is not run_style:
                 if offset > run_start:
-                    segments.append(Segment(figures[run_start:offset], run_style))
+                    found.append((run_start, offset, run_style))
                 run_start, run_style = offset, style
             offset += column.width + 1
         if offset > run_start:
-            segments.append(Segment(figures[run_start:offset], run_style))
+            found.append((run_start, offset, run_style))
+        runs = self._runs_cache[styles] = tuple(found)
+        return runs
+
+    def _build_strip(self, key: tuple) -> Strip:
+        name, saturated, spark, figures, facts, styles, is_cursor = key
+        # Few segments per line: each costs the compositor a little on every repaint.
+        segments = [
+            Segment(("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
+                    STYLE_NAME_SATURATED if saturated else STYLE_NAME),
+            Segment(f" {spark} ", STYLE_SPARK_SATURATED if saturated else STYLE_SPARK),
+        ]
+        segments += [Segment(figures[start:end], style) for start, end, style in self._figure_runs(styles)]
         if facts:
             segments.append(Segment(facts, STYLE_FACT))
         if self._row_pad:
@@ -353,10 +368,47 @@ class IostatTable(ScrollView, can_focus=True):
         self.rerender()
 
     # ---- Line API ------------------------------------------------------------------------
+    def _plain_styles(self) -> bool:
+        """No border, outline, padding, tint, hatch or opacity: what Textual's StylesCache
+        would do to a line is then only a pad to the content width and the app's filters."""
+        styles = self.styles
+        if self.BLANK or self.auto_links and self.hover_style._link_id:
+            return False
+        if styles.padding != (0, 0, 0, 0) or styles.tint.a or self.opacity != 1.0:
+            return False
+        if styles.text_opacity != 1.0 or styles.has_rule("hatch") and styles.hatch != "none":
+            return False
+        return not any(edge for edge, _color in styles.border) and \
+            not any(edge for edge, _color in styles.outline)
+
     def render_lines(self, crop: Region) -> list[Strip]:
         # Geometry once per paint, not per line: Widget.size walks up to the screen each time.
-        self._paint_width = self.size.width - self.scrollbar_size_vertical
-        return super().render_lines(crop)
+        width = self.size.width
+        self._paint_width = width - self.scrollbar_size_vertical
+        if not self._plain_styles():
+            if self._plain_painted:  # its lines were not kept up to date meanwhile
+                self._plain_painted = False
+                self._styles_cache.clear()
+            return super().render_lines(crop)
+        self._plain_painted = True
+        # The StylesCache's work for plain styles, without its per-line costs (a style
+        # lookup per border edge, a new Strip per line): pad to the content width, apply the
+        # app's filters. apply_filter caches on the strip, so a row that did not change
+        # costs a dict lookup; only rebuilt rows are filtered again. Same segments out.
+        base_background, background = self.background_colors
+        pad_style = TextualStyle(background=base_background + background).rich_style
+        filters = self.get_line_filters()
+        render_line = self.render_line
+        strips = []
+        for y in crop.line_range:
+            strip = render_line(y).adjust_cell_length(width, pad_style)
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            strips.append(strip)
+        x1, x2 = crop.column_span
+        if (x1, x2) != (0, width):
+            strips = [strip.crop(x1, x2) for strip in strips]
+        return strips
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
