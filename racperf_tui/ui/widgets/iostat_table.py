@@ -18,6 +18,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
+from textual.filter import ANSIToTruecolor
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -96,6 +97,9 @@ STYLE_NAME_SATURATED = Style(bold=True, color="bright_white", bgcolor="red")
 STYLE_SPARK = Style(color="cyan")
 STYLE_SPARK_SATURATED = Style(color="red")
 STYLE_CURSOR = Style(bgcolor="grey35")
+#: Every style a row or the header is built with (IostatTable._set_filters converts them).
+PAINT_STYLES = (STYLE_HEADER, STYLE_NUM, STYLE_FACT, *STYLE_LEVEL.values(), STYLE_UTIL_HIGH, STYLE_NAME,
+                STYLE_NAME_SATURATED, STYLE_SPARK, STYLE_SPARK_SATURATED, STYLE_CURSOR)
 
 
 class IostatTable(ScrollView, can_focus=True):
@@ -160,6 +164,12 @@ class IostatTable(ScrollView, can_focus=True):
         self._column_starts: list[int] = [0]  # cell offset of each column after the frozen part
         self.rebuilt_rows = 0  # rows rebuilt by the last update (the diff at work; tests read it)
         self._plain_painted = False  # painted without the StylesCache since it was cleared
+        # The line filters the rows were built for, their styles after those filters, and
+        # the filters still to run when painting (see _set_filters).
+        self._filters_key: tuple = ()
+        self._paint_styles: dict[Style, Style] = {style: style for style in PAINT_STYLES}
+        self._paint_filters: tuple = ()
+        self._paint_scroll = None  # scroll offset while render_lines runs
 
     # ---- layout --------------------------------------------------------------------------
     def _layout(self) -> bool:
@@ -213,7 +223,7 @@ class IostatTable(ScrollView, can_focus=True):
         text = " " + "Device".ljust(self._name_width) + " " + spark_title.ljust(self._spark_width) + " "
         text += "".join(" " + c.header.rjust(c.width) for c in self._columns)
         text += " " * self._row_pad
-        return Strip([Segment(text, STYLE_HEADER)], len(text))
+        return Strip([Segment(text, self._paint_style(STYLE_HEADER))], len(text))
 
     @property
     def visible_headers(self) -> list[str]:
@@ -276,6 +286,30 @@ class IostatTable(ScrollView, can_focus=True):
         return (printable_name(state.name), state.saturated, self._spark(state), self._figures_text(row),
                 self._facts_text(state.facts), styles, is_cursor)
 
+    def _paint_style(self, style: Style) -> Style:
+        return self._paint_styles.get(style, style)
+
+    def _set_filters(self, filters: list, background) -> None:
+        """Build the rows for these line filters. When they are only ANSI-to-truecolor ones
+        (the usual case), the few styles of the table are converted here, once, exactly as
+        the filter converts each segment's style, so painting needs no filter pass (a new
+        Strip per changed row); any other filter runs at paint time as usual."""
+        self._filters_key = (tuple(filters), background)
+        mapped: dict[Style, Style] = {}
+        prefilter = bool(filters) and all(isinstance(f, ANSIToTruecolor) for f in filters)
+        if prefilter:
+            rich_background = background.rich_color
+            for style in PAINT_STYLES:
+                final = style
+                for line_filter in filters:
+                    final = line_filter.truecolor_style(final, rich_background)
+                mapped[style] = final
+        self._paint_filters = () if prefilter else tuple(filters)
+        self._paint_styles = mapped if prefilter else {style: style for style in PAINT_STYLES}
+        self._runs_cache = {}
+        self._header = self._build_header()
+        self._strips = [self._build_strip(key) for key in self._keys]
+
     def _figure_runs(self, styles: tuple) -> tuple[tuple[int, int, Style], ...]:
         """(start, end, style) of the figure text's runs of one style, for these style flags
         (await levels, %util high): a few dozen combinations at most, cached per layout."""
@@ -297,29 +331,30 @@ class IostatTable(ScrollView, can_focus=True):
                 style = STYLE_NUM
             if style is not run_style:
                 if offset > run_start:
-                    found.append((run_start, offset, run_style))
+                    found.append((run_start, offset, self._paint_style(run_style)))
                 run_start, run_style = offset, style
             offset += column.width + 1
         if offset > run_start:
-            found.append((run_start, offset, run_style))
+            found.append((run_start, offset, self._paint_style(run_style)))
         runs = self._runs_cache[styles] = tuple(found)
         return runs
 
     def _build_strip(self, key: tuple) -> Strip:
         name, saturated, spark, figures, facts, styles, is_cursor = key
         # Few segments per line: each costs the compositor a little on every repaint.
+        paint = self._paint_styles.get
         segments = [
             Segment(("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
-                    STYLE_NAME_SATURATED if saturated else STYLE_NAME),
-            Segment(f" {spark} ", STYLE_SPARK_SATURATED if saturated else STYLE_SPARK),
+                    paint(STYLE_NAME_SATURATED if saturated else STYLE_NAME)),
+            Segment(f" {spark} ", paint(STYLE_SPARK_SATURATED if saturated else STYLE_SPARK)),
         ]
         segments += [Segment(figures[start:end], style) for start, end, style in self._figure_runs(styles)]
         if facts:
-            segments.append(Segment(facts, STYLE_FACT))
+            segments.append(Segment(facts, paint(STYLE_FACT)))
         if self._row_pad:
             segments.append(Segment(" " * self._row_pad))
         strip = Strip(segments, self._full_width)
-        return strip.apply_style(STYLE_CURSOR) if is_cursor else strip
+        return strip.apply_style(paint(STYLE_CURSOR)) if is_cursor else strip
 
     def update_rows(self, states: list[DeviceState]) -> None:
         """Show these rows in this order; repaint only the lines that changed."""
@@ -398,20 +433,25 @@ class IostatTable(ScrollView, can_focus=True):
         base_background, background = self.background_colors
         pad_style = TextualStyle(background=base_background + background).rich_style
         filters = self.get_line_filters()
+        if (tuple(filters), background) != self._filters_key:
+            self._set_filters(filters, background)
+        filters = self._paint_filters
         render_line = self.render_line
+        self._paint_scroll = self.scroll_offset
         strips = []
         for y in crop.line_range:
             strip = render_line(y).adjust_cell_length(width, pad_style)
             for line_filter in filters:
                 strip = strip.apply_filter(line_filter, background)
             strips.append(strip)
+        self._paint_scroll = None
         x1, x2 = crop.column_span
         if (x1, x2) != (0, width):
             strips = [strip.crop(x1, x2) for strip in strips]
         return strips
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
+        scroll_x, scroll_y = self._paint_scroll or self.scroll_offset
         width = self._paint_width
         if y == 0:
             strip = self._header
@@ -430,7 +470,7 @@ class IostatTable(ScrollView, can_focus=True):
             scroll_x = self._column_starts[scroll_x] if scroll_x < len(self._column_starts) else self._full_width
         if scroll_x and width > frozen:
             strip = Strip.join([strip.crop(0, frozen), strip.crop(frozen + scroll_x, frozen + scroll_x + width - frozen)])
-        return strip.crop(0, width).extend_cell_length(width, STYLE_HEADER if y == 0 else None)
+        return strip.crop(0, width).extend_cell_length(width, self._paint_style(STYLE_HEADER) if y == 0 else None)
 
     def refresh_span(self, first: int, last: int) -> None:
         """Repaint content lines ``first``..``last`` (1 is the first row) that are in view."""
