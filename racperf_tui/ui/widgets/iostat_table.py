@@ -28,6 +28,7 @@ from textual.style import Style as TextualStyle
 from racperf_tui.core.diskstats import QueueFacts, printable_name
 from racperf_tui.core.iostat import IostatRow
 from racperf_tui.ui.widgets.iostat_model import (
+    SPARK_BLOCKS,
     SPARK_METRICS,
     AwaitThresholds,
     DeviceState,
@@ -85,6 +86,7 @@ def fact_text(facts: QueueFacts | None, column: Column) -> str:
 
 
 MIN_SPARK = 8
+_SPARK_LAST = len(SPARK_BLOCKS) - 1
 MAX_SPARK = 60
 
 STYLE_HEADER = Style(bold=True, color="bright_white", bgcolor="grey23")
@@ -251,7 +253,10 @@ class IostatTable(ScrollView, can_focus=True):
                 if c_samples == state.samples:
                     return c_chars.rjust(width)
                 if c_samples == state.samples - 1 and count:
-                    chars = (c_chars + sparkline([history[-1]], 1, top or 1.0))[-width:]
+                    # sparkline() of the one new value, inline (64 calls a tick)
+                    factor = _SPARK_LAST / (top if top > 0 else 1.0)
+                    block = SPARK_BLOCKS[min(int(history[-1] * factor + 0.5), _SPARK_LAST)]
+                    chars = (c_chars + block)[-width:]
                     state.spark_cache[metric] = (width, top, state.samples, chars)
                     return chars.rjust(width)
         tail = list(islice(history, tail_start, None))  # a fresh list, bounded by the width
