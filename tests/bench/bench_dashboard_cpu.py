@@ -311,8 +311,10 @@ def hard_root(root: Path, count: int) -> Iterator[list[str]]:
     stop = threading.Event()
 
     def loop() -> None:
-        next_at = time.monotonic() + 1.0
-        while not stop.wait(max(0.0, next_at - time.monotonic())):
+        # Half-way between the wall-clock seconds: whatever the phase of a reader sampling
+        # every second (racperf samples on the second), each read sees one new second.
+        next_at = time.time() + 1.5 - time.time() % 1.0
+        while not stop.wait(max(0.0, next_at - time.time())):
             next_at += 1.0
             hard.advance()
             hard.write()
