@@ -157,6 +157,7 @@ class IostatTable(ScrollView, can_focus=True):
         self._values_of: Callable[[IostatRow], tuple[float, ...]] | None = None
         self._facts_cache: dict[QueueFacts | None, str] = {}
         self._runs_cache: dict[tuple, tuple[tuple[int, int, Style], ...]] = {}
+        self._segments_cache: dict[object, object] = {}  # name and facts Segments (_build_strip)
         self._name_width = 8
         self._spark_width = MIN_SPARK
         self._frozen_width = 0
@@ -213,6 +214,7 @@ class IostatTable(ScrollView, can_focus=True):
         self._values_of = attrgetter(*(c.attr for c in self._figure_columns)) if self._figure_columns else None
         self._facts_cache = {}
         self._runs_cache = {}
+        self._segments_cache = {}
         self._frozen_width = frozen_base + self._spark_width
         # Rows fill the view exactly, so painting needs no crop or padding (no new Strips).
         self._row_pad = max(0, width - self._frozen_width - figures_width)
@@ -312,6 +314,7 @@ class IostatTable(ScrollView, can_focus=True):
         self._paint_filters = () if prefilter else tuple(filters)
         self._paint_styles = mapped if prefilter else {style: style for style in PAINT_STYLES}
         self._runs_cache = {}
+        self._segments_cache = {}
         self._header = self._build_header()
         self._strips = [self._build_strip(key) for key in self._keys]
 
@@ -348,16 +351,23 @@ class IostatTable(ScrollView, can_focus=True):
         name, saturated, spark, figures, facts, styles, is_cursor = key
         # Few segments per line: each costs the compositor a little on every repaint.
         paint = self._paint_styles.get
-        segments = [
-            Segment(("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
-                    paint(STYLE_NAME_SATURATED if saturated else STYLE_NAME)),
-            Segment(f" {spark} ", paint(STYLE_SPARK_SATURATED if saturated else STYLE_SPARK)),
-        ]
+        # The name and the facts (with the padding) of a device are the same tick after
+        # tick: their Segments (immutable) are kept, per layout and filters.
+        kept = self._segments_cache
+        if len(kept) > 4096:  # devices come and go (hot-plug): stay bounded
+            kept.clear()
+        head = kept.get((name, saturated))
+        if head is None:
+            head = kept[(name, saturated)] = Segment(
+                ("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
+                paint(STYLE_NAME_SATURATED if saturated else STYLE_NAME))
+        tail = kept.get(facts)
+        if tail is None:
+            tail = kept[facts] = ((Segment(facts, paint(STYLE_FACT)),) if facts else ()) + \
+                ((Segment(" " * self._row_pad),) if self._row_pad else ())
+        segments = [head, Segment(f" {spark} ", paint(STYLE_SPARK_SATURATED if saturated else STYLE_SPARK))]
         segments += [Segment(figures[start:end], style) for start, end, style in self._figure_runs(styles)]
-        if facts:
-            segments.append(Segment(facts, paint(STYLE_FACT)))
-        if self._row_pad:
-            segments.append(Segment(" " * self._row_pad))
+        segments += tail
         strip = Strip(segments, self._full_width)
         return strip.apply_style(paint(STYLE_CURSOR)) if is_cursor else strip
 
