@@ -225,13 +225,18 @@ async def test_await_colours_follow_thresholds(root: ReplayRoot) -> None:
                     return segment.style.color
                 position += len(segment.text)
 
-        assert await_style("sda") == STYLE_LEVEL["ok"].color
-        assert await_style("nvme0n1") == STYLE_LEVEL["warn"].color
-        assert await_style("sdc") == STYLE_LEVEL["crit"].color
+        def level(name: str):
+            """The level's colour as the rows hold it: after the app's truecolor filter."""
+            return table._paint_style(STYLE_LEVEL[name]).color
+
+        assert await_style("sda") == level("ok")
+        assert await_style("nvme0n1") == level("warn")
+        assert await_style("sdc") == level("crit")
+        assert len({level("ok"), level("warn"), level("crit")}) == 3
         # Configurable: with 1/50 ms, 32 ms is only amber.
         table.thresholds = AwaitThresholds(1, 50)
         table.rerender()
-        assert await_style("sdb") == STYLE_LEVEL["warn"].color and await_style("sda") == STYLE_LEVEL["warn"].color
+        assert await_style("sdb") == level("warn") and await_style("sda") == level("warn")
 
 
 async def test_malformed_line_is_reported_and_the_rest_keeps_going(root: ReplayRoot) -> None:

@@ -369,6 +369,7 @@ class IostatSampler:
         self._selection_cache: tuple[object, list[str]] | None = None
         self._dm_map: dict[str, str] = {}
         self._dm_map_time = -1e9
+        self._dm_map_root: Path | None = None
         self._queue_cache: dict[str, tuple[float, QueueFacts]] = {}
         # The last row of every device (None: hidden), kept between samples so a sample only
         # recomputes the devices whose line changed (and those that were busy last time).
@@ -408,12 +409,16 @@ class IostatSampler:
         return self._partition_cache
 
     def _dm_display_map(self, root: Path) -> dict[str, str]:
+        """dm-N -> name of ROOT, re-read for each new root (a replay) and every
+        SYSFS_REFRESH_S seconds (the live system, or one root kept updated: the same few
+        reads of sys/block and dev/mapper every sample were a tenth of a sample's cost)."""
         now = time.monotonic()
-        if now - self._dm_map_time > self.SYSFS_REFRESH_S or not self._live:
+        if root != self._dm_map_root or now - self._dm_map_time > self.SYSFS_REFRESH_S:
             fresh = read_dm_names(root)
             if fresh != self._dm_map:
                 self._dm_map = fresh
             self._dm_map_time = now
+            self._dm_map_root = root
         return self._dm_map
 
     def queue_facts(self, name: str) -> QueueFacts:

@@ -12,6 +12,7 @@ import os
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 from racperf_tui.core.diskstats import QueueFacts
@@ -45,11 +46,13 @@ SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 _DIGIT_RUNS = re.compile(r"(\d+)")
 
 
+@lru_cache(maxsize=4096)
 def natural_key(name: str) -> tuple:
     """Sort key putting loop2 before loop10, sda before sdb, nvme0n1 before nvme1n1.
 
     Digit runs compare as numbers; (is-number, value) pairs keep str and int apart so any
-    two names compare, and the name itself breaks remaining ties (sda01 vs sda1).
+    two names compare, and the name itself breaks remaining ties (sda01 vs sda1). Cached:
+    the same few names are sorted every tick.
     """
     parts = _DIGIT_RUNS.split(name)
     return tuple((1, int(part), "") if index % 2 else (0, 0, part)

@@ -16,11 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.markup import escape
-from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from racperf_tui.core.diskstats import QueueFacts, printable_name
 from racperf_tui.core.iostat import IostatSampler
+from racperf_tui.ui.phase_timer import PhaseTimer
 from racperf_tui.ui.widgets.iostat_model import (
     INTERVALS_S,
     SORT_KEYS,
@@ -96,24 +96,29 @@ class IostatPanel(Vertical):
         self.samples_taken = 0  # timer ticks that read a report (tests read it)
         # The first report after a shorter interval still spans the old one: not worth a note.
         self._quiet_until_sample = 0
-        self._timer: Timer | None = None
+        self._timer: PhaseTimer | None = None
         self._texts: dict[str, str] = {}
+        self._detail_for: tuple[str | None, int] | None = None  # (cursor device, model tick)
 
     # ---- widgets -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Static(classes="iostat-status")
-        yield IostatTable(self.thresholds, id="iostat-table")
+        # Kept: a query per use (several per tick) costs more than the rest of a status line.
+        self._table = IostatTable(self.thresholds, id="iostat-table")
+        self._lines = {selector: Static(classes=selector[1:])
+                       for selector in (".iostat-status", ".iostat-detail", ".iostat-alert")}
+        yield self._lines[".iostat-status"]
+        yield self._table
         yield Input(placeholder="device name: glob (sd*) or substring; Enter applies, Esc cancels",
                     id="iostat-pattern")
-        yield Static(classes="iostat-detail")
-        yield Static(classes="iostat-alert")
+        yield self._lines[".iostat-detail"]
+        yield self._lines[".iostat-alert"]
 
     @property
     def table(self) -> IostatTable:
-        return self.query_one(IostatTable)
+        return self._table
 
     def on_mount(self) -> None:
-        self.query_one(".iostat-alert", Static).tooltip = self._rules_text()
+        self._lines[".iostat-alert"].tooltip = self._rules_text()
         self.sample_now()
         self.table.focus()
         self._start_timer()
@@ -126,9 +131,18 @@ class IostatPanel(Vertical):
         (pattern_input if pattern_input.has_class("-visible") else self.table).focus()
 
     def _start_timer(self) -> None:
+        """Sample every interval, at whole multiples of it on the wall clock: in phase with
+        the header clock, so both share one screen update. The first sample comes half an
+        interval to one and a half after now."""
         if self._timer is not None:
             self._timer.stop()
-        self._timer = self.set_interval(self.interval_s, self.sample_now, pause=self.paused)
+        self._timer = PhaseTimer(self.interval_s, self.sample_now, pause=self.paused,
+                                 first_after_s=self.interval_s / 2,
+                                 on_error=self.app._handle_exception)
+
+    def on_unmount(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
 
     # ---- sampling ------------------------------------------------------------------------
     def _read_facts(self, kernel_name: str) -> QueueFacts | None:
@@ -169,7 +183,7 @@ class IostatPanel(Vertical):
         if self._texts.get(selector) != text:
             self._texts[selector] = text
             # Fixed one-line widgets: a repaint is enough, no re-layout of the screen.
-            self.query_one(selector, Static).update(text, layout=False)
+            self._lines[selector].update(text, layout=False)
 
     def _show(self) -> None:
         self.table.update_rows(self.model.visible())
@@ -253,6 +267,7 @@ class IostatPanel(Vertical):
 
     def _show_detail(self) -> None:
         model = self.model
+        self._detail_for = (self.table.cursor_device, model.tick)
         state = model.devices.get(self.table.cursor_device or "")
         if state is None:
             if not model.devices:
@@ -285,7 +300,7 @@ class IostatPanel(Vertical):
             width = self._line_width()
             detail = next((c for c in candidates if len(c) <= width), candidates[-1])
         self._set_text(".iostat-detail", escape(detail))
-        alert = self.query_one(".iostat-alert", Static)
+        alert = self._lines[".iostat-alert"]
         saturated = model.saturated()
         if self.error_text:
             text = f" [red]{escape(self.error_text)}[/]"
@@ -311,7 +326,10 @@ class IostatPanel(Vertical):
                 f"{th.warn_ms:g} ms, amber up to {th.crit_ms:g} ms, red above (RACPERF_AWAIT_MS=WARN,CRIT).")
 
     def on_iostat_table_cursor_moved(self, message: IostatTable.CursorMoved) -> None:
-        self._show_detail()
+        # A new busiest device moves the cursor on most ticks: the tick itself already
+        # showed its details (same device, same sample), so do not build them twice.
+        if self._detail_for != (self.table.cursor_device, self.model.tick):
+            self._show_detail()
 
     # ---- API for other panels ------------------------------------------------------------
     def set_benchmark_devices(self, names: set[str]) -> None:

@@ -18,14 +18,17 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
+from textual.filter import ANSIToTruecolor
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.style import Style as TextualStyle
 
 from racperf_tui.core.diskstats import QueueFacts, printable_name
 from racperf_tui.core.iostat import IostatRow
 from racperf_tui.ui.widgets.iostat_model import (
+    SPARK_BLOCKS,
     SPARK_METRICS,
     AwaitThresholds,
     DeviceState,
@@ -83,6 +86,7 @@ def fact_text(facts: QueueFacts | None, column: Column) -> str:
 
 
 MIN_SPARK = 8
+_SPARK_LAST = len(SPARK_BLOCKS) - 1
 MAX_SPARK = 60
 
 STYLE_HEADER = Style(bold=True, color="bright_white", bgcolor="grey23")
@@ -95,6 +99,9 @@ STYLE_NAME_SATURATED = Style(bold=True, color="bright_white", bgcolor="red")
 STYLE_SPARK = Style(color="cyan")
 STYLE_SPARK_SATURATED = Style(color="red")
 STYLE_CURSOR = Style(bgcolor="grey35")
+#: Every style a row or the header is built with (IostatTable._set_filters converts them).
+PAINT_STYLES = (STYLE_HEADER, STYLE_NUM, STYLE_FACT, *STYLE_LEVEL.values(), STYLE_UTIL_HIGH, STYLE_NAME,
+                STYLE_NAME_SATURATED, STYLE_SPARK, STYLE_SPARK_SATURATED, STYLE_CURSOR)
 
 
 class IostatTable(ScrollView, can_focus=True):
@@ -149,6 +156,8 @@ class IostatTable(ScrollView, can_focus=True):
         self._figures_width = 0
         self._values_of: Callable[[IostatRow], tuple[float, ...]] | None = None
         self._facts_cache: dict[QueueFacts | None, str] = {}
+        self._runs_cache: dict[tuple, tuple[tuple[int, int, Style], ...]] = {}
+        self._segments_cache: dict[object, object] = {}  # name and facts Segments (_build_strip)
         self._name_width = 8
         self._spark_width = MIN_SPARK
         self._frozen_width = 0
@@ -157,6 +166,13 @@ class IostatTable(ScrollView, can_focus=True):
         self._row_pad = 0
         self._column_starts: list[int] = [0]  # cell offset of each column after the frozen part
         self.rebuilt_rows = 0  # rows rebuilt by the last update (the diff at work; tests read it)
+        self._plain_painted = False  # painted without the StylesCache since it was cleared
+        # The line filters the rows were built for, their styles after those filters, and
+        # the filters still to run when painting (see _set_filters).
+        self._filters_key: tuple = ()
+        self._paint_styles: dict[Style, Style] = {style: style for style in PAINT_STYLES}
+        self._paint_filters: tuple = ()
+        self._paint_scroll = None  # scroll offset while render_lines runs
 
     # ---- layout --------------------------------------------------------------------------
     def _layout(self) -> bool:
@@ -197,6 +213,8 @@ class IostatTable(ScrollView, can_focus=True):
         self._column_starts = starts
         self._values_of = attrgetter(*(c.attr for c in self._figure_columns)) if self._figure_columns else None
         self._facts_cache = {}
+        self._runs_cache = {}
+        self._segments_cache = {}
         self._frozen_width = frozen_base + self._spark_width
         # Rows fill the view exactly, so painting needs no crop or padding (no new Strips).
         self._row_pad = max(0, width - self._frozen_width - figures_width)
@@ -209,7 +227,7 @@ class IostatTable(ScrollView, can_focus=True):
         text = " " + "Device".ljust(self._name_width) + " " + spark_title.ljust(self._spark_width) + " "
         text += "".join(" " + c.header.rjust(c.width) for c in self._columns)
         text += " " * self._row_pad
-        return Strip([Segment(text, STYLE_HEADER)], len(text))
+        return Strip([Segment(text, self._paint_style(STYLE_HEADER))], len(text))
 
     @property
     def visible_headers(self) -> list[str]:
@@ -237,7 +255,10 @@ class IostatTable(ScrollView, can_focus=True):
                 if c_samples == state.samples:
                     return c_chars.rjust(width)
                 if c_samples == state.samples - 1 and count:
-                    chars = (c_chars + sparkline([history[-1]], 1, top or 1.0))[-width:]
+                    # sparkline() of the one new value, inline (64 calls a tick)
+                    factor = _SPARK_LAST / (top if top > 0 else 1.0)
+                    block = SPARK_BLOCKS[min(int(history[-1] * factor + 0.5), _SPARK_LAST)]
+                    chars = (c_chars + block)[-width:]
                     state.spark_cache[metric] = (width, top, state.samples, chars)
                     return chars.rjust(width)
         tail = list(islice(history, tail_start, None))  # a fresh list, bounded by the width
@@ -272,15 +293,39 @@ class IostatTable(ScrollView, can_focus=True):
         return (printable_name(state.name), state.saturated, self._spark(state), self._figures_text(row),
                 self._facts_text(state.facts), styles, is_cursor)
 
-    def _build_strip(self, key: tuple) -> Strip:
-        name, saturated, spark, figures, facts, styles, is_cursor = key
-        # Few segments per line: each costs the compositor a little on every repaint.
-        segments = [
-            Segment(("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
-                    STYLE_NAME_SATURATED if saturated else STYLE_NAME),
-            Segment(f" {spark} ", STYLE_SPARK_SATURATED if saturated else STYLE_SPARK),
-        ]
+    def _paint_style(self, style: Style) -> Style:
+        return self._paint_styles.get(style, style)
+
+    def _set_filters(self, filters: list, background) -> None:
+        """Build the rows for these line filters. When they are only ANSI-to-truecolor ones
+        (the usual case), the few styles of the table are converted here, once, exactly as
+        the filter converts each segment's style, so painting needs no filter pass (a new
+        Strip per changed row); any other filter runs at paint time as usual."""
+        self._filters_key = (tuple(filters), background)
+        mapped: dict[Style, Style] = {}
+        prefilter = bool(filters) and all(isinstance(f, ANSIToTruecolor) for f in filters)
+        if prefilter:
+            rich_background = background.rich_color
+            for style in PAINT_STYLES:
+                final = style
+                for line_filter in filters:
+                    final = line_filter.truecolor_style(final, rich_background)
+                mapped[style] = final
+        self._paint_filters = () if prefilter else tuple(filters)
+        self._paint_styles = mapped if prefilter else {style: style for style in PAINT_STYLES}
+        self._runs_cache = {}
+        self._segments_cache = {}
+        self._header = self._build_header()
+        self._strips = [self._build_strip(key) for key in self._keys]
+
+    def _figure_runs(self, styles: tuple) -> tuple[tuple[int, int, Style], ...]:
+        """(start, end, style) of the figure text's runs of one style, for these style flags
+        (await levels, %util high): a few dozen combinations at most, cached per layout."""
+        runs = self._runs_cache.get(styles)
+        if runs is not None:
+            return runs
         await_levels = {"await": styles[0], "r_await": styles[1], "w_await": styles[2]}
+        found = []
         # Adjacent cells of one style share a segment: fewer segments, cheaper compositing.
         run_start = 0
         run_style = STYLE_NUM
@@ -294,17 +339,37 @@ class IostatTable(ScrollView, can_focus=True):
                 style = STYLE_NUM
             if style is not run_style:
                 if offset > run_start:
-                    segments.append(Segment(figures[run_start:offset], run_style))
+                    found.append((run_start, offset, self._paint_style(run_style)))
                 run_start, run_style = offset, style
             offset += column.width + 1
         if offset > run_start:
-            segments.append(Segment(figures[run_start:offset], run_style))
-        if facts:
-            segments.append(Segment(facts, STYLE_FACT))
-        if self._row_pad:
-            segments.append(Segment(" " * self._row_pad))
+            found.append((run_start, offset, self._paint_style(run_style)))
+        runs = self._runs_cache[styles] = tuple(found)
+        return runs
+
+    def _build_strip(self, key: tuple) -> Strip:
+        name, saturated, spark, figures, facts, styles, is_cursor = key
+        # Few segments per line: each costs the compositor a little on every repaint.
+        paint = self._paint_styles.get
+        # The name and the facts (with the padding) of a device are the same tick after
+        # tick: their Segments (immutable) are kept, per layout and filters.
+        kept = self._segments_cache
+        if len(kept) > 4096:  # devices come and go (hot-plug): stay bounded
+            kept.clear()
+        head = kept.get((name, saturated))
+        if head is None:
+            head = kept[(name, saturated)] = Segment(
+                ("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
+                paint(STYLE_NAME_SATURATED if saturated else STYLE_NAME))
+        tail = kept.get(facts)
+        if tail is None:
+            tail = kept[facts] = ((Segment(facts, paint(STYLE_FACT)),) if facts else ()) + \
+                ((Segment(" " * self._row_pad),) if self._row_pad else ())
+        segments = [head, Segment(f" {spark} ", paint(STYLE_SPARK_SATURATED if saturated else STYLE_SPARK))]
+        segments += [Segment(figures[start:end], style) for start, end, style in self._figure_runs(styles)]
+        segments += tail
         strip = Strip(segments, self._full_width)
-        return strip.apply_style(STYLE_CURSOR) if is_cursor else strip
+        return strip.apply_style(paint(STYLE_CURSOR)) if is_cursor else strip
 
     def update_rows(self, states: list[DeviceState]) -> None:
         """Show these rows in this order; repaint only the lines that changed."""
@@ -353,13 +418,55 @@ class IostatTable(ScrollView, can_focus=True):
         self.rerender()
 
     # ---- Line API ------------------------------------------------------------------------
+    def _plain_styles(self) -> bool:
+        """No border, outline, padding, tint, hatch or opacity: what Textual's StylesCache
+        would do to a line is then only a pad to the content width and the app's filters."""
+        styles = self.styles
+        if self.BLANK or self.auto_links and self.hover_style._link_id:
+            return False
+        if styles.padding != (0, 0, 0, 0) or styles.tint.a or self.opacity != 1.0:
+            return False
+        if styles.text_opacity != 1.0 or styles.has_rule("hatch") and styles.hatch != "none":
+            return False
+        return not any(edge for edge, _color in styles.border) and \
+            not any(edge for edge, _color in styles.outline)
+
     def render_lines(self, crop: Region) -> list[Strip]:
         # Geometry once per paint, not per line: Widget.size walks up to the screen each time.
-        self._paint_width = self.size.width - self.scrollbar_size_vertical
-        return super().render_lines(crop)
+        width = self.size.width
+        self._paint_width = width - self.scrollbar_size_vertical
+        if not self._plain_styles():
+            if self._plain_painted:  # its lines were not kept up to date meanwhile
+                self._plain_painted = False
+                self._styles_cache.clear()
+            return super().render_lines(crop)
+        self._plain_painted = True
+        # The StylesCache's work for plain styles, without its per-line costs (a style
+        # lookup per border edge, a new Strip per line): pad to the content width, apply the
+        # app's filters. apply_filter caches on the strip, so a row that did not change
+        # costs a dict lookup; only rebuilt rows are filtered again. Same segments out.
+        base_background, background = self.background_colors
+        pad_style = TextualStyle(background=base_background + background).rich_style
+        filters = self.get_line_filters()
+        if (tuple(filters), background) != self._filters_key:
+            self._set_filters(filters, background)
+        filters = self._paint_filters
+        render_line = self.render_line
+        self._paint_scroll = self.scroll_offset
+        strips = []
+        for y in crop.line_range:
+            strip = render_line(y).adjust_cell_length(width, pad_style)
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            strips.append(strip)
+        self._paint_scroll = None
+        x1, x2 = crop.column_span
+        if (x1, x2) != (0, width):
+            strips = [strip.crop(x1, x2) for strip in strips]
+        return strips
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
+        scroll_x, scroll_y = self._paint_scroll or self.scroll_offset
         width = self._paint_width
         if y == 0:
             strip = self._header
@@ -378,7 +485,7 @@ class IostatTable(ScrollView, can_focus=True):
             scroll_x = self._column_starts[scroll_x] if scroll_x < len(self._column_starts) else self._full_width
         if scroll_x and width > frozen:
             strip = Strip.join([strip.crop(0, frozen), strip.crop(frozen + scroll_x, frozen + scroll_x + width - frozen)])
-        return strip.crop(0, width).extend_cell_length(width, STYLE_HEADER if y == 0 else None)
+        return strip.crop(0, width).extend_cell_length(width, self._paint_style(STYLE_HEADER) if y == 0 else None)
 
     def refresh_span(self, first: int, last: int) -> None:
         """Repaint content lines ``first``..``last`` (1 is the first row) that are in view."""

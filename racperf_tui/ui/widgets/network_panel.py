@@ -329,7 +329,9 @@ class NetworkPanel(Vertical):
 
     def on_mount(self) -> None:
         self._show_program_fields(self.tools[0])
-        self.set_interval(self.poll_interval_s, self._poll)
+        # Asleep while no pair runs (4 wake-ups a second for nothing otherwise); a pair
+        # starting or found running wakes it.
+        self._poll_timer = self.set_interval(self.poll_interval_s, self._poll, pause=True)
         self._reattach()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -414,6 +416,7 @@ class NetworkPanel(Vertical):
         self.pair = PairRuns(client.tool, int(client.config["peer_run_id"]), client.id,
                              client.config.get("port"))
         self._settled = False
+        self._poll_timer.resume()
         self.mode_of_pair = self._mode_of_config(client.tool, client.config)
         self._set_buttons(start=False, stop=True)
         self._message(f"{client.tool} pair from an earlier session (runs #{self.pair.server_run_id} "
@@ -537,6 +540,7 @@ class NetworkPanel(Vertical):
         self.pair = pair
         self._finishing = False
         self._settled = False
+        self._poll_timer.resume()
         self._set_buttons(start=False, stop=True)
         # what launch_pair adapted (notes) or found worth knowing (warnings: e.g. a database
         # listener's port) is said here, not only recorded
@@ -587,6 +591,7 @@ class NetworkPanel(Vertical):
         """Timer: new client samples -> sparklines; both runs' states -> the state lines."""
         pair = self.pair
         if pair is None or self._settled:
+            self._poll_timer.pause()  # until the next pair
             return
         store = self._open_store()
         for seq, sample in store.samples(pair.client_run_id, self.after_seq):
