@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 SYSTEM_TOOLS := fio iostat iperf3 sshd sfdisk mkfs.xfs mkfs.ext4 mkswap losetup unshare
 APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux mount e2fsprogs iproute2 procps fdisk xfsprogs
 
-.PHONY: run test test-fast venv system-deps bench clean
+.PHONY: run test test-fast check venv system-deps bench clean
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -38,7 +38,13 @@ system-deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	fi
 
-test: system-deps $(VENV)/.installed-test
+## Lint, format and types first (seconds), then the whole suite.
+check: $(VENV)/.installed-test
+	$(BIN)/ruff check racperf_tui tests
+	$(BIN)/ruff format --check racperf_tui tests
+	$(BIN)/mypy
+
+test: system-deps $(VENV)/.installed-test check
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 ## The quick lane while developing: everything but the tests marked slow (see tests/conftest.py).

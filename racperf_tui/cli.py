@@ -27,14 +27,24 @@ def _dashboard_parser() -> argparse.ArgumentParser:
         prog="racperf",
         description="Live storage and interconnect benchmarking for Oracle RAC / database nodes. "
         "Without a subcommand, starts the dashboard.",
-        epilog="subcommands: " + "; ".join(f"{k}: {v[1]}" for k, v in SUBCOMMANDS.items())
+        epilog="subcommands: "
+        + "; ".join(f"{k}: {v[1]}" for k, v in SUBCOMMANDS.items())
         + ". 'racperf SUBCOMMAND --help' for each.",
     )
-    parser.add_argument("--root", action="append", metavar="DIR", default=None,
-                        help="read proc/ and sys/ under DIR instead of / (kept updated by something else)")
+    parser.add_argument(
+        "--root",
+        action="append",
+        metavar="DIR",
+        default=None,
+        help="read proc/ and sys/ under DIR instead of / (kept updated by something else)",
+    )
     parser.add_argument("--interval", type=float, default=1.0, help="refresh interval in seconds (default 1)")
-    parser.add_argument("--data-dir", metavar="DIR", default=None,
-                        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)")
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=None,
+        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)",
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
 

@@ -40,12 +40,26 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio not inst
 
 #: modules whose tests run real benchmarks, UIs on a pty or sysstat's binary for seconds each:
 #: `make test-fast` (-m "not slow") leaves them out; `make test` runs everything
-SLOW_MODULES = frozenset({
-    "test_ui_kill9", "test_iostat_vs_sysstat", "test_write_guard_bypasses", "test_fio_live", "test_run_hangup",
-    "test_runs_ui", "test_network_panel", "test_pair_runs", "test_devjail", "test_write_watch",
-    "test_runs_ui_snapshot", "test_dashboard_snapshot", "test_oratcptest", "test_netperf", "test_iperf3",
-    "test_orion_runs",
-})
+SLOW_MODULES = frozenset(
+    {
+        "test_ui_kill9",
+        "test_iostat_vs_sysstat",
+        "test_write_guard_bypasses",
+        "test_fio_live",
+        "test_run_hangup",
+        "test_runs_ui",
+        "test_network_panel",
+        "test_pair_runs",
+        "test_devjail",
+        "test_write_watch",
+        "test_runs_ui_snapshot",
+        "test_dashboard_snapshot",
+        "test_oratcptest",
+        "test_netperf",
+        "test_iperf3",
+        "test_orion_runs",
+    }
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -16,9 +16,25 @@ from pathlib import Path
 IOSTAT = shutil.which("iostat") or "/usr/bin/iostat"
 
 # The 17 statistics of a 20-field line, in kernel order.
-STAT_NAMES = ("rd_ios", "rd_merges", "rd_sectors", "rd_ticks", "wr_ios", "wr_merges",
-              "wr_sectors", "wr_ticks", "ios_pgr", "tot_ticks", "rq_ticks", "dc_ios",
-              "dc_merges", "dc_sectors", "dc_ticks", "fl_ios", "fl_ticks")
+STAT_NAMES = (
+    "rd_ios",
+    "rd_merges",
+    "rd_sectors",
+    "rd_ticks",
+    "wr_ios",
+    "wr_merges",
+    "wr_sectors",
+    "wr_ticks",
+    "ios_pgr",
+    "tot_ticks",
+    "rq_ticks",
+    "dc_ios",
+    "dc_merges",
+    "dc_sectors",
+    "dc_ticks",
+    "fl_ios",
+    "fl_ticks",
+)
 TICKS = {"rd_ticks", "wr_ticks", "tot_ticks", "rq_ticks", "dc_ticks", "fl_ticks"}
 
 
@@ -34,7 +50,7 @@ class Device:
     parent: str | None = None  # the disk of a partition
 
     def line(self) -> str:
-        values = " ".join(str(v) for v in self.stats[:self.nstat])
+        values = " ".join(str(v) for v in self.stats[: self.nstat])
         return f"{self.major:4d} {self.minor:7d} {self.name} {values}"
 
 
@@ -49,8 +65,7 @@ class Sample:
     def write_root(self, root: Path) -> None:
         """As a sysstat-style root: proc/diskstats, proc/uptime, sys/block/NAME[/PART]/stat."""
         (root / "proc").mkdir(parents=True, exist_ok=True)
-        write_in_place(root / "proc/uptime",
-                       f"{self.uptime_cs // 100}.{self.uptime_cs % 100:02d} 1000.00\n")
+        write_in_place(root / "proc/uptime", f"{self.uptime_cs // 100}.{self.uptime_cs % 100:02d} 1000.00\n")
         write_in_place(root / "proc/diskstats", "".join(d.line() + "\n" for d in self.devices))
         block = root / "sys/block"
         block.mkdir(parents=True, exist_ok=True)
@@ -60,7 +75,7 @@ class Sample:
             d = block / sysname if dev.parent is None else block / dev.parent.replace("/", "!") / sysname
             d.mkdir(parents=True, exist_ok=True)
             wanted.add(d)
-            write_in_place(d / "stat", " ".join(f"{v:8d}" for v in dev.stats[:dev.nstat]) + "\n")
+            write_in_place(d / "stat", " ".join(f"{v:8d}" for v in dev.stats[: dev.nstat]) + "\n")
             if dev.name in self.dm_names:
                 (d / "dm").mkdir(exist_ok=True)
                 write_in_place(d / "dm/name", self.dm_names[dev.name] + "\n")
@@ -81,8 +96,7 @@ def write_in_place(path: Path, text: str) -> None:
         f.write(text)
 
 
-def run_iostat_on_samples(samples: list[Sample], args: list[str], workdir: Path,
-                          timeout_s: float = 30.0) -> str:
+def run_iostat_on_samples(samples: list[Sample], args: list[str], workdir: Path, timeout_s: float = 30.0) -> str:
     """Run ``iostat ARGS 1 len(samples)`` with samples[k] visible at its k-th read; return
     its stdout. ``-y`` in args: the first sample is read unseen, so the switch to the second
     is timed from the banner instead of from a printed report."""
@@ -95,21 +109,33 @@ def run_iostat_on_samples(samples: list[Sample], args: list[str], workdir: Path,
         # iostat -N finds dm names by major:minor in /dev/mapper, the dm major in /proc/devices.
         (workdir / "devices").write_text("Block devices:\n  8 sd\n253 device-mapper\n")
         nodes = {d.name: (d.major, d.minor) for s in samples for d in s.devices}
-        dm_setup = (f"mount --bind {workdir}/devices /proc/devices; mkdir -p /dev/mapper; "
-                    "mount -t tmpfs tmpfs /dev/mapper; " + "".join(
-                        f"mknod /dev/mapper/{dm_name} b {nodes[dm][0]} {nodes[dm][1]}; "
-                        for dm, dm_name in samples[0].dm_names.items() if dm in nodes))
+        dm_setup = (
+            f"mount --bind {workdir}/devices /proc/devices; mkdir -p /dev/mapper; "
+            "mount -t tmpfs tmpfs /dev/mapper; "
+            + "".join(
+                f"mknod /dev/mapper/{dm_name} b {nodes[dm][0]} {nodes[dm][1]}; "
+                for dm, dm_name in samples[0].dm_names.items()
+                if dm in nodes
+            )
+        )
     script = (
         "set -e; mount --make-rprivate / 2>/dev/null || true; "
         f"mount --bind {live}/proc/diskstats /proc/diskstats; "
         f"mount --bind {live}/proc/uptime /proc/uptime; "
-        f"mount --bind {live}/sys/block /sys/block; " + dm_setup +
-        f"exec {IOSTAT} " + " ".join(args) + f" 1 {n_reports}"
+        f"mount --bind {live}/sys/block /sys/block; "
+        + dm_setup
+        + f"exec {IOSTAT} "
+        + " ".join(args)
+        + f" 1 {n_reports}"
     )
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "TZ": "UTC",
-           "S_COLORS": "never"}
-    proc = subprocess.Popen(["unshare", "-m", "sh", "-c", script], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, start_new_session=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "TZ": "UTC", "S_COLORS": "never"}
+    proc = subprocess.Popen(
+        ["unshare", "-m", "sh", "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
     out: list[str] = []
     try:
         deadline = time.monotonic() + timeout_s
@@ -179,16 +205,14 @@ def _counter(rng: random.Random, big: bool) -> int:
     return rng.randrange(0, 1 << 40) if big else rng.randrange(0, 100_000)
 
 
-def random_device(rng: random.Random, name: str, major: int, minor: int,
-                  parent: str | None = None) -> Device:
+def random_device(rng: random.Random, name: str, major: int, minor: int, parent: str | None = None) -> Device:
     """A device with random cumulative counters; some near the 32-bit tick wrap."""
     stats = []
     big = rng.random() < 0.3
     for stat in STAT_NAMES:
         if stat in TICKS:
             near_wrap = rng.random() < 0.2
-            stats.append(rng.randrange((1 << 32) - 5000, 1 << 32) if near_wrap
-                         else rng.randrange(0, 1 << 31))
+            stats.append(rng.randrange((1 << 32) - 5000, 1 << 32) if near_wrap else rng.randrange(0, 1 << 31))
         elif stat == "ios_pgr":
             stats.append(rng.randrange(0, 4))
         else:
@@ -221,8 +245,9 @@ def advance(rng: random.Random, dev: Device, interval_cs: int) -> Device:
                 stats[i] = rng.randrange(0, 8)
             elif stat == "tot_ticks":
                 # Sometimes busier than the interval (util > 100 %), sometimes wrapping.
-                step = rng.choice((0, rng.randrange(0, interval_cs * 10),
-                                   rng.randrange(interval_cs * 10, interval_cs * 15)))
+                step = rng.choice(
+                    (0, rng.randrange(0, interval_cs * 10), rng.randrange(interval_cs * 10, interval_cs * 15))
+                )
                 stats[i] = (stats[i] + step) % (1 << 32)
             elif stat in TICKS:
                 stats[i] = (stats[i] + rng.choice((0, rng.randrange(0, 200_000)))) % (1 << 32)
@@ -231,8 +256,7 @@ def advance(rng: random.Random, dev: Device, interval_cs: int) -> Device:
     return Device(dev.name, dev.major, dev.minor, stats, dev.nstat, dev.parent)
 
 
-def random_samples(seed: int, n_samples: int, n_disks: int,
-                   with_partitions: bool) -> list[Sample]:
+def random_samples(seed: int, n_samples: int, n_disks: int, with_partitions: bool) -> list[Sample]:
     """Samples with activity, idle and never-used devices, discards, flushes, tick wraps,
     re-registrations and hot-plug (devices that vanish, come back, or appear)."""
     rng = random.Random(seed)
@@ -244,8 +268,7 @@ def random_samples(seed: int, n_samples: int, n_disks: int,
         known[name] = disk
         if with_partitions and i % 3 == 0:
             for p in range(1, 3):
-                known[f"{name}{p}"] = random_device(rng, f"{name}{p}", disk.major,
-                                                    disk.minor + p, name)
+                known[f"{name}{p}"] = random_device(rng, f"{name}{p}", disk.major, disk.minor + p, name)
     unplugged: set[str] = set()
     samples = [Sample(uptime, list(known.values()))]
     for k in range(1, n_samples):
@@ -258,6 +281,5 @@ def random_samples(seed: int, n_samples: int, n_disks: int,
         if rng.random() < 0.7:
             name = f"nvme{k}n1"
             known[name] = random_device(rng, name, 259, k)
-        samples.append(Sample(uptime, [d for d in known.values()
-                                       if (d.parent or d.name) not in unplugged]))
+        samples.append(Sample(uptime, [d for d in known.values() if (d.parent or d.name) not in unplugged]))
     return samples

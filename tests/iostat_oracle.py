@@ -55,14 +55,14 @@ def parse_sysstat_json(text: str) -> list[Report]:
     for stats in doc["sysstat"]["hosts"][0]["statistics"]:
         report: Report = []
         for disk in stats["disk"]:
-            report.append((disk["disk_device"],
-                           {k: f"{v:.2f}" for k, v in disk.items() if k != "disk_device"}))
+            report.append((disk["disk_device"], {k: f"{v:.2f}" for k, v in disk.items() if k != "disk_device"}))
         reports.append(report)
     return reports
 
 
-def compare_report(expected: Report, rows: list[IostatRow], skip: frozenset[str] = frozenset(),
-                   label: str = "") -> list[str]:
+def compare_report(
+    expected: Report, rows: list[IostatRow], skip: frozenset[str] = frozenset(), label: str = ""
+) -> list[str]:
     """Every difference between sysstat's report and ours: device sets and order, then each
     mapped column at 2 decimals. Devices in ``skip`` are left out on both sides."""
     problems: list[str] = []
@@ -87,5 +87,4 @@ def compare_report(expected: Report, rows: list[IostatRow], skip: frozenset[str]
 
 def checked_columns(expected: list[Report]) -> int:
     """How many figures a comparison covers (to prove the test compared something)."""
-    return sum(1 for report in expected for _, figures in report
-               for column in figures if column in SYSSTAT_COLUMNS)
+    return sum(1 for report in expected for _, figures in report for column in figures if column in SYSSTAT_COLUMNS)

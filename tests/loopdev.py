@@ -78,8 +78,12 @@ def write_at(image: Path, offset: int, data: bytes) -> None:
 
 def attach(image: Path, *, partitions: bool = False, offset_bytes: int = 0) -> str:
     """losetup IMAGE on a free loop device; retried because other tests race for free ones."""
-    argv = (["losetup", "--find", "--show"] + (["--partscan"] if partitions else [])
-            + (["--offset", str(offset_bytes)] if offset_bytes else []) + [str(image)])
+    argv = (
+        ["losetup", "--find", "--show"]
+        + (["--partscan"] if partitions else [])
+        + (["--offset", str(offset_bytes)] if offset_bytes else [])
+        + [str(image)]
+    )
     last_error: Exception | None = None
     for _ in range(5):
         try:
@@ -114,8 +118,9 @@ def _add_partitions(path: str, count: int) -> None:
 
 
 @contextlib.contextmanager
-def loop_device(image: Path, size_mib: int = 64, *, partition_table: str | None = None,
-                partition_count: int = 0) -> Iterator[LoopDevice]:
+def loop_device(
+    image: Path, size_mib: int = 64, *, partition_table: str | None = None, partition_count: int = 0
+) -> Iterator[LoopDevice]:
     """Attach a loop device on a sparse image (created if missing); detach on every path.
 
     ``partition_table`` is an sfdisk script (e.g. "label: dos\\n,32M,83\\n"); with it the image

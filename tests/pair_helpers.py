@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.events import Sample
+from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair
 from racperf_tui.orchestration.runs import stop_run, wait_for_run
-from racperf_tui.core.store import RunRecord, Store
 
 
 @dataclass
@@ -29,12 +29,18 @@ class FinishedPair:
     server_output: str
 
 
-def run_pair_to_end(tool: str, server_config: dict[str, Any], client_config: dict[str, Any],
-                    data_dir: Path, timeout_s: float = 30.0, **launch_options: Any) -> FinishedPair:
+def run_pair_to_end(
+    tool: str,
+    server_config: dict[str, Any],
+    client_config: dict[str, Any],
+    data_dir: Path,
+    timeout_s: float = 30.0,
+    **launch_options: Any,
+) -> FinishedPair:
     """launch_pair, wait for the client run, finish_pair; then read both runs from the store."""
     pair = launch_pair(tool, server_config, client_config, data_dir=data_dir, **launch_options)
     try:
-        client = wait_for_run(pair.client_run_id, data_dir, timeout_s)
+        wait_for_run(pair.client_run_id, data_dir, timeout_s)
     finally:
         if not wait_for_run(pair.client_run_id, data_dir, 0).state.finished:
             stop_run(pair.client_run_id, data_dir, grace_s=5.0)

@@ -61,8 +61,9 @@ class Sshd:
 
     def host_fingerprint(self) -> str:
         """``SHA256:...`` of the host key, as ssh-keygen -l prints it."""
-        out = subprocess.run(["ssh-keygen", "-l", "-f", f"{self.host_key}.pub"], check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["ssh-keygen", "-l", "-f", f"{self.host_key}.pub"], check=True, capture_output=True, text=True
+        ).stdout
         return out.split()[1]
 
     def stop(self) -> None:
@@ -90,8 +91,11 @@ class Sshd:
 
 
 def _keygen(path: Path, comment: str) -> None:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
-                   check=True, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _free_port() -> int:
@@ -161,14 +165,20 @@ def start_sshd(directory: Path) -> Sshd:
         config = write_config(directory, port, host_key, authorized_keys)
         log = directory / f"sshd-{port}.log"
         with open(log, "wb") as log_fh:
-            process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL,
-                                       stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(
+                [SSHD, "-D", "-e", "-f", str(config)],
+                stdin=subprocess.DEVNULL,
+                stdout=log_fh,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         if _listening(port, 10.0):
             key_type, key_data = Path(f"{host_key}.pub").read_text().split()[:2]
             known_hosts = directory / "known_hosts"
             known_hosts.write_text(f"[127.0.0.1]:{port} {key_type} {key_data}\n")
-            return Sshd(directory, port, getpass.getuser(), host_key, user_key, known_hosts,
-                        authorized_keys, process, log)
+            return Sshd(
+                directory, port, getpass.getuser(), host_key, user_key, known_hosts, authorized_keys, process, log
+            )
         process.kill()
         process.wait()
         last_error = log.read_text(errors="replace")[-2000:]

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.core.bounded_read import (BoundedReadError, read_bytes_bounded, read_stream_bounded,
-                                           read_text_bounded)
+from racperf_tui.core.bounded_read import BoundedReadError, read_bytes_bounded, read_stream_bounded, read_text_bounded
 from tests.conftest import FIXTURES, racperf_cmd
 
 
@@ -80,8 +79,7 @@ def test_missing_file_is_the_usual_oserror(tmp_path: Path) -> None:
 
 
 def test_racperf_parse_refuses_dev_zero_quickly() -> None:
-    done = subprocess.run(racperf_cmd() + ["parse", "fio", "/dev/zero"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(racperf_cmd() + ["parse", "fio", "/dev/zero"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip() == "racperf parse: /dev/zero is a character device, not a regular file or pipe; not read"
     assert done.stdout == ""
@@ -89,8 +87,9 @@ def test_racperf_parse_refuses_dev_zero_quickly() -> None:
 
 def test_racperf_parse_refuses_dev_zero_on_stdin() -> None:
     with open("/dev/zero", "rb") as zero:
-        done = subprocess.run(racperf_cmd() + ["parse", "fio", "-"], stdin=zero, capture_output=True, text=True,
-                              timeout=60)
+        done = subprocess.run(
+            racperf_cmd() + ["parse", "fio", "-"], stdin=zero, capture_output=True, text=True, timeout=60
+        )
     assert done.returncode == 2
     assert "stdin is a character device" in done.stderr
 
@@ -98,8 +97,9 @@ def test_racperf_parse_refuses_dev_zero_on_stdin() -> None:
 def test_racperf_parse_reads_a_pipe_and_states_the_cap_in_help() -> None:
     fixture = FIXTURES / "fio" / "fio-3.33-randrw-2jobs.json"
     with open(fixture, "rb") as src:
-        done = subprocess.run(racperf_cmd() + ["parse", "fio", "-"], stdin=src, capture_output=True, text=True,
-                              timeout=60)
+        done = subprocess.run(
+            racperf_cmd() + ["parse", "fio", "-"], stdin=src, capture_output=True, text=True, timeout=60
+        )
     assert done.returncode == 0, done.stderr
     assert '"format": "json"' in done.stdout
     helped = subprocess.run(racperf_cmd() + ["parse", "--help"], capture_output=True, text=True, timeout=60)

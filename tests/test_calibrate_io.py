@@ -28,9 +28,24 @@ def oracle_home(tmp_path: Path) -> Path:
 
 def calibrate(home: Path, tmp_path: Path, *settings: str, **env: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     environment = dict(os.environ, FAKE_SQLPLUS_CALIBRATE_S="0.5", FAKE_SQLPLUS_STATE_DIR=str(tmp_path), **env)
-    done = subprocess.run(racperf_cmd() + ["run", "calibrate_io", "--data-dir", str(tmp_path / "data"),
-                                           "--set", "sid=ORCL", "--set", f"oracle_home={home}", *settings],
-                          capture_output=True, text=True, timeout=60, env=environment)
+    done = subprocess.run(
+        racperf_cmd()
+        + [
+            "run",
+            "calibrate_io",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--set",
+            "sid=ORCL",
+            "--set",
+            f"oracle_home={home}",
+            *settings,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment,
+    )
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return done, (lines[-1] if lines else {})
 
@@ -38,16 +53,29 @@ def calibrate(home: Path, tmp_path: Path, *settings: str, **env: str) -> tuple[s
 def test_the_sample_parses_to_its_figures() -> None:
     text = (FIXTURES / "calibrate_io" / "dba_rsrc_io_calibrate.txt").read_text()
     assert calibrate_io.parse_output(text) == {
-        "tool": "calibrate_io", "start_time": "04-SEP-022 17:53:24", "end_time": "04-SEP-022 18:02:55",
-        "max_iops": 13070, "max_mbps": 1200, "max_pmbps": 690, "latency_ms": 11, "num_physical_disks": 2}
+        "tool": "calibrate_io",
+        "start_time": "04-SEP-022 17:53:24",
+        "end_time": "04-SEP-022 18:02:55",
+        "max_iops": 13070,
+        "max_mbps": 1200,
+        "max_pmbps": 690,
+        "latency_ms": 11,
+        "num_physical_disks": 2,
+    }
 
 
 def test_dbms_output_with_a_fractional_latency_wins_over_the_rounded_row() -> None:
-    text = "max_iops = 13070\nlatency  = 10.868\nmax_mbps = 1200\n\n" + (
-        FIXTURES / "calibrate_io" / "dba_rsrc_io_calibrate.txt").read_text()
+    text = (
+        "max_iops = 13070\nlatency  = 10.868\nmax_mbps = 1200\n\n"
+        + (FIXTURES / "calibrate_io" / "dba_rsrc_io_calibrate.txt").read_text()
+    )
     result = calibrate_io.parse_output(text)
-    assert (result["max_iops"], result["latency_ms"], result["max_mbps"], result["max_pmbps"]) == (13070, 10.868,
-                                                                                                    1200, 690)
+    assert (result["max_iops"], result["latency_ms"], result["max_mbps"], result["max_pmbps"]) == (
+        13070,
+        10.868,
+        1200,
+        690,
+    )
 
 
 def test_output_without_figures_or_errors_is_not_a_result() -> None:
@@ -60,24 +88,43 @@ def test_a_calibration_end_to_end(oracle_home: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     result = last["result"]
     assert (result["max_iops"], result["max_mbps"], result["latency_ms"]) == (13070, 1200, 10.868)
-    assert result["checks"] == {"sysdba": "TRUE", "timed_statistics": "TRUE", "filesystemio_options": "SETALL",
-                                "async_datafiles": "4", "calibration_status": "READY", "con_name": "CDB$ROOT"}
-    shown = subprocess.run(racperf_cmd() + ["runs", "show", "1", "--data-dir", str(tmp_path / "data")],
-                           capture_output=True, text=True, timeout=30).stdout
+    assert result["checks"] == {
+        "sysdba": "TRUE",
+        "timed_statistics": "TRUE",
+        "filesystemio_options": "SETALL",
+        "async_datafiles": "4",
+        "calibration_status": "READY",
+        "con_name": "CDB$ROOT",
+    }
+    shown = subprocess.run(
+        racperf_cmd() + ["runs", "show", "1", "--data-dir", str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
     assert f"command:      {oracle_home}/bin/sqlplus -S -L '/ as sysdba'" in shown
 
 
-@pytest.mark.parametrize("env, expected", [
-    ({"FAKE_SQLPLUS_TIMED_STATISTICS": "FALSE"}, "timed_statistics: timed_statistics is FALSE (ORA-56709): "
-                                                 "ALTER SYSTEM SET timed_statistics=TRUE"),
-    ({"FAKE_SQLPLUS_ASYNC_FILES": "0"}, "async_datafiles: no datafile has asynchronous I/O (ORA-56708)"),
-    ({"FAKE_SQLPLUS_ISDBA": "FALSE"}, "sysdba: CALIBRATE_IO needs SYSDBA"),
-    ({"FAKE_SQLPLUS_CON_NAME": "PDB1"}, "con_name: connected to a pluggable database: calibrate from the CDB root"),
-    ({"FAKE_SQLPLUS_FAIL": "ORA-56708"}, "ORA-56708: Could not find any datafiles with asynchronous i/o capability "
-                                         "(no datafile has asynchronous I/O"),
-])
-def test_each_failure_is_named_with_its_fix(env: dict[str, str], expected: str, oracle_home: Path,
-                                            tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        (
+            {"FAKE_SQLPLUS_TIMED_STATISTICS": "FALSE"},
+            "timed_statistics: timed_statistics is FALSE (ORA-56709): ALTER SYSTEM SET timed_statistics=TRUE",
+        ),
+        ({"FAKE_SQLPLUS_ASYNC_FILES": "0"}, "async_datafiles: no datafile has asynchronous I/O (ORA-56708)"),
+        ({"FAKE_SQLPLUS_ISDBA": "FALSE"}, "sysdba: CALIBRATE_IO needs SYSDBA"),
+        ({"FAKE_SQLPLUS_CON_NAME": "PDB1"}, "con_name: connected to a pluggable database: calibrate from the CDB root"),
+        (
+            {"FAKE_SQLPLUS_FAIL": "ORA-56708"},
+            "ORA-56708: Could not find any datafiles with asynchronous i/o capability "
+            "(no datafile has asynchronous I/O",
+        ),
+    ],
+)
+def test_each_failure_is_named_with_its_fix(
+    env: dict[str, str], expected: str, oracle_home: Path, tmp_path: Path
+) -> None:
     done, last = calibrate(oracle_home, tmp_path, **env)
     assert done.returncode == 1
     assert last["state"] == "failed" and last["message"].startswith(expected), last["message"]
@@ -86,9 +133,22 @@ def test_each_failure_is_named_with_its_fix(env: dict[str, str], expected: str, 
 
 def test_one_calibration_at_a_time(oracle_home: Path, tmp_path: Path) -> None:
     environment = dict(os.environ, FAKE_SQLPLUS_CALIBRATE_S="6", FAKE_SQLPLUS_STATE_DIR=str(tmp_path))
-    first = subprocess.Popen(racperf_cmd() + ["run", "calibrate_io", "--data-dir", str(tmp_path / "d1"), "--set",
-                                              "sid=ORCL", "--set", f"oracle_home={oracle_home}"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
+    first = subprocess.Popen(
+        racperf_cmd()
+        + [
+            "run",
+            "calibrate_io",
+            "--data-dir",
+            str(tmp_path / "d1"),
+            "--set",
+            "sid=ORCL",
+            "--set",
+            f"oracle_home={oracle_home}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=environment,
+    )
     try:
         deadline = time.monotonic() + 20
         while not any(tmp_path.glob("fake-sqlplus-*.inprogress")) and time.monotonic() < deadline:
@@ -119,7 +179,10 @@ def test_an_exhausted_aio_pool_is_refused_before_the_database_is_asked(tmp_path:
 
 
 def test_parse_command(tmp_path: Path) -> None:
-    done = subprocess.run(racperf_cmd() + ["parse", "calibrate-io",
-                                           str(FIXTURES / "calibrate_io" / "dba_rsrc_io_calibrate.txt")],
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        racperf_cmd() + ["parse", "calibrate-io", str(FIXTURES / "calibrate_io" / "dba_rsrc_io_calibrate.txt")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0 and json.loads(done.stdout)["max_iops"] == 13070

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from dashboard_root import DiskLoad, DiskSpec, ReplayRoot
+
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.help import HelpScreen
 from racperf_tui.ui.widgets.iostat_model import (
@@ -192,7 +192,9 @@ async def test_saturated_device_is_flagged_and_explained(root: ReplayRoot) -> No
         advance(panel, root, 1)
         await pilot.pause()
         sdb, sdc = panel.model.devices["sdb"], panel.model.devices["sdc"]
-        assert sdb.saturated and "queue full: avgqu-sz 31.5 near its limit 32 (SCSI queue_depth)" in sdb.saturation_reason
+        assert (
+            sdb.saturated and "queue full: avgqu-sz 31.5 near its limit 32 (SCSI queue_depth)" in sdb.saturation_reason
+        )
         assert sdc.saturated and sdc.saturation_reason.startswith("queueing: await 40.00 ms = 20.0x svctm 2.00 ms")
         assert not panel.model.devices["sda"].saturated and not panel.model.devices["nvme0n1"].saturated
         assert line_text(panel.table, "sdb").startswith("!sdb")
@@ -200,7 +202,8 @@ async def test_saturated_device_is_flagged_and_explained(root: ReplayRoot) -> No
         alert = panel.query_one(".iostat-alert")
         assert alert.has_class("-saturated")
         assert "SATURATED sdb (+sdc): queue full: avgqu-sz 31.5 near its limit 32 (SCSI queue_depth)" in str(
-            alert.render())
+            alert.render()
+        )
         # The load drops: the flag goes at once.
         advance(panel, root, 1, {"sdb": DiskLoad(read_iops=10, await_ms=1, util_pct=5, avgqu_sz=0.01)})
         await pilot.pause()
@@ -293,7 +296,7 @@ async def test_sparkline_key_cycles_metrics(root: ReplayRoot) -> None:
         advance(panel, root, 2)
         await pilot.pause()
         # %util, fixed 0..100 scale: two idle samples, then two full ones.
-        assert line_text(panel.table, "sdb")[:panel.table._frozen_width].rstrip().endswith("▁▁██")
+        assert line_text(panel.table, "sdb")[: panel.table._frozen_width].rstrip().endswith("▁▁██")
         seen = []
         for _ in range(5):
             await pilot.press("m")
@@ -308,7 +311,7 @@ async def test_sparkline_key_cycles_metrics(root: ReplayRoot) -> None:
             for load in (LOADS, quiet, LOADS):
                 advance(panel, root, 1, load)
                 for state in table.states:
-                    history = list(state.history[table.spark_metric])[-table._spark_width:]
+                    history = list(state.history[table.spark_metric])[-table._spark_width :]
                     scale = SPARK_METRICS[table.spark_metric][1]
                     assert table._spark(state) == sparkline(history, table._spark_width, scale), state.name
         # History is bounded: memory stays flat over a long session.
@@ -348,13 +351,15 @@ async def test_unchanged_rows_are_not_rebuilt(root: ReplayRoot) -> None:
         assert not panel.table.cursor_follows_top
         detail = panel.query_one(".iostat-detail")
         # Too long for 100 columns with the figures in full: short labels, the figures still there.
-        assert str(detail.render()) == (" nvme0n1: qd - nr 1023 none rot no │ %util 50 · avgqu-sz 1.4/1023 nr"
-                                        " · await 7.00 ms = 3x svctm")
+        assert str(detail.render()) == (
+            " nvme0n1: qd - nr 1023 none rot no │ %util 50 · avgqu-sz 1.4/1023 nr · await 7.00 ms = 3x svctm"
+        )
         await pilot.press("home")
         assert panel.table.cursor_device == "sdb"
         # 100 columns: short fact labels, so the figures against the saturation rules fit.
-        assert str(detail.render()) == (" sdb: qd 32 nr 64 mq-deadline rot no │"
-                                        " %util 100 · avgqu-sz 31.5/32 qd · await 32.00 ms = 32x svctm")
+        assert str(detail.render()) == (
+            " sdb: qd 32 nr 64 mq-deadline rot no │ %util 100 · avgqu-sz 31.5/32 qd · await 32.00 ms = 32x svctm"
+        )
         # A quiet sdb drops down the %util order; the user's highlight stays on it.
         advance(panel, root, 1, {**LOADS, "sdb": DiskLoad(read_iops=1, util_pct=1)})
         assert shown(panel)[0] == "nvme0n1" and panel.table.cursor_device == "sdb"
@@ -369,9 +374,18 @@ async def test_help_lists_app_and_panel_keys(root: ReplayRoot) -> None:
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         text = "\n".join(line.text for line in app.screen._compositor.render_strips())
-        for words in ("Disks (iostat)", "Pause / resume sampling", "Sort by %util, await",
-                      "Sparkline shows", "Filter by device name", "Shorter refresh interval",
-                      "Device table", "Everywhere", "Quit", "Help"):
+        for words in (
+            "Disks (iostat)",
+            "Pause / resume sampling",
+            "Sort by %util, await",
+            "Sparkline shows",
+            "Filter by device name",
+            "Shorter refresh interval",
+            "Device table",
+            "Everywhere",
+            "Quit",
+            "Help",
+        ):
             assert words in text, words
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
@@ -437,13 +451,44 @@ def test_natural_name_order_and_ties() -> None:
     from racperf_tui.ui.widgets.iostat_model import natural_key
 
     names = ["loop10", "sdb", "nvme10n1", "loop2", "sda", "nvme1n1", "sda10", "sda2", "nvme0n1", "dm-10", "dm-3"]
-    assert sorted(names, key=natural_key) == ["dm-3", "dm-10", "loop2", "loop10", "nvme0n1", "nvme1n1",
-                                              "nvme10n1", "sda", "sda2", "sda10", "sdb"]
+    assert sorted(names, key=natural_key) == [
+        "dm-3",
+        "dm-10",
+        "loop2",
+        "loop10",
+        "nvme0n1",
+        "nvme1n1",
+        "nvme10n1",
+        "sda",
+        "sda2",
+        "sda10",
+        "sdb",
+    ]
     model = IostatModel()
-    rows = [IostatRow(device=name, **{f: 0.0 for f in ("r_s", "w_s", "rkb_s", "wkb_s", "rrqm_s", "wrqm_s",
-                                                        "avgrq_sz", "avgqu_sz", "await_ms", "r_await_ms",
-                                                        "w_await_ms", "svctm_ms", "util_pct")})
-            for name in names]
+    rows = [
+        IostatRow(
+            device=name,
+            **{
+                f: 0.0
+                for f in (
+                    "r_s",
+                    "w_s",
+                    "rkb_s",
+                    "wkb_s",
+                    "rrqm_s",
+                    "wrqm_s",
+                    "avgrq_sz",
+                    "avgqu_sz",
+                    "await_ms",
+                    "r_await_ms",
+                    "w_await_ms",
+                    "svctm_ms",
+                    "util_pct",
+                )
+            },
+        )
+        for name in names
+    ]
     model.update(IostatReport(0.0, 1.0, rows, []))
     for sort_key in ("%util", "name"):
         model.sort_key = sort_key
@@ -461,12 +506,12 @@ async def test_columns_are_a_priority_prefix_whatever_the_name_width(root: Repla
         advance(panel, root, 1)
         await pilot.pause()
         before = panel.table.visible_headers
-        assert sorted(before, key=by_priority.index) == by_priority[:len(before)]
+        assert sorted(before, key=by_priority.index) == by_priority[: len(before)]
         panel.model.devices["sdb"].name = "sdb-with-a-long-name"  # as a dm name would be
         panel.table.update_rows(panel.model.visible())
         after = panel.table.visible_headers
         assert len(after) < len(before)
-        assert sorted(after, key=by_priority.index) == by_priority[:len(after)]
+        assert sorted(after, key=by_priority.index) == by_priority[: len(after)]
 
 
 async def test_pause_at_80_columns_shows_the_marker_and_the_real_interval(root: ReplayRoot) -> None:
@@ -503,8 +548,10 @@ async def test_detail_names_the_depth_a_queue_is_judged_against(root: ReplayRoot
         panel.table.move_cursor_to([s.name for s in panel.table.states].index("nvme0n1"))
         await pilot.pause()
         detail = str(panel.query_one(".iostat-detail").render())
-        assert detail == (" nvme0n1: queue_depth - · nr_requests 1023 · scheduler none · rotational no │"
-                          " %util 50 · avgqu-sz 1.4/1023 nr_requests · await 7.00 ms = 3x svctm")
+        assert detail == (
+            " nvme0n1: queue_depth - · nr_requests 1023 · scheduler none · rotational no │"
+            " %util 50 · avgqu-sz 1.4/1023 nr_requests · await 7.00 ms = 3x svctm"
+        )
         assert panel.table._spark_width >= 50 and panel.table.visible_headers[-1] == "rot"
 
 
@@ -519,8 +566,9 @@ async def test_device_without_scsi_queue_depth_is_full_at_nr_requests(root: Repl
         await pilot.pause()
         nvme = panel.model.devices["nvme0n1"]
         assert nvme.saturated
-        assert nvme.saturation_reason == ("queue full: avgqu-sz 1000.0 near its limit 1023 (nr_requests),"
-                                          " %util 100, for 3 samples")
+        assert nvme.saturation_reason == (
+            "queue full: avgqu-sz 1000.0 near its limit 1023 (nr_requests), %util 100, for 3 samples"
+        )
         assert "! SATURATED nvme0n1: queue full" in str(panel.query_one(".iostat-alert").render())
 
 

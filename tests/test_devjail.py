@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, needs_fio
 from loopdev import LoopDevice, loop_device, needs_loop, write_at
+
 from racperf_tui.core.devjail import EXIT_UNAVAILABLE, devjail_available, jail_argv, plan_nodes
 from racperf_tui.core.safety import check_write_target
 
@@ -36,8 +36,7 @@ def _sha256(path: str) -> str:
 
 
 def _jailed(allowed: list[str], argv: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(jail_argv(argv, allowed), capture_output=True, text=True, timeout=30,
-                          cwd=REPO, **kwargs)
+    return subprocess.run(jail_argv(argv, allowed), capture_output=True, text=True, timeout=30, cwd=REPO, **kwargs)
 
 
 def _python(code: str) -> list[str]:
@@ -66,18 +65,38 @@ def test_available_here() -> None:
 
 @needs_fio
 def test_fio_reads_an_allowed_device(allowed: LoopDevice, forbidden: LoopDevice) -> None:
-    done = _jailed([allowed.path], ["fio", "--name=jailed", f"--filename={allowed.path}", "--rw=read",
-                                    "--bs=4k", "--size=1M", "--output-format=json"])
+    done = _jailed(
+        [allowed.path],
+        [
+            "fio",
+            "--name=jailed",
+            f"--filename={allowed.path}",
+            "--rw=read",
+            "--bs=4k",
+            "--size=1M",
+            "--output-format=json",
+        ],
+    )
     assert done.returncode == 0, done.stderr
-    job = json.loads(done.stdout[done.stdout.index("{"):])["jobs"][0]
+    job = json.loads(done.stdout[done.stdout.index("{") :])["jobs"][0]
     assert job["error"] == 0 and job["read"]["io_bytes"] == MIB
 
 
 @needs_fio
 def test_fio_cannot_reach_a_device_not_allowed(allowed: LoopDevice, forbidden: LoopDevice) -> None:
     before = _sha256(forbidden.path)
-    done = _jailed([allowed.path], ["fio", "--name=escape", f"--filename={forbidden.path}", "--rw=write",
-                                    "--bs=4k", "--size=1M", "--output-format=json"])
+    done = _jailed(
+        [allowed.path],
+        [
+            "fio",
+            "--name=escape",
+            f"--filename={forbidden.path}",
+            "--rw=write",
+            "--bs=4k",
+            "--size=1M",
+            "--output-format=json",
+        ],
+    )
     assert done.returncode != 0
     assert "Read-only file system" in done.stdout + done.stderr or "No such file" in done.stdout + done.stderr
     assert _sha256(forbidden.path) == before
@@ -119,15 +138,15 @@ print(json.dumps(out))
     assert out["create"] == "EROFS"
     assert out["zero"] == "00" * 8 and out["head"] == "RACPERF-ALLOWED!"
     assert out["rdev"] == [allowed.major, allowed.minor]
-    assert out["dev"] == sorted(["fd", "full", allowed.name, "null", "random", "shm", "stderr", "stdin",
-                                 "stdout", "urandom", "zero"])
+    assert out["dev"] == sorted(
+        ["fd", "full", allowed.name, "null", "random", "shm", "stderr", "stdin", "stdout", "urandom", "zero"]
+    )
     assert out["fd"] == "/proc/self/fd"
 
 
 def test_dd_at_a_device_not_allowed_leaves_it_unchanged(allowed: LoopDevice, forbidden: LoopDevice) -> None:
     before = _sha256(forbidden.path)
-    done = _jailed([allowed.path], ["dd", "if=/dev/zero", f"of={forbidden.path}", "bs=4k", "count=16",
-                                    "conv=notrunc"])
+    done = _jailed([allowed.path], ["dd", "if=/dev/zero", f"of={forbidden.path}", "bs=4k", "count=16", "conv=notrunc"])
     assert done.returncode != 0
     assert forbidden.path in done.stderr
     assert _sha256(forbidden.path) == before
@@ -176,9 +195,12 @@ print(json.dumps(out))
 
 
 def test_exec_keeps_the_pid_and_signals_reach_the_command(allowed: LoopDevice) -> None:
-    child = subprocess.Popen(jail_argv(_python("import os, time; print(os.getpid(), flush=True); time.sleep(30)"),
-                                       [allowed.path]),
-                             stdout=subprocess.PIPE, text=True, cwd=REPO)
+    child = subprocess.Popen(
+        jail_argv(_python("import os, time; print(os.getpid(), flush=True); time.sleep(30)"), [allowed.path]),
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     try:
         assert child.stdout is not None
         assert int(child.stdout.readline()) == child.pid
@@ -197,9 +219,15 @@ def test_host_guard_sees_a_device_held_open_inside_the_jail(allowed: LoopDevice)
     """The jailed process's fd is on the jail's tmpfs, a mount only its own namespace lists:
     the open-fd scan looks it up there and still finds the device."""
     child = subprocess.Popen(
-        jail_argv(_python(f"import sys; f = open({allowed.path!r}, 'rb'); print('ready', flush=True); "
-                          "sys.stdin.read()"), [allowed.path]),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+        jail_argv(
+            _python(f"import sys; f = open({allowed.path!r}, 'rb'); print('ready', flush=True); sys.stdin.read()"),
+            [allowed.path],
+        ),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         verdict = check_write_target(allowed.path)
@@ -219,12 +247,14 @@ def test_refuses_and_runs_nothing_when_it_cannot_build_the_jail(tmp_path: Path, 
     not_a_device = _jailed(["/dev/shm"], touch)
     assert not_a_device.returncode == EXIT_UNAVAILABLE and "not a device node" in not_a_device.stderr
     # unprivileged: imported first (nobody cannot read the venv), then root is dropped
-    code = ("import os, sys\n"
-            "import locale, shutil\n"  # argparse imports them late; nobody cannot read this stdlib
-            "from racperf_tui.core import devjail\n"
-            "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
-            "print(devjail.devjail_available(), file=sys.stderr, flush=True)\n"
-            f"sys.exit(devjail.main(['--allow', {allowed.path!r}, '--', *{touch!r}]))\n")
+    code = (
+        "import os, sys\n"
+        "import locale, shutil\n"  # argparse imports them late; nobody cannot read this stdlib
+        "from racperf_tui.core import devjail\n"
+        "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
+        "print(devjail.devjail_available(), file=sys.stderr, flush=True)\n"
+        f"sys.exit(devjail.main(['--allow', {allowed.path!r}, '--', *{touch!r}]))\n"
+    )
     os.chmod(tmp_path, 0o777)
     unprivileged = subprocess.run(_python(code), capture_output=True, text=True, timeout=30, cwd=REPO)
     assert unprivileged.returncode == EXIT_UNAVAILABLE, unprivileged.stderr
@@ -235,13 +265,37 @@ def test_refuses_and_runs_nothing_when_it_cannot_build_the_jail(tmp_path: Path, 
 
 def test_jail_argv_prefix() -> None:
     assert jail_argv(["fio", "--name=x"], ["/dev/loop5", "/dev/mapper/a"]) == [
-        sys.executable, "-m", "racperf_tui.core.devjail", "--allow", "/dev/loop5", "--allow", "/dev/mapper/a",
-        "--", "fio", "--name=x"]
+        sys.executable,
+        "-m",
+        "racperf_tui.core.devjail",
+        "--allow",
+        "/dev/loop5",
+        "--allow",
+        "/dev/mapper/a",
+        "--",
+        "fio",
+        "--name=x",
+    ]
 
 
 def test_allowing_a_node_every_jail_has_is_not_an_error() -> None:
     """fio's own tests write /dev/full; the guard clears it like any device node."""
-    done = subprocess.run([sys.executable, "-m", "racperf_tui.core.devjail", "--allow", "/dev/full", "--allow",
-                           "/dev/null", "--", "sh", "-c", "test -c /dev/full && test -c /dev/null"],
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "racperf_tui.core.devjail",
+            "--allow",
+            "/dev/full",
+            "--allow",
+            "/dev/null",
+            "--",
+            "sh",
+            "-c",
+            "test -c /dev/full && test -c /dev/null",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr

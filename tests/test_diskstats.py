@@ -41,15 +41,13 @@ def test_14_18_20_and_old_7_field_lines(tmp_path: Path) -> None:
     assert snap.errors == []
     assert snap.uptime_cs == 10025 and snap.uptime_s == pytest.approx(100.25)
     sda, sds, sdq, hda1 = (snap.devices[n] for n in ("sda", "sds", "sdq", "hda1"))
-    assert (sda.major, sda.minor, sda.rd_ios, sda.rq_ticks, sda.dc_ios, sda.fl_ios) == (
-        8, 0, 49601, 714408, 0, 0)
+    assert (sda.major, sda.minor, sda.rd_ios, sda.rq_ticks, sda.dc_ios, sda.fl_ios) == (8, 0, 49601, 714408, 0, 0)
     assert sda.stat_fields == 11
     assert (sds.dc_ios, sds.dc_merges, sds.dc_sectors, sds.dc_ticks, sds.fl_ios) == (1, 2, 3, 4, 0)
     assert sds.stat_fields == 15
     assert (sdq.ios_pgr, sdq.dc_sectors, sdq.fl_ios, sdq.fl_ticks) == (3, 362610, 77, 88)
     assert sdq.stat_fields == 17
-    assert (hda1.rd_ios, hda1.rd_sectors, hda1.wr_ios, hda1.wr_sectors, hda1.stat_fields) == (
-        71, 142, 3, 24, 4)
+    assert (hda1.rd_ios, hda1.rd_sectors, hda1.wr_ios, hda1.wr_sectors, hda1.stat_fields) == (71, 142, 3, 24, 4)
     assert list(snap.devices) == ["sda", "sds", "sdq", "hda1"]  # the file's order
 
 
@@ -80,10 +78,8 @@ def test_duplicate_device_lines_keep_the_first(tmp_path: Path) -> None:
 def test_unreadable_files_are_named(tmp_path: Path) -> None:
     snap = read_snapshot(tmp_path)
     assert snap.devices == {}
-    assert any(e.startswith(os.path.join(tmp_path, "proc/diskstats") + ": cannot read")
-               for e in snap.errors)
-    assert any(e.startswith(os.path.join(tmp_path, "proc/uptime") + ": cannot read")
-               for e in snap.errors)
+    assert any(e.startswith(os.path.join(tmp_path, "proc/diskstats") + ": cannot read") for e in snap.errors)
+    assert any(e.startswith(os.path.join(tmp_path, "proc/uptime") + ": cannot read") for e in snap.errors)
     bad_uptime = read_snapshot(make_root(tmp_path, LINE_14 + "\n", uptime="soon\n"))
     assert bad_uptime.devices["sda"].rd_ios == 49601
     assert bad_uptime.errors == [f"{os.path.join(tmp_path, 'proc/uptime')}:1: not an uptime: 'soon'"]
@@ -121,8 +117,18 @@ def test_live_proc_is_readable() -> None:
 
 def test_whole_devices_and_partitions_from_sysstat_fixture_lists() -> None:
     root = FIXTURES / "root1"
-    assert block_devices(root) == {"dm-2", "sda", "sdb", "sdc", "sdd", "sde", "sdq", "sdr",
-                                   "sds", "sr0"}  # read from sys/block/_list
+    assert block_devices(root) == {
+        "dm-2",
+        "sda",
+        "sdb",
+        "sdc",
+        "sdd",
+        "sde",
+        "sdq",
+        "sdr",
+        "sds",
+        "sr0",
+    }  # read from sys/block/_list
     parts = classify_partitions(["sda", "sda1", "sda12", "sdq", "dm-2"], root)
     assert parts == {"sda": False, "sda1": True, "sda12": True, "sdq": False, "dm-2": False}
     assert sorted(partitions_of("sda", root)) == sorted(f"sda{i}" for i in range(1, 13))
@@ -137,8 +143,7 @@ def test_cciss_slash_is_bang_in_sysfs() -> None:
 
 
 def test_partitions_guessed_by_name_without_sysfs(tmp_path: Path) -> None:
-    names = ["sda", "sda1", "nvme0n1", "nvme0n1p2", "dm-0", "md127", "loop3", "mmcblk0",
-             "mmcblk0p1", "sdb9"]
+    names = ["sda", "sda1", "nvme0n1", "nvme0n1p2", "dm-0", "md127", "loop3", "mmcblk0", "mmcblk0p1", "sdb9"]
     parts = classify_partitions(names, tmp_path)
     assert [n for n in names if parts[n]] == ["sda1", "nvme0n1p2", "mmcblk0p1"]
 
@@ -168,8 +173,7 @@ def test_queue_facts(tmp_path: Path) -> None:
 
 def test_queue_facts_of_a_live_device() -> None:
     block = Path("/sys/block")
-    names = [n for n in os.listdir(block) if (block / n / "queue/nr_requests").exists()] \
-        if block.is_dir() else []
+    names = [n for n in os.listdir(block) if (block / n / "queue/nr_requests").exists()] if block.is_dir() else []
     if not names:
         pytest.skip("no block device with a queue in this machine's sysfs")
     facts = read_queue_facts(names[0])

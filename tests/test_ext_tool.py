@@ -41,16 +41,28 @@ def ext_tool(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 
 def racperf(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "racperf_tui", *args], capture_output=True, text=True,
-                          env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "racperf_tui", *args], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 def test_racperf_run_lists_describes_and_runs_the_external_tool(ext_tool: dict[str, str], data_dir: Path) -> None:
     assert "demo" in racperf(ext_tool, "run", "--help").stdout
     described = racperf(ext_tool, "run", "demo", "--help").stdout
     assert "demo options (--set KEY=VALUE):" in described and "ops (int, default 3)" in described
-    done = racperf(ext_tool, "run", "demo", "--data-dir", str(data_dir), "--set", "ops=4",
-                   "--set", "interval_s=0.05", "--set", "rate=50")
+    done = racperf(
+        ext_tool,
+        "run",
+        "demo",
+        "--data-dir",
+        str(data_dir),
+        "--set",
+        "ops=4",
+        "--set",
+        "interval_s=0.05",
+        "--set",
+        "rate=50",
+    )
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["metrics"]["ops_rate"] for line in lines if line["type"] == "sample"] == [50.0, 55.0, 60.0, 65.0]
@@ -80,8 +92,7 @@ async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) ->
         await pilot.pause(0.05)
 
 
-async def test_the_ui_picks_forms_watches_and_shows_the_external_tool(ext_tool: dict[str, str],
-                                                                      data_dir: Path) -> None:
+async def test_the_ui_picks_forms_watches_and_shows_the_external_tool(ext_tool: dict[str, str], data_dir: Path) -> None:
     app = RunsApp(data_dir)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("n")
@@ -104,8 +115,12 @@ async def test_the_ui_picks_forms_watches_and_shows_the_external_tool(ext_tool: 
         assert "1 to 100" in str(form.query_one("#error-ops").render())
         form.query_one("#field-ops", Input).value = "6"
         form.query_one("#field-interval_s", Input).value = "0.3"
-        await wait_until(pilot, lambda: not form.errors and "0.3" in str(form.query_one("#preview", Static).render()),
-                         10, "the corrected preview")
+        await wait_until(
+            pilot,
+            lambda: not form.errors and "0.3" in str(form.query_one("#preview", Static).render()),
+            10,
+            "the corrected preview",
+        )
         preview = str(form.query_one("#preview", Static).render())
         assert "-c" in preview and " 6 1000.0 0.3" in preview
         await pilot.press("ctrl+l")
@@ -125,8 +140,9 @@ async def test_the_ui_picks_forms_watches_and_shows_the_external_tool(ext_tool: 
         await pilot.press("escape")
         table = app.query_one(RunsPanel).query_one(DataTable)
         # the list re-reads the store every second: its row catches up with the run's end
-        await wait_until(pilot, lambda: "1250 ops/s" in [str(cell) for cell in table.get_row_at(0)], 10,
-                         "the runs list's figure")
+        await wait_until(
+            pilot, lambda: "1250 ops/s" in [str(cell) for cell in table.get_row_at(0)], 10, "the runs list's figure"
+        )
     with Store.open(data_dir) as store:
         (run,) = store.list_runs()
         assert run.tool == "demo" and run.state is RunState.SUCCEEDED and run.config == {"ops": 6, "interval_s": 0.3}

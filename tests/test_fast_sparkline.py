@@ -20,8 +20,7 @@ SERIES: list[tuple[str, list[float]]] = [
     ("all equal", [5.0] * 30),
     ("all zero", [0.0] * 12),
     ("ascending, fewer than the width", [float(v) for v in range(11)]),
-    ("noisy IOPS, 120 s", [14_000 + 900 * math.sin(v / 5) + random.Random(v).uniform(-300, 300)
-                           for v in range(120)]),
+    ("noisy IOPS, 120 s", [14_000 + 900 * math.sin(v / 5) + random.Random(v).uniform(-300, 300) for v in range(120)]),
     ("spiky latency", [90.0, 95.0, 4_000.0, 91.0, 88.0, 93.0, 2_500.0] * 9),
     ("width plus one", [float(v % 7) for v in range(57)]),
 ]
@@ -31,8 +30,7 @@ def cells(sparkline: Sparkline) -> list[list[tuple[str, Style | None]]]:
     """Every line of a sparkline as (character, style) per cell, whatever the segments."""
     lines = []
     for y in range(sparkline.size.height):
-        lines.append([(char, segment.style) for segment in sparkline.render_line(y)
-                      for char in segment.text])
+        lines.append([(char, segment.style) for segment in sparkline.render_line(y) for char in segment.text])
     return lines
 
 

@@ -44,21 +44,21 @@ def scratch_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 
 PRESET_ARGV = {
     "oltp": "--name=racperf --filename={t} --rw=randrw --rwmixread=70 --bs=8k --ioengine=psync --iodepth=1 "
-            "--numjobs=4 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "--numjobs=4 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
     "8k-randread": "--readonly --name=racperf --filename={t} --rw=randread --bs=8k --ioengine=psync --iodepth=1 "
-                   "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
     "8k-randwrite": "--name=racperf --filename={t} --rw=randwrite --bs=8k --ioengine=psync --iodepth=1 "
-                    "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
     "1m-seqread": "--readonly --name=racperf --filename={t} --rw=read --bs=1m --ioengine=psync --iodepth=1 "
-                  "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
     "1m-seqwrite": "--name=racperf --filename={t} --rw=write --bs=1m --ioengine=psync --iodepth=1 "
-                   "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
     "latency": "--name=racperf --filename={t} --rw=randwrite --bs=4k --ioengine=libaio --iodepth=1 "
-               "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --ramp_time=5 --group_reporting",
+    "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --ramp_time=5 --group_reporting",
     "iops": "--readonly --name=racperf --filename={t} --rw=randread --bs=4k --ioengine=libaio --iodepth=32 "
-            "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "--numjobs=1 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
     "throughput": "--readonly --name=racperf --filename={t} --rw=read --bs=64k --ioengine=libaio --iodepth=32 "
-                  "--numjobs=16 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
+    "--numjobs=16 --direct=1 --size=256M --runtime=60 --time_based --group_reporting",
 }
 
 
@@ -89,8 +89,15 @@ def test_custom_preset_needs_options() -> None:
     assert cfg.validate() == ["extra_args: custom mode needs fio options or a job file"]
     cfg.extra_args = ["--name=x", "--rw=randwrite", "--filename=/tmp/x", "--size=1m"]
     assert cfg.validate() == []
-    assert cfg.argv() == ["fio", "--output-format=json+", "--status-interval=1", "--name=x", "--rw=randwrite",
-                          "--filename=/tmp/x", "--size=1m"]
+    assert cfg.argv() == [
+        "fio",
+        "--output-format=json+",
+        "--status-interval=1",
+        "--name=x",
+        "--rw=randwrite",
+        "--filename=/tmp/x",
+        "--size=1m",
+    ]
 
 
 def test_dict_round_trip_and_command_preview_is_shell_quoted(tmp_path: Path) -> None:
@@ -109,8 +116,9 @@ def test_sub_second_status_interval_gets_a_unit() -> None:
 
 
 def test_form_strings_are_accepted(scratch_tmp: Path) -> None:
-    cfg = FioConfig.from_dict({"runtime_s": "30", "iodepth": "16", "numjobs": "2", "direct": "false",
-                               "time_based": "true", "rwmixread": "50"})
+    cfg = FioConfig.from_dict(
+        {"runtime_s": "30", "iodepth": "16", "numjobs": "2", "direct": "false", "time_based": "true", "rwmixread": "50"}
+    )
     assert cfg.validate() == []
     argv = cfg.argv()
     assert {"--runtime=30", "--iodepth=16", "--numjobs=2", "--direct=0", "--rwmixread=50"} <= set(argv)
@@ -120,9 +128,20 @@ def test_form_strings_are_accepted(scratch_tmp: Path) -> None:
 
 
 def test_validation_names_each_bad_field(tmp_path: Path) -> None:
-    cfg = FioConfig(target=str(tmp_path / "no" / "such" / "f"), size="lots", runtime_s="abc", ramp_time_s=-1,
-                    bs="9q", rw="sideways", rwmixread=101, ioengine="magic", iodepth=0, numjobs="x",
-                    direct="maybe", status_interval_s=0)
+    cfg = FioConfig(
+        target=str(tmp_path / "no" / "such" / "f"),
+        size="lots",
+        runtime_s="abc",
+        ramp_time_s=-1,
+        bs="9q",
+        rw="sideways",
+        rwmixread=101,
+        ioengine="magic",
+        iodepth=0,
+        numjobs="x",
+        direct="maybe",
+        status_interval_s=0,
+    )
     errors = cfg.validate()
     assert errors == [
         "status_interval_s: 0 is not a number of seconds between 0.1 and 3600",
@@ -157,7 +176,9 @@ def test_time_based_needs_runtime_and_size_needed_for_new_file(tmp_path: Path) -
 
 def test_read_of_a_new_file_lays_it_out_but_never_touches_an_existing_one(tmp_path: Path) -> None:
     new = tmp_path / "new.dat"
-    argv = planned_argv({"extra_args": ["--name=t", f"--filename={new}", "--size=2m", "--rw=randread"]}, tmp_path / "r1")
+    argv = planned_argv(
+        {"extra_args": ["--name=t", f"--filename={new}", "--size=2m", "--rw=randread"]}, tmp_path / "r1"
+    )
     assert "--readonly" in argv and new.stat().st_size == 2 * 1024 * 1024
     short = tmp_path / "datafile.dbf"
     short.write_bytes(b"precious")
@@ -172,42 +193,69 @@ def test_read_of_a_new_file_lays_it_out_but_never_touches_an_existing_one(tmp_pa
 
 def test_raw_args_get_racperf_output_options_and_readonly(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    argv = planned_argv({"extra_args": ["--name=t", f"--filename={tmp_path}/x", "--rw=randread", "--bs=4k",
-                                        "--size=1m"]}, run)
-    assert argv == [shutil.which("fio"), "--output-format=json+", "--status-interval=1", "--readonly",
-                    f"--aux-path={run}", f"{run}/job.fio"]
+    argv = planned_argv(
+        {"extra_args": ["--name=t", f"--filename={tmp_path}/x", "--rw=randread", "--bs=4k", "--size=1m"]}, run
+    )
+    assert argv == [
+        shutil.which("fio"),
+        "--output-format=json+",
+        "--status-interval=1",
+        "--readonly",
+        f"--aux-path={run}",
+        f"{run}/job.fio",
+    ]
     assert (run / "job.fio").read_text().splitlines()[1:] == [
-        "[t]", f"filename={tmp_path}/x", "rw=randread", "bs=4k", "size=1m"]
+        "[t]",
+        f"filename={tmp_path}/x",
+        "rw=randread",
+        "bs=4k",
+        "size=1m",
+    ]
     # the user's status interval is kept; output-format is always racperf's json+
-    argv = planned_argv({"extra_args": ["--output-format=json", "--status-interval=2", "--name=t", "--size=1m",
-                                        "--readonly", f"--filename={tmp_path}/x"]}, run)
+    argv = planned_argv(
+        {
+            "extra_args": [
+                "--output-format=json",
+                "--status-interval=2",
+                "--name=t",
+                "--size=1m",
+                "--readonly",
+                f"--filename={tmp_path}/x",
+            ]
+        },
+        run,
+    )
     assert argv[1:3] == ["--output-format=json+", "--status-interval=2"]
     # fio's default rw is read: no rw given -> read-only
     assert "--readonly" in planned_argv({"extra_args": ["--name=t", "--size=1m", f"--filename={tmp_path}/x"]}, run)
     assert "--readonly" not in planned_argv(
-        {"extra_args": ["--name=t", "--rw", "randwrite", "--size=1m", f"--filename={tmp_path}/y"]}, run)
-    assert "--readonly" not in planned_argv({"extra_args": ["--name=t", "--rw=trim", f"--filename={tmp_path}/x"]},
-                                            run)
+        {"extra_args": ["--name=t", "--rw", "randwrite", "--size=1m", f"--filename={tmp_path}/y"]}, run
+    )
+    assert "--readonly" not in planned_argv({"extra_args": ["--name=t", "--rw=trim", f"--filename={tmp_path}/x"]}, run)
     # `racperf run fio --target T -- ARGS` (racperf run passes target=None when absent)
-    assert "filename=/tmp/y" in job_text({"extra_args": ["--name=t", "--rw=write", "--size=1m"], "destructive": False,
-                                          "target": "/tmp/y"}, run)
+    assert "filename=/tmp/y" in job_text(
+        {"extra_args": ["--name=t", "--rw=write", "--size=1m"], "destructive": False, "target": "/tmp/y"}, run
+    )
 
 
-@pytest.mark.parametrize("arg, reason", [
-    ("--exec_prerun=touch /tmp/pwned", "runs a program before the job"),
-    ("--exec_postrun=/bin/true", "runs a program after the job"),
-    ("--trigger=reboot", "runs a program"),
-    ("--trigger-file=/tmp/t", "when a file appears"),
-    ("--trigger-timeout=10", "at a time"),
-    ("--trigger-remote=reboot", "on a remote fio server"),
-    ("--ioengine=exec", "runs a program"),
-    ("--ioengine=external:/tmp/x.so", "loads code from a library"),
-    ("--server", "starts a fio server"),
-    ("--client=host", "sends jobs to remote fio servers"),
-    ("--daemonize=/tmp/pid", "detaches fio"),
-    ("--output=/tmp/out", "writes fio's report to a file"),
-    ("-exec_prerun=/bin/true", "runs a program before the job"),
-])
+@pytest.mark.parametrize(
+    "arg, reason",
+    [
+        ("--exec_prerun=touch /tmp/pwned", "runs a program before the job"),
+        ("--exec_postrun=/bin/true", "runs a program after the job"),
+        ("--trigger=reboot", "runs a program"),
+        ("--trigger-file=/tmp/t", "when a file appears"),
+        ("--trigger-timeout=10", "at a time"),
+        ("--trigger-remote=reboot", "on a remote fio server"),
+        ("--ioengine=exec", "runs a program"),
+        ("--ioengine=external:/tmp/x.so", "loads code from a library"),
+        ("--server", "starts a fio server"),
+        ("--client=host", "sends jobs to remote fio servers"),
+        ("--daemonize=/tmp/pid", "detaches fio"),
+        ("--output=/tmp/out", "writes fio's report to a file"),
+        ("-exec_prerun=/bin/true", "runs a program before the job"),
+    ],
+)
 def test_options_that_run_commands_are_refused_in_args(arg: str, reason: str) -> None:
     cfg = {"extra_args": ["--name=t", arg, "--size=1m"]}
     with pytest.raises(ValueError, match="racperf refuses it") as info:
@@ -218,16 +266,20 @@ def test_options_that_run_commands_are_refused_in_args(arg: str, reason: str) ->
 def test_refusal_says_which_argument() -> None:
     with pytest.raises(FioPlanError) as info:
         fio.build_argv({"extra_args": ["--name=t", "--exec_prerun", "rm -rf /"]})
-    assert info.value.problems == ["argument 2 ('--exec_prerun'): fio option exec_prerun=rm -rf / runs a program "
-                                   "before the job; racperf refuses it"]
+    assert info.value.problems == [
+        "argument 2 ('--exec_prerun'): fio option exec_prerun=rm -rf / runs a program "
+        "before the job; racperf refuses it"
+    ]
 
 
 def test_options_that_run_commands_are_refused_in_job_files(tmp_path: Path) -> None:
     included = tmp_path / "more.fio"
     included.write_text("ioengine=exec ; a comment\nprogram=/bin/sh\n")
     job = tmp_path / "job.fio"
-    job.write_text("; a comment\n[global]\nrw=randread\nsize=1m\n\n[a]\nfilename=/tmp/x\n"
-                   "exec_postrun=/bin/rm -rf /\ninclude more.fio\n")
+    job.write_text(
+        "; a comment\n[global]\nrw=randread\nsize=1m\n\n[a]\nfilename=/tmp/x\n"
+        "exec_postrun=/bin/rm -rf /\ninclude more.fio\n"
+    )
     with pytest.raises(FioPlanError) as info:
         fio.build_argv({"job_file": str(job)})
     problems = "\n".join(info.value.problems)
@@ -240,8 +292,10 @@ def test_options_that_run_commands_are_refused_in_job_files(tmp_path: Path) -> N
 
 def test_job_file_read_only_and_missing(tmp_path: Path) -> None:
     job = tmp_path / "ok.fio"
-    job.write_text(f"[global]\nrw=randread\nruntime=5s\n[a]\nfilename={tmp_path}/x\nsize=1m\n[b]\nrw=read\n"
-                   f"filename={tmp_path}/y\nsize=1m\n")
+    job.write_text(
+        f"[global]\nrw=randread\nruntime=5s\n[a]\nfilename={tmp_path}/x\nsize=1m\n[b]\nrw=read\n"
+        f"filename={tmp_path}/y\nsize=1m\n"
+    )
     cfg = FioConfig.from_dict({"job_file": str(job)})
     assert cfg.custom and cfg.validate() == []
     planned = fio.invocation(cfg)
@@ -252,13 +306,15 @@ def test_job_file_read_only_and_missing(tmp_path: Path) -> None:
     # a command-line rw before the job file is a global default: the job file's own rw wins
     assert "--readonly" not in fio.build_argv({"job_file": str(job), "extra_args": ["--rw=read"]})
     assert FioConfig.from_dict({"job_file": str(tmp_path / "nope.fio")}).validate() == [
-        f"job_file: {tmp_path}/nope.fio does not exist or is not a regular file"]
+        f"job_file: {tmp_path}/nope.fio does not exist or is not a regular file"
+    ]
 
 
 def test_hard_limit(scratch_tmp: Path) -> None:
     assert fio.TOOL.hard_limit_s(fio.preset_config("latency").to_dict()) == pytest.approx(65 * 1.1 + 60)
-    planned = fio.invocation({"extra_args": ["--name=t", "--runtime=2m", "--ramp_time=500ms", "--size=1m",
-                                             f"--filename={scratch_tmp}/x"]})
+    planned = fio.invocation(
+        {"extra_args": ["--name=t", "--runtime=2m", "--ramp_time=500ms", "--size=1m", f"--filename={scratch_tmp}/x"]}
+    )
     assert planned.hard_limit_s == pytest.approx(120.5 * 1.1 + 60)
     assert fio.invocation({"extra_args": ["--name=t", "--size=1g", f"--filename={scratch_tmp}/x"]}).hard_limit_s == 3600
 
@@ -405,4 +461,5 @@ def test_two_users_scratch_dirs_do_not_collide(scratch_tmp: Path) -> None:
 
     assert {str(d): _tree_state(d) for d in other_dirs} == before
     assert sorted(p.name for p in base.iterdir()) == sorted(
-        ["racperf-scratch", "racperf-scratch-0", f"racperf-scratch-{other_uid}", "run"])
+        ["racperf-scratch", "racperf-scratch-0", f"racperf-scratch-{other_uid}", "run"]
+    )

@@ -55,8 +55,21 @@ def run_fio_live(argv: list[str]) -> tuple[list, list[float], str, int, float]:
 
 def test_live_samples_from_a_running_fio_match_its_final_report(tmp_path: Path) -> None:
     target = tmp_path / "live.dat"
-    argv = planned_argv({"extra_args": ["--name=live", f"--filename={target}", "--size=16m", "--rw=randrw",
-                                          "--rwmixread=70", "--bs=4k", "--runtime=3", "--time_based"]}, tmp_path / "run")
+    argv = planned_argv(
+        {
+            "extra_args": [
+                "--name=live",
+                f"--filename={target}",
+                "--size=16m",
+                "--rw=randrw",
+                "--rwmixread=70",
+                "--bs=4k",
+                "--runtime=3",
+                "--time_based",
+            ]
+        },
+        tmp_path / "run",
+    )
     samples, arrivals, output, status, ended = run_fio_live(argv)
     assert status == 0
     result = fio.parse_output(output)
@@ -88,9 +101,22 @@ def test_live_samples_from_a_running_fio_match_its_final_report(tmp_path: Path) 
 
 def test_live_ramp_and_two_jobs_without_group_reporting(tmp_path: Path) -> None:
     target = tmp_path / "ramp.dat"
-    argv = planned_argv({"extra_args": ["--name=r", f"--filename={target}", "--size=16m", "--rw=randread",
-                                          "--bs=4k", "--numjobs=2", "--ramp_time=1", "--runtime=2",
-                                          "--time_based"]}, tmp_path / "run")
+    argv = planned_argv(
+        {
+            "extra_args": [
+                "--name=r",
+                f"--filename={target}",
+                "--size=16m",
+                "--rw=randread",
+                "--bs=4k",
+                "--numjobs=2",
+                "--ramp_time=1",
+                "--runtime=2",
+                "--time_based",
+            ]
+        },
+        tmp_path / "run",
+    )
     assert "--readonly" in argv and target.stat().st_size == 16 << 20  # laid out by racperf
     samples, _arrivals, output, status, _ended = run_fio_live(argv)
     assert status == 0
@@ -105,10 +131,25 @@ def test_live_ramp_and_two_jobs_without_group_reporting(tmp_path: Path) -> None:
 def test_racperf_run_fio_end_to_end(tmp_path: Path) -> None:
     target = tmp_path / "e2e.dat"
     done = subprocess.run(
-        racperf_cmd() + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--", "--name=t",
-                         f"--filename={target}", "--size=16m", "--rw=randread", "--bs=4k", "--runtime=2",
-                         "--time_based"],
-        capture_output=True, text=True, timeout=60)
+        racperf_cmd()
+        + [
+            "run",
+            "fio",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--",
+            "--name=t",
+            f"--filename={target}",
+            "--size=16m",
+            "--rw=randread",
+            "--bs=4k",
+            "--runtime=2",
+            "--time_based",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     objects = [json.loads(line) for line in done.stdout.splitlines()]
     samples = [o for o in objects if o["type"] == "sample"]
@@ -125,9 +166,13 @@ def test_racperf_run_fio_end_to_end(tmp_path: Path) -> None:
     read = result["jobs"][0]["read"]
     assert read["io_kib"] > 0 and read["runtime_ms"] >= 1900
     # the stored samples are the printed ones, with their interval weights in "extra"
-    export = subprocess.run(racperf_cmd() + ["runs", "--data-dir", str(tmp_path / "data"), "export",
-                                             str(result_line["run_id"]), "--format", "json"],
-                            capture_output=True, text=True, timeout=60)
+    export = subprocess.run(
+        racperf_cmd()
+        + ["runs", "--data-dir", str(tmp_path / "data"), "export", str(result_line["run_id"]), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert export.returncode == 0, export.stderr
     stored = json.loads(export.stdout)["samples"]
     assert [s["metrics"] for s in stored] == [s["metrics"] for s in samples]
@@ -137,13 +182,16 @@ def test_racperf_run_fio_end_to_end(tmp_path: Path) -> None:
     # the printed lines carry the same weights: the mean of the live IOPS, weighted by the
     # interval each sample covers, is fio's final IOPS within 2 %
     assert [s["interval_s"] for s in samples] == [round(s["extra"]["interval_s"], 6) for s in stored]
-    weighted = sum(s["metrics"]["read_iops"] * s["interval_s"] for s in samples) / sum(
-        s["interval_s"] for s in samples)
+    weighted = sum(s["metrics"]["read_iops"] * s["interval_s"] for s in samples) / sum(s["interval_s"] for s in samples)
     assert weighted == pytest.approx(read["iops"], rel=0.02)
     # and so does the CSV export, column interval_s
-    csv_export = subprocess.run(racperf_cmd() + ["runs", "--data-dir", str(tmp_path / "data"), "export",
-                                                 str(result_line["run_id"]), "--format", "csv"],
-                                capture_output=True, text=True, timeout=60)
+    csv_export = subprocess.run(
+        racperf_cmd()
+        + ["runs", "--data-dir", str(tmp_path / "data"), "export", str(result_line["run_id"]), "--format", "csv"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     rows = list(csv.DictReader(io.StringIO(csv_export.stdout)))
     assert [float(r["interval_s"]) for r in rows] == pytest.approx([s["interval_s"] for s in samples])
     assert [float(r["read_iops"]) for r in rows] == pytest.approx([s["metrics"]["read_iops"] for s in samples])
@@ -152,21 +200,50 @@ def test_racperf_run_fio_end_to_end(tmp_path: Path) -> None:
 def test_racperf_run_fio_refuses_exec_options(tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     done = subprocess.run(
-        racperf_cmd() + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--", "--name=t",
-                         f"--filename={tmp_path / 'x'}", "--size=1m", f"--exec_prerun=touch {marker}"],
-        capture_output=True, text=True, timeout=60)
+        racperf_cmd()
+        + [
+            "run",
+            "fio",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--",
+            "--name=t",
+            f"--filename={tmp_path / 'x'}",
+            "--size=1m",
+            f"--exec_prerun=touch {marker}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
-    assert (f"argument 4 ('--exec_prerun=touch {marker}'): fio option exec_prerun=touch {marker} runs a program "
-            "before the job; racperf refuses it") in done.stderr
+    assert (
+        f"argument 4 ('--exec_prerun=touch {marker}'): fio option exec_prerun=touch {marker} runs a program "
+        "before the job; racperf refuses it"
+    ) in done.stderr
     assert not marker.exists()
 
 
 def test_racperf_run_fio_judges_failure_when_fio_exits_0(tmp_path: Path) -> None:
     done = subprocess.run(
-        racperf_cmd() + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--", "--name=full",
-                         "--filename=/dev/full", "--rw=write", "--size=64k", "--ignore_error=,ENOSPC",
-                         "--continue_on_error=write"],
-        capture_output=True, text=True, timeout=60)
+        racperf_cmd()
+        + [
+            "run",
+            "fio",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--",
+            "--name=full",
+            "--filename=/dev/full",
+            "--rw=write",
+            "--size=64k",
+            "--ignore_error=,ENOSPC",
+            "--continue_on_error=write",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1
     result_line = json.loads(done.stdout.splitlines()[-1])
     assert result_line["exit_status"] == 0  # fio itself said all was well
@@ -177,8 +254,22 @@ def test_racperf_run_fio_without_fio_installed_says_how_to_install(tmp_path: Pat
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     done = subprocess.run(
-        racperf_cmd() + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--", "--name=t",
-                         f"--filename={tmp_path / 'x'}", "--size=1m", "--rw=write"],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": str(empty_bin)})
+        racperf_cmd()
+        + [
+            "run",
+            "fio",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--",
+            "--name=t",
+            f"--filename={tmp_path / 'x'}",
+            "--size=1m",
+            "--rw=write",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PATH": str(empty_bin)},
+    )
     assert done.returncode == 127
     assert "apt-get install fio / dnf install fio / yum install fio" in done.stderr

@@ -60,8 +60,10 @@ def test_size_unit_rejects_garbage() -> None:
         size_to_kib(1, "XB")
 
 
-@pytest.mark.parametrize(("text", "value"), [("18.3k", 18300), ("1179.3k", 1179300), ("6897", 6897),
-                                             ("17470k", 17_470_000), ("1.2M", 1_200_000)])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("18.3k", 18300), ("1179.3k", 1179300), ("6897", 6897), ("17470k", 17_470_000), ("1.2M", 1_200_000)],
+)
 def test_counts_with_fio_suffixes(text: str, value: float) -> None:
     assert parse_count(text) == pytest.approx(value)
 
@@ -133,8 +135,17 @@ def test_fio_3_text_two_jobs_nsec_and_disk_stats() -> None:
     assert first["lat_dist_pct"]["0.75"] == 0.01 and first["lat_dist_pct"]["4000"] == 0.01
     assert first["cpu"]["sys_pct"] == 25.0
     (disk,) = result["disk_util"]
-    assert disk == {"name": "vda", "read_ios": 16315, "write_ios": 5780, "read_merges": 5, "write_merges": 0,
-                    "read_ticks_ms": 1003, "write_ticks_ms": 3654, "in_queue_ms": 4659, "util_pct": 68.67}
+    assert disk == {
+        "name": "vda",
+        "read_ios": 16315,
+        "write_ios": 5780,
+        "read_merges": 5,
+        "write_merges": 0,
+        "read_ticks_ms": 1003,
+        "write_ticks_ms": 3654,
+        "in_queue_ms": 4659,
+        "util_pct": 68.67,
+    }
     assert result["groups"][0]["write"]["io_kib"] == 119 * 1024
 
 
@@ -163,11 +174,13 @@ def test_repeated_text_reports_keep_the_last() -> None:
 
 @pytest.mark.parametrize(("unit", "factor"), [("nsec", 0.001), ("usec", 1.0), ("msec", 1000.0), ("sec", 1e6)])
 def test_latency_units_of_the_text_report(unit: str, factor: float) -> None:
-    text = ("fio-3.33\nj: (groupid=0, jobs=1): err= 0: pid=1: Mon Nov 30 02:53:34 2026\n"
-            "  read: IOPS=10, BW=40.0KiB/s (41.0kB/s)(400KiB/10000msec)\n"
-            f"    clat ({unit}): min=2, max=1.5k, avg=10.50, stdev=3.25\n"
-            f"    clat percentiles ({unit}):\n"
-            "     |  1.00th=[    2], 99.00th=[   12]\n")
+    text = (
+        "fio-3.33\nj: (groupid=0, jobs=1): err= 0: pid=1: Mon Nov 30 02:53:34 2026\n"
+        "  read: IOPS=10, BW=40.0KiB/s (41.0kB/s)(400KiB/10000msec)\n"
+        f"    clat ({unit}): min=2, max=1.5k, avg=10.50, stdev=3.25\n"
+        f"    clat percentiles ({unit}):\n"
+        "     |  1.00th=[    2], 99.00th=[   12]\n"
+    )
     clat = fio.parse_output(text)["jobs"][0]["read"]["clat_us"]
     assert clat["min"] == pytest.approx(2 * factor) and clat["max"] == pytest.approx(1500 * factor)
     assert clat["mean"] == pytest.approx(10.5 * factor) and clat["stdev"] == pytest.approx(3.25 * factor)
@@ -303,8 +316,7 @@ def test_fio_2_json_units() -> None:
     assert read["io_kib"] == 7116 and read["bw_kib_s"] == 275 and read["total_ios"] == 1779
     assert read["clat_us"]["mean"] == pytest.approx(14490.12)  # already µs in fio 2.x
     assert read["clat_us"]["percentiles"] == {"1.00": 450, "99.00": 42752}
-    assert result["jobs"][0]["lat_dist_pct"] == {"2": 0.0, "250": 0.06, "1000": 0.11, "2000": 0.3,
-                                                 ">=2000000": 0.0}
+    assert result["jobs"][0]["lat_dist_pct"] == {"2": 0.0, "250": 0.06, "1000": 0.11, "2000": 0.3, ">=2000000": 0.0}
     assert fio.succeeded(result, 0) == (True, "ok")
 
 
@@ -414,10 +426,20 @@ def test_split_json_objects_handles_braces_in_strings() -> None:
 
 
 def test_racperf_parse_fio_cli_on_every_fixture(tmp_path: Path) -> None:
-    names = ["fio-2.17-randrw-4jobs.txt", "fio-2.1.10-randrw-50jobs.txt", "fio-3.33-randrw-2jobs.json",
-             "fio-3.33-randrw-status.jsonplus.json", "fio-3.33-randrw-2jobs.terse.txt", "fio-3.33-console.log"]
-    done = subprocess.run(racperf_cmd() + ["parse", "fio"] + [str(FIO_FIXTURES / n) for n in names],
-                          capture_output=True, text=True, timeout=60)
+    names = [
+        "fio-2.17-randrw-4jobs.txt",
+        "fio-2.1.10-randrw-50jobs.txt",
+        "fio-3.33-randrw-2jobs.json",
+        "fio-3.33-randrw-status.jsonplus.json",
+        "fio-3.33-randrw-2jobs.terse.txt",
+        "fio-3.33-console.log",
+    ]
+    done = subprocess.run(
+        racperf_cmd() + ["parse", "fio"] + [str(FIO_FIXTURES / n) for n in names],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     results = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["jobs"][0]["read"]["iops"] for r in results[:2]] == [6897, 1981]

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from racperf_tui.tools import fio
-from racperf_tui.tools.fio_formats import JOB_STATES, _STATUS_RE, _parse_status_line
+from racperf_tui.tools.fio_formats import _STATUS_RE, JOB_STATES, _parse_status_line
 
 
 def status(line: str) -> dict[str, Any]:
@@ -40,9 +40,17 @@ def test_no_running_job_or_unknown_eta_prints_the_counts_only() -> None:
 def test_rate_limits_before_the_colon() -> None:
     # num2str prints a zero minimum without a unit
     assert status("Jobs: 1 (f=1), 0-1024KiB/s: [w(1)][25.0%][w=1024KiB/s][w=256 IOPS][eta 00m:03s]") == {
-        "jobs_running": 1, "files_open": 1, "rate_limit_min_kib_s": 0.0, "rate_limit_max_kib_s": 1024.0,
-        "job_states": "w(1)", "jobs_by_state": {"w": 1}, "progress_pct": 25.0, "write_bw_kib_s": 1024.0,
-        "write_iops": 256.0, "eta_s": 3.0}
+        "jobs_running": 1,
+        "files_open": 1,
+        "rate_limit_min_kib_s": 0.0,
+        "rate_limit_max_kib_s": 1024.0,
+        "job_states": "w(1)",
+        "jobs_by_state": {"w": 1},
+        "progress_pct": 25.0,
+        "write_bw_kib_s": 1024.0,
+        "write_iops": 256.0,
+        "eta_s": 3.0,
+    }
     s = status("Jobs: 1 (f=1), 1024KiB/s-2MiB/s: [W(1)][10.0%][w=2048KiB/s][w=512 IOPS][eta 00m:09s]")
     assert (s["rate_limit_min_kib_s"], s["rate_limit_max_kib_s"]) == (1024.0, 2048.0)
 
@@ -69,26 +77,40 @@ def test_unknown_eta_and_ramp_give_no_progress() -> None:
     assert (s["read_bw_kib_s"], s["read_iops"], s["eta_s"]) == (102400.0, 25600.0, 10.0)
 
 
-@pytest.mark.parametrize(("run_str", "counts"), [
-    ("R(1),w(1),_(1)", {"R": 1, "w": 1, "_": 1}),
-    ("m(4)", {"m": 4}),
-    ("P(1),C(1),I(2),p(1),V(1),F(1),f(1),E(1),K(1),X(1),d(1),D(1),M(1),W(1),r(1)",
-     {s: (2 if s == "I" else 1) for s in "PCIpVFfEKXdDMWr"}),
-    ("____m____m_m", {"_": 9, "m": 3}),  # fio before 2.2: one letter per job
-])
+@pytest.mark.parametrize(
+    ("run_str", "counts"),
+    [
+        ("R(1),w(1),_(1)", {"R": 1, "w": 1, "_": 1}),
+        ("m(4)", {"m": 4}),
+        (
+            "P(1),C(1),I(2),p(1),V(1),F(1),f(1),E(1),K(1),X(1),d(1),D(1),M(1),W(1),r(1)",
+            {s: (2 if s == "I" else 1) for s in "PCIpVFfEKXdDMWr"},
+        ),
+        ("____m____m_m", {"_": 9, "m": 3}),  # fio before 2.2: one letter per job
+    ],
+)
 def test_every_job_state_letter_is_counted(run_str: str, counts: dict[str, int]) -> None:
     s = status(f"Jobs: 3 (f=3): [{run_str}][40.0%][r=10.0MiB/s,w=5120KiB/s][r=2560,w=1280 IOPS][eta 00m:06s]")
     assert s["job_states"] == run_str and s["jobs_by_state"] == counts
     assert set(counts) <= set(JOB_STATES)
 
 
-@pytest.mark.parametrize(("rates", "kib_s"), [
-    ("r=512KiB/s", 512.0), ("r=56.5MiB/s", 56.5 * 1024), ("r=1.5GiB/s", 1.5 * 1024**2),
-    ("r=58.5MB/s", 58.5e6 / 1024), ("r=900kB/s", 900e3 / 1024), ("r=480Mibit/s", 480 * 1024 / 8),
-    ("r=1000B/s", 1000 / 1024),
-])
+@pytest.mark.parametrize(
+    ("rates", "kib_s"),
+    [
+        ("r=512KiB/s", 512.0),
+        ("r=56.5MiB/s", 56.5 * 1024),
+        ("r=1.5GiB/s", 1.5 * 1024**2),
+        ("r=58.5MB/s", 58.5e6 / 1024),
+        ("r=900kB/s", 900e3 / 1024),
+        ("r=480Mibit/s", 480 * 1024 / 8),
+        ("r=1000B/s", 1000 / 1024),
+    ],
+)
 def test_rate_units(rates: str, kib_s: float) -> None:
-    assert status(f"Jobs: 1 (f=1): [r(1)][5.0%][{rates}][r=1 IOPS][eta 00m:01s]")["read_bw_kib_s"] == pytest.approx(kib_s)
+    assert status(f"Jobs: 1 (f=1): [r(1)][5.0%][{rates}][r=1 IOPS][eta 00m:01s]")["read_bw_kib_s"] == pytest.approx(
+        kib_s
+    )
 
 
 @pytest.mark.parametrize(("iops", "value"), [("6529", 6529.0), ("15.4k", 15400.0), ("1.2M", 1.2e6), ("999", 999.0)])
@@ -104,8 +126,13 @@ def test_trim_direction_and_days_in_the_eta() -> None:
 def test_no_rates_when_nothing_moved() -> None:
     # gen_eta_str prints no rate fields when every rate and IOPS is zero
     assert status("Jobs: 1 (f=1): [f(1)][100.0%][eta 00m:00s]") == {
-        "jobs_running": 1, "files_open": 1, "job_states": "f(1)", "jobs_by_state": {"f": 1},
-        "progress_pct": 100.0, "eta_s": 0.0}
+        "jobs_running": 1,
+        "files_open": 1,
+        "job_states": "f(1)",
+        "jobs_by_state": {"f": 1},
+        "progress_pct": 100.0,
+        "eta_s": 0.0,
+    }
 
 
 def test_garbage_eta_from_fios_uninitialised_buffer_is_ignored() -> None:
@@ -115,12 +142,18 @@ def test_garbage_eta_from_fios_uninitialised_buffer_is_ignored() -> None:
 
 
 def test_a_rate_limited_console_log_yields_its_samples() -> None:
-    log = "\r".join([
-        "fio-3.33", "Starting 1 process",
-        "Jobs: 1 (f=1), 0-1024KiB/s: [w(1)][20.0%][w=1024KiB/s][w=256 IOPS][eta 00m:04s]",
-        "Jobs: 1 (f=1), 0-1024KiB/s: [w(1)][40.0%][w=1020KiB/s][w=255 IOPS][eta 00m:03s]",
-        "Jobs: 1 (f=1), 0-1024KiB/s: [w(1)][60.0%][w=1024KiB/s][w=256 IOPS][eta 00m:02s]",
-    ]) + "\n"
+    log = (
+        "\r".join(
+            [
+                "fio-3.33",
+                "Starting 1 process",
+                "Jobs: 1 (f=1), 0-1024KiB/s: [w(1)][20.0%][w=1024KiB/s][w=256 IOPS][eta 00m:04s]",
+                "Jobs: 1 (f=1), 0-1024KiB/s: [w(1)][40.0%][w=1020KiB/s][w=255 IOPS][eta 00m:03s]",
+                "Jobs: 1 (f=1), 0-1024KiB/s: [w(1)][60.0%][w=1024KiB/s][w=256 IOPS][eta 00m:02s]",
+            ]
+        )
+        + "\n"
+    )
     result = fio.parse_output(log)
     assert result["format"] == "console"
     assert [s["write_iops"] for s in result["samples"]] == [256.0, 255.0, 256.0]

@@ -17,8 +17,9 @@ from tests.conftest import FIXTURES
 STATUS = FIXTURES / "fio" / "fio-3.33-randrw-status.jsonplus.json"
 RAMP = FIXTURES / "fio" / "fio-3.33-randread-ramp-status.jsonplus.json"
 
-METRIC_KEYS = {f"{d}_{m}" for d in ("read", "write")
-               for m in ("iops", "bw_kib_s", "clat_p50_us", "clat_p99_us", "clat_p99.9_us")}
+METRIC_KEYS = {
+    f"{d}_{m}" for d in ("read", "write") for m in ("iops", "bw_kib_s", "clat_p50_us", "clat_p99_us", "clat_p99.9_us")
+}
 
 
 def stream(text: str, config: dict | None = None) -> list:
@@ -120,10 +121,25 @@ def test_ramp_dump_is_flagged_and_the_reset_is_not_a_negative_interval() -> None
 
 def _dump(ts_ms: int, jobs: list[tuple[str, int, int, int]]) -> str:
     """A minimal fio JSON status dump: jobs of (name, runtime_ms, read total_ios, read KiB)."""
-    return json.dumps({"fio version": "fio-3.33", "timestamp_ms": ts_ms, "jobs": [
-        {"jobname": name, "groupid": 0, "error": 0, "eta": 5, "elapsed": ts_ms // 1000,
-         "read": {"total_ios": ios, "io_kbytes": kib, "runtime": rt},
-         "write": {"total_ios": 0, "io_kbytes": 0, "runtime": 0}} for name, rt, ios, kib in jobs]}, indent=2)
+    return json.dumps(
+        {
+            "fio version": "fio-3.33",
+            "timestamp_ms": ts_ms,
+            "jobs": [
+                {
+                    "jobname": name,
+                    "groupid": 0,
+                    "error": 0,
+                    "eta": 5,
+                    "elapsed": ts_ms // 1000,
+                    "read": {"total_ios": ios, "io_kbytes": kib, "runtime": rt},
+                    "write": {"total_ios": 0, "io_kbytes": 0, "runtime": 0},
+                }
+                for name, rt, ios, kib in jobs
+            ],
+        },
+        indent=2,
+    )
 
 
 def test_falling_counters_mean_a_reset_not_a_negative_interval() -> None:
@@ -134,12 +150,14 @@ def test_falling_counters_mean_a_reset_not_a_negative_interval() -> None:
 
 
 def test_dump_right_at_ramp_end_before_the_reset_is_still_ramp() -> None:
-    text = "\n".join([
-        _dump(1000, [("j", 1000, 10000, 40000)]),
-        _dump(2000, [("j", 2003, 20030, 80120)]),  # ramp (2 s) over, fio has not reset yet
-        _dump(3000, [("j", 1000, 12000, 48000)]),  # reset: 1000 ms and 12000 I/Os since
-        _dump(4000, [("j", 2000, 24500, 98000)]),
-    ])
+    text = "\n".join(
+        [
+            _dump(1000, [("j", 1000, 10000, 40000)]),
+            _dump(2000, [("j", 2003, 20030, 80120)]),  # ramp (2 s) over, fio has not reset yet
+            _dump(3000, [("j", 1000, 12000, 48000)]),  # reset: 1000 ms and 12000 I/Os since
+            _dump(4000, [("j", 2000, 24500, 98000)]),
+        ]
+    )
     samples = stream(text, {"ramp_time_s": 2})
     assert [s.extra["ramp"] for s in samples] == [True, True, False, False]
     assert [round(s.metrics["read_iops"]) for s in samples] == [10000, 10000, 12000, 12500]
@@ -147,11 +165,13 @@ def test_dump_right_at_ramp_end_before_the_reset_is_still_ramp() -> None:
 
 
 def test_jobs_without_group_reporting_are_summed_each_on_its_own_clock() -> None:
-    text = "\n".join([
-        _dump(1000, [("a", 1000, 1000, 4000), ("b", 500, 100, 400)]),
-        _dump(2000, [("a", 2000, 3000, 12000), ("b", 1500, 1100, 4400)]),
-        _dump(2300, [("a", 2000, 3000, 12000), ("b", 1800, 1400, 5600)]),  # a has finished
-    ])
+    text = "\n".join(
+        [
+            _dump(1000, [("a", 1000, 1000, 4000), ("b", 500, 100, 400)]),
+            _dump(2000, [("a", 2000, 3000, 12000), ("b", 1500, 1100, 4400)]),
+            _dump(2300, [("a", 2000, 3000, 12000), ("b", 1800, 1400, 5600)]),  # a has finished
+        ]
+    )
     samples = stream(text)
     assert samples[0].metrics["read_iops"] == pytest.approx(1000 + 200)
     assert samples[1].metrics["read_iops"] == pytest.approx(2000 + 1000)
@@ -166,16 +186,22 @@ def test_foreign_lines_inside_and_between_dumps_do_not_break_the_stream() -> Non
     # an error line written into the middle of the second dump (stderr merged), a warning
     # before it, and all dumps of one line (a 5 MB line is just a long line)
     second_start = [i for i, line in enumerate(lines) if line == "{"][1]
-    noisy = lines[:second_start] + ["fio: io_u error on file x: Input/output error"] \
-        + lines[second_start:second_start + 40] + ["fio: pid=1, err=5/file:io_u.c:1845"] \
-        + lines[second_start + 40:]
+    noisy = (
+        lines[:second_start]
+        + ["fio: io_u error on file x: Input/output error"]
+        + lines[second_start : second_start + 40]
+        + ["fio: pid=1, err=5/file:io_u.c:1845"]
+        + lines[second_start + 40 :]
+    )
     parser = fio.TOOL.stream_parser({})
     samples = [s for line in noisy for s in parser.feed(line)]
     assert len(samples) == 4
     assert samples[1].metrics["read_iops"] == pytest.approx(13735)
     assert "fio: pid=1, err=5/file:io_u.c:1845" in parser.messages
-    assert samples[1].extra["messages"] == ["fio: io_u error on file x: Input/output error",
-                                            "fio: pid=1, err=5/file:io_u.c:1845"]
+    assert samples[1].extra["messages"] == [
+        "fio: io_u error on file x: Input/output error",
+        "fio: pid=1, err=5/file:io_u.c:1845",
+    ]
     one_line = "".join(line.strip() for line in lines)
     assert len(stream(one_line)) == 4
 
@@ -215,8 +241,12 @@ def test_a_final_report_ms_after_the_last_dump_is_no_sample_of_0_iops_and_mib_s(
     running job's counters one by one, so in a status dump io_kbytes may lag total_ios by
     an I/O or two (here 532152 KiB = 66519 x 8 KiB for 66521 I/Os); over 5 ms that lag is
     the whole "interval": 0 I/Os, 16 KiB."""
-    text = "\n".join([_dump(1796116070101, [("racperf", 2882, 66521, 532152)]),
-                      _dump(1796116070121, [("racperf", 2887, 66521, 532168)])])
+    text = "\n".join(
+        [
+            _dump(1796116070101, [("racperf", 2882, 66521, 532152)]),
+            _dump(1796116070121, [("racperf", 2887, 66521, 532168)]),
+        ]
+    )
     samples = stream(text)
     assert all(s.extra["interval_s"] >= 0.05 for s in samples), [s.extra["interval_s"] for s in samples]
     assert all((s.metrics["read_iops"] == 0) == (s.metrics["read_bw_kib_s"] == 0) for s in samples)

@@ -11,14 +11,17 @@ import pytest
 from racperf_tui.core.events import RunState
 from racperf_tui.core.hosts import LocalHost
 from racperf_tui.core.invocation import Invocation
-from racperf_tui.orchestration.runs import run_foreground
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.runs import run_foreground
 
 
 def test_a_run_with_env_cwd_stdin_input_and_result_files(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    config = {"lun": ["/dev/mapper/test1", "/dev/mapper/test2"], "home": "/u01/app/oracle/19c",
-              "sql": "select 1 from dual;\nexit\n"}
+    config = {
+        "lun": ["/dev/mapper/test1", "/dev/mapper/test2"],
+        "home": "/u01/app/oracle/19c",
+        "sql": "select 1 from dual;\nexit\n",
+    }
     record = run_foreground("tests.fakes.contracttool", config, data)
     assert record.state is RunState.SUCCEEDED, record.message
     run_dir = data / "runs" / str(record.id)
@@ -28,8 +31,12 @@ def test_a_run_with_env_cwd_stdin_input_and_result_files(tmp_path: Path) -> None
         kept = json.loads(store.raw_output(record.id, "result:demo_summary.txt"))
         samples = [s for _seq, s in store.samples(record.id)]
     assert result is not None and result["summary"] == kept
-    assert kept == {"env": "/u01/app/oracle/19c", "cwd": str(run_dir.resolve()),
-                    "luns": ["/dev/mapper/test1", "/dev/mapper/test2"], "sql": "select 1 from dual;\nexit\n"}
+    assert kept == {
+        "env": "/u01/app/oracle/19c",
+        "cwd": str(run_dir.resolve()),
+        "luns": ["/dev/mapper/test1", "/dev/mapper/test2"],
+        "sql": "select 1 from dual;\nexit\n",
+    }
     assert [s.metrics["value"] for s in samples] == [2.0]
     assert (run_dir / "input.lun").stat().st_mode & 0o777 == 0o600
 

@@ -13,13 +13,14 @@ from iostat_oracle import parse_sysstat_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysstat"
 ROOT1, ROOT2 = FIXTURES / "root1", FIXTURES / "root2"
-HEADER = ("Device             r/s      w/s      rkB/s      wkB/s   rrqm/s   wrqm/s  avgrq-sz"
-          "  avgqu-sz    await  r_await  w_await   svctm   %util")
+HEADER = (
+    "Device             r/s      w/s      rkB/s      wkB/s   rrqm/s   wrqm/s  avgrq-sz"
+    "  avgqu-sz    await  r_await  w_await   svctm   %util"
+)
 
 
 def racperf_iostat(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*racperf_cmd(), "iostat", *map(str, args)], capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run([*racperf_cmd(), "iostat", *map(str, args)], capture_output=True, text=True, timeout=60)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -40,10 +41,8 @@ def test_text_reports_from_two_roots() -> None:
     # 222.14 r_await 12.58 w_await 9.61 aqu-sz 0.10 %util 0.46, await 12.00, areq-sz 32.51 kB
     sda = figures(first)["sda"]
     assert (sda["r/s"], sda["w/s"], sda["rkB/s"], sda["wkB/s"]) == ("6.90", "1.69", "222.14", "57.08")
-    assert (sda["rrqm/s"], sda["wrqm/s"], sda["r_await"], sda["w_await"]) == (
-        "0.39", "1.36", "12.58", "9.61")
-    assert (sda["await"], sda["avgrq-sz"], sda["avgqu-sz"], sda["%util"]) == (
-        "12.00", "65.01", "0.10", "0.46")
+    assert (sda["rrqm/s"], sda["wrqm/s"], sda["r_await"], sda["w_await"]) == ("0.39", "1.36", "12.58", "9.61")
+    assert (sda["await"], sda["avgrq-sz"], sda["avgqu-sz"], sda["%util"]) == ("12.00", "65.01", "0.10", "0.46")
     assert sda["svctm"] == f"{32862 / (49601 + 12180):.2f}"
     assert [d for d, _ in first] == ["sda", "sdb", "sdq", "sdr", "sds"]
     sdr = figures(second)["sdr"]
@@ -59,9 +58,22 @@ def test_json_lines() -> None:
         assert set(report) == {"time", "interval_s", "devices"}
         assert datetime.fromisoformat(report["time"]).tzinfo is not None
         for device in report["devices"]:
-            assert list(device) == ["device", "r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s",
-                                    "avgrq-sz", "avgqu-sz", "await", "r_await", "w_await",
-                                    "svctm", "%util"]
+            assert list(device) == [
+                "device",
+                "r/s",
+                "w/s",
+                "rkB/s",
+                "wkB/s",
+                "rrqm/s",
+                "wrqm/s",
+                "avgrq-sz",
+                "avgqu-sz",
+                "await",
+                "r_await",
+                "w_await",
+                "svctm",
+                "%util",
+            ]
     sda1 = next(d for d in reports[0]["devices"] if d["device"] == "sda1")
     assert sda1["rkB/s"] == 0.29 and sda1["r_await"] == 60.92  # kB/s even with -m
     assert sda1["avgrq-sz"] == 82.67  # sectors (sysstat 12's rareq-sz 41.33 kB)
@@ -85,13 +97,14 @@ def test_skip_first_partitions_and_named_devices() -> None:
     named = racperf_iostat("--root", ROOT1, "sdr", "/dev/sda")
     assert [d for d, _ in parse_sysstat_text(named.stdout)[0]] == ["sda", "sdr"]
     options_after_names = racperf_iostat("--root", ROOT1, "sdr", "-x", "-p", "sda", "1", "1")
-    assert [d for d, _ in parse_sysstat_text(options_after_names.stdout)[0]][:3] == [
-        "sda", "sda1", "sda10"]
+    assert [d for d, _ in parse_sysstat_text(options_after_names.stdout)[0]][:3] == ["sda", "sda1", "sda10"]
     assert "sdr" in options_after_names.stdout
     # sysstat takes device names after the interval too ('iostat -x 1 4 loop1 loop2').
     names_after_numbers = racperf_iostat("--root", ROOT1, "--root", ROOT2, "-x", "1", "2", "sdr", "sda")
     assert [[d for d, _ in report] for report in parse_sysstat_text(names_after_numbers.stdout)] == [
-        ["sda", "sdr"], ["sda", "sdr"]]
+        ["sda", "sdr"],
+        ["sda", "sdr"],
+    ]
     idle_hidden = racperf_iostat("--root", ROOT1, "--root", ROOT2, "-z", "-y", "1", "1")
     assert [d for d, _ in parse_sysstat_text(idle_hidden.stdout)[0]] == ["sdq", "sdr", "sds"]
 
@@ -158,21 +171,28 @@ def test_a_negative_number_is_a_usage_error_not_a_device() -> None:
         proc = racperf_iostat("--root", ROOT1, *args, check=False)
         assert proc.returncode == 2 and proc.stdout == "", args
         bad = next(a for a in args if a.startswith("-") and a != "-x")
-        assert proc.stderr.strip() == (f"racperf iostat: {bad}: not an option, an interval "
-                                       f"(seconds > 0) or a device name")
+        assert proc.stderr.strip() == (
+            f"racperf iostat: {bad}: not an option, an interval (seconds > 0) or a device name"
+        )
 
 
 def test_a_counter_beyond_2_64_is_named_and_its_device_skipped(tmp_path: Path) -> None:
     line = "   8       0 sda 100 0 800 10 50 0 400 5 0 20 15 0 0 0 0 0 0\n"
     first = _root(tmp_path, "r1", line + line.replace("sda", "sdb"))
-    huge = str(2 ** 64 + 5)
-    second = _root(tmp_path, "r2", line.replace(" 100 ", " 200 ", 1)
-                   + line.replace("sdb", "sdb").replace("sda", "sdb").replace(" 100 ", f" {huge} ", 1),
-                   uptime="1001.00 1901.00\n")
+    huge = str(2**64 + 5)
+    second = _root(
+        tmp_path,
+        "r2",
+        line.replace(" 100 ", " 200 ", 1)
+        + line.replace("sdb", "sdb").replace("sda", "sdb").replace(" 100 ", f" {huge} ", 1),
+        uptime="1001.00 1901.00\n",
+    )
     proc = racperf_iostat("--root", first, "--root", second, "-y", "--json", check=False)
     assert proc.returncode == 1
-    assert proc.stderr.strip() == (f"racperf iostat: {second}/proc/diskstats:2: device 'sdb': rd_ios = "
-                                   f"{huge} is outside 0..2^64-1 (not a kernel counter): line skipped")
+    assert proc.stderr.strip() == (
+        f"racperf iostat: {second}/proc/diskstats:2: device 'sdb': rd_ios = "
+        f"{huge} is outside 0..2^64-1 (not a kernel counter): line skipped"
+    )
     (report,) = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [d["device"] for d in report["devices"]] == ["sda"]
     assert report["devices"][0]["r/s"] == 100.0  # 100 more reads in one second

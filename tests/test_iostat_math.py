@@ -20,19 +20,29 @@ WRAP = 1 << 32
 
 
 def counters(name: str = "sda", major: int = 8, minor: int = 0, **values: int) -> DeviceCounters:
-    base = dict(rd_ios=0, rd_merges=0, rd_sectors=0, rd_ticks=0, wr_ios=0, wr_merges=0,
-                wr_sectors=0, wr_ticks=0, ios_pgr=0, tot_ticks=0, rq_ticks=0)
+    base = dict(
+        rd_ios=0,
+        rd_merges=0,
+        rd_sectors=0,
+        rd_ticks=0,
+        wr_ios=0,
+        wr_merges=0,
+        wr_sectors=0,
+        wr_ticks=0,
+        ios_pgr=0,
+        tot_ticks=0,
+        rq_ticks=0,
+    )
     base.update(values)
     return DeviceCounters(major, minor, name, **base)
 
 
 def line(c: DeviceCounters) -> str:
-    stats = c[3:3 + c.stat_fields]
+    stats = c[3 : 3 + c.stat_fields]
     return f"{c.major:4d} {c.minor:7d} {c.name} " + " ".join(str(v) for v in stats)
 
 
-def write_root(root: Path, uptime_cs: int, devices: list[DeviceCounters],
-               whole: list[str] | None = None) -> Path:
+def write_root(root: Path, uptime_cs: int, devices: list[DeviceCounters], whole: list[str] | None = None) -> Path:
     """A sysstat-style root; `whole` devices get a sys/block dir (with a stat file)."""
     (root / "proc").mkdir(parents=True, exist_ok=True)
     (root / "proc/uptime").write_text(f"{uptime_cs // 100}.{uptime_cs % 100:02d} 0.00\n")
@@ -51,12 +61,40 @@ def write_root(root: Path, uptime_cs: int, devices: list[DeviceCounters],
 
 
 def test_row_by_hand_with_discards_and_flushes() -> None:
-    prev = counters(rd_ios=100, rd_merges=10, rd_sectors=1000, rd_ticks=500, wr_ios=50,
-                    wr_merges=5, wr_sectors=800, wr_ticks=300, tot_ticks=1000, rq_ticks=2000,
-                    dc_ios=10, dc_sectors=400, dc_ticks=100, fl_ios=7, fl_ticks=999)
-    cur = counters(rd_ios=300, rd_merges=30, rd_sectors=5000, rd_ticks=1500, wr_ios=150,
-                   wr_merges=25, wr_sectors=2800, wr_ticks=1300, tot_ticks=1500, rq_ticks=4000,
-                   dc_ios=60, dc_sectors=2400, dc_ticks=600, fl_ios=70, fl_ticks=99999)
+    prev = counters(
+        rd_ios=100,
+        rd_merges=10,
+        rd_sectors=1000,
+        rd_ticks=500,
+        wr_ios=50,
+        wr_merges=5,
+        wr_sectors=800,
+        wr_ticks=300,
+        tot_ticks=1000,
+        rq_ticks=2000,
+        dc_ios=10,
+        dc_sectors=400,
+        dc_ticks=100,
+        fl_ios=7,
+        fl_ticks=999,
+    )
+    cur = counters(
+        rd_ios=300,
+        rd_merges=30,
+        rd_sectors=5000,
+        rd_ticks=1500,
+        wr_ios=150,
+        wr_merges=25,
+        wr_sectors=2800,
+        wr_ticks=1300,
+        tot_ticks=1500,
+        rq_ticks=4000,
+        dc_ios=60,
+        dc_sectors=2400,
+        dc_ticks=600,
+        fl_ios=70,
+        fl_ticks=99999,
+    )
     row = compute_row("sda", cur, prev, 200)  # 2.00 s
     assert row.r_s == 100.0 and row.w_s == 50.0
     assert row.rkb_s == 1000.0 and row.wkb_s == 500.0  # sectors / 2 per second
@@ -171,9 +209,14 @@ def test_other_counter_decreases_are_never_absurd(tmp_path: Path) -> None:
 
 
 def test_device_selection_like_sysstat(tmp_path: Path) -> None:
-    devices = [counters("sdb", 8, 16, rd_ios=5), counters("sdb1", 8, 17, rd_ios=5),
-               counters("sda", 8, 0, rd_ios=9), counters("sda1", 8, 1, rd_ios=3),
-               counters("sdc", 8, 32), counters("dm-0", 253, 0, wr_ios=4)]
+    devices = [
+        counters("sdb", 8, 16, rd_ios=5),
+        counters("sdb1", 8, 17, rd_ios=5),
+        counters("sda", 8, 0, rd_ios=9),
+        counters("sda1", 8, 1, rd_ios=3),
+        counters("sdc", 8, 32),
+        counters("dm-0", 253, 0, wr_ios=4),
+    ]
     root = write_root(tmp_path, 500, devices, whole=["sda", "sdb", "sdc", "dm-0"])
     (root / "sys/block/sda/sda1").mkdir()
     (root / "sys/block/sda/sda1/stat").write_text("0\n")
@@ -211,8 +254,7 @@ def test_dm_names(tmp_path: Path) -> None:
     root = write_root(tmp_path, 500, [counters("dm-3", 253, 3, rd_ios=10), counters(rd_ios=1)])
     (root / "dev/mapper").mkdir(parents=True)
     os.symlink("../dm-3", root / "dev/mapper/test1")
-    assert [r.device for r in IostatSampler([root], dm_names=True).sample().rows] == [
-        "test1", "sda"]
+    assert [r.device for r in IostatSampler([root], dm_names=True).sample().rows] == ["test1", "sda"]
     rows = IostatSampler([root], dm_names=True, devices=["test1"]).sample().rows
     assert [(r.device, r.kernel_name) for r in rows] == [("test1", "dm-3")]
     assert [r.device for r in IostatSampler([root]).sample().rows] == ["dm-3", "sda"]
@@ -225,8 +267,7 @@ def test_dm_name_of_sysstat_fixture_like_expected_iostat_n(tmp_path: Path) -> No
     os.chmod(root / "sys/block/dm-2", 0o755)
     (root / "sys/block/dm-2/dm").mkdir()
     (root / "sys/block/dm-2/dm/name").write_text("virtualhd\n")
-    expected = [l.split()[0] for l in (FIXTURES / "expected.iostat-N").read_text().splitlines()[3:]
-                if l.strip()]
+    expected = [l.split()[0] for l in (FIXTURES / "expected.iostat-N").read_text().splitlines()[3:] if l.strip()]
     rows = IostatSampler([root], partitions=True, dm_names=True).sample().rows
     assert [r.device for r in rows] == expected
 
@@ -260,18 +301,31 @@ ticks = st.integers(min_value=0, max_value=WRAP - 1)
 
 @st.composite
 def device_counters(draw: st.DrawFn) -> DeviceCounters:
-    values = [draw(big) for _ in range(3)] + [draw(ticks)] + [draw(big) for _ in range(3)] + [
-        draw(ticks), draw(st.integers(0, 1000)), draw(ticks), draw(ticks), draw(big), draw(big),
-        draw(big), draw(ticks), draw(big), draw(ticks)]
+    values = (
+        [draw(big) for _ in range(3)]
+        + [draw(ticks)]
+        + [draw(big) for _ in range(3)]
+        + [
+            draw(ticks),
+            draw(st.integers(0, 1000)),
+            draw(ticks),
+            draw(ticks),
+            draw(big),
+            draw(big),
+            draw(big),
+            draw(ticks),
+            draw(big),
+            draw(ticks),
+        ]
+    )
     return DeviceCounters(8, 0, "sda", *values)
 
 
 @settings(max_examples=150, deadline=None)
 @given(device_counters(), device_counters(), st.integers(min_value=1, max_value=10_000))
-def test_no_counter_pair_gives_negative_or_absurd_figures(tmp_path_factory: pytest.TempPathFactory,
-                                                          before: DeviceCounters,
-                                                          after: DeviceCounters,
-                                                          step_cs: int) -> None:
+def test_no_counter_pair_gives_negative_or_absurd_figures(
+    tmp_path_factory: pytest.TempPathFactory, before: DeviceCounters, after: DeviceCounters, step_cs: int
+) -> None:
     tmp = tmp_path_factory.mktemp("prop")
     r1 = write_root(tmp / "1", 10_000, [before])
     r2 = write_root(tmp / "2", 10_000 + step_cs, [after])
@@ -288,19 +342,25 @@ def test_no_counter_pair_gives_negative_or_absurd_figures(tmp_path_factory: pyte
     assert row.util_pct <= WRAP / itv_s / 10
 
 
-@pytest.mark.parametrize("options", [{"partitions": True}, {}, {"skip_idle": True},
-                                     {"partitions": True, "skip_idle": True},
-                                     {"partitions_of": ["sdaa", "sdad"]}],
-                         ids=["p-ALL", "default", "z", "p-ALL-z", "p-list"])
-def test_incremental_sampling_of_one_updated_root_equals_full_recomputation(
-        tmp_path: Path, options: dict) -> None:
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"partitions": True},
+        {},
+        {"skip_idle": True},
+        {"partitions": True, "skip_idle": True},
+        {"partitions_of": ["sdaa", "sdad"]},
+    ],
+    ids=["p-ALL", "default", "z", "p-ALL-z", "p-list"],
+)
+def test_incremental_sampling_of_one_updated_root_equals_full_recomputation(tmp_path: Path, options: dict) -> None:
     """A root kept updated in place (live /proc, or `--root DIR` fed by something else) is
     sampled incrementally (only changed lines are parsed and recomputed); replaying the same
     data as separate roots recomputes everything. Both must give the same reports, through
     idle spells, hot-plug, re-registration and wraps (the random data of the binary test)."""
-    from iostat_binary import random_samples, write_roots
-
     import random
+
+    from iostat_binary import random_samples, write_roots
 
     samples = random_samples(7, 12, 30, with_partitions=True)
     samples += random_samples(8, 8, 30, with_partitions=True)[1:]  # (uptime may go back)

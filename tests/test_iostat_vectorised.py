@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import needs_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import needs_root
 from iostat_binary import (
     IOSTAT,
     Device,
@@ -29,6 +28,7 @@ from iostat_binary import (
     run_iostat_on_samples,
 )
 from iostat_oracle import checked_columns, compare_report, parse_sysstat_text
+
 from racperf_tui.core.diskstats import (
     COLUMN_FIELDS,
     DiskstatsColumns,
@@ -49,8 +49,7 @@ def _is_sysstat_12() -> bool:
     return "version 12." in out.stdout + out.stderr
 
 
-needs_sysstat_12 = pytest.mark.skipif(not _is_sysstat_12(),
-                                      reason="needs sysstat 12 (Debian package sysstat)")
+needs_sysstat_12 = pytest.mark.skipif(not _is_sysstat_12(), reason="needs sysstat 12 (Debian package sysstat)")
 
 
 def kernel_line(major: int, minor: int, name: str, stats: list[int]) -> str:
@@ -58,8 +57,10 @@ def kernel_line(major: int, minor: int, name: str, stats: list[int]) -> str:
     return f"{major:4d} {minor:7d} {name} {' '.join(map(str, stats))}\n"
 
 
-def assert_same_counters(data: bytes, previous: DiskstatsColumns | None = None,
-                         ) -> DiskstatsColumns:
+def assert_same_counters(
+    data: bytes,
+    previous: DiskstatsColumns | None = None,
+) -> DiskstatsColumns:
     """The column parse of ``data`` equals the line parse, counter for counter."""
     columns = parse_diskstats_columns(data, previous)
     assert columns is not None
@@ -78,12 +79,17 @@ def assert_same_counters(data: bytes, previous: DiskstatsColumns | None = None,
 def diskstats_files(draw: st.DrawFn) -> tuple[int, list[tuple[int, int, str, list[int]]]]:
     """Kernel-formatted files: 14-, 18-, 20- (or more) field lines, numbers of 1 to 16 digits."""
     fields = draw(st.sampled_from([14, 18, 20, 20, 22]))
-    names = draw(st.lists(st.text(NAME_CHARS, min_size=1, max_size=12), min_size=1,
-                          max_size=25, unique=True))
+    names = draw(st.lists(st.text(NAME_CHARS, min_size=1, max_size=12), min_size=1, max_size=25, unique=True))
     number = st.integers(0, 10**16 - 1) | st.integers(0, 999)
-    lines = [(draw(st.integers(0, 9999)), draw(st.integers(0, 9_999_999)), name,
-              draw(st.lists(number, min_size=fields - 3, max_size=fields - 3)))
-             for name in names]
+    lines = [
+        (
+            draw(st.integers(0, 9999)),
+            draw(st.integers(0, 9_999_999)),
+            name,
+            draw(st.lists(number, min_size=fields - 3, max_size=fields - 3)),
+        )
+        for name in names
+    ]
     return fields, lines
 
 
@@ -99,8 +105,7 @@ def test_column_parse_equals_line_parse(file: tuple, rng: random.Random) -> None
         for _, _, _, stats in lines:
             for i in range(len(stats)):
                 if rng.random() < 0.5:
-                    stats[i] = min(stats[i] + rng.choice((0, 1, 7, 10**rng.randrange(8))),
-                                   10**16 - 1)
+                    stats[i] = min(stats[i] + rng.choice((0, 1, 7, 10 ** rng.randrange(8))), 10**16 - 1)
         data = "".join(kernel_line(*line) for line in lines).encode()
         again = assert_same_counters(data, first)
         assert again.names is first.names
@@ -125,15 +130,21 @@ def test_same_offsets_other_names_and_layout_reuse() -> None:
     assert moved.counters[COLUMN_FIELDS.index("fl_ios"), 0] == 115  # fl_ticks is not kept
 
 
-@pytest.mark.parametrize("grown", [[0], [199], [0, 57, 199], list(range(100, 164)),
-                                   list(range(100, 165))])
+@pytest.mark.parametrize("grown", [[0], [199], [0, 57, 199], list(range(100, 164)), list(range(100, 165))])
 def test_lines_that_change_length_shift_the_layout(grown: list[int]) -> None:
     """A few lines gaining a digit (a counter crossing 10**k, ~1 a second on a big busy host):
     only those are laid out again, the others' fields are moved along (up to 64 lines;
     beyond 64 lines, the whole file is laid out again). Both give the line parser's counters."""
     rng = random.Random(len(grown))
-    lines = [(8 + i // 16, i % 16 * 16, f"sd{chr(97 + i // 26)}{chr(97 + i % 26)}",
-              [rng.randrange(10**5, 10**9) for _ in range(17)]) for i in range(200)]
+    lines = [
+        (
+            8 + i // 16,
+            i % 16 * 16,
+            f"sd{chr(97 + i // 26)}{chr(97 + i % 26)}",
+            [rng.randrange(10**5, 10**9) for _ in range(17)],
+        )
+        for i in range(200)
+    ]
     first = assert_same_counters("".join(kernel_line(*line) for line in lines).encode())
     for index in grown:
         lines[index][3][rng.randrange(17)] *= 10
@@ -145,32 +156,34 @@ def test_lines_that_change_length_shift_the_layout(grown: list[int]) -> None:
     assert moved.names is first.names
     if shifted is not None:
         full = _layout_of(data, b, b > 32)
-        for name in ("line_ends", "name_starts", "name_lengths", "name_at", "line_digits",
-                     "window_at", "masks"):
+        for name in ("line_ends", "name_starts", "name_lengths", "name_at", "line_digits", "window_at", "masks"):
             assert np.array_equal(getattr(shifted, name), getattr(full, name)), name
 
 
 GOOD = kernel_line(8, 0, "sda", list(range(1, 18))) + kernel_line(8, 1, "sda1", [5] * 17)
 
 
-@pytest.mark.parametrize("text", [
-    GOOD.replace(" 5 5 ", " 5 -5 ", 1),  # int() takes a sign: the line parser decides
-    GOOD.replace(" 5 5 ", " 5 5_0 ", 1),  # int() takes '_'
-    GOOD.replace(" 10 ", " 1x ", 1),  # not a number
-    GOOD.replace(" 5 5 ", " 5\t5 ", 1),  # a tab
-    GOOD.replace("\n", "\r\n", 1),
-    GOOD.replace("sda1", "sd\xe91"),  # not ASCII
-    GOOD.replace("sda1", "sda"),  # listed twice
-    GOOD + "   3       1 hda1 71 142 3 24\n",  # an old 4-statistics partition line
-    GOOD + kernel_line(8, 2, "sda2", [1] * 11),  # 14 fields among 20-field lines
-    GOOD.rstrip("\n"),  # no final newline
-    GOOD + "\n",  # a blank line
-    GOOD.replace("\n", " \n", 1),  # trailing blank
-    GOOD.replace(" 1 2 ", f" {10**16} 2 ", 1),  # 17 digits
-    GOOD.replace(" 10 ", " 1x0 ", 1),  # a longer line (shifted layout) with a letter
-    GOOD.replace(" 5\n", " 5 5\n", 1),  # a longer line with one more field
-    "",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        GOOD.replace(" 5 5 ", " 5 -5 ", 1),  # int() takes a sign: the line parser decides
+        GOOD.replace(" 5 5 ", " 5 5_0 ", 1),  # int() takes '_'
+        GOOD.replace(" 10 ", " 1x ", 1),  # not a number
+        GOOD.replace(" 5 5 ", " 5\t5 ", 1),  # a tab
+        GOOD.replace("\n", "\r\n", 1),
+        GOOD.replace("sda1", "sd\xe91"),  # not ASCII
+        GOOD.replace("sda1", "sda"),  # listed twice
+        GOOD + "   3       1 hda1 71 142 3 24\n",  # an old 4-statistics partition line
+        GOOD + kernel_line(8, 2, "sda2", [1] * 11),  # 14 fields among 20-field lines
+        GOOD.rstrip("\n"),  # no final newline
+        GOOD + "\n",  # a blank line
+        GOOD.replace("\n", " \n", 1),  # trailing blank
+        GOOD.replace(" 1 2 ", f" {10**16} 2 ", 1),  # 17 digits
+        GOOD.replace(" 10 ", " 1x0 ", 1),  # a longer line (shifted layout) with a letter
+        GOOD.replace(" 5\n", " 5 5\n", 1),  # a longer line with one more field
+        "",
+    ],
+)
 def test_column_parse_declines_what_kernels_do_not_write(text: str) -> None:
     data = text.encode("latin-1")
     assert parse_diskstats_columns(data) is None
@@ -182,8 +195,9 @@ def test_column_parse_declines_what_kernels_do_not_write(text: str) -> None:
 # -- the sampler: column path == line path ------------------------------------------------
 
 
-def kernel_samples(seed: int, n_samples: int, n_disks: int, nstat: int = 17,
-                   hotplug_at: tuple[int, ...] = ()) -> list[Sample]:
+def kernel_samples(
+    seed: int, n_samples: int, n_disks: int, nstat: int = 17, hotplug_at: tuple[int, ...] = ()
+) -> list[Sample]:
     """Kernel-formatted samples (one field count for all lines, as a real kernel): activity,
     idle and never-used devices, tick wraps, re-registrations (iostat_binary's generator);
     at the sample indexes in ``hotplug_at`` a disk vanishes and a new one appears."""
@@ -217,8 +231,7 @@ def kernel_samples(seed: int, n_samples: int, n_disks: int, nstat: int = 17,
             known[new.name] = new
         samples.append(Sample(uptime, list(known.values())))
     for sample in samples:
-        sample.dm_names = {d.name: f"vg-lv{d.name[3:]}" for d in sample.devices
-                           if d.name.startswith("dm-")}
+        sample.dm_names = {d.name: f"vg-lv{d.name[3:]}" for d in sample.devices if d.name.startswith("dm-")}
     return samples
 
 
@@ -256,7 +269,10 @@ def test_column_path_rows_equal_line_path_rows(tmp_path: Path, nstat: int) -> No
             assert ours.rows == reference.rows, (options, index)
             assert [type(r) for r in ours.rows] == [IostatRow] * len(ours.rows)
             assert (ours.interval_s, ours.errors, ours.since_boot) == (
-                reference.interval_s, reference.errors, reference.since_boot)
+                reference.interval_s,
+                reference.errors,
+                reference.since_boot,
+            )
         # The since-boot sample and the two hot-plug samples go line by line.
         assert columns.column_samples == len(samples) + 1 - 3, options
         assert lines.column_samples == 0
@@ -272,8 +288,7 @@ def test_switching_between_paths_keeps_sysstat_semantics(tmp_path: Path) -> None
     broken.write_text(broken.read_text().replace(" sdab ", " sdab x", 1))
     for index in (6, 7):  # sdac unplugged for two samples, then back with higher counters
         path = roots[index] / "proc/diskstats"
-        path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
-                                if " sdac " not in line))
+        path.write_text("".join(line for line in path.read_text().splitlines(keepends=True) if " sdac " not in line))
     uptime = roots[10] / "proc/uptime"
     uptime.write_text("12.34 5.00\n")  # another boot
     for options in ({"partitions": True}, {}, {"skip_idle": True}):
@@ -283,7 +298,10 @@ def test_switching_between_paths_keeps_sysstat_semantics(tmp_path: Path) -> None
             ours, reference = columns.sample(), lines.sample()
             assert ours.rows == reference.rows, (options, index)
             assert (ours.interval_s, ours.errors, ours.since_boot) == (
-                reference.interval_s, reference.errors, reference.since_boot), index
+                reference.interval_s,
+                reference.errors,
+                reference.since_boot,
+            ), index
             assert bool(ours.errors) == (index in (3, 10)), (index, ours.errors)
             assert ours.since_boot == (index in (0, 10))
         # Line by line: since-boot (0, 10), the bad file (3) and the next (4), the unplug
@@ -294,8 +312,10 @@ def test_switching_between_paths_keeps_sysstat_semantics(tmp_path: Path) -> None
 def test_counters_beyond_exact_doubles_take_compute_row(tmp_path: Path) -> None:
     """Sector counters near 10**16 (> 2**53): Python's exact int division decides."""
     big = 10**16 - 10**10
-    sample = [kernel_line(8, 0, "sda", [5, 1, big, 9, 7, 1, big - 10**7, 9] + [0] * 9),
-              kernel_line(8, 16, "sdb", [5, 1, 8, 9, 7, 1, 10, 9] + [0] * 9)]
+    sample = [
+        kernel_line(8, 0, "sda", [5, 1, big, 9, 7, 1, big - 10**7, 9] + [0] * 9),
+        kernel_line(8, 16, "sdb", [5, 1, 8, 9, 7, 1, 10, 9] + [0] * 9),
+    ]
     roots = []
     for k in range(3):
         root = tmp_path / f"r{k}"
@@ -339,15 +359,19 @@ SYSSTAT_CASES = [
 ]
 
 
-def _compare_with_sysstat(iostat_args: list[str], options: dict, workdir: Path,
-                          ) -> tuple[list[str], int, int]:
+def _compare_with_sysstat(
+    iostat_args: list[str],
+    options: dict,
+    workdir: Path,
+) -> tuple[list[str], int, int]:
     samples = kernel_samples(42, 6, 120)
     expected = parse_sysstat_text(run_iostat_on_samples(samples, iostat_args, workdir))
     sampler = IostatSampler(write_roots(samples, workdir / "roots"), **options)
     problems: list[str] = []
     for index, expected_report in enumerate(expected):
-        problems += compare_report(expected_report, sampler.sample().rows, frozenset(),
-                                   f"{' '.join(iostat_args)} report {index + 1}")
+        problems += compare_report(
+            expected_report, sampler.sample().rows, frozenset(), f"{' '.join(iostat_args)} report {index + 1}"
+        )
     return problems, sampler.column_samples, checked_columns(expected)
 
 
@@ -358,8 +382,10 @@ def test_column_path_equals_real_sysstat(tmp_path: Path) -> None:
     printed figure equals Debian's iostat (both runs in parallel, ~6 s), and the column
     path took every sample after the since-boot one."""
     with concurrent.futures.ThreadPoolExecutor(len(SYSSTAT_CASES)) as pool:
-        futures = [pool.submit(_compare_with_sysstat, args, options, tmp_path / f"case{i}")
-                   for i, (args, options) in enumerate(SYSSTAT_CASES)]
+        futures = [
+            pool.submit(_compare_with_sysstat, args, options, tmp_path / f"case{i}")
+            for i, (args, options) in enumerate(SYSSTAT_CASES)
+        ]
         results = [future.result() for future in futures]
     assert [p for problems, _, _ in results for p in problems] == []
     assert [column_samples for _, column_samples, _ in results] == [5, 5]

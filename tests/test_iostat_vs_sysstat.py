@@ -18,13 +18,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from iostat_oracle import (
     checked_columns,
     compare_report,
     parse_sysstat_json,
     parse_sysstat_text,
 )
+
 from racperf_tui.core.iostat import IostatSampler
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysstat"
@@ -45,24 +45,40 @@ CASES = [
     ("expected.iostat-x-ALL", 1, 2, {"devices": ["ALL"]}, frozenset()),  # iostat -x ALL 1 2
     ("expected.iostat-x-p-ALL", 1, 2, {"partitions": True}, frozenset()),  # -x -p ALL 1 2
     ("expected.iostat-x-p-sda", 1, 2, {"partitions_of": ["sda"]}, frozenset()),  # -x -p sda 1 2
-    ("expected.iostat-x-list", 1, 1, {"partitions_of": ["sdb", "sdc"]},  # -dx -p sdb,sdc
-     SYSFS_ONLY_PARTITIONS),
-    ("expected.iostat-x-ALL-flush", 3, 3, {"devices": ["ALL"]},  # -x ALL 1 3 from root3
-     INCONSISTENT_FLUSH_DISKS),
+    (
+        "expected.iostat-x-list",
+        1,
+        1,
+        {"partitions_of": ["sdb", "sdc"]},  # -dx -p sdb,sdc
+        SYSFS_ONLY_PARTITIONS,
+    ),
+    (
+        "expected.iostat-x-ALL-flush",
+        3,
+        3,
+        {"devices": ["ALL"]},  # -x ALL 1 3 from root3
+        INCONSISTENT_FLUSH_DISKS,
+    ),
     ("expected.iostat-xs", 1, 3, {}, INCONSISTENT_FLUSH_DISKS),  # -xs 2 3
     ("expected.iostat-xs-sdb", 1, 3, {"devices": ["/dev/sdb"]}, frozenset()),  # -dxs /dev/sdb 2 3
     ("expected.iostat-xs-p-sda", 1, 3, {"partitions_of": ["sda"]}, frozenset()),  # -dxs -p sda 2 3
-    ("expected.iostat-xs-list", 1, 1,  # -xs sda1 sda3 sdc1 -p sdb,sdd
-     {"devices": ["sda1", "sda3", "sdc1"], "partitions_of": ["sdb", "sdd"]}, SYSFS_ONLY_PARTITIONS),
+    (
+        "expected.iostat-xs-list",
+        1,
+        1,  # -xs sda1 sda3 sdc1 -p sdb,sdd
+        {"devices": ["sda1", "sda3", "sdc1"], "partitions_of": ["sdb", "sdd"]},
+        SYSFS_ONLY_PARTITIONS,
+    ),
     ("expected.iostat-xs-list-part", 1, 3, {"devices": ["sda3", "sda1"]}, frozenset()),
 ]
 
 
-@pytest.mark.parametrize("expected_file,first_root,n_reports,options,skip", CASES,
-                         ids=[c[0].removeprefix("expected.") for c in CASES])
-def test_figures_equal_sysstat_published_output(expected_file: str, first_root: int,
-                                                n_reports: int, options: dict,
-                                                skip: frozenset[str]) -> None:
+@pytest.mark.parametrize(
+    "expected_file,first_root,n_reports,options,skip", CASES, ids=[c[0].removeprefix("expected.") for c in CASES]
+)
+def test_figures_equal_sysstat_published_output(
+    expected_file: str, first_root: int, n_reports: int, options: dict, skip: frozenset[str]
+) -> None:
     expected = parse_sysstat_text((FIXTURES / expected_file).read_text())
     assert len(expected) == n_reports
     assert checked_columns(expected) >= 4 * n_reports
@@ -107,8 +123,7 @@ def test_uptime_going_backwards_starts_a_since_boot_report() -> None:
     assert after_reboot.since_boot and fresh.since_boot
     assert after_reboot.interval_s == fresh.interval_s == pytest.approx(7192.55)
     # (the order differs: racperf keeps the devices in the order it first met them, as sysstat)
-    assert ({r.device: r.as_dict() for r in after_reboot.rows}
-            == {r.device: r.as_dict() for r in fresh.rows})
+    assert {r.device: r.as_dict() for r in after_reboot.rows} == {r.device: r.as_dict() for r in fresh.rows}
     assert any("uptime went backwards" in e for e in after_reboot.errors)
     cciss = next(r for r in after_reboot.rows if r.device == "cciss/c0d0")
     assert cciss.r_s == pytest.approx(35817 / 7192.55)
@@ -121,17 +136,18 @@ def test_json_figures_equal_sysstat_published_json() -> None:
     sampler = IostatSampler(roots(1, 2), partitions=True)
     problems: list[str] = []
     for index, expected_report in enumerate(expected):
-        problems += compare_report(expected_report, sampler.sample().rows, frozenset(),
-                                   f"report {index + 1}")
+        problems += compare_report(expected_report, sampler.sample().rows, frozenset(), f"report {index + 1}")
     assert problems == []
 
 
 def test_cciss_names_and_partitions_from_sysfs_bang_names() -> None:
     """cciss/c0d0 is cciss!c0d0 in sysfs: a whole device, its p1/p2 partitions (sysstat's
     expected.iostat-p-cciss lists the same three names)."""
-    expected_names = [line.split()[0] for line in
-                      (FIXTURES / "expected.iostat-p-cciss").read_text().splitlines()
-                      if line.startswith("cciss")]
+    expected_names = [
+        line.split()[0]
+        for line in (FIXTURES / "expected.iostat-p-cciss").read_text().splitlines()
+        if line.startswith("cciss")
+    ]
     assert expected_names[:3] == ["cciss/c0d0", "cciss/c0d0p1", "cciss/c0d0p2"]
     report = IostatSampler(roots(6, 1), partitions_of=["cciss/c0d0"]).sample()
     assert [r.device for r in report.rows] == expected_names[:3]
@@ -165,8 +181,9 @@ def _sysstat_version() -> str:
     return (out.stdout + out.stderr).split("\n", 1)[0]
 
 
-needs_sysstat_12 = pytest.mark.skipif("version 12." not in _sysstat_version(),
-                                      reason="needs sysstat 12 (Debian package sysstat)")
+needs_sysstat_12 = pytest.mark.skipif(
+    "version 12." not in _sysstat_version(), reason="needs sysstat 12 (Debian package sysstat)"
+)
 
 # (iostat options, racperf sampler options, partitions in the data)
 BINARY_CASES = [
@@ -182,8 +199,7 @@ BINARY_CASES = [
 
 def _coverage(samples: list[Sample]) -> dict[str, int]:
     """What the random data exercised, so a quiet generator cannot make the test vacuous."""
-    seen = {"tick_wraps": 0, "reregistered": 0, "vanished": 0, "appeared": 0,
-            "discards": 0, "util_over_100": 0}
+    seen = {"tick_wraps": 0, "reregistered": 0, "vanished": 0, "appeared": 0, "discards": 0, "util_over_100": 0}
     tot = STAT_NAMES.index("tot_ticks")
     for before, after in zip(samples, samples[1:]):
         old = {d.name: d for d in before.devices}
@@ -200,8 +216,9 @@ def _coverage(samples: list[Sample]) -> dict[str, int]:
     return seen
 
 
-def _compare_binary_case(seed: int, iostat_args: list[str], options: dict, partitions: bool,
-                         workdir: Path) -> tuple[list[str], int, dict[str, int]]:
+def _compare_binary_case(
+    seed: int, iostat_args: list[str], options: dict, partitions: bool, workdir: Path
+) -> tuple[list[str], int, dict[str, int]]:
     samples = random_samples(seed, 5, 45, with_partitions=partitions)
     if options.get("dm_names"):
         names = {f"dm-{i}": f"vg{i}-lv_data{i}" for i in range(40, 45)}
@@ -213,8 +230,9 @@ def _compare_binary_case(seed: int, iostat_args: list[str], options: dict, parti
         sampler.sample()
     problems: list[str] = []
     for index, expected_report in enumerate(expected):
-        problems += compare_report(expected_report, sampler.sample().rows, frozenset(),
-                                   f"{' '.join(iostat_args)} report {index + 1}")
+        problems += compare_report(
+            expected_report, sampler.sample().rows, frozenset(), f"{' '.join(iostat_args)} report {index + 1}"
+        )
     return problems, checked_columns(expected), _coverage(samples)
 
 
@@ -224,9 +242,10 @@ def test_figures_equal_real_sysstat_binary_on_random_counters(tmp_path: Path) ->
     """Seven runs of Debian's iostat (in parallel, ~5 s) on seeded random counters, each over
     5 samples of ~45 disks (+ partitions): every printed figure equals ours."""
     with concurrent.futures.ThreadPoolExecutor(len(BINARY_CASES)) as pool:
-        futures = [pool.submit(_compare_binary_case, 100 + i, args, options, parts,
-                               tmp_path / f"case{i}")
-                   for i, (args, options, parts) in enumerate(BINARY_CASES)]
+        futures = [
+            pool.submit(_compare_binary_case, 100 + i, args, options, parts, tmp_path / f"case{i}")
+            for i, (args, options, parts) in enumerate(BINARY_CASES)
+        ]
         results = [f.result() for f in futures]
     problems = [p for result in results for p in result[0]]
     assert problems == []

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, racperf_cmd
+
 from racperf_tui.tools import iperf3
 from racperf_tui.tools.iperf3 import TOOL, parse_interval_line, parse_output
 
@@ -34,11 +34,44 @@ def free_port() -> int:
 
 
 def test_client_argv_has_every_option_in_order() -> None:
-    argv = TOOL.build_argv({"host": "rac1-priv", "port": 5301, "duration_s": 30, "interval_s": 2,
-                            "udp": True, "bitrate": "500M", "parallel": 4, "reverse": True,
-                            "length": "128K", "window": "4M", "json_stream": False})
-    assert argv == ["iperf3", "-c", "rac1-priv", "-p", "5301", "-t", "30", "-i", "2", "-u",
-                    "-b", "500M", "-P", "4", "-R", "-l", "128K", "-w", "4M", "--forceflush", "-V"]
+    argv = TOOL.build_argv(
+        {
+            "host": "rac1-priv",
+            "port": 5301,
+            "duration_s": 30,
+            "interval_s": 2,
+            "udp": True,
+            "bitrate": "500M",
+            "parallel": 4,
+            "reverse": True,
+            "length": "128K",
+            "window": "4M",
+            "json_stream": False,
+        }
+    )
+    assert argv == [
+        "iperf3",
+        "-c",
+        "rac1-priv",
+        "-p",
+        "5301",
+        "-t",
+        "30",
+        "-i",
+        "2",
+        "-u",
+        "-b",
+        "500M",
+        "-P",
+        "4",
+        "-R",
+        "-l",
+        "128K",
+        "-w",
+        "4M",
+        "--forceflush",
+        "-V",
+    ]
 
 
 def test_client_argv_json_stream_when_asked() -> None:
@@ -60,18 +93,29 @@ def test_json_stream_detection_matches_installed_version() -> None:
 
 def test_server_argv_one_off_and_bind() -> None:
     assert TOOL.build_argv({"role": "server", "port": 5999, "bind": "127.0.0.1"}) == [
-        "iperf3", "-s", "-p", "5999", "-B", "127.0.0.1", "-1", "--forceflush"]
+        "iperf3",
+        "-s",
+        "-p",
+        "5999",
+        "-B",
+        "127.0.0.1",
+        "-1",
+        "--forceflush",
+    ]
     assert "-1" not in TOOL.build_argv({"role": "server", "one_off": False})
 
 
-@pytest.mark.parametrize("config, message", [
-    ({}, "needs 'host'"),
-    ({"host": "h", "port": 70000}, "'port' must be between 1 and 65535"),
-    ({"host": "h", "parallel": 0}, "'parallel' must be between 1 and 128"),
-    ({"host": "h", "duration_s": "ten"}, "'duration_s' must be a number"),
-    ({"host": "h", "bitrate": "fast"}, "'bitrate' must be a number with an optional K/M/G/T"),
-    ({"host": "h", "role": "both"}, "'role' must be 'client' or 'server'"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({}, "needs 'host'"),
+        ({"host": "h", "port": 70000}, "'port' must be between 1 and 65535"),
+        ({"host": "h", "parallel": 0}, "'parallel' must be between 1 and 128"),
+        ({"host": "h", "duration_s": "ten"}, "'duration_s' must be a number"),
+        ({"host": "h", "bitrate": "fast"}, "'bitrate' must be a number with an optional K/M/G/T"),
+        ({"host": "h", "role": "both"}, "'role' must be 'client' or 'server'"),
+    ],
+)
 def test_bad_config_names_the_key(config: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         TOOL.build_argv(config)
@@ -86,49 +130,138 @@ def test_hard_limit_covers_duration() -> None:
 
 # name -> expected subset of the result
 EXPECTED: dict[str, dict] = {
-    "tcp_text.txt": {"role": "client", "protocol": "TCP", "streams": 1, "reverse": False,
-                     "duration_s": 3.0, "sent_mbit_s": 19400.0, "received_mbit_s": 19400.0,
-                     "sent_bytes": round(6.79 * 1024**3), "retransmits": 53, "jitter_ms": None,
-                     "cpu_host_pct": None, "n_intervals": 3, "error": None},
-    "tcp_text_V.txt": {"version": "iperf 3.12", "sent_mbit_s": 18400.0, "retransmits": 17,
-                       "cpu_host_pct": 80.2, "cpu_remote_pct": 35.0, "n_intervals": 3},
-    "tcp.json": {"version": "iperf 3.12", "role": "client", "protocol": "TCP", "streams": 1,
-                 "sent_bytes": 4309647360, "received_bytes": 4309647360,
-                 "sent_mbit_s": 17227.06453382687, "received_mbit_s": 17221.875609720768,
-                 "retransmits": 13, "duration_s": 2.001338, "n_intervals": 2, "error": None},
-    "udp_text.txt": {"protocol": "UDP", "sent_mbit_s": 200.0, "received_mbit_s": 200.0,
-                     "jitter_ms": 0.008, "lost_packets": 0, "packets": 2289, "lost_pct": 0.0,
-                     "retransmits": None, "n_intervals": 3},
-    "udp.json": {"protocol": "UDP", "sent_bytes": 50003968, "jitter_ms": 0.00816936187341416,
-                 "lost_packets": 0, "packets": 1526, "lost_pct": 0.0,
-                 "received_mbit_s": 199.97637666560853, "cpu_host_pct": 3.318893655470752},
-    "udp_unlimited_text.txt": {"protocol": "UDP", "sent_mbit_s": 30100.0, "received_mbit_s": 11400.0,
-                               "lost_packets": 142630, "packets": 229720, "lost_pct": 62.0,
-                               "jitter_ms": 0.02},
-    "udp_unlimited.json": {"lost_packets": 3391, "packets": 91630, "lost_pct": 3.700753028484121,
-                           "sent_mbit_s": 12009.586928588213, "received_mbit_s": 11563.470930258714},
-    "udp_reverse_text_V.txt": {"protocol": "UDP", "reverse": True, "received_mbit_s": 100.0,
-                               "jitter_ms": 0.016, "packets": 763, "n_intervals": 2},
-    "udp_parallel.json": {"protocol": "UDP", "streams": 2, "packets": 35702,
-                          "received_bytes": 49982800, "jitter_ms": 0.007432602231917432},
-    "reverse_text.txt": {"reverse": True, "sent_mbit_s": 25000.0, "retransmits": 2,
-                         "received_bytes": round(8.73 * 1024**3)},
-    "reverse.json": {"reverse": True, "sent_bytes": 4580966400, "received_bytes": 4580441900,
-                     "retransmits": 0, "cpu_remote_pct": 97.9834692068609},
-    "parallel_text.txt": {"streams": 3, "sent_mbit_s": 25000.0, "retransmits": 20,
-                          "n_intervals": 3, "first_interval_mbit_s": 24500.0},
-    "parallel.json": {"streams": 3, "sent_bytes": 6229852160, "retransmits": 1,
-                      "sent_mbit_s": 24913.715855926923},
-    "server_oneoff_text.txt": {"role": "server", "sent_bytes": None,
-                               "received_bytes": round(5.52 * 1024**3), "received_mbit_s": 23700.0,
-                               "n_intervals": 2},  # the 2.00-2.00 sliver is not an interval
-    "server.txt": {"role": "server", "protocol": "UDP", "received_mbit_s": 11600.0,
-                   "lost_packets": 3391, "error": None},  # last of several tests
-    "refused_text.txt": {"error": "unable to connect to server: Connection refused",
-                         "sent_bytes": None},
+    "tcp_text.txt": {
+        "role": "client",
+        "protocol": "TCP",
+        "streams": 1,
+        "reverse": False,
+        "duration_s": 3.0,
+        "sent_mbit_s": 19400.0,
+        "received_mbit_s": 19400.0,
+        "sent_bytes": round(6.79 * 1024**3),
+        "retransmits": 53,
+        "jitter_ms": None,
+        "cpu_host_pct": None,
+        "n_intervals": 3,
+        "error": None,
+    },
+    "tcp_text_V.txt": {
+        "version": "iperf 3.12",
+        "sent_mbit_s": 18400.0,
+        "retransmits": 17,
+        "cpu_host_pct": 80.2,
+        "cpu_remote_pct": 35.0,
+        "n_intervals": 3,
+    },
+    "tcp.json": {
+        "version": "iperf 3.12",
+        "role": "client",
+        "protocol": "TCP",
+        "streams": 1,
+        "sent_bytes": 4309647360,
+        "received_bytes": 4309647360,
+        "sent_mbit_s": 17227.06453382687,
+        "received_mbit_s": 17221.875609720768,
+        "retransmits": 13,
+        "duration_s": 2.001338,
+        "n_intervals": 2,
+        "error": None,
+    },
+    "udp_text.txt": {
+        "protocol": "UDP",
+        "sent_mbit_s": 200.0,
+        "received_mbit_s": 200.0,
+        "jitter_ms": 0.008,
+        "lost_packets": 0,
+        "packets": 2289,
+        "lost_pct": 0.0,
+        "retransmits": None,
+        "n_intervals": 3,
+    },
+    "udp.json": {
+        "protocol": "UDP",
+        "sent_bytes": 50003968,
+        "jitter_ms": 0.00816936187341416,
+        "lost_packets": 0,
+        "packets": 1526,
+        "lost_pct": 0.0,
+        "received_mbit_s": 199.97637666560853,
+        "cpu_host_pct": 3.318893655470752,
+    },
+    "udp_unlimited_text.txt": {
+        "protocol": "UDP",
+        "sent_mbit_s": 30100.0,
+        "received_mbit_s": 11400.0,
+        "lost_packets": 142630,
+        "packets": 229720,
+        "lost_pct": 62.0,
+        "jitter_ms": 0.02,
+    },
+    "udp_unlimited.json": {
+        "lost_packets": 3391,
+        "packets": 91630,
+        "lost_pct": 3.700753028484121,
+        "sent_mbit_s": 12009.586928588213,
+        "received_mbit_s": 11563.470930258714,
+    },
+    "udp_reverse_text_V.txt": {
+        "protocol": "UDP",
+        "reverse": True,
+        "received_mbit_s": 100.0,
+        "jitter_ms": 0.016,
+        "packets": 763,
+        "n_intervals": 2,
+    },
+    "udp_parallel.json": {
+        "protocol": "UDP",
+        "streams": 2,
+        "packets": 35702,
+        "received_bytes": 49982800,
+        "jitter_ms": 0.007432602231917432,
+    },
+    "reverse_text.txt": {
+        "reverse": True,
+        "sent_mbit_s": 25000.0,
+        "retransmits": 2,
+        "received_bytes": round(8.73 * 1024**3),
+    },
+    "reverse.json": {
+        "reverse": True,
+        "sent_bytes": 4580966400,
+        "received_bytes": 4580441900,
+        "retransmits": 0,
+        "cpu_remote_pct": 97.9834692068609,
+    },
+    "parallel_text.txt": {
+        "streams": 3,
+        "sent_mbit_s": 25000.0,
+        "retransmits": 20,
+        "n_intervals": 3,
+        "first_interval_mbit_s": 24500.0,
+    },
+    "parallel.json": {"streams": 3, "sent_bytes": 6229852160, "retransmits": 1, "sent_mbit_s": 24913.715855926923},
+    "server_oneoff_text.txt": {
+        "role": "server",
+        "sent_bytes": None,
+        "received_bytes": round(5.52 * 1024**3),
+        "received_mbit_s": 23700.0,
+        "n_intervals": 2,
+    },  # the 2.00-2.00 sliver is not an interval
+    "server.txt": {
+        "role": "server",
+        "protocol": "UDP",
+        "received_mbit_s": 11600.0,
+        "lost_packets": 3391,
+        "error": None,
+    },  # last of several tests
+    "refused_text.txt": {"error": "unable to connect to server: Connection refused", "sent_bytes": None},
     "refused.json": {"error": "unable to connect to server: Connection refused", "n_intervals": 0},
-    "tcp_json_stream_derived.jsonl": {"sent_bytes": 4309647360, "retransmits": 13,
-                                      "n_intervals": 2, "first_interval_mbit_s": 17622.844765195972},
+    "tcp_json_stream_derived.jsonl": {
+        "sent_bytes": 4309647360,
+        "retransmits": 13,
+        "n_intervals": 2,
+        "first_interval_mbit_s": 17622.844765195972,
+    },
     "udp_parallel_json_stream_derived.jsonl": {"protocol": "UDP", "streams": 2, "packets": 35702},
     "error_json_stream_derived.jsonl": {"error": "unable to connect to server: Connection refused"},
 }
@@ -220,8 +353,7 @@ def test_stream_server_skips_zero_length_tail() -> None:
 
 def test_stream_json_events() -> None:
     samples = feed_all("tcp_json_stream_derived.jsonl")
-    assert [s.metrics["throughput_mbit_s"] for s in samples] == pytest.approx(
-        [17622.844765195972, 16831.175851682951])
+    assert [s.metrics["throughput_mbit_s"] for s in samples] == pytest.approx([17622.844765195972, 16831.175851682951])
     assert samples[0].metrics["retransmits"] == 8
     udp = feed_all("udp_parallel_json_stream_derived.jsonl")
     assert udp[0].metrics["packets"] == 17844
@@ -240,16 +372,18 @@ def test_refused_json_exit_zero_is_a_failure() -> None:
 
 
 def test_racperf_parse_cli(tmp_path: Path) -> None:
-    out = subprocess.run(racperf_cmd() + ["parse", "iperf3", str(IPERF3_FIXTURES / "udp.json"),
-                                          str(IPERF3_FIXTURES / "tcp_text.txt")],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        racperf_cmd() + ["parse", "iperf3", str(IPERF3_FIXTURES / "udp.json"), str(IPERF3_FIXTURES / "tcp_text.txt")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     first, second = [json.loads(line) for line in out.stdout.splitlines()]
     assert first["packets"] == 1526 and second["retransmits"] == 53
     bad = tmp_path / "bad.txt"
     bad.write_text("nothing here\n")
-    out = subprocess.run(racperf_cmd() + ["parse", "iperf3", str(bad)], capture_output=True,
-                         text=True, timeout=30)
+    out = subprocess.run(racperf_cmd() + ["parse", "iperf3", str(bad)], capture_output=True, text=True, timeout=30)
     assert out.returncode == 1 and "bad.txt" in out.stderr and "no iperf3 output" in out.stderr
 
 
@@ -259,9 +393,13 @@ def test_racperf_parse_cli(tmp_path: Path) -> None:
 @needs_iperf3
 def test_real_iperf3_pair_streams_live_and_matches_summary() -> None:
     port = free_port()
-    server = subprocess.Popen(TOOL.build_argv({"role": "server", "port": port, "bind": "127.0.0.1"}),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        TOOL.build_argv({"role": "server", "port": port, "bind": "127.0.0.1"}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         assert server.stdout is not None
         ready_line = ""
@@ -270,8 +408,7 @@ def test_real_iperf3_pair_streams_live_and_matches_summary() -> None:
             ready_line = server.stdout.readline()
         assert iperf3.READY_PATTERN.search(ready_line), ready_line
         config = {"host": "127.0.0.1", "port": port, "duration_s": 2, "interval_s": 0.5}
-        client = subprocess.Popen(TOOL.build_argv(config), stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True)
+        client = subprocess.Popen(TOOL.build_argv(config), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         parser = TOOL.stream_parser(config)
         lines, samples, arrival = [], [], []
         started = time.monotonic()
@@ -303,14 +440,17 @@ def test_real_iperf3_pair_streams_live_and_matches_summary() -> None:
 
 @needs_iperf3
 def test_iperf3_pair_of_runs_records_both_ends(data_dir: Path) -> None:
+    from racperf_tui.core.store import Store
     from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair
     from racperf_tui.orchestration.runs import wait_for_run
-    from racperf_tui.core.store import Store
 
     port = free_port()
-    pair = launch_pair("iperf3", {"bind": "127.0.0.1", "port": port},
-                       {"host": "127.0.0.1", "port": port, "duration_s": 1, "interval_s": 0.25},
-                       data_dir=data_dir)
+    pair = launch_pair(
+        "iperf3",
+        {"bind": "127.0.0.1", "port": port},
+        {"host": "127.0.0.1", "port": port, "duration_s": 1, "interval_s": 0.25},
+        data_dir=data_dir,
+    )
     record = wait_for_run(pair.client_run_id, data_dir, 30)
     finish_pair(pair, data_dir)
     with Store.open(data_dir) as store:

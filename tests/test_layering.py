@@ -43,8 +43,9 @@ def _imports(path: Path) -> list[tuple[str, int, bool]]:
             if isinstance(child, ast.ImportFrom) and child.module and child.module.startswith("racperf_tui"):
                 found.append((child.module, child.lineno, in_function))
             elif isinstance(child, ast.Import):
-                found.extend((a.name, child.lineno, in_function) for a in child.names
-                             if a.name.startswith("racperf_tui"))
+                found.extend(
+                    (a.name, child.lineno, in_function) for a in child.names if a.name.startswith("racperf_tui")
+                )
             visit(child, inner)
 
     visit(tree, False)
@@ -72,8 +73,9 @@ def test_no_import_hides_in_a_function() -> None:
         relative = str(path.relative_to(PACKAGE.parent))
         if relative in LAZY_IMPORTS_ALLOWED or relative.startswith(UI_BEING_MOVED):
             continue
-        hidden += [f"{relative}:{line} imports {module} inside a function"
-                   for module, line, inside in _imports(path) if inside]
+        hidden += [
+            f"{relative}:{line} imports {module} inside a function" for module, line, inside in _imports(path) if inside
+        ]
     assert hidden == []
 
 
@@ -120,7 +122,7 @@ def test_the_check_itself_sees_textual() -> None:
     assert out.stdout.strip() == "True"
 
 
-def _ui_modules() -> dict[str, "ast.Module"]:
+def _ui_modules() -> dict[str, ast.Module]:
     import ast
     from pathlib import Path
 
@@ -141,8 +143,11 @@ def test_ui_imports_only_at_module_level() -> None:
     for name, tree in _ui_modules().items():
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                late += [f"{name}:{inner.lineno}" for inner in ast.walk(node)
-                         if isinstance(inner, (ast.Import, ast.ImportFrom))]
+                late += [
+                    f"{name}:{inner.lineno}"
+                    for inner in ast.walk(node)
+                    if isinstance(inner, (ast.Import, ast.ImportFrom))
+                ]
     assert late == []
 
 
@@ -151,9 +156,10 @@ def test_ui_modules_import_no_cycle() -> None:
     import ast
 
     modules = _ui_modules()
-    graph = {name: {node.module for node in ast.walk(tree)
-                    if isinstance(node, ast.ImportFrom) and node.module in modules}
-             for name, tree in modules.items()}
+    graph = {
+        name: {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module in modules}
+        for name, tree in modules.items()
+    }
     state: dict[str, str] = {}
 
     def visit(name: str, path: list[str]) -> None:

@@ -26,7 +26,6 @@ from racperf_tui.ui.widgets.network_panel import (
     sample_throughput_mbit_s,
 )
 
-
 # ---------------------------------------------------------------- pure functions
 
 
@@ -41,7 +40,10 @@ def test_required_rejects_negative_redo() -> None:
 
 
 def test_interconnect_verdict_thresholds() -> None:
-    assert interconnect_verdict(9100).text == "measured 9.10 Gbit/s: meets 10 GbE guidance (recommended for the RAC interconnect)"
+    assert (
+        interconnect_verdict(9100).text
+        == "measured 9.10 Gbit/s: meets 10 GbE guidance (recommended for the RAC interconnect)"
+    )
     assert interconnect_verdict(9100).level == "good"
     assert interconnect_verdict(8999).level == "warning" and "meets 1 GbE" in interconnect_verdict(8999).text
     assert interconnect_verdict(940).level == "warning"
@@ -74,8 +76,16 @@ def test_units_of_every_tool_become_mbit_s() -> None:
 
 
 def test_pair_configs_per_tool() -> None:
-    form = {"host": "127.0.0.1", "port": 5001, "duration_s": 5.0, "interval_s": 0.5,
-            "mode": "RTT", "length": 8192, "connections": 2, "write": True}
+    form = {
+        "host": "127.0.0.1",
+        "port": 5001,
+        "duration_s": 5.0,
+        "interval_s": 0.5,
+        "mode": "RTT",
+        "length": 8192,
+        "connections": 2,
+        "write": True,
+    }
     server, client = pair_configs("probe", form)
     assert server == {"bind": "127.0.0.1", "port": 5001, "duration_s": 5.0}
     assert client["rtt"] is True and client["mode"] == "SYNC" and "length" not in client
@@ -129,8 +139,7 @@ async def test_probe_pair_from_the_panel_streams_into_sparklines(data_dir: Path)
             assert len(latency.values) >= 2 and all(v > 0 for v in latency.values)
             server_state = str(panel.query_one("#net-server-state", Static).render())
             assert "probe running" in server_state
-            await wait_until(pilot, lambda: panel.final_throughput_mbit_s is not None, 20,
-                             "the client to finish")
+            await wait_until(pilot, lambda: panel.final_throughput_mbit_s is not None, 20, "the client to finish")
         finally:
             if panel.pair is not None:
                 from racperf_tui.orchestration.pair_runs import finish_pair
@@ -149,8 +158,12 @@ async def test_probe_pair_from_the_panel_streams_into_sparklines(data_dir: Path)
         verdict = str(panel.query_one("#net-verdict-dataguard", Static).render())
         assert "NOT enough" in verdict
         assert f"short by {round(measured) / 0.7 * 8 - measured:.1f} Mbit/s" in verdict
-        await wait_until(pilot, lambda: "succeeded" in str(panel.query_one("#net-server-state", Static).render()),
-                         10, "the server run to end")
+        await wait_until(
+            pilot,
+            lambda: "succeeded" in str(panel.query_one("#net-server-state", Static).render()),
+            10,
+            "the server run to end",
+        )
 
 
 async def test_bad_form_value_is_named(data_dir: Path) -> None:
@@ -182,17 +195,21 @@ async def test_switching_tool_changes_modes(data_dir: Path) -> None:
 async def test_panel_reattaches_to_a_running_pair(data_dir: Path) -> None:
     from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair
 
-    pair = launch_pair("probe", {"bind": "127.0.0.1", "port": 0},
-                       {"host": "127.0.0.1", "port": 0, "duration_s": 1.5, "interval_s": 0.25,
-                        "mode": "ASYNC"}, data_dir=data_dir)
+    pair = launch_pair(
+        "probe",
+        {"bind": "127.0.0.1", "port": 0},
+        {"host": "127.0.0.1", "port": 0, "duration_s": 1.5, "interval_s": 0.25, "mode": "ASYNC"},
+        data_dir=data_dir,
+    )
     try:
         app = PanelApp(data_dir)
         async with app.run_test(size=(140, 40)) as pilot:
             panel = app.query_one(NetworkPanel)
             assert panel.pair == pair
             assert panel.mode_of_pair == "ASYNC"
-            await wait_until(pilot, lambda: panel.final_throughput_mbit_s is not None, 20,
-                             "the reattached client to finish")
+            await wait_until(
+                pilot, lambda: panel.final_throughput_mbit_s is not None, 20, "the reattached client to finish"
+            )
             assert len(panel.throughput_values) >= 4
             assert panel.latency_values == []  # ASYNC: no latency
     finally:
@@ -254,9 +271,18 @@ async def test_udp_verdict_names_the_target_rate_cap(data_dir: Path) -> None:
 
 
 def test_program_fields_reach_both_ends_configs() -> None:
-    form = {"host": "127.0.0.1", "port": 5001, "duration_s": 2.0, "interval_s": 1.0, "mode": "SYNC",
-            "length": None, "connections": 1, "write": False, "program": "/opt/ot/oratcptest.jar",
-            "java": "/u01/app/oracle/product/19c/jdk/bin/java"}
+    form = {
+        "host": "127.0.0.1",
+        "port": 5001,
+        "duration_s": 2.0,
+        "interval_s": 1.0,
+        "mode": "SYNC",
+        "length": None,
+        "connections": 1,
+        "write": False,
+        "program": "/opt/ot/oratcptest.jar",
+        "java": "/u01/app/oracle/product/19c/jdk/bin/java",
+    }
     for config in pair_configs("oratcptest", form):
         assert config["jar_path"] == "/opt/ot/oratcptest.jar"
         assert config["java"] == "/u01/app/oracle/product/19c/jdk/bin/java"
@@ -270,7 +296,8 @@ def test_program_fields_reach_both_ends_configs() -> None:
 
 
 async def test_oratcptest_pair_with_jar_and_java_typed_in_the_panel(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The jar and java typed once run the pair (through the emulator) and are remembered in
     the panel's own data dir (--data-dir), not in $RACPERF_DATA_DIR's."""
     monkeypatch.setenv("RACPERF_FAKE_TIMESCALE", "0.1")
@@ -290,8 +317,9 @@ async def test_oratcptest_pair_with_jar_and_java_typed_in_the_panel(
         await pilot.pause()
         await pilot.press("ctrl+l")
         try:
-            await wait_until(pilot, lambda: panel.final_throughput_mbit_s is not None, 30,
-                             "the oratcptest client to finish")
+            await wait_until(
+                pilot, lambda: panel.final_throughput_mbit_s is not None, 30, "the oratcptest client to finish"
+            )
             assert len(panel.throughput_values) >= 2 and all(v > 0 for v in panel.throughput_values)
             assert len(panel.latency_values) >= 2  # SYNC: latency too
         finally:
@@ -345,19 +373,22 @@ async def test_stopped_pair_is_judged_on_its_intervals_not_a_zero_result(data_di
         mean = sum(values) / len(values)
         assert mean > 100 and panel.measured_mbit_s() == pytest.approx(mean)
         interconnect = str(panel.query_one("#net-verdict-interconnect", Static).render())
-        assert interconnect == (f"interconnect: {interconnect_verdict(mean).text} "
-                                f"(stopped early: mean of {len(values)} intervals)")
+        assert interconnect == (
+            f"interconnect: {interconnect_verdict(mean).text} (stopped early: mean of {len(values)} intervals)"
+        )
         assert "0.00 Mbit/s" not in interconnect
         assert app.focused is panel.query_one("#net-start")  # ready for ctrl+l again
 
 
 async def test_long_message_wraps_at_80_columns(data_dir: Path) -> None:
-    """"probe pair running on port 33857 (runs #1" was cut there at 80 columns."""
+    """ "probe pair running on port 33857 (runs #1" was cut there at 80 columns."""
     app = PanelApp(data_dir)
     async with app.run_test(size=(80, 20)) as pilot:
         panel = app.query_one(NetworkPanel)
-        text = ("probe: 127.0.0.1:44979 is already in use by python (pid 11781): the benchmark server "
-                "could not listen there (\"Address already in use\"); use another port, e.g. 5555")
+        text = (
+            "probe: 127.0.0.1:44979 is already in use by python (pid 11781): the benchmark server "
+            'could not listen there ("Address already in use"); use another port, e.g. 5555'
+        )
         panel._message(text, "bad")
         await pilot.pause()
         message = panel.query_one("#net-message", Static)
@@ -421,7 +452,7 @@ async def test_a_database_listener_port_is_said_in_the_panel(data_dir: Path) -> 
 
 
 async def test_an_unchecked_box_is_drawn_empty(data_dir: Path) -> None:
-    """"Server fsync ▐X▌ write" was drawn unchecked too (Textual tells the states apart by the
+    """ "Server fsync ▐X▌ write" was drawn unchecked too (Textual tells the states apart by the
     X's colour only): unchecked is an empty box now."""
     app = PanelApp(data_dir)
     async with app.run_test(size=(80, 20)) as pilot:
@@ -448,8 +479,12 @@ async def test_a_new_start_clears_the_last_pairs_lines_and_names_the_tool_once(d
         server_line = panel.query_one("#net-server-state", Static)
         client_line = panel.query_one("#net-client-state", Static)
         try:
-            await wait_until(pilot, lambda: "succeeded" in str(server_line.render())
-                             and "succeeded" in str(client_line.render()), 20, "the pair to end")
+            await wait_until(
+                pilot,
+                lambda: "succeeded" in str(server_line.render()) and "succeeded" in str(client_line.render()),
+                20,
+                "the pair to end",
+            )
         finally:
             if panel.pair is not None:
                 from racperf_tui.orchestration.pair_runs import finish_pair
@@ -507,8 +542,11 @@ async def test_in_a_text_field_digits_are_typed_and_esc_gives_the_tab_keys_back(
         await pilot.pause()
         assert duration.value == "12"  # typed; q is no part of a number: refused, and no quit
         assert app.query_one(TabbedContent).active == "network" and app.is_running
-        footer_keys = {b.binding.key: b.binding.description for b in app.screen.active_bindings.values()
-                       if b.enabled and b.binding.show}
+        footer_keys = {
+            b.binding.key: b.binding.description
+            for b in app.screen.active_bindings.values()
+            if b.enabled and b.binding.show
+        }
         assert footer_keys.get("escape") == "Leave field"
         await pilot.press("escape")
         await pilot.pause()

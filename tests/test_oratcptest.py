@@ -16,14 +16,14 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
+
 from racperf_tui.core import settings
 from racperf_tui.core.events import RunState
-from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wait_for_server_ready
 from racperf_tui.core.ports import check_listen_port
-from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wait_for_server_ready
+from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import oratcptest as ot
 
@@ -56,8 +56,10 @@ def ends(jar: Path) -> tuple[dict, dict]:
     """Server and client configs running the emulator as the java, on a free loopback port."""
     port = free_port()
     common = {"java": str(FAKE), "jar_path": str(jar), "port": port}
-    return ({**common, "role": "server", "host": "127.0.0.1"},
-            {**common, "role": "client", "host": "127.0.0.1", "interval_s": 2, "duration_s": 10})
+    return (
+        {**common, "role": "server", "host": "127.0.0.1"},
+        {**common, "role": "client", "host": "127.0.0.1", "interval_s": 2, "duration_s": 10},
+    )
 
 
 # --------------------------------------------------------------------------- parsers
@@ -126,9 +128,20 @@ def test_parse_rejects_other_output() -> None:
 
 
 def test_racperf_parse_cli() -> None:
-    proc = subprocess.run([sys.executable, "-m", "racperf_tui", "parse", "oratcptest",
-                           str(FIXTURES / "oratcptest-sync-client.txt"), str(FIXTURES / "oratcptest-async-client.txt")],
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "racperf_tui",
+            "parse",
+            "oratcptest",
+            str(FIXTURES / "oratcptest-sync-client.txt"),
+            str(FIXTURES / "oratcptest-async-client.txt"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 0, proc.stderr
     sync, async_ = (json.loads(line) for line in proc.stdout.splitlines())
     assert sync["avg_latency_ms"] == 10.147 and len(sync["samples"]) == 15
@@ -150,11 +163,18 @@ def test_stream_parser_uses_oratcptests_clock() -> None:
 
 def test_stream_parser_async_and_midnight() -> None:
     parser = ot.stream_parser({"mode": "ASYNC"})
-    lines = ["(23:59:58) The server is ready.", "                        Throughput",
-             "(00:00:00)        151.234 Mbytes/s", "(00:00:02)        150.000 Mbytes/s", "(00:00:02) Test finished."]
+    lines = [
+        "(23:59:58) The server is ready.",
+        "                        Throughput",
+        "(00:00:00)        151.234 Mbytes/s",
+        "(00:00:02)        150.000 Mbytes/s",
+        "(00:00:02) Test finished.",
+    ]
     samples = [s for line in lines for s in parser.feed(line)]
-    assert [(s.t, s.metrics) for s in samples] == [(2.0, {"throughput_mib_s": 151.234}),
-                                                  (4.0, {"throughput_mib_s": 150.0})]
+    assert [(s.t, s.metrics) for s in samples] == [
+        (2.0, {"throughput_mib_s": 151.234}),
+        (4.0, {"throughput_mib_s": 150.0}),
+    ]
 
 
 # --------------------------------------------------------------------------- argv, validation
@@ -162,41 +182,86 @@ def test_stream_parser_async_and_midnight() -> None:
 
 def test_client_and_server_argv(jar: Path) -> None:
     base = {"java": str(FAKE), "jar_path": str(jar)}
-    client = ot.build_argv({**base, "host": "stby1", "port": 1521, "mode": "async", "num_conn": 2,
-                            "sockbuf_bytes": "2M", "length_bytes": "64k", "delay_ms": 5, "random_delay": True,
-                            "payload": "zero", "interval_s": "2s", "duration_s": "1m", "timeout_s": 30,
-                            "write": True, "freq": "5m/1h", "output": "/tmp/o.txt"})
-    assert client == [str(FAKE), "-jar", str(jar), "stby1", "-port=1521", "-write", "-mode=ASYNC", "-num_conn=2",
-                      "-sockbuf=2097152", "-length=65536", "-delay=5", "-random_delay", "-payload=ZERO",
-                      "-interval=2s", "-duration=60s", "-freq=5m/1h", "-timeout=30s", "-output=/tmp/o.txt"]
+    client = ot.build_argv(
+        {
+            **base,
+            "host": "stby1",
+            "port": 1521,
+            "mode": "async",
+            "num_conn": 2,
+            "sockbuf_bytes": "2M",
+            "length_bytes": "64k",
+            "delay_ms": 5,
+            "random_delay": True,
+            "payload": "zero",
+            "interval_s": "2s",
+            "duration_s": "1m",
+            "timeout_s": 30,
+            "write": True,
+            "freq": "5m/1h",
+            "output": "/tmp/o.txt",
+        }
+    )
+    assert client == [
+        str(FAKE),
+        "-jar",
+        str(jar),
+        "stby1",
+        "-port=1521",
+        "-write",
+        "-mode=ASYNC",
+        "-num_conn=2",
+        "-sockbuf=2097152",
+        "-length=65536",
+        "-delay=5",
+        "-random_delay",
+        "-payload=ZERO",
+        "-interval=2s",
+        "-duration=60s",
+        "-freq=5m/1h",
+        "-timeout=30s",
+        "-output=/tmp/o.txt",
+    ]
     rtt = ot.build_argv({**base, "host": "h", "rtt": True, "interval_s": 1, "duration_s": 5})
     assert rtt[3:] == ["h", "-port=5555", "-rtt", "-interval=1s", "-duration=5s"]
-    server = ot.build_argv({**base, "role": "server", "host": "10.0.0.2", "port": 1521, "file": "/u01/x.dat",
-                            "sockbuf_bytes": 4194304})
-    assert server == [str(FAKE), "-jar", str(jar), "-server", "10.0.0.2", "-port=1521", "-file=/u01/x.dat",
-                      "-sockbuf=4194304"]
+    server = ot.build_argv(
+        {**base, "role": "server", "host": "10.0.0.2", "port": 1521, "file": "/u01/x.dat", "sockbuf_bytes": 4194304}
+    )
+    assert server == [
+        str(FAKE),
+        "-jar",
+        str(jar),
+        "-server",
+        "10.0.0.2",
+        "-port=1521",
+        "-file=/u01/x.dat",
+        "-sockbuf=4194304",
+    ]
     assert ot.build_argv({**base, "role": "server"})[3:] == ["-server", "-port=5555"]
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    ({"host": ""}, "the client needs host"),
-    ({"mode": "FAST"}, "mode must be SYNC or ASYNC"),
-    ({"rtt": True, "mode": "ASYNC"}, "cannot be combined with mode=ASYNC"),
-    ({"rtt": True, "length_bytes": 100}, "rtt sends empty messages"),
-    ({"interval_s": 20, "duration_s": 10}, r"interval_s \(20 s\) is longer than duration_s \(10 s\)"),
-    ({"duration_s": None}, "duration_s is required"),
-    ({"interval_s": 0.5}, "whole seconds"),
-    ({"port": 70000}, "port must be 1-65535"),
-    ({"num_conn": 0}, "num_conn must be at least 1"),
-    ({"random_delay": True}, "set delay_ms > 0"),
-    ({"random_length": True, "length_bytes": 100}, "length_bytes must be >= 512"),
-    ({"payload": "/no/such/file"}, "payload must be RANDOM, ZERO or an existing file"),
-    ({"freq": "often"}, "freq must look like EVERY/TOTAL"),
-    ({"freq": "5s/1h"}, "shorter than one test"),
-    ({"length_bytes": "12 parsecs"}, r"length_bytes: .12 parsecs. is not a size like 512, 8k, 1M or 2g"),
-    ({"file": "/tmp/x"}, "file is a server option"),
-    ({"colour": "red"}, "unknown option"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"host": ""}, "the client needs host"),
+        ({"mode": "FAST"}, "mode must be SYNC or ASYNC"),
+        ({"rtt": True, "mode": "ASYNC"}, "cannot be combined with mode=ASYNC"),
+        ({"rtt": True, "length_bytes": 100}, "rtt sends empty messages"),
+        ({"interval_s": 20, "duration_s": 10}, r"interval_s \(20 s\) is longer than duration_s \(10 s\)"),
+        ({"duration_s": None}, "duration_s is required"),
+        ({"interval_s": 0.5}, "whole seconds"),
+        ({"port": 70000}, "port must be 1-65535"),
+        ({"num_conn": 0}, "num_conn must be at least 1"),
+        ({"random_delay": True}, "set delay_ms > 0"),
+        ({"random_length": True, "length_bytes": 100}, "length_bytes must be >= 512"),
+        ({"payload": "/no/such/file"}, "payload must be RANDOM, ZERO or an existing file"),
+        ({"freq": "often"}, "freq must look like EVERY/TOTAL"),
+        ({"freq": "5s/1h"}, "shorter than one test"),
+        ({"length_bytes": "12 parsecs"}, r"length_bytes: .12 parsecs. is not a size like 512, 8k, 1M or 2g"),
+        ({"file": "/tmp/x"}, "file is a server option"),
+        ({"colour": "red"}, "unknown option"),
+    ],
+)
 def test_validation_messages(jar: Path, config: dict, message: str) -> None:
     base = {"java": str(FAKE), "jar_path": str(jar), "host": "h", "interval_s": 2, "duration_s": 10}
     with pytest.raises(ValueError, match=message):
@@ -210,8 +275,9 @@ def test_server_rejects_client_options(jar: Path) -> None:
 
 def test_hard_limits() -> None:
     assert ot.hard_limit_s({"host": "h", "interval_s": 2, "duration_s": 30}) == pytest.approx(30 * 1.1 + 30)
-    assert ot.hard_limit_s({"host": "h", "interval_s": 2, "duration_s": 30, "freq": "1m/10m", "timeout_s": 5}) \
-        == pytest.approx((600 + 30) * 1.1 + 5 + 30)
+    assert ot.hard_limit_s(
+        {"host": "h", "interval_s": 2, "duration_s": 30, "freq": "1m/10m", "timeout_s": 5}
+    ) == pytest.approx((600 + 30) * 1.1 + 5 + 30)
     assert ot.hard_limit_s({"role": "server", "server_lifetime_s": 120}) == 120
 
 
@@ -261,8 +327,9 @@ def test_jar_configured_once(jar: Path, data_dir: Path) -> None:
     with pytest.raises(ValueError, match="path of oratcptest.jar is not configured"):
         ot.build_argv({"java": str(FAKE), "host": "h", "interval_s": 1, "duration_s": 2})
     with pytest.raises(ValueError, match="does not exist"):
-        ot.build_argv({"java": str(FAKE), "jar_path": str(jar) + ".missing", "host": "h",
-                       "interval_s": 1, "duration_s": 2})
+        ot.build_argv(
+            {"java": str(FAKE), "jar_path": str(jar) + ".missing", "host": "h", "interval_s": 1, "duration_s": 2}
+        )
     ot.remember_jar_path(str(jar))
     assert json.loads((data_dir / "settings.json").read_text()) == {"oratcptest.jar_path": str(jar)}
     argv = ot.build_argv({"java": str(FAKE), "host": "h", "interval_s": 1, "duration_s": 2})
@@ -293,8 +360,9 @@ def test_pair_starts_client_after_server_ready(ends: tuple[dict, dict], data_dir
     result = done.client_result
     assert result["mode"] == "SYNC" and result["interval_s"] == 2 and result["duration_s"] == 10
     assert len(result["samples"]) == 5
-    assert result["avg_throughput_mib_s"] == pytest.approx(sum(s.metrics["throughput_mib_s"] for s in samples) / 5,
-                                                            abs=0.001)
+    assert result["avg_throughput_mib_s"] == pytest.approx(
+        sum(s.metrics["throughput_mib_s"] for s in samples) / 5, abs=0.001
+    )
     assert result["socket_send_buffer_bytes"] > 0
     # the server's side is kept: it really served this test
     assert done.server.state.finished
@@ -314,8 +382,7 @@ def test_pair_async_mode(ends: tuple[dict, dict], data_dir: Path, fast: None) ->
 
 def test_client_without_server_fails(ends: tuple[dict, dict]) -> None:
     _, client = ends
-    proc = subprocess.run(ot.build_argv(client), capture_output=True, text=True, timeout=30,
-                          env={**os.environ, **FAST})
+    proc = subprocess.run(ot.build_argv(client), capture_output=True, text=True, timeout=30, env={**os.environ, **FAST})
     assert proc.returncode == 1
     assert "Failed to connect a socket : Connection refused" in proc.stdout
     ok, reason = ot.succeeded(ot.parse_output(proc.stdout), proc.returncode)
@@ -330,15 +397,22 @@ def test_port_in_use_is_refused_with_a_suggestion(ends: tuple[dict, dict], data_
         started = time.monotonic()
         with pytest.raises(PairStartError) as refused:
             launch_pair("oratcptest", server, client, data_dir=data_dir)
-        assert re.search(rf"127\.0\.0\.1:{server['port']} is already in use by .*use another port, e\.g\. \d+",
-                         str(refused.value))
+        assert re.search(
+            rf"127\.0\.0\.1:{server['port']} is already in use by .*use another port, e\.g\. \d+", str(refused.value)
+        )
         with Store.open(data_dir) as store:
             assert store.list_runs() == []  # refused before anything started
         # and if something slips past the check, the server's own failure ends the wait, no hang
         server_run = launch_run("oratcptest", {**server, "role": "server"}, data_dir=data_dir)
         with pytest.raises(PairStartError) as failed:
-            wait_for_server_ready(server_run, data_dir, ot.PAIR.ready_pattern, ot.PAIR.failure_pattern, 10,
-                                  failure_hint=ot.PAIR.failure_hint)
+            wait_for_server_ready(
+                server_run,
+                data_dir,
+                ot.PAIR.ready_pattern,
+                ot.PAIR.failure_pattern,
+                10,
+                failure_hint=ot.PAIR.failure_hint,
+            )
         record = wait_for_run(server_run, data_dir, 10)
         assert time.monotonic() - started < 10
     assert "Failed to listen a socket : Address already in use" in str(failed.value)

@@ -9,12 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REPO, racperf_cmd
 
 from racperf_tui.core import settings
 from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.tools import orion, tool_description, tool_modules
-
-from conftest import FIXTURES, REPO, racperf_cmd
 
 ORION_FIXTURES = FIXTURES / "orion"
 S112 = ORION_FIXTURES / "11.2.0.4-advanced-stdout.txt"
@@ -32,13 +31,27 @@ def test_parse_11_2_advanced_stdout() -> None:
     assert result["max_large_mbps"] == 74.07 and result["max_large_mbps_at"] == {"small": 0, "large": 6}
     assert result["max_small_iops"] == 9583 and result["max_small_iops_at"] == {"small": 6, "large": 0}
     assert result["min_small_latency_us"] == 208 and result["min_small_latency_at"] == {"small": 1, "large": 0}
-    assert result["small_read_latency_us"] == {"avg": 623, "min": 85, "max": 10795, "stdev": 257,
-                                               "at": {"small": 6, "large": 0}}
-    assert result["small_write_latency_us"] == {"avg": 627, "min": 94, "max": 10431, "stdev": 243,
-                                                "at": {"small": 6, "large": 0}}
+    assert result["small_read_latency_us"] == {
+        "avg": 623,
+        "min": 85,
+        "max": 10795,
+        "stdev": 257,
+        "at": {"small": 6, "large": 0},
+    }
+    assert result["small_write_latency_us"] == {
+        "avg": 627,
+        "min": 94,
+        "max": 10431,
+        "stdev": 243,
+        "at": {"small": 6, "large": 0},
+    }
     # the latencies at the minimum-latency point are kept too
     assert [(l["kind"], l["avg"], l["at"]["small"]) for l in result["latencies"]] == [
-        ("read", 623, 6), ("write", 627, 6), ("read", 232, 1), ("write", 151, 1)]
+        ("read", 623, 6),
+        ("write", 627, 6),
+        ("read", 232, 1),
+        ("write", 151, 1),
+    ]
     histogram = result["histogram"]
     assert len(histogram) == 28 and result["histogram_at"] == {"small": 1, "large": 0}
     assert histogram[0] == {"low_us": 0, "high_us": 1, "read": 0, "write": 0}
@@ -63,8 +76,11 @@ def test_parse_11_1_summary_latency_in_ms_becomes_us() -> None:
 
 def test_parse_11_1_matrices() -> None:
     iops = orion.parse_csv((D111 / "rjx_20130805_1550_iops.csv").read_text())
-    assert iops == {"small_loads": [1, 2, 3, 4, 5], "large_loads": [0, 1, 2],
-                    "values": [[2302, 4398, 5450, 6006, 6210], [None] * 5, [None] * 5]}
+    assert iops == {
+        "small_loads": [1, 2, 3, 4, 5],
+        "large_loads": [0, 1, 2],
+        "values": [[2302, 4398, 5450, 6006, 6210], [None] * 5, [None] * 5],
+    }
     mbps = orion.parse_csv((D111 / "rjx_20130805_1550_mbps.csv").read_text())
     assert mbps == {"small_loads": [0], "large_loads": [1, 2], "values": [[271.58], [374.26]]}
     files = {p.name: p.read_text() for p in D111.glob("rjx_*")}
@@ -85,8 +101,14 @@ def test_parse_19c_reconstructed_formats() -> None:
     assert result["min_small_latency_us"] == 81.24
     assert result["small_read_latency_us"]["stdev"] == 51.472 and "small_write_latency_us" not in result
     row = next(r for r in result["histogram"] if r["low_us"] == 64)
-    assert row == {"low_us": 64, "high_us": 128, "read": 1112243, "write": 0, "read_cum_pct": 91.12,
-                   "write_cum_pct": 0.0}
+    assert row == {
+        "low_us": 64,
+        "high_us": 128,
+        "read": 1112243,
+        "write": 0,
+        "read_cum_pct": 91.12,
+        "write_cum_pct": 0.0,
+    }
     assert result["histogram"][-1]["read_cum_pct"] == 100.0
     whole = orion.parse_path(D19)
     assert whole["lat"]["values"][0] == [81.24, 84.9, 88.17, 93.05, 103.67]  # preamble skipped; us from 11.2
@@ -94,8 +116,9 @@ def test_parse_19c_reconstructed_formats() -> None:
     assert whole["mbps"]["values"] == [[1021.334], [1532.417]]
     assert whole["iops"]["values"][0][-1] == 48211
     assert whole["total_data_points"] == 8 and whole["testname"] == "o19"
-    assert whole["files"] == sorted(f"o19_20240312_0930_{k}" for k in
-                                    ("summary.txt", "iops.csv", "mbps.csv", "lat.csv", "hist.txt"))
+    assert whole["files"] == sorted(
+        f"o19_20240312_0930_{k}" for k in ("summary.txt", "iops.csv", "mbps.csv", "lat.csv", "hist.txt")
+    )
 
 
 def test_csv_without_a_large_small_row_is_refused() -> None:
@@ -103,12 +126,20 @@ def test_csv_without_a_large_small_row_is_refused() -> None:
         orion.parse_csv("1,2,3\n")
 
 
-@pytest.mark.parametrize(("text", "fix"), [
-    ("ORION: ORacle IO Numbers -- Version 11.2.0.4.0\nERROR:\nFailed to allocate shared global region with large "
-     "pages, unix errno = 12.\n", "hugenotneeded"),
-    ("ORION: ORacle IO Numbers -- Version 11.2.0.4.0\nx.lun_20240101_1200\nFailure in opening .lun file\n",
-     "without .lun"),
-])
+@pytest.mark.parametrize(
+    ("text", "fix"),
+    [
+        (
+            "ORION: ORacle IO Numbers -- Version 11.2.0.4.0\nERROR:\nFailed to allocate shared global region "
+            "with large pages, unix errno = 12.\n",
+            "hugenotneeded",
+        ),
+        (
+            "ORION: ORacle IO Numbers -- Version 11.2.0.4.0\nx.lun_20240101_1200\nFailure in opening .lun file\n",
+            "without .lun",
+        ),
+    ],
+)
 def test_orions_failures_name_the_fix(text: str, fix: str) -> None:
     with pytest.raises(orion.OrionError, match=fix):
         orion.parse_output(text)
@@ -125,8 +156,9 @@ def test_other_text_is_not_orion_output() -> None:
 def test_racperf_parse_cli(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     for path in (S112, D111 / "simple-vdb_summary.txt", D19, D19 / "o19_20240312_0930_summary.txt"):
-        done = subprocess.run([*racperf_cmd(), "parse", "orion", str(path)], capture_output=True, text=True,
-                              env=env, timeout=60)
+        done = subprocess.run(
+            [*racperf_cmd(), "parse", "orion", str(path)], capture_output=True, text=True, env=env, timeout=60
+        )
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
         assert result["tool"] == "orion" and "max_small_iops" in result
@@ -134,8 +166,9 @@ def test_racperf_parse_cli(tmp_path: Path) -> None:
     assert "lat" in result and result["lat"]["values"][0][0] == 81.24
     bad = tmp_path / "hp.txt"
     bad.write_text("ERROR:\nFailed to allocate shared global region with large pages, unix errno = 12.\n")
-    done = subprocess.run([*racperf_cmd(), "parse", "orion", str(bad)], capture_output=True, text=True, env=env,
-                          timeout=60)
+    done = subprocess.run(
+        [*racperf_cmd(), "parse", "orion", str(bad)], capture_output=True, text=True, env=env, timeout=60
+    )
     assert done.returncode == 1 and "hugenotneeded" in done.stderr
 
 
@@ -145,18 +178,24 @@ def test_racperf_parse_cli(tmp_path: Path) -> None:
 def test_planned_matrix_of_each_run_level() -> None:
     luns = ["/dev/a"]
     assert orion.planned_matrix({"run": "simple", "lun": luns}) == (
-        [(s, 0) for s in range(6)] + [(0, 1), (0, 2)])  # the 11.1 sample's 8 data points
+        [(s, 0) for s in range(6)] + [(0, 1), (0, 2)]
+    )  # the 11.1 sample's 8 data points
     assert len(orion.planned_matrix({"run": "normal", "lun": luns, "num_disks": 2})) == 11 * 5
     assert orion.planned_matrix({"run": "oltp", "lun": luns}) == [(s, 0) for s in range(6)]
     assert orion.planned_matrix({"run": "dss", "lun": luns}) == [(0, l) for l in range(3)]
-    assert orion.planned_matrix({"run": "advanced", "lun": luns, "matrix": "point", "num_small": 4,
-                                 "num_large": 2}) == [(4, 2)]
-    assert orion.planned_matrix({"run": "advanced", "lun": luns, "matrix": "row", "num_large": 1,
-                                 "num_disks": 1}) == [(s, 1) for s in range(6)]
+    assert orion.planned_matrix(
+        {"run": "advanced", "lun": luns, "matrix": "point", "num_small": 4, "num_large": 2}
+    ) == [(4, 2)]
+    assert orion.planned_matrix({"run": "advanced", "lun": luns, "matrix": "row", "num_large": 1, "num_disks": 1}) == [
+        (s, 1) for s in range(6)
+    ]
     assert orion.planned_matrix({"run": "advanced", "lun": luns, "matrix": "col", "num_small": 3}) == [
-        (3, l) for l in range(3)]
-    assert len(orion.planned_matrix({"run": "advanced", "lun": luns, "matrix": "max", "num_small": 4,
-                                     "num_large": 2})) == 15
+        (3, l) for l in range(3)
+    ]
+    assert (
+        len(orion.planned_matrix({"run": "advanced", "lun": luns, "matrix": "max", "num_small": 4, "num_large": 2}))
+        == 15
+    )
 
 
 def test_the_model_matches_orions_own_estimates_in_the_samples() -> None:
@@ -164,8 +203,16 @@ def test_the_model_matches_orions_own_estimates_in_the_samples() -> None:
     simple = {"run": "simple", "lun": ["/dev/vdb"]}
     assert len(orion.planned_matrix(simple)) == 8 and orion.orion_estimate_s(simple) == 9 * 60
     # 11.2 advanced on 3 disks: "Calibration will take approximately 23 minutes."
-    advanced = {"run": "advanced", "lun": ["/dev/a"], "num_disks": 3, "size_small": 8, "size_large": 8,
-                "type": "rand", "write": 30, "hugenotneeded": True}
+    advanced = {
+        "run": "advanced",
+        "lun": ["/dev/a"],
+        "num_disks": 3,
+        "size_small": 8,
+        "size_large": 8,
+        "type": "rand",
+        "write": 30,
+        "hugenotneeded": True,
+    }
     assert len(orion.planned_matrix(advanced)) == 22 and orion.orion_estimate_s(advanced) == 23 * 60
 
 
@@ -193,24 +240,27 @@ def oracle_home(tmp_path: Path) -> Path:
     return home
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    ({"run": "advanced", "matrix": "point", "num_small": 4}, "matrix point needs num_large"),
-    ({"run": "advanced", "matrix": "row"}, "matrix row needs num_large"),
-    ({"run": "advanced", "num_small": 4}, "num_small is only taken with matrix col, max, point"),
-    ({"run": "advanced", "simulate": "raid0"}, "give num_disks"),
-    ({"run": "advanced", "num_streamIO": 4}, "only with type=seq"),
-    ({"run": "simple", "size_small": 8}, "use run=advanced"),
-    ({"run": "advanced", "write": 101}, "write must be 0 to 100"),
-    ({"run": "advanced", "duration": 0}, "duration must be 1 to"),
-    ({"run": "advanced", "size_small": 2048}, "size_small must be 1 to 1024 KB"),
-    ({"run": "turbo"}, "run must be one of"),
-    ({"lun": []}, "no LUN"),
-    ({"lun": ["dev/sdb"]}, "absolute path"),
-    ({"lun": ["/dev/a\n/dev/sda"]}, "control characters"),
-    ({"lun": ["/dev/a", "/dev/a"]}, "given twice"),
-    ({"testname": "../x"}, "testname"),
-    ({"num_disks": 1.5}, "whole number"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"run": "advanced", "matrix": "point", "num_small": 4}, "matrix point needs num_large"),
+        ({"run": "advanced", "matrix": "row"}, "matrix row needs num_large"),
+        ({"run": "advanced", "num_small": 4}, "num_small is only taken with matrix col, max, point"),
+        ({"run": "advanced", "simulate": "raid0"}, "give num_disks"),
+        ({"run": "advanced", "num_streamIO": 4}, "only with type=seq"),
+        ({"run": "simple", "size_small": 8}, "use run=advanced"),
+        ({"run": "advanced", "write": 101}, "write must be 0 to 100"),
+        ({"run": "advanced", "duration": 0}, "duration must be 1 to"),
+        ({"run": "advanced", "size_small": 2048}, "size_small must be 1 to 1024 KB"),
+        ({"run": "turbo"}, "run must be one of"),
+        ({"lun": []}, "no LUN"),
+        ({"lun": ["dev/sdb"]}, "absolute path"),
+        ({"lun": ["/dev/a\n/dev/sda"]}, "control characters"),
+        ({"lun": ["/dev/a", "/dev/a"]}, "given twice"),
+        ({"testname": "../x"}, "testname"),
+        ({"num_disks": 1.5}, "whole number"),
+    ],
+)
 def test_config_validation(config: dict, message: str) -> None:
     base = {"lun": ["/dev/loop0"]}
     with pytest.raises(ValueError, match=message):
@@ -220,11 +270,33 @@ def test_config_validation(config: dict, message: str) -> None:
 def test_invocation(oracle_home: Path, tmp_path: Path) -> None:
     lun = tmp_path / "lun.img"
     lun.write_bytes(b"\0" * 4096)
-    planned = orion.invocation({"run": "advanced", "testname": "calib.lun", "lun": [str(lun), "/dev/null"],
-                                "num_disks": 2, "size_small": 8, "write": 30, "hugenotneeded": True,
-                                "oracle_home": str(oracle_home)}, str(tmp_path / "run"))
-    assert planned.argv == [str(oracle_home / "bin" / "orion"), "-run", "advanced", "-testname", "calib",
-                            "-num_disks", "2", "-size_small", "8", "-write", "30", "-hugenotneeded"]
+    planned = orion.invocation(
+        {
+            "run": "advanced",
+            "testname": "calib.lun",
+            "lun": [str(lun), "/dev/null"],
+            "num_disks": 2,
+            "size_small": 8,
+            "write": 30,
+            "hugenotneeded": True,
+            "oracle_home": str(oracle_home),
+        },
+        str(tmp_path / "run"),
+    )
+    assert planned.argv == [
+        str(oracle_home / "bin" / "orion"),
+        "-run",
+        "advanced",
+        "-testname",
+        "calib",
+        "-num_disks",
+        "2",
+        "-size_small",
+        "8",
+        "-write",
+        "30",
+        "-hugenotneeded",
+    ]
     assert planned.env == {"ORACLE_HOME": str(oracle_home), "LD_LIBRARY_PATH": str(oracle_home / "lib")}
     assert planned.cwd == "." and planned.files == {"calib.lun": f"{lun}\n/dev/null\n"}
     assert planned.result_files == ("calib_*",)
@@ -233,7 +305,11 @@ def test_invocation(oracle_home: Path, tmp_path: Path) -> None:
     assert planned.hard_limit_s == orion.hard_limit_s({"run": "advanced", "lun": ["/a"], "num_disks": 2})
     read_only = orion.invocation({"lun": [str(lun)], "oracle_home": str(oracle_home)})
     assert [t.access for t in read_only.targets] == ["read"] and read_only.argv[1:] == [
-        "-run", "simple", "-testname", "orion"]
+        "-run",
+        "simple",
+        "-testname",
+        "orion",
+    ]
 
 
 def test_invocation_refuses_a_missing_lun_file(oracle_home: Path, tmp_path: Path) -> None:
@@ -256,14 +332,17 @@ def test_oracle_home_from_a_fake_oratab(tmp_path: Path) -> None:
     (root / "etc" / "oracle").mkdir(parents=True)
     (root / "etc" / "oratab").write_text(
         "# comment line\n+ASM1:/u01/app/19.0.0/grid:N\n\nORCL1:/u01/app/oracle/product/19.0.0/dbhome_1:N  # db\n"
-        "OLD:/u01/app/oracle/product/11.1.0/db_1:N\n")
+        "OLD:/u01/app/oracle/product/11.1.0/db_1:N\n"
+    )
     (root / "etc" / "oracle" / "olr.loc").write_text("olrconfig_loc=/x\ncrs_home=/u01/app/21.0.0/grid\n")
     data = tmp_path / "data"
     found = orion.oracle_home_candidates(root, environ={}, data_dir=data)
-    assert found == [("/u01/app/oracle/product/19.0.0/dbhome_1", "/etc/oratab"),
-                     ("/u01/app/oracle/product/11.1.0/db_1", "/etc/oratab"),
-                     ("/u01/app/19.0.0/grid", "/etc/oratab (grid)"),
-                     ("/u01/app/21.0.0/grid", "/etc/oracle/olr.loc (grid)")]
+    assert found == [
+        ("/u01/app/oracle/product/19.0.0/dbhome_1", "/etc/oratab"),
+        ("/u01/app/oracle/product/11.1.0/db_1", "/etc/oratab"),
+        ("/u01/app/19.0.0/grid", "/etc/oratab (grid)"),
+        ("/u01/app/21.0.0/grid", "/etc/oracle/olr.loc (grid)"),
+    ]
     assert orion.find_oracle_home(root, environ={}, data_dir=data) is None  # no bin/orion anywhere yet
     _home(root, "/u01/app/19.0.0/grid")
     assert orion.find_oracle_home(root, environ={}, data_dir=data) == "/u01/app/19.0.0/grid"
@@ -342,9 +421,28 @@ def test_stream_parser_stops_at_orions_failure() -> None:
 def test_description_metrics_and_registration() -> None:
     description = tool_description("orion")
     names = [o.name for o in description.options]
-    assert names == ["run", "testname", "lun", "num_disks", "size_small", "size_large", "type", "num_streamIO",
-                     "simulate", "write", "cache_size", "duration", "num_small", "num_large", "matrix",
-                     "hugenotneeded", "verbose", "storax", "oracle_home", "orion"]
+    assert names == [
+        "run",
+        "testname",
+        "lun",
+        "num_disks",
+        "size_small",
+        "size_large",
+        "type",
+        "num_streamIO",
+        "simulate",
+        "write",
+        "cache_size",
+        "duration",
+        "num_small",
+        "num_large",
+        "matrix",
+        "hugenotneeded",
+        "verbose",
+        "storax",
+        "oracle_home",
+        "orion",
+    ]
     assert all(o.help for o in description.options) and description.option("lun").repeatable
     parser = orion.OrionStreamParser({"lun": ["/dev/a"]}, clock=Clock())
     [sample] = parser.feed("Calibration will take approximately 9 minutes.")
@@ -352,6 +450,7 @@ def test_description_metrics_and_registration() -> None:
     assert description.metric("eta_s").format(330.0) == "5.5 min"
     assert tool_modules()["orion"] == "racperf_tui.tools.orion"
     assert 'orion = "racperf_tui.tools.orion"' in (REPO / "pyproject.toml").read_text()
-    config = description.settings_to_config([("lun", "/dev/a"), ("lun", "/dev/b"), ("num_disks", "2"),
-                                             ("hugenotneeded", "true"), ("run", "ADVANCED")])
+    config = description.settings_to_config(
+        [("lun", "/dev/a"), ("lun", "/dev/b"), ("num_disks", "2"), ("hugenotneeded", "true"), ("run", "ADVANCED")]
+    )
     assert config == {"lun": ["/dev/a", "/dev/b"], "num_disks": 2, "hugenotneeded": True, "run": "advanced"}

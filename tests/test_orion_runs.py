@@ -13,9 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import FAKES, FIXTURES, REPO, racperf_cmd
 from loopdev import loop_device, needs_loop
+
 from racperf_tui.core import settings
 from racperf_tui.core.store import Store
 from racperf_tui.tools import orion
@@ -54,8 +54,19 @@ def _lines(stdout: str) -> tuple[list[dict], dict]:
 def test_headless_advanced_run_on_loop_devices(tmp_path: Path, oracle_home: Path) -> None:
     data = tmp_path / "data"
     with loop_device(tmp_path / "a.img", 64) as a, loop_device(tmp_path / "b.img", 64) as b:
-        done = _racperf_run(data, ["run=advanced", f"lun={a.path}", f"lun={b.path}", "num_disks=2", "size_small=8",
-                                   "hugenotneeded=true", f"oracle_home={oracle_home}"], {})
+        done = _racperf_run(
+            data,
+            [
+                "run=advanced",
+                f"lun={a.path}",
+                f"lun={b.path}",
+                "num_disks=2",
+                "size_small=8",
+                "hugenotneeded=true",
+                f"oracle_home={oracle_home}",
+            ],
+            {},
+        )
         assert done.returncode == 0, done.stderr + done.stdout
     samples, result_line = _lines(done.stdout)
     assert result_line["state"] == "succeeded", result_line
@@ -76,15 +87,18 @@ def test_headless_advanced_run_on_loop_devices(tmp_path: Path, oracle_home: Path
     with Store.open(data) as store:
         run_id = result_line["run_id"]
         assert store.raw_output(run_id, "file:orion.lun") == f"{a.path}\n{b.path}\n"
-        names = [f"{result['testname']}_{result['run_stamp']}_{k}" for k in
-                 ("summary.txt", "iops.csv", "mbps.csv", "lat.csv", "hist.txt", "trace.txt")]
+        names = [
+            f"{result['testname']}_{result['run_stamp']}_{k}"
+            for k in ("summary.txt", "iops.csv", "mbps.csv", "lat.csv", "hist.txt", "trace.txt")
+        ]
         for name in names:
             assert store.raw_output(run_id, f"result:{name}"), name
         assert "Maximum Small IOPS" in store.raw_output(run_id, f"result:{names[0]}")
         safety = json.loads(store.raw_output(run_id, "safety"))
         assert [(t["path"], t["access"]) for t in safety["targets"]] == [(a.path, "read"), (b.path, "read")]
         assert safety["protections"][0].startswith("options: ORION's own") and not any(
-            "fio" in p for p in safety["protections"])
+            "fio" in p for p in safety["protections"]
+        )
     # the ORACLE_HOME given once is remembered in this data dir
     assert settings.get(orion.SETTING_ORACLE_HOME, data_dir=data) == str(oracle_home)
     # and racperf parse reads the run's directory
@@ -103,8 +117,18 @@ def test_write_on_an_ext4_loop_device_is_refused_for_that_lun(tmp_path: Path, or
     with loop_device(tmp_path / "fs.img", 64) as fs, loop_device(tmp_path / "blank.img", 64) as blank:
         subprocess.run(["mkfs.ext4", "-q", "-F", fs.path], check=True, capture_output=True)
         before = _sha(fs.path), _sha(blank.path)
-        done = _racperf_run(data, ["run=advanced", f"lun={fs.path}", f"lun={blank.path}", "write=30",
-                                   "hugenotneeded=true", f"oracle_home={oracle_home}"], {})
+        done = _racperf_run(
+            data,
+            [
+                "run=advanced",
+                f"lun={fs.path}",
+                f"lun={blank.path}",
+                "write=30",
+                "hugenotneeded=true",
+                f"oracle_home={oracle_home}",
+            ],
+            {},
+        )
         assert done.returncode == 2, done.stderr + done.stdout
         assert f"refusing to write to {fs.path} (lun (-write 30))" in done.stderr and "ext2/3/4" in done.stderr
         assert blank.path not in done.stderr  # the blank LUN was judged too, and cleared
@@ -118,8 +142,20 @@ def test_write_on_a_blank_file_really_writes(tmp_path: Path, oracle_home: Path) 
     with open(lun, "wb") as handle:
         handle.truncate(16 << 20)
     before = _sha(str(lun))
-    done = _racperf_run(data, ["run=advanced", f"lun={lun}", "write=50", "matrix=point", "num_small=2",
-                               "num_large=1", "hugenotneeded=true", f"oracle_home={oracle_home}"], {})
+    done = _racperf_run(
+        data,
+        [
+            "run=advanced",
+            f"lun={lun}",
+            "write=50",
+            "matrix=point",
+            "num_small=2",
+            "num_large=1",
+            "hugenotneeded=true",
+            f"oracle_home={oracle_home}",
+        ],
+        {},
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     _samples, result_line = _lines(done.stdout)
     assert result_line["result"]["small_write_latency_us"]["avg"] > 0
@@ -139,16 +175,23 @@ def test_missing_huge_pages_is_named_with_its_fix(tmp_path: Path, oracle_home: P
     assert "hugenotneeded=true" in result_line["message"] and "huge pages" in result_line["message"]
     # with -hugenotneeded the same machine runs
     # (and the ORACLE_HOME given once is remembered in this data dir: not given again)
-    done = _racperf_run(data, [f"lun={lun}", "hugenotneeded=true", "cache_size=0"],
-                        {"RACPERF_FAKE_ORION_NO_HUGEPAGES": "1", "RACPERF_FAKE_ORION_POINT_S": "0.05",
-                         "ORACLE_HOME": ""})
+    done = _racperf_run(
+        data,
+        [f"lun={lun}", "hugenotneeded=true", "cache_size=0"],
+        {"RACPERF_FAKE_ORION_NO_HUGEPAGES": "1", "RACPERF_FAKE_ORION_POINT_S": "0.05", "ORACLE_HOME": ""},
+    )
     assert done.returncode == 0, done.stderr + done.stdout
 
 
 def test_a_missing_lun_file_is_named_with_its_fix(tmp_path: Path, oracle_home: Path) -> None:
     # racperf always writes <testname>.lun; ORION run by hand where it is missing says this
-    done = subprocess.run([str(oracle_home / "bin" / "orion"), "-run", "simple", "-testname", "calib.lun"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [str(oracle_home / "bin" / "orion"), "-run", "simple", "-testname", "calib.lun"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode != 0 and "Failure in opening .lun file" in done.stdout
     result = orion.parse_result_files(done.stdout, {})
     ok, message = orion.succeeded(result, done.returncode)
@@ -165,8 +208,14 @@ def test_emulator_versions_parse(tmp_path: Path, oracle_home: Path) -> None:
         for old in tmp_path.glob("t_*"):
             old.unlink()
         env = dict(os.environ, RACPERF_FAKE_ORION_VERSION=version, RACPERF_FAKE_ORION_POINT_S="0.03")
-        done = subprocess.run([str(oracle_home / "bin" / "orion"), "-run", "simple", "-testname", "t",
-                               "-cache_size", "0"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60)
+        done = subprocess.run(
+            [str(oracle_home / "bin" / "orion"), "-run", "simple", "-testname", "t", "-cache_size", "0"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stdout
         files = {p.name: p.read_text() for p in tmp_path.glob("t_*")}
         result = orion.parse_result_files(done.stdout, files)
@@ -186,9 +235,33 @@ def test_emulator_stdout_matches_the_real_layout(tmp_path: Path, oracle_home: Pa
         handle.truncate(8 << 20)
     (tmp_path / "tlun.lun").write_text(f"{lun}\n")
     env = dict(os.environ, RACPERF_FAKE_ORION_POINT_S="0.03")
-    done = subprocess.run([str(oracle_home / "bin" / "orion"), "-run", "advanced", "-testname", "tlun", "-num_disks",
-                           "3", "-size_small", "8", "-size_large", "8", "-type", "rand", "-write", "30", "-cache_size",
-                           "0", "-hugenotneeded"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [
+            str(oracle_home / "bin" / "orion"),
+            "-run",
+            "advanced",
+            "-testname",
+            "tlun",
+            "-num_disks",
+            "3",
+            "-size_small",
+            "8",
+            "-size_large",
+            "8",
+            "-type",
+            "rand",
+            "-write",
+            "30",
+            "-cache_size",
+            "0",
+            "-hugenotneeded",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stdout
     real = S112.read_text().splitlines()
     emulated = done.stdout.splitlines()

@@ -13,20 +13,23 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import racperf_cmd
-from racperf_tui.orchestration.pair_runs import PairStartError, _check_port, pair_spec
+
 from racperf_tui.core.ports import check_listen_port
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.pair_runs import PairStartError, _check_port, pair_spec
 from racperf_tui.tools.base import PairSpec
 
 
-@pytest.mark.parametrize(("tool", "ready_line", "default_port"), [
-    ("iperf3", "Server listening on 5201", 5201),
-    ("probe", "Probe server listening on 127.0.0.1:40123", 5566),
-    ("oratcptest", "OraTcpTest server started.", 5555),
-    ("netperf", "Starting netserver with host 'IN(6)ADDR_ANY' port '12865' and family AF_UNSPEC", 12865),
-])
+@pytest.mark.parametrize(
+    ("tool", "ready_line", "default_port"),
+    [
+        ("iperf3", "Server listening on 5201", 5201),
+        ("probe", "Probe server listening on 127.0.0.1:40123", 5566),
+        ("oratcptest", "OraTcpTest server started.", 5555),
+        ("netperf", "Starting netserver with host 'IN(6)ADDR_ANY' port '12865' and family AF_UNSPEC", 12865),
+    ],
+)
 def test_every_two_ended_tool_has_a_pair_spec(tool: str, ready_line: str, default_port: int) -> None:
     spec = pair_spec(tool)
     assert isinstance(spec, PairSpec) and spec.default_port == default_port
@@ -46,8 +49,11 @@ def test_port_check_refuses_a_taken_port_and_warns_of_the_databases() -> None:
         holder.bind(("127.0.0.1", 0))
         holder.listen(1)
         port = holder.getsockname()[1]
-        with pytest.raises(PairStartError, match=rf"127\.0\.0\.1:{port} is already in use by .*: netserver "
-                                                 r"could not listen there .*use another port, e\.g\. \d+"):
+        with pytest.raises(
+            PairStartError,
+            match=rf"127\.0\.0\.1:{port} is already in use by .*: netserver "
+            r"could not listen there .*use another port, e\.g\. \d+",
+        ):
             _check_port("netperf", spec, {"host": "127.0.0.1", "port": port})
     # no port given: the tool's default is checked; port 0: the server picks one, nothing to check
     assert _check_port("probe", pair_spec("probe"), {"bind": "127.0.0.1", "port": 0}) is None
@@ -67,9 +73,24 @@ def _pair_cmd(data_dir: Path, *args: str) -> list[str]:
 
 
 def test_racperf_pair_runs_both_ends_and_prints_json_lines(data_dir: Path) -> None:
-    proc = subprocess.run(_pair_cmd(data_dir, "--server", "port=0", "--set", "host=127.0.0.1",
-                                    "--set", "duration_s=1", "--set", "interval_s=0.25", "--set", "length=32K"),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        _pair_cmd(
+            data_dir,
+            "--server",
+            "port=0",
+            "--set",
+            "host=127.0.0.1",
+            "--set",
+            "duration_s=1",
+            "--set",
+            "interval_s=0.25",
+            "--set",
+            "length=32K",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     head, *samples, client, server = lines
@@ -87,8 +108,12 @@ def test_racperf_pair_refuses_a_taken_port(data_dir: Path) -> None:
         holder.bind(("127.0.0.1", 0))
         holder.listen(1)
         port = holder.getsockname()[1]
-        proc = subprocess.run(_pair_cmd(data_dir, "--set", "host=127.0.0.1", "--set", f"port={port}"),
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            _pair_cmd(data_dir, "--set", "host=127.0.0.1", "--set", f"port={port}"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert proc.returncode == 2 and proc.stdout == ""
     assert f"127.0.0.1:{port} is already in use" in proc.stderr and "use another port" in proc.stderr
     with Store.open(data_dir) as store:
@@ -96,9 +121,22 @@ def test_racperf_pair_refuses_a_taken_port(data_dir: Path) -> None:
 
 
 def test_racperf_pair_sigterm_stops_both_runs(data_dir: Path) -> None:
-    proc = subprocess.Popen(_pair_cmd(data_dir, "--server", "port=0", "--set", "host=127.0.0.1",
-                                      "--set", "duration_s=60", "--set", "interval_s=0.25"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _pair_cmd(
+            data_dir,
+            "--server",
+            "port=0",
+            "--set",
+            "host=127.0.0.1",
+            "--set",
+            "duration_s=60",
+            "--set",
+            "interval_s=0.25",
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         head = json.loads(proc.stdout.readline())
         assert json.loads(proc.stdout.readline())["type"] == "sample"

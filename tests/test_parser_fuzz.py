@@ -24,19 +24,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from racperf_tui.tools import fio, iperf3, netperf, oratcptest, probe
-from racperf_tui.tools.fio_formats import FioParseError
 from racperf_tui.tools.figures import OutputParseError
+from racperf_tui.tools.fio_formats import FioParseError
 from tests.conftest import FIXTURES
 
 #: RACPERF_FUZZ_EXAMPLES=3000 (and RACPERF_FUZZ_RANDOM=1 for new examples) searches deeper locally
-FUZZ = settings(max_examples=int(os.environ.get("RACPERF_FUZZ_EXAMPLES", "120")), deadline=None,
-                derandomize=not os.environ.get("RACPERF_FUZZ_RANDOM"), database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=int(os.environ.get("RACPERF_FUZZ_EXAMPLES", "120")),
+    deadline=None,
+    derandomize=not os.environ.get("RACPERF_FUZZ_RANDOM"),
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def _fixtures(*dirs: str) -> list[Path]:
-    return sorted(p for d in dirs for p in (FIXTURES / d).iterdir()
-                  if p.is_file() and p.suffix not in (".md", ".sh", ".status"))
+    return sorted(
+        p for d in dirs for p in (FIXTURES / d).iterdir() if p.is_file() and p.suffix not in (".md", ".sh", ".status")
+    )
 
 
 #: parser name -> (result parser, the error it documents, fixtures, stream parser factory)
@@ -44,15 +49,37 @@ PARSERS: dict[str, tuple[Callable[[str], Any], type[Exception], list[Path], Call
     "fio": (fio.parse_output, FioParseError, _fixtures("fio"), lambda: fio.FioStreamParser({})),
     "iperf3": (iperf3.parse_output, OutputParseError, _fixtures("iperf3"), iperf3.Iperf3StreamParser),
     "netperf": (netperf.parse_result, OutputParseError, _fixtures("netperf"), netperf.NetperfStreamParser),
-    "oratcptest": (oratcptest.parse_output, OutputParseError, _fixtures("oratcptest"),
-                   oratcptest.OratcptestStreamParser),
+    "oratcptest": (
+        oratcptest.parse_output,
+        OutputParseError,
+        _fixtures("oratcptest"),
+        oratcptest.OratcptestStreamParser,
+    ),
     # probe prints oratcptest's format (its own outputs are made live in test_probe)
     "probe": (probe.parse_output, OutputParseError, _fixtures("oratcptest"), probe.ProbeStreamParser),
 }
 
 _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
-HOSTILE_NUMBERS = ["1e400", "-1e400", "NaN", "Infinity", "-Infinity", "-5000", "-0", "1" * 5000, "null", "{}",
-                   "[]", '"x"', "1.2.3", "-90.170", "0x10", "9" * 40, "nan", "inf"]
+HOSTILE_NUMBERS = [
+    "1e400",
+    "-1e400",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "-5000",
+    "-0",
+    "1" * 5000,
+    "null",
+    "{}",
+    "[]",
+    '"x"',
+    "1.2.3",
+    "-90.170",
+    "0x10",
+    "9" * 40,
+    "nan",
+    "inf",
+]
 
 
 @st.composite
@@ -64,12 +91,12 @@ def mutated(draw: st.DrawFn, fixtures: list[Path]) -> str:
             numbers = list(_NUMBER_RE.finditer(text))
             if numbers:
                 m = numbers[draw(st.integers(0, len(numbers) - 1))]
-                text = text[:m.start()] + draw(st.sampled_from(HOSTILE_NUMBERS)) + text[m.end():]
+                text = text[: m.start()] + draw(st.sampled_from(HOSTILE_NUMBERS)) + text[m.end() :]
         elif kind == "flip" and text:
             pos = draw(st.integers(0, len(text) - 1))
-            text = text[:pos] + chr(ord(text[pos]) ^ (1 << draw(st.integers(0, 6)))) + text[pos + 1:]
+            text = text[:pos] + chr(ord(text[pos]) ^ (1 << draw(st.integers(0, 6)))) + text[pos + 1 :]
         elif kind == "truncate":
-            text = text[:draw(st.integers(0, len(text)))]
+            text = text[: draw(st.integers(0, len(text)))]
         elif kind == "nest":
             pos = draw(st.integers(0, len(text)))
             depth = draw(st.sampled_from([50, 2000, 100_000]))
@@ -119,6 +146,7 @@ def _result_test(name: str) -> Callable[..., None]:
     @given(text=mutated(fixtures))
     def test(text: str) -> None:
         check_result(parse, error, text)
+
     return test
 
 
@@ -129,6 +157,7 @@ def _stream_test(name: str) -> Callable[..., None]:
     @given(text=mutated(fixtures))
     def test(text: str) -> None:
         check_stream(make, text)
+
     return test
 
 

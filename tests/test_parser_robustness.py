@@ -77,12 +77,32 @@ FIXTURE_LINES = fixture_lines()
 
 def hostile_lines(size: int, from_fixtures: bool = True) -> Iterator[tuple[str, str]]:
     """(shape name, a line of about ``size`` characters) built to make regexes backtrack."""
-    for name, unit in (("digits", "1"), ("digit-dot", "1."), ("digit-blank", "1 "), ("digit-comma", "1,"),
-                       ("blanks", " "), ("tabs", "\t"), ("letters", "a"), ("open-bracket", "["),
-                       ("close-bracket", "]"), ("open-brace", "{"), ("open-paren", "("), ("equals", "a="),
-                       ("colon", "a:"), ("percent", "1%"), ("slash", "1/"), ("dash", "1-"), ("dots", "."),
-                       ("quote", '"'), ("pipe", "|"), ("semicolon", "1;"), ("bracket-digit", "[1"),
-                       ("word-blank", "a "), ("k", "1k"), ("time", "00:00:00 ")):
+    for name, unit in (
+        ("digits", "1"),
+        ("digit-dot", "1."),
+        ("digit-blank", "1 "),
+        ("digit-comma", "1,"),
+        ("blanks", " "),
+        ("tabs", "\t"),
+        ("letters", "a"),
+        ("open-bracket", "["),
+        ("close-bracket", "]"),
+        ("open-brace", "{"),
+        ("open-paren", "("),
+        ("equals", "a="),
+        ("colon", "a:"),
+        ("percent", "1%"),
+        ("slash", "1/"),
+        ("dash", "1-"),
+        ("dots", "."),
+        ("quote", '"'),
+        ("pipe", "|"),
+        ("semicolon", "1;"),
+        ("bracket-digit", "[1"),
+        ("word-blank", "a "),
+        ("k", "1k"),
+        ("time", "00:00:00 "),
+    ):
         yield name, unit * (size // len(unit))
     # prefixes of real lines followed by filler: what a regex sees when a figure grows absurdly
     for line in FIXTURE_LINES if from_fixtures else []:
@@ -105,7 +125,7 @@ def test_every_output_regex_is_linear() -> None:
     for shape, line in hostile_lines(16 * 1024):
         for pattern_name, pattern in patterns:
             try:
-                within(0.5, lambda: (pattern.search(line), pattern.findall(line)))
+                within(0.5, lambda pattern=pattern, line=line: (pattern.search(line), pattern.findall(line)))
             except TooSlow:
                 slow.append(f"{pattern_name} on {shape}")
         assert len(slow) < 10, slow
@@ -114,12 +134,14 @@ def test_every_output_regex_is_linear() -> None:
 
 # ---------------------------------------------------------------------------- whole parsers
 
+
 def _stream(make: Callable[[], Any]) -> Callable[[str], Any]:
     def feed_all(text: str) -> Any:
         parser = make()
         for line in text.split("\n"):
             parser.feed(line)
         return parser.finish()
+
     return feed_all
 
 
@@ -135,7 +157,10 @@ PARSERS: dict[str, tuple[Callable[[str], Any], Path]] = {
     "netperf": (netperf.parse_output, FIXTURES / "netperf" / "netperf_tcp_rr_D1.txt"),
     "netperf stream": (_stream(netperf.NetperfStreamParser), FIXTURES / "netperf" / "netperf_tcp_rr_omni_k_D1.txt"),
     "oratcptest": (oratcptest.parse_output, FIXTURES / "oratcptest" / "oratcptest-sync-client.txt"),
-    "oratcptest stream": (_stream(oratcptest.OratcptestStreamParser), FIXTURES / "oratcptest" / "oratcptest-sync-client.txt"),
+    "oratcptest stream": (
+        _stream(oratcptest.OratcptestStreamParser),
+        FIXTURES / "oratcptest" / "oratcptest-sync-client.txt",
+    ),
     "probe": (probe.parse_output, FIXTURES / "oratcptest" / "oratcptest-sync-client.txt"),
     "probe stream": (_stream(probe.ProbeStreamParser), FIXTURES / "oratcptest" / "oratcptest-async-client.txt"),
 }
@@ -159,7 +184,7 @@ def test_parser_is_linear_in_a_long_line(name: str, size: int) -> None:
     for shape, hostile in hostile_lines(size, from_fixtures=False):
         text = "\n".join(lines[:middle] + [hostile] + lines[middle:]) + "\n"
         try:
-            within(5.0, lambda: _run(parse, text))
+            within(5.0, lambda text=text: _run(parse, text))
         except TooSlow:
             pytest.fail(f"{name}: a {size}-character {shape} line took over 5 s")
 
@@ -180,8 +205,9 @@ def test_netperf_1mb_line_is_skipped_with_a_warning() -> None:
     valid = (FIXTURES / "netperf" / "netperf_tcp_rr_D1.txt").read_text()
     result = within(2.0, lambda: netperf.parse_output("1" * (1 << 20) + "\n" + valid))
     assert result["trans_per_s"] == 16435.47
-    assert result["warnings"] == [f"line 1: {1 << 20} characters long, skipped (no figure line is longer than "
-                                  f"{MAX_LINE_CHARS})"]
+    assert result["warnings"] == [
+        f"line 1: {1 << 20} characters long, skipped (no figure line is longer than {MAX_LINE_CHARS})"
+    ]
 
 
 # ---------------------------------------------------------------------------- impossible values
@@ -189,16 +215,19 @@ def test_netperf_1mb_line_is_skipped_with_a_warning() -> None:
 FIO_JSON = (FIXTURES / "fio" / "fio-3.33-randrw-2jobs.json").read_text()
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [
-    ('"groupid" : 0', '"groupid" : 1e400', "jobs[0].groupid: not a finite number"),
-    ('"groupid" : 0', '"groupid" : Infinity', "jobs[0].groupid: not a finite number"),
-    ('"groupid" : 0', '"groupid" : null', "jobs[0].groupid: None is not a number"),
-    ('"groupid" : 0', '"groupid" : {}', "jobs[0].groupid: {} is not a number"),
-    ('"groupid" : 0', '"groupid" : 1' + "0" * 5000, "jobs[0].groupid: not a finite number"),
-    ('"iops" : ', '"iops" : -5000.0, "x" : ', "jobs[0].read.iops: -5000.0 is negative"),
-    ('"iops" : ', '"iops" : NaN, "x" : ', "jobs[0].read.iops: not a finite number"),
-    ('"jobs" : [', '"jobs" : [1, ', "jobs[0] is int, not a job object"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('"groupid" : 0', '"groupid" : 1e400', "jobs[0].groupid: not a finite number"),
+        ('"groupid" : 0', '"groupid" : Infinity', "jobs[0].groupid: not a finite number"),
+        ('"groupid" : 0', '"groupid" : null', "jobs[0].groupid: None is not a number"),
+        ('"groupid" : 0', '"groupid" : {}', "jobs[0].groupid: {} is not a number"),
+        ('"groupid" : 0', '"groupid" : 1' + "0" * 5000, "jobs[0].groupid: not a finite number"),
+        ('"iops" : ', '"iops" : -5000.0, "x" : ', "jobs[0].read.iops: -5000.0 is negative"),
+        ('"iops" : ', '"iops" : NaN, "x" : ', "jobs[0].read.iops: not a finite number"),
+        ('"jobs" : [', '"jobs" : [1, ', "jobs[0] is int, not a job object"),
+    ],
+)
 def test_fio_json_impossible_figure_names_the_field(old: str, new: str, message: str) -> None:
     assert old in FIO_JSON
     with pytest.raises(fio.FioParseError) as info:
@@ -221,11 +250,14 @@ def test_fio_json_nested_too_deeply_is_a_parse_error() -> None:
 IPERF3_JSON = (FIXTURES / "iperf3" / "tcp.json").read_text()
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [
-    ('"num_streams":\t1', '"num_streams":\t1e400', "start.test_start.num_streams: not a finite number"),
-    ('"num_streams":\t1', '"num_streams":\t-3', "start.test_start.num_streams: -3 is negative"),
-    ('"start":\t{', '"start":\t' + "[" * 100_000, "not valid JSON: nested too deeply"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('"num_streams":\t1', '"num_streams":\t1e400', "start.test_start.num_streams: not a finite number"),
+        ('"num_streams":\t1', '"num_streams":\t-3', "start.test_start.num_streams: -3 is negative"),
+        ('"start":\t{', '"start":\t' + "[" * 100_000, "not valid JSON: nested too deeply"),
+    ],
+)
 def test_iperf3_json_impossible_figure_names_the_field(old: str, new: str, message: str) -> None:
     assert old in IPERF3_JSON
     with pytest.raises(OutputParseError, match=re.escape(message)):
@@ -234,15 +266,19 @@ def test_iperf3_json_impossible_figure_names_the_field(old: str, new: str, messa
 
 def test_oratcptest_negative_throughput_is_skipped_with_a_warning() -> None:
     text = (FIXTURES / "oratcptest" / "oratcptest-sync-client.txt").read_text()
-    result = oratcptest.parse_output(text.replace("     90.170 Mbytes/s", "    -90.170 Mbytes/s", 1)
-                                     .replace("Avg. throughput = 98.549", "Avg. throughput = -98.549"))
+    result = oratcptest.parse_output(
+        text.replace("     90.170 Mbytes/s", "    -90.170 Mbytes/s", 1).replace(
+            "Avg. throughput = 98.549", "Avg. throughput = -98.549"
+        )
+    )
     assert len(result["samples"]) == 14  # 15 interval lines, one impossible
     assert result["samples"][0]["throughput_mib_s"] == 81.076
     assert "avg_throughput_mib_s" not in result
     assert result["warnings"] == [
         "line 17: interval with a negative or infinite figure, skipped: '(13:53:36)    -90.170 Mbytes/s           "
         "11.090 ms'",
-        "line 34: Avg. throughput = '-98.549 Mbytes/s' is no possible figure, skipped"]
+        "line 34: Avg. throughput = '-98.549 Mbytes/s' is no possible figure, skipped",
+    ]
     ok, reason = oratcptest.succeeded(result, 0)
     assert ok is False
     stream = oratcptest.OratcptestStreamParser()
@@ -258,12 +294,19 @@ def test_results_are_strict_json(name: str) -> None:
 
 def test_racperf_parse_prints_warnings_to_stderr_and_strict_json(tmp_path: Path) -> None:
     import subprocess
+
     from tests.conftest import racperf_cmd
+
     path = tmp_path / "np.txt"
-    path.write_text("Interim result: " + "1" * 5000 + "\n" + (FIXTURES / "netperf" / "netperf_tcp_rr_D1.txt").read_text())
+    path.write_text(
+        "Interim result: " + "1" * 5000 + "\n" + (FIXTURES / "netperf" / "netperf_tcp_rr_D1.txt").read_text()
+    )
     done = subprocess.run(racperf_cmd() + ["parse", "netperf", str(path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    assert done.stderr == f"racperf parse netperf: {path}: line 1: a number of more than 40 digits is no figure; line skipped\n"
+    assert (
+        done.stderr
+        == f"racperf parse netperf: {path}: line 1: a number of more than 40 digits is no figure; line skipped\n"
+    )
     assert json.loads(done.stdout)["trans_per_s"] == 16435.47
     bad = tmp_path / "bad.json"
     bad.write_text(FIO_JSON.replace('"groupid" : 0', '"groupid" : Infinity', 1))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import io
 import json
-import os
 import re
 import socket
 import subprocess
@@ -16,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from conftest import racperf_cmd
+
 from racperf_tui.tools import probe, probe_server
 from racperf_tui.tools.probe import TOOL, ClientOptions, parse_output, run_client
 
@@ -31,7 +30,11 @@ class ProbeServerProcess:
     def __init__(self, python: str, *extra: str) -> None:
         self.proc = subprocess.Popen(
             [python, "-u", str(probe.PROBE_SERVER_PATH), "--bind", "127.0.0.1", "--port", "0", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         assert self.proc.stdout is not None
         first = self.first_line = self.proc.stdout.readline()
         match = probe.READY_PATTERN.search(first)
@@ -72,14 +75,14 @@ def client(port: int, **options) -> tuple[dict, str]:
 
 
 def test_sync_throughput_and_latency_are_consistent(server: ProbeServerProcess) -> None:
-    result, text = client(server.port, mode="SYNC", length_bytes=64 * 1024, duration_s=1.0,
-                          interval_s=0.25)
+    result, text = client(server.port, mode="SYNC", length_bytes=64 * 1024, duration_s=1.0, interval_s=0.25)
     assert result["error"] is None
     assert result["messages"] > 10
     assert result["bytes_sent"] == result["messages"] * 64 * 1024
     assert result["server_bytes_received"] == result["bytes_sent"]
     assert result["avg_throughput_mib_s"] == pytest.approx(
-        result["bytes_sent"] / result["elapsed_s"] / probe.MIB, rel=1e-6)
+        result["bytes_sent"] / result["elapsed_s"] / probe.MIB, rel=1e-6
+    )
     assert 0 < result["latency_p50_ms"] <= result["latency_p99_ms"] <= result["latency_max_ms"] * 1.01
     assert result["avg_latency_ms"] > 0
     # with one connection, throughput x latency ~= message size (minus the gaps between)
@@ -99,8 +102,7 @@ def test_sync_throughput_and_latency_are_consistent(server: ProbeServerProcess) 
 
 
 def test_async_counts_every_byte(server: ProbeServerProcess) -> None:
-    result, text = client(server.port, mode="ASYNC", length_bytes=probe.MIB, duration_s=1.0,
-                          interval_s=0.5, num_conn=2)
+    result, text = client(server.port, mode="ASYNC", length_bytes=probe.MIB, duration_s=1.0, interval_s=0.5, num_conn=2)
     assert result["error"] is None
     assert result["server_bytes_received"] == result["bytes_sent"] > 0
     assert "avg_latency_ms" not in result
@@ -126,8 +128,9 @@ def test_write_and_fsync_every_message_before_the_ack(tmp_path: Path) -> None:
     target = tmp_path / "redo.dat"
     srv = ProbeServerProcess(SERVER_PYTHONS[-1], "--write-file", str(target), "--once")
     try:
-        result, text = client(srv.port, mode="SYNC", length_bytes=16 * 1024, write=True,
-                              duration_s=0.5, interval_s=0.5, payload="RANDOM")
+        result, text = client(
+            srv.port, mode="SYNC", length_bytes=16 * 1024, write=True, duration_s=0.5, interval_s=0.5, payload="RANDOM"
+        )
         out = srv.output()
     finally:
         srv.stop()
@@ -144,8 +147,7 @@ def test_write_and_fsync_every_message_before_the_ack(tmp_path: Path) -> None:
 def test_write_without_server_file_uses_a_removed_temp_file(tmp_path: Path) -> None:
     srv = ProbeServerProcess(sys.executable, "--write-dir", str(tmp_path), "--once")
     try:
-        result, _ = client(srv.port, mode="ASYNC", length_bytes=256 * 1024, write=True,
-                           duration_s=0.3, interval_s=0.3)
+        result, _ = client(srv.port, mode="ASYNC", length_bytes=256 * 1024, write=True, duration_s=0.3, interval_s=0.3)
         srv.output()
     finally:
         srv.stop()
@@ -167,8 +169,12 @@ def test_once_waits_for_all_connections_of_the_test() -> None:
 
 
 def test_port_in_use_is_a_clear_failure(server: ProbeServerProcess) -> None:
-    second = subprocess.run([sys.executable, str(probe.PROBE_SERVER_PATH), "--bind", "127.0.0.1",
-                             "--port", str(server.port)], capture_output=True, text=True, timeout=10)
+    second = subprocess.run(
+        [sys.executable, str(probe.PROBE_SERVER_PATH), "--bind", "127.0.0.1", "--port", str(server.port)],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert second.returncode == 1
     assert f"Failed to listen on 127.0.0.1:{server.port}: Address already in use" in second.stdout
     assert probe.PORT_IN_USE_PATTERN.search(second.stdout)
@@ -197,19 +203,37 @@ def test_server_refuses_a_foreign_client(server: ProbeServerProcess) -> None:
 
 
 def test_cli_client_and_exit_status(server: ProbeServerProcess) -> None:
-    ok = subprocess.run(racperf_cmd() + ["probe", "client", "127.0.0.1", "--port", str(server.port),
-                                         "--duration", "0.5", "--interval", "0.25", "--length", "8K"],
-                        capture_output=True, text=True, timeout=30)
+    ok = subprocess.run(
+        racperf_cmd()
+        + [
+            "probe",
+            "client",
+            "127.0.0.1",
+            "--port",
+            str(server.port),
+            "--duration",
+            "0.5",
+            "--interval",
+            "0.25",
+            "--length",
+            "8K",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     parsed = parse_output(ok.stdout)
     assert parsed["message_payload_bytes"] == 8192 and parsed["mode"] == "SYNC"
-    bad = subprocess.run(racperf_cmd() + ["probe", "client", "127.0.0.1", "--port", str(server.port),
-                                          "--mode", "async", "--rtt"],
-                         capture_output=True, text=True, timeout=30)
+    bad = subprocess.run(
+        racperf_cmd() + ["probe", "client", "127.0.0.1", "--port", str(server.port), "--mode", "async", "--rtt"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     # a refused option is an error message on stderr; stdout stays parseable output only
     assert bad.returncode == 2 and "rtt needs SYNC" in bad.stderr and bad.stdout == ""
-    path = subprocess.run(racperf_cmd() + ["probe", "server-path"], capture_output=True, text=True,
-                          timeout=30)
+    path = subprocess.run(racperf_cmd() + ["probe", "server-path"], capture_output=True, text=True, timeout=30)
     assert Path(path.stdout.strip()) == probe.PROBE_SERVER_PATH
 
 
@@ -232,8 +256,12 @@ def test_server_file_is_stdlib_only_and_36_syntax() -> None:
     assert "dataclasses" not in imported  # 3.7+
     assert "racperf_tui" not in imported
     if PYTHON36.exists():
-        compiled = subprocess.run([str(PYTHON36), "-m", "py_compile", str(probe.PROBE_SERVER_PATH)],
-                                  capture_output=True, text=True, timeout=30)
+        compiled = subprocess.run(
+            [str(PYTHON36), "-m", "py_compile", str(probe.PROBE_SERVER_PATH)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert compiled.returncode == 0, compiled.stderr
 
 
@@ -246,15 +274,19 @@ ORATCPTEST_SAMPLE = Path(__file__).parent.parent.parent / "shared" / "samples" /
 def test_stream_parser_reads_probe_and_oratcptest_shaped_lines() -> None:
     parser = TOOL.stream_parser({"interval_s": 2})
     samples = []
-    for line in ["        Statistics interval    = 0.5 seconds",
-                 "(13:53:36)     90.170 Mbytes/s           11.090 ms",
-                 "(13:53:38)   4541.587 Mbytes/s",
-                 "(13:53:38) Test finished."]:
+    for line in [
+        "        Statistics interval    = 0.5 seconds",
+        "(13:53:36)     90.170 Mbytes/s           11.090 ms",
+        "(13:53:38)   4541.587 Mbytes/s",
+        "(13:53:38) Test finished.",
+    ]:
         samples += parser.feed(line)
     assert [s.t for s in samples] == [0.5, 1.0]
-    assert samples[0].metrics == {"throughput_mib_s": 90.17,
-                                  "throughput_mbit_s": pytest.approx(90.17 * 1.048576 * 8),
-                                  "latency_ms": 11.09}
+    assert samples[0].metrics == {
+        "throughput_mib_s": 90.17,
+        "throughput_mbit_s": pytest.approx(90.17 * 1.048576 * 8),
+        "latency_ms": 11.09,
+    }
     assert "latency_ms" not in samples[1].metrics
     if ORATCPTEST_SAMPLE.exists():  # one parser style fits both
         oracle = TOOL.stream_parser({})
@@ -273,31 +305,80 @@ def test_unfinished_client_output_is_an_error() -> None:
 
 
 def test_build_argv_server_and_client() -> None:
-    server_argv = TOOL.build_argv({"role": "server", "bind": "127.0.0.1", "port": 0,
-                                   "write_file": "/u01/redo.dat", "fsync": True,
-                                   "python": "/usr/bin/python3"})
-    assert server_argv == ["/usr/bin/python3", "-u", str(probe.PROBE_SERVER_PATH), "--bind",
-                           "127.0.0.1", "--port", "0", "--once", "--write-file", "/u01/redo.dat",
-                           "--fsync"]
-    client_argv = TOOL.build_argv({"host": "stby", "port": 6000, "mode": "async", "length": "8K",
-                                   "num_conn": 4, "delay_ms": 5, "write": True, "interval_s": 1,
-                                   "duration_s": 60, "sockbuf": "4M"})
+    server_argv = TOOL.build_argv(
+        {
+            "role": "server",
+            "bind": "127.0.0.1",
+            "port": 0,
+            "write_file": "/u01/redo.dat",
+            "fsync": True,
+            "python": "/usr/bin/python3",
+        }
+    )
+    assert server_argv == [
+        "/usr/bin/python3",
+        "-u",
+        str(probe.PROBE_SERVER_PATH),
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--once",
+        "--write-file",
+        "/u01/redo.dat",
+        "--fsync",
+    ]
+    client_argv = TOOL.build_argv(
+        {
+            "host": "stby",
+            "port": 6000,
+            "mode": "async",
+            "length": "8K",
+            "num_conn": 4,
+            "delay_ms": 5,
+            "write": True,
+            "interval_s": 1,
+            "duration_s": 60,
+            "sockbuf": "4M",
+        }
+    )
     assert client_argv[:5] == [sys.executable, "-m", "racperf_tui", "probe", "client"]
-    assert client_argv[5:] == ["stby", "--port", "6000", "--mode", "ASYNC", "--num-conn", "4",
-                               "--interval", "1", "--duration", "60", "--payload", "ZERO",
-                               "--length", "8192", "--delay-ms", "5", "--write", "--sockbuf",
-                               str(4 * probe.MIB)]
+    assert client_argv[5:] == [
+        "stby",
+        "--port",
+        "6000",
+        "--mode",
+        "ASYNC",
+        "--num-conn",
+        "4",
+        "--interval",
+        "1",
+        "--duration",
+        "60",
+        "--payload",
+        "ZERO",
+        "--length",
+        "8192",
+        "--delay-ms",
+        "5",
+        "--write",
+        "--sockbuf",
+        str(4 * probe.MIB),
+    ]
     assert "--rtt" in TOOL.build_argv({"host": "h", "rtt": True})
 
 
-@pytest.mark.parametrize("config, message", [
-    ({}, "needs 'host'"),
-    ({"host": "h", "mode": "FAST"}, "mode must be SYNC or ASYNC"),
-    ({"host": "h", "length": "lots"}, "not a size"),
-    ({"host": "h", "num_conn": 0}, "num_conn must be 1..256"),
-    ({"host": "h", "rtt": True, "mode": "ASYNC"}, "rtt needs SYNC"),
-    ({"role": "relay"}, "'role' must be 'client' or 'server'"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({}, "needs 'host'"),
+        ({"host": "h", "mode": "FAST"}, "mode must be SYNC or ASYNC"),
+        ({"host": "h", "length": "lots"}, "not a size"),
+        ({"host": "h", "num_conn": 0}, "num_conn must be 1..256"),
+        ({"host": "h", "rtt": True, "mode": "ASYNC"}, "rtt needs SYNC"),
+        ({"role": "relay"}, "'role' must be 'client' or 'server'"),
+    ],
+)
 def test_bad_config_says_what(config: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         TOOL.build_argv(config)
@@ -316,13 +397,16 @@ def test_parse_size() -> None:
 
 
 def test_pair_of_runs_records_both_ends(data_dir: Path) -> None:
+    from racperf_tui.core.store import Store
     from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair
     from racperf_tui.orchestration.runs import wait_for_run
-    from racperf_tui.core.store import Store
 
-    pair = launch_pair("probe", {"bind": "127.0.0.1", "port": 0},
-                       {"host": "127.0.0.1", "port": 0, "duration_s": 1, "interval_s": 0.25,
-                        "length": "32K"}, data_dir=data_dir)
+    pair = launch_pair(
+        "probe",
+        {"bind": "127.0.0.1", "port": 0},
+        {"host": "127.0.0.1", "port": 0, "duration_s": 1, "interval_s": 0.25, "length": "32K"},
+        data_dir=data_dir,
+    )
     assert pair.port and pair.port > 0
     record = wait_for_run(pair.client_run_id, data_dir, 30)
     finish_pair(pair, data_dir)
@@ -338,9 +422,9 @@ def test_pair_of_runs_records_both_ends(data_dir: Path) -> None:
 
 
 def test_pair_start_fails_clearly_on_a_taken_port(data_dir: Path) -> None:
+    from racperf_tui.core.store import Store
     from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wait_for_server_ready
     from racperf_tui.orchestration.runs import launch_run, wait_for_run
-    from racperf_tui.core.store import Store
 
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
@@ -348,13 +432,17 @@ def test_pair_start_fails_clearly_on_a_taken_port(data_dir: Path) -> None:
         port = holder.getsockname()[1]
         # checked before anything starts, with a suggestion
         with pytest.raises(PairStartError, match=r"already in use.*use another port"):
-            launch_pair("probe", {"bind": "127.0.0.1", "port": port},
-                        {"host": "127.0.0.1", "port": port}, data_dir=data_dir, ready_timeout_s=10)
+            launch_pair(
+                "probe",
+                {"bind": "127.0.0.1", "port": port},
+                {"host": "127.0.0.1", "port": port},
+                data_dir=data_dir,
+                ready_timeout_s=10,
+            )
         with Store.open(data_dir) as store:
             assert store.list_runs() == []
         # taken between the check and the start: the server's own words end the wait
-        server_run = launch_run("probe", {"role": "server", "bind": "127.0.0.1", "port": port},
-                                data_dir=data_dir)
+        server_run = launch_run("probe", {"role": "server", "bind": "127.0.0.1", "port": port}, data_dir=data_dir)
         with pytest.raises(PairStartError, match="could not listen: Failed to listen on .*Address already in use"):
             wait_for_server_ready(server_run, data_dir, probe.READY_PATTERN, probe.PORT_IN_USE_PATTERN, 10)
         record = wait_for_run(server_run, data_dir, 10)
@@ -373,8 +461,15 @@ def _proc_status(pid: int) -> tuple[int, int]:
 
 
 def _hello(**fields) -> bytes:
-    base = {"mode": "SYNC", "length": 1024, "write": False, "test_id": "t1", "conn_index": 1,
-            "num_conn": 1, "sockbuf": 0}
+    base = {
+        "mode": "SYNC",
+        "length": 1024,
+        "write": False,
+        "test_id": "t1",
+        "conn_index": 1,
+        "num_conn": 1,
+        "sockbuf": 0,
+    }
     base.update(fields)
     return probe_server.PROTOCOL_MAGIC + json.dumps(base).encode() + b"\n"
 
@@ -395,25 +490,27 @@ def _wait_for(predicate, timeout_s: float) -> bool:
     return predicate()
 
 
-@pytest.mark.parametrize("line, named", [
-    (probe_server.PROTOCOL_MAGIC + b'{"mode": "SYNC", "length": Infinity}\n', "Infinity"),
-    (probe_server.PROTOCOL_MAGIC + b'{"mode": "SYNC", "length": 1e999}\n', "'length' must be an integer"),
-    (_hello(sockbuf=1e300), "'sockbuf' must be an integer"),
-    (_hello(sockbuf=2 ** 40), "'sockbuf' must be 0..268435456"),
-    (_hello(length=2 ** 40), "'length' must be 0..67108864"),
-    (_hello(length=-1), "'length' must be 0..67108864"),
-    (_hello(length=True), "'length' must be an integer"),
-    (_hello(mode="FAST"), "'mode' must be SYNC or ASYNC"),
-    (_hello(num_conn=10 ** 6), "'num_conn' must be 1..256"),
-    (_hello(write="yes"), "'write' must be true or false"),
-    (_hello(test_id="\x1b[2J"), "'test_id' must be"),
-    (probe_server.PROTOCOL_MAGIC + b"[" * 3000 + b"\n", "nested too deeply"),
-    (probe_server.PROTOCOL_MAGIC + b"[1, 2]\n", "not a JSON object"),
-    (probe_server.PROTOCOL_MAGIC + b"\xff\xfe{}\n", "bad request"),
-    (probe_server.PROTOCOL_MAGIC + b"{" + b" " * 5000 + b"}\n", "longer than 4096 bytes"),
-])
-def test_a_bad_hello_gets_an_err_reply_naming_the_field(server: ProbeServerProcess, line: bytes,
-                                                        named: str) -> None:
+@pytest.mark.parametrize(
+    "line, named",
+    [
+        (probe_server.PROTOCOL_MAGIC + b'{"mode": "SYNC", "length": Infinity}\n', "Infinity"),
+        (probe_server.PROTOCOL_MAGIC + b'{"mode": "SYNC", "length": 1e999}\n', "'length' must be an integer"),
+        (_hello(sockbuf=1e300), "'sockbuf' must be an integer"),
+        (_hello(sockbuf=2**40), "'sockbuf' must be 0..268435456"),
+        (_hello(length=2**40), "'length' must be 0..67108864"),
+        (_hello(length=-1), "'length' must be 0..67108864"),
+        (_hello(length=True), "'length' must be an integer"),
+        (_hello(mode="FAST"), "'mode' must be SYNC or ASYNC"),
+        (_hello(num_conn=10**6), "'num_conn' must be 1..256"),
+        (_hello(write="yes"), "'write' must be true or false"),
+        (_hello(test_id="\x1b[2J"), "'test_id' must be"),
+        (probe_server.PROTOCOL_MAGIC + b"[" * 3000 + b"\n", "nested too deeply"),
+        (probe_server.PROTOCOL_MAGIC + b"[1, 2]\n", "not a JSON object"),
+        (probe_server.PROTOCOL_MAGIC + b"\xff\xfe{}\n", "bad request"),
+        (probe_server.PROTOCOL_MAGIC + b"{" + b" " * 5000 + b"}\n", "longer than 4096 bytes"),
+    ],
+)
+def test_a_bad_hello_gets_an_err_reply_naming_the_field(server: ProbeServerProcess, line: bytes, named: str) -> None:
     answer = _ask(server.port, line).decode()
     assert answer.startswith("ERR ") and named in answer, answer
     # the server lives on and serves a good client
@@ -425,8 +522,9 @@ def test_a_bad_hello_gets_an_err_reply_naming_the_field(server: ProbeServerProce
 
 
 def test_hostile_clients_cost_bounded_memory_and_threads_then_time_out() -> None:
-    srv = ProbeServerProcess(SERVER_PYTHONS[-1], "--max-connections", "40",
-                             "--handshake-timeout", "1", "--idle-timeout", "2")
+    srv = ProbeServerProcess(
+        SERVER_PYTHONS[-1], "--max-connections", "40", "--handshake-timeout", "1", "--idle-timeout", "2"
+    )
     held: list[socket.socket] = []
     try:
         base_rss, base_threads = _proc_status(srv.proc.pid)
@@ -475,8 +573,7 @@ def test_write_files_wrap_within_the_budget(tmp_path: Path) -> None:
     target = tmp_path / "redo.dat"
     srv = ProbeServerProcess(SERVER_PYTHONS[-1], "--write-file", str(target), "--max-write-bytes", "1M")
     try:
-        result, _ = client(srv.port, mode="ASYNC", length_bytes=256 * 1024, write=True,
-                           duration_s=0.5, interval_s=0.5)
+        result, _ = client(srv.port, mode="ASYNC", length_bytes=256 * 1024, write=True, duration_s=0.5, interval_s=0.5)
     finally:
         srv.stop()
     assert result["server_bytes_written"] == result["bytes_sent"] > 2 * probe.MIB
@@ -501,10 +598,20 @@ def test_write_tests_beyond_the_budget_are_refused_naming_the_dir(tmp_path: Path
 
 
 def test_server_help_states_the_limits() -> None:
-    text = subprocess.run(racperf_cmd() + ["probe", "server", "--help"], capture_output=True,
-                          text=True, timeout=30).stdout
+    text = subprocess.run(
+        racperf_cmd() + ["probe", "server", "--help"], capture_output=True, text=True, timeout=30
+    ).stdout
     flat = " ".join(text.split())
-    for fragment in ("--max-connections N", "(default 256)", "--idle-timeout S", "(default 60;",
-                     "--handshake-timeout S", "(default 10)", "default 1024 MiB",
-                     "messages of at most 64 MiB", "256 KiB per connection", "at most 64 MiB (it wraps)"):
+    for fragment in (
+        "--max-connections N",
+        "(default 256)",
+        "--idle-timeout S",
+        "(default 60;",
+        "--handshake-timeout S",
+        "(default 10)",
+        "default 1024 MiB",
+        "messages of at most 64 MiB",
+        "256 KiB per connection",
+        "at most 64 MiB (it wraps)",
+    ):
         assert fragment in flat, fragment

@@ -10,12 +10,19 @@ import time
 from pathlib import Path
 
 import pytest
+from fakes.proc_helpers import (
+    FAKE_BENCH,
+    group_pids,
+    kill_group_quietly,
+    kill_quietly,
+    live,
+    read_pidfile,
+    wait_until,
+    zombie_children,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakes.proc_helpers import (
-    FAKE_BENCH, group_pids, kill_group_quietly, kill_quietly, live, read_pidfile, wait_until, zombie_children,
-)
 from racperf_tui.core.lines import Line, LineSplitter
 from racperf_tui.core.process import SupervisedProcess, group_members
 
@@ -37,8 +44,7 @@ def test_newline_cr_and_crlf_all_end_lines() -> None:
 
 
 def test_crlf_split_across_chunks_is_one_terminator() -> None:
-    assert texts(split_all([b"status 1\r", b"\nstatus 2\r", b"status 3\n"])) == [
-        "status 1", "status 2", "status 3"]
+    assert texts(split_all([b"status 1\r", b"\nstatus 2\r", b"status 3\n"])) == ["status 1", "status 2", "status 3"]
 
 
 def test_blank_lines_are_kept() -> None:
@@ -65,7 +71,7 @@ def test_multibyte_character_split_across_chunks_survives() -> None:
 
 def test_five_megabyte_line_arrives_whole_in_small_chunks() -> None:
     big = b"x" * (5 * 1024 * 1024)
-    chunks = [big[i:i + 65536] for i in range(0, len(big), 65536)] + [b"\nafter\n"]
+    chunks = [big[i : i + 65536] for i in range(0, len(big), 65536)] + [b"\nafter\n"]
     started = time.perf_counter()
     lines = split_all(chunks, max_line_bytes=16 * 1024 * 1024)
     elapsed = time.perf_counter() - started
@@ -84,10 +90,12 @@ def test_cap_applies_on_the_newline_only_fast_path_too() -> None:
     """Chunks without '\r' take a bytes.split path: the cap must hold there for the first
     part (joined to a held prefix), the middle parts and the unterminated tail."""
     assert split_all([b"abcd", b"efghij\nok\n"], max_line_bytes=8) == [Line("abcdefgh", True), Line("ok")]
-    assert split_all([b"a\n012345678\nb\n"], max_line_bytes=8) == [
-        Line("a"), Line("01234567", True), Line("b")]
+    assert split_all([b"a\n012345678\nb\n"], max_line_bytes=8) == [Line("a"), Line("01234567", True), Line("b")]
     assert split_all([b"a\n0123456789abc", b"def\nz\n"], max_line_bytes=8) == [
-        Line("a"), Line("01234567", True), Line("z")]
+        Line("a"),
+        Line("01234567", True),
+        Line("z"),
+    ]
 
 
 def test_many_cr_status_lines_in_one_chunk() -> None:
@@ -114,9 +122,12 @@ def test_any_chunking_gives_the_same_lines(data: bytes, cuts: list[int]) -> None
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.lists(st.sampled_from([b"a", b"bb", b"\xc3\xa9", b"\n", b"\r", b"\xff", b"0123456789"]),
-                     max_size=60).map(b"".join),
-       cuts=st.lists(st.integers(0, 300), max_size=10))
+@given(
+    data=st.lists(st.sampled_from([b"a", b"bb", b"\xc3\xa9", b"\n", b"\r", b"\xff", b"0123456789"]), max_size=60).map(
+        b"".join
+    ),
+    cuts=st.lists(st.integers(0, 300), max_size=10),
+)
 def test_capped_lines_match_a_reference_whatever_the_chunking(data: bytes, cuts: list[int]) -> None:
     """Cap 8: every line longer is delivered as its first 8 bytes, flagged truncated."""
     import re
@@ -196,11 +207,23 @@ def wait_tracked(proc: SupervisedProcess, pids: list[int]) -> None:
 
 @ESCAPE
 def test_stop_sends_term_to_the_group_and_the_final_lines_arrive(
-        procs: list[SupervisedProcess], tmp_path: Path, escape: bool) -> None:
+    procs: list[SupervisedProcess], tmp_path: Path, escape: bool
+) -> None:
     pidfile = tmp_path / "pids"
-    proc = SupervisedProcess(bench_argv("--samples", "-1", "--interval", "0.05", "--final-on-term",
-                                        "--grandchildren", "2", "--pidfile", str(pidfile),
-                                        *escape_args(escape))).start()
+    proc = SupervisedProcess(
+        bench_argv(
+            "--samples",
+            "-1",
+            "--interval",
+            "0.05",
+            "--final-on-term",
+            "--grandchildren",
+            "2",
+            "--pidfile",
+            str(pidfile),
+            *escape_args(escape),
+        )
+    ).start()
     procs.append(proc)
     pids = read_pidfile(pidfile, 3)
     if escape:
@@ -219,12 +242,22 @@ def test_stop_sends_term_to_the_group_and_the_final_lines_arrive(
 
 
 @ESCAPE
-def test_kill_after_grace_when_term_is_ignored(procs: list[SupervisedProcess], tmp_path: Path,
-                                               escape: bool) -> None:
+def test_kill_after_grace_when_term_is_ignored(procs: list[SupervisedProcess], tmp_path: Path, escape: bool) -> None:
     pidfile = tmp_path / "pids"
-    proc = SupervisedProcess(bench_argv("--samples", "-1", "--interval", "0.05", "--ignore-term",
-                                        "--grandchildren", "1", "--pidfile", str(pidfile),
-                                        *escape_args(escape))).start()
+    proc = SupervisedProcess(
+        bench_argv(
+            "--samples",
+            "-1",
+            "--interval",
+            "0.05",
+            "--ignore-term",
+            "--grandchildren",
+            "1",
+            "--pidfile",
+            str(pidfile),
+            *escape_args(escape),
+        )
+    ).start()
     procs.append(proc)
     pids = read_pidfile(pidfile, 2)
     wait_tracked(proc, pids)
@@ -241,11 +274,23 @@ def test_kill_after_grace_when_term_is_ignored(procs: list[SupervisedProcess], t
 
 @ESCAPE
 def test_leftover_grandchildren_are_stopped_after_the_leader_exits(
-        procs: list[SupervisedProcess], tmp_path: Path, escape: bool) -> None:
+    procs: list[SupervisedProcess], tmp_path: Path, escape: bool
+) -> None:
     pidfile = tmp_path / "pids"
-    proc = SupervisedProcess(bench_argv("--samples", "30", "--grandchildren", "2", "--pidfile",
-                                        str(pidfile), "--interval", "0.02", *escape_args(escape)),
-                             linger_s=0.3).start()
+    proc = SupervisedProcess(
+        bench_argv(
+            "--samples",
+            "30",
+            "--grandchildren",
+            "2",
+            "--pidfile",
+            str(pidfile),
+            "--interval",
+            "0.02",
+            *escape_args(escape),
+        ),
+        linger_s=0.3,
+    ).start()
     procs.append(proc)
     pids = read_pidfile(pidfile, 3)
     drain(proc, timeout_s=10)
@@ -286,8 +331,11 @@ def test_watchdog_kills_the_group_when_its_owner_is_killed(tmp_path: Path, escap
     the 7 s the issue allows."""
     pidfile = tmp_path / "pids"
     repo = str(Path(__file__).resolve().parents[1])
-    owner = subprocess.Popen([sys.executable, "-c", WATCHDOG_HOLDER, repo, str(FAKE_BENCH), str(pidfile),
-                              *escape_args(escape)], stdout=subprocess.PIPE, text=True)
+    owner = subprocess.Popen(
+        [sys.executable, "-c", WATCHDOG_HOLDER, repo, str(FAKE_BENCH), str(pidfile), *escape_args(escape)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     pgid = None
     pids: list[int] = []
     try:

@@ -66,8 +66,9 @@ def test_a_recorded_root_read_over_ssh_prints_what_the_local_read_prints(sshd: S
     assert remote.stderr == local.stderr
     if "--json" in options:  # the report's time is when it was read
         strip = [{k: v for k, v in json.loads(line).items() if k != "time"} for line in local.stdout.splitlines()]
-        assert [{k: v for k, v in json.loads(line).items() if k != "time"}
-                for line in remote.stdout.splitlines()] == strip
+        assert [
+            {k: v for k, v in json.loads(line).items() if k != "time"} for line in remote.stdout.splitlines()
+        ] == strip
     else:  # the banner is the node's (there: the fixture has no proc/sys), the reports the same
         assert remote.stdout.splitlines()[1:] == local.stdout.splitlines()[1:]
         assert len(remote.stdout.splitlines()) > 4
@@ -102,8 +103,9 @@ def test_the_live_node_has_this_machines_devices_and_sysfs_facts(sshd: Sshd) -> 
         names = sorted(here.devices)
         assert classify_partitions(names, remote.root) == classify_partitions(names, Path("/"))
         assert whole_devices_with_stats(remote.root) == whole_devices_with_stats(Path("/"))
-        assert dm_names(remote.root) == {k: v for k, v in dm_names(Path("/")).items()
-                                         if Path(f"/sys/block/{k}/dm/name").exists()}
+        assert dm_names(remote.root) == {
+            k: v for k, v in dm_names(Path("/")).items() if Path(f"/sys/block/{k}/dm/name").exists()
+        }
         for name in names:
             assert read_queue_facts(name, remote.root) == read_queue_facts(name, Path("/")), name
         import os
@@ -138,8 +140,9 @@ def test_text_banner_is_the_nodes(sshd: Sshd) -> None:
 
 
 def test_refusals(sshd: Sshd, tmp_path: Path) -> None:
-    unknown = iostat("--ssh", sshd.spec, "--identity", str(sshd.user_key), "--known-hosts",
-                     str(tmp_path / "empty"), check=False)
+    unknown = iostat(
+        "--ssh", sshd.spec, "--identity", str(sshd.user_key), "--known-hosts", str(tmp_path / "empty"), check=False
+    )
     assert unknown.returncode == 2 and sshd.host_fingerprint() in unknown.stderr and unknown.stdout == ""
     both = iostat(*ssh_args(sshd), "--root", ROOT1, check=False)
     assert both.returncode == 2 and "exclude each other" in both.stderr

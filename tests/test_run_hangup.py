@@ -4,7 +4,6 @@ and the command must end without a traceback."""
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import select
@@ -14,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import needs_fio
+
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.tools import load_tool
@@ -61,9 +60,23 @@ def _run_in_a_pty_then_hang_up(argv: list[str], stderr_file: Path | None, sample
 def test_a_hang_up_stops_fio_cleanly_and_keeps_every_sample(tmp_path: Path, stderr_to_file: bool) -> None:
     data = tmp_path / "data"
     err = tmp_path / "stderr.txt" if stderr_to_file else None
-    argv = [sys.executable, "-m", "racperf_tui", "run", "--data-dir", str(data), "fio", "--",
-            "--name=hup", f"--filename={tmp_path / 'hup.dat'}", "--size=8m", "--rw=randread",
-            "--bs=4k", "--runtime=60", "--time_based"]
+    argv = [
+        sys.executable,
+        "-m",
+        "racperf_tui",
+        "run",
+        "--data-dir",
+        str(data),
+        "fio",
+        "--",
+        "--name=hup",
+        f"--filename={tmp_path / 'hup.dat'}",
+        "--size=8m",
+        "--rw=randread",
+        "--bs=4k",
+        "--runtime=60",
+        "--time_based",
+    ]
     status, seen = _run_in_a_pty_then_hang_up(argv, err, samples_first=2)
     assert seen.count(b'"type": "sample"') >= 2, seen[-500:]
     # stopped by a signal: 130, as documented; not a crash

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fakes.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
+
 from racperf_tui.core.events import RunState
-from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.runs import launch_run
 
 ensure_repo_importable()
 RACPERF = [sys.executable, "-m", "racperf_tui"]
@@ -62,8 +62,7 @@ def test_run_tool_options_after_double_dash_are_the_tools(data: Path) -> None:
     assert out.returncode != 0  # fakebench rejects --target: proves it got it
     with Store.open(data) as store:
         run = store.get_run(1)
-        assert run.config == {"extra_args": ["--samples", "1", "--target", "x"], "destructive": True,
-                              "target": None}
+        assert run.config == {"extra_args": ["--samples", "1", "--target", "x"], "destructive": True, "target": None}
         assert run.state is RunState.FAILED and "exit status 2" in run.message
 
 
@@ -87,8 +86,23 @@ def test_run_unknown_tool(data: Path) -> None:
 
 
 def test_run_stopped_by_sigint_records_a_clean_stop(data: Path) -> None:
-    proc = subprocess.Popen([*RACPERF, "run", "--data-dir", str(data), FAKE_TOOL, "--", "--samples", "-1",
-                             "--interval", "0.05", "--final-on-term"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            *RACPERF,
+            "run",
+            "--data-dir",
+            str(data),
+            FAKE_TOOL,
+            "--",
+            "--samples",
+            "-1",
+            "--interval",
+            "0.05",
+            "--final-on-term",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert json.loads(proc.stdout.readline())["type"] == "sample"
         proc.send_signal(signal.SIGINT)
@@ -132,8 +146,11 @@ def test_runs_show(data: Path) -> None:
     assert fields["samples"] == "3" and fields["target"] == "/dev/fake"
     assert fields["tool version"] == "fakebench 1.0"
     assert fields["command"].endswith("fakebench.py --samples 3")
-    assert json.loads(fields["config"]) == {"destructive": False, "extra_args": ["--samples", "3"],
-                                            "target": "/dev/fake"}
+    assert json.loads(fields["config"]) == {
+        "destructive": False,
+        "extra_args": ["--samples", "3"],
+        "target": "/dev/fake",
+    }
     assert "  ok: True" in out.stdout and "  samples: 3" in out.stdout
     shown = json.loads(racperf("runs", "show", "2", "--json", data=data).stdout)
     assert shown["run"]["exit_status"] == 4 and shown["sample_count"] == 1
@@ -160,16 +177,22 @@ def test_runs_export_json_and_csv(data: Path, tmp_path: Path) -> None:
 
 
 def test_runs_marks_a_vanished_supervisor_interrupted_and_stops_a_live_one(data: Path) -> None:
-    live_id = launch_run(FAKE_TOOL, {"extra_args": ["--samples", "-1", "--interval", "0.05",
-                                                    "--final-on-term"]}, data_dir=data)
+    live_id = launch_run(
+        FAKE_TOOL, {"extra_args": ["--samples", "-1", "--interval", "0.05", "--final-on-term"]}, data_dir=data
+    )
     doomed_id = launch_run(FAKE_TOOL, {"extra_args": ["--samples", "-1", "--interval", "0.05"]}, data_dir=data)
     with Store.open(data) as store:
         wait_until(lambda: store.sample_count(live_id) and store.sample_count(doomed_id), 15, what="samples")
         doomed = store.get_run(doomed_id)
         os.kill(doomed.supervisor_pid, signal.SIGKILL)
-        wait_until(lambda: not os.path.exists(f"/proc/{doomed.supervisor_pid}/stat")
-                   or open(f"/proc/{doomed.supervisor_pid}/stat").read().split(") ")[1][0] == "Z", 5,
-                   what="the supervisor to die")
+        wait_until(
+            lambda: (
+                not os.path.exists(f"/proc/{doomed.supervisor_pid}/stat")
+                or open(f"/proc/{doomed.supervisor_pid}/stat").read().split(") ")[1][0] == "Z"
+            ),
+            5,
+            what="the supervisor to die",
+        )
     out = racperf("runs", data=data)
     states = {line.split()[0]: line.split()[4] for line in out.stdout.splitlines()[1:]}
     assert states == {str(live_id): "running", str(doomed_id): "interrupted"}
@@ -181,14 +204,14 @@ def test_runs_marks_a_vanished_supervisor_interrupted_and_stops_a_live_one(data:
     out = racperf("runs", "stop", str(doomed_id), data=data)
     # nothing was stopped: a script must not read that as success
     assert out.returncode == 3 and out.stdout == ""
-    assert out.stderr.strip() == (f"racperf runs stop: run {doomed_id} had already interrupted: "
-                                  f"nothing to stop")
+    assert out.stderr.strip() == (f"racperf runs stop: run {doomed_id} had already interrupted: nothing to stop")
 
 
 def test_data_dir_from_the_environment(tmp_path: Path) -> None:
     env = dict(os.environ, RACPERF_DATA_DIR=str(tmp_path / "envdata"))
-    out = subprocess.run([*RACPERF, "run", FAKE_TOOL, "--", "--samples", "1"], capture_output=True,
-                         text=True, env=env, timeout=30)
+    out = subprocess.run(
+        [*RACPERF, "run", FAKE_TOOL, "--", "--samples", "1"], capture_output=True, text=True, env=env, timeout=30
+    )
     assert out.returncode == 0, out.stderr
     with Store.open(tmp_path / "envdata") as store:
         assert [r.id for r in store.list_runs()] == [1]
@@ -196,9 +219,23 @@ def test_data_dir_from_the_environment(tmp_path: Path) -> None:
 
 def test_run_into_a_closed_pipe_stops_the_benchmark_cleanly(data: Path) -> None:
     """`racperf run ... | head -2`: once nobody reads, the run is stopped, not left running."""
-    proc = subprocess.Popen([*RACPERF, "run", "--data-dir", str(data), FAKE_TOOL, "--", "--samples", "-1",
-                             "--interval", "0.02", "--final-on-term"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            *RACPERF,
+            "run",
+            "--data-dir",
+            str(data),
+            FAKE_TOOL,
+            "--",
+            "--samples",
+            "-1",
+            "--interval",
+            "0.02",
+            "--final-on-term",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         proc.stdout.readline()
         proc.stdout.readline()
@@ -217,8 +254,10 @@ def test_run_into_a_closed_pipe_stops_the_benchmark_cleanly(data: Path) -> None:
 def test_run_tool_not_installed_says_how_to_install(data: Path) -> None:
     out = racperf("run", FAKE_TOOL, "--", "--missing-executable", data=data)
     assert out.returncode == 127 and out.stdout == ""
-    assert out.stderr.strip() == ("racperf run: tests.fakes.faketool: 'racperf-no-such-tool-xyz' not found on "
-                                  "PATH; install it: it is a test fake: tests/fakes/fakebench.py")
+    assert out.stderr.strip() == (
+        "racperf run: tests.fakes.faketool: 'racperf-no-such-tool-xyz' not found on "
+        "PATH; install it: it is a test fake: tests/fakes/fakebench.py"
+    )
 
 
 def test_a_store_that_is_not_a_database_is_named(data: Path) -> None:
@@ -244,7 +283,8 @@ def test_pair_tools_take_set_keys_and_refuse_raw_options(data: Path) -> None:
     assert out.stderr.strip() == (
         "racperf run iperf3: iperf3 takes its settings as --set KEY=VALUE (e.g. racperf run iperf3 "
         "--set host=10.0.0.2 --set duration_s=30), not as options after '--' (got '-c 127.0.0.2 -t 2'); "
-        "see 'racperf run iperf3 --help'")
+        "see 'racperf run iperf3 --help'"
+    )
     out = racperf("run", "iperf3", "--set", "duration_s", data=data)
     assert out.returncode == 2 and "--set 'duration_s': expected KEY=VALUE" in out.stderr
 
@@ -253,14 +293,26 @@ def test_unreachable_iperf3_and_probe_say_why_first(data: Path) -> None:
     """127.0.0.2 with nothing listening: the tool's own reason leads the message, the run is
     recorded as failed, no traceback."""
     port = "5599"
-    out = racperf("run", "iperf3", "--set", "host=127.0.0.2", "--set", f"port={port}",
-                  "--set", "duration_s=2", data=data)
+    out = racperf(
+        "run", "iperf3", "--set", "host=127.0.0.2", "--set", f"port={port}", "--set", "duration_s=2", data=data
+    )
     assert out.returncode == 1 and "Traceback" not in out.stderr
     final = json.loads(out.stdout.splitlines()[-1])
     assert final["state"] == "failed"
     assert final["message"].startswith("iperf3: error - unable to connect to server")
-    out = racperf("run", "probe", "--set", "host=127.0.0.2", "--set", f"port={port}",
-                  "--set", "duration_s=2", "--set", "interval_s=1", data=data)
+    out = racperf(
+        "run",
+        "probe",
+        "--set",
+        "host=127.0.0.2",
+        "--set",
+        f"port={port}",
+        "--set",
+        "duration_s=2",
+        "--set",
+        "interval_s=1",
+        data=data,
+    )
     assert out.returncode == 1 and "Traceback" not in out.stderr
     final = json.loads(out.stdout.splitlines()[-1])
     assert final["message"] == f"probe: Failed to connect to 127.0.0.2:{port}: Connection refused"
@@ -273,13 +325,30 @@ def test_unreachable_iperf3_and_probe_say_why_first(data: Path) -> None:
 def test_probe_run_with_set_keys_streams_samples(data: Path) -> None:
     from racperf_tui.tools.probe_server import __file__ as server_file
 
-    server = subprocess.Popen([sys.executable, server_file, "--bind", "127.0.0.1", "--port", "0", "--once"],
-                              stdout=subprocess.PIPE, text=True, start_new_session=True)
+    server = subprocess.Popen(
+        [sys.executable, server_file, "--bind", "127.0.0.1", "--port", "0", "--once"],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         line = server.stdout.readline()
         port = line.rsplit(":", 1)[1].split()[0]
-        out = racperf("run", "probe", "--set", "host=127.0.0.1", "--set", f"port={port}",
-                      "--set", "mode=ASYNC", "--set", "duration_s=1.5", "--set", "interval_s=0.5", data=data)
+        out = racperf(
+            "run",
+            "probe",
+            "--set",
+            "host=127.0.0.1",
+            "--set",
+            f"port={port}",
+            "--set",
+            "mode=ASYNC",
+            "--set",
+            "duration_s=1.5",
+            "--set",
+            "interval_s=0.5",
+            data=data,
+        )
         assert out.returncode == 0, out.stderr
         lines = [json.loads(x) for x in out.stdout.splitlines()]
         samples = [x for x in lines if x["type"] == "sample"]
@@ -292,17 +361,31 @@ def test_probe_run_with_set_keys_streams_samples(data: Path) -> None:
 
 @needs_fio
 def test_fio_failure_message_leads_with_fios_words_and_target_from_filename(data: Path, tmp_path: Path) -> None:
-    out = racperf("run", "fio", "--", "--name=t", f"--filename={tmp_path / 'f.dat'}", "--size=1M",
-                  "--bogus=3", data=data)
+    out = racperf(
+        "run", "fio", "--", "--name=t", f"--filename={tmp_path / 'f.dat'}", "--size=1M", "--bogus=3", data=data
+    )
     assert out.returncode == 2  # refused before anything runs or is recorded
     assert out.stderr == "racperf run fio: argument 4 ('--bogus=3'): fio has no option 'bogus'\n"
-    out = racperf("run", "fio", "--", "--name=t", f"--filename={tmp_path / 'f.dat'}", "--size=1M",
-                  "--rw=write", "--ioengine=libaio", "--iodepth=1", "--direct=1", "--bs=1", data=data)
+    out = racperf(
+        "run",
+        "fio",
+        "--",
+        "--name=t",
+        f"--filename={tmp_path / 'f.dat'}",
+        "--size=1M",
+        "--rw=write",
+        "--ioengine=libaio",
+        "--iodepth=1",
+        "--direct=1",
+        "--bs=1",
+        data=data,
+    )
     assert out.returncode == 1
     message = json.loads(out.stdout.splitlines()[-1])["message"]
     assert message.startswith("job t: error 22 (Invalid argument)") and "stderr: fio: io_u error" in message
-    out = racperf("run", "fio", "--", "--name=t", "--filename", str(tmp_path / "g.dat"), "--size=1M",
-                  "--rw=write", data=data)
+    out = racperf(
+        "run", "fio", "--", "--name=t", "--filename", str(tmp_path / "g.dat"), "--size=1M", "--rw=write", data=data
+    )
     assert out.returncode == 0, out.stderr
     with Store.open(data) as store:
         assert [r.target for r in store.list_runs()] == [str(tmp_path / "g.dat"), str(tmp_path / "f.dat")]
@@ -314,10 +397,23 @@ def test_runs_show_gives_each_directions_latency(data: Path) -> None:
     """A DBA reads latency first: 'runs show' listed IOPS and KiB/s only."""
     with Store.open(data) as store:
         run_id = store.create_run("fio", "local", "/u02/fio.dat", {}, ["fio"], "fio-3.33")
-        store.set_result(run_id, {"tool": "fio", "jobs": [{"name": "oltp", "read": {
-            "iops": 16021.2, "bw_kib_s": 128169.0,
-            "clat_us": {"mean": 61.43, "percentiles": {"99.00": 112.128, "99.90": 309.248}}},
-            "write": {"iops": 0, "bw_kib_s": 0}}]})
+        store.set_result(
+            run_id,
+            {
+                "tool": "fio",
+                "jobs": [
+                    {
+                        "name": "oltp",
+                        "read": {
+                            "iops": 16021.2,
+                            "bw_kib_s": 128169.0,
+                            "clat_us": {"mean": 61.43, "percentiles": {"99.00": 112.128, "99.90": 309.248}},
+                        },
+                        "write": {"iops": 0, "bw_kib_s": 0},
+                    }
+                ],
+            },
+        )
     out = racperf("runs", "show", str(run_id), data=data)
     assert out.returncode == 0, out.stderr
     assert "  job oltp read: 16,021.2 IOPS 128,169.0 KiB/s clat avg 61.4 p99 112.1 p99.9 309.2 µs\n" in out.stdout
@@ -333,7 +429,7 @@ def test_a_truncated_store_is_named_with_what_to_do_and_left_untouched(data: Pat
     whole = (good / "runs.sqlite3").read_bytes()
     assert len(whole) > 8192
     data.mkdir()
-    (data / "runs.sqlite3").write_bytes(whole[:8192 + 100])
+    (data / "runs.sqlite3").write_bytes(whole[: 8192 + 100])
     before = (data / "runs.sqlite3").read_bytes()
     for args in (("runs",), ("runs", "show", "1"), ("runs", "export", "1", "--format", "csv")):
         out = racperf(*args, data=data)
@@ -341,13 +437,15 @@ def test_a_truncated_store_is_named_with_what_to_do_and_left_untouched(data: Pat
         assert out.stderr.startswith(f"racperf runs: cannot use the run store {data / 'runs.sqlite3'}: ")
         assert out.stderr.rstrip().endswith(
             "nothing was changed: keep a copy of it, move it aside and racperf starts a new store, "
-            "or use --data-dir DIR elsewhere ('sqlite3 FILE .recover' may salvage its runs)")
+            "or use --data-dir DIR elsewhere ('sqlite3 FILE .recover' may salvage its runs)"
+        )
     assert (data / "runs.sqlite3").read_bytes() == before
     (data / "runs.sqlite3").unlink()  # the fixture's teardown opens the store it finds
 
 
 def test_oratcptest_headless_uses_the_jar_remembered_in_its_data_dir(
-        data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The panel remembers the jar in the data dir it was given; 'racperf run oratcptest
     --data-dir D' looked only in the default one ("jar path is not configured")."""
     import socket
@@ -356,20 +454,34 @@ def test_oratcptest_headless_uses_the_jar_remembered_in_its_data_dir(
     jar = tmp_path / "oratcptest.jar"
     jar.write_bytes(b"PK\x03\x04")
     data.mkdir()
-    (data / "settings.json").write_text(json.dumps({"oratcptest.jar_path": str(jar),
-                                                    "oratcptest.java": str(fake)}))
+    (data / "settings.json").write_text(json.dumps({"oratcptest.jar_path": str(jar), "oratcptest.java": str(fake)}))
     monkeypatch.delenv("RACPERF_DATA_DIR", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # the default dir: empty
     monkeypatch.setenv("RACPERF_FAKE_TIMESCALE", "0.05")
     with socket.socket() as probe_port:
         probe_port.bind(("127.0.0.1", 0))
         port = probe_port.getsockname()[1]
-    server = subprocess.Popen([str(fake), "-jar", str(jar), "-server", "127.0.0.1", f"-port={port}"],
-                              stdout=subprocess.PIPE, text=True, start_new_session=True)
+    server = subprocess.Popen(
+        [str(fake), "-jar", str(jar), "-server", "127.0.0.1", f"-port={port}"],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         assert "OraTcpTest server started." in server.stdout.readline()
-        out = racperf("run", "oratcptest", "--set", "host=127.0.0.1", "--set", f"port={port}",
-                      "--set", "duration_s=4", "--set", "interval_s=1", data=data)
+        out = racperf(
+            "run",
+            "oratcptest",
+            "--set",
+            "host=127.0.0.1",
+            "--set",
+            f"port={port}",
+            "--set",
+            "duration_s=4",
+            "--set",
+            "interval_s=1",
+            data=data,
+        )
         assert out.returncode == 0, out.stderr
         samples = [json.loads(x) for x in out.stdout.splitlines() if '"sample"' in x]
         assert len(samples) == 4 and all(s["metrics"]["throughput_mib_s"] > 0 for s in samples)
@@ -400,8 +512,13 @@ def test_page_corruption_is_named_with_what_to_do_and_left_untouched(data: Path)
         f.seek(4096)
         f.write(b"\xa5" * (path.stat().st_size - 4096))
     before = path.read_bytes()
-    for args in (("runs",), ("runs", "show", "2"), ("runs", "export", "2"),
-                 ("runs", "export", "2", "--format", "csv"), ("runs", "stop", "2")):
+    for args in (
+        ("runs",),
+        ("runs", "show", "2"),
+        ("runs", "export", "2"),
+        ("runs", "export", "2", "--format", "csv"),
+        ("runs", "stop", "2"),
+    ):
         out = racperf(*args, data=data)
         assert out.returncode == 2 and out.stdout == "", (args, out.stdout, out.stderr)
         assert "Traceback" not in out.stderr
@@ -413,12 +530,12 @@ def test_page_corruption_is_named_with_what_to_do_and_left_untouched(data: Path)
 
 def test_a_directory_where_the_store_belongs_is_named(data: Path) -> None:
     (data / "runs.sqlite3").mkdir(parents=True)
-    for args in (("runs",), ("runs", "show", "1"), ("runs", "export", "1"),
-                 ("run", FAKE_TOOL, "--", "--samples", "1")):
+    for args in (("runs",), ("runs", "show", "1"), ("runs", "export", "1"), ("run", FAKE_TOOL, "--", "--samples", "1")):
         out = racperf(*args, data=data)
         assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
-        assert (f"the run store {data / 'runs.sqlite3'} is a directory: move it aside, or use "
-                f"--data-dir DIR elsewhere") in out.stderr
+        assert (
+            f"the run store {data / 'runs.sqlite3'} is a directory: move it aside, or use --data-dir DIR elsewhere"
+        ) in out.stderr
     assert sorted(p.name for p in data.iterdir()) == ["runs.sqlite3"]
     (data / "runs.sqlite3").rmdir()  # the fixture's teardown opens the store it finds
 
@@ -441,9 +558,13 @@ def _in_a_read_only_bind_mount(source: Path, mount_point: Path, argv: list[str])
     """Run argv in a private mount namespace where mount_point is source, mounted read-only:
     nothing leaks into the test host's mounts."""
     mount_point.mkdir(exist_ok=True)
-    script = ('mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" && shift 2 && exec "$@"')
-    return subprocess.run(["unshare", "--mount", "sh", "-c", script, "sh", str(source), str(mount_point), *argv],
-                          capture_output=True, text=True, timeout=60)
+    script = 'mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" && shift 2 && exec "$@"'
+    return subprocess.run(
+        ["unshare", "--mount", "sh", "-c", script, "sh", str(source), str(mount_point), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount)")
@@ -467,13 +588,15 @@ def test_a_store_on_a_read_only_mount_is_read_and_run_says_why_it_cannot(data: P
         assert len(expected_samples) == 40
         shown = _in_a_read_only_bind_mount(source, ro, [*RACPERF, "runs", "show", "--data-dir", str(ro), "1"])
         assert shown.returncode == 0 and "samples:      40" in shown.stdout, shown.stderr
-        run = _in_a_read_only_bind_mount(source, ro, [*RACPERF, "run", "--data-dir", str(ro), FAKE_TOOL,
-                                                      "--", "--samples", "1"])
+        run = _in_a_read_only_bind_mount(
+            source, ro, [*RACPERF, "run", "--data-dir", str(ro), FAKE_TOOL, "--", "--samples", "1"]
+        )
         assert run.returncode == 2 and run.stdout == "" and "Traceback" not in run.stderr
         assert run.stderr.strip() == (
             f"racperf run: cannot write the run store in {ro}: Read-only file system (a read-only "
             f"data dir can still be read with 'racperf runs'; to record runs, use --data-dir DIR "
-            f"on a writable disk)")
+            f"on a writable disk)"
+        )
         stop = _in_a_read_only_bind_mount(source, ro, [*RACPERF, "runs", "stop", "--data-dir", str(ro), "1"])
         assert stop.returncode == 2 and "cannot write the run store" in stop.stderr
     assert sorted(p.name for p in copy.iterdir()) == ["runs.sqlite3"]

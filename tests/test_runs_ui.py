@@ -8,33 +8,33 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import psutil
 import pytest
+from conftest import FIXTURES, needs_fio
+from loopdev import loop_device, make_sparse_image, needs_loop, write_at
+from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run, utc  # noqa: F401 (a fixture)
 from textual.app import App, ComposeResult
+from textual.coordinate import Coordinate
 from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Select, Static
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.safety import check_write_target
 from racperf_tui.core.store import Store
 from racperf_tui.tools.fio import parse_output
+from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.screens.fio_form import FioForm
 from racperf_tui.ui.screens.quit_dialog import QuitDialog
 from racperf_tui.ui.screens.result_view import ResultView
-from racperf_tui.ui.widgets.iostat_model import SaturationRules
-from textual.coordinate import Coordinate
 from racperf_tui.ui.screens.run_view import RunView
-from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.screens.runs_panel import RunsPanel
+from racperf_tui.ui.widgets.iostat_model import SaturationRules
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
-
-from conftest import FIXTURES, needs_fio
-from loopdev import loop_device, make_sparse_image, needs_loop, write_at
-from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run, utc  # noqa: F401 (a fixture)
 
 SIZE = (80, 24)
 
@@ -136,8 +136,9 @@ async def test_form_validates_bs_and_previews_the_exact_command(runs_data_dir: P
         assert "--bs=16k" in after and "--runtime=7" in after and str(tmp_path / "f.dat") in after
 
 
-async def test_form_without_fio_says_how_to_install_it(runs_data_dir: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      tmp_path: Path) -> None:
+async def test_form_without_fio_says_how_to_install_it(
+    runs_data_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     monkeypatch.setenv("PATH", str(empty_bin))
@@ -178,12 +179,12 @@ async def test_launch_from_form_live_samples_then_result(runs_data_dir: Path, tm
         view: RunView = app.screen  # type: ignore[assignment]
         run_id = view.run_id
 
-        await wait_until(pilot, lambda: (view.sparklines["read_iops"].current or 0) > 0, 15,
-                         "a live read IOPS value")
+        await wait_until(pilot, lambda: (view.sparklines["read_iops"].current or 0) > 0, 15, "a live read IOPS value")
         spark = view.sparklines["read_iops"]
         assert spark.unit == "IOPS" and list(spark.values) and max(spark.values) > 0
-        await wait_until(pilot, lambda: view.live is not None and view.live.state == "succeeded", 20,
-                         "the run to succeed")
+        await wait_until(
+            pilot, lambda: view.live is not None and view.live.state == "succeeded", 20, "the run to succeed"
+        )
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view")
         result_view: ResultView = app.screen  # type: ignore[assignment]
@@ -215,8 +216,9 @@ async def test_result_view_tables_show_the_stored_result(data_dir: Path) -> None
         assert util == ["sda", "10035", "4312", "87.50"]
         texts = " ".join(str(label.render()) for label in view.query(".section"))
         assert "CPU" in texts and "I/O depths" in texts and "latency distribution" in texts
-        detail_rows = [table.get_row_at(i) for table in view.query("#details DataTable")
-                       for i in range(table.row_count)]
+        detail_rows = [
+            table.get_row_at(i) for table in view.query("#details DataTable") for i in range(table.row_count)
+        ]
         assert ["ctx", str(RESULT["jobs"][0]["cpu"]["ctx"])] in detail_rows
         assert ["250", "60.10"] in detail_rows  # latency distribution: 60.1 % of I/Os <= 250 µs
         assert ["4", "0.0", "100.0", "100.0"] in detail_rows  # I/O depths: depth, submit, complete
@@ -225,8 +227,9 @@ async def test_result_view_tables_show_the_stored_result(data_dir: Path) -> None
 def _latency_distribution_rows(view: ResultView) -> list[list[str]]:
     """The rows of the Details table under the first 'latency distribution' title."""
     widgets = list(view.query_one("#details").children)
-    title_at = next(i for i, w in enumerate(widgets)
-                    if isinstance(w, Label) and "latency distribution" in str(w.render()))
+    title_at = next(
+        i for i, w in enumerate(widgets) if isinstance(w, Label) and "latency distribution" in str(w.render())
+    )
     table = widgets[title_at + 1]
     assert isinstance(table, DataTable)
     return [table.get_row_at(i) for i in range(table.row_count)]
@@ -244,14 +247,32 @@ async def test_result_view_latency_distribution_shows_only_non_zero_buckets(data
         real_id = store.create_run("fio", "local", "/var/tmp/f", {}, ["fio"], "fio-3.33")
         store.set_result(real_id, parse_output(json.dumps(raw)))
         store.set_state(real_id, RunState.SUCCEEDED, exit_status=0)
-    real_buckets = [("latency_us", "50", "50"), ("latency_us", "100", "100"), ("latency_us", "250", "250"),
-                    ("latency_us", "500", "500"), ("latency_us", "750", "750"), ("latency_us", "1000", "1000"),
-                    ("latency_ms", "2", "2000"), ("latency_ms", "4", "4000"), ("latency_ms", "10", "10000")]
+    real_buckets = [
+        ("latency_us", "50", "50"),
+        ("latency_us", "100", "100"),
+        ("latency_us", "250", "250"),
+        ("latency_us", "500", "500"),
+        ("latency_us", "750", "750"),
+        ("latency_us", "1000", "1000"),
+        ("latency_ms", "2", "2000"),
+        ("latency_ms", "4", "4000"),
+        ("latency_ms", "10", "10000"),
+    ]
     real_expected = [[bound, f"{raw['jobs'][0][unit][key]:.2f}"] for unit, key, bound in real_buckets]
     assert real_expected[:2] == [["50", "7.83"], ["100", "90.37"]]  # read off fio's JSON
     for shown_id, expected in [
-        (run_id, [["50", "0.01"], ["100", "2.50"], ["250", "60.10"], ["500", "30.20"], ["1000", "7.20"],
-                  ["2000", "0.01"], ["others", "0"]]),
+        (
+            run_id,
+            [
+                ["50", "0.01"],
+                ["100", "2.50"],
+                ["250", "60.10"],
+                ["500", "30.20"],
+                ["1000", "7.20"],
+                ["2000", "0.01"],
+                ["others", "0"],
+            ],
+        ),
         (real_id, real_expected + [["others", "0"]]),
     ]:
         app = ResultViewApp(data_dir, shown_id)
@@ -306,7 +327,9 @@ async def test_form_refuses_ext4_loop_device_until_its_name_is_typed(runs_data_d
             await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
             form: FioForm = app.screen  # type: ignore[assignment]
             await pilot.pause()
-            randwrite = next(i for i, (name, _) in enumerate(form.presets) if name.lower().startswith("8k random write"))
+            randwrite = next(
+                i for i, (name, _) in enumerate(form.presets) if name.lower().startswith("8k random write")
+            )
             form.query_one("#preset", Select).value = randwrite
             await pilot.pause()
             fill(form, "target", loop.path)
@@ -328,8 +351,15 @@ async def test_form_refuses_ext4_loop_device_until_its_name_is_typed(runs_data_d
             await pilot.click("#override")
             await wait_until(pilot, lambda: isinstance(app.screen, RunView), 20, "the live view")
             run_id = app.screen.run_id  # type: ignore[attr-defined]
-            await wait_until(pilot, lambda: app.screen.live is not None  # type: ignore[attr-defined]
-                             and app.screen.live.state not in ("pending", "running"), 20, "the run's end")
+            await wait_until(
+                pilot,
+                lambda: (
+                    app.screen.live is not None  # type: ignore[attr-defined]
+                    and app.screen.live.state not in ("pending", "running")
+                ),
+                20,
+                "the run's end",
+            )
         with Store.open(runs_data_dir) as store:
             run = store.get_run(run_id)
         assert run.state is RunState.SUCCEEDED, (run.state, run.message)
@@ -380,13 +410,18 @@ async def test_quit_leave_running_keeps_the_supervisor(runs_data_dir: Path, tmp_
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view")
         view: RunView = app.screen  # type: ignore[assignment]
-        await wait_until(pilot, lambda: view.live is not None and view.live.samples_seen > 0, 10,
-                         "samples of the re-attached run")
+        await wait_until(
+            pilot, lambda: view.live is not None and view.live.samples_seen > 0, 10, "samples of the re-attached run"
+        )
         await pilot.press("s")
         await wait_until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", 10, "confirm")
         await pilot.press("y")
-        await wait_until(pilot, lambda: view.live is not None and view.live.state not in ("pending", "running"),
-                         25, "the run to stop")
+        await wait_until(
+            pilot,
+            lambda: view.live is not None and view.live.state not in ("pending", "running"),
+            25,
+            "the run to stop",
+        )
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
@@ -408,8 +443,9 @@ async def test_quit_stop_runs_stops_the_supervisor(runs_data_dir: Path, tmp_path
 
 
 @needs_fio
-async def test_dashboard_quit_leave_running_and_disks_panel_told_the_devices(runs_data_dir: Path,
-                                                                            tmp_path: Path) -> None:
+async def test_dashboard_quit_leave_running_and_disks_panel_told_the_devices(
+    runs_data_dir: Path, tmp_path: Path
+) -> None:
     """The real dashboard: its quit key asks; the Disks panel learns the run's devices."""
     from racperf_tui.ui.app import RacperfApp
     from racperf_tui.ui.widgets.iostat_panel import IostatPanel
@@ -421,8 +457,12 @@ async def test_dashboard_quit_leave_running_and_disks_panel_told_the_devices(run
     app = RacperfApp(data_dir=str(runs_data_dir), clock=False)
     async with app.run_test(size=SIZE) as pilot:
         disks = app.query_one(IostatPanel)
-        await wait_until(pilot, lambda: disks.model.benchmark_devices == expected_devices, 15,
-                         f"the Disks panel to be told {expected_devices}")
+        await wait_until(
+            pilot,
+            lambda: disks.model.benchmark_devices == expected_devices,
+            15,
+            f"the Disks panel to be told {expected_devices}",
+        )
         await pilot.press("q")
         await wait_until(pilot, lambda: isinstance(app.screen, QuitDialog), 10, "the quit dialog")
         await pilot.press("l")
@@ -453,9 +493,14 @@ async def test_panel_s_stops_the_selected_run_after_confirmation(runs_data_dir: 
         def stopped() -> bool:
             with Store.open(runs_data_dir) as store:
                 return store.get_run(run_id).state is RunState.STOPPED
+
         await wait_until(pilot, stopped, 25, "the run to be STOPPED")
-        await wait_until(pilot, lambda: "stopped" in str(app.query_one(DataTable).get_row_at(0)[3]), 10,
-                         "the list to show it stopped")
+        await wait_until(
+            pilot,
+            lambda: "stopped" in str(app.query_one(DataTable).get_row_at(0)[3]),
+            10,
+            "the list to show it stopped",
+        )
 
 
 async def test_quit_without_running_runs_exits_at_once(data_dir: Path) -> None:
@@ -557,7 +602,7 @@ async def test_dialogs_show_their_keys_and_fit_80_columns() -> None:
 
 async def test_sparkline_of_zeros_is_drawn_low_not_full() -> None:
     """The first sample of a read-only run has write IOPS 0: it was drawn as a full bar."""
-    from textual.app import App, ComposeResult
+    from textual.app import App
     from textual.widgets import Sparkline
 
     from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
@@ -603,19 +648,24 @@ def test_runs_list_figure_of_network_runs_is_their_rate_not_0_iops() -> None:
 
     fio, probe, iperf3, netperf = (description_of(t) for t in ("fio", "probe", "iperf3", "netperf"))
     assert fio.sample_headline({"read_iops": 16021.2, "write_iops": 6000.0}) == "22.0k IOPS"
-    assert probe.sample_headline({"throughput_mib_s": 3334.0, "throughput_mbit_s": 27967.5,
-                                  "latency_ms": 0.3}) == "28.0 Gbit/s"
+    assert (
+        probe.sample_headline({"throughput_mib_s": 3334.0, "throughput_mbit_s": 27967.5, "latency_ms": 0.3})
+        == "28.0 Gbit/s"
+    )
     assert iperf3.sample_headline({"throughput_mbit_s": 940.4}) == "940 Mbit/s"
-    assert probe.sample_headline({"throughput_mib_s": 0.0, "throughput_mbit_s": 0.0,
-                                  "latency_ms": 0.018}) == "0.018 ms"  # probe RTT
+    assert (
+        probe.sample_headline({"throughput_mib_s": 0.0, "throughput_mbit_s": 0.0, "latency_ms": 0.018}) == "0.018 ms"
+    )  # probe RTT
     assert netperf.sample_headline({"trans_per_s": 20345.0}) == "20k trans/s"  # TCP_RR, 11 cells
     assert iperf3.headline({"received_mbit_s": 18200.0, "sent_mbit_s": 18300.0}) == "18.2 Gbit/s"
     assert probe.headline({"avg_throughput_mib_s": 100.0}) == "839 Mbit/s"
     assert fio.headline({"jobs": [{"read": {"iops": 100.0}, "write": {"iops": 50.0}}]}) == "150 IOPS"
     assert probe.headline({"role": "server", "connections": 1}) == ""
     assert description_of("no-such-tool").headline({"x": 1.0}) == ""
-    assert all(len(f) <= 11 for f in (iperf3.sample_headline({"throughput_mbit_s": 99999.0}),
-                                      netperf.sample_headline({"trans_per_s": 1e7})))
+    assert all(
+        len(f) <= 11
+        for f in (iperf3.sample_headline({"throughput_mbit_s": 99999.0}), netperf.sample_headline({"trans_per_s": 1e7}))
+    )
 
 
 async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: Path) -> None:
@@ -626,9 +676,12 @@ async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: 
     from racperf_tui.core.events import RunState
     from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair
 
-    pair = launch_pair("probe", {"bind": "127.0.0.1", "port": 0},
-                       {"host": "127.0.0.1", "port": 0, "duration_s": 1.5, "interval_s": 0.5,
-                        "mode": "ASYNC"}, data_dir=data_dir)
+    pair = launch_pair(
+        "probe",
+        {"bind": "127.0.0.1", "port": 0},
+        {"host": "127.0.0.1", "port": 0, "duration_s": 1.5, "interval_s": 0.5, "mode": "ASYNC"},
+        data_dir=data_dir,
+    )
     try:
         deadline = clock.monotonic() + 20
         with Store.open(data_dir) as store:
@@ -664,14 +717,25 @@ async def test_live_view_of_a_probe_run_shows_its_own_metrics(data_dir: Path) ->
         def on_mount(self) -> None:
             self.push_screen(RunView(str(data_dir), pair.client_run_id))
 
-    pair = launch_pair("probe", {"bind": "127.0.0.1", "port": 0},
-                       {"host": "127.0.0.1", "port": 0, "duration_s": 20, "interval_s": 0.25,
-                        "mode": "SYNC", "length": 65536}, data_dir=data_dir)
+    pair = launch_pair(
+        "probe",
+        {"bind": "127.0.0.1", "port": 0},
+        {"host": "127.0.0.1", "port": 0, "duration_s": 20, "interval_s": 0.25, "mode": "SYNC", "length": 65536},
+        data_dir=data_dir,
+    )
     try:
         app = LiveApp()
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: isinstance(app.screen, RunView) and app.screen.live is not None
-                             and app.screen.live.samples_seen >= 3, 20, "live probe samples")
+            await wait_until(
+                pilot,
+                lambda: (
+                    isinstance(app.screen, RunView)
+                    and app.screen.live is not None
+                    and app.screen.live.samples_seen >= 3
+                ),
+                20,
+                "live probe samples",
+            )
             await pilot.pause(0.3)
             view: RunView = app.screen  # type: ignore[assignment]
             # the probe's live metrics (its MiB/s twin of the Mbit/s figure is no sparkline)
@@ -724,8 +788,7 @@ def _seed_runs(data_dir: Path, runs: list[tuple[str, str]]) -> list[int]:
             run_id = store.create_run(tool, "local", target, {}, [tool], None)
             store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
             started = 1764470000.0 + 86400 * index  # 2025-11-30 02:33:20 UTC, then a day later each
-            store._write("UPDATE runs SET started_at = ?, ended_at = ? WHERE id = ?",
-                         (started, started + 61.0, run_id))
+            store._write("UPDATE runs SET started_at = ?, ended_at = ? WHERE id = ?", (started, started + 61.0, run_id))
             ids.append(run_id)
     return ids
 
@@ -756,7 +819,10 @@ async def test_home_and_end_move_the_runs_cursor(data_dir: Path) -> None:
 
 @pytest.mark.parametrize("columns", [80, 200])
 async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
-        data_dir: Path, utc: None, columns: int) -> None:
+    data_dir: Path,
+    utc: None,  # noqa: F811 (the fixture, by name)
+    columns: int,
+) -> None:
     """At any width the target was cut to 15 cells and the tool to 5 ("oratc"), and a run of
     yesterday at 02:33 read like one of today."""
     long_target = "/u01/app/oracle/oradata/RACDB/datafile/racperf-scratch.dat"
@@ -772,8 +838,15 @@ async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
             assert newest.split() == ["2", "oratcptest", "racnode2-priv", "succeeded", "12-01", "02:33", "1m01s"]
             assert oldest.split() == ["1", "fio", "…-scratch.dat", "succeeded", "11-30", "02:33", "1m01s"]
         else:
-            assert newest.split() == ["2", "oratcptest", "racnode2-priv", "succeeded", "2025-12-01",
-                                      "02:33:20", "1m01s"]
+            assert newest.split() == [
+                "2",
+                "oratcptest",
+                "racnode2-priv",
+                "succeeded",
+                "2025-12-01",
+                "02:33:20",
+                "1m01s",
+            ]
             assert oldest.split() == ["1", "fio", long_target, "succeeded", "2025-11-30", "02:33:20", "1m01s"]
         assert newest.index("succeeded") == oldest.index("succeeded")  # the columns line up
 
@@ -810,10 +883,20 @@ async def test_result_charts_of_a_network_run_have_one_unit_per_axis(data_dir: P
         run_id = store.create_run("probe", "local", "127.0.0.1", {"role": "client"}, ["probe"], None)
         for i in range(1, 9):
             mib_s = 1000.0 + 50 * i
-            store.add_sample(run_id, Sample(t=0.5 * i, metrics={
-                "throughput_mib_s": mib_s, "throughput_mbit_s": mib_s * 8.388608, "latency_ms": 0.3 + 0.01 * i}))
-        store.set_result(run_id, {"tool": "probe", "role": "client", "mode": "SYNC",
-                                  "avg_throughput_mib_s": 1200.0, "messages": 99})
+            store.add_sample(
+                run_id,
+                Sample(
+                    t=0.5 * i,
+                    metrics={
+                        "throughput_mib_s": mib_s,
+                        "throughput_mbit_s": mib_s * 8.388608,
+                        "latency_ms": 0.3 + 0.01 * i,
+                    },
+                ),
+            )
+        store.set_result(
+            run_id, {"tool": "probe", "role": "client", "mode": "SYNC", "avg_throughput_mib_s": 1200.0, "messages": 99}
+        )
         store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
     app = ResultViewApp(data_dir, run_id)
     async with app.run_test(size=(80, 40)) as pilot:
@@ -823,7 +906,8 @@ async def test_result_charts_of_a_network_run_have_one_unit_per_axis(data_dir: P
         charts = list(app.screen.query(Chart))
         assert [(c.title, c.y_label, [s.label for s in c.series]) for c in charts] == [
             ("throughput per interval (Mbit/s)", "Mbit/s", ["throughput"]),
-            ("latency per interval (ms)", "ms", ["latency"])]
+            ("latency per interval (ms)", "ms", ["latency"]),
+        ]
         assert list(charts[0].series[0].ys) == [(1000.0 + 50 * i) * 8.388608 for i in range(1, 9)]
         screen = "\n".join(line.text for line in app.screen._compositor.render_strips())
         assert "IOPS" not in screen and "\nMbit/s " in screen and "\nms " in screen
@@ -848,8 +932,7 @@ async def test_form_checkboxes_are_empty_when_unchecked(runs_data_dir: Path) -> 
 
 @needs_fio
 @pytest.mark.parametrize("columns", [80, 200])
-async def test_form_target_and_extra_args_get_the_rows_width(runs_data_dir: Path, tmp_path: Path,
-                                                             columns: int) -> None:
+async def test_form_target_and_extra_args_get_the_rows_width(runs_data_dir: Path, tmp_path: Path, columns: int) -> None:
     """The text fields were 1fr beside a 2fr error column, empty or not (30 cells in the
     form's 110): a datafile path or the extra arguments were cut. A field is as wide as its
     row now, less the width of its error while it has one."""
@@ -893,8 +976,10 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
         assert isinstance(app.screen, HelpScreen)
         box = app.screen.query_one("VerticalScroll")
         inside = slice(box.region.x + 2, box.region.right - 2)  # within the border and padding
-        lines = [line.text[inside].rstrip() for line in app.screen._compositor.render_strips()
-                 [box.region.y + 1:box.region.bottom - 1]]
+        lines = [
+            line.text[inside].rstrip()
+            for line in app.screen._compositor.render_strips()[box.region.y + 1 : box.region.bottom - 1]
+        ]
         shown_lines = [line for line in lines if line]
         rule_at = next(i for i, line in enumerate(shown_lines) if line.startswith("Disks: "))
         # the saturation rule, word for word the one the Disks panel applies

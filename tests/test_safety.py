@@ -16,14 +16,24 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from loopdev import (
+    LoopDevice,
+    loop_device,
+    make_sparse_image,
+    mounted,
+    needs_loop,
+    stacked_loop,
+    swap_on,
+    write_at,
+)
 
 from racperf_tui.core.openfds import MountTable, may_hang
 from racperf_tui.core.safety import (
-    SafetyVerdict, check_read_target, check_write_target, explain, override_matches,
-)
-
-from loopdev import (
-    LoopDevice, loop_device, make_sparse_image, mounted, needs_loop, stacked_loop, swap_on, write_at,
+    SafetyVerdict,
+    check_read_target,
+    check_write_target,
+    explain,
+    override_matches,
 )
 
 pytestmark = pytest.mark.timeout(60)
@@ -73,7 +83,8 @@ def test_missing_name_under_dev_is_refused() -> None:
     assert not verdict.allowed
     assert verdict.reasons[0].startswith("/dev/racperf-no-such-disk: no such device; ")
     assert verdict.reasons[0].endswith(
-        "(a write would create a regular file in /dev, in memory, instead of reaching a disk)")
+        "(a write would create a regular file in /dev, in memory, instead of reaching a disk)"
+    )
     read = check_read_target("/dev/racperf-no-such-disk")
     assert not read.allowed and read.reasons[0].startswith("/dev/racperf-no-such-disk: no such device; ")
 
@@ -112,8 +123,9 @@ def test_file_open_in_another_process_is_refused(tmp_path: Path) -> None:
 
 
 def test_override_matches_path_and_kernel_name() -> None:
-    verdict = SafetyVerdict(target="/tmp/mydisk", allowed=False, reasons=["x"], devices=["loop3 (7:3)"],
-                            kernel_name="loop3")
+    verdict = SafetyVerdict(
+        target="/tmp/mydisk", allowed=False, reasons=["x"], devices=["loop3 (7:3)"], kernel_name="loop3"
+    )
     assert override_matches(verdict, "loop3")
     assert override_matches(verdict, " /dev/loop3 ")
     assert override_matches(verdict, "/tmp/mydisk")
@@ -124,8 +136,13 @@ def test_override_matches_path_and_kernel_name() -> None:
 
 
 def test_explain_lists_every_reason() -> None:
-    verdict = SafetyVerdict(target="/dev/loop3", allowed=False, reasons=["first one", "second one"],
-                            devices=["loop3 (7:3)"], kernel_name="loop3")
+    verdict = SafetyVerdict(
+        target="/dev/loop3",
+        allowed=False,
+        reasons=["first one", "second one"],
+        devices=["loop3 (7:3)"],
+        kernel_name="loop3",
+    )
     text = explain(verdict)
     assert text.splitlines()[0] == "refusing to write to /dev/loop3:"
     assert "  - first one" in text and "  - second one" in text and "loop3 (7:3)" in text
@@ -146,12 +163,8 @@ def loop(tmp_path: Path) -> Iterator[LoopDevice]:
 @contextlib.contextmanager
 def _holding_open(path: str) -> Iterator[int]:
     """Another process holding PATH open read-only, until the block ends; yields its pid."""
-    code = ("import os, sys, time\n"
-            f"fd = os.open({path!r}, os.O_RDONLY)\n"
-            "print('ready', flush=True)\n"
-            "sys.stdin.read()\n")
-    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
+    code = f"import os, sys, time\nfd = os.open({path!r}, os.O_RDONLY)\nprint('ready', flush=True)\nsys.stdin.read()\n"
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         yield child.pid
@@ -173,6 +186,7 @@ def _plant_asm_primary(image: Path) -> None:
 def _plant_asm_backup(au_bytes: int) -> Callable[[Path], None]:
     def plant(image: Path) -> None:
         write_at(image, 2 * au_bytes - 8192 + 32, b"ORCLDISK")
+
     return plant
 
 
@@ -196,46 +210,96 @@ def _gpt_then_wipe_primary(image: Path) -> None:
 def _plant_md(offset_of_size: Callable[[int], int]) -> Callable[[Path], None]:
     def plant(image: Path) -> None:
         write_at(image, offset_of_size(image.stat().st_size), (0xA92B4EFC).to_bytes(4, "little"))
+
     return plant
 
 
 SIGNATURES: list[tuple[str, int, Callable[[Path], None], str]] = [
     # (case id, image MiB, how to make it, text the reason must contain)
-    ("asm-primary", 16, _plant_asm_primary,
-     "carries an Oracle ASM disk header (ORCLDISK at byte 32) (disk DATA_0000 of diskgroup DATA)"),
-    ("asm-backup-1MiB-AU", 16, _plant_asm_backup(1 * MIB),
-     "ASM backup disk header (ORCLDISK at byte 2088992: allocation unit 1, block 254, for 1 MiB"),
-    ("asm-backup-4MiB-AU", 16, _plant_asm_backup(4 * MIB),
-     "ASM backup disk header (ORCLDISK at byte 8380448: allocation unit 1, block 1022, for 4 MiB"),
-    ("ext4", 64, lambda image: _run(["mkfs.ext4", "-q", "-F", str(image)]),
-     "carries an ext2/3/4 file system (magic 0xEF53 at byte 1080)"),
+    (
+        "asm-primary",
+        16,
+        _plant_asm_primary,
+        "carries an Oracle ASM disk header (ORCLDISK at byte 32) (disk DATA_0000 of diskgroup DATA)",
+    ),
+    (
+        "asm-backup-1MiB-AU",
+        16,
+        _plant_asm_backup(1 * MIB),
+        "ASM backup disk header (ORCLDISK at byte 2088992: allocation unit 1, block 254, for 1 MiB",
+    ),
+    (
+        "asm-backup-4MiB-AU",
+        16,
+        _plant_asm_backup(4 * MIB),
+        "ASM backup disk header (ORCLDISK at byte 8380448: allocation unit 1, block 1022, for 4 MiB",
+    ),
+    (
+        "ext4",
+        64,
+        lambda image: _run(["mkfs.ext4", "-q", "-F", str(image)]),
+        "carries an ext2/3/4 file system (magic 0xEF53 at byte 1080)",
+    ),
     ("xfs", 320, _mkfs_xfs_or_magic, "carries an XFS file system (XFSB at byte 0)"),
     ("btrfs", 16, lambda image: write_at(image, 65600, b"_BHRfS_M"), "btrfs file system (_BHRfS_M at byte 65600)"),
     ("lvm2", 16, _plant_lvm2, "carries an LVM2 physical volume label (LABELONE in sector 1, type 'LVM2 001')"),
-    ("gpt", 32, lambda image: _run(["sfdisk", "--quiet", str(image)], stdin="label: gpt\n,16M\n"),
-     "carries a GPT partition table (EFI PART at byte 512"),
-    ("gpt-backup-only", 32, _gpt_then_wipe_primary,
-     f"carries a backup GPT header (EFI PART in its last 512-byte sector, at byte {32 * MIB - 512})"),
-    ("mbr", 32, lambda image: _run(["sfdisk", "--quiet", str(image)], stdin="label: dos\n,16M,83\n"),
-     "carries an MBR (DOS) partition table (0x55AA at byte 510; partition 1 of type 0x83)"),
-    ("swap", 16, lambda image: _run(["mkswap", "-q", str(image)]),
-     "carries a swap signature (SWAPSPACE2 at byte 4086, 4 KiB pages)"),
-    ("swap-64k-pages", 16, lambda image: write_at(image, 65536 - 10, b"SWAPSPACE2"),
-     "carries a swap signature (SWAPSPACE2 at byte 65526, 64 KiB pages)"),
-    ("ocfs2", 16, lambda image: write_at(image, 8192, b"OCFSV2"),
-     "carries an OCFS2 file system (OCFSV2 superblock at byte 8192, block 2 of 4096-byte blocks)"),
+    (
+        "gpt",
+        32,
+        lambda image: _run(["sfdisk", "--quiet", str(image)], stdin="label: gpt\n,16M\n"),
+        "carries a GPT partition table (EFI PART at byte 512",
+    ),
+    (
+        "gpt-backup-only",
+        32,
+        _gpt_then_wipe_primary,
+        f"carries a backup GPT header (EFI PART in its last 512-byte sector, at byte {32 * MIB - 512})",
+    ),
+    (
+        "mbr",
+        32,
+        lambda image: _run(["sfdisk", "--quiet", str(image)], stdin="label: dos\n,16M,83\n"),
+        "carries an MBR (DOS) partition table (0x55AA at byte 510; partition 1 of type 0x83)",
+    ),
+    (
+        "swap",
+        16,
+        lambda image: _run(["mkswap", "-q", str(image)]),
+        "carries a swap signature (SWAPSPACE2 at byte 4086, 4 KiB pages)",
+    ),
+    (
+        "swap-64k-pages",
+        16,
+        lambda image: write_at(image, 65536 - 10, b"SWAPSPACE2"),
+        "carries a swap signature (SWAPSPACE2 at byte 65526, 64 KiB pages)",
+    ),
+    (
+        "ocfs2",
+        16,
+        lambda image: write_at(image, 8192, b"OCFSV2"),
+        "carries an OCFS2 file system (OCFSV2 superblock at byte 8192, block 2 of 4096-byte blocks)",
+    ),
     ("md-1.2", 16, _plant_md(lambda size: 4096), "md RAID superblock (magic 0xA92B4EFC at byte 4096, metadata 1.2)"),
     ("md-1.1", 16, _plant_md(lambda size: 0), "md RAID superblock (magic 0xA92B4EFC at byte 0, metadata 1.1)"),
-    ("md-1.0", 16, _plant_md(lambda size: (size - 8192) & ~4095),
-     f"md RAID superblock (magic 0xA92B4EFC at byte {16 * MIB - 8192}, metadata 1.0)"),
-    ("md-0.90", 16, _plant_md(lambda size: (size & ~65535) - 65536),
-     f"md RAID superblock (magic 0xA92B4EFC at byte {16 * MIB - 65536}, metadata 0.90)"),
+    (
+        "md-1.0",
+        16,
+        _plant_md(lambda size: (size - 8192) & ~4095),
+        f"md RAID superblock (magic 0xA92B4EFC at byte {16 * MIB - 8192}, metadata 1.0)",
+    ),
+    (
+        "md-0.90",
+        16,
+        _plant_md(lambda size: (size & ~65535) - 65536),
+        f"md RAID superblock (magic 0xA92B4EFC at byte {16 * MIB - 65536}, metadata 0.90)",
+    ),
 ]
 
 
 @needs_loop
-@pytest.mark.parametrize(("size_mib", "make", "expected"), [case[1:] for case in SIGNATURES],
-                         ids=[case[0] for case in SIGNATURES])
+@pytest.mark.parametrize(
+    ("size_mib", "make", "expected"), [case[1:] for case in SIGNATURES], ids=[case[0] for case in SIGNATURES]
+)
 def test_signature_refused(tmp_path: Path, size_mib: int, make: Callable[[Path], None], expected: str) -> None:
     image = make_sparse_image(tmp_path / "disk.img", size_mib)
     make(image)
@@ -287,7 +351,10 @@ def test_mounted_device_refused_through_symlink(tmp_path: Path) -> None:
     assert verdict.kernel_name == device.name
     reason = _one_reason(verdict, "is mounted on")
     assert reason == f"{link} ({device.name}, {device.major}:{device.minor}) is mounted on {mount_point}"
-    assert _one_reason(direct, "is mounted on") == f"{device.path} ({device.major}:{device.minor}) is mounted on {mount_point}"
+    assert (
+        _one_reason(direct, "is mounted on")
+        == f"{device.path} ({device.major}:{device.minor}) is mounted on {mount_point}"
+    )
     assert override_matches(verdict, device.name) and override_matches(verdict, str(link))
 
 
@@ -302,8 +369,13 @@ def test_mounted_in_another_mount_namespace_refused(tmp_path: Path) -> None:
     mount_point.mkdir()
     with loop_device(image) as device:
         script = f"mount --make-rprivate / && mount {device.path} {mount_point} && echo ready && read line"
-        holder = subprocess.Popen(["unshare", "--mount", "sh", "-c", script], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        holder = subprocess.Popen(
+            ["unshare", "--mount", "sh", "-c", script],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert holder.stdout is not None
             if holder.stdout.readline().strip() != "ready":
@@ -315,7 +387,8 @@ def test_mounted_in_another_mount_namespace_refused(tmp_path: Path) -> None:
             holder.wait(timeout=10)
     assert not verdict.allowed
     assert _one_reason(verdict, "exclusive open fails with EBUSY").startswith(
-        f"{device.path} ({device.major}:{device.minor}) is claimed by the kernel")
+        f"{device.path} ({device.major}:{device.minor}) is claimed by the kernel"
+    )
 
 
 @needs_loop
@@ -327,7 +400,8 @@ def test_swap_device_refused(loop: LoopDevice) -> None:
         pytest.skip(f"swapon not permitted here: {exc}")
     assert not verdict.allowed
     assert _one_reason(verdict, "in use as swap") == (
-        f"{loop.path} ({loop.major}:{loop.minor}) is in use as swap ({loop.path} in /proc/swaps)")
+        f"{loop.path} ({loop.major}:{loop.minor}) is in use as swap ({loop.path} in /proc/swaps)"
+    )
 
 
 @needs_loop
@@ -353,7 +427,8 @@ def test_device_held_open_through_a_node_outside_dev_refused(tmp_path: Path, loo
         verdict = check_write_target(loop.path)
     assert not verdict.allowed
     assert _one_reason(verdict, "held open by process").startswith(
-        f"{loop.path} ({loop.major}:{loop.minor}) is held open by process {pid} (")
+        f"{loop.path} ({loop.major}:{loop.minor}) is held open by process {pid} ("
+    )
 
 
 def test_mount_table_types_by_id_and_path(tmp_path: Path) -> None:
@@ -363,7 +438,8 @@ def test_mount_table_types_by_id_and_path(tmp_path: Path) -> None:
         "21 1 8:1 / / rw shared:1 - ext4 /dev/sda1 rw\n"
         "22 21 0:5 / /dev rw shared:2 - devtmpfs udev rw\n"
         "40 21 0:40 / /u02/nfs\\040data rw shared:9 - nfs4 filer:/vol rw\n"
-        "41 21 0:41 / /mnt/ssh rw shared:10 - fuse.sshfs me@host:/ rw\n")
+        "41 21 0:41 / /mnt/ssh rw shared:10 - fuse.sshfs me@host:/ rw\n"
+    )
     table = MountTable(tmp_path / "proc")
     assert table.fs_type_of_mount(22, "self") == "devtmpfs"
     assert table.fs_type_of_mount(99, "self") is None
@@ -371,7 +447,13 @@ def test_mount_table_types_by_id_and_path(tmp_path: Path) -> None:
     assert table.fs_type_of_path("/u02/nfs") == "ext4"
     assert table.fs_type_of_path("/dev/loop5") == "devtmpfs"
     assert [may_hang(t) for t in ("nfs4", "fuse.sshfs", "acfs", "ext4", "devtmpfs", "tmpfs")] == [
-        True, True, True, False, False, False]
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
 
 
 @needs_loop
@@ -402,8 +484,9 @@ def test_device_mapper_holder_refused(tmp_path: Path, loop: LoopDevice) -> None:
         pytest.skip("dmsetup not installed")
     name = f"racperf-test-{os.getpid()}"
     sectors = 64 * MIB // 512
-    created = subprocess.run(["dmsetup", "create", name, "--table", f"0 {sectors} linear {loop.path} 0"],
-                             capture_output=True, text=True)
+    created = subprocess.run(
+        ["dmsetup", "create", name, "--table", f"0 {sectors} linear {loop.path} 0"], capture_output=True, text=True
+    )
     if created.returncode != 0:
         pytest.skip(f"device-mapper not available in this kernel: {created.stderr.strip()[:120]}")
     try:
@@ -440,18 +523,23 @@ def test_holders_replayed_from_recorded_sysfs(tmp_path: Path, loop: LoopDevice) 
     (by_number / f"{loop.major}:{loop.minor}").symlink_to(f"../../devices/virtual/block/{loop.name}")
     (root / "proc" / "self").mkdir(parents=True)
     (root / "proc" / "self" / "mountinfo").write_text(
-        "29 1 253:8 / /u01\\040data rw,relatime shared:1 - xfs /dev/mapper/vg01-u01 rw\n")
+        "29 1 253:8 / /u01\\040data rw,relatime shared:1 - xfs /dev/mapper/vg01-u01 rw\n"
+    )
     (root / "proc" / "swaps").write_text("Filename\tType\tSize\tUsed\tPriority\n")
 
     verdict = check_write_target(loop.path, root=root)
     assert not verdict.allowed
     prefix = f"{loop.path} ({loop.major}:{loop.minor})"
-    assert verdict.reasons[0] == (f'{prefix} is in use by dm-7 (253:7, multipath "mpatha"): writing underneath '
-                                  "a device-mapper/multipath/md device corrupts what it holds")
-    assert verdict.reasons[1].startswith(f'{prefix} is in use by dm-8 (253:8, LVM logical volume "vg01-u01") '
-                                         f"through dm-7 (253:7)")
+    assert verdict.reasons[0] == (
+        f'{prefix} is in use by dm-7 (253:7, multipath "mpatha"): writing underneath '
+        "a device-mapper/multipath/md device corrupts what it holds"
+    )
+    assert verdict.reasons[1].startswith(
+        f'{prefix} is in use by dm-8 (253:8, LVM logical volume "vg01-u01") through dm-7 (253:7)'
+    )
     assert _one_reason(verdict, "is mounted on /u01 data").startswith(
-        f'{prefix}: dm-8 (253:8, LVM logical volume "vg01-u01"), which is stacked on it')
+        f'{prefix}: dm-8 (253:8, LVM logical volume "vg01-u01"), which is stacked on it'
+    )
     assert verdict.devices == [f"{loop.name} ({loop.major}:{loop.minor})", "dm-7 (253:7)", "dm-8 (253:8)"]
 
 
@@ -473,9 +561,11 @@ def test_mounted_loop_stacked_on_the_device_refused(tmp_path: Path, loop: LoopDe
     prefix = f"{loop.path} ({loop.major}:{loop.minor})"
     described = f"{_label(upper)[:-1]}, loop device backed by {loop.path} from byte {MIB})"
     assert _one_reason(verdict, "is in use by") == (
-        f"{prefix} is in use by {described}: writing underneath a loop device corrupts what it holds")
+        f"{prefix} is in use by {described}: writing underneath a loop device corrupts what it holds"
+    )
     assert _one_reason(verdict, "is mounted on") == (
-        f"{prefix}: {described}, which is stacked on it is mounted on {mount_point}")
+        f"{prefix}: {described}, which is stacked on it is mounted on {mount_point}"
+    )
     assert verdict.devices == [_label(loop), _label(upper)]
 
 
@@ -483,17 +573,22 @@ def test_mounted_loop_stacked_on_the_device_refused(tmp_path: Path, loop: LoopDe
 @pytest.mark.root
 def test_loops_stacked_twice_are_followed(loop: LoopDevice) -> None:
     """loopC on loopB on loopA, loopC held open by a process: that counts against loopA."""
-    with stacked_loop(loop.path, MIB) as middle, stacked_loop(middle.path, 2 * MIB) as top, \
-            _holding_open(top.path) as pid:
+    with (
+        stacked_loop(loop.path, MIB) as middle,
+        stacked_loop(middle.path, 2 * MIB) as top,
+        _holding_open(top.path) as pid,
+    ):
         verdict = check_write_target(loop.path)
     assert not verdict.allowed
     prefix = f"{loop.path} ({loop.major}:{loop.minor})"
     top_described = f"{_label(top)[:-1]}, loop device backed by {middle.path} from byte {2 * MIB})"
     assert _one_reason(verdict, f"is in use by {top.name}") == (
         f"{prefix} is in use by {top_described} through {_label(middle)}: writing underneath a loop "
-        "device corrupts what it holds")
+        "device corrupts what it holds"
+    )
     assert _one_reason(verdict, "held open by process").startswith(
-        f"{prefix}: {top_described}, which is stacked on it is held open by process {pid} (")
+        f"{prefix}: {top_described}, which is stacked on it is held open by process {pid} ("
+    )
     assert verdict.devices == [_label(loop), _label(middle), _label(top)]
 
 
@@ -504,14 +599,18 @@ def test_loop_on_a_mounted_device_refused(tmp_path: Path) -> None:
     carries no signature of its own, yet writing it corrupts loopA's file system."""
     image = make_sparse_image(tmp_path / "disk.img", 64)
     _run(["mkfs.ext4", "-q", "-F", str(image)])
-    with loop_device(image) as lower, mounted(lower.path, tmp_path / "mnt") as mount_point, \
-            stacked_loop(lower.path, MIB) as upper:
+    with (
+        loop_device(image) as lower,
+        mounted(lower.path, tmp_path / "mnt") as mount_point,
+        stacked_loop(lower.path, MIB) as upper,
+    ):
         verdict = check_write_target(upper.path)
         lower_free = check_write_target(lower.path)
     assert not verdict.allowed
     assert _one_reason(verdict, "is mounted on") == (
         f"{upper.path} ({upper.major}:{upper.minor}): the device it is a loop device on, "
-        f"{_label(lower)} (from byte {MIB}) is mounted on {mount_point}")
+        f"{_label(lower)} (from byte {MIB}) is mounted on {mount_point}"
+    )
     assert not any("carries" in reason for reason in verdict.reasons)
     assert not lower_free.allowed  # mounted, and a loop device sits on it
 
@@ -538,8 +637,10 @@ def test_mistyped_mapper_name_suggests_the_real_one(loop: LoopDevice) -> None:
         read = check_read_target(typo)
     assert not write.allowed and not read.allowed
     assert read.reasons == [f"{typo}: no such device; did you mean /dev/mapper/{name}?"]
-    assert write.reasons == [f"{typo}: no such device; did you mean /dev/mapper/{name}? (a write would "
-                             "create a regular file in /dev/mapper, in memory, instead of reaching a disk)"]
+    assert write.reasons == [
+        f"{typo}: no such device; did you mean /dev/mapper/{name}? (a write would "
+        "create a regular file in /dev/mapper, in memory, instead of reaching a disk)"
+    ]
 
 
 @needs_loop
@@ -549,8 +650,7 @@ def test_missing_directory_under_dev_suggests_by_name(loop: LoopDevice) -> None:
     for verdict in (check_write_target(typo), check_read_target(typo)):
         assert not verdict.allowed
         reason = verdict.reasons[0]
-        assert reason.startswith(f"{typo}: no such device (no directory /dev/racperf-no-dir); did you mean "
-                                 f"{loop.path}")
+        assert reason.startswith(f"{typo}: no such device (no directory /dev/racperf-no-dir); did you mean {loop.path}")
         assert len(reason.split("did you mean ")[1].split(", ")) <= 5
 
 
@@ -567,16 +667,21 @@ def test_close_names_rank_the_closest_first(loop: LoopDevice) -> None:
 def test_unprivileged_check_fails_safe(loop: LoopDevice) -> None:
     """Without root the guard can neither read the device nor see every process: it refuses
     and says why, rather than allowing what it could not check."""
-    code = ("import json, os, sys\n"
-            "from racperf_tui.core.safety import check_write_target\n"  # before: nobody can't read the venv
-            "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
-            f"print(json.dumps(check_write_target({loop.path!r}).reasons))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
-                          cwd=Path(__file__).parent.parent)
+    code = (
+        "import json, os, sys\n"
+        "from racperf_tui.core.safety import check_write_target\n"  # before: nobody can't read the venv
+        "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
+        f"print(json.dumps(check_write_target({loop.path!r}).reasons))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, cwd=Path(__file__).parent.parent
+    )
     assert done.returncode == 0, done.stderr
     reasons = json.loads(done.stdout)
-    assert any(r.startswith(f"{loop.path} ({loop.major}:{loop.minor}) could not be read to look for signatures")
-               for r in reasons), reasons
+    assert any(
+        r.startswith(f"{loop.path} ({loop.major}:{loop.minor}) could not be read to look for signatures")
+        for r in reasons
+    ), reasons
     assert any("processes were not readable (run as root)" in r for r in reasons), reasons
 
 
@@ -586,7 +691,8 @@ def test_backing_file_of_loop_device_refused(loop: LoopDevice) -> None:
     assert not verdict.allowed
     assert _one_reason(verdict, "backing file") == (
         f"{loop.image} is the backing file of loop device {loop.name} ({loop.major}:{loop.minor}); "
-        "writing it writes that device")
+        "writing it writes that device"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -620,8 +726,9 @@ def test_check_never_writes(tmp_path: Path) -> None:
 
 
 def _check_target_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "racperf_tui", "check-target", *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "racperf_tui", "check-target", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_cli_allows_a_file(tmp_path: Path) -> None:

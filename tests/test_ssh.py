@@ -118,8 +118,9 @@ def test_keepalive_is_configured(sshd: Sshd) -> None:
 def test_config_file_user_and_port_are_honoured(sshd: Sshd, isolated_home: Path) -> None:
     config = isolated_home / ".ssh" / "config"
     config.parent.mkdir()
-    config.write_text(f"Host node1\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
-                      f"  IdentityFile {sshd.user_key}\n")
+    config.write_text(
+        f"Host node1\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n  IdentityFile {sshd.user_key}\n"
+    )
     (isolated_home / ".ssh" / "known_hosts").write_text(sshd.known_hosts.read_text())
     started = time.monotonic()
     conn = ssh.connect(SshTarget.parse("node1"))

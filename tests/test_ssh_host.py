@@ -21,8 +21,21 @@ from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import RemoteProcess, SshHost, exit_code, shell_line
 from tests.sshd_helpers import Sshd
 
-HOSTILE = ["a b", "it's", 'say "hi"', "x; touch PWNED1", "$(touch PWNED2)", "`touch PWNED3`",
-           "$HOME", "*", "-n", "tab\there", "new\nline", "back\\slash", "|| touch PWNED4 &"]
+HOSTILE = [
+    "a b",
+    "it's",
+    'say "hi"',
+    "x; touch PWNED1",
+    "$(touch PWNED2)",
+    "`touch PWNED3`",
+    "$HOME",
+    "*",
+    "-n",
+    "tab\there",
+    "new\nline",
+    "back\\slash",
+    "|| touch PWNED4 &",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -67,8 +80,7 @@ def run_to_end(proc: RemoteProcess, timeout_s: float = 30.0) -> tuple[int, bytes
 def group_alive(pgid: int) -> list[str]:
     """Processes of the group, as ps on the host sees them (zombies left out)."""
     out = subprocess.run(["ps", "-eo", "pgid=,stat=,pid=,args="], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines()
-            if line.split()[0] == str(pgid) and not line.split()[1].startswith("Z")]
+    return [line for line in out.splitlines() if line.split()[0] == str(pgid) and not line.split()[1].startswith("Z")]
 
 
 def wait_gone(pgid: int, timeout_s: float) -> float:
@@ -103,10 +115,14 @@ def test_env_cwd_stdin_and_files_there_and_back(host: SshHost, tmp_path: Path) -
     remote = Path(host.remote_dir(directory))
     assert (remote / "job.txt").read_text() == f"my dir is {remote}\n\xe9t\xe9\n"  # the local dir mapped
     assert (remote / "job.txt").stat().st_mode & 0o777 == 0o600
-    script = ('printf "%s|" "$RACPERF_X" "$(pwd)"; cat; cat "$1" > out_summary.txt; echo bad >&2')
-    inv = Invocation(["sh", "-c", script, "sh", str(directory / "job.txt")],
-                     env={"RACPERF_X": "v a l $(touch PWNED7)"}, cwd=".", stdin="select 1;\n",
-                     result_files=("*_summary.txt",))
+    script = 'printf "%s|" "$RACPERF_X" "$(pwd)"; cat; cat "$1" > out_summary.txt; echo bad >&2'
+    inv = Invocation(
+        ["sh", "-c", script, "sh", str(directory / "job.txt")],
+        env={"RACPERF_X": "v a l $(touch PWNED7)"},
+        cwd=".",
+        stdin="select 1;\n",
+        result_files=("*_summary.txt",),
+    )
     status, out, err = run_to_end(host.start(inv, directory))
     assert status == 0
     assert out.decode() == f"v a l $(touch PWNED7)|{remote}|select 1;\n"
@@ -185,8 +201,12 @@ CLIENT = textwrap.dedent("""
 
 
 def test_a_killed_client_kills_the_remote_benchmark(sshd: Sshd, tmp_path: Path) -> None:
-    client = subprocess.Popen([sys.executable, "-c", CLIENT, sshd.spec, str(sshd.user_key), str(sshd.known_hosts),
-                               str(tmp_path)], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, sshd.spec, str(sshd.user_key), str(sshd.known_hosts), str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
     try:
         pgid = int(client.stdout.readline())
         time.sleep(0.3)
@@ -203,8 +223,9 @@ def test_a_killed_client_kills_the_remote_benchmark(sshd: Sshd, tmp_path: Path) 
 
 def test_invalid_utf8_output_leaves_another_channel_running(host: SshHost, tmp_path: Path) -> None:
     slow = host.start(Invocation(["sh", "-c", "sleep 1.5; echo still-here"]), tmp_path / "a")
-    garbage = host.start(Invocation(["sh", "-c", "printf '\\377\\376\\300\\n\\200'; head -c 100000 /dev/urandom"]),
-                         tmp_path / "b")
+    garbage = host.start(
+        Invocation(["sh", "-c", "printf '\\377\\376\\300\\n\\200'; head -c 100000 /dev/urandom"]), tmp_path / "b"
+    )
     status, out, _ = run_to_end(garbage)
     assert status == 0 and out.startswith(b"\xff\xfe\xc0\n\x80") and len(out) == 100005
     assert run_to_end(slow) == (0, b"still-here\n", b"")
@@ -246,8 +267,11 @@ def test_the_supervisor_runs_a_whole_invocation_on_the_ssh_host(sshd: Sshd, tmp_
         samples = [s for _seq, s in store.samples(run_id)]
     remote = host.remote_dir(data / "runs" / str(run_id))
     assert result is not None and result["summary"] == {
-        "env": "/u01/app/o'racle", "cwd": remote, "luns": ["/dev/mapper/a", "b", "$(touch", "PWNED8)"],
-        "sql": "select 1;\n"}
+        "env": "/u01/app/o'racle",
+        "cwd": remote,
+        "luns": ["/dev/mapper/a", "b", "$(touch", "PWNED8)"],
+        "sql": "select 1;\n",
+    }
     assert json.loads(Path(remote, "demo_summary.txt").read_text()) == result["summary"]
     assert [s.metrics["value"] for s in samples] == [4.0]
     assert not list(tmp_path.rglob("PWNED*"))

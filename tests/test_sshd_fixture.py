@@ -14,13 +14,32 @@ needs_ssh_client = pytest.mark.skipif(shutil.which("ssh") is None, reason="OpenS
 
 
 def _ssh(server: Sshd, *command: str, key: bool = True) -> subprocess.CompletedProcess[str]:
-    argv = ["ssh", "-F", "none", "-p", str(server.port), "-o", "BatchMode=yes",
-            "-o", f"UserKnownHostsFile={server.known_hosts}", "-o", "StrictHostKeyChecking=yes",
-            "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none"]
+    argv = [
+        "ssh",
+        "-F",
+        "none",
+        "-p",
+        str(server.port),
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        f"UserKnownHostsFile={server.known_hosts}",
+        "-o",
+        "StrictHostKeyChecking=yes",
+        "-o",
+        "IdentitiesOnly=yes",
+        "-o",
+        "IdentityAgent=none",
+    ]
     if key:
         argv += ["-i", str(server.user_key)]
-    return subprocess.run(argv + [f"{server.user}@{server.host}", *command], capture_output=True,
-                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        argv + [f"{server.user}@{server.host}", *command],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_the_fixture_listens_on_loopback_with_its_own_keys(sshd: Sshd) -> None:
@@ -45,7 +64,7 @@ def test_no_key_no_login(sshd: Sshd) -> None:
 
 
 def test_teardown_stops_the_server(tmp_path) -> None:
-    from tests.sshd_helpers import start_sshd, sshd_available
+    from tests.sshd_helpers import sshd_available, start_sshd
 
     if not sshd_available()[0]:
         pytest.skip(sshd_available()[1])

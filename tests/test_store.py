@@ -51,8 +51,9 @@ def test_wal_mode_and_busy_timeout(store: Store) -> None:
 
 
 def test_run_life_cycle(store: Store) -> None:
-    run_id = store.create_run("fio", "local", "/tmp/f", {"bs": "8k", "path": Path("/x")},
-                              ["fio", "--bs=8k"], "fio-3.33")
+    run_id = store.create_run(
+        "fio", "local", "/tmp/f", {"bs": "8k", "path": Path("/x")}, ["fio", "--bs=8k"], "fio-3.33"
+    )
     run = store.get_run(run_id)
     assert (run.tool, run.host, run.target, run.state) == ("fio", "local", "/tmp/f", RunState.PENDING)
     assert run.config == {"bs": "8k", "path": "/x"} and run.argv == ["fio", "--bs=8k"]
@@ -73,13 +74,16 @@ def test_run_life_cycle(store: Store) -> None:
 def test_samples_in_order_and_incremental(store: Store) -> None:
     run_id = store.create_run("fio", "local", None, {}, [], None)
     other = store.create_run("fio", "local", None, {}, [], None)
-    seqs = [store.add_sample(run_id, Sample(t=i * 0.5, metrics={"read_iops": 100.0 + i}, extra={"i": i}))
-            for i in range(5)]
+    seqs = [
+        store.add_sample(run_id, Sample(t=i * 0.5, metrics={"read_iops": 100.0 + i}, extra={"i": i})) for i in range(5)
+    ]
     store.add_sample(other, Sample(t=0.0, metrics={"x": 1.0}))
     assert seqs == [1, 2, 3, 4, 5]
     assert [seq for seq, _ in store.samples(run_id)] == [1, 2, 3, 4, 5]
     assert [(seq, s.metrics["read_iops"], s.extra["i"]) for seq, s in store.samples(run_id, after_seq=3)] == [
-        (4, 103.0, 3), (5, 104.0, 4)]
+        (4, 103.0, 3),
+        (5, 104.0, 4),
+    ]
     assert store.samples(run_id, after_seq=5) == []
     assert store.sample_count(run_id) == 5 and store.sample_count(other) == 1
     nan_seq = store.add_sample(run_id, Sample(t=3.0, metrics={"read_iops": float("nan")}))
@@ -126,9 +130,14 @@ def test_interrupted_detection(store: Store) -> None:
 
     assert sorted(store.mark_interrupted_runs()) == sorted([vanished, reused, stale_pending])
     states = {r.id: r.state for r in store.list_runs()}
-    assert states == {vanished: RunState.INTERRUPTED, reused: RunState.INTERRUPTED,
-                      alive: RunState.RUNNING, fresh_pending: RunState.PENDING,
-                      stale_pending: RunState.INTERRUPTED, finished: RunState.SUCCEEDED}
+    assert states == {
+        vanished: RunState.INTERRUPTED,
+        reused: RunState.INTERRUPTED,
+        alive: RunState.RUNNING,
+        fresh_pending: RunState.PENDING,
+        stale_pending: RunState.INTERRUPTED,
+        finished: RunState.SUCCEEDED,
+    }
     assert f"pid {dead.pid}" in store.get_run(vanished).message
     assert store.mark_interrupted_runs() == []
 
@@ -187,8 +196,7 @@ def test_store_survives_kill_9_mid_run(tmp_path: Path) -> None:
     the one in flight is lost, and the run is marked interrupted on the next open."""
     data = tmp_path / "data"
     repo = str(Path(__file__).resolve().parents[1])
-    writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, repo, str(data)],
-                              stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, repo, str(data)], stdout=subprocess.PIPE, text=True)
     try:
         last_committed = 0
         while last_committed < 200:

@@ -13,14 +13,22 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fakes.proc_helpers import (
-    FAKE_TOOL, REPO, ensure_repo_importable, group_pids, kill_group_quietly, kill_quietly, live,
-    read_pidfile, wait_until, zombie_children,
+    FAKE_TOOL,
+    REPO,
+    ensure_repo_importable,
+    group_pids,
+    kill_group_quietly,
+    kill_quietly,
+    live,
+    read_pidfile,
+    wait_until,
+    zombie_children,
 )
+
 from racperf_tui.core.events import RunState, Sample
-from racperf_tui.orchestration.runs import ToolNotFound, launch_run, run_foreground, stop_run, wait_for_run, follow_run
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.runs import ToolNotFound, follow_run, launch_run, run_foreground, stop_run, wait_for_run
 
 ensure_repo_importable()
 
@@ -49,8 +57,11 @@ def wait_state(data: Path, run_id: int, timeout_s: float = 20.0):
 
 
 def wait_running(store: Store, run_id: int, samples: int = 1) -> None:
-    wait_until(lambda: store.get_run(run_id).state is RunState.RUNNING and store.sample_count(run_id) >= samples,
-               15, what=f"run {run_id} running with {samples} samples")
+    wait_until(
+        lambda: store.get_run(run_id).state is RunState.RUNNING and store.sample_count(run_id) >= samples,
+        15,
+        what=f"run {run_id} running with {samples} samples",
+    )
 
 
 # ---------------------------------------------------------------------------- foreground
@@ -58,8 +69,9 @@ def wait_running(store: Store, run_id: int, samples: int = 1) -> None:
 
 def test_foreground_run_records_everything(data: Path) -> None:
     live_samples: list[Sample] = []
-    record = run_foreground(FAKE_TOOL, bench("--samples", "4", "--stderr", "a warning"), data,
-                            live_samples.append, target="/tmp/nowhere")
+    record = run_foreground(
+        FAKE_TOOL, bench("--samples", "4", "--stderr", "a warning"), data, live_samples.append, target="/tmp/nowhere"
+    )
     assert record.state is RunState.SUCCEEDED, record.message
     assert record.exit_status == 0 and record.message == "ok"
     assert record.target == "/tmp/nowhere" and record.tool == FAKE_TOOL
@@ -119,7 +131,9 @@ def test_hard_limit_stops_the_run(data: Path, tmp_path: Path) -> None:
 def test_bad_config_and_missing_tool_are_refused_before_anything_runs(data: Path) -> None:
     with pytest.raises(ValueError, match="--invalid is not a fakebench option"):
         launch_run(FAKE_TOOL, bench("--invalid"), data_dir=data)
-    with pytest.raises(ToolNotFound, match="racperf-no-such-tool-xyz.*not found on PATH; install it: it is a test fake"):
+    with pytest.raises(
+        ToolNotFound, match="racperf-no-such-tool-xyz.*not found on PATH; install it: it is a test fake"
+    ):
         run_foreground(FAKE_TOOL, {"missing_executable": True}, data)
     with pytest.raises(KeyError, match="unknown tool 'nosuchtool'"):
         launch_run("nosuchtool", {}, data_dir=data)
@@ -133,12 +147,13 @@ def test_bad_config_and_missing_tool_are_refused_before_anything_runs(data: Path
 def test_launched_run_survives_its_launcher_exiting(data: Path) -> None:
     """The launching process exits right after launch_run; the run goes on recording to its
     end in a supervisor that belongs to no one's terminal."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path;"
-            "from racperf_tui.orchestration.runs import launch_run;"
-            f"print(launch_run({FAKE_TOOL!r}, {{'extra_args': ['--samples', '12', '--interval', '0.05']}},"
-            " data_dir=Path(sys.argv[2])))")
-    out = subprocess.run([sys.executable, "-c", code, str(REPO), str(data)], capture_output=True,
-                         text=True, timeout=30)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path;"
+        "from racperf_tui.orchestration.runs import launch_run;"
+        f"print(launch_run({FAKE_TOOL!r}, {{'extra_args': ['--samples', '12', '--interval', '0.05']}},"
+        " data_dir=Path(sys.argv[2])))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(REPO), str(data)], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     run_id = int(out.stdout)
     with Store.open(data) as store:
@@ -174,7 +189,11 @@ def test_launched_run_survives_a_terminal_hangup(data: Path) -> None:
     master, slave = os.openpty()
     launcher = subprocess.Popen(
         [sys.executable, "-c", LAUNCHER_ON_A_TERMINAL, str(REPO), str(data), FAKE_TOOL],
-        stdin=slave, stdout=slave, stderr=slave, preexec_fn=_take_controlling_terminal)
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        preexec_fn=_take_controlling_terminal,
+    )
     os.close(slave)
     try:
         buf = b""
@@ -200,8 +219,13 @@ def test_launched_run_survives_a_terminal_hangup(data: Path) -> None:
 
 def test_kill_9_of_the_supervisor_takes_the_whole_group_within_7_s(data: Path, tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    run_id = launch_run(FAKE_TOOL, bench("--samples", "-1", "--interval", "0.05", "--ignore-term",
-                                         "--grandchildren", "3", "--pidfile", str(pidfile)), data_dir=data)
+    run_id = launch_run(
+        FAKE_TOOL,
+        bench(
+            "--samples", "-1", "--interval", "0.05", "--ignore-term", "--grandchildren", "3", "--pidfile", str(pidfile)
+        ),
+        data_dir=data,
+    )
     with Store.open(data) as store:
         wait_running(store, run_id, samples=3)
         record = store.get_run(run_id)
@@ -224,8 +248,11 @@ def test_kill_9_of_the_supervisor_takes_the_whole_group_within_7_s(data: Path, t
 
 def test_kill_9_of_the_supervisor_also_takes_processes_that_left_the_group(data: Path, tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    run_id = launch_run(FAKE_TOOL, bench("--samples", "-1", "--interval", "0.05", "--escape",
-                                         "--grandchildren", "2", "--pidfile", str(pidfile)), data_dir=data)
+    run_id = launch_run(
+        FAKE_TOOL,
+        bench("--samples", "-1", "--interval", "0.05", "--escape", "--grandchildren", "2", "--pidfile", str(pidfile)),
+        data_dir=data,
+    )
     with Store.open(data) as store:
         pids = read_pidfile(pidfile, 3)
         wait_running(store, run_id, samples=25)  # > 1 s: the tree was sampled at 0.05-1 s
@@ -236,8 +263,7 @@ def test_kill_9_of_the_supervisor_also_takes_processes_that_left_the_group(data:
 
 
 def test_stop_run_terms_the_benchmark_which_writes_its_final_report(data: Path) -> None:
-    run_id = launch_run(FAKE_TOOL, bench("--samples", "-1", "--interval", "0.05", "--final-on-term"),
-                        data_dir=data)
+    run_id = launch_run(FAKE_TOOL, bench("--samples", "-1", "--interval", "0.05", "--final-on-term"), data_dir=data)
     with Store.open(data) as store:
         wait_running(store, run_id, samples=3)
         assert stop_run(run_id, data) is RunState.STOPPED
@@ -254,8 +280,7 @@ def test_stop_run_terms_the_benchmark_which_writes_its_final_report(data: Path) 
 
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT])
 def test_a_signal_to_the_supervisor_stops_the_run_cleanly(data: Path, sig: signal.Signals) -> None:
-    run_id = launch_run(FAKE_TOOL, bench("--samples", "-1", "--interval", "0.05", "--final-on-term"),
-                        data_dir=data)
+    run_id = launch_run(FAKE_TOOL, bench("--samples", "-1", "--interval", "0.05", "--final-on-term"), data_dir=data)
     with Store.open(data) as store:
         wait_running(store, run_id, samples=2)
         os.kill(store.get_run(run_id).supervisor_pid, sig)
@@ -266,8 +291,13 @@ def test_a_signal_to_the_supervisor_stops_the_run_cleanly(data: Path, sig: signa
 
 def test_stop_run_kills_a_benchmark_that_ignores_term(data: Path, tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    run_id = launch_run(FAKE_TOOL, bench("--samples", "-1", "--interval", "0.05", "--ignore-term",
-                                         "--grandchildren", "2", "--pidfile", str(pidfile)), data_dir=data)
+    run_id = launch_run(
+        FAKE_TOOL,
+        bench(
+            "--samples", "-1", "--interval", "0.05", "--ignore-term", "--grandchildren", "2", "--pidfile", str(pidfile)
+        ),
+        data_dir=data,
+    )
     with Store.open(data) as store:
         wait_running(store, run_id)
         pids = read_pidfile(pidfile, 3)
@@ -294,8 +324,20 @@ def _fio_config(tmp_path: Path) -> dict:
     target = tmp_path / "fio.dat"
     with open(target, "wb") as fh:
         fh.truncate(16 * 1024 * 1024)
-    return {"extra_args": ["--name=h3", f"--filename={target}", "--size=16m", "--rw=randread", "--bs=4k",
-                           "--numjobs=2", "--runtime=30", "--time_based"], "destructive": False, "target": None}
+    return {
+        "extra_args": [
+            "--name=h3",
+            f"--filename={target}",
+            "--size=16m",
+            "--rw=randread",
+            "--bs=4k",
+            "--numjobs=2",
+            "--runtime=30",
+            "--time_based",
+        ],
+        "destructive": False,
+        "target": None,
+    }
 
 
 def fio_processes(main_pid: int) -> list[int]:

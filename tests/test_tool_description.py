@@ -28,12 +28,19 @@ def test_compact_figures_take_the_next_declared_unit_never_a_guess() -> None:
 
 
 def test_charts_group_by_the_description_and_keep_undeclared_keys_apart() -> None:
-    description = ToolDescription(metrics=(MetricSpec("a_ms", "a", "ms", chart="lat"),
-                                           MetricSpec("b_ms", "b", "ms", chart="lat"),
-                                           MetricSpec("c", "c", "MiB/s")))
+    description = ToolDescription(
+        metrics=(
+            MetricSpec("a_ms", "a", "ms", chart="lat"),
+            MetricSpec("b_ms", "b", "ms", chart="lat"),
+            MetricSpec("c", "c", "MiB/s"),
+        )
+    )
     charts = description.charts(["b_ms", "c", "mystery_mib_s", "a_ms"])
     assert [(unit, [s.key for s in group]) for unit, group in charts] == [
-        ("ms", ["a_ms", "b_ms"]), ("MiB/s", ["c"]), ("", ["mystery_mib_s"])]
+        ("ms", ["a_ms", "b_ms"]),
+        ("MiB/s", ["c"]),
+        ("", ["mystery_mib_s"]),
+    ]
 
 
 def test_planned_duration_from_the_description() -> None:
@@ -46,6 +53,7 @@ def test_planned_duration_from_the_description() -> None:
 
 
 def test_result_rows_show_declared_figures_with_units_then_the_rest() -> None:
-    rows = tool_description("iperf3").result_rows({"received_mbit_s": 941.25, "protocol": "TCP",
-                                                   "streams": 1, "intervals": [], "reverse": False})
+    rows = tool_description("iperf3").result_rows(
+        {"received_mbit_s": 941.25, "protocol": "TCP", "streams": 1, "intervals": [], "reverse": False}
+    )
     assert rows == [("received", "941.2 Mbit/s"), ("protocol", "TCP"), ("streams", "1")]

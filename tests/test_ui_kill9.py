@@ -24,24 +24,24 @@ import sys
 import termios
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import psutil
 import pytest
+from conftest import REPO, needs_fio
+from fakes.proc_helpers import live, wait_until
 from rich.text import Text
 from textual.widgets import DataTable
 
-from conftest import REPO, needs_fio
-from fakes.proc_helpers import live, wait_until
 from racperf_tui.core.events import RunState
-from racperf_tui.orchestration.runs import stop_run, wait_for_run
 from racperf_tui.core.store import RunRecord, Store
+from racperf_tui.orchestration.runs import stop_run, wait_for_run
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.quit_dialog import ConfirmDialog
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
-from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 pytestmark = needs_fio
 
@@ -66,8 +66,14 @@ class TerminalUI:
     is drained by a thread (and kept: the keys' effects are looked for in it)."""
 
     def __init__(self, data_dir: Path, home: Path) -> None:
-        env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(COLUMNS), LINES=str(LINES),
-                   XDG_CONFIG_HOME=str(home / "config"), PYTHONPATH=str(REPO))
+        env = dict(
+            os.environ,
+            TERM="xterm-256color",
+            COLUMNS=str(COLUMNS),
+            LINES=str(LINES),
+            XDG_CONFIG_HOME=str(home / "config"),
+            PYTHONPATH=str(REPO),
+        )
         env.pop("NO_COLOR", None)
         argv = [sys.executable, "-m", "racperf_tui", "--data-dir", str(data_dir)]
         winsize = struct.pack("HHHH", LINES, COLUMNS, 0, 0)
@@ -127,8 +133,10 @@ class TerminalUI:
                 break
             time.sleep(0.02)
         shown = needle.pattern if isinstance(needle, re.Pattern) else needle
-        raise AssertionError(f"the UI never showed {shown!r} (alive: {self.alive()}); "
-                             f"the screen's last text: {self.screen_text()[-1500:]!r}")
+        raise AssertionError(
+            f"the UI never showed {shown!r} (alive: {self.alive()}); "
+            f"the screen's last text: {self.screen_text()[-1500:]!r}"
+        )
 
     def settle(self, idle_s: float = 0.25, timeout_s: float = 4.0) -> None:
         """Until the UI has been quiet for ``idle_s``: the last key is handled and painted.
@@ -251,8 +259,9 @@ def launch_fio_from_the_form(ui: TerminalUI, data_dir: Path, target: Path, runti
     except AssertionError as error:
         with Store.open(data_dir) as store:
             runs = [(r.id, r.state.value, r.message, store.sample_count(r.id)) for r in store.list_runs()]
-        raise AssertionError(f"{error}; runs in the store: {runs}; the screen's last text: "
-                             f"{ui.screen_text()[-1500:]!r}") from None
+        raise AssertionError(
+            f"{error}; runs in the store: {runs}; the screen's last text: {ui.screen_text()[-1500:]!r}"
+        ) from None
     # what was typed is what runs: the form's keys reached the right fields
     assert run.tool == "fio" and run.target == str(target)
     assert run.config["rw"] == "randread" and run.config["size"] == "16m"
@@ -381,7 +390,8 @@ def cell_text(table: DataTable[Any], run_id: int, column: str) -> str:
 
 
 async def test_run_outlives_a_kill_9_of_the_ui_and_the_next_racperf_lists_it(
-        terminal_ui: TerminalUI, data_dir: Path, fio_target: Path) -> None:
+    terminal_ui: TerminalUI, data_dir: Path, fio_target: Path
+) -> None:
     ui = terminal_ui
     run_id = launch_fio_from_the_form(ui, data_dir, fio_target, runtime_s=6)
     with Store.open(data_dir) as store:
@@ -398,8 +408,7 @@ async def test_run_outlives_a_kill_9_of_the_ui_and_the_next_racperf_lists_it(
         # the UI is dead; its run is not
         assert live(run.supervisor_pid), "the supervisor died with the UI"
         assert all(live(pid) for pid in fio_pids), "fio died with the UI"
-        wait_until(lambda: store.sample_count(run_id) > samples_at_kill, 10,
-                   what="a sample recorded after the UI died")
+        wait_until(lambda: store.sample_count(run_id) > samples_at_kill, 10, what="a sample recorded after the UI died")
         assert store.get_run(run_id).state is RunState.RUNNING
 
         record = wait_for_run(run_id, data_dir, timeout_s=30)
@@ -410,8 +419,11 @@ async def test_run_outlives_a_kill_9_of_the_ui_and_the_next_racperf_lists_it(
         assert sum(job["read"]["iops"] for job in result["jobs"]) > 0
         # 6 s at a 1 s status interval: about 6 dumps, most of them after the kill
         assert store.sample_count(run_id) >= 3 and store.sample_count(run_id) > samples_at_kill
-        wait_until(lambda: not processes_naming(fio_target) and not live(run.supervisor_pid), 5,
-                   what="fio and the supervisor to exit after the run")
+        wait_until(
+            lambda: not processes_naming(fio_target) and not live(run.supervisor_pid),
+            5,
+            what="fio and the supervisor to exit after the run",
+        )
 
     app = RacperfApp(data_dir=str(data_dir), clock=False)
     async with app.run_test(size=(COLUMNS, LINES)) as pilot:
@@ -426,7 +438,8 @@ async def test_run_outlives_a_kill_9_of_the_ui_and_the_next_racperf_lists_it(
 
 
 async def test_the_next_racperf_shows_the_orphaned_run_live_and_stops_it(
-        terminal_ui: TerminalUI, data_dir: Path, fio_target: Path) -> None:
+    terminal_ui: TerminalUI, data_dir: Path, fio_target: Path
+) -> None:
     ui = terminal_ui
     run_id = launch_fio_from_the_form(ui, data_dir, fio_target, runtime_s=30)
     with Store.open(data_dir) as store:
@@ -444,20 +457,22 @@ async def test_the_next_racperf_shows_the_orphaned_run_live_and_stops_it(
             table = panel.query_one(DataTable)
             assert panel.interrupted_on_start == [], "its supervisor lives: the run is not interrupted"
             assert cell_text(table, run_id, "state") == "● running"
-            await pilot_wait(pilot, lambda: cell_text(table, run_id, "figure"), 10,
-                             "the live figure of the run in the list")
+            await pilot_wait(
+                pilot, lambda: cell_text(table, run_id, "figure"), 10, "the live figure of the run in the list"
+            )
 
             # live: the run view's sparkline fills from samples written after this UI started
             await pilot.press("enter")
-            view = await pilot_wait(pilot, lambda: isinstance(app.screen, RunView) and app.screen, 10,
-                                    "the live view")
+            view = await pilot_wait(pilot, lambda: isinstance(app.screen, RunView) and app.screen, 10, "the live view")
             assert view.run_id == run_id
-            await pilot_wait(pilot, lambda: (view.sparklines["read_iops"].current or 0) > 0, 10,
-                             "a live read IOPS value")
+            await pilot_wait(
+                pilot, lambda: (view.sparklines["read_iops"].current or 0) > 0, 10, "a live read IOPS value"
+            )
             spark = view.sparklines["read_iops"]
             seen = store.sample_count(run_id)
-            await pilot_wait(pilot, lambda: store.sample_count(run_id) > seen and len(spark.values) > 1, 10,
-                             "another live sample")
+            await pilot_wait(
+                pilot, lambda: store.sample_count(run_id) > seen and len(spark.values) > 1, 10, "another live sample"
+            )
             await pilot.press("escape")
             await pilot_wait(pilot, lambda: not isinstance(app.screen, RunView), 10, "the Runs panel again")
 
@@ -468,15 +483,21 @@ async def test_the_next_racperf_shows_the_orphaned_run_live_and_stops_it(
             await pilot.press("y")
             confirmed_at = time.monotonic()
             doomed = [run.supervisor_pid, *fio_pids]
-            await pilot_wait(pilot, lambda: not any(live(pid) for pid in doomed) and not processes_naming(fio_target),
-                             GROUP_GONE_WITHIN_S, "the supervisor and every fio process to exit")
+            await pilot_wait(
+                pilot,
+                lambda: not any(live(pid) for pid in doomed) and not processes_naming(fio_target),
+                GROUP_GONE_WITHIN_S,
+                "the supervisor and every fio process to exit",
+            )
             gone_after_s = time.monotonic() - confirmed_at
             assert gone_after_s < GROUP_GONE_WITHIN_S
             await pilot_wait(pilot, lambda: store.get_run(run_id).state.finished, 5, "the run's end")
             record = store.get_run(run_id)
             assert record.state is RunState.STOPPED, f"{record.state.value}: {record.message}"
             result = store.result(run_id)
-            assert result is not None and sum(job["read"]["iops"] for job in result["jobs"]) > 0, \
+            assert result is not None and sum(job["read"]["iops"] for job in result["jobs"]) > 0, (
                 "fio wrote its final report on SIGTERM"
-            await pilot_wait(pilot, lambda: cell_text(table, run_id, "state") == "stopped", 5,
-                             "the list to show the run stopped")
+            )
+            await pilot_wait(
+                pilot, lambda: cell_text(table, run_id, "state") == "stopped", 5, "the list to show the run stopped"
+            )

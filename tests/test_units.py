@@ -7,10 +7,21 @@ import pytest
 from racperf_tui.core import units
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("512", 512), ("8k", 8192), ("8K", 8192), ("1M", 1 << 20), ("1MiB", 1 << 20), ("1 Mbyte", 1 << 20),
-    ("2g", 2 << 30), ("1.5k", 1536), (4096, 4096), ("1t", 1 << 40),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("512", 512),
+        ("8k", 8192),
+        ("8K", 8192),
+        ("1M", 1 << 20),
+        ("1MiB", 1 << 20),
+        ("1 Mbyte", 1 << 20),
+        ("2g", 2 << 30),
+        ("1.5k", 1536),
+        (4096, 4096),
+        ("1t", 1 << 40),
+    ],
+)
 def test_sizes(text: object, expected: int) -> None:
     assert units.size_bytes(text) == expected
 
@@ -22,10 +33,20 @@ def test_not_sizes(text: object) -> None:
     assert units.maybe_size_bytes(text) is None
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("60", 60.0), ("500ms", 0.5), ("5s", 5.0), ("2m", 120.0), ("1h", 3600.0), ("1d", 86400.0),
-    ("30 seconds", 30.0), ("250us", 250e-6), (7, 7.0),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("60", 60.0),
+        ("500ms", 0.5),
+        ("5s", 5.0),
+        ("2m", 120.0),
+        ("1h", 3600.0),
+        ("1d", 86400.0),
+        ("30 seconds", 30.0),
+        ("250us", 250e-6),
+        (7, 7.0),
+    ],
+)
 def test_times(text: object, expected: float) -> None:
     assert units.duration_s(text) == pytest.approx(expected)
 

@@ -47,12 +47,19 @@ def ext4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def run_fio(args: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``racperf run fio -- ARGS``, headless."""
-    return subprocess.run(racperf_cmd() + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--", *args],
-                          capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    return subprocess.run(
+        racperf_cmd() + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
-def refused_headless(args: list[str], tmp_path: Path, device: str, *expected: str,
-                     env: dict[str, str] | None = None) -> str:
+def refused_headless(
+    args: list[str], tmp_path: Path, device: str, *expected: str, env: dict[str, str] | None = None
+) -> str:
     """Assert the headless run is refused with exit 2, naming each expected text, and the
     device is untouched; return the message."""
     before = digest(device)
@@ -83,24 +90,36 @@ def test_job_file_inline_comment(ext4: str, tmp_path: Path) -> None:
     refused_in_ui_path({"job_file": str(job)}, f"refusing to write to {ext4}", "ext2/3/4")
 
 
-@pytest.mark.parametrize("spelling", [
-    ["--directory=/dev", "--filename={name}"],
-    ["--filename_format=/dev/{name}"],
-    ["--directory=/dev", "--filename_format=$jobname"],  # the job name is the device name
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        ["--directory=/dev", "--filename={name}"],
+        ["--filename_format=/dev/{name}"],
+        ["--directory=/dev", "--filename_format=$jobname"],  # the job name is the device name
+    ],
+)
 def test_directory_and_filename_format(spelling: list[str], ext4: str, tmp_path: Path) -> None:
     name = os.path.basename(ext4)
-    args = [f"--name={name}" if "$jobname" in " ".join(spelling) else "--name=t",
-            *[s.format(name=name) for s in spelling], "--rw=write", "--size=1m"]
+    args = [
+        f"--name={name}" if "$jobname" in " ".join(spelling) else "--name=t",
+        *[s.format(name=name) for s in spelling],
+        "--rw=write",
+        "--size=1m",
+    ]
     refused_headless(args, tmp_path, ext4, f"refusing to write to {ext4}", "ext2/3/4")
 
 
 def test_job_name_used_as_the_file(ext4: str, tmp_path: Path) -> None:
     """fio writes to the job name itself when it names something that is not a regular file."""
     name = os.path.basename(ext4)
-    done = subprocess.run(racperf_cmd() + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--",
-                                           f"--name={name}", "--rw=write", "--size=1m"],
-                          capture_output=True, text=True, timeout=60, cwd="/dev")
+    done = subprocess.run(
+        racperf_cmd()
+        + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--", f"--name={name}", "--rw=write", "--size=1m"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/dev",
+    )
     assert done.returncode == 2 and f"refusing to write to {ext4}" in done.stderr, done.stderr
 
 
@@ -111,44 +130,79 @@ def test_filename_from_an_include_and_from_an_environment_variable(ext4: str, tm
     refused_headless([str(job)], tmp_path, ext4, f"refusing to write to {ext4}")
     env_job = tmp_path / "env.fio"
     env_job.write_text("[a]\nfilename=${LUN}\nrw=write\nsize=1m\n")
-    refused_headless([str(env_job)], tmp_path, ext4, f"refusing to write to {ext4}",
-                     env=dict(os.environ, LUN=ext4))
+    refused_headless([str(env_job)], tmp_path, ext4, f"refusing to write to {ext4}", env=dict(os.environ, LUN=ext4))
 
 
 def test_last_of_an_option_and_its_aliases_wins(ext4: str, tmp_path: Path) -> None:
-    refused_headless(["--name=t", f"--filename={ext4}", "--rw=read", "--readwrite=write", "--size=1m"],
-                     tmp_path, ext4, f"refusing to write to {ext4}", "rw=write")
+    refused_headless(
+        ["--name=t", f"--filename={ext4}", "--rw=read", "--readwrite=write", "--size=1m"],
+        tmp_path,
+        ext4,
+        f"refusing to write to {ext4}",
+        "rw=write",
+    )
 
 
 def test_each_job_has_its_own_rw(ext4: str, tmp_path: Path) -> None:
     scratch = tmp_path / "x"
-    refused_headless(["--name=a", f"--filename={ext4}", "--rw=write", "--size=1m",
-                      "--name=b", f"--filename={scratch}", "--rw=read", "--size=1m"],
-                     tmp_path, ext4, f"refusing to write to {ext4}", "job 'a'")
+    refused_headless(
+        [
+            "--name=a",
+            f"--filename={ext4}",
+            "--rw=write",
+            "--size=1m",
+            "--name=b",
+            f"--filename={scratch}",
+            "--rw=read",
+            "--size=1m",
+        ],
+        tmp_path,
+        ext4,
+        f"refusing to write to {ext4}",
+        "job 'a'",
+    )
 
 
-@pytest.mark.parametrize("option, reason", [
-    ("--read_iolog={log}", "replays an I/O log"),
-    ("--replay_redirect={dev}", "replays an I/O log onto a device"),
-    ("--write_iolog={log}", "writes an I/O log file"),
-])
+@pytest.mark.parametrize(
+    "option, reason",
+    [
+        ("--read_iolog={log}", "replays an I/O log"),
+        ("--replay_redirect={dev}", "replays an I/O log onto a device"),
+        ("--write_iolog={log}", "writes an I/O log file"),
+    ],
+)
 def test_iolog_replay_is_refused(option: str, reason: str, ext4: str, tmp_path: Path) -> None:
     log = tmp_path / "io.log"
     log.write_text(f"fio version 2 iolog\n{ext4} add\n{ext4} open\n{ext4} write 0 4096\n{ext4} close\n")
-    refused_headless(["--name=t", option.format(log=log, dev=ext4), "--size=1m"], tmp_path, ext4,
-                     option.split("=")[0].lstrip("-"), reason, "racperf refuses it")
+    refused_headless(
+        ["--name=t", option.format(log=log, dev=ext4), "--size=1m"],
+        tmp_path,
+        ext4,
+        option.split("=")[0].lstrip("-"),
+        reason,
+        "racperf refuses it",
+    )
 
 
 def test_profile_act_is_refused(ext4: str, tmp_path: Path) -> None:
-    refused_headless(["--profile=act", f"--device-names={ext4}"], tmp_path, ext4,
-                     "--profile", "loads a built-in profile")
+    refused_headless(
+        ["--profile=act", f"--device-names={ext4}"], tmp_path, ext4, "--profile", "loads a built-in profile"
+    )
 
 
 def test_short_output_option_on_a_read_only_run(ext4: str, tmp_path: Path) -> None:
-    refused_headless(["-o", ext4, "--name=t", f"--filename={tmp_path / 'x'}", "--size=1m", "--rw=read"],
-                     tmp_path, ext4, "short option -o is not passed to fio")
-    refused_headless([f"--output={ext4}", "--name=t", f"--filename={tmp_path / 'x'}", "--size=1m"],
-                     tmp_path, ext4, "--output writes fio's report to a file")
+    refused_headless(
+        ["-o", ext4, "--name=t", f"--filename={tmp_path / 'x'}", "--size=1m", "--rw=read"],
+        tmp_path,
+        ext4,
+        "short option -o is not passed to fio",
+    )
+    refused_headless(
+        [f"--output={ext4}", "--name=t", f"--filename={tmp_path / 'x'}", "--size=1m"],
+        tmp_path,
+        ext4,
+        "--output writes fio's report to a file",
+    )
 
 
 def test_headless_runs_check_regular_files(ext4: str, tmp_path: Path) -> None:
@@ -173,8 +227,10 @@ def test_headless_runs_check_regular_files(ext4: str, tmp_path: Path) -> None:
     holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(datafile)!r}, 'rb'); import time; time.sleep(60)"])
     try:
         deadline = 50
-        while deadline and not any(os.path.realpath(f"/proc/{holder.pid}/fd/{fd}") == str(datafile)
-                                   for fd in os.listdir(f"/proc/{holder.pid}/fd")):
+        while deadline and not any(
+            os.path.realpath(f"/proc/{holder.pid}/fd/{fd}") == str(datafile)
+            for fd in os.listdir(f"/proc/{holder.pid}/fd")
+        ):
             import time
 
             time.sleep(0.1)
@@ -187,11 +243,14 @@ def test_headless_runs_check_regular_files(ext4: str, tmp_path: Path) -> None:
     assert datafile.read_bytes() == b"ORACLE" * 1000
 
 
-@pytest.mark.parametrize("args, reason", [
-    (["--rw=read", "--unlink=1"], "unlink=1 deletes the job's files"),
-    (["--rw=read", "--unlink_each_loop=1"], "unlink_each_loop=1 deletes the job's files"),
-    (["--ioengine=filedelete"], "ioengine=filedelete deletes files"),
-])
+@pytest.mark.parametrize(
+    "args, reason",
+    [
+        (["--rw=read", "--unlink=1"], "unlink=1 deletes the job's files"),
+        (["--rw=read", "--unlink_each_loop=1"], "unlink_each_loop=1 deletes the job's files"),
+        (["--ioengine=filedelete"], "ioengine=filedelete deletes files"),
+    ],
+)
 def test_read_only_runs_that_delete_are_refused(args: list[str], reason: str, tmp_path: Path) -> None:
     keep = tmp_path / "keep.dat"
     keep.write_bytes(b"x" * 65536)
@@ -208,8 +267,11 @@ def test_a_missing_dev_path_is_refused_for_reads_and_writes(rw: str, tmp_path: P
     assert not os.path.exists(typo)
     # the override does not create it either
     with pytest.raises(ValueError, match="no such device"):
-        judge_run(fio, "fio", {"extra_args": ["--name=t", f"--filename={typo}", f"--rw={rw}", "--size=1m"],
-                               "destructive": True})
+        judge_run(
+            fio,
+            "fio",
+            {"extra_args": ["--name=t", f"--filename={typo}", f"--rw={rw}", "--size=1m"], "destructive": True},
+        )
 
 
 def test_override_lifts_only_the_named_device(ext4: str, tmp_path: Path) -> None:
@@ -221,8 +283,7 @@ def test_override_lifts_only_the_named_device(ext4: str, tmp_path: Path) -> None
     assert [t.path for t, _ in lifted.guard.overridden] == [ext4] and lifted.guard.device_nodes == [ext4]
     # the override never unlocks command execution
     with pytest.raises(ValueError, match="exec_prerun"):
-        judge_run(fio, "fio", {"extra_args": [*config["extra_args"], "--exec_prerun=/bin/true"],
-                               "destructive": True})
+        judge_run(fio, "fio", {"extra_args": [*config["extra_args"], "--exec_prerun=/bin/true"], "destructive": True})
 
 
 # ---------------------------------------------------------------------------- commands run as root
@@ -245,19 +306,24 @@ def evil_library(tmp_path: Path) -> Path:
     return library
 
 
-@pytest.mark.parametrize("make_args, reason", [
-    (lambda m, lib: ["--exec_prer=touch " + str(m), "--name=t"], "exec_prerun"),
-    (lambda m, lib: ["--name=t", "--exec_postru=touch " + str(m)], "exec_postrun"),
-    (lambda m, lib: ["-B", "1", "-H", "touch " + str(m), "--name=t"], "short option -B"),
-    (lambda m, lib: ["-S"], "short option -S"),
-    (lambda m, lib: ["--server"], "starts a fio server"),
-    (lambda m, lib: [f"--ioengine={lib}", "--name=t"], "loads code from a library"),
-    (lambda m, lib: [f"--ioengin=external:{lib}", "--name=t"], "loads code from a library"),
-    (lambda m, lib: ["--ioengin=exec", f"--program=/usr/bin/touch", f"--arguments={m}", "--name=t"],
-     "ioengine=exec runs a program"),
-    (lambda m, lib: ["--name=t", "--trigger-file=/tmp/x", f"--trigger=touch {m}"], "--trigger"),
-    (lambda m, lib: ["--name=t", f"--exec_pre=touch {m}"], "exec_prerun"),
-])
+@pytest.mark.parametrize(
+    "make_args, reason",
+    [
+        (lambda m, lib: ["--exec_prer=touch " + str(m), "--name=t"], "exec_prerun"),
+        (lambda m, lib: ["--name=t", "--exec_postru=touch " + str(m)], "exec_postrun"),
+        (lambda m, lib: ["-B", "1", "-H", "touch " + str(m), "--name=t"], "short option -B"),
+        (lambda m, lib: ["-S"], "short option -S"),
+        (lambda m, lib: ["--server"], "starts a fio server"),
+        (lambda m, lib: [f"--ioengine={lib}", "--name=t"], "loads code from a library"),
+        (lambda m, lib: [f"--ioengin=external:{lib}", "--name=t"], "loads code from a library"),
+        (
+            lambda m, lib: ["--ioengin=exec", "--program=/usr/bin/touch", f"--arguments={m}", "--name=t"],
+            "ioengine=exec runs a program",
+        ),
+        (lambda m, lib: ["--name=t", "--trigger-file=/tmp/x", f"--trigger=touch {m}"], "--trigger"),
+        (lambda m, lib: ["--name=t", f"--exec_pre=touch {m}"], "exec_prerun"),
+    ],
+)
 def test_options_that_run_commands(make_args, reason: str, tmp_path: Path, evil_library: Path) -> None:
     marker = tmp_path / "MARKER"
     args = make_args(marker, evil_library) + [f"--filename={tmp_path / 'x'}", "--size=64k", "--runtime=1"]
@@ -269,8 +335,10 @@ def test_options_that_run_commands(make_args, reason: str, tmp_path: Path, evil_
 def test_job_file_engine_with_a_comment_and_append_terse(tmp_path: Path, evil_library: Path) -> None:
     marker = tmp_path / "MARKER"
     job = tmp_path / "exec.fio"
-    job.write_text(f"[x]\nioengine=exec ;comment\nprogram=/usr/bin/touch\narguments={marker}\n"
-                   f"filename={tmp_path / 'x'}\nsize=64k\n")
+    job.write_text(
+        f"[x]\nioengine=exec ;comment\nprogram=/usr/bin/touch\narguments={marker}\n"
+        f"filename={tmp_path / 'x'}\nsize=64k\n"
+    )
     done = run_fio([str(job)], tmp_path)
     assert done.returncode == 2 and "ioengine=exec runs a program" in done.stderr, done.stderr
     lib_job = tmp_path / "lib.fio"
@@ -290,8 +358,19 @@ def test_job_file_engine_with_a_comment_and_append_terse(tmp_path: Path, evil_li
 SPELLINGS = ("path", "dir+name", "format")
 WRITE_RW = ("write", "randwrite", "rw", "randrw", "trim", "trimwrite", "readwrite")
 READ_RW = ("read", "randread")
-HARMLESS = ("bs=4k", "iodepth=2", "direct=0", "norandommap", "blocksize=8k", "numjobs=1", "thread",
-            "ioengine=psync", "runtime=1", "time_based=0", "group_reporting")
+HARMLESS = (
+    "bs=4k",
+    "iodepth=2",
+    "direct=0",
+    "norandommap",
+    "blocksize=8k",
+    "numjobs=1",
+    "thread",
+    "ioengine=psync",
+    "runtime=1",
+    "time_based=0",
+    "group_reporting",
+)
 
 
 def _device_lines(spelling: str, device: str) -> list[str]:
@@ -315,6 +394,7 @@ def _written_paths(options: dict[str, str]) -> list[str]:
 def job_files(draw: st.DrawFn, device: str, scratch: str) -> tuple[str, str | None, bool]:
     """(job file text, include file text, whether some job writes the device): a [global]
     section maybe setting the target and rw, then jobs each maybe overriding them."""
+
     def section() -> tuple[list[str], dict[str, str]]:
         lines: list[str] = []
         options: dict[str, str] = {}
@@ -360,8 +440,12 @@ def job_files(draw: st.DrawFn, device: str, scratch: str) -> tuple[str, str | No
     return "\n".join(text) + "\n", include_text, writes_device
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_random_job_files_never_reach_an_uncleared_device(data: st.DataObject, ext4: str, tmp_path: Path) -> None:
     scratch = str(tmp_path / "scratch.dat")
@@ -388,13 +472,28 @@ def test_a_cleared_device_runs_in_the_device_jail_with_the_write_watch(tmp_path:
     holds only that node, and the run's record says which protections were active."""
     image = make_sparse_image(tmp_path / "blank.img", 16)
     with loop_device(image) as loop:
-        done = run_fio(["--name=w", f"--filename={loop.path}", "--rw=randwrite", "--bs=4k", "--size=4m",
-                        "--runtime=1", "--time_based", "--direct=1"], tmp_path)
+        done = run_fio(
+            [
+                "--name=w",
+                f"--filename={loop.path}",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=4m",
+                "--runtime=1",
+                "--time_based",
+                "--direct=1",
+            ],
+            tmp_path,
+        )
         assert done.returncode == 0, done.stderr
-        shown = subprocess.run(racperf_cmd() + ["runs", "show", "1", "--data-dir", str(tmp_path / "data")],
-                               capture_output=True, text=True, timeout=30).stdout
+        shown = subprocess.run(
+            racperf_cmd() + ["runs", "show", "1", "--data-dir", str(tmp_path / "data")],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
     assert f"  write {loop.path}  (command-line job 'w' (rw=randwrite))" in shown
     assert f"  - device jail: /dev holds only {loop.path}" in shown
     assert "  - write watch: the run is killed if it opens an uncleared block device for writing" in shown
     assert "racperf_tui.core.devjail --allow " + loop.path + " -- " in shown
-    assert image.read_bytes()[:1 << 20] != bytes(1 << 20)  # fio really wrote the device
+    assert image.read_bytes()[: 1 << 20] != bytes(1 << 20)  # fio really wrote the device

@@ -53,10 +53,17 @@ def ext4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield loop.path
 
 
-def run_fio(args: list[str], tmp_path: Path, env: dict[str, str] | None = None,
-            cwd: Path | str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(racperf_cmd() + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--", *args],
-                          capture_output=True, text=True, timeout=60, env=env, cwd=cwd or tmp_path)
+def run_fio(
+    args: list[str], tmp_path: Path, env: dict[str, str] | None = None, cwd: Path | str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        racperf_cmd() + ["run", "fio", "--data-dir", str(tmp_path / "data"), "--", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=cwd or tmp_path,
+    )
 
 
 def asm_file(path: Path, size_mib: int = 4) -> Path:
@@ -76,8 +83,7 @@ def evil_library(tmp_path: Path) -> Path:
     source = tmp_path / "evil.c"
     source.write_text(EVIL_SO.replace("MARKER", str(tmp_path / "MARKER")))
     library = tmp_path / "evil.so"
-    if subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)],
-                      capture_output=True).returncode != 0:
+    if subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], capture_output=True).returncode != 0:
         pytest.skip("no C compiler to build the library fio would load")
     return library
 
@@ -85,14 +91,17 @@ def evil_library(tmp_path: Path) -> Path:
 # ---------------------------------------------------------------------------- commands run as root
 
 
-@pytest.mark.parametrize("text", [
-    # an engine option (unknown to fio's main table) makes fio load the engine while parsing
-    "[x]\nioengine={lib}\nhipri\nfilename={scratch}\nsize=64k\n",
-    "[global]\nioengine={lib}\n[x]\nnosuchoption=1\nfilename={scratch}\nsize=64k\n",
-    "[x]\nioengine = {lib} ; the engine\nsqthread_poll=1\nfilename={scratch}\nsize=64k\n",
-    "[x]\nioengine=${{ENG}}\nfixedbufs\nfilename={scratch}\nsize=64k\n",
-    "[x]\ninclude eng.inc\nhipri\nfilename={scratch}\nsize=64k\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an engine option (unknown to fio's main table) makes fio load the engine while parsing
+        "[x]\nioengine={lib}\nhipri\nfilename={scratch}\nsize=64k\n",
+        "[global]\nioengine={lib}\n[x]\nnosuchoption=1\nfilename={scratch}\nsize=64k\n",
+        "[x]\nioengine = {lib} ; the engine\nsqthread_poll=1\nfilename={scratch}\nsize=64k\n",
+        "[x]\nioengine=${{ENG}}\nfixedbufs\nfilename={scratch}\nsize=64k\n",
+        "[x]\ninclude eng.inc\nhipri\nfilename={scratch}\nsize=64k\n",
+    ],
+)
 def test_reading_a_job_file_never_loads_its_engine(text: str, tmp_path: Path, evil_library: Path) -> None:
     (tmp_path / "eng.inc").write_text(f"ioengine={evil_library}\n")
     job = tmp_path / "engine.fio"
@@ -104,8 +113,7 @@ def test_reading_a_job_file_never_loads_its_engine(text: str, tmp_path: Path, ev
 
 
 @pytest.mark.parametrize("spelled", ["psync ", "libaio\t", " io_uring"])
-def test_an_allowed_engine_with_blanks_never_loads_a_library(spelled: str, tmp_path: Path,
-                                                            evil_library: Path) -> None:
+def test_an_allowed_engine_with_blanks_never_loads_a_library(spelled: str, tmp_path: Path, evil_library: Path) -> None:
     """fio does not strip the engine name: "psync " is no built-in engine, so fio dlopen()s
     "psync " from the library path (LD_LIBRARY_PATH=$ORACLE_HOME/lib on a database node,
     writable by the oracle user)."""
@@ -113,8 +121,11 @@ def test_an_allowed_engine_with_blanks_never_loads_a_library(spelled: str, tmp_p
     lib_dir.mkdir()
     (lib_dir / spelled).write_bytes(evil_library.read_bytes())
     env = dict(os.environ, LD_LIBRARY_PATH=str(lib_dir))
-    done = run_fio(["--name=t", f"--filename={tmp_path / 'x'}", "--rw=read", "--size=64k",
-                    f"--ioengine={spelled}"], tmp_path, env=env)
+    done = run_fio(
+        ["--name=t", f"--filename={tmp_path / 'x'}", "--rw=read", "--size=64k", f"--ioengine={spelled}"],
+        tmp_path,
+        env=env,
+    )
     assert done.returncode == 2 and "ioengine" in done.stderr, done.stderr
     job = tmp_path / "blank.fio"
     job.write_text(f"[t]\nfilename={tmp_path / 'x'}\nrw=read\nsize=64k\nioengine={spelled}\n")
@@ -130,8 +141,7 @@ def fake_bc(tmp_path: Path) -> dict[str, str]:
     bin_dir.mkdir()
     for name, real in (("bc", "/usr/bin/bc"), ("which", "/usr/bin/which")):
         script = bin_dir / name
-        script.write_text(f"#!/bin/sh\ntouch {tmp_path / 'MARKER'}\n"
-                          f"[ -x {real} ] && exec {real} \"$@\"\nexit 0\n")
+        script.write_text(f'#!/bin/sh\ntouch {tmp_path / "MARKER"}\n[ -x {real} ] && exec {real} "$@"\nexit 0\n')
         script.chmod(0o755)
     return dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
 
@@ -144,8 +154,7 @@ def test_keyword_arithmetic_never_runs_bc(how: str, tmp_path: Path, fake_bc: dic
         job.write_text(f"[t]\nfilename={scratch}\nrw=read\nsize=64k\nruntime=1\nnumjobs=$ncpus/2\n")
         args = [str(job)]
     else:
-        args = ["--name=t", f"--filename={scratch}", "--rw=read", "--size=64k", "--runtime=1",
-                "--description=$ncpus+1"]
+        args = ["--name=t", f"--filename={scratch}", "--rw=read", "--size=64k", "--runtime=1", "--description=$ncpus+1"]
     done = run_fio(args, tmp_path, env=fake_bc)
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "MARKER").exists(), "fio ran a command (bc) while racperf read the job"
@@ -182,8 +191,19 @@ def test_read_job_of_a_writing_plan_never_lays_out_a_protected_file(tmp_path: Pa
     it is shorter than the job's size."""
     asm = asm_file(tmp_path / "asm.dat")
     before = digest(asm)
-    done = run_fio(["--name=w", f"--filename={tmp_path / 'scratch.dat'}", "--rw=write", "--size=1m",
-                    "--name=r", f"--filename={asm}", "--rw=read", "--size=8m"], tmp_path)
+    done = run_fio(
+        [
+            "--name=w",
+            f"--filename={tmp_path / 'scratch.dat'}",
+            "--rw=write",
+            "--size=1m",
+            "--name=r",
+            f"--filename={asm}",
+            "--rw=read",
+            "--size=8m",
+        ],
+        tmp_path,
+    )
     assert done.returncode == 2 and "Oracle ASM disk header" in done.stderr, (done.stdout[-300:], done.stderr)
     assert digest(asm) == before and asm.stat().st_size == 4 << 20
 
@@ -191,16 +211,28 @@ def test_read_job_of_a_writing_plan_never_lays_out_a_protected_file(tmp_path: Pa
 def test_read_job_of_a_writing_plan_never_lays_out_a_file_held_open(tmp_path: Path) -> None:
     datafile = tmp_path / "users01.dbf"
     datafile.write_bytes(b"ORACLE" * 1000)
-    holder = subprocess.Popen([sys.executable, "-c",
-                               f"f = open({str(datafile)!r}, 'rb'); import time; time.sleep(60)"])
+    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(datafile)!r}, 'rb'); import time; time.sleep(60)"])
     try:
         for _ in range(50):
-            if any(os.path.realpath(f"/proc/{holder.pid}/fd/{fd}") == str(datafile)
-                   for fd in os.listdir(f"/proc/{holder.pid}/fd")):
+            if any(
+                os.path.realpath(f"/proc/{holder.pid}/fd/{fd}") == str(datafile)
+                for fd in os.listdir(f"/proc/{holder.pid}/fd")
+            ):
                 break
             time.sleep(0.1)
-        done = run_fio(["--name=w", f"--filename={tmp_path / 'scratch.dat'}", "--rw=write", "--size=1m",
-                        "--name=r", f"--filename={datafile}", "--rw=randread", "--size=1m"], tmp_path)
+        done = run_fio(
+            [
+                "--name=w",
+                f"--filename={tmp_path / 'scratch.dat'}",
+                "--rw=write",
+                "--size=1m",
+                "--name=r",
+                f"--filename={datafile}",
+                "--rw=randread",
+                "--size=1m",
+            ],
+            tmp_path,
+        )
         assert done.returncode == 2 and f"held open by process {holder.pid}" in done.stderr, done.stderr
     finally:
         holder.kill()
@@ -214,9 +246,23 @@ def test_read_jobs_of_a_writing_plan_still_read_devices_and_plain_files(ext4: st
     plain = tmp_path / "plain.dat"
     plain.write_bytes(os.urandom(1 << 20))
     before = digest(ext4)
-    done = run_fio(["--name=w", f"--filename={tmp_path / 'scratch.dat'}", "--rw=write", "--size=1m",
-                    "--name=r", f"--filename={ext4}", "--rw=read", "--size=1m",
-                    "--name=p", f"--filename={plain}", "--rw=read", "--size=1m"], tmp_path)
+    done = run_fio(
+        [
+            "--name=w",
+            f"--filename={tmp_path / 'scratch.dat'}",
+            "--rw=write",
+            "--size=1m",
+            "--name=r",
+            f"--filename={ext4}",
+            "--rw=read",
+            "--size=1m",
+            "--name=p",
+            f"--filename={plain}",
+            "--rw=read",
+            "--size=1m",
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert digest(ext4) == before
 
@@ -253,12 +299,15 @@ def test_spellings_that_hold(args: list[str], spellings: dict[str, str], tmp_pat
     assert digest(spellings["dev"]) == before
 
 
-@pytest.mark.parametrize("files", [
-    {"a.fio": "[global2]\nfilename={dev}\nrw=write\n[t]\nsize=1m\n"},  # [global2] is a global section
-    {"a.fio": "[t]\nfilename={tmp}/ok\nrw=read\nsize=1m\n", "b.fio": "[u]\nfilename={dev}\nrw=write\nsize=1m\n"},
-    {"a.fio": "[global]\nrw=write\n[t]\nfilename={tmp}/ok\nsize=1m\n[global]\nfilename={dev}\n[u]\nsize=1m\n"},
-    {"a.fio": "[t]\nfilename={dev}\nrw=read\nsize=1m\nrw=write # the last one wins\n"},
-])
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"a.fio": "[global2]\nfilename={dev}\nrw=write\n[t]\nsize=1m\n"},  # [global2] is a global section
+        {"a.fio": "[t]\nfilename={tmp}/ok\nrw=read\nsize=1m\n", "b.fio": "[u]\nfilename={dev}\nrw=write\nsize=1m\n"},
+        {"a.fio": "[global]\nrw=write\n[t]\nfilename={tmp}/ok\nsize=1m\n[global]\nfilename={dev}\n[u]\nsize=1m\n"},
+        {"a.fio": "[t]\nfilename={dev}\nrw=read\nsize=1m\nrw=write # the last one wins\n"},
+    ],
+)
 def test_job_files_that_hold(files: dict[str, str], spellings: dict[str, str], tmp_path: Path) -> None:
     paths = []
     for name, text in files.items():
@@ -270,20 +319,25 @@ def test_job_files_that_hold(files: dict[str, str], spellings: dict[str, str], t
     assert digest(spellings["dev"]) == before
 
 
-@pytest.mark.parametrize("option, reason", [
-    ("--mem=mmapshared:{asm}", "maps a file for I/O buffers"),
-    ("--iomem=mmaphuge:{asm}", "maps a file for I/O buffers"),
-    ("--zonemode=zbd", "reset zones"),
-    ("--section=t", "runs only some sections"),
-    ("--aux-path={tmp}", "state files outside"),
-    ("--write_bw_log={asm}", "log files outside"),
-    ("--ioengine=PSYNC", "not one of the engines"),
-])
+@pytest.mark.parametrize(
+    "option, reason",
+    [
+        ("--mem=mmapshared:{asm}", "maps a file for I/O buffers"),
+        ("--iomem=mmaphuge:{asm}", "maps a file for I/O buffers"),
+        ("--zonemode=zbd", "reset zones"),
+        ("--section=t", "runs only some sections"),
+        ("--aux-path={tmp}", "state files outside"),
+        ("--write_bw_log={asm}", "log files outside"),
+        ("--ioengine=PSYNC", "not one of the engines"),
+    ],
+)
 def test_options_that_hold(option: str, reason: str, tmp_path: Path) -> None:
     asm = asm_file(tmp_path / "asm.dat")
     before = digest(asm)
-    done = run_fio(["--name=t", f"--filename={tmp_path / 'ok'}", "--rw=read", "--size=64k",
-                    option.format(asm=asm, tmp=tmp_path)], tmp_path)
+    done = run_fio(
+        ["--name=t", f"--filename={tmp_path / 'ok'}", "--rw=read", "--size=64k", option.format(asm=asm, tmp=tmp_path)],
+        tmp_path,
+    )
     assert done.returncode == 2 and reason in done.stderr, done.stderr
     assert digest(asm) == before
 

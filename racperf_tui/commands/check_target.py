@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from pathlib import Path
 
-from racperf_tui.core.safety import check_write_target, explain
 from racperf_tui.core import strict_json
+from racperf_tui.core.safety import check_write_target, explain
 
 #: Exit status when at least one target is refused (2 is argparse's usage error).
 REFUSED_EXIT_STATUS = 3
@@ -22,8 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or block device (any link to one)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
     parser.add_argument("--root", default="/", metavar="DIR", help="read proc/ and sys/ under DIR (default /)")
-    parser.epilog = (f"Reads only, never writes. Exit status: 0 every PATH may be written; "
-                     f"{REFUSED_EXIT_STATUS} at least one is refused (the reasons are printed); 2 usage error.")
+    parser.epilog = (
+        f"Reads only, never writes. Exit status: 0 every PATH may be written; "
+        f"{REFUSED_EXIT_STATUS} at least one is refused (the reasons are printed); 2 usage error."
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,8 +1,8 @@
 """``racperf iostat``: sysstat's ``iostat -x``, computed by racperf, in the older column set.
 
-    racperf iostat [-x] [-k|-m] [-p [DEV[,DEV]|ALL]] [-y] [-z] [-N] [--json]
-                   [--root DIR]... [DEVICE...] [interval [count]]
-    racperf iostat --ssh [user@]host[:port] [--identity FILE] [--known-hosts FILE] ... (a node's)
+racperf iostat [-x] [-k|-m] [-p [DEV[,DEV]|ALL]] [-y] [-z] [-N] [--json]
+               [--root DIR]... [DEVICE...] [interval [count]]
+racperf iostat --ssh [user@]host[:port] [--identity FILE] [--known-hosts FILE] ... (a node's)
 """
 
 from __future__ import annotations
@@ -32,43 +32,72 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "iostat -x computed from /proc/diskstats and /proc/uptime, with the figures of "
         "sysstat 12.6 in the older column set: r/s w/s rkB/s wkB/s rrqm/s wrqm/s avgrq-sz "
         "(512-byte sectors) avgqu-sz await r_await w_await svctm (ms) %util. The first report "
-        "covers the time since boot.")
+        "covers the time since boot."
+    )
     parser.add_argument("-x", action="store_true", help="extended statistics (always on)")
     parser.add_argument("-d", action="store_true", help="device report only (always so)")
     unit = parser.add_mutually_exclusive_group()
     unit.add_argument("-k", action="store_true", help="kilobytes per second (default)")
-    unit.add_argument("-m", action="store_true",
-                      help="megabytes per second in the text output (rMB/s wMB/s); --json keys "
-                      "and values stay rkB/s wkB/s in kB/s")
-    parser.add_argument("-p", nargs="?", const="ALL", default=None, metavar="DEV[,DEV]|ALL",
-                        help="partitions too: of these disks, or of every device (ALL, the "
-                        "default)")
-    parser.add_argument("-y", action="store_true",
-                        help="omit the first report (statistics since boot) when an interval is given")
+    unit.add_argument(
+        "-m",
+        action="store_true",
+        help="megabytes per second in the text output (rMB/s wMB/s); --json keys and values stay rkB/s wkB/s in kB/s",
+    )
+    parser.add_argument(
+        "-p",
+        nargs="?",
+        const="ALL",
+        default=None,
+        metavar="DEV[,DEV]|ALL",
+        help="partitions too: of these disks, or of every device (ALL, the default)",
+    )
+    parser.add_argument(
+        "-y", action="store_true", help="omit the first report (statistics since boot) when an interval is given"
+    )
     parser.add_argument("-z", action="store_true", help="omit devices idle during the interval")
-    parser.add_argument("-N", action="store_true",
-                        help="device-mapper names (e.g. test1 for dm-3) from sys/block/dm-N/dm/name "
-                        "or /dev/mapper")
-    parser.add_argument("--json", action="store_true",
-                        help='one JSON object per report per line: {"time", "interval_s", '
-                        '"devices": [{"device", "r/s", ..., "%%util"}]}; avgrq-sz in sectors, '
-                        "times in ms, rkB/s wkB/s always in kB/s")
-    parser.add_argument("--root", action="append", metavar="DIR", type=Path, default=None,
-                        help="read DIR/proc/diskstats, DIR/proc/uptime, DIR/sys instead of the live "
-                        "files; repeat for the next samples (sysstat's tests/rootN layout); the last "
-                        "one is re-read when they run out")
-    parser.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", default=None,
-                        help="the statistics of another node, read over SSH (one channel; only sh and "
-                        "cat needed there); its host key must be in racperf's known_hosts (DATA_DIR/"
-                        "known_hosts) or ~/.ssh/known_hosts; ~/.ssh/config and the agent are honoured")
+    parser.add_argument(
+        "-N",
+        action="store_true",
+        help="device-mapper names (e.g. test1 for dm-3) from sys/block/dm-N/dm/name or /dev/mapper",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object per report per line: {"time", "interval_s", '
+        '"devices": [{"device", "r/s", ..., "%%util"}]}; avgrq-sz in sectors, '
+        "times in ms, rkB/s wkB/s always in kB/s",
+    )
+    parser.add_argument(
+        "--root",
+        action="append",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="read DIR/proc/diskstats, DIR/proc/uptime, DIR/sys instead of the live "
+        "files; repeat for the next samples (sysstat's tests/rootN layout); the last "
+        "one is re-read when they run out",
+    )
+    parser.add_argument(
+        "--ssh",
+        metavar="[USER@]HOST[:PORT]",
+        default=None,
+        help="the statistics of another node, read over SSH (one channel; only sh and "
+        "cat needed there); its host key must be in racperf's known_hosts (DATA_DIR/"
+        "known_hosts) or ~/.ssh/known_hosts; ~/.ssh/config and the agent are honoured",
+    )
     parser.add_argument("--identity", metavar="FILE", default=None, help="with --ssh: a private key file")
-    parser.add_argument("--known-hosts", metavar="FILE", action="append", default=None,
-                        help="with --ssh: verify the host key against FILE (repeatable) instead of "
-                        "racperf's and ~/.ssh/known_hosts")
+    parser.add_argument(
+        "--known-hosts",
+        metavar="FILE",
+        action="append",
+        default=None,
+        help="with --ssh: verify the host key against FILE (repeatable) instead of racperf's and ~/.ssh/known_hosts",
+    )
     # tests: the node's files under this prefix there (a tree laid out as /proc and /sys)
     parser.add_argument("--ssh-root", default="", help=argparse.SUPPRESS)
-    parser.add_argument("args", nargs="*", metavar="DEVICE|interval|count",
-                        help="device names (or ALL), then [interval [count]]")
+    parser.add_argument(
+        "args", nargs="*", metavar="DEVICE|interval|count", help="device names (or ALL), then [interval [count]]"
+    )
     # iostat accepts options after device names ('iostat sda -x 1'): argparse needs the
     # intermixed parser for that, and cli.py calls parse_args.
     parser.parse_args = parser.parse_intermixed_args  # type: ignore[method-assign]
@@ -84,8 +113,7 @@ def _split_positionals(args: argparse.Namespace) -> tuple[list[str], float | Non
     count. '-p 2' means '-p ALL 2'."""
     positionals = list(args.args)
     if args.p is not None and args.p.replace(".", "", 1).isdigit():
-        first_number = next((i for i, a in enumerate(positionals)
-                             if a.replace(".", "", 1).isdigit()), len(positionals))
+        first_number = next((i for i, a in enumerate(positionals) if a.replace(".", "", 1).isdigit()), len(positionals))
         positionals.insert(first_number, args.p)
         args.p = "ALL"
     devices: list[str] = []
@@ -114,11 +142,15 @@ def banner(report_root: Path | None = None, node: NodeInfo | None = None) -> str
     the node read over SSH)."""
     today = dt.datetime.now().strftime("%m/%d/%y")
     if node is not None:
-        return (f"{node.ostype or 'Linux'} {node.osrelease} ({node.hostname}) \t{today} \t"
-                f"_{node.machine or 'unknown'}_\t({node.cpus or 1} CPU)")
+        return (
+            f"{node.ostype or 'Linux'} {node.osrelease} ({node.hostname}) \t{today} \t"
+            f"_{node.machine or 'unknown'}_\t({node.cpus or 1} CPU)"
+        )
     uname = platform.uname()
-    return (f"{uname.system} {uname.release} ({socket.gethostname()}) \t{today} \t"
-            f"_{uname.machine}_\t({os.cpu_count() or 1} CPU)")
+    return (
+        f"{uname.system} {uname.release} ({socket.gethostname()}) \t{today} \t"
+        f"_{uname.machine}_\t({os.cpu_count() or 1} CPU)"
+    )
 
 
 def format_text(report: IostatReport, megabytes: bool = False) -> str:
@@ -131,8 +163,7 @@ def format_text(report: IostatReport, megabytes: bool = False) -> str:
     header = "Device       " + "".join(f"{name:>{w + 1}}" for name, w in zip(names, _WIDTHS))
     lines = [header]
     for row in report.rows:
-        figures = "".join(f" {value * s:{w}.2f}"
-                          for value, s, w in zip(row.values(), scale, _WIDTHS))
+        figures = "".join(f" {value * s:{w}.2f}" for value, s, w in zip(row.values(), scale, _WIDTHS))
         lines.append(f"{printable_name(row.device):<13}{figures}")
     return "\n".join(lines) + "\n\n"
 
@@ -140,8 +171,9 @@ def format_text(report: IostatReport, megabytes: bool = False) -> str:
 def format_json(report: IostatReport) -> str:
     """A report as one JSON line."""
     when = dt.datetime.fromtimestamp(report.wall_time).astimezone().isoformat(timespec="seconds")
-    return strict_json.dumps({"time": when, "interval_s": round(report.interval_s, 2),
-                       "devices": [row.as_dict() for row in report.rows]})
+    return strict_json.dumps(
+        {"time": when, "interval_s": round(report.interval_s, 2), "devices": [row.as_dict() for row in report.rows]}
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,11 +211,18 @@ def run(args: argparse.Namespace) -> int:
             remote.close()
 
 
-def _report(args: argparse.Namespace, roots: list[Path] | None, remote: RemoteDiskstats | None,
-            devices: list[str], interval: float | None, count: int | None) -> int:
+def _report(
+    args: argparse.Namespace,
+    roots: list[Path] | None,
+    remote: RemoteDiskstats | None,
+    devices: list[str],
+    interval: float | None,
+    count: int | None,
+) -> int:
     partitions_all = args.p is not None and "ALL" in args.p.split(",")
-    partitions_of = ([d for d in args.p.split(",") if d and d != "ALL"]
-                     if args.p is not None and not partitions_all else [])
+    partitions_of = (
+        [d for d in args.p.split(",") if d and d != "ALL"] if args.p is not None and not partitions_all else []
+    )
     for root in roots if remote is None and roots else []:
         if not root.is_dir():
             print(f"racperf iostat: --root {root}: not a directory", file=sys.stderr)
@@ -198,9 +237,14 @@ def _report(args: argparse.Namespace, roots: list[Path] | None, remote: RemoteDi
                 return 2
             except OSError:
                 pass  # missing or unreadable: the sampler says so per report
-    sampler = IostatSampler(roots, partitions=partitions_all, dm_names=args.N,
-                            devices=devices or None, skip_idle=args.z,
-                            partitions_of=partitions_of or None)
+    sampler = IostatSampler(
+        roots,
+        partitions=partitions_all,
+        dm_names=args.N,
+        devices=devices or None,
+        skip_idle=args.z,
+        partitions_of=partitions_of or None,
+    )
     if remote is not None:
         roots = None  # one root kept fresh: not a replay
     if interval is None:
@@ -236,8 +280,7 @@ def _report(args: argparse.Namespace, roots: list[Path] | None, remote: RemoteDi
             first = False
             continue
         first = False
-        out.write(format_json(report) + "\n" if args.json
-                  else format_text(report, megabytes=args.m))
+        out.write(format_json(report) + "\n" if args.json else format_text(report, megabytes=args.m))
         out.flush()
         printed += 1
     return status

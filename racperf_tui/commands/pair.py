@@ -20,32 +20,46 @@ installed; 130 stopped by a signal (SIGINT / SIGTERM / SIGHUP stop both runs).
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.events import RunState
 from racperf_tui.commands.run import parse_setting
+from racperf_tui.core import strict_json
+from racperf_tui.core.events import RunState
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.pair_runs import PairStartError, finish_pair, launch_pair, stop_pair
 from racperf_tui.orchestration.runs import ToolNotFound, follow_run
-from racperf_tui.core import strict_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """TOOL, the server's and the client's config keys, the data dir."""
     parser.add_argument("tool", help="the two-ended tool: iperf3, probe, oratcptest, netperf")
-    parser.add_argument("--server", action="append", default=[], metavar="KEY=VALUE", dest="server_settings",
-                        help="a config key of the server end (repeatable), e.g. --server port=5201")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="client_settings",
-                        help="a config key of the client end (repeatable), e.g. --set duration_s=30")
-    parser.add_argument("--data-dir", metavar="DIR", default=None,
-                        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)")
-    parser.epilog = ("example: racperf pair iperf3 --server port=5201 --set host=127.0.0.1 "
-                     "--set duration_s=10")
+    parser.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="server_settings",
+        help="a config key of the server end (repeatable), e.g. --server port=5201",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="client_settings",
+        help="a config key of the client end (repeatable), e.g. --set duration_s=30",
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=None,
+        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)",
+    )
+    parser.epilog = "example: racperf pair iperf3 --server port=5201 --set host=127.0.0.1 --set duration_s=10"
 
 
 def _settings(texts: list[str]) -> dict[str, Any]:
@@ -60,6 +74,7 @@ def _print_json(obj: dict[str, Any]) -> None:
 
 def _stop_on_signals() -> None:
     """SIGTERM / SIGHUP end the command the way Ctrl-C does, so both runs are stopped."""
+
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
@@ -91,9 +106,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         return 130  # launch_pair stops the server it started
-    _print_json({"type": "pair", "tool": pair.tool, "server_run_id": pair.server_run_id,
-                 "client_run_id": pair.client_run_id, "port": pair.port, "notes": list(pair.notes),
-                 "warnings": list(pair.warnings)})
+    _print_json(
+        {
+            "type": "pair",
+            "tool": pair.tool,
+            "server_run_id": pair.server_run_id,
+            "client_run_id": pair.client_run_id,
+            "port": pair.port,
+            "notes": list(pair.notes),
+            "warnings": list(pair.warnings),
+        }
+    )
     for text in (*pair.notes, *pair.warnings):
         print(f"{name}: note: {text}", file=sys.stderr)
     interrupted = False
@@ -108,11 +131,21 @@ def run(args: argparse.Namespace) -> int:
         else:
             finish_pair(pair, data_dir)
     with Store.open(data_dir) as store:
-        records = {role: store.get_run(run_id) for role, run_id in
-                   (("client", pair.client_run_id), ("server", pair.server_run_id))}
+        records = {
+            role: store.get_run(run_id)
+            for role, run_id in (("client", pair.client_run_id), ("server", pair.server_run_id))
+        }
         for role, record in records.items():
-            _print_json({"type": "result", "role": role, "run_id": record.id, "state": record.state.value,
-                         "message": record.message, "result": store.result(record.id)})
+            _print_json(
+                {
+                    "type": "result",
+                    "role": role,
+                    "run_id": record.id,
+                    "state": record.state.value,
+                    "message": record.message,
+                    "result": store.result(record.id),
+                }
+            )
     client = records["client"]
     if interrupted:
         return 130

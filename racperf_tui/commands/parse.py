@@ -16,19 +16,26 @@ import sys
 from pathlib import Path
 
 from racperf_tui.core import strict_json
-from racperf_tui.core.bounded_read import (DEFAULT_LIMIT_BYTES, BoundedReadError, read_stream_bounded,
-                                           read_text_bounded)
+from racperf_tui.core.bounded_read import DEFAULT_LIMIT_BYTES, BoundedReadError, read_stream_bounded, read_text_bounded
 from racperf_tui.tools import load_tool, tool_modules
 
 _LIMIT_MIB = DEFAULT_LIMIT_BYTES // (1024 * 1024)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tool", type=lambda text: text.replace("-", "_"), choices=sorted(tool_modules()),
-                        help="which tool wrote the output (calibrate-io and calibrate_io alike)")
-    parser.add_argument("files", nargs="+", metavar="FILE",
-                        help=f"saved output ('-' for stdin); at most {_LIMIT_MIB} MiB each, a regular "
-                             "file or a pipe (devices are refused); orion: also a run directory")
+    parser.add_argument(
+        "tool",
+        type=lambda text: text.replace("-", "_"),
+        choices=sorted(tool_modules()),
+        help="which tool wrote the output (calibrate-io and calibrate_io alike)",
+    )
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help=f"saved output ('-' for stdin); at most {_LIMIT_MIB} MiB each, a regular "
+        "file or a pipe (devices are refused); orion: also a run directory",
+    )
     parser.add_argument("--indent", type=int, default=None, help="pretty-print with this indent")
 
 
@@ -43,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
                 print(strict_json.dumps(result, indent=args.indent, sort_keys=False))
                 continue
             if name == "-":
-                text = read_stream_bounded(sys.stdin.buffer, DEFAULT_LIMIT_BYTES, "stdin").decode(
-                    "utf-8", "replace")
+                text = read_stream_bounded(sys.stdin.buffer, DEFAULT_LIMIT_BYTES, "stdin").decode("utf-8", "replace")
             else:
                 text = read_text_bounded(name, DEFAULT_LIMIT_BYTES)
         except BoundedReadError as exc:  # its message names the file and the reason
@@ -67,8 +73,11 @@ def run(args: argparse.Namespace) -> int:
             status = max(status, 1)
             continue
         except Exception as exc:  # a parser bug must still not end in a traceback
-            print(f"racperf parse {args.tool}: {name}: cannot parse ({type(exc).__name__}: {exc}); "
-                  "please report this with the file", file=sys.stderr)
+            print(
+                f"racperf parse {args.tool}: {name}: cannot parse ({type(exc).__name__}: {exc}); "
+                "please report this with the file",
+                file=sys.stderr,
+            )
             status = max(status, 1)
             continue
         for warning in (result.get("warnings") or []) if isinstance(result, dict) else []:

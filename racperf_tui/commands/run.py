@@ -19,46 +19,63 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from typing import Any
 
+from racperf_tui.core import settings, strict_json
 from racperf_tui.core.events import RunState, Sample
-from racperf_tui.tools import tool_description, tool_modules
-from racperf_tui.tools import orion
-from racperf_tui.tools.base import RUN_LEVEL_KEYS
-from racperf_tui.core import settings
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.process import set_child_subreaper
 from racperf_tui.core.store import Store, StoreError
 from racperf_tui.orchestration.runs import ToolNotFound, run_foreground
-from racperf_tui.core import strict_json
+from racperf_tui.tools import orion, tool_description, tool_modules
+from racperf_tui.tools.base import RUN_LEVEL_KEYS
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", metavar="DIR", default=None,
-                        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)")
-    parser.add_argument("--destructive", action="store_true",
-                        help="allow a write workload on a device that carries data")
-    parser.add_argument("--target", metavar="T", default=None,
-                        help="the file, directory or device the benchmark works on (fio: its "
-                             "--filename / --directory are taken when this is not given)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
-                        help="an option of the tool (repeatable); 'racperf run TOOL --help' lists "
-                             "them with their kinds and defaults")
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=None,
+        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)",
+    )
+    parser.add_argument(
+        "--destructive", action="store_true", help="allow a write workload on a device that carries data"
+    )
+    parser.add_argument(
+        "--target",
+        metavar="T",
+        default=None,
+        help="the file, directory or device the benchmark works on (fio: its "
+        "--filename / --directory are taken when this is not given)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="settings",
+        help="an option of the tool (repeatable); 'racperf run TOOL --help' lists them with their kinds and defaults",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options, TOOL, then everything after the first '--' is the tool's, untouched."""
     _add_options(parser)
     parser.add_argument("tool", help=f"the benchmark tool: {', '.join(sorted(tool_modules()))}")
-    parser.add_argument("tool_args", nargs="*", metavar="-- FIO_ARGS",
-                        help="fio's own options, after '--' (passed on untouched; fio only)")
-    parser.epilog = ("examples: racperf run fio -- --name=oltp --filename=/u02/fio.dat --size=1g "
-                     "--rw=randrw --bs=8k --runtime=60 --time_based;  racperf run iperf3 --set "
-                     "host=10.0.0.2 --set duration_s=30;  racperf run probe --set host=10.0.0.2 "
-                     "--set mode=ASYNC")
+    parser.add_argument(
+        "tool_args",
+        nargs="*",
+        metavar="-- FIO_ARGS",
+        help="fio's own options, after '--' (passed on untouched; fio only)",
+    )
+    parser.epilog = (
+        "examples: racperf run fio -- --name=oltp --filename=/u02/fio.dat --size=1g "
+        "--rw=randrw --bs=8k --runtime=60 --time_based;  racperf run iperf3 --set "
+        "host=10.0.0.2 --set duration_s=30;  racperf run probe --set host=10.0.0.2 "
+        "--set mode=ASYNC"
+    )
     # argparse cannot be told that '--' ends OUR options after a positional (it errors, or
     # strips the '--' and then cannot tell the tool's '--target' from ours): split it here
     plain_parse = parser.parse_args
@@ -67,8 +84,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         argv = list(sys.argv[1:] if argv is None else argv)
         tool_args: list[str] = []
         if "--" in argv:
-            tool_args = argv[argv.index("--") + 1:]
-            argv = argv[:argv.index("--")]
+            tool_args = argv[argv.index("--") + 1 :]
+            argv = argv[: argv.index("--")]
         named = _tool_named(argv)
         if named is not None and any(a in ("-h", "--help") for a in argv):
             parser.print_help()
@@ -132,15 +149,18 @@ def fio_target_from_args(tool_args: list[str]) -> str | None:
 _RUN_LEVEL_KEYS = RUN_LEVEL_KEYS | {"destructive", "destructive_targets", "hard_limit_s"}
 
 
-def tool_config(tool: str, tool_args: list[str], settings: list[str], destructive: bool,
-                target: str | None) -> dict[str, Any]:
+def tool_config(
+    tool: str, tool_args: list[str], settings: list[str], destructive: bool, target: str | None
+) -> dict[str, Any]:
     """The run config from the command line, each --set key checked against the tool's
     declared options; ValueError (or KeyError for an unknown tool) says what is wrong."""
     description = tool_description(tool)
     if not description.takes_raw_args and tool_args:
-        raise ValueError(f"{tool} takes its settings as --set KEY=VALUE (e.g. racperf run {tool} "
-                         f"--set host=10.0.0.2 --set duration_s=30), not as options after '--' "
-                         f"(got {' '.join(tool_args)!r}); see 'racperf run {tool} --help'")
+        raise ValueError(
+            f"{tool} takes its settings as --set KEY=VALUE (e.g. racperf run {tool} "
+            f"--set host=10.0.0.2 --set duration_s=30), not as options after '--' "
+            f"(got {' '.join(tool_args)!r}); see 'racperf run {tool} --help'"
+        )
     config: dict[str, Any] = {}
     if description.takes_raw_args:
         config = {"extra_args": list(tool_args), "destructive": bool(destructive), "target": target}
@@ -211,8 +231,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the tool in the foreground under the supervisor; exit status as documented above."""
 
     try:
-        config = tool_config(args.tool, list(args.tool_args), list(args.settings), args.destructive,
-                             args.target)
+        config = tool_config(args.tool, list(args.tool_args), list(args.settings), args.destructive, args.target)
     except KeyError as exc:
         print(f"racperf run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
@@ -244,7 +263,6 @@ def run(args: argparse.Namespace) -> int:
     def on_sample(sample: Sample) -> None:
         _print_json(sample.to_json())
 
-
     set_child_subreaper()  # this short-lived process reaps the benchmark's orphans itself
     try:
         record = run_foreground(args.tool, config, data_dir, on_sample, target=target)
@@ -264,8 +282,16 @@ def run(args: argparse.Namespace) -> int:
     with Store.open(data_dir) as store:
         result = store.result(record.id)
     try:
-        _print_json({"type": "result", "run_id": record.id, "state": record.state.value,
-                     "exit_status": record.exit_status, "message": record.message, "result": result})
+        _print_json(
+            {
+                "type": "result",
+                "run_id": record.id,
+                "state": record.state.value,
+                "exit_status": record.exit_status,
+                "message": record.message,
+                "result": result,
+            }
+        )
     except OSError:
         pass  # nobody to tell (the terminal hung up): the run and its result are in the store
     if record.state is RunState.SUCCEEDED:

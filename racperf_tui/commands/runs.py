@@ -34,44 +34,64 @@ import time
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.paths import resolve_data_dir, store_path
-from racperf_tui.orchestration.runs import stop_run
-from racperf_tui.core.store import NoStore, RunNotFound, RunRecord, Store, StoreError
 from racperf_tui.core import strict_json
 from racperf_tui.core.diskstats import printable_name
+from racperf_tui.core.paths import resolve_data_dir, store_path
+from racperf_tui.core.store import NoStore, RunNotFound, RunRecord, Store, StoreError
+from racperf_tui.orchestration.runs import stop_run
 
 #: ``racperf runs stop`` of a run that had already finished
 EXIT_ALREADY_FINISHED = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", metavar="DIR", default=None,
-                        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)")
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=None,
+        help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)",
+    )
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    lst = sub.add_parser("list", help="the runs, newest first (the default)",
-                         description="The recorded runs, newest first: id, tool, host, target, "
-                                     "state, start, duration.")
+    lst = sub.add_parser(
+        "list",
+        help="the runs, newest first (the default)",
+        description="The recorded runs, newest first: id, tool, host, target, state, start, duration.",
+    )
     lst.add_argument("--limit", type=int, default=None, metavar="N", help="at most N runs (default: all)")
     lst.add_argument("--json", action="store_true", help="one JSON object per run instead of a table")
-    show = sub.add_parser("show", help="one run in detail",
-                          description="One run: state, exit status, message, target, times, tool "
-                                      "version, command line, config, sample count, result summary.")
+    show = sub.add_parser(
+        "show",
+        help="one run in detail",
+        description="One run: state, exit status, message, target, times, tool "
+        "version, command line, config, sample count, result summary.",
+    )
     show.add_argument("run_id", type=int, metavar="ID", help="the run's id (first column of 'racperf runs')")
     show.add_argument("--json", action="store_true", help="the run, its result and sample count as JSON")
-    export = sub.add_parser("export", help="a run's samples and result as JSON or CSV",
-                            description="json: {run, samples, result}; csv: a t column and one "
-                                        "column per metric (with -o FILE.csv the result goes to "
-                                        "FILE.result.json beside it).")
+    export = sub.add_parser(
+        "export",
+        help="a run's samples and result as JSON or CSV",
+        description="json: {run, samples, result}; csv: a t column and one "
+        "column per metric (with -o FILE.csv the result goes to "
+        "FILE.result.json beside it).",
+    )
     export.add_argument("run_id", type=int, metavar="ID", help="the run's id (first column of 'racperf runs')")
     export.add_argument("--format", choices=("json", "csv"), default="json", help="default json")
     export.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
-    stop = sub.add_parser("stop", help="stop a running run (SIGTERM, then SIGKILL after the grace)",
-                          description="Stop a running run: SIGTERM (fio then writes its final "
-                                      "report), SIGKILL after the grace. Exit status 3 when the "
-                                      "run had already finished (nothing to stop).")
+    stop = sub.add_parser(
+        "stop",
+        help="stop a running run (SIGTERM, then SIGKILL after the grace)",
+        description="Stop a running run: SIGTERM (fio then writes its final "
+        "report), SIGKILL after the grace. Exit status 3 when the "
+        "run had already finished (nothing to stop).",
+    )
     stop.add_argument("run_id", type=int, metavar="ID", help="the run's id (first column of 'racperf runs')")
-    stop.add_argument("--grace", type=float, default=15.0, metavar="S",
-                      help="seconds to wait for a clean stop before killing (default 15)")
+    stop.add_argument(
+        "--grace",
+        type=float,
+        default=15.0,
+        metavar="S",
+        help="seconds to wait for a clean stop before killing (default 15)",
+    )
     for p in (lst, show, export, stop):
         p.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
@@ -95,13 +115,23 @@ def format_time(epoch_s: float | None) -> str:
 def runs_table(records: list[RunRecord]) -> str:
     """The ``racperf runs`` table: fixed columns, widths fitted to the content."""
     header = ["ID", "TOOL", "HOST", "TARGET", "STATE", "STARTED", "DURATION"]
-    rows = [[str(r.id), printable_name(r.tool), printable_name(r.host), printable_name(r.target or "-"),
-             r.state.value, format_time(r.started_at),
-             format_duration(r.duration_s)] for r in records]
+    rows = [
+        [
+            str(r.id),
+            printable_name(r.tool),
+            printable_name(r.host),
+            printable_name(r.target or "-"),
+            r.state.value,
+            format_time(r.started_at),
+            format_duration(r.duration_s),
+        ]
+        for r in records
+    ]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(cell.rjust(w) if i == 0 else cell.ljust(w)
-                       for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
-             for row in [header, *rows]]
+    lines = [
+        "  ".join(cell.rjust(w) if i == 0 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+        for row in [header, *rows]
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -120,8 +150,10 @@ def result_summary(result: dict[str, Any] | None) -> list[str]:
             for direction in ("read", "write"):
                 d = job.get(direction)
                 if isinstance(d, dict) and (d.get("iops") or d.get("bw_kib_s")):
-                    parts.append(f"job {job.get('name', '?')} {direction}: {_num(d.get('iops'))} IOPS "
-                                 f"{_num(d.get('bw_kib_s'))} KiB/s" + _clat_text(d.get("clat_us")))
+                    parts.append(
+                        f"job {job.get('name', '?')} {direction}: {_num(d.get('iops'))} IOPS "
+                        f"{_num(d.get('bw_kib_s'))} KiB/s" + _clat_text(d.get("clat_us"))
+                    )
             lines.extend(parts or [f"job {job.get('name', '?')}: no I/O"])
     for key, value in result.items():
         if isinstance(value, (str, int, float, bool)) or value is None:
@@ -160,9 +192,12 @@ def _open_store(args: argparse.Namespace, action: str) -> Store:
     if reading and (not store_path(data_dir).exists() or not os.access(data_dir, os.W_OK | os.X_OK)):
         store = Store.open(data_dir, read_only=True)
         if store.unseen_wal is not None:
-            print(f"racperf runs: note: {data_dir} is read-only, so {store.unseen_wal} was not "
-                  f"read (its last commits are missing); copy the data dir somewhere writable "
-                  f"and use --data-dir there to see them", file=sys.stderr)
+            print(
+                f"racperf runs: note: {data_dir} is read-only, so {store.unseen_wal} was not "
+                f"read (its last commits are missing); copy the data dir somewhere writable "
+                f"and use --data-dir there to see them",
+                file=sys.stderr,
+            )
         return store
     store = Store.open(data_dir)
     try:
@@ -175,8 +210,7 @@ def _open_store(args: argparse.Namespace, action: str) -> Store:
 
 def export_json(store: Store, record: RunRecord) -> str:
     """The JSON export of one run."""
-    samples = [{"seq": seq, "t": s.t, "metrics": s.metrics, "extra": s.extra}
-               for seq, s in store.samples(record.id)]
+    samples = [{"seq": seq, "t": s.t, "metrics": s.metrics, "extra": s.extra} for seq, s in store.samples(record.id)]
     doc = {"run": record.to_json(), "samples": samples, "result": store.result(record.id)}
     return strict_json.dumps(doc, indent=2) + "\n"
 
@@ -196,8 +230,13 @@ def export_csv(store: Store, record: RunRecord) -> str:
     writer.writerow(["t", *(["interval_s"] if with_interval else []), *columns])
     for _, sample in samples:
         interval = [] if not with_interval else ["" if sample.interval_s is None else sample.interval_s]
-        writer.writerow([repr(sample.t) if isinstance(sample.t, float) else sample.t, *interval,
-                         *("" if sample.metrics.get(c) is None else sample.metrics[c] for c in columns)])
+        writer.writerow(
+            [
+                repr(sample.t) if isinstance(sample.t, float) else sample.t,
+                *interval,
+                *("" if sample.metrics.get(c) is None else sample.metrics[c] for c in columns),
+            ]
+        )
     return out.getvalue()
 
 
@@ -243,8 +282,9 @@ def _act(store: Store, action: str, args: argparse.Namespace) -> int:
         return _export(store, record, args.format, args.output)
     if action == "stop":
         if record.state.finished:
-            print(f"racperf runs stop: run {record.id} had already {record.state.value}: nothing "
-                  f"to stop", file=sys.stderr)
+            print(
+                f"racperf runs stop: run {record.id} had already {record.state.value}: nothing to stop", file=sys.stderr
+            )
             return EXIT_ALREADY_FINISHED
         state = stop_run(record.id, store.path.parent, grace_s=args.grace)
         print(f"run {record.id}: {state.value}")
@@ -257,8 +297,11 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
     count = store.sample_count(record.id)
     safety = _safety_record(store, record.id)
     if as_json:
-        print(strict_json.dumps({"run": record.to_json(), "sample_count": count, "result": result, "safety": safety},
-                         indent=2))
+        print(
+            strict_json.dumps(
+                {"run": record.to_json(), "sample_count": count, "result": result, "safety": safety}, indent=2
+            )
+        )
         return 0
     out = [
         f"run {record.id}: {record.tool} on {record.host}",

@@ -52,11 +52,18 @@ def _check_kind(path: str, mode: int, stream_of_tty: bool | None = None) -> None
         return
     if stream_of_tty is not None and (stat.S_ISSOCK(mode) or (stream_of_tty and stat.S_ISCHR(mode))):
         return
-    kind = ("a directory" if stat.S_ISDIR(mode) else "a character device" if stat.S_ISCHR(mode)
-            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "not a regular file")
-    raise BoundedReadError(path, "not a regular file",
-                           f"{path} is {kind}, not a regular file or pipe; not read")
+    kind = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a character device"
+        if stat.S_ISCHR(mode)
+        else "a block device"
+        if stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
+    raise BoundedReadError(path, "not a regular file", f"{path} is {kind}, not a regular file or pipe; not read")
 
 
 def read_fd_bounded(fd: int, limit_bytes: int, name: str) -> bytes:
@@ -93,8 +100,12 @@ def read_bytes_bounded(path: str | os.PathLike[str], limit_bytes: int = DEFAULT_
         os.close(fd)
 
 
-def read_text_bounded(path: str | os.PathLike[str], limit_bytes: int = DEFAULT_LIMIT_BYTES,
-                      encoding: str = "utf-8", errors: str = "replace") -> str:
+def read_text_bounded(
+    path: str | os.PathLike[str],
+    limit_bytes: int = DEFAULT_LIMIT_BYTES,
+    encoding: str = "utf-8",
+    errors: str = "replace",
+) -> str:
     """:func:`read_bytes_bounded`, decoded (invalid bytes replaced by default)."""
     return read_bytes_bounded(path, limit_bytes).decode(encoding, errors)
 

@@ -115,8 +115,10 @@ def plan_nodes(allowed: list[str]) -> list[JailNode]:
         except OSError as exc:
             raise JailError(f"--allow {given}: {exc.strerror}") from None
         if not (stat.S_ISBLK(st.st_mode) or stat.S_ISCHR(st.st_mode)):
-            raise JailError(f"--allow {given}: not a device node (the jail's /dev holds only device "
-                            "nodes; its /dev/shm is a fresh, empty tmpfs)")
+            raise JailError(
+                f"--allow {given}: not a device node (the jail's /dev holds only device "
+                "nodes; its /dev/shm is a fresh, empty tmpfs)"
+            )
         nodes[where] = JailNode(where, st.st_mode, st.st_rdev, st.st_uid, st.st_gid)
     return list(nodes.values())
 
@@ -168,9 +170,16 @@ def jail_argv(argv: list[str], allowed: list[str]) -> list[str]:
 
 
 def _mount(source: str | None, target: str, fs_type: str | None, flags: int, data: str | None) -> None:
-    _check(_LIBC.mount(source.encode() if source else None, target.encode(),
-                       fs_type.encode() if fs_type else None, flags, data.encode() if data else None),
-           f"mount {target}")
+    _check(
+        _LIBC.mount(
+            source.encode() if source else None,
+            target.encode(),
+            fs_type.encode() if fs_type else None,
+            flags,
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
 
 
 def build_jail(nodes: list[JailNode]) -> None:
@@ -200,9 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: build the jail and exec the command; returns only on failure."""
     parser = argparse.ArgumentParser(
         prog="python -m racperf_tui.core.devjail",
-        description="Run a command with a private /dev that holds only the allowed devices.")
-    parser.add_argument("--allow", action="append", default=[], metavar="PATH",
-                        help="a device the command may open, at this path (repeatable)")
+        description="Run a command with a private /dev that holds only the allowed devices.",
+    )
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a device the command may open, at this path (repeatable)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command

@@ -155,8 +155,10 @@ def _parse_line(line: str, parts: list[str]) -> DeviceCounters | str:
             return f"not a number in {line.strip()!r}"
         for index, value in enumerate(values):
             if index != 2 and not 0 <= value <= COUNTER_MAX:  # type: ignore[operator]
-                return (f"device {printable_name(parts[2])!r}: {DeviceCounters._fields[index]} "
-                        f"= {value} is outside 0..2^64-1 (not a kernel counter): line skipped")
+                return (
+                    f"device {printable_name(parts[2])!r}: {DeviceCounters._fields[index]} "
+                    f"= {value} is outside 0..2^64-1 (not a kernel counter): line skipped"
+                )
         if nstat < 17:
             values.extend((0,) * (17 - nstat))
         values.append(nstat)
@@ -164,18 +166,31 @@ def _parse_line(line: str, parts: list[str]) -> DeviceCounters | str:
     if n == 7:
         try:
             major, minor, rd_ios, rd_sect, wr_ios, wr_sect = (
-                int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4]), int(parts[5]),
-                int(parts[6]))
+                int(parts[0]),
+                int(parts[1]),
+                int(parts[3]),
+                int(parts[4]),
+                int(parts[5]),
+                int(parts[6]),
+            )
         except ValueError:
             return f"not a number in {line.strip()!r}"
-        for field_name, value in (("major", major), ("minor", minor), ("rd_ios", rd_ios),
-                                  ("rd_sectors", rd_sect), ("wr_ios", wr_ios),
-                                  ("wr_sectors", wr_sect)):
+        for field_name, value in (
+            ("major", major),
+            ("minor", minor),
+            ("rd_ios", rd_ios),
+            ("rd_sectors", rd_sect),
+            ("wr_ios", wr_ios),
+            ("wr_sectors", wr_sect),
+        ):
             if not 0 <= value <= COUNTER_MAX:
-                return (f"device {printable_name(parts[2])!r}: {field_name} = {value} is outside "
-                        f"0..2^64-1 (not a kernel counter): line skipped")
-        return DeviceCounters(major, minor, parts[2], rd_ios, 0, rd_sect, 0, wr_ios, 0,
-                              wr_sect, 0, 0, 0, 0, stat_fields=4)
+                return (
+                    f"device {printable_name(parts[2])!r}: {field_name} = {value} is outside "
+                    f"0..2^64-1 (not a kernel counter): line skipped"
+                )
+        return DeviceCounters(
+            major, minor, parts[2], rd_ios, 0, rd_sect, 0, wr_ios, 0, wr_sect, 0, 0, 0, 0, stat_fields=4
+        )
     return f"{n} fields, expected 14, 18 or 20 (or 7 for an old partition line): {line.strip()!r}"
 
 
@@ -203,13 +218,15 @@ def _parse_changed_20_field_lines(lines: list[str]) -> list[DeviceCounters] | No
     append = out.append
     for k in range(n):
         b = k * 19
-        append(_new_tuple(DeviceCounters, (ints[b], ints[b + 1], names[k], *ints[b + 2:b + 19], 17)))
+        append(_new_tuple(DeviceCounters, (ints[b], ints[b + 1], names[k], *ints[b + 2 : b + 19], 17)))
     return out
 
 
-def parse_diskstats(text: str, path: str = "/proc/diskstats",
-                    previous: DiskSnapshot | None = None,
-                    ) -> tuple[dict[str, DeviceCounters], dict[str, DeviceCounters], list[str]]:
+def parse_diskstats(
+    text: str,
+    path: str = "/proc/diskstats",
+    previous: DiskSnapshot | None = None,
+) -> tuple[dict[str, DeviceCounters], dict[str, DeviceCounters], list[str]]:
     """Parse diskstats text. Lines identical to one of ``previous``'s are not parsed again.
 
     Returns (devices by name, in the file's order; devices by raw line; errors
@@ -219,9 +236,11 @@ def parse_diskstats(text: str, path: str = "/proc/diskstats",
     return devices, by_line, errors
 
 
-def _parse(text: str, path: str, previous: DiskSnapshot | None,
-           ) -> tuple[dict[str, DeviceCounters], dict[str, DeviceCounters], list[str],
-                      set[str] | None, int]:
+def _parse(
+    text: str,
+    path: str,
+    previous: DiskSnapshot | None,
+) -> tuple[dict[str, DeviceCounters], dict[str, DeviceCounters], list[str], set[str] | None, int]:
     """parse_diskstats, plus the names whose line changed (None: no previous to compare)
     and the number of old 4-statistics lines."""
     known = previous.lines if previous is not None else {}
@@ -241,10 +260,18 @@ def _parse(text: str, path: str, previous: DiskSnapshot | None,
         if len(devices) == len(found):
             changed_names = None if previous is None else {found[i].name for i in changed}
             # Cached counters can be old 4-statistics ones only if the previous file had some.
-            basic = (sum(1 for c in found if c.stat_fields == 4)  # type: ignore[union-attr]
-                     if previous is not None and previous.basic_lines else 0)
-            return (devices, dict(zip(lines, found)), [],  # type: ignore[arg-type]
-                    changed_names, basic)
+            basic = (
+                sum(1 for c in found if c.stat_fields == 4)  # type: ignore[union-attr]
+                if previous is not None and previous.basic_lines
+                else 0
+            )
+            return (
+                devices,
+                dict(zip(lines, found)),
+                [],  # type: ignore[arg-type]
+                changed_names,
+                basic,
+            )
     errors: list[str] = []
     devices = {}
     by_line: dict[str, DeviceCounters] = {}
@@ -262,8 +289,7 @@ def _parse(text: str, path: str, previous: DiskSnapshot | None,
             counters = result
         name = counters.name
         if name in devices:
-            errors.append(f"{path}:{index + 1}: device {name!r} listed twice; the first line "
-                          "is kept")
+            errors.append(f"{path}:{index + 1}: device {name!r} listed twice; the first line is kept")
             continue
         devices[name] = counters
         by_line[line] = counters
@@ -326,16 +352,16 @@ def snapshot_from_raw(raw: RawSample, previous: DiskSnapshot | None = None) -> D
     """Parse a RawSample line by line into a DiskSnapshot (see ``read_snapshot``)."""
     errors = list(raw.errors)
     if raw.diskstats is None:
-        return DiskSnapshot(raw.uptime_cs / 100.0, raw.wall_time, {}, errors, raw.uptime_cs,
-                            raw.root, {})
+        return DiskSnapshot(raw.uptime_cs / 100.0, raw.wall_time, {}, errors, raw.uptime_cs, raw.root, {})
     if previous is not None and previous.root != raw.root:
         previous = None
     # latin-1 decodes at memcpy speed and never fails (the file is ASCII anyway).
     text = raw.diskstats.decode("latin-1")
     devices, lines, line_errors, changed, basic = _parse(text, raw.diskstats_path, previous)
     errors.extend(line_errors)
-    return DiskSnapshot(raw.uptime_cs / 100.0, raw.wall_time, devices, errors, raw.uptime_cs,
-                        raw.root, lines, changed, basic)
+    return DiskSnapshot(
+        raw.uptime_cs / 100.0, raw.wall_time, devices, errors, raw.uptime_cs, raw.root, lines, changed, basic
+    )
 
 
 def read_snapshot(root: Path = Path("/"), previous: DiskSnapshot | None = None) -> DiskSnapshot:
@@ -354,8 +380,20 @@ def read_snapshot(root: Path = Path("/"), previous: DiskSnapshot | None = None) 
 #: The counters ``parse_diskstats_columns`` extracts, in the row order of its matrix: what
 #: iostat -x needs (ios_pgr, dc_merges and fl_ticks are checked to be numbers, not kept).
 COLUMN_FIELDS: tuple[str, ...] = (
-    "rd_ios", "rd_merges", "rd_sectors", "rd_ticks", "wr_ios", "wr_merges", "wr_sectors",
-    "wr_ticks", "tot_ticks", "rq_ticks", "dc_ios", "dc_sectors", "dc_ticks", "fl_ios",
+    "rd_ios",
+    "rd_merges",
+    "rd_sectors",
+    "rd_ticks",
+    "wr_ios",
+    "wr_merges",
+    "wr_sectors",
+    "wr_ticks",
+    "tot_ticks",
+    "rq_ticks",
+    "dc_ios",
+    "dc_sectors",
+    "dc_ticks",
+    "fl_ios",
 )
 #: Index of each COLUMN_FIELDS counter among the 17 statistics of a 20-field line.
 _COLUMN_STATS: tuple[int, ...] = tuple(DeviceCounters._fields.index(f) - 3 for f in COLUMN_FIELDS)
@@ -370,8 +408,11 @@ _ALL_ONES = (1 << 64) - 1
 _KEEP_LAST = [0] + [(_ALL_ONES << (8 * (8 - k))) & 0x0F0F0F0F0F0F0F0F for k in range(1, 9)]
 #: By token length L (0..16): those masks for the high and the low word of the 16 bytes
 #: ending with the token, as one 16-byte item (so one take() fetches both).
-_DIGIT_MASKS = np.array([[_KEEP_LAST[max(n - 8, 0)], _KEEP_LAST[min(n, 8)]]
-                         for n in range(_MAX_DIGITS + 1)], _U64).view("V16").ravel()
+_DIGIT_MASKS = (
+    np.array([[_KEEP_LAST[max(n - 8, 0)], _KEEP_LAST[min(n, 8)]] for n in range(_MAX_DIGITS + 1)], _U64)
+    .view("V16")
+    .ravel()
+)
 
 
 def _stat_count(fields: int) -> int:
@@ -414,8 +455,7 @@ class _Layout:
 def _names_at(name_starts: np.ndarray, name_lengths: np.ndarray) -> np.ndarray:
     """Offsets of all name bytes: each name's start repeated, plus 0, 1, ... within it."""
     first = np.concatenate(([0], np.cumsum(name_lengths)[:-1]))
-    return (np.repeat(name_starts - first, name_lengths)
-            + np.arange(int(name_lengths.sum()), dtype=name_starts.dtype))
+    return np.repeat(name_starts - first, name_lengths) + np.arange(int(name_lengths.sum()), dtype=name_starts.dtype)
 
 
 def _layout_of(data: bytes, b: np.ndarray, is_token: np.ndarray) -> _Layout | None:
@@ -444,8 +484,9 @@ def _layout_of(data: bytes, b: np.ndarray, is_token: np.ndarray) -> _Layout | No
     name_starts, name_lengths = starts[:, 2].copy(), lengths[:, 2].copy()
     name_at = _names_at(name_starts, name_lengths)
     name_bytes = b[name_at]
-    name_digits = np.add.reduceat(((name_bytes - 48) < 10).astype(np.int64),
-                                  np.concatenate(([0], np.cumsum(name_lengths)[:-1])))
+    name_digits = np.add.reduceat(
+        ((name_bytes - 48) < 10).astype(np.int64), np.concatenate(([0], np.cumsum(name_lengths)[:-1]))
+    )
     line_digits = lengths.sum(axis=1) - name_lengths + name_digits
     kept = [k for k, stat in enumerate(_COLUMN_STATS) if stat < stats]
     columns = [3 + _COLUMN_STATS[k] for k in kept]
@@ -457,9 +498,21 @@ def _layout_of(data: bytes, b: np.ndarray, is_token: np.ndarray) -> _Layout | No
     padded = bool(int(window_at.min()) < 0)
     if padded:  # a number within the first 16 bytes: windows of a padded copy
         window_at += 16
-    return _Layout(len(data), fields, np.packbits(is_token), line_ends, name_starts,
-                   name_lengths, name_at, name_bytes, line_digits, kept, window_at, padded,
-                   np.take(_DIGIT_MASKS, number_lengths))
+    return _Layout(
+        len(data),
+        fields,
+        np.packbits(is_token),
+        line_ends,
+        name_starts,
+        name_lengths,
+        name_at,
+        name_bytes,
+        line_digits,
+        kept,
+        window_at,
+        padded,
+        np.take(_DIGIT_MASKS, number_lengths),
+    )
 
 
 #: At most this many lines of other length than before are laid out again on their own;
@@ -467,8 +520,7 @@ def _layout_of(data: bytes, b: np.ndarray, is_token: np.ndarray) -> _Layout | No
 _MAX_SHIFTED_LINES = 64
 
 
-def _shifted_layout(data: bytes, b: np.ndarray, is_token: np.ndarray,
-                    old: _Layout) -> _Layout | None:
+def _shifted_layout(data: bytes, b: np.ndarray, is_token: np.ndarray, old: _Layout) -> _Layout | None:
     """The previous layout moved along: lines of unchanged length keep their fields at the
     same offsets from their start (checked: their token bytes match the old ones, shifted),
     and only the few lines that changed length are laid out again. None: not the case."""
@@ -492,8 +544,7 @@ def _shifted_layout(data: bytes, b: np.ndarray, is_token: np.ndarray,
         if stop > first:
             new_from, new_to = int(starts[first]), int(line_ends[stop - 1]) + 1
             old_from = int(old_starts[first])
-            if not np.array_equal(is_token[new_from:new_to],
-                                  old_is_token[old_from:old_from + new_to - new_from]):
+            if not np.array_equal(is_token[new_from:new_to], old_is_token[old_from : old_from + new_to - new_from]):
                 return None
         first = stop + 1
     # The changed lines, all at once: their bytes one after the other, each line with its
@@ -520,8 +571,9 @@ def _shifted_layout(data: bytes, b: np.ndarray, is_token: np.ndarray,
     name_starts[changed] = token_starts[:, 2]
     name_lengths[changed] = lengths[:, 2]
     changed_names = b[_names_at(token_starts[:, 2], lengths[:, 2])]
-    name_digits = np.add.reduceat(((changed_names - 48) < 10).astype(np.int64),
-                                  np.concatenate(([0], np.cumsum(lengths[:, 2])[:-1])))
+    name_digits = np.add.reduceat(
+        ((changed_names - 48) < 10).astype(np.int64), np.concatenate(([0], np.cumsum(lengths[:, 2])[:-1]))
+    )
     line_digits = old.line_digits.copy()
     line_digits[changed] = lengths.sum(axis=1) - lengths[:, 2] + name_digits
     window_at = old.window_at + (starts - old_starts)[:, None]
@@ -531,9 +583,21 @@ def _shifted_layout(data: bytes, b: np.ndarray, is_token: np.ndarray,
     masks = old.masks.copy()
     masks[changed] = np.take(_DIGIT_MASKS, number_lengths)
     name_at = _names_at(name_starts, name_lengths)
-    return _Layout(len(data), fields, np.packbits(is_token), line_ends, name_starts,
-                   name_lengths, name_at, b[name_at], line_digits, old.kept, window_at,
-                   old.padded, masks)
+    return _Layout(
+        len(data),
+        fields,
+        np.packbits(is_token),
+        line_ends,
+        name_starts,
+        name_lengths,
+        name_at,
+        b[name_at],
+        line_digits,
+        old.kept,
+        window_at,
+        old.padded,
+        masks,
+    )
 
 
 @dataclass(slots=True, eq=False)
@@ -552,7 +616,7 @@ class DiskstatsColumns:
     def line(self, index: int) -> str:
         """The text of line ``index`` (0-based)."""
         start = 0 if index == 0 else int(self.line_ends[index - 1]) + 1
-        return self.data[start:int(self.line_ends[index])].decode("ascii")
+        return self.data[start : int(self.line_ends[index])].decode("ascii")
 
     def device_counters(self, index: int) -> DeviceCounters:
         """All counters of line ``index``, as the line-by-line parser reads them."""
@@ -606,8 +670,10 @@ def _parse_numbers(data: bytes, layout: _Layout) -> np.ndarray:
     return high.view(np.int64)
 
 
-def parse_diskstats_columns(data: bytes, previous: DiskstatsColumns | None = None,
-                            ) -> DiskstatsColumns | None:
+def parse_diskstats_columns(
+    data: bytes,
+    previous: DiskstatsColumns | None = None,
+) -> DiskstatsColumns | None:
     """Parse a whole /proc/diskstats at once, or None when it is not what kernels write:
     every line with the same number of fields (14 or more), all printable ASCII, every
     field but the name a plain decimal number of at most 16 digits, names unique. Then the
@@ -632,9 +698,9 @@ def parse_diskstats_columns(data: bytes, previous: DiskstatsColumns | None = Non
             layout = _shifted_layout(data, b, is_token, old)
         # Other names (a device replaced by another at the same place): the digit count of
         # the layout is no longer the file's, the names list not the previous one.
-        same_names = (layout is not None
-                      and np.array_equal(b[layout.name_at] if layout is old
-                                         else layout.name_bytes, old.name_bytes))
+        same_names = layout is not None and np.array_equal(
+            b[layout.name_at] if layout is old else layout.name_bytes, old.name_bytes
+        )
     if not same_names:
         layout = _layout_of(data, b, is_token)
         if layout is None:
@@ -645,8 +711,11 @@ def parse_diskstats_columns(data: bytes, previous: DiskstatsColumns | None = Non
     # control or non-ASCII bytes, so str.split() would see no other blanks), and every byte
     # of the numbers is a digit (the file has as many digits as the layout's fields, and
     # none elsewhere): no sign, no '_', no '0x'.
-    if (np.count_nonzero((b - 32) >= 95) != n_lines or not (b[layout.line_ends] == 10).all()
-            or np.count_nonzero((b - 48) < 10) != layout.digits):
+    if (
+        np.count_nonzero((b - 32) >= 95) != n_lines
+        or not (b[layout.line_ends] == 10).all()
+        or np.count_nonzero((b - 48) < 10) != layout.digits
+    ):
         return None
     if same_names:
         names = previous.names  # type: ignore[union-attr]
@@ -785,17 +854,21 @@ def read_queue_facts(name: str, root: Path = Path("/")) -> QueueFacts:
         with open(os.path.join(base, "queue/scheduler"), encoding="ascii", errors="replace") as f:
             text = f.read().strip()
         if "[" in text and "]" in text:
-            scheduler = text[text.index("[") + 1:text.index("]")]
+            scheduler = text[text.index("[") + 1 : text.index("]")]
         elif text:
             scheduler = text.split()[0]  # a single scheduler is printed without brackets
     except OSError:
         pass
     hw_queues = list_dir(os.path.join(base, "mq"))
     slaves = list_dir(os.path.join(base, "slaves"))
-    return QueueFacts(queue_depth, nr_requests, scheduler,
-                      None if rotational_raw is None else bool(rotational_raw),
-                      nr_hw_queues=len(hw_queues) if hw_queues else None,
-                      slaves=tuple(sorted(name.replace("!", "/") for name in slaves or ())))
+    return QueueFacts(
+        queue_depth,
+        nr_requests,
+        scheduler,
+        None if rotational_raw is None else bool(rotational_raw),
+        nr_hw_queues=len(hw_queues) if hw_queues else None,
+        slaves=tuple(sorted(name.replace("!", "/") for name in slaves or ())),
+    )
 
 
 def dm_names(root: Path = Path("/")) -> dict[str, str]:

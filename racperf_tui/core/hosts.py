@@ -37,8 +37,15 @@ class Host(Protocol):
 
     def put_files(self, directory: Path, files: dict[str, str]) -> None: ...
 
-    def start(self, invocation: Invocation, directory: Path, *, merge_stderr: bool = False,
-              write_watch: WriteWatch | None = None, argv: list[str] | None = None) -> SupervisedProcess: ...
+    def start(
+        self,
+        invocation: Invocation,
+        directory: Path,
+        *,
+        merge_stderr: bool = False,
+        write_watch: WriteWatch | None = None,
+        argv: list[str] | None = None,
+    ) -> SupervisedProcess: ...
 
     def fetch_files(self, directory: Path, invocation: Invocation) -> dict[str, str]: ...
 
@@ -69,8 +76,15 @@ class LocalHost:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
 
-    def start(self, invocation: Invocation, directory: Path, *, merge_stderr: bool = False,
-              write_watch: WriteWatch | None = None, argv: list[str] | None = None) -> SupervisedProcess:
+    def start(
+        self,
+        invocation: Invocation,
+        directory: Path,
+        *,
+        merge_stderr: bool = False,
+        write_watch: WriteWatch | None = None,
+        argv: list[str] | None = None,
+    ) -> SupervisedProcess:
         """Start ``argv`` (default: the Invocation's) with its env, cwd and stdin; OSError when
         it cannot be executed."""
         env = dict(os.environ, **invocation.env) if invocation.env else None
@@ -79,8 +93,14 @@ class LocalHost:
         if invocation.stdin is not None:
             self.put_files(directory, {STDIN_FILE: invocation.stdin})
             stdin_path = str(directory / STDIN_FILE)
-        proc = SupervisedProcess(list(argv or invocation.argv), env=env, cwd=str(cwd) if cwd else None,
-                                 merge_stderr=merge_stderr, write_watch=write_watch, stdin_path=stdin_path)
+        proc = SupervisedProcess(
+            list(argv or invocation.argv),
+            env=env,
+            cwd=str(cwd) if cwd else None,
+            merge_stderr=merge_stderr,
+            write_watch=write_watch,
+            stdin_path=stdin_path,
+        )
         return proc.start()
 
     def fetch_files(self, directory: Path, invocation: Invocation) -> dict[str, str]:

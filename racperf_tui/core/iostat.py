@@ -48,7 +48,6 @@ from racperf_tui.core.diskstats import (
     QueueFacts,
     RawSample,
     classify_partitions,
-    dm_names as read_dm_names,
     parse_diskstats,
     parse_diskstats_columns,
     partitions_of,
@@ -57,11 +56,25 @@ from racperf_tui.core.diskstats import (
     snapshot_from_raw,
     whole_devices_with_stats,
 )
+from racperf_tui.core.diskstats import (
+    dm_names as read_dm_names,
+)
 
 #: The column set of `racperf iostat -x` and the keys of --json rows, in order.
 COLUMNS: tuple[str, ...] = (
-    "r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "avgrq-sz", "avgqu-sz",
-    "await", "r_await", "w_await", "svctm", "%util",
+    "r/s",
+    "w/s",
+    "rkB/s",
+    "wkB/s",
+    "rrqm/s",
+    "wrqm/s",
+    "avgrq-sz",
+    "avgqu-sz",
+    "await",
+    "r_await",
+    "w_await",
+    "svctm",
+    "%util",
 )
 
 _TICKS_MASK = 0xFFFFFFFF
@@ -73,11 +86,24 @@ _NO_DM_NAMES: dict[str, str] = {}
 ZERO_COUNTERS = DeviceCounters(0, 0, "", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
 # Rows of DiskstatsColumns.counters, by name.
-(_RD_IOS, _RD_MRG, _RD_SECT, _RD_TICKS, _WR_IOS, _WR_MRG, _WR_SECT, _WR_TICKS, _TOT_TICKS,
- _RQ_TICKS, _DC_IOS, _DC_SECT, _DC_TICKS, _FL_IOS) = range(len(COLUMN_FIELDS))
+(
+    _RD_IOS,
+    _RD_MRG,
+    _RD_SECT,
+    _RD_TICKS,
+    _WR_IOS,
+    _WR_MRG,
+    _WR_SECT,
+    _WR_TICKS,
+    _TOT_TICKS,
+    _RQ_TICKS,
+    _DC_IOS,
+    _DC_SECT,
+    _DC_TICKS,
+    _FL_IOS,
+) = range(len(COLUMN_FIELDS))
 #: Counters whose decrease means a re-registered device or a wrap (compute_row decides).
-_MONOTONIC_ROWS = [_RD_IOS, _WR_IOS, _DC_IOS, _RD_SECT, _WR_SECT, _DC_SECT, _RD_MRG, _WR_MRG,
-                   _FL_IOS]
+_MONOTONIC_ROWS = [_RD_IOS, _WR_IOS, _DC_IOS, _RD_SECT, _WR_SECT, _DC_SECT, _RD_MRG, _WR_MRG, _FL_IOS]
 #: The per-second rates' counters, in COLUMNS order (r/s w/s rkB/s wkB/s rrqm/s wrqm/s).
 _RATE_ROWS = [_RD_IOS, _WR_IOS, _RD_SECT, _WR_SECT, _RD_MRG, _WR_MRG]
 #: Beyond this, int -> double is not exact: Python's int / int (correctly rounded) and a
@@ -130,12 +156,18 @@ class IostatReport:
     changed) only when a consumer asks for them.
     """
 
-    __slots__ = ("wall_time", "interval_s", "_rows", "errors", "since_boot", "root",
-                 "_make_rows")
+    __slots__ = ("wall_time", "interval_s", "_rows", "errors", "since_boot", "root", "_make_rows")
 
-    def __init__(self, wall_time: float, interval_s: float, rows: list[IostatRow] | None,
-                 errors: list[str], since_boot: bool = False, root: Path = Path("/"),
-                 make_rows: Callable[[], list[IostatRow]] | None = None) -> None:
+    def __init__(
+        self,
+        wall_time: float,
+        interval_s: float,
+        rows: list[IostatRow] | None,
+        errors: list[str],
+        since_boot: bool = False,
+        root: Path = Path("/"),
+        make_rows: Callable[[], list[IostatRow]] | None = None,
+    ) -> None:
         """``rows``, or None and ``make_rows`` to build them on first access."""
         if rows is None and make_rows is None:
             raise ValueError("IostatReport needs rows or make_rows")
@@ -161,8 +193,7 @@ class IostatReport:
         self._make_rows = None
 
     def _key(self) -> tuple[object, ...]:
-        return (self.wall_time, self.interval_s, self.rows, self.errors, self.since_boot,
-                self.root)
+        return (self.wall_time, self.interval_s, self.rows, self.errors, self.since_boot, self.root)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, IostatReport):
@@ -172,13 +203,16 @@ class IostatReport:
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
 
     def __repr__(self) -> str:
-        return (f"IostatReport(wall_time={self.wall_time!r}, interval_s={self.interval_s!r}, "
-                f"rows=<{len(self.rows)} rows>, errors={self.errors!r}, "
-                f"since_boot={self.since_boot!r}, root={self.root!r})")
+        return (
+            f"IostatReport(wall_time={self.wall_time!r}, interval_s={self.interval_s!r}, "
+            f"rows=<{len(self.rows)} rows>, errors={self.errors!r}, "
+            f"since_boot={self.since_boot!r}, root={self.root!r})"
+        )
 
 
-def compute_row(device: str, ioi: DeviceCounters, ioj: DeviceCounters, itv_cs: int,
-                is_partition: bool = False) -> IostatRow:
+def compute_row(
+    device: str, ioi: DeviceCounters, ioj: DeviceCounters, itv_cs: int, is_partition: bool = False
+) -> IostatRow:
     """One iostat -x row from current counters ``ioi``, previous ``ioj`` and the interval
     in centiseconds (sysstat's write_ext_stat + compute_ext_disk_stats, same operation order
     so the doubles, and hence the printed digits, are identical).
@@ -187,11 +221,52 @@ def compute_row(device: str, ioi: DeviceCounters, ioj: DeviceCounters, itv_cs: i
     """
     itv = itv_cs if itv_cs > 0 else 1
     # Unpacking once is much cheaper than ~40 NamedTuple attribute reads (hot path).
-    (_, _, name, rd_ios, rd_mrg, rd_sect, rd_ticks, wr_ios, wr_mrg, wr_sect, wr_ticks, _,
-     tot_ticks, rq_ticks, dc_ios, _, dc_sect, dc_ticks, fl_ios, _, _) = ioi
-    (_, _, _, p_rd_ios, p_rd_mrg, p_rd_sect, p_rd_ticks, p_wr_ios, p_wr_mrg, p_wr_sect,
-     p_wr_ticks, _, p_tot_ticks, p_rq_ticks, p_dc_ios, _, p_dc_sect, p_dc_ticks, p_fl_ios, _,
-     _) = ioj
+    (
+        _,
+        _,
+        name,
+        rd_ios,
+        rd_mrg,
+        rd_sect,
+        rd_ticks,
+        wr_ios,
+        wr_mrg,
+        wr_sect,
+        wr_ticks,
+        _,
+        tot_ticks,
+        rq_ticks,
+        dc_ios,
+        _,
+        dc_sect,
+        dc_ticks,
+        fl_ios,
+        _,
+        _,
+    ) = ioi
+    (
+        _,
+        _,
+        _,
+        p_rd_ios,
+        p_rd_mrg,
+        p_rd_sect,
+        p_rd_ticks,
+        p_wr_ios,
+        p_wr_mrg,
+        p_wr_sect,
+        p_wr_ticks,
+        _,
+        p_tot_ticks,
+        p_rq_ticks,
+        p_dc_ios,
+        _,
+        p_dc_sect,
+        p_dc_ticks,
+        p_fl_ios,
+        _,
+        _,
+    ) = ioj
     d_rd_ios = rd_ios - p_rd_ios
     d_wr_ios = wr_ios - p_wr_ios
     d_dc_ios = dc_ios - p_dc_ios
@@ -200,8 +275,17 @@ def compute_row(device: str, ioi: DeviceCounters, ioj: DeviceCounters, itv_cs: i
     d_dc_sect = dc_sect - p_dc_sect
     d_rd_mrg = rd_mrg - p_rd_mrg
     d_wr_mrg = wr_mrg - p_wr_mrg
-    if (d_rd_ios < 0 or d_wr_ios < 0 or d_dc_ios < 0 or d_rd_sect < 0 or d_wr_sect < 0
-            or d_dc_sect < 0 or d_rd_mrg < 0 or d_wr_mrg < 0 or fl_ios < p_fl_ios):
+    if (
+        d_rd_ios < 0
+        or d_wr_ios < 0
+        or d_dc_ios < 0
+        or d_rd_sect < 0
+        or d_wr_sect < 0
+        or d_dc_sect < 0
+        or d_rd_mrg < 0
+        or d_wr_mrg < 0
+        or fl_ios < p_fl_ios
+    ):
         base = baseline(ioi, ioj)
         if base is not ioj:
             return compute_row(device, ioi, base, itv_cs, is_partition)
@@ -219,8 +303,7 @@ def compute_row(device: str, ioi: DeviceCounters, ioj: DeviceCounters, itv_cs: i
     d_tot_ticks = (tot_ticks - p_tot_ticks) & _TICKS_MASK
     d_nr_ios = d_rd_ios + d_wr_ios + d_dc_ios
     if d_nr_ios > 0:
-        await_ms = ((d_rd_ticks + d_wr_ticks + ((dc_ticks - p_dc_ticks) & _TICKS_MASK))
-                    & _TICKS_MASK) / d_nr_ios
+        await_ms = ((d_rd_ticks + d_wr_ticks + ((dc_ticks - p_dc_ticks) & _TICKS_MASK)) & _TICKS_MASK) / d_nr_ios
         avgrq_sz = (d_rd_sect + d_wr_sect + d_dc_sect) / d_nr_ios
         svctm_ms = d_tot_ticks / d_nr_ios
     else:
@@ -258,16 +341,23 @@ def baseline(ioi: DeviceCounters, ioj: DeviceCounters) -> DeviceCounters:
     counter that is not a 32-bit wrap also means a new device, where sysstat would print
     rates near 1.8e19.
     """
-    if ((ioi.rd_ios + ioi.wr_ios + ioi.dc_ios + ioi.fl_ios)
-            < (ioj.rd_ios + ioj.wr_ios + ioj.dc_ios + ioj.fl_ios)
-            and (not ioj.rd_sectors or ioi.rd_sectors < ioj.rd_sectors)
-            and (not ioj.wr_sectors or ioi.wr_sectors < ioj.wr_sectors)
-            and (not ioj.dc_sectors or ioi.dc_sectors < ioj.dc_sectors)):
+    if (
+        (ioi.rd_ios + ioi.wr_ios + ioi.dc_ios + ioi.fl_ios) < (ioj.rd_ios + ioj.wr_ios + ioj.dc_ios + ioj.fl_ios)
+        and (not ioj.rd_sectors or ioi.rd_sectors < ioj.rd_sectors)
+        and (not ioj.wr_sectors or ioi.wr_sectors < ioj.wr_sectors)
+        and (not ioj.dc_sectors or ioi.dc_sectors < ioj.dc_sectors)
+    ):
         return ZERO_COUNTERS
-    for cur, prev in ((ioi.rd_ios, ioj.rd_ios), (ioi.wr_ios, ioj.wr_ios),
-                      (ioi.dc_ios, ioj.dc_ios), (ioi.rd_sectors, ioj.rd_sectors),
-                      (ioi.wr_sectors, ioj.wr_sectors), (ioi.dc_sectors, ioj.dc_sectors),
-                      (ioi.rd_merges, ioj.rd_merges), (ioi.wr_merges, ioj.wr_merges)):
+    for cur, prev in (
+        (ioi.rd_ios, ioj.rd_ios),
+        (ioi.wr_ios, ioj.wr_ios),
+        (ioi.dc_ios, ioj.dc_ios),
+        (ioi.rd_sectors, ioj.rd_sectors),
+        (ioi.wr_sectors, ioj.wr_sectors),
+        (ioi.dc_sectors, ioj.dc_sectors),
+        (ioi.rd_merges, ioj.rd_merges),
+        (ioi.wr_merges, ioj.wr_merges),
+    ):
         if cur < prev and not _plausible_wrap32(cur, prev):
             return ZERO_COUNTERS
     return ioj
@@ -297,7 +387,7 @@ def normalize_device_name(name: str, root: Path = Path("/")) -> str:
         path = os.path.join(root, name.lstrip("/"))
         if os.path.islink(path):
             return os.path.basename(os.readlink(path))
-        return name[len("/dev/"):]
+        return name[len("/dev/") :]
     return name
 
 
@@ -328,10 +418,17 @@ class IostatSampler:
     #: How long queue facts are cached (s).
     QUEUE_FACTS_TTL_S = 60.0
 
-    def __init__(self, roots: list[Path] | None = None, *, partitions: bool = False,
-                 dm_names: bool = False, devices: list[str] | None = None,
-                 skip_idle: bool = False, partitions_of: list[str] | None = None,
-                 use_columns: bool = True) -> None:
+    def __init__(
+        self,
+        roots: list[Path] | None = None,
+        *,
+        partitions: bool = False,
+        dm_names: bool = False,
+        devices: list[str] | None = None,
+        skip_idle: bool = False,
+        partitions_of: list[str] | None = None,
+        use_columns: bool = True,
+    ) -> None:
         """``use_columns=False``: never the column path (numpy), only the line-by-line one
         (the reference the column path is tested against)."""
         self.use_columns = use_columns
@@ -395,8 +492,9 @@ class IostatSampler:
 
     def _is_partition_map(self, devices: Mapping[str, object], root: Path) -> dict[str, bool]:
         now = time.monotonic()
-        stale = (root != self._partition_cache_root
-                 or (self._live and now - self._partition_cache_time > self.SYSFS_REFRESH_S))
+        stale = root != self._partition_cache_root or (
+            self._live and now - self._partition_cache_time > self.SYSFS_REFRESH_S
+        )
         if stale or not devices.keys() <= self._partition_cache.keys():
             fresh = classify_partitions(list(devices), root)
             if fresh != self._partition_cache:
@@ -459,8 +557,7 @@ class IostatSampler:
             names = []
             if not self._listed and not self._partitions_of or self._all_whole:
                 listable = self._listable
-                names.extend(n for n in devices if not is_part.get(n, False)
-                             and (listable is None or n in listable))
+                names.extend(n for n in devices if not is_part.get(n, False) and (listable is None or n in listable))
             for name in self._listed:
                 if self.dm_names and name not in devices:
                     for dm, dm_name in self._dm_display_map(root).items():
@@ -483,8 +580,11 @@ class IostatSampler:
         # The previous sample's columns, whichever root it came from (sysstat's slots do
         # not care either; the parse only reuses what it re-checks).
         last_columns = self._last_columns
-        columns = (parse_diskstats_columns(raw.diskstats, last_columns)
-                   if raw.diskstats is not None and self.use_columns else None)
+        columns = (
+            parse_diskstats_columns(raw.diskstats, last_columns)
+            if raw.diskstats is not None and self.use_columns
+            else None
+        )
         self._last_columns = columns
         curr = self._n_samples & 1
         self._n_samples += 1
@@ -502,9 +602,11 @@ class IostatSampler:
             # Another boot (or another host's snapshot): a fresh since-boot report.
             since_boot = True
             itv = raw.uptime_cs
-            notes.append(f"{root}/proc/uptime: uptime went backwards "
-                          f"({self._prev_uptime_cs / 100:.2f} -> {raw.uptime_cs / 100:.2f} s):"
-                          " reporting since boot")
+            notes.append(
+                f"{root}/proc/uptime: uptime went backwards "
+                f"({self._prev_uptime_cs / 100:.2f} -> {raw.uptime_cs / 100:.2f} s):"
+                " reporting since boot"
+            )
         else:
             itv = raw.uptime_cs - self._prev_uptime_cs
         if itv <= 0:
@@ -512,22 +614,20 @@ class IostatSampler:
         self._prev_uptime_cs = raw.uptime_cs
         self._prev_wall = raw.wall_time
 
-        if (columns is not None and last_columns is not None and not since_boot
-                and columns.names is last_columns.names):
+        if columns is not None and last_columns is not None and not since_boot and columns.names is last_columns.names:
             make_rows = self._rows_from_columns(columns, last_columns, root, itv, curr)
             if make_rows is not None:
                 self.column_samples += 1
-                return IostatReport(raw.wall_time, itv / 100.0, None, raw.errors + notes, False,
-                                    root, make_rows)
+                return IostatReport(raw.wall_time, itv / 100.0, None, raw.errors + notes, False, root, make_rows)
         return self._sample_lines(raw, curr, itv, since_boot, notes)
 
     # -- the steady state: whole columns at once ---------------------------------------------
 
     def _partition_map_stale(self, root: Path) -> bool:
         """Would _is_partition_map re-read sysfs now (other than for unknown devices)?"""
-        return (root != self._partition_cache_root
-                or (self._live and time.monotonic() - self._partition_cache_time
-                    > self.SYSFS_REFRESH_S))
+        return root != self._partition_cache_root or (
+            self._live and time.monotonic() - self._partition_cache_time > self.SYSFS_REFRESH_S
+        )
 
     def _column_view(self, columns: DiskstatsColumns, root: Path) -> _ColumnView | None:
         """Which columns the report shows, in which order, under which names (cached)."""
@@ -541,12 +641,17 @@ class IostatSampler:
             is_part = self._is_partition_map(self._stub_devices[1], root)
         dm_map = self._dm_display_map(root) if self.dm_names else _NO_DM_NAMES
         # The sysfs facts are new objects only when they changed (see _is_partition_map).
-        key = (id(names), id(is_part), None if self.partitions else id(self._listable),
-               id(dm_map), self.partitions, root)
+        key = (
+            id(names),
+            id(is_part),
+            None if self.partitions else id(self._listable),
+            id(dm_map),
+            self.partitions,
+            root,
+        )
         if view is not None and view.key == key:
             return view
-        stub = self._stub_devices[1] if self._stub_devices[0] is names else \
-            dict.fromkeys(names, ZERO_COUNTERS)
+        stub = self._stub_devices[1] if self._stub_devices[0] is names else dict.fromkeys(names, ZERO_COUNTERS)
         if self.partitions:
             if not stub.keys() <= self._order.keys():
                 return None  # a device not seen before: the line path orders it
@@ -555,31 +660,43 @@ class IostatSampler:
             selected = self._selected(DiskSnapshot(0.0, 0.0, stub, root=root), root)
             shown = list(selected)
             is_part = self._partition_cache
-            key = (id(names), id(is_part), id(self._listable), id(dm_map), self.partitions,
-                   root)
+            key = (id(names), id(is_part), id(self._listable), id(dm_map), self.partitions, root)
         position = dict(zip(names, range(len(names))))
         index = np.array([position[n] for n in shown], dtype=np.intp)
         display = [dm_map.get(n, n) for n in shown]
         partition = [is_part.get(n, False) for n in shown]
         identity = bool(len(index) == len(names) and (index == np.arange(len(names))).all())
-        view = _ColumnView(key, names, shown, index, identity,
-                           np.array(display, dtype=object), display,
-                           np.array(partition, dtype=object), partition,
-                           np.array(shown, dtype=object), frozenset(shown))
+        view = _ColumnView(
+            key,
+            names,
+            shown,
+            index,
+            identity,
+            np.array(display, dtype=object),
+            display,
+            np.array(partition, dtype=object),
+            partition,
+            np.array(shown, dtype=object),
+            frozenset(shown),
+        )
         self._view = view
         self._row_cache = None
         return view
 
-    def _rows_from_columns(self, columns: DiskstatsColumns, previous: DiskstatsColumns,
-                           root: Path, itv: int, parity: int,
-                           ) -> Callable[[], list[IostatRow]] | None:
+    def _rows_from_columns(
+        self,
+        columns: DiskstatsColumns,
+        previous: DiskstatsColumns,
+        root: Path,
+        itv: int,
+        parity: int,
+    ) -> Callable[[], list[IostatRow]] | None:
         """The figures of a sample whose devices are those of the previous sample, all
         counters at once with numpy (compute_row's formulas and operation order, element by
         element, so every double is the same), and a function making its rows. None when
         the line path must take this sample."""
         view = self._column_view(columns, root)
-        if view is None or not (view.selected is self._last_selection
-                                or view.selected == self._last_selection):
+        if view is None or not (view.selected is self._last_selection or view.selected == self._last_selection):
             return None  # other devices than last time: their slots are the line path's
         if view.identity:
             cur, prev = columns.counters, previous.counters
@@ -588,19 +705,22 @@ class IostatSampler:
         delta = cur - prev
         n_rows = delta.shape[1]
         ios = delta[_RD_IOS] | delta[_WR_IOS] | delta[_DC_IOS] | delta[_FL_IOS]
-        visible = np.ones(n_rows, bool) if self.unfiltered else \
-            (cur[_RD_IOS] | cur[_WR_IOS] | cur[_DC_IOS] | cur[_FL_IOS]) != 0
+        visible = (
+            np.ones(n_rows, bool)
+            if self.unfiltered
+            else (cur[_RD_IOS] | cur[_WR_IOS] | cur[_DC_IOS] | cur[_FL_IOS]) != 0
+        )
         if self.skip_idle:
             visible &= ios != 0
         # Counters that went backwards (re-registered device, 32-bit wrap) or too big for
         # exact doubles: those few rows are compute_row's. (Whole-array checks first: the
         # per-device ones are rarely needed.)
         monotonic = delta[_MONOTONIC_ROWS]
-        odd = ((monotonic < 0).any(axis=0) if int(monotonic.min(initial=0)) < 0
-               else np.zeros(n_rows, bool))
+        odd = (monotonic < 0).any(axis=0) if int(monotonic.min(initial=0)) < 0 else np.zeros(n_rows, bool)
         if int(cur.max(initial=0)) >= _EXACT_FLOAT_INT // 4:
-            odd |= ((cur >= _EXACT_FLOAT_INT).any(axis=0)
-                    | (cur[_RD_SECT] + cur[_WR_SECT] + cur[_DC_SECT] >= _EXACT_FLOAT_INT))
+            odd |= (cur >= _EXACT_FLOAT_INT).any(axis=0) | (
+                cur[_RD_SECT] + cur[_WR_SECT] + cur[_DC_SECT] >= _EXACT_FLOAT_INT
+            )
 
         mask32 = 0xFFFFFFFF
         rd_ticks = delta[_RD_TICKS] & mask32
@@ -613,13 +733,11 @@ class IostatSampler:
         rates *= 100
         rates[2:4] /= 2
         has_ios = nr_ios > 0
-        np.divide(delta[_RD_SECT] + delta[_WR_SECT] + delta[_DC_SECT], nr_ios, out=values[6],
-                  where=has_ios)
+        np.divide(delta[_RD_SECT] + delta[_WR_SECT] + delta[_DC_SECT], nr_ios, out=values[6], where=has_ios)
         np.divide(delta[_RQ_TICKS] & mask32, itv, out=values[7])
         values[7] *= 100
         values[7] /= 1000.0
-        np.divide((rd_ticks + wr_ticks + (delta[_DC_TICKS] & mask32)) & mask32, nr_ios,
-                  out=values[8], where=has_ios)
+        np.divide((rd_ticks + wr_ticks + (delta[_DC_TICKS] & mask32)) & mask32, nr_ios, out=values[8], where=has_ios)
         np.divide(rd_ticks, delta[_RD_IOS], out=values[9], where=delta[_RD_IOS] > 0)
         np.divide(wr_ticks, delta[_WR_IOS], out=values[10], where=delta[_WR_IOS] > 0)
         np.divide(tot_ticks, nr_ios, out=values[11], where=has_ios)
@@ -632,16 +750,26 @@ class IostatSampler:
         if odd.any():
             for j in np.flatnonzero(odd).tolist():
                 line = int(view.index[j])
-                odd_rows[j] = compute_row(view.display_list[j], columns.device_counters(line),
-                                          previous.device_counters(line), itv,
-                                          view.partition_list[j])
+                odd_rows[j] = compute_row(
+                    view.display_list[j],
+                    columns.device_counters(line),
+                    previous.device_counters(line),
+                    itv,
+                    view.partition_list[j],
+                )
         self._last_selection = view.selected
         self._last_snapshot = None  # the line path cannot reuse lines it did not parse
         self._columns_run = (view, columns, previous, parity)
         return lambda: self._make_rows(view, values, visible, odd, odd_rows)
 
-    def _make_rows(self, view: _ColumnView, values: np.ndarray, visible: np.ndarray,
-                   odd: np.ndarray, odd_rows: dict[int, IostatRow]) -> list[IostatRow]:
+    def _make_rows(
+        self,
+        view: _ColumnView,
+        values: np.ndarray,
+        visible: np.ndarray,
+        odd: np.ndarray,
+        odd_rows: dict[int, IostatRow],
+    ) -> list[IostatRow]:
         """The IostatRow objects of one column sample (``values``: its figures, COLUMNS by
         shown device). A device whose figures equal those of the last rows built for the
         same view gets that row object again: only changed devices cost Python objects."""
@@ -661,16 +789,27 @@ class IostatSampler:
             cached_values[:, odd] = np.nan
         todo = np.flatnonzero(need)
         if len(todo) == n_rows:
-            rows = list(map(tuple.__new__, repeat(IostatRow, n_rows),
-                            zip(view.display_list, *values.tolist(), view.partition_list,
-                                view.names)))
+            rows = list(
+                map(
+                    tuple.__new__,
+                    repeat(IostatRow, n_rows),
+                    zip(view.display_list, *values.tolist(), view.partition_list, view.names),
+                )
+            )
             cached_values[...] = values
             if cache is self._row_cache:
                 self._row_cache = (view, rows, cached_values)
         elif len(todo):
-            fresh = map(tuple.__new__, repeat(IostatRow, len(todo)),
-                        zip(view.display[todo].tolist(), *values[:, todo].tolist(),
-                            view.partition[todo].tolist(), view.kernel[todo].tolist()))
+            fresh = map(
+                tuple.__new__,
+                repeat(IostatRow, len(todo)),
+                zip(
+                    view.display[todo].tolist(),
+                    *values[:, todo].tolist(),
+                    view.partition[todo].tolist(),
+                    view.kernel[todo].tolist(),
+                ),
+            )
             for j, row in zip(todo.tolist(), fresh):
                 rows[j] = row
             cached_values[:, todo] = values[:, todo]
@@ -690,14 +829,12 @@ class IostatSampler:
 
     # -- any input: line by line ---------------------------------------------------------
 
-    def _sample_lines(self, raw: RawSample, curr: int, itv: int, since_boot: bool,
-                      notes: list[str]) -> IostatReport:
+    def _sample_lines(self, raw: RawSample, curr: int, itv: int, since_boot: bool, notes: list[str]) -> IostatReport:
         """A sample through DeviceCounters (first sample, devices that changed, odd lines)."""
         root = raw.root
         if self._columns_run is not None:
             self._store_columns_run()
-        previous = self._last_snapshot if self._last_snapshot is not None and \
-            self._last_snapshot.root == root else None
+        previous = self._last_snapshot if self._last_snapshot is not None and self._last_snapshot.root == root else None
         snapshot = snapshot_from_raw(raw, previous)
         self._last_snapshot = snapshot
         errors = snapshot.errors + notes
@@ -705,14 +842,16 @@ class IostatSampler:
 
         selected = self._selected(snapshot, root)
         current, before = self._slots[curr], self._slots[curr ^ 1]
-        is_part = (self._is_partition_map(snapshot.devices, root) if self.partitions
-                   else self._partition_cache)
+        is_part = self._is_partition_map(snapshot.devices, root) if self.partitions else self._partition_cache
         dm_map = self._dm_display_map(root) if self.dm_names else _NO_DM_NAMES
         rows_map = self._rows
         rows_key = (id(dm_map), id(is_part))
-        incremental = (not since_boot and snapshot.changed is not None
-                       and rows_key == self._rows_key
-                       and self._selected_before == selected.keys())
+        incremental = (
+            not since_boot
+            and snapshot.changed is not None
+            and rows_key == self._rows_key
+            and self._selected_before == selected.keys()
+        )
         self._rows_key = rows_key
         ordered: Iterable[str] = self._order if self.partitions else selected
         order_grew = False
@@ -720,8 +859,7 @@ class IostatSampler:
             # Same devices as last time. A line unchanged over the last two samples left
             # the same counters object in both slots and an all-zero row: only what moved
             # now or last time is stored and recomputed (the slots stay as sysstat's).
-            changed = snapshot.changed if selected is snapshot.devices else \
-                snapshot.changed & selected.keys()  # type: ignore[operator]
+            changed = snapshot.changed if selected is snapshot.devices else snapshot.changed & selected.keys()  # type: ignore[operator]
             # What changed last time is still one slot behind: it is stored (and its row
             # recomputed, to zeros) once more.
             todo: Iterable[str] = changed | self._changed_last | self._busy  # type: ignore[operator]
@@ -756,14 +894,37 @@ class IostatSampler:
             if not unfiltered and not (ioi.rd_ios or ioi.wr_ios or ioi.dc_ios or ioi.fl_ios):
                 row = None  # never did an I/O: sysstat hides it unless named
             elif ioi is ioj or ioi == ioj:
-                row = None if skip_idle else IostatRow(
-                    dm_map.get(name, name), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                    0.0, 0.0, 0.0, is_part.get(name, False), name)
+                row = (
+                    None
+                    if skip_idle
+                    else IostatRow(
+                        dm_map.get(name, name),
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        is_part.get(name, False),
+                        name,
+                    )
+                )
                 busy.discard(name)
                 rows_map[name] = row
                 continue
-            elif skip_idle and (ioi.rd_ios == ioj.rd_ios and ioi.wr_ios == ioj.wr_ios
-                                and ioi.dc_ios == ioj.dc_ios and ioi.fl_ios == ioj.fl_ios):
+            elif skip_idle and (
+                ioi.rd_ios == ioj.rd_ios
+                and ioi.wr_ios == ioj.wr_ios
+                and ioi.dc_ios == ioj.dc_ios
+                and ioi.fl_ios == ioj.fl_ios
+            ):
                 row = None
             else:
                 row = compute_row(dm_map.get(name, name), ioi, ioj, itv, is_part.get(name, False))

@@ -109,7 +109,7 @@ class LineSplitter:
         if end - start <= room:
             self._buf += chunk[start:end]
             return
-        self._buf += chunk[start:start + room]
+        self._buf += chunk[start : start + room]
         lines.append(self._decode(self._buf, truncated=True))
         self._buf.clear()
         self._skipping = True

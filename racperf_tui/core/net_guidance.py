@@ -47,20 +47,23 @@ def interconnect_verdict(measured_mbit_s: float) -> Verdict:
     """Measured throughput against the 1 GbE / 10 GbE interconnect guidance."""
     measured = format_rate(measured_mbit_s)
     if measured_mbit_s >= GBE_10_MBIT_S * MEETS_SHARE:
-        return Verdict("good", f"measured {measured}: meets 10 GbE guidance "
-                               "(recommended for the RAC interconnect)")
+        return Verdict("good", f"measured {measured}: meets 10 GbE guidance (recommended for the RAC interconnect)")
     if measured_mbit_s >= GBE_1_MBIT_S * MEETS_SHARE:
-        return Verdict("warning", f"measured {measured}: meets 1 GbE guidance (the minimum), "
-                                  "below the 10 GbE recommended for the RAC interconnect")
-    return Verdict("bad", f"measured {measured}: below 1 GbE guidance, too slow for a RAC "
-                          "interconnect")
+        return Verdict(
+            "warning",
+            f"measured {measured}: meets 1 GbE guidance (the minimum), "
+            "below the 10 GbE recommended for the RAC interconnect",
+        )
+    return Verdict("bad", f"measured {measured}: below 1 GbE guidance, too slow for a RAC interconnect")
 
 
 def dataguard_verdict(redo_mb_s: float, measured_mbit_s: float) -> Verdict:
     """Is the measured throughput enough for ``redo_mb_s`` of redo (Data Guard sizing)?"""
     needed = required_mbit_s(redo_mb_s)
-    head = (f"redo {redo_mb_s:g} MB/s needs {needed:.1f} Mbit/s ((redo MB/s / 0.7) x 8); "
-            f"measured {format_rate(measured_mbit_s)}")
+    head = (
+        f"redo {redo_mb_s:g} MB/s needs {needed:.1f} Mbit/s ((redo MB/s / 0.7) x 8); "
+        f"measured {format_rate(measured_mbit_s)}"
+    )
     if needed == 0:
         return Verdict("good", head + ": enough")
     if measured_mbit_s >= needed:

@@ -29,10 +29,31 @@ from pathlib import Path
 #: File-system types whose getattr may wait for a server, a daemon or a cluster lock manager.
 #: ocfs2, gfs2 and acfs are on the list because on a RAC node a hung cluster stack is exactly
 #: the moment someone runs diagnostics.
-MAY_HANG = frozenset({
-    "nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "9p", "afs", "ceph", "glusterfs", "lustre",
-    "gpfs", "beegfs", "orangefs", "pvfs2", "ocfs2", "gfs2", "acfs", "fuse", "fuseblk", "davfs",
-})
+MAY_HANG = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "ncpfs",
+        "9p",
+        "afs",
+        "ceph",
+        "glusterfs",
+        "lustre",
+        "gpfs",
+        "beegfs",
+        "orangefs",
+        "pvfs2",
+        "ocfs2",
+        "gfs2",
+        "acfs",
+        "fuse",
+        "fuseblk",
+        "davfs",
+    }
+)
 
 
 def may_hang(fs_type: str) -> bool:
@@ -180,9 +201,15 @@ def fdinfo(proc: str, pid: str, fd: str) -> tuple[int | None, int | None]:
     return flags, mount_id
 
 
-def stat_open_fd(proc: str, pid: str, fd: str, mounts: MountTable,
-                 trusted: frozenset[str] | set[str] = frozenset(), *,
-                 writable_only: bool = False) -> OpenFd | None:
+def stat_open_fd(
+    proc: str,
+    pid: str,
+    fd: str,
+    mounts: MountTable,
+    trusted: frozenset[str] | set[str] = frozenset(),
+    *,
+    writable_only: bool = False,
+) -> OpenFd | None:
     """The open file ``fd`` of ``pid``, or None: gone, a socket/pipe/anon inode, or on a file
     system that may hang (see the module docstring); with ``writable_only`` also None for a
     file not open for writing (decided before the stat).  ``trusted`` link texts are stat'ed

@@ -90,7 +90,8 @@ def _listeners() -> dict[int, str]:
 def listener_ports() -> dict[int, str]:
     """Ports on which an Oracle listener process (tnslsnr) listens here -> its label."""
     return {
-        port: owner for port, owner in _listeners().items()
+        port: owner
+        for port, owner in _listeners().items()
         if any(owner.startswith(name) for name in LISTENER_PROCESS_NAMES)
     }
 
@@ -139,13 +140,18 @@ def check_listen_port(port: int, host: str = "", *, what: str = "the server") ->
             who += " or it is a privileged port (< 1024) and we are not root"
         hint = f"; use another port, e.g. {suggestion}" if suggestion else "; use another port"
         return PortCheck(
-            host, port, True, owner=owner,
+            host,
+            port,
+            True,
+            owner=owner,
             problem=f"{where} is already in use by {who}: {what} could not listen there "
-                    f"(\"Address already in use\"){hint}",
+            f'("Address already in use"){hint}',
             suggestion=suggestion,
         )
     warning = None
     if port in DB_LISTENER_PORTS:
-        warning = (f"{where} is free now, but it is {DB_LISTENER_PORTS[port]}: a database listener "
-                   f"started later would collide with {what}")
+        warning = (
+            f"{where} is free now, but it is {DB_LISTENER_PORTS[port]}: a database listener "
+            f"started later would collide with {what}"
+        )
     return PortCheck(host, port, False, owner=None, warning=warning)

@@ -26,7 +26,8 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from racperf_tui.core.write_watch import Violation, WriteWatch
 
@@ -160,7 +161,7 @@ def process_table() -> dict[int, ProcInfo]:
         except OSError:
             continue
         # the command name may contain spaces and parens: split after its closing paren
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) >= 20:
             procs[int(entry)] = ProcInfo(fields[0], int(fields[1]), int(fields[2]), int(fields[19]))
     return procs
@@ -262,15 +263,18 @@ class SupervisedProcess:
         self._next_watch_at = 0.0
 
     # ---- start -------------------------------------------------------------------------------
-    def start(self) -> "SupervisedProcess":
+    def start(self) -> SupervisedProcess:
         """Start the watchdog, then the command in a new session; FileNotFoundError /
         PermissionError when the command cannot be executed."""
         read_fd, write_fd = os.pipe()
         try:
             self._watchdog = subprocess.Popen(
                 [sys.executable, "-S", "-c", _WATCHDOG_CODE, str(self.watchdog_grace_s)],
-                stdin=read_fd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True,
+                stdin=read_fd,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
             )
         finally:
             os.close(read_fd)
@@ -278,9 +282,15 @@ class SupervisedProcess:
         stdin = open(self.stdin_path, "rb") if self.stdin_path else None  # closed once the child has it
         try:
             self._popen = subprocess.Popen(
-                self.argv, stdin=stdin if stdin is not None else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                self.argv,
+                stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT if self.merge_stderr else subprocess.PIPE,
-                env=self.env, cwd=self.cwd, start_new_session=True, close_fds=True, bufsize=0,
+                env=self.env,
+                cwd=self.cwd,
+                start_new_session=True,
+                close_fds=True,
+                bufsize=0,
             )
         except BaseException:
             self._tell_watchdog(b"done\n")
@@ -390,9 +400,7 @@ class SupervisedProcess:
         except ChildProcessError:
             info = None
         if info is not None and info.si_pid == self.pid:
-            self._leader_exit = (
-                info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
-            )
+            self._leader_exit = info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
             self._leader_exited_at = time.monotonic()
 
     @property
@@ -423,8 +431,7 @@ class SupervisedProcess:
         table = process_table() if table is None else table
         me = os.getpid()
         watchdog_pid = self._watchdog.pid if self._watchdog is not None else -1
-        roots = {pid for pid, start in self._known.items()
-                 if pid in table and table[pid].starttime == start}
+        roots = {pid for pid, start in self._known.items() if pid in table and table[pid].starttime == start}
         if not self._reaped and self.pid in table:
             roots.add(self.pid)
         if not self._reaped:  # once reaped, the group id may belong to someone else
@@ -491,8 +498,7 @@ class SupervisedProcess:
     def tracked_alive(self, table: dict[int, ProcInfo] | None = None) -> list[int]:
         """Tracked processes (or group members) still alive, zombies excluded."""
         table = self.refresh_tree(table)
-        alive = [pid for pid, start in self._known.items()
-                 if _live(table.get(pid)) and table[pid].starttime == start]
+        alive = [pid for pid, start in self._known.items() if _live(table.get(pid)) and table[pid].starttime == start]
         return alive
 
     @property
@@ -524,8 +530,12 @@ class SupervisedProcess:
         if self.write_watch is not None and not self._killed and now >= self._next_watch_at:
             self._next_watch_at = now + WRITE_WATCH_INTERVAL_S
             self.watch_writes()
-        if (self._leader_exit is not None and self._stop_sent_at is None
-                and self._leader_exited_at is not None and now - self._leader_exited_at >= self.linger_s):
+        if (
+            self._leader_exit is not None
+            and self._stop_sent_at is None
+            and self._leader_exited_at is not None
+            and now - self._leader_exited_at >= self.linger_s
+        ):
             if self.tracked_alive() or self._streams:
                 self.stop(grace_s=self.linger_s)
             else:
@@ -647,7 +657,7 @@ class SupervisedProcess:
             self._tell_watchdog(b"done\n")
         self._close_watchdog()
 
-    def __enter__(self) -> "SupervisedProcess":
+    def __enter__(self) -> SupervisedProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -47,6 +47,11 @@ while read -r req; do
       for f in device/queue_depth queue/nr_requests queue/scheduler queue/rotational dm/name; do
         if [ -r "$d/$f" ] && read -r v < "$d/$f"; then printf 'F %s %s %s\n' "$n" "$f" "$v"; fi
       done
+      for e in "$d"/mq/* "$d"/slaves/*; do
+        [ -e "$e" ] || continue
+        e=${e#"$d"/}
+        printf 'L %s %s\n' "$n" "$e"
+      done
     done
     printf '%s host\n' "$m"
     for f in kernel/ostype kernel/osrelease kernel/hostname; do
@@ -65,8 +70,7 @@ SAMPLE_TIMEOUT_S = 30.0
 SYSFS_REFRESH_S = 30.0
 #: the most one answer may hold (diskstats of 10,000 devices is about 1.5 MB)
 MAX_ANSWER_BYTES = 64 << 20
-_FACT_FILES = frozenset({"device/queue_depth", "queue/nr_requests", "queue/scheduler",
-                         "queue/rotational", "dm/name"})
+_FACT_FILES = frozenset({"device/queue_depth", "queue/nr_requests", "queue/scheduler", "queue/rotational", "dm/name"})
 
 
 @dataclass
@@ -112,8 +116,10 @@ class RemoteDiskstats:
         self._last_full = -1e9
         self._buffer = b""
         self._channel: Channel | None = None
-        command = f"exec sh -c {shlex.quote(SAMPLER_SH)} racperf-sampler {shlex.quote(self.mark)} " \
-                  f"{shlex.quote(remote_root.rstrip('/'))}"
+        command = (
+            f"exec sh -c {shlex.quote(SAMPLER_SH)} racperf-sampler {shlex.quote(self.mark)} "
+            f"{shlex.quote(remote_root.rstrip('/'))}"
+        )
         self._channel = connection.open_channel(command)
 
     def refresh(self, *, full: bool | None = None) -> None:
@@ -131,8 +137,9 @@ class RemoteDiskstats:
         while end not in self._buffer:
             if self._channel.closed and not self._channel.pending:
                 why = b"".join(errors).decode("utf-8", "replace").strip()
-                raise SshError(f"{self.connection.target.display}: the sampling channel closed"
-                               + (f": {why}" if why else ""))
+                raise SshError(
+                    f"{self.connection.target.display}: the sampling channel closed" + (f": {why}" if why else "")
+                )
             left = deadline - time.monotonic()
             if left <= 0:
                 raise SshError(f"{self.connection.target.display}: no sample within {SAMPLE_TIMEOUT_S:g} s")
@@ -142,8 +149,7 @@ class RemoteDiskstats:
                 else:
                     errors.append(chunk)
             if len(self._buffer) > MAX_ANSWER_BYTES:
-                raise SshError(f"{self.connection.target.display}: a sample larger than "
-                               f"{MAX_ANSWER_BYTES >> 20} MB")
+                raise SshError(f"{self.connection.target.display}: a sample larger than {MAX_ANSWER_BYTES >> 20} MB")
         answer, _, self._buffer = self._buffer.partition(end)
         self.last_latency_s = time.monotonic() - started
         self._lay_out(answer, full)
@@ -157,8 +163,8 @@ class RemoteDiskstats:
         name = None
         parts: list[bytes] = []
         for line in answer.splitlines(keepends=True):
-            if line.startswith(head) and line[len(head):].strip().isalpha():
-                word = line[len(head):].strip().decode()
+            if line.startswith(head) and line[len(head) :].strip().isalpha():
+                word = line[len(head) :].strip().decode()
                 if word == "unreadable":
                     if name is not None:
                         sections[name] = None
@@ -190,9 +196,13 @@ class RemoteDiskstats:
             self._lay_out_sysfs(sysfs.decode("utf-8", "replace"))
         if full and host is not None:
             fields = dict(line.partition(" ")[::2] for line in host.decode("utf-8", "replace").splitlines())
-            self.node = NodeInfo(fields.get("kernel/ostype", ""), fields.get("kernel/osrelease", ""),
-                                 fields.get("kernel/hostname", ""), fields.get("machine", ""),
-                                 count_cpus(fields.get("cpus", "")))
+            self.node = NodeInfo(
+                fields.get("kernel/ostype", ""),
+                fields.get("kernel/osrelease", ""),
+                fields.get("kernel/hostname", ""),
+                fields.get("machine", ""),
+                count_cpus(fields.get("cpus", "")),
+            )
 
     def _lay_out_sysfs(self, text: str) -> None:
         new = self.root / "sys.new"
@@ -211,6 +221,12 @@ class RemoteDiskstats:
                 if _safe(disk) and _safe(part):
                     (block / disk / part).mkdir(parents=True, exist_ok=True)
                     (block / disk / part / "stat").touch()
+            elif kind == "L":
+                # an entry of mq/ (a hardware queue) or slaves/ (a path or member)
+                disk, _, entry = rest.partition(" ")
+                where, _, name = entry.partition("/")
+                if _safe(disk) and where in ("mq", "slaves") and _safe(name):
+                    (block / disk / where / name).mkdir(parents=True, exist_ok=True)
             elif kind == "F":
                 disk, _, rest2 = rest.partition(" ")
                 fact, _, value = rest2.partition(" ")

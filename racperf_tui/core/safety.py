@@ -230,10 +230,11 @@ def _direct_holders(device: _BlockDevice) -> list[_BlockDevice]:
     return [holder for holder in found if holder is not None]
 
 
-def _stacked(start: list[_BlockDevice], seen: set[tuple[int, int]],
-             loops: list[_Loop]) -> list[tuple[_BlockDevice, _BlockDevice, bool]]:
-    """(upper, lower, upper is a partition of lower) triples, recursively upwards from ``start``: dm on dm, md on partitions, a
-    loop device whose backing file is one of these devices' nodes (not in holders/: a loop
+def _stacked(
+    start: list[_BlockDevice], seen: set[tuple[int, int]], loops: list[_Loop]
+) -> list[tuple[_BlockDevice, _BlockDevice, bool]]:
+    """(upper, lower, upper is a partition of lower) triples, recursively upwards from ``start``:
+    dm on dm, md on partitions, a loop device whose backing file is one of these devices' nodes (not in holders/: a loop
     holds its backing file like any open file, but from the kernel, with no fd and no claim),
     and the partitions of whatever is stacked."""
     loops_on: dict[tuple[int, int], list[_Loop]] = {}
@@ -447,7 +448,8 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
                     f"{backup_offset + 32}: allocation unit 1, block {block_no}, for "
                     f"{au_bytes >> 20} MiB allocation units){_asm_names(block)}; its primary header "
                     "at byte 0 is missing or damaged, which is how an ASM disk looks after an "
-                    "accidental overwrite")
+                    "accidental overwrite"
+                )
                 break
     if asm_only:
         return reasons
@@ -462,8 +464,8 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
         if at(head, sector * 512, b"LABELONE"):
             label_type = _printable(head[sector * 512 + 24 : sector * 512 + 32]) or "unknown type"
             reasons.append(
-                f"{what} carries an LVM2 physical volume label (LABELONE in sector {sector}, "
-                f"type {label_type!r})")
+                f"{what} carries an LVM2 physical volume label (LABELONE in sector {sector}, type {label_type!r})"
+            )
             break
     gpt_found = False
     for offset, where in ((512, "byte 512, 512-byte sectors"), (4096, "byte 4096, 4K sectors")):
@@ -478,7 +480,8 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
             if at(last_4k, 4096 - sector_bytes, b"EFI PART"):
                 reasons.append(
                     f"{what} carries a backup GPT header (EFI PART in its last {sector_bytes}-byte "
-                    f"sector, at byte {size_bytes - sector_bytes})")
+                    f"sector, at byte {size_bytes - sector_bytes})"
+                )
                 gpt_found = True
                 break
     if not gpt_found and at(head, 510, b"\x55\xaa"):
@@ -490,22 +493,22 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
             if len(entry) == 16 and entry[0] in (0x00, 0x80) and entry[4] != 0 and sectors:
                 entries.append(f"partition {index + 1} of type 0x{entry[4]:02X}")
         if entries:
-            reasons.append(
-                f"{what} carries an MBR (DOS) partition table (0x55AA at byte 510; "
-                f"{', '.join(entries)})")
+            reasons.append(f"{what} carries an MBR (DOS) partition table (0x55AA at byte 510; {', '.join(entries)})")
     for page_bytes in SWAP_PAGE_SIZES_BYTES:
         magic_area = head[page_bytes - 10 : page_bytes]
         magic = next((m for m in SWAP_MAGICS if magic_area.startswith(m)), None)
         if magic is not None:
             reasons.append(
                 f"{what} carries a swap signature ({magic.decode()} at byte {page_bytes - 10}, "
-                f"{page_bytes // 1024} KiB pages)")
+                f"{page_bytes // 1024} KiB pages)"
+            )
             break
     for block_bytes in (512, 1024, 2048, 4096):
         if at(head, 2 * block_bytes, b"OCFSV2"):
             reasons.append(
                 f"{what} carries an OCFS2 file system (OCFSV2 superblock at byte {2 * block_bytes}, "
-                f"block 2 of {block_bytes}-byte blocks)")
+                f"block 2 of {block_bytes}-byte blocks)"
+            )
             break
     md_locations = [(0, "1.1"), (4096, "1.2")]
     if size_bytes >= 3 * 65536:
@@ -515,8 +518,8 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
         magic_bytes = _pread(fd, offset, 4)
         if magic_bytes in (MD_MAGIC_LE, MD_MAGIC_BE):
             reasons.append(
-                f"{what} carries an md RAID superblock (magic 0xA92B4EFC at byte {offset}, "
-                f"metadata {version})")
+                f"{what} carries an md RAID superblock (magic 0xA92B4EFC at byte {offset}, metadata {version})"
+            )
             break
     return reasons
 
@@ -527,9 +530,11 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
 
 def _loop_backing_users(root: Path, st: os.stat_result, trusted_paths: set[str]) -> list[str]:
     """Loop devices whose backing file is this file (same st_dev and st_ino)."""
-    return [loop.device.label for loop in _loops(root, trusted_paths)
-            if loop.backing_st is not None
-            and (loop.backing_st.st_dev, loop.backing_st.st_ino) == (st.st_dev, st.st_ino)]
+    return [
+        loop.device.label
+        for loop in _loops(root, trusted_paths)
+        if loop.backing_st is not None and (loop.backing_st.st_dev, loop.backing_st.st_ino) == (st.st_dev, st.st_ino)
+    ]
 
 
 def _check_regular_file(path: str, st: os.stat_result, root: Path) -> SafetyVerdict:
@@ -557,8 +562,11 @@ def _check_regular_file(path: str, st: os.stat_result, root: Path) -> SafetyVerd
 def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerdict:
     reasons: list[str] = []
     target = _device_from_devno(root, os.major(st.st_rdev), os.minor(st.st_rdev))
-    target_text = f"{path} ({target.name}, {target.major}:{target.minor})" if path != f"/dev/{target.name}" \
+    target_text = (
+        f"{path} ({target.name}, {target.major}:{target.minor})"
+        if path != f"/dev/{target.name}"
         else f"{path} ({target.major}:{target.minor})"
+    )
 
     # The devices whose use forbids writing: the target, its partitions, the disk it is a
     # partition of, the device a loop target writes through (and so on down), and everything
@@ -573,11 +581,11 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
     loops = _loops(root)
     loop_by_devno = {loop.device.devno: loop for loop in loops}
     upper_loop = loop_by_devno.get(target.devno)
-    while upper_loop is not None and upper_loop.backing_devno is not None \
-            and upper_loop.backing_devno not in seen:
+    while upper_loop is not None and upper_loop.backing_devno is not None and upper_loop.backing_devno not in seen:
         lower = _device_from_devno(root, *upper_loop.backing_devno)
-        related.append((lower, f"the device it is a loop device on, {lower.label} (from byte "
-                               f"{upper_loop.offset_bytes})"))
+        related.append(
+            (lower, f"the device it is a loop device on, {lower.label} (from byte {upper_loop.offset_bytes})")
+        )
         seen.add(lower.devno)
         for extra in _partitions(lower) + [p for p in [_parent_disk(lower)] if p is not None]:
             if extra.devno not in seen:
@@ -595,8 +603,9 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
         else:
             what = "a device-mapper/multipath/md device"
         under = "" if held.devno == target.devno else f" through {held.label}"
-        reasons.append(f"{target_text} is in use by {described}{under}: writing underneath {what} "
-                       "corrupts what it holds")
+        reasons.append(
+            f"{target_text} is in use by {described}{under}: writing underneath {what} corrupts what it holds"
+        )
 
     mounts = _mounts(root)
     swaps = _swaps(root)
@@ -619,7 +628,8 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
     if scan.unreadable_pids:
         reasons.append(
             f"could not check whether another process holds {target_text} open: the open files "
-            f"of {scan.unreadable_pids} processes were not readable (run as root)")
+            f"of {scan.unreadable_pids} processes were not readable (run as root)"
+        )
 
     # The kernel's own view catches claims made in other mount namespaces (containers).
     if not claimed_explained:
@@ -629,7 +639,8 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
                 who = target_text if not relation else f"{target_text}: {relation}"
                 reasons.append(
                     f"{who} is claimed by the kernel (an exclusive open fails with EBUSY): mounted "
-                    "in another mount namespace, used as swap, or part of a dm/md device")
+                    "in another mount namespace, used as swap, or part of a dm/md device"
+                )
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
@@ -647,8 +658,7 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
             os.close(fd)
 
     devices = [device.label for device, _ in related]
-    return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=devices,
-                         kernel_name=target.name)
+    return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=devices, kernel_name=target.name)
 
 
 #: where device names live besides the missing path's own directory; the close names offered
@@ -736,23 +746,27 @@ def check_write_target(path: str, *, root: Path = Path("/")) -> SafetyVerdict:
         if missing is not None:
             sentence, directory = missing
             if "(no directory" not in sentence:
-                sentence += (f" (a write would create a regular file in {directory}, in memory, "
-                             "instead of reaching a disk)")
+                sentence += (
+                    f" (a write would create a regular file in {directory}, in memory, instead of reaching a disk)"
+                )
             return SafetyVerdict(target=path, allowed=False, reasons=[sentence])
         return SafetyVerdict(target=path, allowed=True)
     except OSError as exc:
-        return SafetyVerdict(target=path, allowed=False,
-                             reasons=[f"{path} could not be examined: {exc.strerror}"])
+        return SafetyVerdict(target=path, allowed=False, reasons=[f"{path} could not be examined: {exc.strerror}"])
     if stat.S_ISBLK(st.st_mode):
         return _check_block_device(path, st, root)
     if stat.S_ISCHR(st.st_mode):
         if os.major(st.st_rdev) == 1:  # /dev/null, /dev/zero: nothing to destroy
             return SafetyVerdict(target=path, allowed=True)
         return SafetyVerdict(
-            target=path, allowed=False,
-            reasons=[f"{path} is a character device ({os.major(st.st_rdev)}:{os.minor(st.st_rdev)}), "
-                     "e.g. a raw or NVMe generic device bound to a disk; racperf cannot tell which "
-                     "disk it writes to"])
+            target=path,
+            allowed=False,
+            reasons=[
+                f"{path} is a character device ({os.major(st.st_rdev)}:{os.minor(st.st_rdev)}), "
+                "e.g. a raw or NVMe generic device bound to a disk; racperf cannot tell which "
+                "disk it writes to"
+            ],
+        )
     if stat.S_ISREG(st.st_mode):
         return _check_regular_file(path, st, root)
     return SafetyVerdict(target=path, allowed=True)
@@ -779,4 +793,3 @@ def explain(verdict: SafetyVerdict) -> str:
     if verdict.devices:
         lines.append(f"  devices examined: {', '.join(verdict.devices)}")
     return "\n".join(lines)
-

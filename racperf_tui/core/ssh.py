@@ -63,8 +63,10 @@ class HostKeyError(SshError):
 
 # ---- where: [user@]host[:port] -----------------------------------------------------------
 
-_SPEC = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.%\w]+)\]|(?P<host>[^:@\[\]\s]+))"
-                   r"(?::(?P<port>\d{1,5}))?$")
+_SPEC = re.compile(
+    r"^(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.%\w]+)\]|(?P<host>[^:@\[\]\s]+))"
+    r"(?::(?P<port>\d{1,5}))?$"
+)
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,7 @@ class SshTarget:
     config: tuple[str, ...] | None = None
 
     @classmethod
-    def parse(cls, spec: str, *, identity: str | None = None,
-              known_hosts: Iterable[str] | None = None) -> SshTarget:
+    def parse(cls, spec: str, *, identity: str | None = None, known_hosts: Iterable[str] | None = None) -> SshTarget:
         """``[user@]host[:port]`` (an IPv6 address in brackets: ``[::1]:2222``); ValueError."""
         match = _SPEC.match(spec.strip())
         if not match:
@@ -89,8 +90,13 @@ class SshTarget:
         port = int(match["port"]) if match["port"] else None
         if port is not None and not 0 < port < 65536:
             raise ValueError(f"{spec!r}: port {port} is not 1..65535")
-        return cls(match["host"] or match["v6"], match["user"], port, identity,
-                   tuple(str(p) for p in known_hosts) if known_hosts else None)
+        return cls(
+            match["host"] or match["v6"],
+            match["user"],
+            port,
+            identity,
+            tuple(str(p) for p in known_hosts) if known_hosts else None,
+        )
 
     @property
     def display(self) -> str:
@@ -111,6 +117,7 @@ def racperf_known_hosts() -> Path:
 
 
 # ---- the event loop thread ------------------------------------------------------------------
+
 
 class _Runtime:
     """One daemon thread running an asyncio loop; :meth:`run` calls a coroutine there."""
@@ -153,6 +160,7 @@ def runtime() -> _Runtime:
 
 # ---- host keys ----------------------------------------------------------------------------
 
+
 class _Client(asyncssh.SSHClient):
     """Remembers the host key a server offered that known_hosts does not trust (asyncssh
     asks us only for those), so the refusal can show its fingerprint. Never accepts one."""
@@ -180,8 +188,9 @@ def _known_hosts_pattern(host: str, port: int) -> str:
     return host if port == 22 else f"[{host}]:{port}"
 
 
-def _host_key_message(target: SshTarget, port: int, key: asyncssh.SSHKey, known: asyncssh.SSHKnownHosts,
-                      files: list[str], addr: str) -> HostKeyError:
+def _host_key_message(
+    target: SshTarget, port: int, key: asyncssh.SSHKey, known: asyncssh.SSHKnownHosts, files: list[str], addr: str
+) -> HostKeyError:
     fingerprint = key.get_fingerprint("sha256")
     algorithm = key.get_algorithm()
     where = _known_hosts_pattern(target.host, port)
@@ -193,7 +202,10 @@ def _host_key_message(target: SshTarget, port: int, key: asyncssh.SSHKey, known:
             f"  it offers {algorithm} {fingerprint}, the record ({', '.join(files)}) says {recorded}.\n"
             "  Someone may be intercepting the connection, or the node was reinstalled. Verify the new "
             "key on the node (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then replace its line in "
-            "the known_hosts file.", changed=True, fingerprint=fingerprint)
+            "the known_hosts file.",
+            changed=True,
+            fingerprint=fingerprint,
+        )
     own = target.known_hosts[0] if target.known_hosts else str(racperf_known_hosts())
     line = f"{where} {key.export_public_key('openssh').decode().split()[0]} ..."
     port_option = f"-p {port} " if port != 22 else ""
@@ -204,10 +216,13 @@ def _host_key_message(target: SshTarget, port: int, key: asyncssh.SSHKey, known:
         f"(ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on it), then record it:\n"
         f"    {scan} >> {shlex.quote(own)}\n"
         f"  (a line '{line}'), or log in once with ssh, which records it in ~/.ssh/known_hosts.",
-        changed=False, fingerprint=fingerprint)
+        changed=False,
+        fingerprint=fingerprint,
+    )
 
 
 # ---- connections ----------------------------------------------------------------------------
+
 
 class Connection:
     """One SSH connection to a node. Thread-safe; channels are opened with :meth:`open_channel`."""
@@ -224,6 +239,7 @@ class Connection:
         async def wait() -> None:
             await self._conn.wait_closed()
             self._closed.set()
+
         asyncio.ensure_future(wait())
 
     @property
@@ -237,8 +253,9 @@ class Connection:
         runtime().run(channel._open(stdin, eof), CONNECT_TIMEOUT_S)
         return channel
 
-    def run(self, command: str, *, stdin: bytes | None = None, timeout_s: float = 60.0,
-            limit: int = 64 << 20) -> tuple[int | None, bytes, bytes]:
+    def run(
+        self, command: str, *, stdin: bytes | None = None, timeout_s: float = 60.0, limit: int = 64 << 20
+    ) -> tuple[int | None, bytes, bytes]:
         """Run a short command to its end: (exit status, stdout, stderr); TimeoutError."""
         channel = self.open_channel(command, stdin=stdin, eof=True)
         out: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
@@ -306,11 +323,15 @@ async def _connect(target: SshTarget) -> Connection:
             raise _host_key_message(target, port, client.refused_key, known, present or files, addr) from None
         raise SshError(f"{target.display}: host key refused: {exc}") from None
     except asyncssh.PermissionDenied as exc:
-        raise SshError(f"{target.display}: login refused ({exc.reason}): is the key in the node's "
-                       "authorized_keys, loaded in the agent, or given with --identity?") from None
+        raise SshError(
+            f"{target.display}: login refused ({exc.reason}): is the key in the node's "
+            "authorized_keys, loaded in the agent, or given with --identity?"
+        ) from None
     except asyncssh.KeyImportError as exc:
-        raise SshError(f"{target.display}: cannot use the identity {target.identity}: {exc} "
-                       "(a key with a passphrase: load it in ssh-agent instead)") from None
+        raise SshError(
+            f"{target.display}: cannot use the identity {target.identity}: {exc} "
+            "(a key with a passphrase: load it in ssh-agent instead)"
+        ) from None
     except asyncssh.Error as exc:
         raise SshError(f"{target.display}: {exc.reason}") from None
     except (OSError, asyncio.TimeoutError) as exc:
@@ -346,6 +367,7 @@ def close_all() -> None:
 
 
 # ---- channels -------------------------------------------------------------------------------
+
 
 class _Session(asyncssh.SSHClientSession[bytes]):
     def __init__(self, channel: Channel) -> None:
@@ -387,7 +409,8 @@ class Channel:
     async def _open(self, stdin: bytes | None, eof: bool) -> None:
         try:
             chan, _session = await self.connection._conn.create_session(
-                lambda: _Session(self), self.command, encoding=None)
+                lambda: _Session(self), self.command, encoding=None
+            )
         except (asyncssh.Error, OSError) as exc:
             raise SshError(f"{self.connection.target.display}: cannot open a channel: {exc}") from None
         self._chan = chan

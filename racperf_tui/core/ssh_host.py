@@ -79,8 +79,14 @@ def q(word: str) -> str:
     return shlex.quote(word)
 
 
-def shell_line(argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None,
-               stdin_path: str | None = None, merge_stderr: bool = False) -> str:
+def shell_line(
+    argv: list[str],
+    *,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+    stdin_path: str | None = None,
+    merge_stderr: bool = False,
+) -> str:
     """A shell command line that runs ``argv`` (each word one argument, nothing expanded) in
     ``cwd`` with ``env`` added and stdin from ``stdin_path`` (else /dev/null)."""
     if not argv:
@@ -102,8 +108,7 @@ def shell_line(argv: list[str], *, cwd: str | None = None, env: dict[str, str] |
 def watchdog_command(command: str, mark: str, grace_s: float, limit_s: float | None) -> str:
     """The command line (for the node's login shell) that runs ``command`` under the watchdog."""
     limit = 0 if not limit_s else max(1, math.ceil(limit_s))
-    return (f"exec sh -c {q(WATCHDOG_SH)} racperf-watchdog {q(mark)} {max(1, math.ceil(grace_s))} "
-            f"{limit} {q(command)}")
+    return f"exec sh -c {q(WATCHDOG_SH)} racperf-watchdog {q(mark)} {max(1, math.ceil(grace_s))} {limit} {q(command)}"
 
 
 def exit_code(status: int | None, signal_name: str | None) -> int:
@@ -126,8 +131,15 @@ class RemoteProcess:
     SupervisedProcess. ``pgid`` is None (nothing local to signal: the store's benchmark pgid
     is a local one); ``pid`` and :attr:`remote_pgid` are the group leader's pid on the node."""
 
-    def __init__(self, connection: Connection, command: str, *, grace_s: float = 3.0,
-                 limit_s: float | None = None, linger_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        command: str,
+        *,
+        grace_s: float = 3.0,
+        limit_s: float | None = None,
+        linger_s: float = 1.0,
+    ) -> None:
         self.connection = connection
         self.command = command
         self.grace_s = grace_s
@@ -159,8 +171,9 @@ class RemoteProcess:
                 break
             if time.monotonic() > deadline:
                 self._channel.close()
-                raise SshError(f"{self.connection.target.display}: the command did not start within "
-                               f"{START_TIMEOUT_S:g} s")
+                raise SshError(
+                    f"{self.connection.target.display}: the command did not start within {START_TIMEOUT_S:g} s"
+                )
             self._held.extend(self._filter(self._channel.read(0.5)))
         return self
 
@@ -174,8 +187,8 @@ class RemoteProcess:
                 if b"\n" not in self._stderr_head and len(self._stderr_head) < 4096:
                     continue
                 first, _, rest = self._stderr_head.partition(b"\n")
-                if first.startswith(head) and first[len(head):].isdigit():
-                    self.remote_pgid = int(first[len(head):])
+                if first.startswith(head) and first[len(head) :].isdigit():
+                    self.remote_pgid = int(first[len(head) :])
                     chunk = rest
                 else:
                     chunk = self._stderr_head
@@ -218,8 +231,7 @@ class RemoteProcess:
     @property
     def leader_exited(self) -> bool:
         assert self._channel is not None
-        return self._channel.exit_status is not None or self._channel.exit_signal is not None \
-            or self._channel.closed
+        return self._channel.exit_status is not None or self._channel.exit_signal is not None or self._channel.closed
 
     @property
     def finished(self) -> bool:
@@ -239,9 +251,11 @@ class RemoteProcess:
         if not self.remote_pgid or self.remote_pgid <= 0:
             return
         try:
-            self.connection.run(f"kill -s {name} -- -{self.remote_pgid} 2>/dev/null || "
-                                f"kill -s {name} {self.remote_pgid} 2>/dev/null; true",
-                                timeout_s=SIGNAL_TIMEOUT_S)
+            self.connection.run(
+                f"kill -s {name} -- -{self.remote_pgid} 2>/dev/null || "
+                f"kill -s {name} {self.remote_pgid} 2>/dev/null; true",
+                timeout_s=SIGNAL_TIMEOUT_S,
+            )
         except (OSError, TimeoutError):
             pass  # the link is gone: the watchdog stops the group when it sees the channel close
 
@@ -265,8 +279,11 @@ class RemoteProcess:
             self._signal("KILL")
 
     def tick(self) -> None:
-        if (self._stop_sent_at is not None and not self._killed
-                and time.monotonic() - self._stop_sent_at >= self._stop_grace_s):
+        if (
+            self._stop_sent_at is not None
+            and not self._killed
+            and time.monotonic() - self._stop_sent_at >= self._stop_grace_s
+        ):
             self.kill()
 
     # ---- end -----------------------------------------------------------------------------
@@ -301,8 +318,9 @@ class SshHost:
     """A node reached over SSH (see the module doc). ``remote_base``: where runs' directories
     go on the node (default ~/.racperf/runs)."""
 
-    def __init__(self, target: SshTarget, *, remote_base: str | None = None,
-                 connection: Connection | None = None) -> None:
+    def __init__(
+        self, target: SshTarget, *, remote_base: str | None = None, connection: Connection | None = None
+    ) -> None:
         self.target = target
         self.name = target.display
         self._connection = connection
@@ -324,8 +342,9 @@ class SshHost:
             status, out, err = self._run('printf %s "$HOME"', timeout_s=30.0)
             home = out.decode("utf-8", "replace")
             if status != 0 or not home.startswith("/"):
-                raise SshError(f"{self.name}: no home directory for the run directories: "
-                               f"{err.decode('utf-8', 'replace').strip()}")
+                raise SshError(
+                    f"{self.name}: no home directory for the run directories: {err.decode('utf-8', 'replace').strip()}"
+                )
             self._remote_base = home.rstrip("/") + "/.racperf/runs"
         return self._remote_base
 
@@ -341,6 +360,7 @@ class SshHost:
         def map_text(text: str) -> str:
             text = text.replace(local, remote)
             return text.replace(resolved, remote) if resolved != local else text
+
         return map_text
 
     # ---- the Host protocol ----------------------------------------------------------------
@@ -361,14 +381,22 @@ class SshHost:
             if not name or "/" in name or name in (".", ".."):
                 raise ValueError(f"file {name!r} of the run would leave its directory {directory}")
             path = f"{remote}/{name}"
-            status, _, err = self._run(f"umask 077 && cat > {q(path)}",
-                                       stdin=map_text(text).encode("utf-8"), timeout_s=60.0)
+            status, _, err = self._run(
+                f"umask 077 && cat > {q(path)}", stdin=map_text(text).encode("utf-8"), timeout_s=60.0
+            )
             if status != 0:
                 raise SshError(f"{self.name}: cannot write {path}: {err.decode('utf-8', 'replace').strip()}")
 
-    def start(self, invocation: Invocation, directory: Path, *, merge_stderr: bool = False,
-              write_watch: WriteWatch | None = None, argv: list[str] | None = None,
-              grace_s: float = 3.0) -> RemoteProcess:
+    def start(
+        self,
+        invocation: Invocation,
+        directory: Path,
+        *,
+        merge_stderr: bool = False,
+        write_watch: WriteWatch | None = None,
+        argv: list[str] | None = None,
+        grace_s: float = 3.0,
+    ) -> RemoteProcess:
         """Start ``argv`` (default: the Invocation's) on the node with its env, cwd and stdin
         under the watchdog; SshError (an OSError) when it cannot."""
         if write_watch is not None:
@@ -381,12 +409,19 @@ class SshHost:
             stdin_path = f"{remote}/{STDIN_FILE}"
         cwd = None
         if invocation.cwd is not None:
-            cwd = map_text(invocation.cwd) if invocation.cwd.startswith("/") else \
-                posixpath.normpath(f"{remote}/{invocation.cwd}")
+            cwd = (
+                map_text(invocation.cwd)
+                if invocation.cwd.startswith("/")
+                else posixpath.normpath(f"{remote}/{invocation.cwd}")
+            )
             self._run(f"umask 077 && mkdir -p -- {q(remote)}", timeout_s=30.0)
-        command = shell_line([map_text(word) for word in (argv or invocation.argv)], cwd=cwd,
-                             env={k: map_text(v) for k, v in invocation.env.items()},
-                             stdin_path=stdin_path, merge_stderr=merge_stderr)
+        command = shell_line(
+            [map_text(word) for word in (argv or invocation.argv)],
+            cwd=cwd,
+            env={k: map_text(v) for k, v in invocation.env.items()},
+            stdin_path=stdin_path,
+            merge_stderr=merge_stderr,
+        )
         limit = invocation.hard_limit_s + REMOTE_LIMIT_MARGIN_S if invocation.hard_limit_s else None
         return RemoteProcess(self.connection, command, grace_s=grace_s, limit_s=limit).start()
 
@@ -402,10 +437,14 @@ class SshHost:
             base = map_text(invocation.cwd)
         else:
             base = f"{self.remote_dir(directory)}/{invocation.cwd}"
-        lister = ("cd -- \"$1\" || exit 1; shift; IFS='\n'; for p in \"$@\"; do for f in $p; do "
-                  "[ -f \"$f\" ] && printf '%s\\0' \"$f\"; done; done; true")
-        status, out, _ = self._run(f"sh -c {q(lister)} racperf-fetch {q(base)} "
-                                   + " ".join(q(p) for p in invocation.result_files), timeout_s=60.0)
+        lister = (
+            'cd -- "$1" || exit 1; shift; IFS=\'\n\'; for p in "$@"; do for f in $p; do '
+            '[ -f "$f" ] && printf \'%s\\0\' "$f"; done; done; true'
+        )
+        status, out, _ = self._run(
+            f"sh -c {q(lister)} racperf-fetch {q(base)} " + " ".join(q(p) for p in invocation.result_files),
+            timeout_s=60.0,
+        )
         found: dict[str, str] = {}
         for raw in sorted(set(out.split(b"\0")) - {b""}):
             path = raw.decode("utf-8", "replace")
@@ -413,8 +452,11 @@ class SshHost:
             if len(found) >= MAX_RESULT_FILES or name in found:
                 continue
             full = path if path.startswith("/") else f"{base}/{path}"
-            _, data, _ = self._run(f"head -c {MAX_RESULT_FILE_BYTES + 1} -- {q(full)} 2>/dev/null "
-                                   f"|| cat -- {q(full)}", timeout_s=120.0, limit=MAX_RESULT_FILE_BYTES + 1)
+            _, data, _ = self._run(
+                f"head -c {MAX_RESULT_FILE_BYTES + 1} -- {q(full)} 2>/dev/null || cat -- {q(full)}",
+                timeout_s=120.0,
+                limit=MAX_RESULT_FILE_BYTES + 1,
+            )
             text = data[:MAX_RESULT_FILE_BYTES].decode("utf-8", errors="replace")
             if len(data) > MAX_RESULT_FILE_BYTES:
                 text += f"\n[racperf: {name} cut at {MAX_RESULT_FILE_BYTES} bytes]\n"

@@ -22,9 +22,10 @@ import stat
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.paths import store_path
@@ -91,9 +92,11 @@ class NoStore(StoreError):
 
 def damaged_store_text(path: Path, exc: BaseException) -> str:
     """What to say about a store SQLite cannot read (and that racperf never overwrites)."""
-    return (f"cannot use the run store {path}: {exc}; nothing was changed: keep a copy of it, "
-            f"move it aside and racperf starts a new store, or use --data-dir DIR elsewhere "
-            f"('sqlite3 FILE .recover' may salvage its runs)")
+    return (
+        f"cannot use the run store {path}: {exc}; nothing was changed: keep a copy of it, "
+        f"move it aside and racperf starts a new store, or use --data-dir DIR elsewhere "
+        f"('sqlite3 FILE .recover' may salvage its runs)"
+    )
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -105,7 +108,7 @@ def _store_errors(method: _F) -> _F:
     not damage: it stays an OperationalError for the caller's retry logic."""
 
     @functools.wraps(method)
-    def wrapper(self: "Store", *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.OperationalError as exc:
@@ -128,8 +131,7 @@ def _check_is_file(path: Path) -> None:
         raise StoreError(f"cannot use the run store {path}: {exc.strerror}") from exc
     if not stat.S_ISREG(mode):
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-        raise StoreError(f"the run store {path} is {kind}: move it aside, or use --data-dir DIR "
-                         f"elsewhere")
+        raise StoreError(f"the run store {path} is {kind}: move it aside, or use --data-dir DIR elsewhere")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,10 +163,18 @@ class RunRecord:
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (state as its string value)."""
         return {
-            "id": self.id, "tool": self.tool, "host": self.host, "target": self.target,
-            "config": self.config, "argv": self.argv, "tool_version": self.tool_version,
-            "started_at": self.started_at, "ended_at": self.ended_at, "state": self.state.value,
-            "exit_status": self.exit_status, "message": self.message,
+            "id": self.id,
+            "tool": self.tool,
+            "host": self.host,
+            "target": self.target,
+            "config": self.config,
+            "argv": self.argv,
+            "tool_version": self.tool_version,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "state": self.state.value,
+            "exit_status": self.exit_status,
+            "message": self.message,
             "supervisor_pid": self.supervisor_pid,
         }
 
@@ -206,7 +216,7 @@ class Store:
 
     # ---- life cycle -------------------------------------------------------------------------
     @classmethod
-    def open(cls, data_dir: Path, *, timeout_s: float = 30.0, read_only: bool = False) -> "Store":
+    def open(cls, data_dir: Path, *, timeout_s: float = 30.0, read_only: bool = False) -> Store:
         """Open (creating if needed) ``runs.sqlite3`` in ``data_dir``: WAL journal, a busy
         timeout of ``timeout_s`` so a reader never fails on a writer's lock, foreign keys on.
 
@@ -228,12 +238,11 @@ class Store:
             raise StoreError(
                 f"cannot write the run store in {data_dir}: {exc.strerror} (a read-only data dir "
                 f"can still be read with 'racperf runs'; to record runs, use --data-dir DIR on "
-                f"a writable disk)") from exc
+                f"a writable disk)"
+            ) from exc
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
-            conn = sqlite3.connect(
-                str(path), timeout=timeout_s, isolation_level=None, check_same_thread=False
-            )
+            conn = sqlite3.connect(str(path), timeout=timeout_s, isolation_level=None, check_same_thread=False)
             try:
                 conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
                 conn.execute("SELECT count(*) FROM sqlite_master")  # fails early on a non-database
@@ -260,7 +269,7 @@ class Store:
         return store
 
     @classmethod
-    def _open_read_only(cls, path: Path, timeout_s: float) -> "Store":
+    def _open_read_only(cls, path: Path, timeout_s: float) -> Store:
         if not path.exists():
             raise NoStore(f"no run store in {path.parent} (no runs recorded there)")
         uri = "file:" + urllib.parse.quote(str(path))
@@ -271,8 +280,7 @@ class Store:
         attempts = [uri + "?mode=ro"] + ([] if writable_dir else [uri + "?immutable=1"])
         problem: sqlite3.Error | None = None
         for attempt in attempts:
-            conn = sqlite3.connect(attempt, uri=True, timeout=timeout_s, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(attempt, uri=True, timeout=timeout_s, isolation_level=None, check_same_thread=False)
             try:
                 conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -291,7 +299,8 @@ class Store:
                 conn.close()
                 raise StoreError(
                     f"{path}: store schema version {version} is newer than this racperf "
-                    f"understands ({SCHEMA_VERSION}); upgrade racperf or use another --data-dir")
+                    f"understands ({SCHEMA_VERSION}); upgrade racperf or use another --data-dir"
+                )
             if version < SCHEMA_VERSION:
                 conn.close()
                 raise NoStore(f"the run store {path} is empty (no runs recorded there)")
@@ -336,7 +345,7 @@ class Store:
             except sqlite3.ProgrammingError:
                 pass
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -369,8 +378,16 @@ class Store:
         cur = self._write(
             "INSERT INTO runs (tool, host, target, config, argv, tool_version, started_at, state)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (tool, host, target, _dumps(dict(config)), _dumps(list(argv)), tool_version,
-             time.time(), RunState.PENDING.value),
+            (
+                tool,
+                host,
+                target,
+                _dumps(dict(config)),
+                _dumps(list(argv)),
+                tool_version,
+                time.time(),
+                RunState.PENDING.value,
+            ),
         )
         assert cur.lastrowid is not None  # an INSERT always has one
         return int(cur.lastrowid)
@@ -410,8 +427,9 @@ class Store:
     @_store_errors
     def set_argv(self, run_id: int, argv: list[str], tool_version: str | None) -> None:
         """Record the exact command line and the tool's version (known once the tool loads)."""
-        self._write("UPDATE runs SET argv = ?, tool_version = ? WHERE id = ?",
-                    (_dumps(list(argv)), tool_version, run_id))
+        self._write(
+            "UPDATE runs SET argv = ?, tool_version = ? WHERE id = ?", (_dumps(list(argv)), tool_version, run_id)
+        )
 
     @_store_errors
     def set_supervisor_pid(self, run_id: int, pid: int, started_at: float | None = None) -> None:
@@ -419,8 +437,9 @@ class Store:
         reused pid). ``started_at`` None: read it from /proc via psutil."""
         if started_at is None:
             started_at = _process_create_time(pid)
-        self._write("UPDATE runs SET supervisor_pid = ?, supervisor_started_at = ? WHERE id = ?",
-                    (pid, started_at, run_id))
+        self._write(
+            "UPDATE runs SET supervisor_pid = ?, supervisor_started_at = ? WHERE id = ?", (pid, started_at, run_id)
+        )
 
     @_store_errors
     def set_benchmark_pgid(self, run_id: int, pgid: int | None) -> None:
@@ -439,8 +458,13 @@ class Store:
                 seq = int(row[0])
                 self._conn.execute(
                     "INSERT INTO samples (run_id, seq, t, metrics, extra) VALUES (?, ?, ?, ?, ?)",
-                    (run_id, seq, float(sample.t), _dumps(_finite_metrics(sample.metrics)),
-                     _dumps(sample.extra) if sample.extra else None),
+                    (
+                        run_id,
+                        seq,
+                        float(sample.t),
+                        _dumps(_finite_metrics(sample.metrics)),
+                        _dumps(sample.extra) if sample.extra else None,
+                    ),
                 )
                 self._conn.execute("COMMIT")
             except BaseException:
@@ -452,14 +476,12 @@ class Store:
     def add_raw(self, run_id: int, text_chunk: str, stream: str = "stdout") -> None:
         """Append a chunk of the tool's raw output (``stream``: 'stdout' or 'stderr')."""
         if text_chunk:
-            self._write("INSERT INTO raw_output (run_id, stream, data) VALUES (?, ?, ?)",
-                        (run_id, stream, text_chunk))
+            self._write("INSERT INTO raw_output (run_id, stream, data) VALUES (?, ?, ?)", (run_id, stream, text_chunk))
 
     @_store_errors
     def set_result(self, run_id: int, result: dict[str, Any]) -> None:
         """Store (or replace) the parsed result of a run."""
-        self._write("INSERT OR REPLACE INTO results (run_id, result) VALUES (?, ?)",
-                    (run_id, _dumps(result)))
+        self._write("INSERT OR REPLACE INTO results (run_id, result) VALUES (?, ?)", (run_id, _dumps(result)))
 
     # ---- reading ---------------------------------------------------------------------------
     @_store_errors
@@ -502,8 +524,7 @@ class Store:
     def sample_count(self, run_id: int) -> int:
         """How many samples a run has."""
         with self._lock:
-            return int(self._conn.execute(
-                "SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0])
+            return int(self._conn.execute("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0])
 
     @_store_errors
     def raw_output(self, run_id: int, stream: str | None = "stdout") -> str:
@@ -511,11 +532,12 @@ class Store:
         with self._lock:
             if stream is None:
                 rows = self._conn.execute(
-                    "SELECT data FROM raw_output WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
+                    "SELECT data FROM raw_output WHERE run_id = ? ORDER BY id", (run_id,)
+                ).fetchall()
             else:
                 rows = self._conn.execute(
-                    "SELECT data FROM raw_output WHERE run_id = ? AND stream = ? ORDER BY id",
-                    (run_id, stream)).fetchall()
+                    "SELECT data FROM raw_output WHERE run_id = ? AND stream = ? ORDER BY id", (run_id, stream)
+                ).fetchall()
         return "".join(row[0] for row in rows)
 
     @_store_errors
@@ -530,8 +552,8 @@ class Store:
         """Runs in PENDING or RUNNING state, oldest first."""
         with self._lock:
             cur = self._conn.execute(
-                "SELECT * FROM runs WHERE state IN (?, ?) ORDER BY id",
-                (RunState.PENDING.value, RunState.RUNNING.value))
+                "SELECT * FROM runs WHERE state IN (?, ?) ORDER BY id", (RunState.PENDING.value, RunState.RUNNING.value)
+            )
             return [_record(cur.description, row) for row in cur.fetchall()]
 
     @_store_errors
@@ -556,8 +578,15 @@ class Store:
             with self._lock:
                 cur = self._conn.execute(
                     "UPDATE runs SET state = ?, ended_at = ?, message = ? WHERE id = ? AND state IN (?, ?)",
-                    (RunState.INTERRUPTED.value, now, f"interrupted: {why}", run.id,
-                     RunState.PENDING.value, RunState.RUNNING.value))
+                    (
+                        RunState.INTERRUPTED.value,
+                        now,
+                        f"interrupted: {why}",
+                        run.id,
+                        RunState.PENDING.value,
+                        RunState.RUNNING.value,
+                    ),
+                )
             if cur.rowcount:
                 marked.append(run.id)
         return marked
@@ -566,11 +595,20 @@ class Store:
 def _record(description: Any, row: tuple[Any, ...]) -> RunRecord:
     data = {d[0]: v for d, v in zip(description, row)}
     return RunRecord(
-        id=data["id"], tool=data["tool"], host=data["host"], target=data["target"],
-        config=json.loads(data["config"]), argv=json.loads(data["argv"]),
-        tool_version=data["tool_version"], started_at=data["started_at"], ended_at=data["ended_at"],
-        state=RunState(data["state"]), exit_status=data["exit_status"], message=data["message"],
-        supervisor_pid=data["supervisor_pid"], supervisor_started_at=data["supervisor_started_at"],
+        id=data["id"],
+        tool=data["tool"],
+        host=data["host"],
+        target=data["target"],
+        config=json.loads(data["config"]),
+        argv=json.loads(data["argv"]),
+        tool_version=data["tool_version"],
+        started_at=data["started_at"],
+        ended_at=data["ended_at"],
+        state=RunState(data["state"]),
+        exit_status=data["exit_status"],
+        message=data["message"],
+        supervisor_pid=data["supervisor_pid"],
+        supervisor_started_at=data["supervisor_started_at"],
         benchmark_pgid=data["benchmark_pgid"],
     )
 

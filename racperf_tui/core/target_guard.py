@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from racperf_tui.core.invocation import WRITE, Target
 from racperf_tui.core.safety import SafetyVerdict, check_read_target, check_write_target
@@ -48,8 +48,7 @@ class GuardVerdict:
             lines.append(f"refusing to write to {target.path} ({target.origin}):")
             lines += [f"  - {reason}" for reason in verdict.reasons]
         if self.refused:
-            lines.append("  (to override for these devices: type the device name in the UI, or pass "
-                         "--destructive)")
+            lines.append("  (to override for these devices: type the device name in the UI, or pass --destructive)")
         return "\n".join(lines)
 
 
@@ -91,9 +90,14 @@ def judge(targets: Iterable[Target], override: bool | set[str] = False) -> Guard
             verdict.blocked += [f"{target.path} ({target.origin}): {reason}" for reason in answer.reasons]
             continue
         if not answer.allowed:
-            lifted = override is True or (isinstance(override, set) and (
-                target.path in override or os.path.realpath(target.path) in override
-                or (answer.kernel_name is not None and answer.kernel_name in override)))
+            lifted = override is True or (
+                isinstance(override, set)
+                and (
+                    target.path in override
+                    or os.path.realpath(target.path) in override
+                    or (answer.kernel_name is not None and answer.kernel_name in override)
+                )
+            )
             (verdict.overridden if lifted else verdict.refused).append((target, answer))
             if not lifted:
                 continue

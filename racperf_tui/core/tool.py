@@ -13,9 +13,9 @@ import json
 import math
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.units import MIB_S_TO_MBIT_S
@@ -148,8 +148,13 @@ class MetricSpec:
 MIB_S_PER_MBIT_S = 1.0 / MIB_S_TO_MBIT_S
 
 #: a unit -> (the next larger one, how many of this make one of it), for compact figures
-_LARGER_UNIT = {"Mbit/s": ("Gbit/s", 1000.0), "KiB/s": ("MiB/s", 1024.0), "MiB/s": ("GiB/s", 1024.0),
-                "KiB": ("MiB", 1024.0), "MiB": ("GiB", 1024.0)}
+_LARGER_UNIT = {
+    "Mbit/s": ("Gbit/s", 1000.0),
+    "KiB/s": ("MiB/s", 1024.0),
+    "MiB/s": ("GiB/s", 1024.0),
+    "KiB": ("MiB", 1024.0),
+    "MiB": ("GiB", 1024.0),
+}
 
 
 def _is_number(value: Any) -> bool:
@@ -225,8 +230,9 @@ class ToolDescription:
         """(label, value) rows of the result view's summary: the declared figures with their
         units, then every other plain top-level value as it is."""
         result = result or {}
-        rows = [(spec.label, spec.format(result[spec.key])) for spec in self.results
-                if _is_number(result.get(spec.key))]
+        rows = [
+            (spec.label, spec.format(result[spec.key])) for spec in self.results if _is_number(result.get(spec.key))
+        ]
         declared = {spec.key for spec in self.results}
         for key, value in result.items():
             if key in declared or isinstance(value, bool) or not isinstance(value, (int, float, str)):
@@ -257,8 +263,9 @@ class ToolDescription:
             return None
         return seconds if seconds is not None and math.isfinite(seconds) and seconds > 0 else None
 
-    def settings_to_config(self, settings: Sequence[tuple[str, Any]],
-                           run_level_keys: frozenset[str] = frozenset()) -> dict[str, Any]:
+    def settings_to_config(
+        self, settings: Sequence[tuple[str, Any]], run_level_keys: frozenset[str] = frozenset()
+    ) -> dict[str, Any]:
         """``--set`` pairs -> config values, converted by each option's kind. ValueError for an
         unknown key (naming the known ones) or a value the option does not take."""
         config: dict[str, Any] = {}
@@ -269,8 +276,10 @@ class ToolDescription:
                 if key in run_level_keys or not self.options:
                     config[key] = value
                     continue
-                raise ValueError(f"{self.name} has no option {key!r}; its options: {', '.join(sorted(known))} "
-                                 f"(see racperf run {self.name} --help)")
+                raise ValueError(
+                    f"{self.name} has no option {key!r}; its options: {', '.join(sorted(known))} "
+                    f"(see racperf run {self.name} --help)"
+                )
             converted = spec.convert(value)
             if spec.repeatable:
                 config.setdefault(key, [])
@@ -290,8 +299,14 @@ class ToolDescription:
 _KIND_OF_ANNOTATION = {"int": "int", "float": "float", "bool": "bool", "str": "str"}
 
 
-def options_from_dataclass(cls: Any, helps: Mapping[str, str], *, choices: Mapping[str, Sequence[str]] | None = None,
-                           ends: Mapping[str, str] | None = None, skip: Sequence[str] = ()) -> tuple[ToolOption, ...]:
+def options_from_dataclass(
+    cls: Any,
+    helps: Mapping[str, str],
+    *,
+    choices: Mapping[str, Sequence[str]] | None = None,
+    ends: Mapping[str, str] | None = None,
+    skip: Sequence[str] = (),
+) -> tuple[ToolOption, ...]:
     """The options of a config dataclass: name, kind (from the field's annotation) and default
     from the field, help from ``helps`` (every field must have one: a test checks)."""
     found = []
@@ -309,8 +324,16 @@ def options_from_dataclass(cls: Any, helps: Mapping[str, str], *, choices: Mappi
             default = item.default_factory()
         else:
             default = None
-        found.append(ToolOption(item.name, kind, default, helps.get(item.name, ""),
-                                tuple((choices or {}).get(item.name, ())), (ends or {}).get(item.name, "both")))
+        found.append(
+            ToolOption(
+                item.name,
+                kind,
+                default,
+                helps.get(item.name, ""),
+                tuple((choices or {}).get(item.name, ())),
+                (ends or {}).get(item.name, "both"),
+            )
+        )
     return tuple(found)
 
 

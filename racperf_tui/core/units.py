@@ -18,14 +18,34 @@ MIB_S_TO_MBIT_S = MIB * 8 / 1e6
 
 _NUMBER_UNIT_RE = re.compile(r"^(?P<num>\d{1,30}(?:\.\d{1,30})?)\s*(?P<unit>[A-Za-z]{0,8})$")
 SIZE_UNITS_BYTES: dict[str, int] = {
-    "": 1, "b": 1, "byte": 1, "bytes": 1,
+    "": 1,
+    "b": 1,
+    "byte": 1,
+    "bytes": 1,
     **{f"{p}{s}": 1024 ** (i + 1) for i, p in enumerate("kmgtpe") for s in ("", "b", "ib", "byte", "bytes")},
 }
 TIME_UNITS_S: dict[str, float] = {
-    "": 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
-    "us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3,
-    "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
-    "h": 3600.0, "hour": 3600.0, "hours": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0,
+    "": 1.0,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "us": 1e-6,
+    "usec": 1e-6,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "m": 60.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "minute": 60.0,
+    "minutes": 60.0,
+    "h": 3600.0,
+    "hour": 3600.0,
+    "hours": 3600.0,
+    "d": 86400.0,
+    "day": 86400.0,
+    "days": 86400.0,
 }
 
 

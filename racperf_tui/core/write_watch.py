@@ -45,8 +45,10 @@ class Violation:
     minor: int
 
     def __str__(self) -> str:
-        return (f"{self.comm} (pid {self.pid}) opened {self.path} ({self.major}:{self.minor}) for "
-                "writing, which the write guard did not clear")
+        return (
+            f"{self.comm} (pid {self.pid}) opened {self.path} ({self.major}:{self.minor}) for "
+            "writing, which the write guard did not clear"
+        )
 
 
 class WriteWatch:
@@ -94,8 +96,16 @@ class WriteWatch:
                 devno = open_fd.devno
                 if devno is None or devno in self.cleared:
                     continue
-                found.append(Violation(pid=pid, comm=self._comm(pid_text), fd=open_fd.fd, path=open_fd.link,
-                                       major=devno[0], minor=devno[1]))
+                found.append(
+                    Violation(
+                        pid=pid,
+                        comm=self._comm(pid_text),
+                        fd=open_fd.fd,
+                        path=open_fd.link,
+                        major=devno[0],
+                        minor=devno[1],
+                    )
+                )
         return found
 
     def _comm(self, pid: str) -> str:

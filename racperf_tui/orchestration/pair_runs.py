@@ -28,15 +28,16 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from racperf_tui.orchestration.runs import launch_run, stop_run
-from racperf_tui.core.store import Store
-from racperf_tui.tools.base import PairSpec
 from racperf_tui.core.ports import check_listen_port
+from racperf_tui.core.store import Store
+from racperf_tui.orchestration.runs import launch_run, stop_run
 from racperf_tui.tools import load_tool
+from racperf_tui.tools.base import PairSpec
 
 #: how often the store is read while waiting for the server
 POLL_S = 0.05
@@ -77,9 +78,15 @@ def _tail(output: str) -> str:
     return " / ".join(output.strip().splitlines()[-3:])
 
 
-def wait_for_server_ready(server_run_id: int, data_dir: Path, ready: re.Pattern[str],
-                          failure: re.Pattern[str] | None, timeout_s: float, *,
-                          failure_hint: str = "use another port") -> re.Match[str]:
+def wait_for_server_ready(
+    server_run_id: int,
+    data_dir: Path,
+    ready: re.Pattern[str],
+    failure: re.Pattern[str] | None,
+    timeout_s: float,
+    *,
+    failure_hint: str = "use another port",
+) -> re.Match[str]:
     """Poll the server run's output until ``ready`` matches; PairStartError otherwise."""
     deadline = time.monotonic() + timeout_s
     with Store.open(Path(data_dir)) as store:
@@ -92,13 +99,17 @@ def wait_for_server_ready(server_run_id: int, data_dir: Path, ready: re.Pattern[
                 raise PairStartError(f"the server could not listen: {_tail(output)}; {failure_hint}")
             record = store.get_run(server_run_id)
             if record.state.finished:
-                raise PairStartError(f"the server run ended ({record.state.value}: "
-                                     f"{record.message or 'no message'}) before it was ready: "
-                                     f"{_tail(output) or '(no output)'}")
+                raise PairStartError(
+                    f"the server run ended ({record.state.value}: "
+                    f"{record.message or 'no message'}) before it was ready: "
+                    f"{_tail(output) or '(no output)'}"
+                )
             if time.monotonic() >= deadline:
-                raise PairStartError(f"the server did not say it was ready within {timeout_s:g} s "
-                                     f"(waiting for {ready.pattern!r}); its output: "
-                                     f"{_tail(output) or '(no output)'}")
+                raise PairStartError(
+                    f"the server did not say it was ready within {timeout_s:g} s "
+                    f"(waiting for {ready.pattern!r}); its output: "
+                    f"{_tail(output) or '(no output)'}"
+                )
             time.sleep(POLL_S)
 
 
@@ -118,8 +129,14 @@ def _check_port(tool: str, spec: PairSpec, server_cfg: Mapping[str, Any]) -> str
     return check.warning or None
 
 
-def launch_pair(tool: str, server_config: Mapping[str, Any], client_config: Mapping[str, Any], *,
-                data_dir: Path, ready_timeout_s: float | None = None) -> PairRuns:
+def launch_pair(
+    tool: str,
+    server_config: Mapping[str, Any],
+    client_config: Mapping[str, Any],
+    *,
+    data_dir: Path,
+    ready_timeout_s: float | None = None,
+) -> PairRuns:
     """Start the server run, wait until it is ready, start the client run (see module doc).
 
     ``ready_timeout_s`` defaults to the tool's (``PAIR.ready_timeout_s``). Raises what
@@ -136,21 +153,33 @@ def launch_pair(tool: str, server_config: Mapping[str, Any], client_config: Mapp
     warning = _check_port(tool, spec, server_cfg)
     server_run_id = launch_run(tool, server_cfg, data_dir=Path(data_dir))
     try:
-        match = wait_for_server_ready(server_run_id, Path(data_dir), spec.ready_pattern,
-                                      spec.failure_pattern, timeout_s, failure_hint=spec.failure_hint)
+        match = wait_for_server_ready(
+            server_run_id,
+            Path(data_dir),
+            spec.ready_pattern,
+            spec.failure_pattern,
+            timeout_s,
+            failure_hint=spec.failure_hint,
+        )
         ready_at = time.time()
         # a client without a port goes where the server listens: the port its ready line
         # names (a server given port 0 picked it), else the server's configured port
-        port = (client_cfg.get("port") or match.groupdict().get("port")
-                or server_cfg.get("port", spec.default_port))
+        port = client_cfg.get("port") or match.groupdict().get("port") or server_cfg.get("port", spec.default_port)
         port = client_cfg["port"] = int(port) if port else None
         client_cfg["peer_run_id"] = server_run_id
         client_run_id = launch_run(tool, client_cfg, data_dir=Path(data_dir))
     except BaseException:
         stop_run(server_run_id, Path(data_dir), grace_s=5.0)
         raise
-    return PairRuns(tool, server_run_id, client_run_id, port,
-                    notes=tuple(notes), warnings=(warning,) if warning else (), server_ready_at=ready_at)
+    return PairRuns(
+        tool,
+        server_run_id,
+        client_run_id,
+        port,
+        notes=tuple(notes),
+        warnings=(warning,) if warning else (),
+        server_ready_at=ready_at,
+    )
 
 
 def finish_pair(pair: PairRuns, data_dir: Path, grace_s: float = 5.0) -> None:

@@ -11,9 +11,10 @@ guard (:func:`racperf_tui.core.target_guard.judge`); a refusal is a :class:`Plan
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Mapping
+from typing import Any
 
 from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.target_guard import GuardVerdict, judge, overrides_from_config
@@ -50,8 +51,9 @@ def check_executable(argv: list[str], module: ModuleType, tool_name: str) -> Non
         raise ToolNotFound(f"{tool_name}: {exe!r} not found on PATH" + (f"; install it: {hint}" if hint else ""))
 
 
-def plan_invocation(module: ModuleType, tool_name: str, config: Mapping[str, Any],
-                    run_dir: str | None = None) -> Invocation:
+def plan_invocation(
+    module: ModuleType, tool_name: str, config: Mapping[str, Any], run_dir: str | None = None
+) -> Invocation:
     """The tool's Invocation for ``config`` (ValueError when the tool refuses the config,
     ToolNotFound when its program is missing)."""
     tool = module.TOOL
@@ -64,8 +66,7 @@ def plan_invocation(module: ModuleType, tool_name: str, config: Mapping[str, Any
     return planned
 
 
-def judge_run(module: ModuleType, tool_name: str, config: Mapping[str, Any],
-              run_dir: str | None = None) -> JudgedRun:
+def judge_run(module: ModuleType, tool_name: str, config: Mapping[str, Any], run_dir: str | None = None) -> JudgedRun:
     """Plan and judge: PlanRefused unless every target is cleared or overridden."""
     planned = plan_invocation(module, tool_name, config, run_dir)
     verdict = judge(planned.targets, overrides_from_config(dict(config)))

@@ -16,19 +16,25 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.core.paths import log_dir
 from racperf_tui.core.store import RunRecord, Store, supervisor_alive
-from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.orchestration.run_plan import judge_run
 from racperf_tui.orchestration.supervisor import Supervisor
 from racperf_tui.tools import load_tool
 
 __all__ = [
-    "ToolNotFound", "launch_run", "stop_run", "follow_run", "attach", "run_foreground",
+    "ToolNotFound",
+    "launch_run",
+    "stop_run",
+    "follow_run",
+    "attach",
+    "run_foreground",
     "wait_for_run",
 ]
 
@@ -66,14 +72,31 @@ def launch_run(
     argv = _prepare(tool, config)
     data_dir = Path(data_dir)
     with Store.open(data_dir) as store:
-        run_id = store.create_run(tool, host, target if target is not None else config.get("target"),
-                                  config, argv, None)
+        run_id = store.create_run(
+            tool, host, target if target is not None else config.get("target"), config, argv, None
+        )
         log_path = log_dir(data_dir) / f"run-{run_id}.log"
-        command = [sys.executable, "-m", "racperf_tui.orchestration.supervisor", "--data-dir", str(data_dir),
-                   "--run-id", str(run_id), "--detach", "--log", str(log_path)]
+        command = [
+            sys.executable,
+            "-m",
+            "racperf_tui.orchestration.supervisor",
+            "--data-dir",
+            str(data_dir),
+            "--run-id",
+            str(run_id),
+            "--detach",
+            "--log",
+            str(log_path),
+        ]
         try:
-            proc = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
-                                  start_new_session=True, timeout=_LAUNCH_TIMEOUT_S, env=_child_env())
+            proc = subprocess.run(
+                command,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                start_new_session=True,
+                timeout=_LAUNCH_TIMEOUT_S,
+                env=_child_env(),
+            )
             pid = int(proc.stdout.decode().split()[0]) if proc.returncode == 0 and proc.stdout.strip() else None
         except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
             pid, problem = None, str(exc)
@@ -90,8 +113,11 @@ def _child_env() -> dict[str, str]:
     """The supervisor must import what we imported (e.g. a tool module found via the cwd)."""
     env = dict(os.environ)
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    paths = [p for p in sys.path if p and os.path.isdir(p)
-             and not any(os.path.abspath(p).startswith(prefix) for prefix in prefixes)]
+    paths = [
+        p
+        for p in sys.path
+        if p and os.path.isdir(p) and not any(os.path.abspath(p).startswith(prefix) for prefix in prefixes)
+    ]
     paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     cwd = os.getcwd()
     if cwd not in paths:
@@ -112,7 +138,8 @@ def wait_for_run(run_id: int, data_dir: Path, timeout_s: float, poll_s: float = 
             if time.monotonic() >= deadline:
                 return record
             if record.supervisor_pid is not None and not supervisor_alive(
-                    record.supervisor_pid, record.supervisor_started_at):
+                record.supervisor_pid, record.supervisor_started_at
+            ):
                 store.mark_interrupted_runs()
                 return store.get_run(run_id)
             time.sleep(poll_s)
@@ -147,8 +174,11 @@ def stop_run(run_id: int, data_dir: Path, grace_s: float = 15.0) -> RunState:
     if record.state.finished:
         # the state is recorded just before the supervisor exits: let it finish exiting
         deadline = time.monotonic() + 5.0
-        while (record.supervisor_pid is not None and time.monotonic() < deadline
-               and supervisor_alive(record.supervisor_pid, record.supervisor_started_at)):
+        while (
+            record.supervisor_pid is not None
+            and time.monotonic() < deadline
+            and supervisor_alive(record.supervisor_pid, record.supervisor_started_at)
+        ):
             time.sleep(0.02)
         return record.state
     with Store.open(data_dir) as store:
@@ -163,14 +193,13 @@ def stop_run(run_id: int, data_dir: Path, grace_s: float = 15.0) -> RunState:
                 os.killpg(record.benchmark_pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        store.set_state(run_id, RunState.STOPPED,
-                        message=f"stopped: supervisor did not finish within {grace_s:g} s and was killed")
+        store.set_state(
+            run_id, RunState.STOPPED, message=f"stopped: supervisor did not finish within {grace_s:g} s and was killed"
+        )
         return RunState.STOPPED
 
 
-def follow_run(
-    run_id: int, data_dir: Path, after_seq: int = 0, poll_s: float = 0.1
-) -> Iterator[tuple[int, Sample]]:
+def follow_run(run_id: int, data_dir: Path, after_seq: int = 0, poll_s: float = 0.1) -> Iterator[tuple[int, Sample]]:
     """Yield (seq, Sample) of a run as they are recorded, from ``after_seq`` on, until the run
     is finished (or its supervisor vanished). For a UI, polling ``Store.samples(run_id,
     after_seq)`` from a timer does the same without a thread."""
@@ -187,7 +216,8 @@ def follow_run(
                     yield seq, sample
                 return
             if record.supervisor_pid is not None and not supervisor_alive(
-                    record.supervisor_pid, record.supervisor_started_at):
+                record.supervisor_pid, record.supervisor_started_at
+            ):
                 store.mark_interrupted_runs()
                 continue
             time.sleep(poll_s)
@@ -220,8 +250,9 @@ def run_foreground(
     argv = _prepare(tool, config)
     with Store.open(Path(data_dir)) as store:
         store.mark_interrupted_runs()
-        run_id = store.create_run(tool, host, target if target is not None else config.get("target"),
-                                  config, argv, None)
+        run_id = store.create_run(
+            tool, host, target if target is not None else config.get("target"), config, argv, None
+        )
         store.set_supervisor_pid(run_id, os.getpid())
         if on_start is not None:
             on_start(run_id)

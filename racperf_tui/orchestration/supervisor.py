@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import os
 import json
+import os
 import signal
 import stat
 import subprocess
@@ -37,20 +37,20 @@ import threading
 import time
 import traceback
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
+from racperf_tui.core.devjail import devjail_available, jail_argv
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.lines import LineSplitter
 from racperf_tui.core.paths import run_dir
 from racperf_tui.core.process import set_child_subreaper
-from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run
 from racperf_tui.core.store import RunRecord, Store
-from racperf_tui.core.devjail import devjail_available, jail_argv
 from racperf_tui.core.write_watch import WriteWatch
+from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run
 from racperf_tui.tools import load_tool
 
 __all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "tool_version"]
@@ -73,8 +73,14 @@ def tool_version(tool: Any, argv: list[str]) -> str | None:
     try:
         if callable(method):
             return method(argv)
-        out = subprocess.run([argv[0], "--version"], capture_output=True, text=True,
-                             errors="replace", timeout=5, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            [argv[0], "--version"],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
         text = (out.stdout or out.stderr).strip()
         return text.splitlines()[0][:200] if text else None
     except Exception:  # a version is nice to have; never fail a run for it
@@ -142,8 +148,9 @@ class Supervisor:
         except BaseException as exc:  # record why, whatever happened, then re-raise
             self.log("crashed:\n" + traceback.format_exc())
             try:
-                self.store.set_state(self.run_id, RunState.FAILED,
-                                     message=f"supervisor error: {type(exc).__name__}: {exc}")
+                self.store.set_state(
+                    self.run_id, RunState.FAILED, message=f"supervisor error: {type(exc).__name__}: {exc}"
+                )
             except Exception:
                 pass
             if not isinstance(exc, Exception):
@@ -172,8 +179,7 @@ class Supervisor:
             return
         planned = judged.invocation
         self.store.set_argv(self.run_id, argv, tool_version(tool, list(planned.argv)))
-        hard_limit_s = float(planned.hard_limit_s if planned.hard_limit_s is not None
-                             else tool.hard_limit_s(config))
+        hard_limit_s = float(planned.hard_limit_s if planned.hard_limit_s is not None else tool.hard_limit_s(config))
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
         merge_stderr = bool(getattr(tool, "merge_stderr", False))
         parser = tool.stream_parser(config)
@@ -185,8 +191,7 @@ class Supervisor:
             return
 
         try:
-            proc = self.host.start(planned, directory, merge_stderr=merge_stderr, write_watch=write_watch,
-                                   argv=argv)
+            proc = self.host.start(planned, directory, merge_stderr=merge_stderr, write_watch=write_watch, argv=argv)
         except OSError as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=f"cannot start {argv[0]}: {exc}")
             return
@@ -249,7 +254,8 @@ class Supervisor:
                         if parse_errors <= 3:
                             self.log(f"stream parser failed on a tick:\n{traceback.format_exc()}")
                 if raw_bytes >= RAW_FLUSH_BYTES or (
-                        raw_bytes and time.monotonic() - last_flush >= RAW_FLUSH_INTERVAL_S):
+                    raw_bytes and time.monotonic() - last_flush >= RAW_FLUSH_INTERVAL_S
+                ):
                     flush_raw()
                 if self.stop_reason is not None and not proc.stop_requested:
                     self.log(f"{self.stop_reason}: SIGTERM to process group {proc.pgid}")
@@ -279,8 +285,14 @@ class Supervisor:
             proc.close()
 
         files = self._collect_result_files(planned, directory)
-        self._finish(tool, exit_status, hard_limit_s if hard_limit_hit else None, list(stderr_tail),
-                     [str(violation) for violation in proc.violations], files)
+        self._finish(
+            tool,
+            exit_status,
+            hard_limit_s if hard_limit_hit else None,
+            list(stderr_tail),
+            [str(violation) for violation in proc.violations],
+            files,
+        )
 
     def _collect_result_files(self, planned: Invocation, directory: Path) -> dict[str, str]:
         """The result files the run wrote, kept in the store (raw output ``result:NAME``)."""
@@ -308,7 +320,8 @@ class Supervisor:
         # what guards the tool's options is the tool's to say (fio: fio's own reading + allow list)
         option_guard = getattr(tool, "option_guard", None)
         protections = ([str(option_guard)] if option_guard else []) + [
-            "every target checked by the write guard (mounts, swap, holders, open files, signatures)"]
+            "every target checked by the write guard (mounts, swap, holders, open files, signatures)"
+        ]
         available, why = devjail_available()
         if available:
             argv = jail_argv(argv, [n for n in nodes if os.path.abspath(n).startswith("/dev/")])
@@ -328,8 +341,9 @@ class Supervisor:
         protections.append("write watch: the run is killed if it opens an uncleared block device for writing")
         return argv, watch, protections
 
-    def _prepare(self, tool: Any, config: dict[str, Any], judged: JudgedRun, directory: Path,
-                 protections: list[str]) -> None:
+    def _prepare(
+        self, tool: Any, config: dict[str, Any], judged: JudgedRun, directory: Path, protections: list[str]
+    ) -> None:
         """After the guard: the tool's own preparation, the Invocation's files in the run's
         directory, and the record of what was planned and which protections are active."""
         prepare = getattr(tool, "prepare", None)
@@ -340,8 +354,7 @@ class Supervisor:
             self.store.add_raw(self.run_id, text, f"file:{name}")
         guard = judged.guard
         safety = {
-            "targets": [{"path": t.path, "access": t.access, "origin": t.origin}
-                        for t in judged.invocation.targets],
+            "targets": [{"path": t.path, "access": t.access, "origin": t.origin} for t in judged.invocation.targets],
             "overridden": [{"path": t.path, "reasons": v.reasons} for t, v in guard.overridden],
             "device_nodes": list(guard.device_nodes),
             "protections": protections,
@@ -374,8 +387,15 @@ class Supervisor:
         except BlockingIOError:
             pass
 
-    def _finish(self, tool: Any, exit_status: int, hard_limit_s: float | None, stderr_tail: list[str],
-                violations: list[str] | None = None, files: dict[str, str] | None = None) -> None:
+    def _finish(
+        self,
+        tool: Any,
+        exit_status: int,
+        hard_limit_s: float | None,
+        stderr_tail: list[str],
+        violations: list[str] | None = None,
+        files: dict[str, str] | None = None,
+    ) -> None:
         output = self.store.raw_output(self.run_id, "stdout")
         result: dict[str, Any] | None = None
         parse_problem: str | None = None
@@ -426,17 +446,27 @@ def _detach() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m racperf_tui.orchestration.supervisor``."""
-    parser = argparse.ArgumentParser(prog="python -m racperf_tui.orchestration.supervisor",
-                                     description="Supervise one recorded racperf run.")
+    parser = argparse.ArgumentParser(
+        prog="python -m racperf_tui.orchestration.supervisor", description="Supervise one recorded racperf run."
+    )
     parser.add_argument("--data-dir", required=True, help="the store's directory")
     parser.add_argument("--run-id", required=True, type=int, help="the PENDING run to execute")
-    parser.add_argument("--detach", action="store_true",
-                        help="fork into the background; print the supervisor pid on stdout")
+    parser.add_argument(
+        "--detach", action="store_true", help="fork into the background; print the supervisor pid on stdout"
+    )
     parser.add_argument("--log", default=None, help="append diagnostics to this file (detached)")
-    parser.add_argument("--write-watch", action="store_true",
-                        help="kill the benchmark if it opens for writing a block device not --cleared")
-    parser.add_argument("--cleared", action="append", default=[], metavar="MAJ:MIN",
-                        help="a block device the write guard cleared (repeatable; implies --write-watch)")
+    parser.add_argument(
+        "--write-watch",
+        action="store_true",
+        help="kill the benchmark if it opens for writing a block device not --cleared",
+    )
+    parser.add_argument(
+        "--cleared",
+        action="append",
+        default=[],
+        metavar="MAJ:MIN",
+        help="a block device the write guard cleared (repeatable; implies --write-watch)",
+    )
     args = parser.parse_args(argv)
     cleared = []
     for text in args.cleared:

@@ -66,5 +66,8 @@ def tool_description(name: str) -> ToolDescription:
     if isinstance(description, ToolDescription):
         return description
     # a tool that declares nothing: every key accepted, raw arguments passed as extra_args
-    return ToolDescription(name=getattr(tool, "name", name), takes_raw_args=True,
-                           install_hint=getattr(tool, "install_hint", "") or getattr(module, "install_hint", ""))
+    return ToolDescription(
+        name=getattr(tool, "name", name),
+        takes_raw_args=True,
+        install_hint=getattr(tool, "install_hint", "") or getattr(module, "install_hint", ""),
+    )

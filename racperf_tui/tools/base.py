@@ -13,16 +13,23 @@ module's own functions), :class:`OptionsConfig` (validated dataclass configs) an
 from __future__ import annotations
 
 import dataclasses
-import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from racperf_tui.core.tool import ClientAdapter, PairSpec, StreamParser, Tool, ToolDescription
 
-__all__ = ["ClientAdapter", "ModuleTool", "OptionsConfig", "PairSpec", "RUN_LEVEL_KEYS", "StreamParser", "Tool",
-           "program_output"]
+__all__ = [
+    "ClientAdapter",
+    "ModuleTool",
+    "OptionsConfig",
+    "PairSpec",
+    "RUN_LEVEL_KEYS",
+    "StreamParser",
+    "Tool",
+    "program_output",
+]
 
 #: Keys the run machinery adds to a config (not options of any tool): tools accept and ignore them.
 RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label"})
@@ -71,8 +78,9 @@ class OptionsConfig:
         known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         unknown = sorted(set(config) - known - RUN_LEVEL_KEYS)
         if unknown:
-            raise ValueError(f"{cls.tool_name}: unknown option(s) {', '.join(unknown)}; "
-                             f"known: {', '.join(sorted(known))}")
+            raise ValueError(
+                f"{cls.tool_name}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
         self = cls(**{k: v for k, v in config.items() if k in known})
         self._normalise()
         self.validate()
@@ -93,8 +101,9 @@ def program_output(argv: list[str], timeout_s: float = 5.0) -> str | None:
     """stdout + stderr of a short informational command (``netperf -V``, ``java -version``);
     None when it cannot run or hangs."""
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout_s,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, errors="replace", timeout=timeout_s, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout + proc.stderr

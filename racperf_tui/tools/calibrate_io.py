@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import Invocation, ToolNotFound
@@ -34,22 +35,24 @@ from racperf_tui.tools.base import OptionsConfig
 from racperf_tui.tools.figures import OutputParseError
 
 name = "calibrate_io"
-install_hint = ("sqlplus comes with the Oracle Database home: set oracle_home (or $ORACLE_HOME) to the "
-                "home of the instance to calibrate")
+install_hint = (
+    "sqlplus comes with the Oracle Database home: set oracle_home (or $ORACLE_HOME) to the "
+    "home of the instance to calibrate"
+)
 
 #: what each precondition's failure means and how to fix it (ORA- numbers from Oracle's docs)
 CHECK_FIXES: dict[str, str] = {
     "sysdba": "CALIBRATE_IO needs SYSDBA: run as the oracle software owner (OS authentication), or give a "
-              "connect string of a SYSDBA user",
+    "connect string of a SYSDBA user",
     "timed_statistics": "timed_statistics is FALSE (ORA-56709): ALTER SYSTEM SET timed_statistics=TRUE",
     "async_datafiles": "no datafile has asynchronous I/O (ORA-56708): set filesystemio_options=SETALL (or "
-                       "ASYNCH) and disk_asynch_io=TRUE in the spfile and restart the instance; check "
-                       "V$IOSTAT_FILE.ASYNCH_IO",
+    "ASYNCH) and disk_asynch_io=TRUE in the spfile and restart the instance; check "
+    "V$IOSTAT_FILE.ASYNCH_IO",
     "calibration_status": "a calibration is already IN PROGRESS (one at a time per database): wait for it, "
-                          "see V$IO_CALIBRATION_STATUS",
+    "see V$IO_CALIBRATION_STATUS",
     "con_name": "connected to a pluggable database: calibrate from the CDB root (CDB$ROOT)",
     "aio": "the host is out of asynchronous I/O slots (ORA-56708): /proc/sys/fs/aio-nr is near "
-           "aio-max-nr; raise fs.aio-max-nr (sysctl) or stop what holds them",
+    "aio-max-nr; raise fs.aio-max-nr (sysctl) or stop what holds them",
 }
 #: Oracle's errors of CALIBRATE_IO, named with their fix
 ORA_FIXES: dict[str, str] = {
@@ -66,8 +69,10 @@ _CHECK_RE = re.compile(r"^racperf:check:(?P<name>[a-z_]+):(?P<value>.*)$")
 _REFUSED_RE = re.compile(r"racperf:refused:(?P<name>[a-z_]+)")
 _OUTPUT_RE = re.compile(r"^\s*(?P<key>max_iops|max_mbps|latency)\s*=\s*(?P<value>-?\d+(?:\.\d+)?)\s*$")
 _ORA_RE = re.compile(r"\b(?P<code>ORA-\d{5}): ?(?P<text>[^\n]{0,300})")
-_ROW_RE = re.compile(r"^(?P<start>\d{2}-[A-Z]{3}-\d{2,4} \d{2}:\d{2}:\d{2})\s+(?P<end>\d{2}-[A-Z]{3}-\d{2,4} "
-                     r"\d{2}:\d{2}:\d{2})\s+(?P<nums>(?:\d+(?:\.\d+)?\s*){5})$")
+_ROW_RE = re.compile(
+    r"^(?P<start>\d{2}-[A-Z]{3}-\d{2,4} \d{2}:\d{2}:\d{2})\s+(?P<end>\d{2}-[A-Z]{3}-\d{2,4} "
+    r"\d{2}:\d{2}:\d{2})\s+(?P<nums>(?:\d+(?:\.\d+)?\s*){5})$"
+)
 
 
 @dataclass
@@ -100,8 +105,10 @@ class CalibrateIoConfig(OptionsConfig):
         if not 1 <= self.num_physical_disks <= 100_000:
             raise ValueError(f"calibrate_io: num_physical_disks must be 1 to 100000, got {self.num_physical_disks}")
         if not 10 <= self.max_latency <= 10_000:
-            raise ValueError(f"calibrate_io: max_latency must be 10 to 10000 ms (Oracle refuses less than 10), "
-                             f"got {self.max_latency}")
+            raise ValueError(
+                f"calibrate_io: max_latency must be 10 to 10000 ms (Oracle refuses less than 10), "
+                f"got {self.max_latency}"
+            )
         if not 60 <= self.duration_estimate_s <= 86_400:
             raise ValueError("calibrate_io: duration_estimate_s must be 60 to 86400")
 
@@ -119,8 +126,13 @@ _HELP = {
 }
 OPTIONS = options_from_dataclass(CalibrateIoConfig, _HELP)
 METRICS = (MetricSpec("elapsed_s", "elapsed", "s", decimals=0, chart="elapsed"),)
-DESCRIPTION = ToolDescription(name=name, summary="Oracle's own I/O calibration, from inside the database",
-                              install_hint=install_hint, options=OPTIONS, metrics=METRICS)
+DESCRIPTION = ToolDescription(
+    name=name,
+    summary="Oracle's own I/O calibration, from inside the database",
+    install_hint=install_hint,
+    options=OPTIONS,
+    metrics=METRICS,
+)
 
 
 def _config(config: Mapping[str, Any]) -> CalibrateIoConfig:
@@ -240,8 +252,7 @@ def parse_output(text: str) -> dict[str, Any]:
         if row:
             numbers = [float(n) for n in row["nums"].split()]
             result["start_time"], result["end_time"] = row["start"], row["end"]
-            for key, value in zip(("max_iops", "max_mbps", "max_pmbps", "latency_ms", "num_physical_disks"),
-                                  numbers):
+            for key, value in zip(("max_iops", "max_mbps", "max_pmbps", "latency_ms", "num_physical_disks"), numbers):
                 result.setdefault(key, int(value) if value.is_integer() else value)
     if checks:
         result["checks"] = checks
@@ -254,8 +265,9 @@ def parse_output(text: str) -> dict[str, Any]:
         fix = ORA_FIXES.get(code)
         result["error"] = f"{code}: {error['text'].strip()}" + (f" ({fix})" if fix else "")
     if not any(k in result for k in ("max_iops", "max_mbps", "error")):
-        raise OutputParseError("no CALIBRATE_IO figures (max_iops = ..., DBA_RSRC_IO_CALIBRATE row) and no "
-                               "ORA- error in the output")
+        raise OutputParseError(
+            "no CALIBRATE_IO figures (max_iops = ..., DBA_RSRC_IO_CALIBRATE row) and no ORA- error in the output"
+        )
     return result
 
 
@@ -274,14 +286,24 @@ class CalibrateIoTool:
         if not os.access(sqlplus, os.X_OK):
             raise ToolNotFound(f"calibrate_io: {sqlplus} not found or not executable; {install_hint}")
         home = cfg.oracle_home
-        env = {"ORACLE_HOME": home, "ORACLE_SID": cfg.sid,
-               "LD_LIBRARY_PATH": os.pathsep.join(p for p in (os.path.join(home, "lib"),
-                                                               os.environ.get("LD_LIBRARY_PATH", "")) if p),
-               "PATH": os.pathsep.join((os.path.join(home, "bin"), os.environ.get("PATH", "")))}
-        return Invocation(argv=[sqlplus, "-S", "-L", "/ as sysdba"], env=env, cwd=".", stdin=sql_script(cfg),
-                          hard_limit_s=2.0 * cfg.duration_estimate_s + 60.0,
-                          notes=(f"calibrating instance {cfg.sid} ({cfg.num_physical_disks} disks, "
-                                 f"max_latency {cfg.max_latency} ms)",))
+        env = {
+            "ORACLE_HOME": home,
+            "ORACLE_SID": cfg.sid,
+            "LD_LIBRARY_PATH": os.pathsep.join(
+                p for p in (os.path.join(home, "lib"), os.environ.get("LD_LIBRARY_PATH", "")) if p
+            ),
+            "PATH": os.pathsep.join((os.path.join(home, "bin"), os.environ.get("PATH", ""))),
+        }
+        return Invocation(
+            argv=[sqlplus, "-S", "-L", "/ as sysdba"],
+            env=env,
+            cwd=".",
+            stdin=sql_script(cfg),
+            hard_limit_s=2.0 * cfg.duration_estimate_s + 60.0,
+            notes=(
+                f"calibrating instance {cfg.sid} ({cfg.num_physical_disks} disks, max_latency {cfg.max_latency} ms)",
+            ),
+        )
 
     def prepare(self, config: Mapping[str, Any], planned: Invocation) -> None:
         problem = aio_problem()

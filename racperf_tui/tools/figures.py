@@ -136,8 +136,7 @@ class Warnings:
 
     def long_line(self, lineno: int, length: int) -> None:
         """The warning for a line skipped because of its length."""
-        self.add(f"line {lineno}: {length} characters long, skipped (no figure line is longer than "
-                 f"{MAX_LINE_CHARS})")
+        self.add(f"line {lineno}: {length} characters long, skipped (no figure line is longer than {MAX_LINE_CHARS})")
 
     def into(self, result: dict[str, Any]) -> dict[str, Any]:
         """Add ``"warnings"`` to ``result`` when there are any; return ``result``."""

@@ -27,13 +27,14 @@ import shutil
 import stat
 import tempfile
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
+from racperf_tui.core import units
 from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import Invocation, ToolNotFound
-from racperf_tui.core import units
 from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools import fio_formats
 from racperf_tui.tools.fio_formats import FioParseError, JsonObjectSplitter, histogram_percentiles
@@ -200,16 +201,18 @@ class FioConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "FioConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> FioConfig:
         """From a dict; unknown keys are ignored. A dict carrying only raw fio arguments
         (``{"extra_args": [...]}``, optionally job_file / destructive) is custom mode."""
         known = {f.name for f in fields(cls)}
         # None means "not given" (racperf run passes target=None when --target is absent)
         kwargs = {k: copy.deepcopy(v) for k, v in data.items() if k in known and v is not None}
-        structured = known - {"extra_args", "job_file", "destructive", "custom", "status_interval_s", "name",
-                              "target"}
-        if "custom" not in kwargs and not (structured & set(kwargs)) and (kwargs.get("extra_args")
-                                                                          or kwargs.get("job_file")):
+        structured = known - {"extra_args", "job_file", "destructive", "custom", "status_interval_s", "name", "target"}
+        if (
+            "custom" not in kwargs
+            and not (structured & set(kwargs))
+            and (kwargs.get("extra_args") or kwargs.get("job_file"))
+        ):
             kwargs["custom"] = True
         if kwargs.get("custom") and "target" not in kwargs:
             kwargs["target"] = ""  # custom mode: the target is whatever the fio arguments say
@@ -239,8 +242,9 @@ class FioConfig:
         errors = []
         interval = _as_float(self.status_interval_s)
         if interval is None or not 0.1 <= interval <= 3600:
-            errors.append(f"status_interval_s: {self.status_interval_s!r} is not a number of seconds "
-                          "between 0.1 and 3600")
+            errors.append(
+                f"status_interval_s: {self.status_interval_s!r} is not a number of seconds between 0.1 and 3600"
+            )
         if not isinstance(self.extra_args, list) or not all(isinstance(a, str) for a in self.extra_args):
             errors.append("extra_args: must be a list of strings (fio options like --norandommap)")
         if self.job_file is not None and not isinstance(self.job_file, str):
@@ -294,8 +298,7 @@ class FioConfig:
         if refusal and not refusal.startswith("is not one of"):
             errors.append(f"ioengine: {engine!r} {refusal}; refused")
         elif engine not in IOENGINES:
-            errors.append(f"ioengine: {engine!r} is not one of {', '.join(IOENGINES)} "
-                          "(other engines: use custom mode)")
+            errors.append(f"ioengine: {engine!r} is not one of {', '.join(IOENGINES)} (other engines: use custom mode)")
         depth = _as_int(self.iodepth)
         if depth is None or not 1 <= depth <= 65536:
             errors.append(f"iodepth: {self.iodepth!r} is not a whole number from 1 to 65536")
@@ -343,8 +346,9 @@ class FioConfig:
             if target and not self.job_file and not user_keys & {"filename", "directory"}:
                 # `racperf run fio --target T -- ARGS`: T is the file/dir/device fio works on
                 kind = _target_kind(target)
-                argv.append(f"--directory={target}" if kind == "directory"
-                            else f"--filename={_escape_filename(target)}")
+                argv.append(
+                    f"--directory={target}" if kind == "directory" else f"--filename={_escape_filename(target)}"
+                )
             if self.job_file:
                 argv.append(self.job_file)
             return argv
@@ -357,9 +361,13 @@ class FioConfig:
         argv.append(f"--rw={self.rw}")
         if self.rw in MIXED_RW:
             argv.append(f"--rwmixread={_as_int(self.rwmixread)}")
-        argv += [f"--bs={str(self.bs).strip()}", f"--ioengine={self.ioengine}",
-                 f"--iodepth={_as_int(self.iodepth)}", f"--numjobs={_as_int(self.numjobs)}",
-                 f"--direct={1 if _as_bool(self.direct) else 0}"]
+        argv += [
+            f"--bs={str(self.bs).strip()}",
+            f"--ioengine={self.ioengine}",
+            f"--iodepth={_as_int(self.iodepth)}",
+            f"--numjobs={_as_int(self.numjobs)}",
+            f"--direct={1 if _as_bool(self.direct) else 0}",
+        ]
         if str(self.size or "").strip():
             argv.append(f"--size={str(self.size).strip()}")
         runtime = _as_int(self.runtime_s) or 0
@@ -382,8 +390,7 @@ class FioConfig:
     def is_read_only(self) -> bool:
         """True when the form alone says the job only reads (no extra options, no job file):
         a preview's guess. What a run does is decided by fio's own reading (the plan)."""
-        return (not self.custom and not _user_args(self) and not self.job_file
-                and str(self.rw) in READ_ONLY_RW)
+        return not self.custom and not _user_args(self) and not self.job_file and str(self.rw) in READ_ONLY_RW
 
     def hard_limit_s(self) -> float:
         """Wall-clock limit from the form's runtime and ramp (the plan's is exact)."""
@@ -416,8 +423,9 @@ def _lay_out(path: str, size: int, *, replace: bool = False) -> None:
     that is then linked as ``path``: a new path only (never replacing what appeared there since
     it was judged), unless ``replace`` (racperf's own scratch file, grown)."""
     chunk = os.urandom(1 << 20)
-    fd, partial = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".racperf-layout",
-                                   dir=os.path.dirname(os.path.abspath(path)))
+    fd, partial = tempfile.mkstemp(
+        prefix=os.path.basename(path) + ".", suffix=".racperf-layout", dir=os.path.dirname(os.path.abspath(path))
+    )
     try:
         try:
             remaining = size
@@ -472,7 +480,7 @@ def lay_out_read_targets(fio_plan: FioPlan) -> list[str]:
     return written
 
 
-def _user_args(cfg: "FioConfig") -> list[str]:
+def _user_args(cfg: FioConfig) -> list[str]:
     """The config's extra fio arguments, whatever junk a form may have put there."""
     args = cfg.extra_args
     return [a for a in args if isinstance(a, str)] if isinstance(args, (list, tuple)) else []
@@ -515,18 +523,22 @@ def _preset(**changes: Any) -> FioConfig:
 
 
 #: presets from the field, in menu order; use :func:`preset_config` for an editable copy
-PRESETS: "OrderedDict[str, FioConfig]" = OrderedDict([
-    ("oltp", _preset(rw="randrw", rwmixread=70, bs="8k", ioengine="psync", iodepth=1, numjobs=4, direct=True)),
-    ("8k-randread", _preset(rw="randread", bs="8k", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
-    ("8k-randwrite", _preset(rw="randwrite", bs="8k", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
-    ("1m-seqread", _preset(rw="read", bs="1m", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
-    ("1m-seqwrite", _preset(rw="write", bs="1m", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
-    ("latency", _preset(rw="randwrite", bs="4k", ioengine="libaio", iodepth=1, numjobs=1, direct=True,
-                        ramp_time_s=5)),
-    ("iops", _preset(rw="randread", bs="4k", ioengine="libaio", iodepth=32, numjobs=1, direct=True)),
-    ("throughput", _preset(rw="read", bs="64k", ioengine="libaio", iodepth=32, numjobs=16, direct=True)),
-    ("custom", _preset(custom=True, target="")),
-])
+PRESETS: OrderedDict[str, FioConfig] = OrderedDict(
+    [
+        ("oltp", _preset(rw="randrw", rwmixread=70, bs="8k", ioengine="psync", iodepth=1, numjobs=4, direct=True)),
+        ("8k-randread", _preset(rw="randread", bs="8k", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
+        ("8k-randwrite", _preset(rw="randwrite", bs="8k", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
+        ("1m-seqread", _preset(rw="read", bs="1m", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
+        ("1m-seqwrite", _preset(rw="write", bs="1m", ioengine="psync", iodepth=1, numjobs=1, direct=True)),
+        (
+            "latency",
+            _preset(rw="randwrite", bs="4k", ioengine="libaio", iodepth=1, numjobs=1, direct=True, ramp_time_s=5),
+        ),
+        ("iops", _preset(rw="randread", bs="4k", ioengine="libaio", iodepth=32, numjobs=1, direct=True)),
+        ("throughput", _preset(rw="read", bs="64k", ioengine="libaio", iodepth=32, numjobs=16, direct=True)),
+        ("custom", _preset(custom=True, target="")),
+    ]
+)
 
 #: one-line descriptions for the preset menu
 PRESET_DESCRIPTIONS: dict[str, str] = {
@@ -610,17 +622,23 @@ def invocation(config: Mapping[str, Any] | FioConfig, run_dir: str | None = None
     user_interval = next((a.value for a in fio_plan.top_level if a.name == "status-interval"), None)
     argv.append(f"--status-interval={user_interval or cfg.status_interval_text()}")
     passed_on = {"warnings-fatal", "alloc-size", "max-jobs"}
-    argv += [f"--{a.name}" if a.value is None else f"--{a.name}={a.value}"
-             for a in fio_plan.top_level if a.name in passed_on]
+    argv += [
+        f"--{a.name}" if a.value is None else f"--{a.name}={a.value}" for a in fio_plan.top_level if a.name in passed_on
+    ]
     notes = []
     if not fio_plan.writes:
         argv.append("--readonly")
         notes.append("read-only: fio runs with --readonly")
     argv.append(f"--aux-path={place}")
     argv.append(os.path.join(place, JOB_FILE_NAME))
-    return Invocation(argv=argv, files={JOB_FILE_NAME: fio_plan.job_file_text},
-                      targets=tuple(fio_plan.targets), hard_limit_s=_plan_hard_limit(fio_plan),
-                      notes=tuple(notes), detail=fio_plan)
+    return Invocation(
+        argv=argv,
+        files={JOB_FILE_NAME: fio_plan.job_file_text},
+        targets=tuple(fio_plan.targets),
+        hard_limit_s=_plan_hard_limit(fio_plan),
+        notes=tuple(notes),
+        detail=fio_plan,
+    )
 
 
 def prepare(config: Mapping[str, Any] | FioConfig, planned: Invocation) -> None:
@@ -657,28 +675,34 @@ def ensure_private_scratch(scratch_dir: str, target: str) -> None:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise ValueError(f"target: cannot create racperf's scratch directory {scratch_dir}: "
-                         f"{exc.strerror}") from None
-    advice = ("racperf writes there only when it is its own; remove it, or set TMPDIR to a "
-              "directory of yours, or give a target of your own")
+        raise ValueError(f"target: cannot create racperf's scratch directory {scratch_dir}: {exc.strerror}") from None
+    advice = (
+        "racperf writes there only when it is its own; remove it, or set TMPDIR to a "
+        "directory of yours, or give a target of your own"
+    )
     info = os.lstat(scratch_dir)
     if stat.S_ISLNK(info.st_mode):
         raise ValueError(f"target: racperf's scratch directory {scratch_dir} is a symbolic link; {advice}")
     if not stat.S_ISDIR(info.st_mode):
         raise ValueError(f"target: racperf's scratch directory {scratch_dir} is not a directory; {advice}")
     if info.st_uid != os.geteuid():
-        raise ValueError(f"target: racperf's scratch directory {scratch_dir} belongs to uid "
-                         f"{info.st_uid}, not to you (uid {os.geteuid()}); {advice}")
+        raise ValueError(
+            f"target: racperf's scratch directory {scratch_dir} belongs to uid "
+            f"{info.st_uid}, not to you (uid {os.geteuid()}); {advice}"
+        )
     if info.st_mode & 0o022:
-        raise ValueError(f"target: racperf's scratch directory {scratch_dir} is writable by other "
-                         f"users (mode {stat.S_IMODE(info.st_mode):o}); {advice}")
+        raise ValueError(
+            f"target: racperf's scratch directory {scratch_dir} is writable by other "
+            f"users (mode {stat.S_IMODE(info.st_mode):o}); {advice}"
+        )
     try:
         file_info = os.lstat(target)
     except FileNotFoundError:
         return
     if stat.S_ISLNK(file_info.st_mode) or not stat.S_ISREG(file_info.st_mode):
-        raise ValueError(f"target: the scratch file {target} is not a regular file (a symbolic link "
-                         f"or a device); {advice}")
+        raise ValueError(
+            f"target: the scratch file {target} is not a regular file (a symbolic link or a device); {advice}"
+        )
     if file_info.st_uid != os.geteuid():
         raise ValueError(f"target: the scratch file {target} belongs to uid {file_info.st_uid}; {advice}")
 
@@ -760,8 +784,11 @@ class FioStreamParser:
                     # interval: skip it (named in the messages) rather than lose the run's parser
                     self._splitter.decode_errors.append(f"status dump {self.dumps} skipped: {exc}")
                     continue
-                if sample is not None and math.isfinite(sample.t) and all(
-                        math.isfinite(v) for v in sample.metrics.values()):
+                if (
+                    sample is not None
+                    and math.isfinite(sample.t)
+                    and all(math.isfinite(v) for v in sample.metrics.values())
+                ):
                     samples.append(sample)
         return samples
 
@@ -784,8 +811,11 @@ class FioStreamParser:
         elapsed = max((_as_float(j.get("elapsed")) or 0.0) for j in jobs) if jobs else 0.0
         if self._first_ts_ms is None and ts_ms is not None:
             self._first_ts_ms, self._first_elapsed_s = ts_ms, elapsed
-        t = (self._first_elapsed_s + (ts_ms - self._first_ts_ms) / 1000.0
-             if ts_ms is not None and self._first_ts_ms is not None else elapsed)
+        t = (
+            self._first_elapsed_s + (ts_ms - self._first_ts_ms) / 1000.0
+            if ts_ms is not None and self._first_ts_ms is not None
+            else elapsed
+        )
         wall_dt_ms = ts_ms - self._prev_ts_ms if ts_ms is not None and self._prev_ts_ms is not None else None
         self._prev_ts_ms = ts_ms
 
@@ -805,9 +835,12 @@ class FioStreamParser:
             prev_rt = max((s.runtime_ms for s in state.dirs.values()), default=0.0)
             reset = False
             if ramp_ms > 0 and not state.ramp_done:
-                if (state.dirs and wall_dt_ms is not None
-                        and cur_rt + _CLOCK_TOLERANCE_MS < prev_rt + wall_dt_ms
-                        and cur_rt <= wall_dt_ms + _CLOCK_TOLERANCE_MS):
+                if (
+                    state.dirs
+                    and wall_dt_ms is not None
+                    and cur_rt + _CLOCK_TOLERANCE_MS < prev_rt + wall_dt_ms
+                    and cur_rt <= wall_dt_ms + _CLOCK_TOLERANCE_MS
+                ):
                     # the runtime restarted between the dumps: fio zeroed its stats at ramp end
                     reset = state.ramp_done = True
                 elif cur_rt > ramp_ms + _RAMP_SLACK_MS:
@@ -838,8 +871,11 @@ class FioStreamParser:
                         merged[value] = merged.get(value, 0) + delta
                 updates.append((state, d, cur))
             eta = _as_float(job.get("eta"))
-            info: dict[str, Any] = {"name": key[1], "error": int(job.get("error", 0) or 0),
-                                    "elapsed_s": _as_float(job.get("elapsed"))}
+            info: dict[str, Any] = {
+                "name": key[1],
+                "error": int(job.get("error", 0) or 0),
+                "elapsed_s": _as_float(job.get("elapsed")),
+            }
             if eta is not None and 0 <= eta < _ETA_UNKNOWN:
                 info["eta_s"] = eta
             job_info.append(info)
@@ -859,8 +895,13 @@ class FioStreamParser:
             for suffix, pct in SAMPLE_PERCENTILES.items():
                 if pct in pcts:
                     metrics[f"{d}_clat_{suffix}_us"] = pcts[pct] / 1000.0
-        extra: dict[str, Any] = {"interval_s": interval_ms / 1000.0, "elapsed_s": elapsed, "ramp": in_ramp,
-                                 "jobs": job_info, "dump": self.dumps}
+        extra: dict[str, Any] = {
+            "interval_s": interval_ms / 1000.0,
+            "elapsed_s": elapsed,
+            "ramp": in_ramp,
+            "jobs": job_info,
+            "dump": self.dumps,
+        }
         if ts_ms is not None:
             extra["timestamp_ms"] = ts_ms  # fio's wall clock when it wrote the dump
         if wall_dt_ms is not None:
@@ -872,7 +913,7 @@ class FioStreamParser:
                 extra["progress_pct"] = min(100.0, 100.0 * elapsed / (elapsed + extra["eta_s"]))
         new_count = self._splitter.message_count - self._messages_seen
         if new_count > 0:
-            kept = self._splitter.messages[self._messages_seen:][:_MESSAGES_PER_SAMPLE]
+            kept = self._splitter.messages[self._messages_seen :][:_MESSAGES_PER_SAMPLE]
             extra["messages"] = kept
             if new_count > len(kept):
                 extra["messages_omitted"] = new_count - len(kept)
@@ -984,8 +1025,11 @@ METRICS = (
     MetricSpec("write_iops", "write IOPS", "IOPS", decimals=0, chart="iops"),
     MetricSpec("read_bw_kib_s", "read BW", "MiB/s", divisor=1024.0, chart="bw"),
     MetricSpec("write_bw_kib_s", "write BW", "MiB/s", divisor=1024.0, chart="bw"),
-    *(MetricSpec(f"{d}_clat_{p}_us", f"{d} clat {p}", "µs", chart="lat")
-      for d in _DIRECTIONS for p in SAMPLE_PERCENTILES),
+    *(
+        MetricSpec(f"{d}_clat_{p}_us", f"{d} clat {p}", "µs", chart="lat")
+        for d in _DIRECTIONS
+        for p in SAMPLE_PERCENTILES
+    ),
 )
 
 
@@ -1001,8 +1045,9 @@ class FioDescription(ToolDescription):
         jobs = [job for job in (result or {}).get("jobs") or [] if isinstance(job, Mapping)]
         if not jobs:
             return ""
-        return METRICS[0].compact(sum(float((job.get(d) or {}).get("iops") or 0.0)
-                                      for job in jobs for d in ("read", "write")))
+        return METRICS[0].compact(
+            sum(float((job.get(d) or {}).get("iops") or 0.0) for job in jobs for d in ("read", "write"))
+        )
 
     def planned_duration_s(self, config: Mapping[str, Any]) -> float | None:
         runtime = parse_time_s(str(config.get("runtime_s") or ""))
@@ -1011,8 +1056,14 @@ class FioDescription(ToolDescription):
         return runtime + (parse_time_s(str(config.get("ramp_time_s") or "")) or 0.0)
 
 
-DESCRIPTION = FioDescription(name="fio", summary="flexible I/O tester: storage IOPS, bandwidth, latency",
-                             install_hint=install_hint, options=OPTIONS, metrics=METRICS, takes_raw_args=True)
+DESCRIPTION = FioDescription(
+    name="fio",
+    summary="flexible I/O tester: storage IOPS, bandwidth, latency",
+    install_hint=install_hint,
+    options=OPTIONS,
+    metrics=METRICS,
+    takes_raw_args=True,
+)
 
 
 class FioTool:
@@ -1071,8 +1122,21 @@ class FioTool:
 TOOL = FioTool()
 
 __all__ = [
-    "TOOL", "FioConfig", "FioStreamParser", "FioParseError", "PRESETS", "PRESET_DESCRIPTIONS",
-    "FioPlanError", "build_argv", "command_preview", "default_scratch_target", "install_hint", "invocation",
-    "interval_weighted_mean", "prepare",
-    "parse_output", "preset_config", "succeeded",
+    "TOOL",
+    "FioConfig",
+    "FioStreamParser",
+    "FioParseError",
+    "PRESETS",
+    "PRESET_DESCRIPTIONS",
+    "FioPlanError",
+    "build_argv",
+    "command_preview",
+    "default_scratch_target",
+    "install_hint",
+    "invocation",
+    "interval_weighted_mean",
+    "prepare",
+    "parse_output",
+    "preset_config",
+    "succeeded",
 ]

@@ -40,7 +40,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from racperf_tui.tools import figures
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings
@@ -300,8 +301,10 @@ def _latency_block_us(block: dict[str, Any], factor: float, where: str) -> dict[
         out["n"] = _count(block["N"], f"{where}.N")
     pct = block.get("percentile")
     if isinstance(pct, dict):
-        out["percentiles"] = {percentile_key(_percent_key(k, f"{where}.percentile")):
-                              _figure(v, f"{where}.percentile.{k}") * factor for k, v in pct.items()}
+        out["percentiles"] = {
+            percentile_key(_percent_key(k, f"{where}.percentile")): _figure(v, f"{where}.percentile.{k}") * factor
+            for k, v in pct.items()
+        }
     return out
 
 
@@ -332,23 +335,35 @@ def json_direction(block: dict[str, Any], include_bins: bool = True, where: str 
             out[f"{name}_us"] = _latency_block_us(lat, 0.001, f"{where}.{name}_ns")
             bins = lat.get("bins")
             if include_bins and isinstance(bins, dict) and bins:
-                out[f"{name}_bins_ns"] = {str(_count(figures.finite_number(k) if isinstance(k, str) else k,
-                                                     f"{where}.{name}_ns.bins key {k[:40]!r}")):
-                                          _count(v, f"{where}.{name}_ns.bins.{k}") for k, v in bins.items()}
+                out[f"{name}_bins_ns"] = {
+                    str(
+                        _count(
+                            figures.finite_number(k) if isinstance(k, str) else k,
+                            f"{where}.{name}_ns.bins key {k[:40]!r}",
+                        )
+                    ): _count(v, f"{where}.{name}_ns.bins.{k}")
+                    for k, v in bins.items()
+                }
         elif name in block and isinstance(block[name], dict):
             out[f"{name}_us"] = _latency_block_us(block[name], 1.0, f"{where}.{name}")
     if "bw_min" in block:
         out["bw_stats_kib_s"] = {
-            "min": f("bw_min"), "max": f("bw_max"), "per_pct": f("bw_agg"),
-            "mean": f("bw_mean"), "stdev": f("bw_dev"), "samples": _count(block.get("bw_samples", 0), f"{where}.bw_samples"),
+            "min": f("bw_min"),
+            "max": f("bw_max"),
+            "per_pct": f("bw_agg"),
+            "mean": f("bw_mean"),
+            "stdev": f("bw_dev"),
+            "samples": _count(block.get("bw_samples", 0), f"{where}.bw_samples"),
         }
     if "iops_min" in block:
         out["iops_stats"] = {
-            "min": f("iops_min"), "max": f("iops_max"), "mean": f("iops_mean"), "stdev": f("iops_stddev"),
+            "min": f("iops_min"),
+            "max": f("iops_max"),
+            "mean": f("iops_mean"),
+            "stdev": f("iops_stddev"),
             "samples": _count(block.get("iops_samples", 0), f"{where}.iops_samples"),
         }
     return out
-
 
 
 def _lat_dist_from_json(job: dict[str, Any], where: str) -> dict[str, float]:
@@ -413,8 +428,9 @@ def parse_json_report(text: str) -> dict[str, Any]:
     for candidate in reversed(texts):
         obj = splitter.decode(candidate)
         if obj is not None and isinstance(obj.get("jobs"), list):
-            return json_report_to_result(obj, messages=splitter.messages, status_dumps=dumps,
-                                         truncated=splitter.in_object)
+            return json_report_to_result(
+                obj, messages=splitter.messages, status_dumps=dumps, truncated=splitter.in_object
+            )
     detail = f" ({splitter.decode_errors[-1]})" if splitter.decode_errors else ""
     raise FioParseError(f"no complete fio JSON report in the output{detail}")
 
@@ -442,8 +458,9 @@ def _last_report_fast(text: str) -> dict[str, Any] | None:
     return json_report_to_result(obj, messages=messages, status_dumps=dumps)
 
 
-def json_report_to_result(report: dict[str, Any], messages: list[str] | None = None,
-                          status_dumps: int = 1, truncated: bool = False) -> dict[str, Any]:
+def json_report_to_result(
+    report: dict[str, Any], messages: list[str] | None = None, status_dumps: int = 1, truncated: bool = False
+) -> dict[str, Any]:
     """One decoded fio JSON report -> result dict."""
     report_jobs = report["jobs"]
     for index, job in enumerate(report_jobs):
@@ -451,7 +468,8 @@ def json_report_to_result(report: dict[str, Any], messages: list[str] | None = N
             raise FioParseError(f"jobs[{index}] is {type(job).__name__}, not a job object")
     plus = any(
         isinstance(job.get(d), dict) and isinstance(job[d].get("clat_ns"), dict) and "bins" in job[d]["clat_ns"]
-        for job in report_jobs for d in ("read", "write", "trim")
+        for job in report_jobs
+        for d in ("read", "write", "trim")
     )
     jobs = []
     for index, job in enumerate(report_jobs):
@@ -472,13 +490,18 @@ def json_report_to_result(report: dict[str, Any], messages: list[str] | None = N
             if direction in ("read", "write") or parsed["io_kib"] > 0:
                 entry[direction] = parsed
         if "usr_cpu" in job or "sys_cpu" in job:
-            entry["cpu"] = {"usr_pct": _figure(job.get("usr_cpu", 0.0), f"{where}.usr_cpu"),
-                            "sys_pct": _figure(job.get("sys_cpu", 0.0), f"{where}.sys_cpu"),
-                            "ctx": _count(job.get("ctx", 0), f"{where}.ctx"),
-                            "majf": _count(job.get("majf", 0), f"{where}.majf"),
-                            "minf": _count(job.get("minf", 0), f"{where}.minf")}
-        for src, dst in (("iodepth_level", "iodepth_pct"), ("iodepth_submit", "iodepth_submit_pct"),
-                         ("iodepth_complete", "iodepth_complete_pct")):
+            entry["cpu"] = {
+                "usr_pct": _figure(job.get("usr_cpu", 0.0), f"{where}.usr_cpu"),
+                "sys_pct": _figure(job.get("sys_cpu", 0.0), f"{where}.sys_cpu"),
+                "ctx": _count(job.get("ctx", 0), f"{where}.ctx"),
+                "majf": _count(job.get("majf", 0), f"{where}.majf"),
+                "minf": _count(job.get("minf", 0), f"{where}.minf"),
+            }
+        for src, dst in (
+            ("iodepth_level", "iodepth_pct"),
+            ("iodepth_submit", "iodepth_submit_pct"),
+            ("iodepth_complete", "iodepth_complete_pct"),
+        ):
             if isinstance(job.get(src), dict):
                 entry[dst] = {str(k): _figure(v, f"{where}.{src}.{k}") for k, v in job[src].items()}
         dist = _lat_dist_from_json(job, where)
@@ -495,14 +518,20 @@ def json_report_to_result(report: dict[str, Any], messages: list[str] | None = N
     for index, disk in enumerate(disk_list if isinstance(disk_list, list) else []):
         where = f"disk_util[{index}]"
         disk = _object(disk, where)
-        c = lambda key: _count(disk.get(key, 0), f"{where}.{key}")  # noqa: E731
-        disks.append({
-            "name": _text(disk.get("name", "")),
-            "read_ios": c("read_ios"), "write_ios": c("write_ios"),
-            "read_merges": c("read_merges"), "write_merges": c("write_merges"),
-            "read_ticks_ms": c("read_ticks"), "write_ticks_ms": c("write_ticks"),
-            "in_queue_ms": c("in_queue"), "util_pct": _figure(disk.get("util", 0.0), f"{where}.util"),
-        })
+        c = lambda key, disk=disk, where=where: _count(disk.get(key, 0), f"{where}.{key}")  # noqa: E731
+        disks.append(
+            {
+                "name": _text(disk.get("name", "")),
+                "read_ios": c("read_ios"),
+                "write_ios": c("write_ios"),
+                "read_merges": c("read_merges"),
+                "write_merges": c("write_merges"),
+                "read_ticks_ms": c("read_ticks"),
+                "write_ticks_ms": c("write_ticks"),
+                "in_queue_ms": c("in_queue"),
+                "util_pct": _figure(disk.get("util", 0.0), f"{where}.util"),
+            }
+        )
     timestamp = report.get("timestamp_ms")
     result: dict[str, Any] = {
         "tool": "fio",
@@ -564,7 +593,8 @@ _ISSUED_NEW_RE = re.compile(r"^\s*issued rwts?:\s*total=(?P<total>[\d,]+?),?\s+s
 _ISSUED_OLD_RE = re.compile(r"^\s*issued\s*:\s*total=r=(?P<r>\d+)/w=(?P<w>\d+)/d=(?P<d>\d+)")
 _GROUP_RE = re.compile(r"^Run status group (?P<gid>\d+) \(all jobs\):")
 _GROUP_NEW_RE = re.compile(
-    r"^\s*(?P<dir>READ|WRITE|TRIM): bw=(?P<bw1>[\d.]+)(?P<bu1>[KMGTPE]?i?B)/s(?:\s*\((?P<bw2>[\d.]+)(?P<bu2>[kKMGTPE]?i?B)/s\))?"
+    r"^\s*(?P<dir>READ|WRITE|TRIM): bw=(?P<bw1>[\d.]+)(?P<bu1>[KMGTPE]?i?B)/s"
+    r"(?:\s*\((?P<bw2>[\d.]+)(?P<bu2>[kKMGTPE]?i?B)/s\))?"
     r".*?io=(?P<io1>[\d.]+)(?P<iu1>[kKMGTPE]?i?B)(?:\s*\((?P<io2>[\d.]+)(?P<iu2>[kKMGTPE]?i?B)\))?,\s*"
     r"run=(?P<mint>\d+)-(?P<maxt>\d+)msec"
 )
@@ -627,8 +657,9 @@ def parse_text_report(text: str) -> dict[str, Any]:
             if pct_target is not None and line.lstrip().startswith("|"):
                 block, kind, factor = pct_target
                 for pct, value in _PCT_ITEM_RE.findall(line):
-                    block.setdefault(f"{kind}_us", {}).setdefault("percentiles", {})[
-                        percentile_key(_num(pct))] = _num(value) * factor
+                    block.setdefault(f"{kind}_us", {}).setdefault("percentiles", {})[percentile_key(_num(pct))] = (
+                        _num(value) * factor
+                    )
                 continue
             pct_target = None
             if m := _VERSION_RE.match(line.strip()):
@@ -642,8 +673,14 @@ def parse_text_report(text: str) -> dict[str, Any]:
                 continue
             if m := _JOB_HEADER_RE.match(line):
                 name = m.group("name")
-                job = {"name": name, "groupid": _int(m.group("gid")), "error": _int(m.group("err")),
-                       "rw": rw_by_name.get(name, ""), "jobs": _int(m.group("jobs")), "pid": _int(m.group("pid"))}
+                job = {
+                    "name": name,
+                    "groupid": _int(m.group("gid")),
+                    "error": _int(m.group("err")),
+                    "rw": rw_by_name.get(name, ""),
+                    "jobs": _int(m.group("jobs")),
+                    "pid": _int(m.group("pid")),
+                }
                 if m.group("errtext"):
                     job["error_text"] = m.group("errtext").strip()
                 jobs[(name, m.group("pid"))] = job
@@ -682,27 +719,37 @@ def parse_text_report(text: str) -> dict[str, Any]:
                 if (m := _LAT_RE.match(line)) and direction is not None:
                     factor = TIME_UNIT_TO_US[m.group("unit")]
                     block = direction.setdefault(f"{m.group('kind')}_us", {})
-                    block.update({
-                        "min": parse_count(m.group("min")) * factor, "max": parse_count(m.group("max")) * factor,
-                        "mean": parse_count(m.group("avg")) * factor, "stdev": parse_count(m.group("dev")) * factor,
-                    })
+                    block.update(
+                        {
+                            "min": parse_count(m.group("min")) * factor,
+                            "max": parse_count(m.group("max")) * factor,
+                            "mean": parse_count(m.group("avg")) * factor,
+                            "stdev": parse_count(m.group("dev")) * factor,
+                        }
+                    )
                     continue
                 if (m := _PCT_HEADER_RE.match(line)) and direction is not None:
                     pct_target = (direction, m.group("kind"), TIME_UNIT_TO_US[m.group("unit")])
                     continue
                 if (m := _BW_STATS_RE.match(line)) and direction is not None:
                     unit = m.group("unit")
-                    conv = lambda v: size_to_kib(_num(v), unit, legacy=legacy)  # noqa: E731
+                    conv = lambda v, unit=unit, legacy=legacy: size_to_kib(_num(v), unit, legacy=legacy)  # noqa: E731
                     direction["bw_stats_kib_s"] = {
-                        "min": conv(m.group("min")), "max": conv(m.group("max")), "per_pct": _num(m.group("per")),
-                        "mean": conv(m.group("avg")), "stdev": conv(m.group("dev")),
+                        "min": conv(m.group("min")),
+                        "max": conv(m.group("max")),
+                        "per_pct": _num(m.group("per")),
+                        "mean": conv(m.group("avg")),
+                        "stdev": conv(m.group("dev")),
                         "samples": _int(m.group("n") or 0),
                     }
                     continue
                 if (m := _IOPS_STATS_RE.match(line)) and direction is not None:
                     direction["iops_stats"] = {
-                        "min": _num(m.group("min")), "max": _num(m.group("max")), "mean": _num(m.group("avg")),
-                        "stdev": _num(m.group("dev")), "samples": _int(m.group("n") or 0),
+                        "min": _num(m.group("min")),
+                        "max": _num(m.group("max")),
+                        "mean": _num(m.group("avg")),
+                        "stdev": _num(m.group("dev")),
+                        "samples": _int(m.group("n") or 0),
                     }
                     continue
                 if m := _LAT_DIST_RE.match(line):
@@ -715,12 +762,20 @@ def parse_text_report(text: str) -> dict[str, Any]:
                         dist[label] = pct
                     continue
                 if m := _CPU_RE.match(line):
-                    job["cpu"] = {"usr_pct": _num(m.group("usr")), "sys_pct": _num(m.group("sys")),
-                                  "ctx": _int(m.group("ctx")), "majf": _int(m.group("majf")), "minf": _int(m.group("minf"))}
+                    job["cpu"] = {
+                        "usr_pct": _num(m.group("usr")),
+                        "sys_pct": _num(m.group("sys")),
+                        "ctx": _int(m.group("ctx")),
+                        "majf": _int(m.group("majf")),
+                        "minf": _int(m.group("minf")),
+                    }
                     continue
                 if m := _DEPTH_RE.match(line):
-                    key = {"IO depths": "iodepth_pct", "submit": "iodepth_submit_pct",
-                           "complete": "iodepth_complete_pct"}[m.group("kind")]
+                    key = {
+                        "IO depths": "iodepth_pct",
+                        "submit": "iodepth_submit_pct",
+                        "complete": "iodepth_complete_pct",
+                    }[m.group("kind")]
                     job[key] = _parse_pct_items(m.group("items"))
                     continue
                 if m := _ISSUED_NEW_RE.match(line):
@@ -728,29 +783,42 @@ def parse_text_report(text: str) -> dict[str, Any]:
                     job["issued"] = dict(zip(("read", "write", "trim", "sync"), totals))
                     continue
                 if m := _ISSUED_OLD_RE.match(line):
-                    job["issued"] = {"read": _int(m.group("r")), "write": _int(m.group("w")), "trim": _int(m.group("d"))}
+                    job["issued"] = {
+                        "read": _int(m.group("r")),
+                        "write": _int(m.group("w")),
+                        "trim": _int(m.group("d")),
+                    }
                     continue
             if section == "group" and group is not None:
                 if m := _GROUP_NEW_RE.match(line):
                     io_kib = _pick_binary(m.group("io1"), m.group("iu1"), m.group("io2"), m.group("iu2"))
                     group[m.group("dir").lower()] = {
                         "bw_kib_s": _pick_binary(m.group("bw1"), m.group("bu1"), m.group("bw2"), m.group("bu2")),
-                        "io_kib": io_kib, "runtime_min_ms": _num(m.group("mint")),
-                        "runtime_max_ms": _num(m.group("maxt"))}
+                        "io_kib": io_kib,
+                        "runtime_min_ms": _num(m.group("mint")),
+                        "runtime_max_ms": _num(m.group("maxt")),
+                    }
                     continue
                 if m := _GROUP_OLD_RE.match(line):
                     group[m.group("dir").lower()] = {
                         "bw_kib_s": size_to_kib(_num(m.group("bw")), m.group("bu"), legacy=True),
                         "io_kib": size_to_kib(_num(m.group("io")), m.group("iou"), legacy=True),
-                        "runtime_min_ms": _num(m.group("mint")), "runtime_max_ms": _num(m.group("maxt"))}
+                        "runtime_min_ms": _num(m.group("mint")),
+                        "runtime_max_ms": _num(m.group("maxt")),
+                    }
                     continue
             if section == "disk" and (m := _DISK_RE.match(line)):
                 disks[m.group("name")] = {
-                    "name": m.group("name"), "read_ios": _int(m.group("rios")), "write_ios": _int(m.group("wios")),
-                    "read_merges": _int(m.group("rm")), "write_merges": _int(m.group("wm")),
-                    "read_ticks_ms": _int(m.group("rt")), "write_ticks_ms": _int(m.group("wt")),
+                    "name": m.group("name"),
+                    "read_ios": _int(m.group("rios")),
+                    "write_ios": _int(m.group("wios")),
+                    "read_merges": _int(m.group("rm")),
+                    "write_merges": _int(m.group("wm")),
+                    "read_ticks_ms": _int(m.group("rt")),
+                    "write_ticks_ms": _int(m.group("wt")),
                     "in_queue_ms": _int(m.group("q")) if m.group("q") else None,
-                    "util_pct": _num(m.group("util"))}
+                    "util_pct": _num(m.group("util")),
+                }
                 continue
             if line.startswith("fio:") or line.startswith("file:") or "error=" in line:
                 messages.append(line.strip())
@@ -804,17 +872,35 @@ _STATUS_FIELD_RE = re.compile(r"\[([^\[\]]*)\]")
 _N2S = r"(?P<{0}>\d+(?:\.\d+)?)(?P<{0}_unit>(?:[kKMGTPE]i?)?(?:B|bit)?(?:/s)?)"
 _LIMIT_RATE_RE = re.compile(r"^" + _N2S.format("min") + r"[ \t]*-[ \t]*" + _N2S.format("max") + r"$")
 _LIMIT_IOPS_RE = re.compile(r"^(?P<min>\d+)[ \t]*-[ \t]*(?P<max>\d+)[ \t]*IOPS$")
-_LIMIT_CR_RE = re.compile(r"^CR=(?P<max>\d+(?:\.\d+)?)(?P<max_unit>[KMGTPE]?)/(?P<min>\d+(?:\.\d+)?)"
-                          r"(?P<min_unit>[KMGTPE]?)[ \t]*(?P<what>KB/s|IOPS)$")
+_LIMIT_CR_RE = re.compile(
+    r"^CR=(?P<max>\d+(?:\.\d+)?)(?P<max_unit>[KMGTPE]?)/(?P<min>\d+(?:\.\d+)?)"
+    r"(?P<min_unit>[KMGTPE]?)[ \t]*(?P<what>KB/s|IOPS)$"
+)
 _RATE_ITEM_RE = re.compile(r"(?<![\w.])([rwt])=(\d+(?:\.\d+)?)((?:[kKMGTPE]i?)?(?:B|bit))/s")
 _IOPS_ITEM_RE = re.compile(r"(?<![\w.])([rwt])=(\d+(?:\.\d+)?)([kKMGTPE]?)(?![\w.])")
 _RUN_STR_RE = re.compile(r"^(?:[A-Za-z_/](?:\(\d+\))?,?)+$")
 #: job state letters of the run string (eta.c check_str_update)
 JOB_STATES = {
-    "P": "not created", "C": "created", "I": "initialized", "p": "pre-reading", "R": "seq read",
-    "r": "random read", "W": "seq write", "w": "random write", "M": "seq mixed", "m": "random mixed",
-    "D": "seq trim", "d": "random trim", "F": "fsyncing", "V": "verifying", "f": "finishing",
-    "E": "exited", "/": "ramp", "_": "done", "K": "killed", "X": "error",
+    "P": "not created",
+    "C": "created",
+    "I": "initialized",
+    "p": "pre-reading",
+    "R": "seq read",
+    "r": "random read",
+    "W": "seq write",
+    "w": "random write",
+    "M": "seq mixed",
+    "m": "random mixed",
+    "D": "seq trim",
+    "d": "random trim",
+    "F": "fsyncing",
+    "V": "verifying",
+    "f": "finishing",
+    "E": "exited",
+    "/": "ramp",
+    "_": "done",
+    "K": "killed",
+    "X": "error",
 }
 _DIRECTION_OF = {"r": "read", "w": "write", "t": "trim"}
 
@@ -935,8 +1021,12 @@ def _terse_direction(f: list[str], version: int) -> dict[str, Any]:
     """One direction's fields of a terse line (41 fields, 47 in v5) -> direction dict."""
     it = iter(f)
     nxt = lambda: next(it)  # noqa: E731
-    out: dict[str, Any] = {"io_kib": _num(nxt()), "bw_kib_s": _num(nxt()), "iops": _num(nxt()),
-                           "runtime_ms": _num(nxt())}
+    out: dict[str, Any] = {
+        "io_kib": _num(nxt()),
+        "bw_kib_s": _num(nxt()),
+        "iops": _num(nxt()),
+        "runtime_ms": _num(nxt()),
+    }
     for kind in ("slat", "clat"):
         out[f"{kind}_us"] = {"min": _num(nxt()), "max": _num(nxt()), "mean": _num(nxt()), "stdev": _num(nxt())}
     pcts = {}
@@ -949,12 +1039,22 @@ def _terse_direction(f: list[str], version: int) -> dict[str, Any]:
                 pcts[percentile_key(pct)] = _num(value)
     out["clat_us"]["percentiles"] = pcts
     out["lat_us"] = {"min": _num(nxt()), "max": _num(nxt()), "mean": _num(nxt()), "stdev": _num(nxt())}
-    bw = {"min": _num(nxt()), "max": _num(nxt()), "per_pct": _num(nxt().rstrip("%")), "mean": _num(nxt()),
-          "stdev": _num(nxt())}
+    bw = {
+        "min": _num(nxt()),
+        "max": _num(nxt()),
+        "per_pct": _num(nxt().rstrip("%")),
+        "mean": _num(nxt()),
+        "stdev": _num(nxt()),
+    }
     if version >= 5:
         bw["samples"] = _int(nxt())
-        out["iops_stats"] = {"min": _num(nxt()), "max": _num(nxt()), "mean": _num(nxt()),
-                             "stdev": _num(nxt()), "samples": _int(nxt())}
+        out["iops_stats"] = {
+            "min": _num(nxt()),
+            "max": _num(nxt()),
+            "mean": _num(nxt()),
+            "stdev": _num(nxt()),
+            "samples": _int(nxt()),
+        }
     out["bw_stats_kib_s"] = bw
     return out
 
@@ -983,37 +1083,50 @@ def parse_terse(text: str) -> dict[str, Any]:
         need = 5 + ndirs * dir_len + 5 + 7 + 10 + 12
         if len(fields) < need:
             # one line cut short (a killed run) must not lose the others: skipped, named
-            warnings.add(f"terse v{terse_version} line {lineno}: {len(fields)} fields, expected at least {need}; "
-                         "line skipped")
+            warnings.add(
+                f"terse v{terse_version} line {lineno}: {len(fields)} fields, expected at least {need}; line skipped"
+            )
             continue
         try:
             version = _version_of(fields[1])
             job: dict[str, Any] = {"name": fields[2], "groupid": _int(fields[3]), "error": _int(fields[4])}
             pos = 5
             for d in ("read", "write", "trim")[:ndirs]:
-                parsed = _terse_direction(fields[pos:pos + dir_len], terse_version)
+                parsed = _terse_direction(fields[pos : pos + dir_len], terse_version)
                 if d != "trim" or parsed["io_kib"] > 0:
                     job[d] = parsed
                 pos += dir_len
-            job["cpu"] = {"usr_pct": _num(fields[pos].rstrip("%")), "sys_pct": _num(fields[pos + 1].rstrip("%")),
-                          "ctx": _int(fields[pos + 2]), "majf": _int(fields[pos + 3]), "minf": _int(fields[pos + 4])}
+            job["cpu"] = {
+                "usr_pct": _num(fields[pos].rstrip("%")),
+                "sys_pct": _num(fields[pos + 1].rstrip("%")),
+                "ctx": _int(fields[pos + 2]),
+                "majf": _int(fields[pos + 3]),
+                "minf": _int(fields[pos + 4]),
+            }
             pos += 5
-            job["iodepth_pct"] = {k: _num(v.rstrip("%")) for k, v in zip(_TERSE_DEPTHS, fields[pos:pos + 7])}
+            job["iodepth_pct"] = {k: _num(v.rstrip("%")) for k, v in zip(_TERSE_DEPTHS, fields[pos : pos + 7])}
             pos += 7
             dist = {}
-            for bound, value in zip(_TERSE_LAT_US_BOUNDS, fields[pos:pos + 10]):
+            for bound, value in zip(_TERSE_LAT_US_BOUNDS, fields[pos : pos + 10]):
                 dist[_bucket_label(bound, 1.0)] = _num(value.rstrip("%"))
             pos += 10
-            for bound, value in zip(_TERSE_LAT_MS_BOUNDS, fields[pos:pos + 12]):
+            for bound, value in zip(_TERSE_LAT_MS_BOUNDS, fields[pos : pos + 12]):
                 dist[_bucket_label(bound, 1000.0)] = _num(value.rstrip("%"))
             pos += 12
             job["lat_dist_pct"] = dist
             while pos + 9 <= len(fields) and fields[pos] and not _is_number(fields[pos]):
-                disk = fields[pos:pos + 9]
-                disks[disk[0]] = {"name": disk[0], "read_ios": _int(disk[1]), "write_ios": _int(disk[2]),
-                                  "read_merges": _int(disk[3]), "write_merges": _int(disk[4]),
-                                  "read_ticks_ms": _int(disk[5]), "write_ticks_ms": _int(disk[6]),
-                                  "in_queue_ms": _int(disk[7]), "util_pct": _num(disk[8].rstrip("%"))}
+                disk = fields[pos : pos + 9]
+                disks[disk[0]] = {
+                    "name": disk[0],
+                    "read_ios": _int(disk[1]),
+                    "write_ios": _int(disk[2]),
+                    "read_merges": _int(disk[3]),
+                    "write_merges": _int(disk[4]),
+                    "read_ticks_ms": _int(disk[5]),
+                    "write_ticks_ms": _int(disk[6]),
+                    "in_queue_ms": _int(disk[7]),
+                    "util_pct": _num(disk[8].rstrip("%")),
+                }
                 pos += 9
             if pos + 2 <= len(fields) and _is_number(fields[pos]) and _is_number(fields[pos + 1]):
                 job["total_err"], job["first_error"] = _int(fields[pos]), _int(fields[pos + 1])
@@ -1023,14 +1136,19 @@ def parse_terse(text: str) -> dict[str, Any]:
         except (ValueError, StopIteration, KeyError) as exc:
             warnings.add(f"terse v{terse_version} line {lineno}: bad field ({exc}); line skipped")
             continue
-        job["rw"] = _rw_from_directions({k: v for k, v in job.items()
-                                         if k in ("read", "write") and v["io_kib"] > 0})
+        job["rw"] = _rw_from_directions({k: v for k, v in job.items() if k in ("read", "write") and v["io_kib"] > 0})
         jobs.append(job)
     if not jobs:
         detail = f" ({warnings.items[0]})" if warnings.items else ""
         raise FioParseError(f"no terse line ('3;fio-x.y;...') in the output{detail}")
-    result = {"tool": "fio", "version": version, "format": f"terse-v{terse_version}",
-              "jobs": jobs, "disk_util": list(disks.values()), "messages": messages}
+    result = {
+        "tool": "fio",
+        "version": version,
+        "format": f"terse-v{terse_version}",
+        "jobs": jobs,
+        "disk_util": list(disks.values()),
+        "messages": messages,
+    }
     warnings.into(result)
     figures.check_finite(result, "fio terse output", FioParseError)
     return result

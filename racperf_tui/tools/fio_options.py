@@ -27,23 +27,50 @@ from pathlib import Path
 #: "required", "optional" (only as --opt=value) or "none". Listed here because fio prints no
 #: table of them; a name fio lacks only makes racperf see more abbreviations as ambiguous.
 TOP_LEVEL_OPTIONS: dict[str, str] = {
-    "output": "required", "latency-log": "required", "bandwidth-log": "optional", "minimal": "none",
-    "output-format": "required", "append-terse": "optional", "version": "none", "help": "none",
-    "cmdhelp": "optional", "enghelp": "optional", "showcmd": "none", "readonly": "none",
-    "eta": "required", "eta-interval": "required", "eta-newline": "required", "debug": "required",
-    "parse-only": "none", "section": "required", "inflate-log": "required", "alloc-size": "required",
-    "profile": "required", "warnings-fatal": "none", "max-jobs": "required",
-    "terse-version": "required", "server": "optional", "server-internal": "required",
-    "daemonize": "required", "client": "required", "remote-config": "required",
-    "cpuclock-test": "none", "crctest": "optional", "memcpytest": "optional", "idle-prof": "required",
-    "status-interval": "required", "trigger-file": "required", "trigger-timeout": "required",
-    "trigger": "required", "trigger-remote": "required", "aux-path": "required",
+    "output": "required",
+    "latency-log": "required",
+    "bandwidth-log": "optional",
+    "minimal": "none",
+    "output-format": "required",
+    "append-terse": "optional",
+    "version": "none",
+    "help": "none",
+    "cmdhelp": "optional",
+    "enghelp": "optional",
+    "showcmd": "none",
+    "readonly": "none",
+    "eta": "required",
+    "eta-interval": "required",
+    "eta-newline": "required",
+    "debug": "required",
+    "parse-only": "none",
+    "section": "required",
+    "inflate-log": "required",
+    "alloc-size": "required",
+    "profile": "required",
+    "warnings-fatal": "none",
+    "max-jobs": "required",
+    "terse-version": "required",
+    "server": "optional",
+    "server-internal": "required",
+    "daemonize": "required",
+    "client": "required",
+    "remote-config": "required",
+    "cpuclock-test": "none",
+    "crctest": "optional",
+    "memcpytest": "optional",
+    "idle-prof": "required",
+    "status-interval": "required",
+    "trigger-file": "required",
+    "trigger-timeout": "required",
+    "trigger": "required",
+    "trigger-remote": "required",
+    "aux-path": "required",
     "merge-blktrace-only": "none",
 }
 
 #: engines whose options racperf reads (the ones fio_policy allows)
-KNOWN_ENGINES = ("psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring", "posixaio", "mmap",
-                 "null")
+KNOWN_ENGINES = ("psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring", "posixaio", "mmap", "null")
 
 #: fio's answer to --cmdhelp must come within this (a hung fio must not hang the form)
 _FIO_TIMEOUT_S = 20.0
@@ -85,8 +112,14 @@ class FioOptionTable:
 
 def _run_fio(fio: str, *args: str) -> str:
     try:
-        done = subprocess.run([fio, *args], capture_output=True, text=True, errors="replace",
-                              timeout=_FIO_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [fio, *args],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=_FIO_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         raise FioOptionError(f"{fio} {' '.join(args)} did not answer within {_FIO_TIMEOUT_S:g} s") from None
     except OSError as exc:
@@ -115,16 +148,15 @@ def _read_table(fio: str) -> dict[str, object]:
     listing = _run_fio(fio, "--cmdhelp=all")
     job_names = [m.group(1) for m in map(_HELP_NAME_RE.match, listing.splitlines()) if m]
     if len(job_names) < 50:
-        raise FioOptionError(f"{fio} --cmdhelp=all listed {len(job_names)} options; cannot read fio's "
-                             "option table")
+        raise FioOptionError(f"{fio} --cmdhelp=all listed {len(job_names)} options; cannot read fio's option table")
     engines: dict[str, list[str]] = {}
     for engine in KNOWN_ENGINES:
         text = _run_fio(fio, f"--enghelp={engine}")
-        engines[engine] = [] if "has no options" in text else [
-            m.group(1) for m in map(_HELP_NAME_RE.match, text.splitlines()) if m]
+        engines[engine] = (
+            [] if "has no options" in text else [m.group(1) for m in map(_HELP_NAME_RE.match, text.splitlines()) if m]
+        )
     queries = [("job", name, f"--cmdhelp={name}") for name in job_names]
-    queries += [("engine", name, f"--enghelp={engine},{name}")
-                for engine, names in engines.items() for name in names]
+    queries += [("engine", name, f"--enghelp={engine},{name}") for engine, names in engines.items() for name in names]
     # ~250 short fio processes: in parallel, once per fio binary (then cached on disk)
     with ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) * 2)) as pool:
         answers = list(pool.map(lambda q: _run_fio(fio, q[2]), queries))
@@ -133,8 +165,12 @@ def _read_table(fio: str) -> dict[str, object]:
         alias, arg = _help_details(answer)
         if name not in options:
             options[name] = {"kind": kind, "alias": alias, "arg": arg}
-    return {"cache_version": _CACHE_VERSION, "fio_version": version[0] if version else "?",
-            "options": options, "engines": engines}
+    return {
+        "cache_version": _CACHE_VERSION,
+        "fio_version": version[0] if version else "?",
+        "options": options,
+        "engines": engines,
+    }
 
 
 def _table_from_data(data: dict[str, object]) -> FioOptionTable:
@@ -154,8 +190,13 @@ def _table_from_data(data: dict[str, object]) -> FioOptionTable:
                 args[spelling] = str(info["arg"])
     engines = data.get("engines") or {}
     assert isinstance(engines, dict)
-    return FioOptionTable(fio_version=str(data.get("fio_version", "?")), names=names, kinds=kinds, args=args,
-                          engine_options={k: frozenset(v) for k, v in engines.items()})
+    return FioOptionTable(
+        fio_version=str(data.get("fio_version", "?")),
+        names=names,
+        kinds=kinds,
+        args=args,
+        engine_options={k: frozenset(v) for k, v in engines.items()},
+    )
 
 
 def _cache_dir() -> Path:
@@ -227,8 +268,9 @@ class FioCommandLine:
     problems: list[str] = field(default_factory=list)
 
 
-def read_command_line(args: list[str], table: FioOptionTable,
-                      refuse_ambiguous: dict[str, str] | None = None) -> FioCommandLine:
+def read_command_line(
+    args: list[str], table: FioOptionTable, refuse_ambiguous: dict[str, str] | None = None
+) -> FioCommandLine:
     """Split ``args`` (fio's argv without "fio") into options and job files as fio would.
 
     Every argument fio would not take as a known long option is a problem: short options
@@ -256,25 +298,28 @@ def read_command_line(args: list[str], table: FioOptionTable,
         spelled, sep, value = body.partition("=")
         if not arg.startswith("--") and len(spelled) == 1:
             line.problems.append(
-                f"{where}: short option -{spelled} is not passed to fio; write the long option "
-                f"(see fio --help)")
+                f"{where}: short option -{spelled} is not passed to fio; write the long option (see fio --help)"
+            )
             if not sep and index < len(args) and not args[index].startswith("-"):
                 index += 1  # its value, most likely: not a job file
             continue
         candidates = table.match(spelled) if spelled else []
         if not candidates:
             hint = table.suggest(spelled)
-            line.problems.append(f"{where}: fio has no option {spelled!r}"
-                                 + (f"; did you mean {', '.join(hint)}?" if hint else ""))
+            line.problems.append(
+                f"{where}: fio has no option {spelled!r}" + (f"; did you mean {', '.join(hint)}?" if hint else "")
+            )
             continue
         if len(candidates) > 1:
             canon = sorted({table.names[c] for c in candidates})
-            dangerous = [f"{name} ({refuse_ambiguous[name]})" for name in canon
-                         if refuse_ambiguous and name in refuse_ambiguous]
+            dangerous = [
+                f"{name} ({refuse_ambiguous[name]})" for name in canon if refuse_ambiguous and name in refuse_ambiguous
+            ]
             line.problems.append(
                 f"{where}: {spelled!r} abbreviates several fio options ({', '.join(canon[:6])}"
                 f"{', ...' if len(canon) > 6 else ''}); write the option in full"
-                + (f"; among them {'; '.join(dangerous)}" if dangerous else ""))
+                + (f"; among them {'; '.join(dangerous)}" if dangerous else "")
+            )
             continue
         spelling = candidates[0]
         name, kind, takes = table.names[spelling], table.kinds[spelling], table.args[spelling]
@@ -302,7 +347,7 @@ def show_command_options(showcmd_output: str, table: FioOptionTable) -> list[Fio
     that does not start with "--" belongs to the option before it; every "--" piece is read as
     an option, which can only make racperf refuse more."""
     found: list[FioArg] = []
-    for line_no, line in enumerate(showcmd_output.splitlines(), 1):
+    for line in showcmd_output.splitlines():
         words = line.split()
         if not words or words[0] != "fio":
             continue

@@ -27,8 +27,8 @@ import os
 import re
 import stat
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from racperf_tui.core.invocation import Target
 from racperf_tui.tools.fio_options import (
@@ -124,8 +124,15 @@ def _parse_env(env: dict[str, str] | None) -> dict[str, str]:
 
 def _fio(fio: str, args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
     try:
-        done = subprocess.run([fio, *args], capture_output=True, text=True, errors="replace",
-                              timeout=_FIO_TIMEOUT_S, stdin=subprocess.DEVNULL, env=_parse_env(env))
+        done = subprocess.run(
+            [fio, *args],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=_FIO_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            env=_parse_env(env),
+        )
     except subprocess.TimeoutExpired:
         raise FioPlanError([f"fio did not finish reading the job within {_FIO_TIMEOUT_S:g} s"]) from None
     except OSError as exc:
@@ -135,8 +142,11 @@ def _fio(fio: str, args: list[str], env: dict[str, str] | None = None) -> tuple[
 
 def _fio_messages(output: str) -> str:
     """fio's own complaints in an answer (the trace and blank lines left out)."""
-    lines = [line.strip() for line in output.splitlines()
-             if line.strip() and not _TRACE_RE.match(line) and "set debug option" not in line]
+    lines = [
+        line.strip()
+        for line in output.splitlines()
+        if line.strip() and not _TRACE_RE.match(line) and "set debug option" not in line
+    ]
     return "; ".join(lines[:6]) or "no message"
 
 
@@ -177,16 +187,16 @@ def _trace_jobs(trace: str, where: str, *, first_file_stonewall: bool) -> list[F
             if (option_value or "").startswith("global"):
                 current = global_job
             else:
-                current = FioJob(option_value or "fio", f"command-line job {option_value!r}",
-                                 dict(global_job.options))
+                current = FioJob(option_value or "fio", f"command-line job {option_value!r}", dict(global_job.options))
                 jobs.append(current)
             continue
         current.set(name, option_value)
     return jobs
 
 
-def resolve_jobs(fio: str, table: FioOptionTable, args: list[str],
-                 env: dict[str, str] | None = None) -> tuple[list[FioJob], list[FioArg]]:
+def resolve_jobs(
+    fio: str, table: FioOptionTable, args: list[str], env: dict[str, str] | None = None
+) -> tuple[list[FioJob], list[FioArg]]:
     """Every job of the fio command line ``args`` (options and job files) as fio parses it,
     and fio's own options that racperf passes on. FioPlanError lists everything refused."""
     line = read_command_line(args, table, refusal_names())
@@ -204,8 +214,7 @@ def resolve_jobs(fio: str, table: FioOptionTable, args: list[str],
             job_args.append(arg)
             reason = job_option_refusal(arg.name, arg.value)
             if reason:
-                problems.append(f"{arg.where}: fio option {arg.name}={arg.value or ''} {reason}; "
-                                "racperf refuses it")
+                problems.append(f"{arg.where}: fio option {arg.name}={arg.value or ''} {reason}; racperf refuses it")
     for path in line.job_files:
         problems.extend(_screen_job_file(fio, table, path, env))
     if problems:
@@ -213,8 +222,7 @@ def resolve_jobs(fio: str, table: FioOptionTable, args: list[str],
 
     cli = [f"--{a.name}" if a.value is None else f"--{a.name}={a.value}" for a in job_args]
     jobs: list[FioJob] = []
-    parses = [(cli + line.job_files[:1], "the command line" + (f" and {line.job_files[0]}"
-                                                                 if line.job_files else ""))]
+    parses = [(cli + line.job_files[:1], "the command line" + (f" and {line.job_files[0]}" if line.job_files else ""))]
     parses += [([path], path) for path in line.job_files[1:]]
     for index, (parse_args, where) in enumerate(parses):
         status, trace = _fio(fio, ["--parse-only", "--debug=parse", *parse_args], env)
@@ -229,8 +237,10 @@ def resolve_jobs(fio: str, table: FioOptionTable, args: list[str],
             if reason:
                 problems.append(f"{job.where}: fio option {name}={value or ''} {reason}; racperf refuses it")
         if not _SAFE_JOB_NAME_RE.match(job.name):
-            problems.append(f"{job.where}: job name {job.name!r}: use letters, digits and _ . - + @ "
-                            "(fio uses a job name as a file name; give the file with filename=)")
+            problems.append(
+                f"{job.where}: job name {job.name!r}: use letters, digits and _ . - + @ "
+                "(fio uses a job name as a file name; give the file with filename=)"
+            )
     if problems:
         raise FioPlanError(problems)
     return jobs, top_level
@@ -259,8 +269,9 @@ def _screen_job_file(fio: str, table: FioOptionTable, path: str, env: dict[str, 
         if arg.kind == "unknown":
             problems.append(f"{where}: fio has no such option")
             continue
-        reason = (top_level_refusal(arg.name, arg.value) if arg.kind == "top"
-                  else job_option_refusal(arg.name, arg.value))
+        reason = (
+            top_level_refusal(arg.name, arg.value) if arg.kind == "top" else job_option_refusal(arg.name, arg.value)
+        )
         if reason:
             problems.append(f"{where}={arg.value or ''} {reason}; racperf refuses it")
     return problems
@@ -329,7 +340,7 @@ def prescreen_job_file(path: str, builtins: frozenset[str] = frozenset()) -> lis
                 if depth >= _MAX_INCLUDE_DEPTH:
                     problems.append(f"{at}: includes nested deeper than {_MAX_INCLUDE_DEPTH}")
                     continue
-                name = os.fsdecode(line[len(b"include") + 1:])
+                name = os.fsdecode(line[len(b"include") + 1 :])
                 candidates = [name, os.path.join(os.path.dirname(file), name)]
                 found = [c for c in dict.fromkeys(candidates) if c and os.path.exists(c)]
                 if not found:
@@ -339,18 +350,23 @@ def prescreen_job_file(path: str, builtins: frozenset[str] = frozenset()) -> lis
                 continue
             key, sep, value = line.partition(b"=")
             if b"$" in key:
-                problems.append(f"{at}: option name {os.fsdecode(key)!r} with '$' in it: racperf cannot "
-                                "tell which option fio makes of it")
+                problems.append(
+                    f"{at}: option name {os.fsdecode(key)!r} with '$' in it: racperf cannot "
+                    "tell which option fio makes of it"
+                )
                 continue
             if any(word in line for word in _MATH_KEYWORDS) and any(c in value for c in b"+-*/"):
-                problems.append(f"{at}: {os.fsdecode(line)!r}: fio computes this with bc (runs a "
-                                "program); give the number")
+                problems.append(
+                    f"{at}: {os.fsdecode(line)!r}: fio computes this with bc (runs a program); give the number"
+                )
             if key.rstrip(_BLANKS) == b"ioengine":
                 engine = os.fsdecode(value)
                 if not sep or (engine not in ALLOWED_ENGINES and engine not in builtins):
                     reason = engine_refusal(engine) or "is not a plain engine name"
-                    problems.append(f"{at}: ioengine={engine!r} {reason}; racperf refuses it before fio "
-                                    "reads the file (fio loads the engine while it reads a job file)")
+                    problems.append(
+                        f"{at}: ioengine={engine!r} {reason}; racperf refuses it before fio "
+                        "reads the file (fio loads the engine while it reads a job file)"
+                    )
 
     scan(path, 0, f"job file {path}")
     return problems
@@ -418,8 +434,10 @@ def job_paths(job: FioJob) -> tuple[list[str], list[str]]:
     numjobs = _as_count(options.get("numjobs"), 1)
     nrfiles = _as_count(options.get("nrfiles"), 1)
     if numjobs is None or nrfiles is None:
-        return [], [f"{job.where}: numjobs/nrfiles {options.get('numjobs')!r}/{options.get('nrfiles')!r} "
-                    "is not a number racperf can count the job's files with"]
+        return [], [
+            f"{job.where}: numjobs/nrfiles {options.get('numjobs')!r}/{options.get('nrfiles')!r} "
+            "is not a number racperf can count the job's files with"
+        ]
     paths: list[str] = []
     names = split_fio_list(options.get("filename"))
     if names:
@@ -430,8 +448,10 @@ def job_paths(job: FioJob) -> tuple[list[str], list[str]]:
         if "$clientuid" in fmt.lower():
             return [], [f"{job.where}: filename_format with $clientuid is for fio's client mode"]
         if numjobs * nrfiles > MAX_TARGETS:
-            return [], [f"{job.where}: {numjobs} jobs x {nrfiles} files is more files than racperf "
-                        f"checks one by one ({MAX_TARGETS})"]
+            return [], [
+                f"{job.where}: {numjobs} jobs x {nrfiles} files is more files than racperf "
+                f"checks one by one ({MAX_TARGETS})"
+            ]
         for jobnum in range(max(1, numjobs)):
             for filenum in range(max(1, nrfiles)):
                 paths.append(in_dir(_expand_format(fmt, job.name, jobnum, filenum), jobnum))
@@ -531,17 +551,23 @@ def verify_job_file(fio: str, path: str, jobs: list[FioJob], env: dict[str, str]
                 differences.append(f"job {name_a!r} came back as {name_b!r}")
             for key in sorted(set(opts_a) | set(opts_b)):
                 if opts_a.get(key, "<unset>") != opts_b.get(key, "<unset>"):
-                    differences.append(f"job {name_a!r}: {key}={opts_a.get(key, '<unset>')!r} came back as "
-                                       f"{opts_b.get(key, '<unset>')!r}")
+                    differences.append(
+                        f"job {name_a!r}: {key}={opts_a.get(key, '<unset>')!r} came back as "
+                        f"{opts_b.get(key, '<unset>')!r}"
+                    )
         if len(again) != len(jobs):
             differences.append(f"{len(jobs)} jobs came back as {len(again)}")
-        raise FioPlanError([
-            "fio would not run exactly what racperf checked (a value fio reinterprets, e.g. a comment "
-            "sign or ${...} in it): " + "; ".join(differences[:5])])
+        raise FioPlanError(
+            [
+                "fio would not run exactly what racperf checked (a value fio reinterprets, e.g. a comment "
+                "sign or ${...} in it): " + "; ".join(differences[:5])
+            ]
+        )
 
 
-def plan(fio: str, table: FioOptionTable, args: list[str], *, log_dir: str | None = None,
-         env: dict[str, str] | None = None) -> FioPlan:
+def plan(
+    fio: str, table: FioOptionTable, args: list[str], *, log_dir: str | None = None, env: dict[str, str] | None = None
+) -> FioPlan:
     """Resolve, judge the options of, and list the targets of the fio command line ``args``.
     FioPlanError says everything refused. The write guard itself judges ``targets`` later,
     outside the tool (the same guard serves every tool)."""

@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 
 #: I/O engines a benchmark may use: plain system calls and the kernel's async interfaces
-ALLOWED_ENGINES = frozenset({"psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring", "posixaio",
-                             "mmap", "null"})
+ALLOWED_ENGINES = frozenset(
+    {"psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring", "posixaio", "mmap", "null"}
+)
 
 #: fio's own options racperf accepts; it sets --output-format and --status-interval itself
-ALLOWED_TOP_LEVEL = frozenset({"status-interval", "output-format", "readonly", "warnings-fatal", "max-jobs",
-                               "alloc-size"})
+ALLOWED_TOP_LEVEL = frozenset(
+    {"status-interval", "output-format", "readonly", "warnings-fatal", "max-jobs", "alloc-size"}
+)
 
 _RUNS = "runs a program"
 #: why each refused top-level option is refused
@@ -59,7 +61,8 @@ TOP_LEVEL_REASONS: dict[str, str] = {
 }
 
 #: job options known to be harmless (fio 3.x names; aliases arrive as these names)
-ALLOWED_JOB_OPTIONS = frozenset("""
+ALLOWED_JOB_OPTIONS = frozenset(
+    """
 description name wait_for filename lockfile directory filename_format unique_filename
 rw bs ba bsrange bssplit bs_unaligned randrepeat randseed norandommap ignore_error rw_sequencer
 ioengine iodepth iodepth_batch iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
@@ -86,14 +89,17 @@ lat_percentiles slat_percentiles percentile_list significant_figures disk_util g
 disable_lat disable_clat disable_slat disable_bw_measurement gtod_cpu unified_rw_reporting
 continue_on_error error_dump uid gid kb_base unit_base hugepage-size flow_id flow flow_sleep
 steadystate steadystate_duration steadystate_ramp_time
-""".split())
+""".split()
+)
 
 #: engine tuning options of the allowed engines (fio --enghelp): harmless
-ALLOWED_ENGINE_OPTIONS = frozenset("""
+ALLOWED_ENGINE_OPTIONS = frozenset(
+    """
 hipri hipri_percentage uncached nowait userspace_reap cmdprio_percentage cmdprio_class cmdprio
 cmdprio_bssplit fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored force_async
 cmd_type thp
-""".split())
+""".split()
+)
 
 #: options that are harmless only when switched off (a value of 0): why they are refused otherwise
 OFF_ONLY_OPTIONS: dict[str, str] = {
@@ -101,7 +107,7 @@ OFF_ONLY_OPTIONS: dict[str, str] = {
     "unlink_each_loop": "deletes the job's files",
     "allow_mounted_write": "switches off fio's own refusal to write to a mounted device",
     "fill_device": "writes until the device or file system is full (on a database node's file "
-                   "system, the database stops)",
+    "system, the database stops)",
     "read_beyond_wp": "reads zoned devices beyond their write pointer",
 }
 
@@ -125,7 +131,7 @@ JOB_REASONS: dict[str, str] = {
     "profile": "loads a built-in profile whose own options racperf cannot check",
     "opendir": "adds every file below a directory, which racperf cannot check one by one",
     "ioscheduler": "switches the disk's I/O scheduler for every user of the disk (the database too); "
-                   "set it yourself in /sys/block/DEV/queue/scheduler if intended",
+    "set it yourself in /sys/block/DEV/queue/scheduler if intended",
     "cgroup": "creates and joins a cgroup (changes the system)",
     "cgroup_nodelete": "creates and joins a cgroup (changes the system)",
     "cgroup_weight": "creates and joins a cgroup (changes the system)",
@@ -160,8 +166,10 @@ def engine_refusal(value: str | None) -> str | None:
     if engine.strip() in ALLOWED_ENGINES:
         # fio does not strip the name: "psync " is no built-in engine, and fio dlopen()s it
         # from the library path (LD_LIBRARY_PATH, e.g. a writable $ORACLE_HOME/lib)
-        return (f"has blanks around the engine name {engine.strip()!r}: fio would load a library "
-                f"named {engine!r} from the library path")
+        return (
+            f"has blanks around the engine name {engine.strip()!r}: fio would load a library "
+            f"named {engine!r} from the library path"
+        )
     base = engine.split(":", 1)[0]
     if "/" in engine or base == "external" or engine.endswith(".so"):
         return "loads code from a library"
@@ -170,8 +178,10 @@ def engine_refusal(value: str | None) -> str | None:
     if base == "filedelete":
         return "deletes files"
     if base in ("sg", "io_uring_cmd", "nvme", "xnvme", "spdk"):
-        return ("sends raw commands to the device, past the kernel's block layer "
-                f"(allowed engines: {', '.join(sorted(ALLOWED_ENGINES))})")
+        return (
+            "sends raw commands to the device, past the kernel's block layer "
+            f"(allowed engines: {', '.join(sorted(ALLOWED_ENGINES))})"
+        )
     return f"is not one of the engines racperf allows ({', '.join(sorted(ALLOWED_ENGINES))})"
 
 
@@ -196,16 +206,24 @@ def job_option_refusal(name: str, value: str | None) -> str | None:
     if name == "zonemode" and text == "none":
         return None
     if name == "mem":
-        return None if text in _MEM_TYPES else (
-            "maps a file for I/O buffers (mem=TYPE:FILE writes that file); use mem=malloc, shm or mmap")
+        return (
+            None
+            if text in _MEM_TYPES
+            else ("maps a file for I/O buffers (mem=TYPE:FILE writes that file); use mem=malloc, shm or mmap")
+        )
     if name in LOG_PREFIX_OPTIONS:
         if value is None or text == "" or _PLAIN_NAME_RE.match(text):
             return None
         return "writes log files outside the run's directory (give a plain name; it is kept with the run)"
-    if name in ("directory", "filename_format") and value is not None and any(
-            part != part.strip() for part in re.split(r"(?<!\\):", value)):
-        return ("has blanks around a path: fio keeps them (a relative path where an absolute one "
-                "was meant); write the path without them")
+    if (
+        name in ("directory", "filename_format")
+        and value is not None
+        and any(part != part.strip() for part in re.split(r"(?<!\\):", value))
+    ):
+        return (
+            "has blanks around a path: fio keeps them (a relative path where an absolute one "
+            "was meant); write the path without them"
+        )
     if name == "filename" and any(part.strip() == "-" for part in re.split(r"(?<!\\):", text)):
         return "filename=- reads or writes fio's standard input/output"
     if name in ALLOWED_JOB_OPTIONS or name in ALLOWED_ENGINE_OPTIONS:

@@ -44,18 +44,29 @@ Result (``parse_result`` / ``parse_output``, from JSON, json-stream or text outp
 from __future__ import annotations
 
 import functools
-import json
 import re
 import shutil
 import subprocess
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
 from racperf_tui.tools.base import PairSpec
-from racperf_tui.tools.figures import (MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, count, figure,
-                                       finite_number, load_json, optional_count, optional_figure, raw_decode,
-                                       strict_decoder)
+from racperf_tui.tools.figures import (
+    MAX_LINE_CHARS,
+    OutputParseError,
+    Warnings,
+    check_finite,
+    count,
+    figure,
+    finite_number,
+    load_json,
+    optional_count,
+    optional_figure,
+    raw_decode,
+    strict_decoder,
+)
 
 #: the server line after which a client may connect
 READY_PATTERN = re.compile(r"Server listening on")
@@ -85,9 +96,7 @@ _CPU_LINE = re.compile(
     r"^CPU Utilization: local/(?:sender|receiver) (?P<local>[\d.]+)%.*remote/(?:sender|receiver) "
     r"(?P<remote>[\d.]+)%"
 )
-_STARTING_TEST = re.compile(
-    r"Starting Test: protocol: (?P<proto>\w+), (?P<streams>\d+) streams"
-)
+_STARTING_TEST = re.compile(r"Starting Test: protocol: (?P<proto>\w+), (?P<streams>\d+) streams")
 _ERROR_LINE = re.compile(r"^iperf3: (?:error - )?(?P<msg>.+)$")
 _VERSION_LINE = re.compile(r"^iperf \d+\.\d+")
 _SERVER_TEST_START = re.compile(r"^Server listening on", re.MULTILINE)
@@ -108,8 +117,7 @@ OPTIONS = (
     ToolOption("reverse", "bool", False, "the server sends (-R)", end="client"),
     ToolOption("length", "str", "", "buffer length, e.g. 128K (-l)", end="client"),
     ToolOption("window", "str", "", "socket buffer, e.g. 4M (-w)", end="client"),
-    ToolOption("json_stream", "str", "auto", "true / false / auto: --json-stream where iperf3 has it",
-               end="client"),
+    ToolOption("json_stream", "str", "auto", "true / false / auto: --json-stream where iperf3 has it", end="client"),
     ToolOption("verbose", "bool", True, "-V: adds the CPU line", end="client"),
     ToolOption("binary", "str", "iperf3", "the iperf3 program"),
 )
@@ -130,10 +138,14 @@ RESULTS = (
     MetricSpec("cpu_host_pct", "CPU here", "%"),
     MetricSpec("cpu_remote_pct", "CPU remote", "%"),
 )
-DESCRIPTION = ToolDescription(name="iperf3", summary="network throughput between two ends",
-                              install_hint="apt-get install iperf3 (Debian/Ubuntu) or dnf install iperf3 "
-                                           "(RHEL/Oracle Linux)", options=OPTIONS, metrics=METRICS,
-                              results=RESULTS)
+DESCRIPTION = ToolDescription(
+    name="iperf3",
+    summary="network throughput between two ends",
+    install_hint="apt-get install iperf3 (Debian/Ubuntu) or dnf install iperf3 (RHEL/Oracle Linux)",
+    options=OPTIONS,
+    metrics=METRICS,
+    results=RESULTS,
+)
 
 
 class Iperf3Tool:
@@ -173,8 +185,7 @@ class Iperf3Tool:
         duration_s = _number_in_range(config, "duration_s", 10, 1, 86400)
         interval_s = _number_in_range(config, "interval_s", 1, 0.1, 60)
         parallel = _int_in_range(config, "parallel", 1, 1, 128)
-        argv = [binary, "-c", host, "-p", str(port), "-t", _fmt_number(duration_s),
-                "-i", _fmt_number(interval_s)]
+        argv = [binary, "-c", host, "-p", str(port), "-t", _fmt_number(duration_s), "-i", _fmt_number(interval_s)]
         if config.get("bind"):
             argv += ["-B", str(config["bind"])]
         if config.get("udp"):
@@ -204,7 +215,7 @@ class Iperf3Tool:
             return supports_json_stream(binary)
         return bool(wanted)
 
-    def stream_parser(self, config: Mapping[str, Any]) -> "Iperf3StreamParser":
+    def stream_parser(self, config: Mapping[str, Any]) -> Iperf3StreamParser:
         """A fresh parser for one run's output (text or json-stream, detected per line)."""
         return Iperf3StreamParser(parallel=int(config.get("parallel", 1) or 1))
 
@@ -331,10 +342,12 @@ class Iperf3StreamParser:
 
 
 def _interval_sample(interval: Mapping[str, Any]) -> Sample:
-    metrics = {k: float(v) for k, v in interval.items()
-               if k not in ("id", "start_s", "end_s", "side") and isinstance(v, (int, float))}
-    return Sample(t=float(interval["end_s"]), metrics=metrics,
-                  extra={"interval_start_s": float(interval["start_s"])})
+    metrics = {
+        k: float(v)
+        for k, v in interval.items()
+        if k not in ("id", "start_s", "end_s", "side") and isinstance(v, (int, float))
+    }
+    return Sample(t=float(interval["end_s"]), metrics=metrics, extra={"interval_start_s": float(interval["start_s"])})
 
 
 def parse_interval_line(line: str, columns: str = "") -> dict[str, Any] | None:
@@ -476,9 +489,13 @@ def _json_interval(summary: Mapping[str, Any], where: str) -> dict[str, Any]:
         "bytes": count(summary.get("bytes", 0), f"{where}.bytes"),
         "throughput_mbit_s": figure(summary.get("bits_per_second", 0.0), f"{where}.bits_per_second") / 1e6,
     }
-    for source, target in (("retransmits", "retransmits"), ("packets", "packets"),
-                           ("jitter_ms", "jitter_ms"), ("lost_packets", "lost_packets"),
-                           ("lost_percent", "lost_pct")):
+    for source, target in (
+        ("retransmits", "retransmits"),
+        ("packets", "packets"),
+        ("jitter_ms", "jitter_ms"),
+        ("lost_packets", "lost_packets"),
+        ("lost_percent", "lost_pct"),
+    ):
         if source in summary and summary[source] is not None:
             # lost_*: iperf3 counts reordered datagrams as lost then found: can go below 0
             interval[target] = figure(summary[source], f"{where}.{source}", negative_ok=source.startswith("lost"))
@@ -524,31 +541,35 @@ def _from_json(doc: Mapping[str, Any], warnings: Warnings) -> dict[str, Any]:
     result = _empty_result()
     version = start.get("version")
     duration = sent.get("seconds") or received.get("seconds")
-    result.update({
-        "version": version if isinstance(version, str) else None,
-        "role": "server" if "accepted_connection" in start else "client",
-        "protocol": protocol,
-        "streams": streams or (len(connected) if isinstance(connected, list) else 0) or 1,
-        "reverse": bool(test.get("reverse", 0)),
-        "duration_s": optional_figure(duration, f"{sent_key if sent.get('seconds') else received_key}.seconds"),
-        "sent_bytes": optional_count(sent.get("bytes"), f"{sent_key}.bytes"),
-        "received_bytes": optional_count(received.get("bytes"), f"{received_key}.bytes"),
-        "sent_mbit_s": _mbit_or_none(sent.get("bits_per_second"), f"{sent_key}.bits_per_second"),
-        "received_mbit_s": _mbit_or_none(received.get("bits_per_second"), f"{received_key}.bits_per_second"),
-        "cpu_host_pct": optional_figure(cpu.get("host_total"), "end.cpu_utilization_percent.host_total"),
-        "cpu_remote_pct": optional_figure(cpu.get("remote_total"), "end.cpu_utilization_percent.remote_total"),
-        "intervals": _json_intervals(doc.get("intervals"), warnings),
-        "error": error,
-    })
+    result.update(
+        {
+            "version": version if isinstance(version, str) else None,
+            "role": "server" if "accepted_connection" in start else "client",
+            "protocol": protocol,
+            "streams": streams or (len(connected) if isinstance(connected, list) else 0) or 1,
+            "reverse": bool(test.get("reverse", 0)),
+            "duration_s": optional_figure(duration, f"{sent_key if sent.get('seconds') else received_key}.seconds"),
+            "sent_bytes": optional_count(sent.get("bytes"), f"{sent_key}.bytes"),
+            "received_bytes": optional_count(received.get("bytes"), f"{received_key}.bytes"),
+            "sent_mbit_s": _mbit_or_none(sent.get("bits_per_second"), f"{sent_key}.bits_per_second"),
+            "received_mbit_s": _mbit_or_none(received.get("bits_per_second"), f"{received_key}.bits_per_second"),
+            "cpu_host_pct": optional_figure(cpu.get("host_total"), "end.cpu_utilization_percent.host_total"),
+            "cpu_remote_pct": optional_figure(cpu.get("remote_total"), "end.cpu_utilization_percent.remote_total"),
+            "intervals": _json_intervals(doc.get("intervals"), warnings),
+            "error": error,
+        }
+    )
     if protocol == "TCP":
         result["retransmits"] = optional_count(sent.get("retransmits"), f"{sent_key}.retransmits")
     else:
         result["jitter_ms"] = optional_figure(received.get("jitter_ms"), f"{received_key}.jitter_ms")
-        result["lost_packets"] = optional_count(received.get("lost_packets"), f"{received_key}.lost_packets",
-                                                negative_ok=True)
+        result["lost_packets"] = optional_count(
+            received.get("lost_packets"), f"{received_key}.lost_packets", negative_ok=True
+        )
         result["packets"] = optional_count(received.get("packets"), f"{received_key}.packets")
-        result["lost_pct"] = optional_figure(received.get("lost_percent"), f"{received_key}.lost_percent",
-                                             negative_ok=True)
+        result["lost_pct"] = optional_figure(
+            received.get("lost_percent"), f"{received_key}.lost_percent", negative_ok=True
+        )
     if not sent and not received and not error:
         result["error"] = "iperf3 JSON has no end summary (the test did not finish)"
     return result
@@ -696,8 +717,9 @@ def _from_text_one_test(text: str, warnings: Warnings, first_line: int = 1) -> d
     return result
 
 
-def _pick_summary(summaries: Mapping[tuple[str, str], dict[str, Any]], side: str,
-                  summary_id: str | None) -> dict[str, Any] | None:
+def _pick_summary(
+    summaries: Mapping[tuple[str, str], dict[str, Any]], side: str, summary_id: str | None
+) -> dict[str, Any] | None:
     if summary_id is not None:
         return summaries.get((summary_id, side))
     for (line_id, line_side), interval in summaries.items():
@@ -708,11 +730,26 @@ def _pick_summary(summaries: Mapping[tuple[str, str], dict[str, Any]], side: str
 
 def _empty_result() -> dict[str, Any]:
     return {
-        "tool": "iperf3", "version": None, "role": None, "protocol": "TCP", "streams": 1,
-        "reverse": False, "duration_s": None, "sent_bytes": None, "received_bytes": None,
-        "sent_mbit_s": None, "received_mbit_s": None, "retransmits": None, "jitter_ms": None,
-        "lost_packets": None, "packets": None, "lost_pct": None, "cpu_host_pct": None,
-        "cpu_remote_pct": None, "intervals": [], "error": None,
+        "tool": "iperf3",
+        "version": None,
+        "role": None,
+        "protocol": "TCP",
+        "streams": 1,
+        "reverse": False,
+        "duration_s": None,
+        "sent_bytes": None,
+        "received_bytes": None,
+        "sent_mbit_s": None,
+        "received_mbit_s": None,
+        "retransmits": None,
+        "jitter_ms": None,
+        "lost_packets": None,
+        "packets": None,
+        "lost_pct": None,
+        "cpu_host_pct": None,
+        "cpu_remote_pct": None,
+        "intervals": [],
+        "error": None,
     }
 
 
@@ -727,8 +764,7 @@ def _fmt_number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def _number_in_range(config: Mapping[str, Any], key: str, default: float, low: float,
-                     high: float) -> float:
+def _number_in_range(config: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
     raw = config.get(key, default)
     try:
         value = float(default if raw in (None, "") else raw)
@@ -750,6 +786,5 @@ def _checked_size(value: Any, key: str) -> str:
     """iperf3 sizes/rates: a number with an optional K/M/G/T suffix (e.g. "100M", "128K")."""
     text = str(value).strip()
     if not re.fullmatch(r"\d+(\.\d+)?[KMGTkmgt]?", text):
-        raise ValueError(f"iperf3 config {key!r} must be a number with an optional K/M/G/T suffix, "
-                         f"not {value!r}")
+        raise ValueError(f"iperf3 config {key!r} must be a number with an optional K/M/G/T suffix, not {value!r}")
     return text

@@ -54,14 +54,41 @@ OMNI_MIN_VERSION = (2, 5, 0)
 #: Output selectors racperf asks for when omni output is on and none are given: the set of
 #: the shared 2.7.1 samples (latency percentiles and CPU included).
 DEFAULT_RR_SELECTORS = (
-    "THROUGHPUT", "THROUGHPUT_UNITS", "TRANSACTION_RATE", "RT_LATENCY", "MIN_LATENCY", "MEAN_LATENCY",
-    "P50_LATENCY", "P90_LATENCY", "P99_LATENCY", "MAX_LATENCY", "STDDEV_LATENCY", "ELAPSED_TIME",
-    "PROTOCOL", "DIRECTION", "REQUEST_SIZE", "RESPONSE_SIZE", "LOCAL_CPU_UTIL", "REMOTE_CPU_UTIL",
+    "THROUGHPUT",
+    "THROUGHPUT_UNITS",
+    "TRANSACTION_RATE",
+    "RT_LATENCY",
+    "MIN_LATENCY",
+    "MEAN_LATENCY",
+    "P50_LATENCY",
+    "P90_LATENCY",
+    "P99_LATENCY",
+    "MAX_LATENCY",
+    "STDDEV_LATENCY",
+    "ELAPSED_TIME",
+    "PROTOCOL",
+    "DIRECTION",
+    "REQUEST_SIZE",
+    "RESPONSE_SIZE",
+    "LOCAL_CPU_UTIL",
+    "REMOTE_CPU_UTIL",
 )
 DEFAULT_STREAM_SELECTORS = (
-    "THROUGHPUT", "THROUGHPUT_UNITS", "ELAPSED_TIME", "PROTOCOL", "DIRECTION", "LOCAL_SEND_SIZE",
-    "LSS_SIZE_END", "RSR_SIZE_END", "MEAN_LATENCY", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY",
-    "LOCAL_CPU_UTIL", "REMOTE_CPU_UTIL", "REMOTE_RECV_THROUGHPUT",
+    "THROUGHPUT",
+    "THROUGHPUT_UNITS",
+    "ELAPSED_TIME",
+    "PROTOCOL",
+    "DIRECTION",
+    "LOCAL_SEND_SIZE",
+    "LSS_SIZE_END",
+    "RSR_SIZE_END",
+    "MEAN_LATENCY",
+    "P50_LATENCY",
+    "P90_LATENCY",
+    "P99_LATENCY",
+    "LOCAL_CPU_UTIL",
+    "REMOTE_CPU_UTIL",
+    "REMOTE_RECV_THROUGHPUT",
 )
 
 _SELECTOR_TEXT = (
@@ -109,63 +136,118 @@ OMNI_SELECTORS: tuple[str, ...] = tuple(_SELECTOR_TEXT.split())
 #: Selector -> the column name netperf prints for it (the CSV header; the ``-O`` header's
 #: stacked words joined with spaces).
 SELECTOR_NAMES: dict[str, str] = {
-    "SOCKET_TYPE": "Socket Type", "PROTOCOL": "Protocol", "DIRECTION": "Direction",
-    "ELAPSED_TIME": "Elapsed Time (sec)", "THROUGHPUT": "Throughput", "THROUGHPUT_UNITS": "Throughput Units",
-    "LSS_SIZE_REQ": "Local Send Socket Size Requested", "LSS_SIZE": "Local Send Socket Size Initial",
-    "LSS_SIZE_END": "Local Send Socket Size Final", "LSR_SIZE_REQ": "Local Recv Socket Size Requested",
-    "LSR_SIZE": "Local Recv Socket Size Initial", "LSR_SIZE_END": "Local Recv Socket Size Final",
-    "RSS_SIZE_REQ": "Remote Send Socket Size Requested", "RSS_SIZE": "Remote Send Socket Size Initial",
-    "RSS_SIZE_END": "Remote Send Socket Size Final", "RSR_SIZE_REQ": "Remote Recv Socket Size Requested",
-    "RSR_SIZE": "Remote Recv Socket Size Initial", "RSR_SIZE_END": "Remote Recv Socket Size Final",
-    "LOCAL_SEND_SIZE": "Local Send Size", "LOCAL_RECV_SIZE": "Local Recv Size",
-    "REMOTE_SEND_SIZE": "Remote Send Size", "REMOTE_RECV_SIZE": "Remote Recv Size",
-    "REQUEST_SIZE": "Request Size Bytes", "RESPONSE_SIZE": "Response Size Bytes",
-    "LOCAL_CPU_UTIL": "Local CPU Util %", "LOCAL_CPU_PERCENT_USER": "Local CPU User %",
-    "LOCAL_CPU_PERCENT_SYSTEM": "Local CPU System %", "LOCAL_CPU_PERCENT_IOWAIT": "Local CPU I/O %",
-    "LOCAL_CPU_PERCENT_IRQ": "Local CPU IRQ %", "LOCAL_CPU_PERCENT_SWINTR": "Local CPU swintr %",
-    "LOCAL_CPU_METHOD": "Local CPU Util Method", "LOCAL_SD": "Local Service Demand",
-    "REMOTE_CPU_UTIL": "Remote CPU Util %", "REMOTE_CPU_PERCENT_USER": "Remote CPU User %",
-    "REMOTE_CPU_PERCENT_SYSTEM": "Remote CPU System %", "REMOTE_CPU_PERCENT_IOWAIT": "Remote CPU I/O %",
-    "REMOTE_CPU_PERCENT_IRQ": "Remote CPU IRQ %", "REMOTE_CPU_PERCENT_SWINTR": "Remote CPU swintr %",
-    "REMOTE_CPU_METHOD": "Remote CPU Util Method", "REMOTE_SD": "Remote Service Demand",
-    "SD_UNITS": "Service Demand Units", "CONFIDENCE_LEVEL": "Confidence Level Percent",
-    "CONFIDENCE_INTERVAL": "Confidence Width Target", "CONFIDENCE_ITERATION": "Confidence Iterations Run",
-    "THROUGHPUT_CONFID": "Throughput Confidence Width (%)", "LOCAL_CPU_CONFID": "Local CPU Confidence Width (%)",
-    "REMOTE_CPU_CONFID": "Remote CPU Confidence Width (%)", "TRANSACTION_RATE": "Transaction Rate Tran/s",
-    "RT_LATENCY": "Round Trip Latency usec/tran", "BURST_SIZE": "Initial Burst Requests",
+    "SOCKET_TYPE": "Socket Type",
+    "PROTOCOL": "Protocol",
+    "DIRECTION": "Direction",
+    "ELAPSED_TIME": "Elapsed Time (sec)",
+    "THROUGHPUT": "Throughput",
+    "THROUGHPUT_UNITS": "Throughput Units",
+    "LSS_SIZE_REQ": "Local Send Socket Size Requested",
+    "LSS_SIZE": "Local Send Socket Size Initial",
+    "LSS_SIZE_END": "Local Send Socket Size Final",
+    "LSR_SIZE_REQ": "Local Recv Socket Size Requested",
+    "LSR_SIZE": "Local Recv Socket Size Initial",
+    "LSR_SIZE_END": "Local Recv Socket Size Final",
+    "RSS_SIZE_REQ": "Remote Send Socket Size Requested",
+    "RSS_SIZE": "Remote Send Socket Size Initial",
+    "RSS_SIZE_END": "Remote Send Socket Size Final",
+    "RSR_SIZE_REQ": "Remote Recv Socket Size Requested",
+    "RSR_SIZE": "Remote Recv Socket Size Initial",
+    "RSR_SIZE_END": "Remote Recv Socket Size Final",
+    "LOCAL_SEND_SIZE": "Local Send Size",
+    "LOCAL_RECV_SIZE": "Local Recv Size",
+    "REMOTE_SEND_SIZE": "Remote Send Size",
+    "REMOTE_RECV_SIZE": "Remote Recv Size",
+    "REQUEST_SIZE": "Request Size Bytes",
+    "RESPONSE_SIZE": "Response Size Bytes",
+    "LOCAL_CPU_UTIL": "Local CPU Util %",
+    "LOCAL_CPU_PERCENT_USER": "Local CPU User %",
+    "LOCAL_CPU_PERCENT_SYSTEM": "Local CPU System %",
+    "LOCAL_CPU_PERCENT_IOWAIT": "Local CPU I/O %",
+    "LOCAL_CPU_PERCENT_IRQ": "Local CPU IRQ %",
+    "LOCAL_CPU_PERCENT_SWINTR": "Local CPU swintr %",
+    "LOCAL_CPU_METHOD": "Local CPU Util Method",
+    "LOCAL_SD": "Local Service Demand",
+    "REMOTE_CPU_UTIL": "Remote CPU Util %",
+    "REMOTE_CPU_PERCENT_USER": "Remote CPU User %",
+    "REMOTE_CPU_PERCENT_SYSTEM": "Remote CPU System %",
+    "REMOTE_CPU_PERCENT_IOWAIT": "Remote CPU I/O %",
+    "REMOTE_CPU_PERCENT_IRQ": "Remote CPU IRQ %",
+    "REMOTE_CPU_PERCENT_SWINTR": "Remote CPU swintr %",
+    "REMOTE_CPU_METHOD": "Remote CPU Util Method",
+    "REMOTE_SD": "Remote Service Demand",
+    "SD_UNITS": "Service Demand Units",
+    "CONFIDENCE_LEVEL": "Confidence Level Percent",
+    "CONFIDENCE_INTERVAL": "Confidence Width Target",
+    "CONFIDENCE_ITERATION": "Confidence Iterations Run",
+    "THROUGHPUT_CONFID": "Throughput Confidence Width (%)",
+    "LOCAL_CPU_CONFID": "Local CPU Confidence Width (%)",
+    "REMOTE_CPU_CONFID": "Remote CPU Confidence Width (%)",
+    "TRANSACTION_RATE": "Transaction Rate Tran/s",
+    "RT_LATENCY": "Round Trip Latency usec/tran",
+    "BURST_SIZE": "Initial Burst Requests",
     "LOCAL_TRANSPORT_RETRANS": "Local Transport Retransmissions",
-    "REMOTE_TRANSPORT_RETRANS": "Remote Transport Retransmissions", "TRANSPORT_MSS": "Transport MSS bytes",
-    "LOCAL_SEND_THROUGHPUT": "Local Send Throughput", "LOCAL_RECV_THROUGHPUT": "Local Recv Throughput",
-    "REMOTE_SEND_THROUGHPUT": "Remote Send Throughput", "REMOTE_RECV_THROUGHPUT": "Remote Recv Throughput",
-    "LOCAL_CPU_COUNT": "Local CPU Count", "REMOTE_CPU_COUNT": "Remote CPU Count",
-    "LOCAL_BYTES_SENT": "Local Bytes Sent", "LOCAL_BYTES_RECVD": "Local Bytes Received",
-    "REMOTE_BYTES_SENT": "Remote Bytes Sent", "REMOTE_BYTES_RECVD": "Remote Bytes Received",
-    "RESULT_BRAND": "Result Tag", "UUID": "Test UUID",
-    "MIN_LATENCY": "Minimum Latency Microseconds", "MAX_LATENCY": "Maximum Latency Microseconds",
-    "P50_LATENCY": "50th Percentile Latency Microseconds", "P90_LATENCY": "90th Percentile Latency Microseconds",
-    "P99_LATENCY": "99th Percentile Latency Microseconds", "MEAN_LATENCY": "Mean Latency Microseconds",
-    "STDDEV_LATENCY": "Stddev Latency Microseconds", "COMMAND_LINE": "Command Line",
+    "REMOTE_TRANSPORT_RETRANS": "Remote Transport Retransmissions",
+    "TRANSPORT_MSS": "Transport MSS bytes",
+    "LOCAL_SEND_THROUGHPUT": "Local Send Throughput",
+    "LOCAL_RECV_THROUGHPUT": "Local Recv Throughput",
+    "REMOTE_SEND_THROUGHPUT": "Remote Send Throughput",
+    "REMOTE_RECV_THROUGHPUT": "Remote Recv Throughput",
+    "LOCAL_CPU_COUNT": "Local CPU Count",
+    "REMOTE_CPU_COUNT": "Remote CPU Count",
+    "LOCAL_BYTES_SENT": "Local Bytes Sent",
+    "LOCAL_BYTES_RECVD": "Local Bytes Received",
+    "REMOTE_BYTES_SENT": "Remote Bytes Sent",
+    "REMOTE_BYTES_RECVD": "Remote Bytes Received",
+    "RESULT_BRAND": "Result Tag",
+    "UUID": "Test UUID",
+    "MIN_LATENCY": "Minimum Latency Microseconds",
+    "MAX_LATENCY": "Maximum Latency Microseconds",
+    "P50_LATENCY": "50th Percentile Latency Microseconds",
+    "P90_LATENCY": "90th Percentile Latency Microseconds",
+    "P99_LATENCY": "99th Percentile Latency Microseconds",
+    "MEAN_LATENCY": "Mean Latency Microseconds",
+    "STDDEV_LATENCY": "Stddev Latency Microseconds",
+    "COMMAND_LINE": "Command Line",
 }
 _NAME_TO_SELECTOR = {v.lower(): k for k, v in SELECTOR_NAMES.items()}
 
 #: Selector -> the common result key it fills (units in the names).
 COMMON_KEYS: dict[str, str] = {
-    "ELAPSED_TIME": "elapsed_s", "TRANSACTION_RATE": "trans_per_s", "RT_LATENCY": "rt_latency_us",
-    "MIN_LATENCY": "min_latency_us", "MAX_LATENCY": "max_latency_us", "MEAN_LATENCY": "mean_latency_us",
-    "P50_LATENCY": "p50_latency_us", "P90_LATENCY": "p90_latency_us", "P99_LATENCY": "p99_latency_us",
-    "STDDEV_LATENCY": "stddev_latency_us", "LOCAL_CPU_UTIL": "local_cpu_util_pct",
-    "REMOTE_CPU_UTIL": "remote_cpu_util_pct", "REQUEST_SIZE": "request_bytes", "RESPONSE_SIZE": "response_bytes",
-    "LOCAL_SEND_SIZE": "send_message_bytes", "REMOTE_RECV_SIZE": "recv_message_bytes",
-    "LSS_SIZE_END": "local_send_socket_bytes", "LSR_SIZE_END": "local_recv_socket_bytes",
-    "RSS_SIZE_END": "remote_send_socket_bytes", "RSR_SIZE_END": "remote_recv_socket_bytes",
-    "LOCAL_TRANSPORT_RETRANS": "local_retransmissions", "REMOTE_TRANSPORT_RETRANS": "remote_retransmissions",
-    "PROTOCOL": "protocol", "DIRECTION": "direction",
+    "ELAPSED_TIME": "elapsed_s",
+    "TRANSACTION_RATE": "trans_per_s",
+    "RT_LATENCY": "rt_latency_us",
+    "MIN_LATENCY": "min_latency_us",
+    "MAX_LATENCY": "max_latency_us",
+    "MEAN_LATENCY": "mean_latency_us",
+    "P50_LATENCY": "p50_latency_us",
+    "P90_LATENCY": "p90_latency_us",
+    "P99_LATENCY": "p99_latency_us",
+    "STDDEV_LATENCY": "stddev_latency_us",
+    "LOCAL_CPU_UTIL": "local_cpu_util_pct",
+    "REMOTE_CPU_UTIL": "remote_cpu_util_pct",
+    "REQUEST_SIZE": "request_bytes",
+    "RESPONSE_SIZE": "response_bytes",
+    "LOCAL_SEND_SIZE": "send_message_bytes",
+    "REMOTE_RECV_SIZE": "recv_message_bytes",
+    "LSS_SIZE_END": "local_send_socket_bytes",
+    "LSR_SIZE_END": "local_recv_socket_bytes",
+    "RSS_SIZE_END": "remote_send_socket_bytes",
+    "RSR_SIZE_END": "remote_recv_socket_bytes",
+    "LOCAL_TRANSPORT_RETRANS": "local_retransmissions",
+    "REMOTE_TRANSPORT_RETRANS": "remote_retransmissions",
+    "PROTOCOL": "protocol",
+    "DIRECTION": "direction",
 }
 
 #: Throughput unit as netperf prints it -> factor to 10^6 bits/s.
 _UNIT_TO_MBIT = {
-    "10^9bits": 1000.0, "10^6bits": 1.0, "10^3bits": 0.001,
-    "GBytes": 8 * 1024**3 / 1e6, "MBytes": 8 * 1024**2 / 1e6, "KBytes": 8 * 1024 / 1e6,
+    "10^9bits": 1000.0,
+    "10^6bits": 1.0,
+    "10^3bits": 0.001,
+    "GBytes": 8 * 1024**3 / 1e6,
+    "MBytes": 8 * 1024**2 / 1e6,
+    "KBytes": 8 * 1024 / 1e6,
 }
 
 # every regex here is linear in the line: no two adjacent parts can match the same character
@@ -174,23 +256,41 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _BANNER_RE = re.compile(r"^(?:MIGRATED\s+)?(?P<what>[A-Za-z/ ]+?) TEST (?:from|to) (?P<rest>.*)$")
 _INTERIM_HUMAN_RE = re.compile(
     rf"^Interim result:\s*(?P<value>{_NUM})\s+(?P<units>\S+)\s+over\s+(?P<interval>{_NUM})\s+seconds"
-    rf"\s+ending at\s+(?P<ending>{_NUM})\s*$")
+    rf"\s+ending at\s+(?P<ending>{_NUM})\s*$"
+)
 _INTERIM_CSV_RE = re.compile(rf"^(?P<value>{_NUM}),(?P<units>[^,]*/s),(?P<interval>{_NUM}),(?P<ending>\d+\.\d+)\s*$")
 #: the value is stripped by the caller (a lazy ``.*?\s*$`` is quadratic on a run of blanks)
 _KEYVAL_RE = re.compile(r"^(?P<key>[A-Z][A-Z0-9_]*)(?:\[(?P<index>\d+)\])?=(?P<value>.*)$")
 #: a digit run this long is no figure (int() refuses > 4300 digits; float() makes it inf)
-_HUGE_NUMBER_RE = re.compile(r"\d{%d}" % (MAX_NUMBER_CHARS + 1))
+_HUGE_NUMBER_RE = re.compile(rf"\d{{{MAX_NUMBER_CHARS + 1}}}")
 _NUMERIC_ROW_RE = re.compile(rf"^\s*{_NUM}(?:\s+{_NUM})*\s*$")
-_CLASSIC_HEADER_RES = (re.compile(r"^Local /Remote"), re.compile(r"^Recv\s+Send\s+Send"),
-                       re.compile(r"^Socket\s+Message\s+Elapsed"), re.compile(r"^Socket Size\s+Request"))
-_ERROR_RES = (re.compile(r"^establish[ _]control"), re.compile(r"^Netperf could not resolve"),
-              re.compile(r"^(send|recv)_\w+: "), re.compile(r"could not establish"),
-              re.compile(r"^netperf: .*(invalid|unrecognized) option"))
-_NOTE_RES = (re.compile(r"^Sorry, Demo Mode not configured"), re.compile(r"^Please consider reconfiguring"),
-             re.compile(r"^please consider reconfiguring"), re.compile(r"^--enable-demo=yes"))
-_WHAT_TO_TEST = {"TCP REQUEST/RESPONSE": "TCP_RR", "TCP STREAM": "TCP_STREAM", "UDP REQUEST/RESPONSE": "UDP_RR",
-                 "UDP STREAM": "UDP_STREAM", "TCP MAERTS": "TCP_MAERTS",
-                 "TCP Connect/Request/Response": "TCP_CRR"}
+_CLASSIC_HEADER_RES = (
+    re.compile(r"^Local /Remote"),
+    re.compile(r"^Recv\s+Send\s+Send"),
+    re.compile(r"^Socket\s+Message\s+Elapsed"),
+    re.compile(r"^Socket Size\s+Request"),
+)
+_ERROR_RES = (
+    re.compile(r"^establish[ _]control"),
+    re.compile(r"^Netperf could not resolve"),
+    re.compile(r"^(send|recv)_\w+: "),
+    re.compile(r"could not establish"),
+    re.compile(r"^netperf: .*(invalid|unrecognized) option"),
+)
+_NOTE_RES = (
+    re.compile(r"^Sorry, Demo Mode not configured"),
+    re.compile(r"^Please consider reconfiguring"),
+    re.compile(r"^please consider reconfiguring"),
+    re.compile(r"^--enable-demo=yes"),
+)
+_WHAT_TO_TEST = {
+    "TCP REQUEST/RESPONSE": "TCP_RR",
+    "TCP STREAM": "TCP_STREAM",
+    "UDP REQUEST/RESPONSE": "UDP_RR",
+    "UDP STREAM": "UDP_STREAM",
+    "TCP MAERTS": "TCP_MAERTS",
+    "TCP Connect/Request/Response": "TCP_CRR",
+}
 
 
 def to_mbit_s(value: float, units: str) -> float | None:
@@ -260,14 +360,29 @@ class NetperfConfig(OptionsConfig):
         self.role = str(self.role).strip().lower()
         self.test = str(self.test).strip().upper()
         self.host = str(self.host or "").strip()
-        self.omni_output = {"": "", "none": "", "o": "csv", "csv": "csv", "O": "human", "human": "human",
-                            "k": "keyval", "keyval": "keyval"}.get(str(self.omni_output or "").strip(),
-                                                                    str(self.omni_output))
+        self.omni_output = {
+            "": "",
+            "none": "",
+            "o": "csv",
+            "csv": "csv",
+            "O": "human",
+            "human": "human",
+            "k": "keyval",
+            "keyval": "keyval",
+        }.get(str(self.omni_output or "").strip(), str(self.omni_output))
         if isinstance(self.omni_selectors, str):
             self.omni_selectors = [s for s in re.split(r"[,\s]+", self.omni_selectors) if s]
         self.omni_selectors = tuple(str(s).strip().upper() for s in self.omni_selectors)
-        for key in ("port", "duration_s", "send_size_bytes", "recv_size_bytes", "request_bytes",
-                    "response_bytes", "local_sockbuf_bytes", "remote_sockbuf_bytes"):
+        for key in (
+            "port",
+            "duration_s",
+            "send_size_bytes",
+            "recv_size_bytes",
+            "request_bytes",
+            "response_bytes",
+            "local_sockbuf_bytes",
+            "remote_sockbuf_bytes",
+        ):
             value = getattr(self, key)
             if value is None or value == "":
                 setattr(self, key, None if key not in ("port", "duration_s") else value)
@@ -306,29 +421,44 @@ class NetperfConfig(OptionsConfig):
         if self.test not in TESTS:
             raise ValueError(f"netperf: test must be one of {', '.join(TESTS)}, got {self.test!r}")
         if not isinstance(self.duration_s, int) or self.duration_s < 1:
-            raise ValueError(f"netperf: duration_s must be at least 1 second (racperf runs are bounded), "
-                             f"got {self.duration_s!r}")
+            raise ValueError(
+                f"netperf: duration_s must be at least 1 second (racperf runs are bounded), got {self.duration_s!r}"
+            )
         if self.interim_s is not None and not 0 < self.interim_s <= self.duration_s:
-            raise ValueError(f"netperf: interim_s must be > 0 and <= duration_s ({self.duration_s} s), "
-                             f"got {self.interim_s:g}")
-        for key in ("send_size_bytes", "recv_size_bytes", "request_bytes", "response_bytes",
-                    "local_sockbuf_bytes", "remote_sockbuf_bytes"):
+            raise ValueError(
+                f"netperf: interim_s must be > 0 and <= duration_s ({self.duration_s} s), got {self.interim_s:g}"
+            )
+        for key in (
+            "send_size_bytes",
+            "recv_size_bytes",
+            "request_bytes",
+            "response_bytes",
+            "local_sockbuf_bytes",
+            "remote_sockbuf_bytes",
+        ):
             value = getattr(self, key)
             if value is not None and value < (0 if key in ("request_bytes", "response_bytes") else 1):
                 raise ValueError(f"netperf: {key} must be positive, got {value}")
         if self.test in RR_TESTS and (self.send_size_bytes is not None or self.recv_size_bytes is not None):
-            raise ValueError(f"netperf: send_size_bytes/recv_size_bytes (-m/-M) are for STREAM tests; "
-                             f"{self.test} takes request_bytes/response_bytes (-r)")
+            raise ValueError(
+                f"netperf: send_size_bytes/recv_size_bytes (-m/-M) are for STREAM tests; "
+                f"{self.test} takes request_bytes/response_bytes (-r)"
+            )
         if self.test in STREAM_TESTS and (self.request_bytes is not None or self.response_bytes is not None):
-            raise ValueError(f"netperf: request_bytes/response_bytes (-r) are for RR tests; "
-                             f"{self.test} takes send_size_bytes/recv_size_bytes (-m/-M)")
+            raise ValueError(
+                f"netperf: request_bytes/response_bytes (-r) are for RR tests; "
+                f"{self.test} takes send_size_bytes/recv_size_bytes (-m/-M)"
+            )
         if self.omni_output not in ("", "csv", "human", "keyval"):
-            raise ValueError(f"netperf: omni_output must be '', 'csv' (-o), 'human' (-O) or 'keyval' (-k), "
-                             f"got {self.omni_output!r}")
+            raise ValueError(
+                f"netperf: omni_output must be '', 'csv' (-o), 'human' (-O) or 'keyval' (-k), got {self.omni_output!r}"
+            )
         unknown = [s for s in self.omni_selectors if s not in OMNI_SELECTORS]
         if unknown:
-            raise ValueError(f"netperf: unknown output selector(s) {', '.join(unknown)} "
-                             f"(netperf -- -o '?' lists them; e.g. THROUGHPUT, P99_LATENCY, LOCAL_CPU_UTIL)")
+            raise ValueError(
+                f"netperf: unknown output selector(s) {', '.join(unknown)} "
+                f"(netperf -- -o '?' lists them; e.g. THROUGHPUT, P99_LATENCY, LOCAL_CPU_UTIL)"
+            )
         if self.omni_selectors and not self.omni_output:
             raise ValueError("netperf: omni_selectors need omni_output ('csv', 'human' or 'keyval')")
 
@@ -398,8 +528,9 @@ class NetperfCapabilities:
 @functools.lru_cache(maxsize=16)
 def _detect_cached(path: str, mtime_ns: int, env_key: str) -> NetperfCapabilities:
     try:
-        proc = subprocess.run([path, "-D", "1", "-V"], capture_output=True, text=True, timeout=10,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [path, "-D", "1", "-V"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ValueError(f"netperf: cannot run {path!r} to check its version: {exc}") from None
     out = proc.stdout + proc.stderr
@@ -407,8 +538,7 @@ def _detect_cached(path: str, mtime_ns: int, env_key: str) -> NetperfCapabilitie
     version = match[1] if match else None
     demo = "Demo Mode not configured" not in out
     numbers = tuple(int(x) for x in re.findall(r"\d+", version or ""))[:3]
-    return NetperfCapabilities(version=version, demo=demo, omni=bool(numbers) and numbers >= OMNI_MIN_VERSION,
-                               raw=out)
+    return NetperfCapabilities(version=version, demo=demo, omni=bool(numbers) and numbers >= OMNI_MIN_VERSION, raw=out)
 
 
 def detect_capabilities(netperf: str = "netperf") -> NetperfCapabilities:
@@ -430,13 +560,17 @@ def adapt_to_capabilities(config: Mapping[str, Any], caps: NetperfCapabilities) 
     notes: list[str] = []
     if adapted.get("interim_s") and not caps.demo:
         adapted["interim_s"] = None
-        notes.append(f"this netperf ({caps.version or 'unknown version'}) was built without --enable-demo: "
-                     "no interim results (-D), only the final figures")
+        notes.append(
+            f"this netperf ({caps.version or 'unknown version'}) was built without --enable-demo: "
+            "no interim results (-D), only the final figures"
+        )
     if adapted.get("omni_output") and not caps.omni:
         adapted["omni_output"] = ""
         adapted["omni_selectors"] = ()
-        notes.append(f"this netperf ({caps.version or 'unknown version'}) predates omni output selectors "
-                     "(2.5): the classic output is parsed instead (no latency percentiles)")
+        notes.append(
+            f"this netperf ({caps.version or 'unknown version'}) predates omni output selectors "
+            "(2.5): the classic output is parsed instead (no latency percentiles)"
+        )
     return adapted, notes
 
 
@@ -460,12 +594,18 @@ def _interim_figures(value: str, interval: str, ending: str) -> tuple[float, flo
     return numbers
 
 
-def _sample_from_interim(value: float, units: str, interval: float, ending: float,
-                         origin: float | None) -> tuple[dict[str, Any], float]:
+def _sample_from_interim(
+    value: float, units: str, interval: float, ending: float, origin: float | None
+) -> tuple[dict[str, Any], float]:
     if origin is None:
         origin = ending - interval
-    sample: dict[str, Any] = {"t": round(ending - origin, 3), "interval_s": interval, "ending_epoch": ending,
-                              "value": value, "units": units}
+    sample: dict[str, Any] = {
+        "t": round(ending - origin, 3),
+        "interval_s": interval,
+        "ending_epoch": ending,
+        "value": value,
+        "units": units,
+    }
     if units.startswith("Trans"):
         sample["trans_per_s"] = value
     else:
@@ -522,8 +662,9 @@ def _selector_for(name: str) -> str:
     return _NAME_TO_SELECTOR.get(name.strip().lower(), name.strip())
 
 
-def _classic(test: str | None, header_rows: list[str], rows: list[list[float]], units: str,
-             result: dict[str, Any]) -> None:
+def _classic(
+    test: str | None, header_rows: list[str], rows: list[list[float]], units: str, result: dict[str, Any]
+) -> None:
     """The classic result block -> common keys. Shape decides when there is no banner/header."""
     first = rows[0]
     second = rows[1] if len(rows) > 1 else []
@@ -540,17 +681,32 @@ def _classic(test: str | None, header_rows: list[str], rows: list[list[float]], 
         result["test_shape"] = test
         result.setdefault("notes", []).append("no banner (-P 0): the test is inferred from the result's shape")
     if test is not None and test.endswith("_RR"):
-        keys = ["local_send_socket_bytes", "local_recv_socket_bytes", "request_bytes", "response_bytes",
-                "elapsed_s", "trans_per_s", "local_cpu_util_pct", "remote_cpu_util_pct",
-                "local_service_demand_us_per_tran", "remote_service_demand_us_per_tran"]
+        keys = [
+            "local_send_socket_bytes",
+            "local_recv_socket_bytes",
+            "request_bytes",
+            "response_bytes",
+            "elapsed_s",
+            "trans_per_s",
+            "local_cpu_util_pct",
+            "remote_cpu_util_pct",
+            "local_service_demand_us_per_tran",
+            "remote_service_demand_us_per_tran",
+        ]
         result.update(zip(keys, first))
         if len(second) >= 2:
             result["remote_send_socket_bytes"], result["remote_recv_socket_bytes"] = second[:2]
         if result.get("trans_per_s"):
             result["rt_latency_us"] = round(1e6 / result["trans_per_s"], 3)
     elif test == "UDP_STREAM":
-        keys = ["local_send_socket_bytes", "send_message_bytes", "elapsed_s", "messages_ok", "errors",
-                "throughput_mbit_s"]
+        keys = [
+            "local_send_socket_bytes",
+            "send_message_bytes",
+            "elapsed_s",
+            "messages_ok",
+            "errors",
+            "throughput_mbit_s",
+        ]
         result.update(zip(keys, first))
         if len(second) >= 4:
             result["remote_recv_socket_bytes"] = second[0]
@@ -561,13 +717,22 @@ def _classic(test: str | None, header_rows: list[str], rows: list[list[float]], 
             if key in result:
                 result[key] = round(to_mbit_s(float(result[key]), units) or result[key], 6)
     else:  # TCP_STREAM / TCP_MAERTS
-        keys = ["remote_recv_socket_bytes", "local_send_socket_bytes", "send_message_bytes", "elapsed_s",
-                "throughput_mbit_s", "local_cpu_util_pct", "remote_cpu_util_pct",
-                "local_service_demand_us_per_kb", "remote_service_demand_us_per_kb"]
+        keys = [
+            "remote_recv_socket_bytes",
+            "local_send_socket_bytes",
+            "send_message_bytes",
+            "elapsed_s",
+            "throughput_mbit_s",
+            "local_cpu_util_pct",
+            "remote_cpu_util_pct",
+            "local_service_demand_us_per_kb",
+            "remote_service_demand_us_per_kb",
+        ]
         result.update(zip(keys, first))
         if "throughput_mbit_s" in result:
-            result["throughput_mbit_s"] = round(to_mbit_s(float(result["throughput_mbit_s"]), units)
-                                                or result["throughput_mbit_s"], 6)
+            result["throughput_mbit_s"] = round(
+                to_mbit_s(float(result["throughput_mbit_s"]), units) or result["throughput_mbit_s"], 6
+            )
 
 
 def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | None = None) -> dict[str, Any]:
@@ -642,15 +807,13 @@ def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | 
     for index in sorted(interim_kv):
         item = interim_kv[index]
         try:
-            figures = _interim_figures(item["NETPERF_INTERIM_RESULT"], item["NETPERF_INTERVAL"],
-                                       item["NETPERF_ENDING"])
+            figures = _interim_figures(item["NETPERF_INTERIM_RESULT"], item["NETPERF_INTERVAL"], item["NETPERF_ENDING"])
         except (KeyError, ValueError):
             continue  # an interim cut short by the end of the run
         if figures is None:
             warnings.add(f"NETPERF_INTERIM_RESULT[{index}]: a negative or infinite figure, skipped")
             continue
-        sample, origin = _sample_from_interim(figures[0], item.get("NETPERF_UNITS", ""), figures[1], figures[2],
-                                              origin)
+        sample, origin = _sample_from_interim(figures[0], item.get("NETPERF_UNITS", ""), figures[1], figures[2], origin)
         samples.append(sample)
     omni: dict[str, Any] = dict(keyval)
     if csv_lines:
@@ -679,8 +842,12 @@ def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | 
             else:
                 warnings.add(f"result row with an infinite figure, skipped: {row.strip()[:60]!r}")
     header_rows = [row for row in block if not _NUMERIC_ROW_RE.match(row)]
-    if header_rows and not numeric_rows and len(header_rows) >= 2 and not any(
-            r.match(header_rows[0].strip()) for r in _CLASSIC_HEADER_RES):
+    if (
+        header_rows
+        and not numeric_rows
+        and len(header_rows) >= 2
+        and not any(r.match(header_rows[0].strip()) for r in _CLASSIC_HEADER_RES)
+    ):
         # -O: stacked column names, then one value row (it holds words like Trans/s, TCP)
         columns = _columns_from_value_row(header_rows[:-1], header_rows[-1])
         omni.update({_selector_for(n): _number(v) for n, v in columns.items()})
@@ -757,8 +924,11 @@ class NetperfStreamParser:
             metrics["throughput_mbit_s"] = sample["throughput_mbit_s"]
         else:
             metrics["value"] = value
-        return [Sample(t=sample["t"], metrics=metrics,
-                       extra={"interval_s": interval, "ending_epoch": ending, "units": units})]
+        return [
+            Sample(
+                t=sample["t"], metrics=metrics, extra={"interval_s": interval, "ending_epoch": ending, "units": units}
+            )
+        ]
 
     def feed(self, line: str) -> list[Sample]:
         """One output line; a Sample when it completes an interim result."""
@@ -776,8 +946,9 @@ class NetperfStreamParser:
             if {"NETPERF_INTERIM_RESULT", "NETPERF_INTERVAL", "NETPERF_ENDING"} <= item.keys():
                 del self._kv[int(kv["index"])]
                 try:
-                    figures = _interim_figures(item["NETPERF_INTERIM_RESULT"], item["NETPERF_INTERVAL"],
-                                               item["NETPERF_ENDING"])
+                    figures = _interim_figures(
+                        item["NETPERF_INTERIM_RESULT"], item["NETPERF_INTERVAL"], item["NETPERF_ENDING"]
+                    )
                 except ValueError:
                     return []
                 if figures is None:
@@ -848,9 +1019,11 @@ PAIR = PairSpec(
 )
 
 
-install_hint = ("netperf is not in most distributions' main repositories: Debian/Ubuntu: apt-get install "
-                "netperf (non-free/multiverse); RHEL/OL: from EPEL or build from "
-                "https://github.com/HewlettPackard/netperf (./configure --enable-demo for interim results)")
+install_hint = (
+    "netperf is not in most distributions' main repositories: Debian/Ubuntu: apt-get install "
+    "netperf (non-free/multiverse); RHEL/OL: from EPEL or build from "
+    "https://github.com/HewlettPackard/netperf (./configure --enable-demo for interim results)"
+)
 
 
 def tool_version(argv: list[str]) -> str | None:
@@ -881,8 +1054,12 @@ _HELP = {
     "omni_selectors": "omni output selectors (e.g. THROUGHPUT,P99_LATENCY)",
     "server_lifetime_s": "seconds before a server run ends by itself",
 }
-OPTIONS = options_from_dataclass(NetperfConfig, _HELP, choices={"role": ("client", "server"), "test": TESTS},
-                                 ends={"netserver": "server", "server_lifetime_s": "server"})
+OPTIONS = options_from_dataclass(
+    NetperfConfig,
+    _HELP,
+    choices={"role": ("client", "server"), "test": TESTS},
+    ends={"netserver": "server", "server_lifetime_s": "server"},
+)
 METRICS = (
     MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans"),
     MetricSpec("rt_latency_us", "round trip", "µs", chart="latency"),
@@ -894,11 +1071,27 @@ RESULTS = (
     MetricSpec("rt_latency_us", "round trip", "µs"),
     MetricSpec("elapsed_s", "elapsed", "s", decimals=2),
 )
-DESCRIPTION = ToolDescription(name=name, summary="request/response latency and stream throughput",
-                              install_hint=install_hint, options=OPTIONS, metrics=METRICS, results=RESULTS)
+DESCRIPTION = ToolDescription(
+    name=name,
+    summary="request/response latency and stream throughput",
+    install_hint=install_hint,
+    options=OPTIONS,
+    metrics=METRICS,
+    results=RESULTS,
+)
 
 #: The Tool (racperf_tui.tools.base.Tool). netserver says "Unable to start netserver ..." on
 #: stderr and getopt errors go there too, so both are read.
-TOOL = ModuleTool(name, build_argv=build_argv, stream_parser=stream_parser, parse_result=parse_result,
-                  succeeded=succeeded, hard_limit_s=hard_limit_s, tool_version=tool_version,
-                  install_hint=install_hint, merge_stderr=True, stop_grace_s=2.0, description=DESCRIPTION)
+TOOL = ModuleTool(
+    name,
+    build_argv=build_argv,
+    stream_parser=stream_parser,
+    parse_result=parse_result,
+    succeeded=succeeded,
+    hard_limit_s=hard_limit_s,
+    tool_version=tool_version,
+    install_hint=install_hint,
+    merge_stderr=True,
+    stop_grace_s=2.0,
+    description=DESCRIPTION,
+)

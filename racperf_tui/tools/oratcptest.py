@@ -19,19 +19,18 @@ persisted setting ``oratcptest.jar_path`` (see :func:`remember_jar_path`).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from racperf_tui.core import settings
+from racperf_tui.core import settings, units
 from racperf_tui.core.events import Sample
-from racperf_tui.core import units
 from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
@@ -125,13 +124,17 @@ class OratcptestConfig(OptionsConfig):
             else:
                 seconds = parse_time_s(value, key)
                 if seconds != int(seconds):
-                    raise ValueError(f"oratcptest: {key} must be whole seconds (the jar counts in seconds), got {value!r}")
+                    raise ValueError(
+                        f"oratcptest: {key} must be whole seconds (the jar counts in seconds), got {value!r}"
+                    )
                 setattr(self, key, int(seconds))
         if self.delay_ms is not None and self.delay_ms != "":
             try:
                 self.delay_ms = int(self.delay_ms)
             except (TypeError, ValueError):
-                raise ValueError(f"oratcptest: delay_ms must be a whole number of milliseconds, got {self.delay_ms!r}") from None
+                raise ValueError(
+                    f"oratcptest: delay_ms must be a whole number of milliseconds, got {self.delay_ms!r}"
+                ) from None
         else:
             self.delay_ms = None
         for key in ("port", "num_conn"):
@@ -153,16 +156,19 @@ class OratcptestConfig(OptionsConfig):
         if self.role == "server":
             client_only = [k for k in ("write", "rtt", "random_length", "random_delay") if getattr(self, k)]
             if client_only:
-                raise ValueError(f"oratcptest: {', '.join(client_only)} are client options; the server takes "
-                                 "host, port, file and sockbuf_bytes")
+                raise ValueError(
+                    f"oratcptest: {', '.join(client_only)} are client options; the server takes "
+                    "host, port, file and sockbuf_bytes"
+                )
             if self.server_lifetime_s is None or float(self.server_lifetime_s) <= 0:
                 raise ValueError("oratcptest: server_lifetime_s must be > 0 (a server run is bounded)")
             return
         if not self.host:
             raise ValueError("oratcptest: the client needs host (the address of the oratcptest server)")
         if self.file:
-            raise ValueError("oratcptest: file is a server option (the file the server writes with -write); "
-                             "set it on the server")
+            raise ValueError(
+                "oratcptest: file is a server option (the file the server writes with -write); set it on the server"
+            )
         if self.mode not in ("SYNC", "ASYNC"):
             raise ValueError(f"oratcptest: mode must be SYNC or ASYNC, got {self.mode!r}")
         if self.num_conn < 1:
@@ -173,25 +179,32 @@ class OratcptestConfig(OptionsConfig):
             raise ValueError(f"oratcptest: delay_ms must be >= 0, got {self.delay_ms}")
         if self.rtt:
             if self.mode == "ASYNC":
-                raise ValueError("oratcptest: rtt measures round trips (SYNC with empty messages); "
-                                 "it cannot be combined with mode=ASYNC")
+                raise ValueError(
+                    "oratcptest: rtt measures round trips (SYNC with empty messages); "
+                    "it cannot be combined with mode=ASYNC"
+                )
             if self.length_bytes not in (None, 0):
                 raise ValueError("oratcptest: rtt sends empty messages; leave length_bytes unset")
         if self.random_length and (self.length_bytes is not None and self.length_bytes < 512):
-            raise ValueError("oratcptest: random_length draws lengths between 512 bytes and length_bytes; "
-                             f"length_bytes must be >= 512, got {self.length_bytes}")
+            raise ValueError(
+                "oratcptest: random_length draws lengths between 512 bytes and length_bytes; "
+                f"length_bytes must be >= 512, got {self.length_bytes}"
+            )
         if self.random_delay and not self.delay_ms:
             raise ValueError("oratcptest: random_delay draws delays between 0 and delay_ms; set delay_ms > 0")
         if self.payload not in ("RANDOM", "ZERO") and not Path(self.payload).is_file():
-            raise ValueError(f"oratcptest: payload must be RANDOM, ZERO or an existing file; "
-                             f"{self.payload!r} is not a file")
+            raise ValueError(
+                f"oratcptest: payload must be RANDOM, ZERO or an existing file; {self.payload!r} is not a file"
+            )
         if self.interval_s is None or self.interval_s < 1:
             raise ValueError(f"oratcptest: interval_s must be at least 1 second, got {self.interval_s}")
         if self.duration_s is None or self.duration_s < 1:
             raise ValueError("oratcptest: duration_s is required (racperf runs are bounded) and must be >= 1 s")
         if self.interval_s > self.duration_s:
-            raise ValueError(f"oratcptest: interval_s ({self.interval_s} s) is longer than duration_s "
-                             f"({self.duration_s} s): no interval would be reported")
+            raise ValueError(
+                f"oratcptest: interval_s ({self.interval_s} s) is longer than duration_s "
+                f"({self.duration_s} s): no interval would be reported"
+            )
         if self.timeout_s is not None and self.timeout_s < 0:
             raise ValueError(f"oratcptest: timeout_s must be >= 0, got {self.timeout_s}")
         if self.freq:
@@ -200,8 +213,10 @@ class OratcptestConfig(OptionsConfig):
                 raise ValueError(f"oratcptest: freq must look like EVERY/TOTAL, e.g. 1h/24h, got {self.freq!r}")
             every, total = parse_time_s(match["every"], "freq"), parse_time_s(match["total"], "freq")
             if every < self.duration_s:
-                raise ValueError(f"oratcptest: freq repeats every {every:g} s, shorter than one test "
-                                 f"(duration_s {self.duration_s} s)")
+                raise ValueError(
+                    f"oratcptest: freq repeats every {every:g} s, shorter than one test "
+                    f"(duration_s {self.duration_s} s)"
+                )
             if total < every:
                 raise ValueError(f"oratcptest: freq total ({total:g} s) is shorter than its period ({every:g} s)")
 
@@ -301,8 +316,11 @@ def locate_java(config: Mapping[str, Any] | None = None) -> tuple[str, str]:
     if on_path:
         return on_path, "PATH"
     looked.append("java on PATH (none)")
-    raise ValueError("oratcptest needs Java (JRE 6 or later) and none was found; looked at "
-                     + ", ".join(looked) + ". Set JAVA_HOME, or the java option, to a java executable")
+    raise ValueError(
+        "oratcptest needs Java (JRE 6 or later) and none was found; looked at "
+        + ", ".join(looked)
+        + ". Set JAVA_HOME, or the java option, to a java executable"
+    )
 
 
 def find_java(config: Mapping[str, Any] | None = None) -> str:
@@ -315,8 +333,10 @@ def find_jar(config: Mapping[str, Any] | None = None) -> str:
     config = config or {}
     jar = config.get("jar_path") or settings.get(SETTING_JAR_PATH) or ""
     if not jar:
-        raise ValueError("oratcptest: the path of oratcptest.jar is not configured (download it from My "
-                         "Oracle Support, Doc ID 2064368.1, and set jar_path once)")
+        raise ValueError(
+            "oratcptest: the path of oratcptest.jar is not configured (download it from My "
+            "Oracle Support, Doc ID 2064368.1, and set jar_path once)"
+        )
     jar = os.path.expanduser(str(jar))
     if not os.path.isfile(jar):
         raise ValueError(f"oratcptest: jar_path {jar!r} does not exist or is not a file")
@@ -548,9 +568,15 @@ def _parse_client(lines: list[str], warnings: Warnings) -> dict[str, Any]:
             key, value = kv
             match = _LEADING_NUMBER_RE.match(value)
             number = finite_number(match[1]) if match else None
-            figure_key = ("socket_send_buffer_bytes" if key == "Socket send buffer" else
-                          "avg_throughput_mib_s" if key.startswith("Avg. throughput") else
-                          "avg_latency_ms" if key.startswith("Avg. latency") else None)
+            figure_key = (
+                "socket_send_buffer_bytes"
+                if key == "Socket send buffer"
+                else "avg_throughput_mib_s"
+                if key.startswith("Avg. throughput")
+                else "avg_latency_ms"
+                if key.startswith("Avg. latency")
+                else None
+            )
             if figure_key and match and number is None:
                 warnings.add(f"line {lineno}: {key} = {value[:40]!r} is no possible figure, skipped")
             elif figure_key and number is not None:
@@ -564,12 +590,15 @@ def _parse_client(lines: list[str], warnings: Warnings) -> dict[str, Any]:
             continue  # the column header
         messages.append(stripped)
     if not tests:
-        raise OutputParseError("not oratcptest output: no '[Requesting a test]' block (client) and no "
-                         "'OraTcpTest server started.' line (server)")
+        raise OutputParseError(
+            "not oratcptest output: no '[Requesting a test]' block (client) and no "
+            "'OraTcpTest server started.' line (server)"
+        )
     for test in tests:
         params = test["parameters"]
         mode = params.get("Transport mode", "").strip().upper() or (
-            "SYNC" if any("latency_ms" in s for s in test["samples"]) else "ASYNC")
+            "SYNC" if any("latency_ms" in s for s in test["samples"]) else "ASYNC"
+        )
         test["mode"] = mode
         test["message_payload_bytes"] = _payload_bytes(params.get("Message payload", ""))
         test["interval_s"] = _duration_s(params.get("Statistics interval", ""))
@@ -579,9 +608,22 @@ def _parse_client(lines: list[str], warnings: Warnings) -> dict[str, Any]:
         test["payload_content_type"] = params.get("Payload content type")
         test["socket_send_buffer_requested"] = params.get("Socket send buffer")
     last = tests[-1]
-    ordered = ["mode", "message_payload_bytes", "interval_s", "duration_s", "number_of_connections",
-               "payload_content_type", "disk_write", "socket_send_buffer_requested", "server_ready_time",
-               "samples", "finished_time", "socket_send_buffer_bytes", "avg_throughput_mib_s", "avg_latency_ms"]
+    ordered = [
+        "mode",
+        "message_payload_bytes",
+        "interval_s",
+        "duration_s",
+        "number_of_connections",
+        "payload_content_type",
+        "disk_write",
+        "socket_send_buffer_requested",
+        "server_ready_time",
+        "samples",
+        "finished_time",
+        "socket_send_buffer_bytes",
+        "avg_throughput_mib_s",
+        "avg_latency_ms",
+    ]
     for key in ordered:
         if key in last:
             result[key] = last[key]
@@ -610,7 +652,8 @@ def parse_output(text: str) -> dict[str, Any]:
     lines = text.splitlines()
     warnings = Warnings()
     if any(SERVER_READY_RE.search(l) or SERVER_PORT_IN_USE_RE.search(l) for l in lines) and not any(
-            l.strip().startswith("[Requesting a test") for l in lines):
+        l.strip().startswith("[Requesting a test") for l in lines
+    ):
         result = _parse_server(lines, warnings)
     else:
         result = _parse_client(lines, warnings)
@@ -655,9 +698,11 @@ PAIR = PairSpec(
 )
 
 
-install_hint = ("Java (JRE 6 or later): apt-get install default-jre-headless / dnf install "
-                "java-17-openjdk-headless (or use $ORACLE_HOME/jdk); oratcptest.jar: My Oracle Support, "
-                "Doc ID 2064368.1")
+install_hint = (
+    "Java (JRE 6 or later): apt-get install default-jre-headless / dnf install "
+    "java-17-openjdk-headless (or use $ORACLE_HOME/jdk); oratcptest.jar: My Oracle Support, "
+    "Doc ID 2064368.1"
+)
 
 
 def tool_version(argv: list[str]) -> str | None:
@@ -690,13 +735,31 @@ _HELP = {
     "timeout_s": "the client's connect timeout (-timeout)",
     "output": "a file the jar also writes its report to (-output)",
 }
-OPTIONS = options_from_dataclass(OratcptestConfig, _HELP, choices={"role": ("client", "server"),
-                                                                   "mode": ("SYNC", "ASYNC")},
-                                 ends={k: "server" for k in ("file", "server_lifetime_s")} | {
-                                     k: "client" for k in ("write", "mode", "num_conn", "length_bytes", "delay_ms",
-                                                           "rtt", "random_length", "random_delay", "payload",
-                                                           "interval_s", "duration_s", "freq", "timeout_s",
-                                                           "output")})
+OPTIONS = options_from_dataclass(
+    OratcptestConfig,
+    _HELP,
+    choices={"role": ("client", "server"), "mode": ("SYNC", "ASYNC")},
+    ends={k: "server" for k in ("file", "server_lifetime_s")}
+    | {
+        k: "client"
+        for k in (
+            "write",
+            "mode",
+            "num_conn",
+            "length_bytes",
+            "delay_ms",
+            "rtt",
+            "random_length",
+            "random_delay",
+            "payload",
+            "interval_s",
+            "duration_s",
+            "freq",
+            "timeout_s",
+            "output",
+        )
+    },
+)
 METRICS = (
     MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib"),
     MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
@@ -705,11 +768,27 @@ RESULTS = (
     MetricSpec("avg_throughput_mib_s", "throughput", "MiB/s"),
     MetricSpec("avg_latency_ms", "latency", "ms", decimals=3),
 )
-DESCRIPTION = ToolDescription(name=name, summary="Oracle's network test for Data Guard redo transport",
-                              install_hint=install_hint, options=OPTIONS, metrics=METRICS, results=RESULTS)
+DESCRIPTION = ToolDescription(
+    name=name,
+    summary="Oracle's network test for Data Guard redo transport",
+    install_hint=install_hint,
+    options=OPTIONS,
+    metrics=METRICS,
+    results=RESULTS,
+)
 
 #: The Tool (racperf_tui.tools.base.Tool). The jar reports its failures on stdout; stderr holds
 #: JVM errors worth a look, so both are read.
-TOOL = ModuleTool(name, build_argv=build_argv, stream_parser=stream_parser, parse_result=parse_result,
-                  succeeded=succeeded, hard_limit_s=hard_limit_s, tool_version=tool_version,
-                  install_hint=install_hint, merge_stderr=True, stop_grace_s=3.0, description=DESCRIPTION)
+TOOL = ModuleTool(
+    name,
+    build_argv=build_argv,
+    stream_parser=stream_parser,
+    parse_result=parse_result,
+    succeeded=succeeded,
+    hard_limit_s=hard_limit_s,
+    tool_version=tool_version,
+    install_hint=install_hint,
+    merge_stderr=True,
+    stop_grace_s=3.0,
+    description=DESCRIPTION,
+)

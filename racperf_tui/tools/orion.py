@@ -83,23 +83,50 @@ MAX_SIZE_LARGE_KB = 65536
 MAX_DURATION_S = 86400
 MAX_OUTSTANDING = 100000
 
-install_hint = ("ORION ships in every Oracle Database and Grid Infrastructure home from 11.2 on "
-                "($ORACLE_HOME/bin/orion); give --set oracle_home=DIR once (remembered), or "
-                "--set orion=PATH for a standalone binary")
+install_hint = (
+    "ORION ships in every Oracle Database and Grid Infrastructure home from 11.2 on "
+    "($ORACLE_HOME/bin/orion); give --set oracle_home=DIR once (remembered), or "
+    "--set orion=PATH for a standalone binary"
+)
 
 #: options every -run level takes; the others are -run advanced's
-_ANY_RUN = frozenset({"run", "testname", "num_disks", "cache_size", "verbose", "hugenotneeded", "storax",
-                      "lun", "oracle_home", "orion"})
+_ANY_RUN = frozenset(
+    {"run", "testname", "num_disks", "cache_size", "verbose", "hugenotneeded", "storax", "lun", "oracle_home", "orion"}
+)
 #: what each shorthand level means (Oracle's documentation of -run)
 _SHORTHANDS: dict[str, dict[str, Any]] = {
-    "simple": {"matrix": "basic", "size_small": 8, "size_large": 1024, "type": "rand", "write": 0,
-               "duration": DEFAULT_DURATION_S},
-    "normal": {"matrix": "detailed", "size_small": 8, "size_large": 1024, "type": "rand", "write": 0,
-               "duration": DEFAULT_DURATION_S},
-    "oltp": {"matrix": "row", "num_large": 0, "size_small": 8, "type": "rand", "write": 0,
-             "duration": DEFAULT_DURATION_S},
-    "dss": {"matrix": "col", "num_small": 0, "size_large": 1024, "type": "rand", "write": 0,
-            "duration": DSS_DURATION_S},
+    "simple": {
+        "matrix": "basic",
+        "size_small": 8,
+        "size_large": 1024,
+        "type": "rand",
+        "write": 0,
+        "duration": DEFAULT_DURATION_S,
+    },
+    "normal": {
+        "matrix": "detailed",
+        "size_small": 8,
+        "size_large": 1024,
+        "type": "rand",
+        "write": 0,
+        "duration": DEFAULT_DURATION_S,
+    },
+    "oltp": {
+        "matrix": "row",
+        "num_large": 0,
+        "size_small": 8,
+        "type": "rand",
+        "write": 0,
+        "duration": DEFAULT_DURATION_S,
+    },
+    "dss": {
+        "matrix": "col",
+        "num_small": 0,
+        "size_large": 1024,
+        "type": "rand",
+        "write": 0,
+        "duration": DSS_DURATION_S,
+    },
 }
 _SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _STORAX_RE = re.compile(r"^[A-Za-z0-9_]+$")
@@ -150,8 +177,17 @@ class OrionConfig(OptionsConfig):
             if text not in choices:
                 raise ValueError(f"orion: {key} must be one of {', '.join(choices)}, got {value!r}")
             setattr(self, key, text)
-        for key in ("num_disks", "size_small", "size_large", "num_streamIO", "write", "cache_size", "duration",
-                    "num_small", "num_large"):
+        for key in (
+            "num_disks",
+            "size_small",
+            "size_large",
+            "num_streamIO",
+            "write",
+            "cache_size",
+            "duration",
+            "num_small",
+            "num_large",
+        ):
             setattr(self, key, _whole(getattr(self, key), key))
         for key in ("hugenotneeded", "verbose"):
             value = getattr(self, key)
@@ -162,8 +198,9 @@ class OrionConfig(OptionsConfig):
         if testname.lower().endswith(".lun"):
             # ORION adds .lun itself: given "x.lun" it looks for x.lun.lun and stops
             stripped = testname[:-4]
-            self.corrections.append(f"testname {testname!r} -> {stripped!r} (ORION adds .lun itself; it "
-                                    f"would look for {testname}.lun)")
+            self.corrections.append(
+                f"testname {testname!r} -> {stripped!r} (ORION adds .lun itself; it would look for {testname}.lun)"
+            )
             testname = stripped
         self.testname = testname
         luns = self.lun
@@ -183,8 +220,10 @@ class OrionConfig(OptionsConfig):
         """Every problem of the config, each naming the option and the fix."""
         out: list[str] = []
         if not _SAFE_NAME_RE.match(self.testname) or self.testname.startswith("-"):
-            out.append(f"testname {self.testname!r}: letters, digits, '_', '.', '-' only (it names files "
-                       f"in the run's directory)")
+            out.append(
+                f"testname {self.testname!r}: letters, digits, '_', '.', '-' only (it names files "
+                f"in the run's directory)"
+            )
         if not self.lun:
             out.append("no LUN: give each with --set lun=/dev/mapper/NAME (repeatable)")
         seen: set[str] = set()
@@ -196,35 +235,73 @@ class OrionConfig(OptionsConfig):
             if lun in seen:
                 out.append(f"lun {lun!r} given twice")
             seen.add(lun)
-        ranges = {"num_disks": (1, MAX_NUM_DISKS), "size_small": (1, MAX_SIZE_SMALL_KB),
-                  "size_large": (1, MAX_SIZE_LARGE_KB), "num_streamIO": (1, 1024), "write": (0, 100),
-                  "cache_size": (0, 1 << 30), "duration": (1, MAX_DURATION_S), "num_small": (0, MAX_OUTSTANDING),
-                  "num_large": (0, MAX_OUTSTANDING)}
+        ranges = {
+            "num_disks": (1, MAX_NUM_DISKS),
+            "size_small": (1, MAX_SIZE_SMALL_KB),
+            "size_large": (1, MAX_SIZE_LARGE_KB),
+            "num_streamIO": (1, 1024),
+            "write": (0, 100),
+            "cache_size": (0, 1 << 30),
+            "duration": (1, MAX_DURATION_S),
+            "num_small": (0, MAX_OUTSTANDING),
+            "num_large": (0, MAX_OUTSTANDING),
+        }
         for key, (low, high) in ranges.items():
             value = getattr(self, key)
             if value is not None and not low <= value <= high:
-                unit = {"size_small": " KB", "size_large": " KB", "write": " %", "cache_size": " MB",
-                        "duration": " s"}.get(key, "")
+                unit = {
+                    "size_small": " KB",
+                    "size_large": " KB",
+                    "write": " %",
+                    "cache_size": " MB",
+                    "duration": " s",
+                }.get(key, "")
                 out.append(f"{key} must be {low} to {high}{unit}, got {value}")
         if self.storax is not None and not _STORAX_RE.match(self.storax):
             out.append(f"storax {self.storax!r}: a name of ORION's I/O layer (e.g. skgfr, oss)")
         if self.run != "advanced":
-            extra = sorted(k for k in ("size_small", "size_large", "type", "num_streamIO", "simulate", "write",
-                                       "duration", "num_small", "num_large", "matrix")
-                           if getattr(self, k) is not None)
+            extra = sorted(
+                k
+                for k in (
+                    "size_small",
+                    "size_large",
+                    "type",
+                    "num_streamIO",
+                    "simulate",
+                    "write",
+                    "duration",
+                    "num_small",
+                    "num_large",
+                    "matrix",
+                )
+                if getattr(self, k) is not None
+            )
             if extra:
-                out.append(f"-run {self.run} fixes {', '.join(extra)} itself (ORION refuses them there): "
-                           f"use run=advanced to set them")
+                out.append(
+                    f"-run {self.run} fixes {', '.join(extra)} itself (ORION refuses them there): "
+                    f"use run=advanced to set them"
+                )
             return out
         matrix = self.matrix or "basic"
-        needs = {"point": ("num_small", "num_large"), "max": ("num_small", "num_large"), "col": ("num_small",),
-                 "row": ("num_large",)}
-        takes = {"point": {"num_small", "num_large"}, "max": {"num_small", "num_large"}, "col": {"num_small"},
-                 "row": {"num_large"}, "basic": set(), "detailed": set()}
+        needs = {
+            "point": ("num_small", "num_large"),
+            "max": ("num_small", "num_large"),
+            "col": ("num_small",),
+            "row": ("num_large",),
+        }
+        takes = {
+            "point": {"num_small", "num_large"},
+            "max": {"num_small", "num_large"},
+            "col": {"num_small"},
+            "row": {"num_large"},
+            "basic": set(),
+            "detailed": set(),
+        }
         for key in needs.get(matrix, ()):
             if getattr(self, key) is None:
-                out.append(f"matrix {matrix} needs {key} (the {'small' if key == 'num_small' else 'large'} "
-                           f"load it tests at)")
+                out.append(
+                    f"matrix {matrix} needs {key} (the {'small' if key == 'num_small' else 'large'} load it tests at)"
+                )
         for key in ("num_small", "num_large"):
             if getattr(self, key) is not None and key not in takes[matrix]:
                 wants = sorted(m for m, keys in takes.items() if key in keys)
@@ -245,8 +322,14 @@ class OrionConfig(OptionsConfig):
         fixed = _SHORTHANDS.get(self.run, {})
         if key in fixed:
             return fixed[key]
-        return {"matrix": "basic", "size_small": 8, "size_large": 1024, "type": "rand", "write": 0,
-                "duration": DEFAULT_DURATION_S}.get(key)
+        return {
+            "matrix": "basic",
+            "size_small": 8,
+            "size_large": 1024,
+            "type": "rand",
+            "write": 0,
+            "duration": DEFAULT_DURATION_S,
+        }.get(key)
 
     @property
     def disks(self) -> int:
@@ -260,8 +343,21 @@ class OrionConfig(OptionsConfig):
     def orion_args(self) -> list[str]:
         """ORION's options, in its own spelling: only those given (ORION's defaults otherwise)."""
         args = ["-run", self.run, "-testname", self.testname]
-        for key in ("num_disks", "size_small", "size_large", "type", "num_streamIO", "simulate", "write",
-                    "cache_size", "duration", "num_small", "num_large", "matrix", "storax"):
+        for key in (
+            "num_disks",
+            "size_small",
+            "size_large",
+            "type",
+            "num_streamIO",
+            "simulate",
+            "write",
+            "cache_size",
+            "duration",
+            "num_small",
+            "num_large",
+            "matrix",
+            "storax",
+        ):
             value = getattr(self, key)
             if value is not None:
                 args += [f"-{key}", str(value)]
@@ -289,9 +385,9 @@ def _whole(value: Any, key: str) -> int | None:
 def _config(config: Mapping[str, Any] | OrionConfig) -> OrionConfig:
     if isinstance(config, OrionConfig):
         return config
-    return OrionConfig.from_mapping({k: v for k, v in config.items() if k not in ("destructive",
-                                                                                 "destructive_targets",
-                                                                                 "hard_limit_s")})
+    return OrionConfig.from_mapping(
+        {k: v for k, v in config.items() if k not in ("destructive", "destructive_targets", "hard_limit_s")}
+    )
 
 
 # --------------------------------------------------------------------------- the planned matrix
@@ -405,8 +501,11 @@ def _has_orion(root: Path, home: str) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def oracle_home_candidates(root: str | os.PathLike[str] = "/", environ: Mapping[str, str] | None = None,
-                           data_dir: str | os.PathLike[str] | None = None) -> list[tuple[str, str]]:
+def oracle_home_candidates(
+    root: str | os.PathLike[str] = "/",
+    environ: Mapping[str, str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> list[tuple[str, str]]:
     """Every ORACLE_HOME that may hold ORION, with where it was found, in the order tried:
     the remembered one (core.settings), $ORACLE_HOME, /etc/oratab's database homes, the grid
     home (oratab's +ASM entry, /etc/oracle/olr.loc). Everything is read under ``root``."""
@@ -434,8 +533,11 @@ def oracle_home_candidates(root: str | os.PathLike[str] = "/", environ: Mapping[
     return unique
 
 
-def find_oracle_home(root: str | os.PathLike[str] = "/", environ: Mapping[str, str] | None = None,
-                     data_dir: str | os.PathLike[str] | None = None) -> str | None:
+def find_oracle_home(
+    root: str | os.PathLike[str] = "/",
+    environ: Mapping[str, str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> str | None:
     """The first candidate home whose bin/orion exists (see :func:`oracle_home_candidates`)."""
     for home, _where in oracle_home_candidates(root, environ, data_dir):
         if _has_orion(Path(root), home):
@@ -448,22 +550,26 @@ def remember_oracle_home(home: str, data_dir: str | os.PathLike[str] | None = No
     settings.set(SETTING_ORACLE_HOME, str(Path(home).expanduser().absolute()), data_dir)
 
 
-def resolve_binary(cfg: OrionConfig, root: str | os.PathLike[str] = "/",
-                   environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
+def resolve_binary(
+    cfg: OrionConfig, root: str | os.PathLike[str] = "/", environ: Mapping[str, str] | None = None
+) -> tuple[str, str | None]:
     """(the orion binary, its ORACLE_HOME or None): ``orion`` given, else ``oracle_home`` given,
     else :func:`find_oracle_home`. ToolNotFound says where it looked and how to fix it."""
     if cfg.orion:
         binary = os.path.abspath(os.path.expanduser(cfg.orion))
         if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
             raise ToolNotFound(f"orion: {cfg.orion!r} is not an executable file")
-        home = cfg.oracle_home or (os.path.dirname(os.path.dirname(binary))
-                                   if os.path.basename(os.path.dirname(binary)) == "bin" else None)
+        home = cfg.oracle_home or (
+            os.path.dirname(os.path.dirname(binary)) if os.path.basename(os.path.dirname(binary)) == "bin" else None
+        )
         return binary, home or None
     if cfg.oracle_home:
         home = os.path.abspath(os.path.expanduser(cfg.oracle_home)).rstrip("/")
         if not _has_orion(Path("/"), home):
-            raise ToolNotFound(f"orion: {home}/bin/orion not found: oracle_home must be a database or grid "
-                               f"home of 11.2 or later (or give --set orion=PATH)")
+            raise ToolNotFound(
+                f"orion: {home}/bin/orion not found: oracle_home must be a database or grid "
+                f"home of 11.2 or later (or give --set orion=PATH)"
+            )
         return os.path.join(home, "bin", "orion"), home
     home = find_oracle_home(root, environ)
     if home is None:
@@ -481,8 +587,9 @@ def invocation(config: Mapping[str, Any] | OrionConfig, run_dir: str | None = No
     cfg = _config(config)
     missing = [lun for lun in cfg.lun if not lun.startswith("/dev/") and not os.path.lexists(lun)]
     if missing:
-        raise ValueError(f"orion: LUN {', '.join(missing)} does not exist (ORION opens each LUN; create the "
-                         f"file or name a device)")
+        raise ValueError(
+            f"orion: LUN {', '.join(missing)} does not exist (ORION opens each LUN; create the file or name a device)"
+        )
     binary, home = resolve_binary(cfg)
     env: dict[str, str] = {}
     if home:
@@ -495,10 +602,17 @@ def invocation(config: Mapping[str, Any] | OrionConfig, run_dir: str | None = No
     notes.append(f"planned: {len(planned_matrix(cfg))} data points, about {planned / 60:.0f} minutes")
     if cfg.writes:
         notes.append(f"-write {cfg.write}: ORION overwrites every LUN")
-    return Invocation(argv=[binary, *cfg.orion_args()], env=env, cwd=".",
-                      files={f"{cfg.testname}.lun": "".join(f"{lun}\n" for lun in cfg.lun)},
-                      result_files=(f"{cfg.testname}_*",), targets=targets,
-                      hard_limit_s=hard_limit_s(cfg), notes=tuple(notes), detail=cfg)
+    return Invocation(
+        argv=[binary, *cfg.orion_args()],
+        env=env,
+        cwd=".",
+        files={f"{cfg.testname}.lun": "".join(f"{lun}\n" for lun in cfg.lun)},
+        result_files=(f"{cfg.testname}_*",),
+        targets=targets,
+        hard_limit_s=hard_limit_s(cfg),
+        notes=tuple(notes),
+        detail=cfg,
+    )
 
 
 def build_argv(config: Mapping[str, Any] | OrionConfig) -> list[str]:
@@ -515,8 +629,15 @@ def tool_version(argv: list[str]) -> str | None:
         env.setdefault("ORACLE_HOME", home)
         env["LD_LIBRARY_PATH"] = os.path.join(env["ORACLE_HOME"], "lib")
     try:
-        done = subprocess.run([binary, "-help"], capture_output=True, text=True, errors="replace", timeout=10,
-                              stdin=subprocess.DEVNULL, env=env)
+        done = subprocess.run(
+            [binary, "-help"],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     match = _VERSION_RE.search(done.stdout + done.stderr)
@@ -535,26 +656,33 @@ _MAX_IOPS_RE = re.compile(rf"Maximum Small IOPS\s*=\s*(?P<v>{_NUM})\s*{_AT}")
 _MIN_LAT_RE = re.compile(rf"Minimum Small Latency\s*=\s*(?P<v>{_NUM})\s*(?P<unit>usecs|us|msecs|ms)?\s*{_AT}")
 _LAT_LINE_RE = re.compile(
     rf"Small (?P<kind>Read|Write) Latency:\s*avg\s*=\s*(?P<avg>{_NUM})\s*us,\s*min\s*=\s*(?P<min>{_NUM})\s*us,"
-    rf"\s*max\s*=\s*(?P<max>{_NUM})\s*us,\s*std dev\s*=\s*(?P<stdev>{_NUM})\s*us\s*{_AT}")
+    rf"\s*max\s*=\s*(?P<max>{_NUM})\s*us,\s*std dev\s*=\s*(?P<stdev>{_NUM})\s*us\s*{_AT}"
+)
 _HIST_HEAD_RE = re.compile(rf"Latency Histogram\s*{_AT}")
 _HIST_ROW_RE = re.compile(
     r"^\s*(?P<low>\d+)\s*-\s*(?P<high>\d+)\s*us\s*:\s*(?P<read>\d+)(?:\s*\(\s*(?P<rpct>[\d.]+)\s*%\s*\))?"
-    r"\s+(?P<write>\d+)(?:\s*\(\s*(?P<wpct>[\d.]+)\s*%\s*\))?\s*$")
+    r"\s+(?P<write>\d+)(?:\s*\(\s*(?P<wpct>[\d.]+)\s*%\s*\))?\s*$"
+)
 _SUMMARY_KV_RE = re.compile(r"^(?P<key>[A-Z][A-Za-z /]+?)\s*:\s*,?\s*(?P<value>.*?)\s*$")
 
 #: ORION's own failures -> what the user does about them
 _FAILURES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"Failed to allocate shared global region with large pages"),
-     "ORION could not allocate its shared memory with huge pages: run with --set hugenotneeded=true "
-     "(-hugenotneeded), or configure huge pages (vm.nr_hugepages and the memlock limit)"),
-    (re.compile(r"Failure in opening \.lun file|could not open .*\.lun", re.IGNORECASE),
-     "ORION could not open its .lun file: give the testname without .lun (ORION adds it) and run it "
-     "where <testname>.lun is (racperf writes it into the run's directory)"),
-    (re.compile(r"error while loading shared libraries"),
-     "ORION cannot load Oracle's libraries: ORACLE_HOME and LD_LIBRARY_PATH=$ORACLE_HOME/lib must name "
-     "the home ORION belongs to (--set oracle_home=DIR)"),
-    (re.compile(r"Error in input parameters"),
-     "ORION refused its options (see orion -help)"),
+    (
+        re.compile(r"Failed to allocate shared global region with large pages"),
+        "ORION could not allocate its shared memory with huge pages: run with --set hugenotneeded=true "
+        "(-hugenotneeded), or configure huge pages (vm.nr_hugepages and the memlock limit)",
+    ),
+    (
+        re.compile(r"Failure in opening \.lun file|could not open .*\.lun", re.IGNORECASE),
+        "ORION could not open its .lun file: give the testname without .lun (ORION adds it) and run it "
+        "where <testname>.lun is (racperf writes it into the run's directory)",
+    ),
+    (
+        re.compile(r"error while loading shared libraries"),
+        "ORION cannot load Oracle's libraries: ORACLE_HOME and LD_LIBRARY_PATH=$ORACLE_HOME/lib must name "
+        "the home ORION belongs to (--set oracle_home=DIR)",
+    ),
+    (re.compile(r"Error in input parameters"), "ORION refused its options (see orion -help)"),
 )
 
 
@@ -630,8 +758,13 @@ def parse_text(text: str) -> dict[str, Any]:
             continue
         match = _LAT_LINE_RE.search(line)
         if match:
-            latencies.append({"kind": match["kind"].lower(),
-                              **{k: _number(match[k]) for k in ("avg", "min", "max", "stdev")}, "at": _at(match)})
+            latencies.append(
+                {
+                    "kind": match["kind"].lower(),
+                    **{k: _number(match[k]) for k in ("avg", "min", "max", "stdev")},
+                    "at": _at(match),
+                }
+            )
             continue
         match = _HIST_HEAD_RE.search(line)
         if match:
@@ -640,8 +773,12 @@ def parse_text(text: str) -> dict[str, Any]:
             continue
         row = _HIST_ROW_RE.match(line)
         if row and (in_histogram or histogram):
-            entry: dict[str, Any] = {"low_us": int(row["low"]), "high_us": int(row["high"]),
-                                     "read": int(row["read"]), "write": int(row["write"])}
+            entry: dict[str, Any] = {
+                "low_us": int(row["low"]),
+                "high_us": int(row["high"]),
+                "read": int(row["read"]),
+                "write": int(row["write"]),
+            }
             if row["rpct"] is not None:
                 entry["read_cum_pct"] = float(row["rpct"])
             if row["wpct"] is not None:
@@ -650,29 +787,29 @@ def parse_text(text: str) -> dict[str, Any]:
             continue
         kv = _SUMMARY_KV_RE.match(line.strip())
         if kv:
-            key, value = kv["key"].strip(), kv["value"]
+            key, kv_value = kv["key"].strip(), str(kv["value"])
             if key == "Test":
-                out.setdefault("testname", value)
+                out.setdefault("testname", kv_value)
             elif key == "Small IO size":
-                out["size_small_kb"] = _first_int(value)
+                out["size_small_kb"] = _first_int(kv_value)
             elif key == "Large IO size":
-                out["size_large_kb"] = _first_int(value)
+                out["size_large_kb"] = _first_int(kv_value)
             elif key == "IO Types":
-                out["io_types"] = value
+                out["io_types"] = kv_value
             elif key == "Simulated Array Type":
-                out["simulate"] = value.lower()
+                out["simulate"] = kv_value.lower()
             elif key == "Write":
-                out["write_pct"] = _first_int(value)
+                out["write_pct"] = _first_int(kv_value)
             elif key == "Cache Size":
-                out["cache_size"] = value
+                out["cache_size"] = kv_value
             elif key == "Duration for each Data Point":
-                out["duration_s"] = _first_int(value)
+                out["duration_s"] = _first_int(kv_value)
             elif key == "Small Columns":
-                out["small_columns"] = _int_list(value)
+                out["small_columns"] = _int_list(kv_value)
             elif key == "Large Columns":
-                out["large_columns"] = _int_list(value)
+                out["large_columns"] = _int_list(kv_value)
             elif key == "Total Data Points":
-                out["total_data_points"] = _first_int(value)
+                out["total_data_points"] = _first_int(kv_value)
         if line.strip() == "Commandline:" and index + 1 < len(lines):
             out["commandline"] = lines[index + 1].strip()
         if line.strip().startswith("Name:") and "Size:" in line:
@@ -713,7 +850,7 @@ def parse_csv(text: str) -> dict[str, Any]:
     small_loads = [int(c) for c in header[1:] if c != ""]
     large_loads: list[int] = []
     values: list[list[float | None]] = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         cells = [c.strip() for c in line.split(",")]
         if not cells or not cells[0]:
             if large_loads:
@@ -750,8 +887,10 @@ def _lat_in_us(matrix: dict[str, Any], version: str | None) -> dict[str, Any]:
 
 
 _FILE_KINDS = ("summary.txt", "iops.csv", "mbps.csv", "lat.csv", "hist.txt", "trace.txt")
-_RESULT_FILE_RE = re.compile(r"^(?P<prefix>.+?_\d{8}_\d{4})_(?P<kind>summary\.txt|iops\.csv|mbps\.csv|lat\.csv|"
-                             r"hist\.txt|trace\.txt)$")
+_RESULT_FILE_RE = re.compile(
+    r"^(?P<prefix>.+?_\d{8}_\d{4})_(?P<kind>summary\.txt|iops\.csv|mbps\.csv|lat\.csv|"
+    r"hist\.txt|trace\.txt)$"
+)
 
 
 def _group_files(files: Mapping[str, str]) -> tuple[str | None, dict[str, str]]:
@@ -781,9 +920,21 @@ def parse_result_files(output: str, files: Mapping[str, str]) -> dict[str, Any]:
             if key in hist:
                 merged[key] = hist[key]
     version = merged.get("version")
-    order = ["version", "testname", "run_stamp", "max_large_mbps", "max_large_mbps_at", "max_small_iops",
-             "max_small_iops_at", "min_small_latency_us", "min_small_latency_at", "small_read_latency_us",
-             "small_write_latency_us", "histogram_at", "histogram"]
+    order = [
+        "version",
+        "testname",
+        "run_stamp",
+        "max_large_mbps",
+        "max_large_mbps_at",
+        "max_small_iops",
+        "max_small_iops_at",
+        "min_small_latency_us",
+        "min_small_latency_at",
+        "small_read_latency_us",
+        "small_write_latency_us",
+        "histogram_at",
+        "histogram",
+    ]
     for key in order:
         if key in merged:
             result[key] = merged[key]
@@ -828,8 +979,10 @@ def parse_output(text: str) -> dict[str, Any]:
     if "error" in result:
         raise OrionError(result["error"])
     if not any(key in result for key in _FIGURES) and "version" not in result:
-        raise ValueError("not ORION output: no 'ORION' banner and no 'Maximum Large MBPS' / 'Maximum Small "
-                         "IOPS' / 'Minimum Small Latency' line")
+        raise ValueError(
+            "not ORION output: no 'ORION' banner and no 'Maximum Large MBPS' / 'Maximum Small "
+            "IOPS' / 'Minimum Small Latency' line"
+        )
     return result
 
 
@@ -838,8 +991,11 @@ def parse_path(path: str | os.PathLike[str]) -> dict[str, Any]:
     siblings of the same test found beside it), a CSV, or captured stdout."""
     target = Path(path)
     if target.is_dir():
-        files = {p.name: p.read_text(errors="replace") for p in sorted(target.iterdir())
-                 if p.is_file() and _RESULT_FILE_RE.match(p.name)}
+        files = {
+            p.name: p.read_text(errors="replace")
+            for p in sorted(target.iterdir())
+            if p.is_file() and _RESULT_FILE_RE.match(p.name)
+        }
         if not files:
             raise ValueError(f"{target}: no ORION result files (<testname>_<yyyymmdd>_<hhmm>_summary.txt ...)")
         stdout = target / "stdout.txt"
@@ -848,9 +1004,11 @@ def parse_path(path: str | os.PathLike[str]) -> dict[str, Any]:
         text = target.read_text(errors="replace")
         match = _RESULT_FILE_RE.match(target.name)
         if match:
-            files = {p.name: p.read_text(errors="replace")
-                     for p in sorted(target.parent.glob(f"{glob_escape(match['prefix'])}_*"))
-                     if p.is_file() and _RESULT_FILE_RE.match(p.name)}
+            files = {
+                p.name: p.read_text(errors="replace")
+                for p in sorted(target.parent.glob(f"{glob_escape(match['prefix'])}_*"))
+                if p.is_file() and _RESULT_FILE_RE.match(p.name)
+            }
             files[target.name] = text
             result = parse_result_files("", files)
         elif target.suffix.lower() == ".csv":
@@ -909,8 +1067,12 @@ class OrionStreamParser:
     :data:`PROGRESS_INTERVAL_S`. ``clock`` is injectable for tests.
     """
 
-    def __init__(self, config: Mapping[str, Any] | None = None, clock: Any = time.monotonic,
-                 interval_s: float = PROGRESS_INTERVAL_S) -> None:
+    def __init__(
+        self,
+        config: Mapping[str, Any] | None = None,
+        clock: Any = time.monotonic,
+        interval_s: float = PROGRESS_INTERVAL_S,
+    ) -> None:
         self._clock = clock
         self._started = clock()
         self._interval_s = interval_s
@@ -952,8 +1114,12 @@ class OrionStreamParser:
             progress = min(99.9, 100.0 * elapsed / planned) if planned else 0.0
             eta = max(0.0, planned - elapsed)
         number, point = self._point(elapsed) if phase != "done" else (len(self._schedule), None)
-        metrics = {"planned_s": round(planned, 3), "elapsed_s": round(elapsed, 3), "progress_pct": round(progress, 2),
-                   "eta_s": round(eta, 3)}
+        metrics = {
+            "planned_s": round(planned, 3),
+            "elapsed_s": round(elapsed, 3),
+            "progress_pct": round(progress, 2),
+            "eta_s": round(eta, 3),
+        }
         if self._schedule:
             metrics["data_point"] = float(number)
             metrics["data_points"] = float(len(self._schedule))
@@ -992,8 +1158,9 @@ class OrionStreamParser:
             elapsed = self._elapsed()
             self._last_tick = elapsed
             return [self._sample(elapsed, "planned")]
-        if self.planned_s is not None and (_MAX_MBPS_RE.search(line) or _MAX_IOPS_RE.search(line)
-                                           or _MIN_LAT_RE.search(line)):
+        if self.planned_s is not None and (
+            _MAX_MBPS_RE.search(line) or _MAX_IOPS_RE.search(line) or _MIN_LAT_RE.search(line)
+        ):
             self.done = True
             return [self._sample(self._elapsed(), "done")]
         return []
@@ -1025,8 +1192,8 @@ def stream_parser(config: Mapping[str, Any]) -> OrionStreamParser:
 
 _HELP = {
     "run": "workload: simple (small, then large I/O, alone), normal (their combinations), oltp (small I/O "
-           "at increasing loads: max IOPS), dss (large I/O at increasing loads: max MB/s), advanced (the "
-           "options below)",
+    "at increasing loads: max IOPS), dss (large I/O at increasing loads: max MB/s), advanced (the "
+    "options below)",
     "testname": "prefix of ORION's files (<testname>.lun, <testname>_<date>_*); without .lun",
     "lun": "a LUN ORION tests (a device or a file), one per --set lun=...",
     "num_disks": "physical disks behind the LUNs: sets the range of loads (default: the number of LUNs)",
@@ -1045,7 +1212,7 @@ _HELP = {
     "verbose": "progress in ORION's trace file (-verbose)",
     "storax": "ORION's I/O layer (-storax), e.g. skgfr",
     "oracle_home": "the database or grid home holding bin/orion (remembered; default: $ORACLE_HOME, "
-                   "/etc/oratab, the grid home)",
+    "/etc/oratab, the grid home)",
     "orion": "the orion binary itself (a standalone download)",
 }
 OPTIONS: tuple[ToolOption, ...] = (
@@ -1078,9 +1245,13 @@ METRICS = (
     MetricSpec("eta_s", "ETA", "min", divisor=60.0, decimals=1, chart="time"),
     MetricSpec("planned_s", "planned", "min", divisor=60.0, decimals=1, chart="time"),
 )
-DESCRIPTION = ToolDescription(name=name, summary="Oracle's storage calibration (ORION): IOPS, MB/s and latency "
-                                                 "over a matrix of small and large I/O loads",
-                              install_hint=install_hint, options=OPTIONS, metrics=METRICS)
+DESCRIPTION = ToolDescription(
+    name=name,
+    summary="Oracle's storage calibration (ORION): IOPS, MB/s and latency over a matrix of small and large I/O loads",
+    install_hint=install_hint,
+    options=OPTIONS,
+    metrics=METRICS,
+)
 
 
 class OrionTool:
@@ -1133,7 +1304,23 @@ class OrionTool:
 TOOL = OrionTool()
 
 __all__ = [
-    "TOOL", "OrionConfig", "OrionError", "OrionStreamParser", "DataPoint", "find_oracle_home", "hard_limit_s",
-    "invocation", "oracle_home_candidates", "orion_estimate_s", "parse_csv", "parse_output", "parse_path",
-    "parse_result_files", "planned_duration_s", "planned_matrix", "remember_oracle_home", "schedule", "succeeded",
+    "TOOL",
+    "OrionConfig",
+    "OrionError",
+    "OrionStreamParser",
+    "DataPoint",
+    "find_oracle_home",
+    "hard_limit_s",
+    "invocation",
+    "oracle_home_candidates",
+    "orion_estimate_s",
+    "parse_csv",
+    "parse_output",
+    "parse_path",
+    "parse_result_files",
+    "planned_duration_s",
+    "planned_matrix",
+    "remember_oracle_home",
+    "schedule",
+    "succeeded",
 ]

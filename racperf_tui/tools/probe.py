@@ -60,13 +60,14 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, TextIO
+from typing import Any, TextIO
 
 from racperf_tui.core import units
-from racperf_tui.core.tool import MIB_S_PER_MBIT_S, MetricSpec, ToolDescription, ToolOption
 from racperf_tui.core.events import Sample
+from racperf_tui.core.tool import MIB_S_PER_MBIT_S, MetricSpec, ToolDescription, ToolOption
 from racperf_tui.tools import probe_server
 from racperf_tui.tools.base import PairSpec
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
@@ -90,8 +91,7 @@ ASYNC_CHUNK_BYTES = 1 * MIB
 DONE_TIMEOUT_S = 10.0
 
 _TIME = r"\((?P<time>\d{2}:\d{2}:\d{2}(?:\.\d+)?)\)"
-_INTERVAL_LINE = re.compile(
-    _TIME + r"\s+(?P<tput>[\d.]+)\s+Mbytes/s(?:\s+(?P<lat>[\d.]+)\s+ms)?\s*$")
+_INTERVAL_LINE = re.compile(_TIME + r"\s+(?P<tput>[\d.]+)\s+Mbytes/s(?:\s+(?P<lat>[\d.]+)\s+ms)?\s*$")
 # linear regexes only (no neighbouring parts matching the same characters; the code strips):
 # a lazy ``.*?\s*$`` tries every split of a run of blanks
 _PARAM_LINE = re.compile(r"^\s+(?P<key>[A-Za-z][A-Za-z0-9 .]*)=(?P<value>\s.*)$")
@@ -100,11 +100,13 @@ _LEADING_FIGURE = re.compile(r"^\s*(-?[\d.]+)")
 _PAYLOAD = re.compile(r"^\s*([\d.]+)\s*(Mbyte|Kbyte|byte)")
 _SERVER_REQUEST = re.compile(
     r"\[A test was requested\.\] (?P<peer>\S+) test=\S+ conn=\S+ mode=(?P<mode>\w+) "
-    r"length=(?P<length>\d+) write=(?P<write>YES|NO)")
+    r"length=(?P<length>\d+) write=(?P<write>YES|NO)"
+)
 _SERVER_DONE = re.compile(
     r"\[The test terminated\.\] (?P<peer>\S+) conn=\S+ received (?P<bytes>\d+) bytes in "
     r"(?P<messages>\d+) messages, (?P<seconds>[\d.]+) s, (?P<rate>[\d.]+) Mbytes/s; socket "
-    r"receive buffer (?P<rcvbuf>\d+) bytes(?:; wrote (?P<written>\d+) bytes, (?P<fsyncs>\d+) fsyncs)?")
+    r"receive buffer (?P<rcvbuf>\d+) bytes(?:; wrote (?P<written>\d+) bytes, (?P<fsyncs>\d+) fsyncs)?"
+)
 
 
 # ---------------------------------------------------------------- the client
@@ -242,9 +244,15 @@ def _connect(options: ClientOptions, test_id: str, index: int) -> _Connection:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if options.sockbuf_bytes:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, options.sockbuf_bytes)
-        hello = {"mode": options.mode, "length": options.length_bytes, "write": options.write,
-                 "test_id": test_id, "conn_index": index, "num_conn": options.num_conn,
-                 "sockbuf": options.sockbuf_bytes}
+        hello = {
+            "mode": options.mode,
+            "length": options.length_bytes,
+            "write": options.write,
+            "test_id": test_id,
+            "conn_index": index,
+            "num_conn": options.num_conn,
+            "sockbuf": options.sockbuf_bytes,
+        }
         sock.sendall(probe_server.PROTOCOL_MAGIC + json.dumps(hello).encode() + b"\n")
         answer = _recv_line(sock)
         if not answer.startswith(b"OK "):
@@ -257,8 +265,7 @@ def _connect(options: ClientOptions, test_id: str, index: int) -> _Connection:
         raise
 
 
-def _sync_worker(conn: _Connection, options: ClientOptions, payload: bytes,
-                 stop: threading.Event) -> None:
+def _sync_worker(conn: _Connection, options: ClientOptions, payload: bytes, stop: threading.Event) -> None:
     message = probe_server.MESSAGE_HEADER.pack(len(payload)) + payload
     sock = conn.sock
     delay_s = options.delay_ms / 1000.0
@@ -282,8 +289,7 @@ def _sync_worker(conn: _Connection, options: ClientOptions, payload: bytes,
             conn.error = str(exc) or exc.__class__.__name__
 
 
-def _async_worker(conn: _Connection, options: ClientOptions, payload: bytes,
-                  stop: threading.Event) -> None:
+def _async_worker(conn: _Connection, options: ClientOptions, payload: bytes, stop: threading.Event) -> None:
     sock = conn.sock
     delay_s = options.delay_ms / 1000.0
     if delay_s:
@@ -323,8 +329,7 @@ def run_client(options: ClientOptions, out: TextIO = sys.stdout) -> dict[str, An
         ("Payload content type", options.payload.upper()),
         ("Delay between messages", f"{options.delay_ms:g} ms" if options.delay_ms else "NO"),
         ("Number of connections", str(options.num_conn)),
-        ("Socket send buffer", f"{options.sockbuf_bytes} bytes" if options.sockbuf_bytes
-         else "(system default)"),
+        ("Socket send buffer", f"{options.sockbuf_bytes} bytes" if options.sockbuf_bytes else "(system default)"),
         ("Transport mode", options.mode),
         ("Disk write", "YES (write + fsync on the server before the ACK)" if options.write else "NO"),
         ("Statistics interval", _seconds_text(options.interval_s)),
@@ -349,14 +354,15 @@ def run_client(options: ClientOptions, out: TextIO = sys.stdout) -> dict[str, An
         result["error"] = message
         return result
 
-    payload = os.urandom(options.length_bytes) if options.payload.upper() == "RANDOM" \
-        else bytes(options.length_bytes)
+    payload = os.urandom(options.length_bytes) if options.payload.upper() == "RANDOM" else bytes(options.length_bytes)
     say(f"({_stamp()}) The server is ready.")
     say("                    Throughput" + ("             Latency" if options.mode == "SYNC" else ""))
     stop = threading.Event()
     worker = _sync_worker if options.mode == "SYNC" else _async_worker
-    threads = [threading.Thread(target=worker, args=(c, options, payload, stop), daemon=True,
-                                name=f"probe-conn-{i}") for i, c in enumerate(connections, 1)]
+    threads = [
+        threading.Thread(target=worker, args=(c, options, payload, stop), daemon=True, name=f"probe-conn-{i}")
+        for i, c in enumerate(connections, 1)
+    ]
     histogram = _LatencyHistogram()
     latency_sum_s = 0.0
     started = time.monotonic()
@@ -406,8 +412,9 @@ def run_client(options: ClientOptions, out: TextIO = sys.stdout) -> dict[str, An
     _collect_done(connections)
     say(f"({_stamp()}) Test finished.")
     result.update(_summarise(options, connections, histogram, latency_sum_s, elapsed_s))
-    send_buffer = connections[0].sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) \
-        if connections[0].sock.fileno() >= 0 else 0
+    send_buffer = (
+        connections[0].sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) if connections[0].sock.fileno() >= 0 else 0
+    )
     result["socket_send_buffer_bytes"] = send_buffer
     for conn in connections:
         conn.sock.close()
@@ -432,8 +439,13 @@ def _collect_done(connections: list[_Connection]) -> None:
             conn.error = conn.error or f"no summary from the server: {exc}"
 
 
-def _summarise(options: ClientOptions, connections: list[_Connection], histogram: _LatencyHistogram,
-               latency_sum_s: float, elapsed_s: float) -> dict[str, Any]:
+def _summarise(
+    options: ClientOptions,
+    connections: list[_Connection],
+    histogram: _LatencyHistogram,
+    latency_sum_s: float,
+    elapsed_s: float,
+) -> dict[str, Any]:
     bytes_sent = sum(c.bytes_sent for c in connections)
     messages = sum(c.messages for c in connections)
     summary: dict[str, Any] = {
@@ -485,13 +497,27 @@ def _say_summary(say: Any, result: Mapping[str, Any]) -> None:
 
 def _empty_client_result(options: ClientOptions) -> dict[str, Any]:
     return {
-        "tool": "probe", "role": "client", "mode": options.mode, "rtt": options.rtt,
-        "message_payload_bytes": options.length_bytes, "num_conn": options.num_conn,
-        "delay_ms": options.delay_ms, "write": options.write, "interval_s": options.interval_s,
-        "duration_s": options.duration_s, "samples": [], "socket_send_buffer_bytes": None,
-        "avg_throughput_mib_s": None, "messages": 0, "bytes_sent": 0, "elapsed_s": None,
-        "server_bytes_received": None, "server_recv_buffer_bytes": None,
-        "server_bytes_written": None, "server_fsyncs": None, "error": None,
+        "tool": "probe",
+        "role": "client",
+        "mode": options.mode,
+        "rtt": options.rtt,
+        "message_payload_bytes": options.length_bytes,
+        "num_conn": options.num_conn,
+        "delay_ms": options.delay_ms,
+        "write": options.write,
+        "interval_s": options.interval_s,
+        "duration_s": options.duration_s,
+        "samples": [],
+        "socket_send_buffer_bytes": None,
+        "avg_throughput_mib_s": None,
+        "messages": 0,
+        "bytes_sent": 0,
+        "elapsed_s": None,
+        "server_bytes_received": None,
+        "server_recv_buffer_bytes": None,
+        "server_bytes_written": None,
+        "server_fsyncs": None,
+        "error": None,
     }
 
 
@@ -512,8 +538,14 @@ OPTIONS = (
     ToolOption("host", "str", "", "the server's address", end="client"),
     ToolOption("port", "int", DEFAULT_PORT, "the server's port (server: 0 picks one)"),
     ToolOption("bind", "str", "0.0.0.0", "the address the server listens on", end="server"),
-    ToolOption("mode", "choice", "SYNC", "SYNC: each message waits for the ACK; ASYNC: a stream",
-               ("SYNC", "ASYNC"), end="client"),
+    ToolOption(
+        "mode",
+        "choice",
+        "SYNC",
+        "SYNC: each message waits for the ACK; ASYNC: a stream",
+        ("SYNC", "ASYNC"),
+        end="client",
+    ),
     ToolOption("length", "str", "1M", "message length, e.g. 8K", end="client"),
     ToolOption("num_conn", "int", 1, "parallel connections", end="client"),
     ToolOption("delay_ms", "float", 0, "pause between messages", end="client"),
@@ -524,16 +556,14 @@ OPTIONS = (
     ToolOption("sockbuf", "str", "", "socket send buffer, e.g. 4M", end="client"),
     ToolOption("payload", "choice", "ZERO", "message contents", ("ZERO", "RANDOM"), end="client"),
     ToolOption("once", "bool", True, "the server exits after one test", end="server"),
-    ToolOption("write_dir", "path", "", "where the server writes with write (on the standby redo disk)",
-               end="server"),
+    ToolOption("write_dir", "path", "", "where the server writes with write (on the standby redo disk)", end="server"),
     ToolOption("write_file", "path", "", "one file the server writes into with write", end="server"),
     ToolOption("fsync", "bool", False, "the server fsyncs each written message", end="server"),
     ToolOption("python", "path", "", "the python3 that runs the server (>= 3.6)", end="server"),
 )
 METRICS = (
     MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit"),
-    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib",
-               twin_of="throughput_mbit_s"),
+    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib", twin_of="throughput_mbit_s"),
     MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
 )
 RESULTS = (
@@ -544,10 +574,14 @@ RESULTS = (
     MetricSpec("latency_max_ms", "latency max", "ms", decimals=3),
     MetricSpec("elapsed_s", "elapsed", "s", decimals=2),
 )
-DESCRIPTION = ToolDescription(name="probe", summary="oratcptest's SYNC/ASYNC measurement without Java",
-                              install_hint="nothing to install: the probe is part of racperf (server: "
-                                           "python3 >= 3.6)", options=OPTIONS, metrics=METRICS,
-                              results=RESULTS)
+DESCRIPTION = ToolDescription(
+    name="probe",
+    summary="oratcptest's SYNC/ASYNC measurement without Java",
+    install_hint="nothing to install: the probe is part of racperf (server: python3 >= 3.6)",
+    options=OPTIONS,
+    metrics=METRICS,
+    results=RESULTS,
+)
 
 
 class ProbeTool:
@@ -569,8 +603,15 @@ class ProbeTool:
         if role == "server":
             if not 0 <= port < 65536:
                 raise ValueError(f"probe server port must be 0..65535, not {port}")
-            argv = [str(config.get("python") or sys.executable), "-u", str(PROBE_SERVER_PATH),
-                    "--bind", str(config.get("bind") or "0.0.0.0"), "--port", str(port)]
+            argv = [
+                str(config.get("python") or sys.executable),
+                "-u",
+                str(PROBE_SERVER_PATH),
+                "--bind",
+                str(config.get("bind") or "0.0.0.0"),
+                "--port",
+                str(port),
+            ]
             if config.get("once", True):
                 argv.append("--once")
             if config.get("write_file"):
@@ -583,10 +624,26 @@ class ProbeTool:
         if role != "client":
             raise ValueError(f"probe config 'role' must be 'client' or 'server', not {role!r}")
         options = client_options_from_config(config)
-        argv = [sys.executable, "-m", "racperf_tui", "probe", "client", options.host,
-                "--port", str(options.port), "--mode", options.mode,
-                "--num-conn", str(options.num_conn), "--interval", f"{options.interval_s:g}",
-                "--duration", f"{options.duration_s:g}", "--payload", options.payload.upper()]
+        argv = [
+            sys.executable,
+            "-m",
+            "racperf_tui",
+            "probe",
+            "client",
+            options.host,
+            "--port",
+            str(options.port),
+            "--mode",
+            options.mode,
+            "--num-conn",
+            str(options.num_conn),
+            "--interval",
+            f"{options.interval_s:g}",
+            "--duration",
+            f"{options.duration_s:g}",
+            "--payload",
+            options.payload.upper(),
+        ]
         if options.rtt:
             argv.append("--rtt")
         else:
@@ -602,7 +659,7 @@ class ProbeTool:
     def tool_version(self, argv: list[str]) -> str:
         return PROBE_VERSION
 
-    def stream_parser(self, config: Mapping[str, Any]) -> "ProbeStreamParser":
+    def stream_parser(self, config: Mapping[str, Any]) -> ProbeStreamParser:
         return ProbeStreamParser(interval_s=float(config.get("interval_s", 2.0) or 2.0))
 
     def parse_result(self, output: str) -> dict[str, Any]:
@@ -684,8 +741,7 @@ class ProbeStreamParser:
         if metrics is None:
             return []  # a figure no measurement can have
         self.count += 1
-        return [Sample(t=self.count * self.interval_s, metrics=metrics,
-                       extra={"time": match.group("time")})]
+        return [Sample(t=self.count * self.interval_s, metrics=metrics, extra={"time": match.group("time")})]
 
     def finish(self) -> list[Sample]:
         return []
@@ -696,8 +752,7 @@ def _interval_metrics(match: re.Match[str]) -> dict[str, float] | None:
     throughput_mib_s = finite_number(match.group("tput"))
     if throughput_mib_s is None:
         return None
-    metrics = {"throughput_mib_s": throughput_mib_s,
-               "throughput_mbit_s": units.mib_s_to_mbit_s(throughput_mib_s)}
+    metrics = {"throughput_mib_s": throughput_mib_s, "throughput_mbit_s": units.mib_s_to_mbit_s(throughput_mib_s)}
     if match.group("lat") is not None:
         latency_ms = finite_number(match.group("lat"))
         if latency_ms is None:
@@ -723,12 +778,12 @@ def parse_output(text: str) -> dict[str, Any]:
     warnings = Warnings()
     if "[Requesting a test]" in text:
         result = _parse_client(text, warnings)
-    elif any(mark in text for mark in ("Probe server listening on", "Failed to listen on",
-                                       "[A test was requested.]")):
+    elif any(mark in text for mark in ("Probe server listening on", "Failed to listen on", "[A test was requested.]")):
         result = _parse_server(text, warnings)
     else:
-        raise OutputParseError("not racperf probe output (no '[Requesting a test]' or "
-                               "'Probe server listening on' line)")
+        raise OutputParseError(
+            "not racperf probe output (no '[Requesting a test]' or 'Probe server listening on' line)"
+        )
     warnings.into(result)
     check_finite(result, "probe output")
     return result
@@ -798,7 +853,10 @@ def _parse_client(text: str, warnings: Warnings) -> dict[str, Any]:
     mode = params.get("Transport mode", "SYNC").upper()
     payload = params.get("Message payload", "")
     result: dict[str, Any] = {
-        "tool": "probe", "role": "client", "mode": mode, "rtt": "(RTT)" in payload,
+        "tool": "probe",
+        "role": "client",
+        "mode": mode,
+        "rtt": "(RTT)" in payload,
         "message_payload_bytes": _payload_bytes(payload),
         "num_conn": _count_or(params.get("Number of connections", ""), 1),
         "delay_ms": _leading_number(params.get("Delay between messages", "NO")),
@@ -807,9 +865,17 @@ def _parse_client(text: str, warnings: Warnings) -> dict[str, Any]:
         "duration_s": _leading_number(params.get("Test duration", "")) or None,
         "samples": samples,
     }
-    for key in ("socket_send_buffer_bytes", "avg_throughput_mib_s", "messages", "bytes_sent",
-                "elapsed_s", "server_bytes_received", "server_recv_buffer_bytes",
-                "server_bytes_written", "server_fsyncs"):
+    for key in (
+        "socket_send_buffer_bytes",
+        "avg_throughput_mib_s",
+        "messages",
+        "bytes_sent",
+        "elapsed_s",
+        "server_bytes_received",
+        "server_recv_buffer_bytes",
+        "server_bytes_written",
+        "server_fsyncs",
+    ):
         result[key] = summary.get(key)
     if mode == "SYNC":
         for key in ("avg_latency_ms", "latency_p50_ms", "latency_p99_ms", "latency_max_ms"):
@@ -859,8 +925,10 @@ def _parse_server(text: str, warnings: Warnings) -> dict[str, Any]:
             request = _SERVER_REQUEST.search(line)
             if request:
                 requests[request.group("peer")] = {
-                    "mode": request.group("mode"), "length": _figure(request.group("length"), int),
-                    "write": request.group("write") == "YES"}
+                    "mode": request.group("mode"),
+                    "length": _figure(request.group("length"), int),
+                    "write": request.group("write") == "YES",
+                }
                 continue
             done = _SERVER_DONE.search(line)
             if done:
@@ -881,7 +949,8 @@ def _parse_server(text: str, warnings: Warnings) -> dict[str, Any]:
         except _BadFigure as exc:
             warnings.add(f"line {lineno}: {exc}, skipped")
     return {
-        "tool": "probe", "role": "server",
+        "tool": "probe",
+        "role": "server",
         "listening": f"{listening.group('host')}:{listening.group('port')}" if listening else None,
         "connections": connections,
         "bytes_received": sum(c["bytes_received"] for c in connections),

@@ -14,9 +14,8 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.screens.help import HelpScreen
-from racperf_tui.ui.widgets.header_clock import SecondClockHeader
-from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 from racperf_tui.ui.screens.runs_panel import RunsPanel
+from racperf_tui.ui.widgets.header_clock import SecondClockHeader
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.network_panel import NetworkPanel
 
@@ -30,16 +29,16 @@ class RacperfApp(App[int]):
         Binding("q", "quit", "Quit", tooltip="Quit (asks first while runs are running)"),
         # Textual's own ctrl+q, declared here so the help lists it: the one key that quits
         # from inside a text field too (priority), through the same question
-        Binding("ctrl+q", "quit", "Quit", show=False, priority=True,
-                tooltip="Quit, from anywhere (a text field too)"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, tooltip="Quit, from anywhere (a text field too)"),
         Binding("question_mark", "help", "Help", tooltip="Help: this list of keys"),
         Binding("1", "show_tab('disks')", "Disks", show=False, tooltip="Disks tab (live iostat)"),
         Binding("2", "show_tab('runs')", "Runs", show=False, tooltip="Runs tab (benchmark runs)"),
         Binding("3", "show_tab('network')", "Network", show=False, tooltip="Network tab (pair tests)"),
     ]
 
-    def __init__(self, roots: list[str] | None = None, interval_s: float = 1.0,
-                 data_dir: str | None = None, clock: bool = True) -> None:
+    def __init__(
+        self, roots: list[str] | None = None, interval_s: float = 1.0, data_dir: str | None = None, clock: bool = True
+    ) -> None:
         """``clock=False`` hides the header clock (deterministic screenshots)."""
         super().__init__()
         self.clock = clock

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Callable
+from collections.abc import Callable
 
 #: After the second turns: a clock woken a hair early must not show the old second.
 PHASE_OFFSET_S = 0.002
@@ -38,9 +38,15 @@ class PhaseTimer:
     handler): the callback runs in that context. Errors go to ``on_error`` (the app's
     exception handler, as a Textual timer's would)."""
 
-    def __init__(self, interval_s: float, callback: Callable[[], object], *, pause: bool = False,
-                 first_after_s: float = 0.0,
-                 on_error: Callable[[Exception], object] | None = None) -> None:
+    def __init__(
+        self,
+        interval_s: float,
+        callback: Callable[[], object],
+        *,
+        pause: bool = False,
+        first_after_s: float = 0.0,
+        on_error: Callable[[Exception], object] | None = None,
+    ) -> None:
         if interval_s <= 0:
             raise ValueError(f"PhaseTimer: interval must be > 0 s, got {interval_s}")
         self._interval = interval_s

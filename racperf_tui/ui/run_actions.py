@@ -8,28 +8,33 @@ and not each other: it imports no screen of the runs UI but the dialogs.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from textual.app import App
 
 from racperf_tui.core.paths import resolve_data_dir
-from racperf_tui.orchestration.runs import stop_run
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.runs import stop_run
 from racperf_tui.ui.screens.quit_dialog import ConfirmDialog, QuitDialog
 
 
 def confirm_and_stop(app: App[Any], data_dir: Any, run_id: Any, after: Callable[[], Any] | None = None) -> None:
     """Ask, then stop the run in a thread (a stop waits for the tool's final report)."""
+
     def answered(yes: bool | None) -> None:
         if yes:
             stop_in_thread(app, data_dir, [run_id], after)
 
-    app.push_screen(ConfirmDialog(f"Stop run {run_id}? The tool writes its final report, then exits.",
-                                  yes_label="Stop run"), answered)
+    app.push_screen(
+        ConfirmDialog(f"Stop run {run_id}? The tool writes its final report, then exits.", yes_label="Stop run"),
+        answered,
+    )
 
 
 def stop_in_thread(app: App[Any], data_dir: Any, run_ids: list[Any], after: Callable[[], Any] | None = None) -> None:
     """Stop runs off the UI thread, then report each outcome as a notification."""
+
     def stop() -> None:
         for error in stop_runs_blocking(data_dir, run_ids):
             app.call_from_thread(app.notify, f"cannot stop {error}", severity="error")

@@ -12,9 +12,10 @@ import os
 import stat
 import time
 from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
@@ -93,8 +94,11 @@ class LivePoller:
         if self._store is None:
             self._store = open_store(self.data_dir)
         version = self._store.data_version()
-        if (version == self._data_version and self._last_state is not None
-                and time.monotonic() - self._last_state_at < 1.0):
+        if (
+            version == self._data_version
+            and self._last_state is not None
+            and time.monotonic() - self._last_state_at < 1.0
+        ):
             return self._last_state
         self._data_version = version
         self._run = self._store.get_run(self.run_id)

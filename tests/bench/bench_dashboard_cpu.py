@@ -66,8 +66,9 @@ DEVICE_COUNT = 64
 class PtyProcess:
     """A child on a pseudo-terminal of a fixed size whose output is drained (and kept, capped)."""
 
-    def __init__(self, argv: list[str], env: dict[str, str] | None = None,
-                 size: tuple[int, int] = (COLUMNS, LINES)) -> None:
+    def __init__(
+        self, argv: list[str], env: dict[str, str] | None = None, size: tuple[int, int] = (COLUMNS, LINES)
+    ) -> None:
         columns, lines = size
         child_env = dict(os.environ if env is None else env)
         child_env.update(TERM="xterm-256color", COLUMNS=str(columns), LINES=str(lines))
@@ -99,7 +100,7 @@ class PtyProcess:
             if len(self.output) < 4 << 20:
                 self.output += chunk
             else:  # keep the tail only: enough to look for text, bounded memory
-                self.output = self.output[-(1 << 20):] + chunk
+                self.output = self.output[-(1 << 20) :] + chunk
 
     def wait_for(self, *needles: bytes, timeout_s: float = 20.0) -> float:
         """Seconds from spawn until every needle appeared in the output."""
@@ -147,8 +148,18 @@ def loop_devices(workdir: Path, count: int) -> Iterator[list[str]]:
 @contextlib.contextmanager
 def fio_load(paths: list[str], seconds: float) -> Iterator[None]:
     """A light random read/write load: a few IOPS per device, one fio job per device."""
-    argv = ["fio", "--name=global", "--rw=randrw", "--bs=4k", "--direct=1", "--ioengine=psync",
-            "--rate_iops=10,5", "--time_based", f"--runtime={int(seconds) + 30}", "--output=/dev/null"]
+    argv = [
+        "fio",
+        "--name=global",
+        "--rw=randrw",
+        "--bs=4k",
+        "--direct=1",
+        "--ioengine=psync",
+        "--rate_iops=10,5",
+        "--time_based",
+        f"--runtime={int(seconds) + 30}",
+        "--output=/dev/null",
+    ]
     for index, path in enumerate(paths):
         argv += [f"--name=d{index}", f"--filename={path}"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -183,8 +194,10 @@ def synthetic_root(root: Path, count: int) -> Iterator[list[str]]:
         lines = []
         for index, name in enumerate(names):
             ios = tick * (10 + index)
-            lines.append(f"   8 {index * 16:7d} {name} {ios} 0 {ios * 8} {ios * 2} {ios} 0 {ios * 8} {ios * 3} "
-                         f"0 {tick * 100} {ios * 5} 0 0 0 0\n")
+            lines.append(
+                f"   8 {index * 16:7d} {name} {ios} 0 {ios * 8} {ios * 2} {ios} 0 {ios * 8} {ios * 3} "
+                f"0 {tick * 100} {ios * 5} 0 0 0 0\n"
+            )
         tmp = root / "proc" / "diskstats.tmp"
         tmp.write_text("".join(lines))
         tmp.replace(root / "proc" / "diskstats")
@@ -227,15 +240,39 @@ class HardRoot:
         self.uptime_cs = 8_640_000 + 1234  # a node up for a day
         rng = self.rng
         # Cumulative counters a day of OLTP would leave (large, many digits).
-        self.stats = [[rng.randrange(10**7, 10**9), rng.randrange(10**5, 10**7), rng.randrange(10**9, 10**11),
-                       rng.randrange(10**7, 2**31), rng.randrange(10**7, 10**9), rng.randrange(10**5, 10**7),
-                       rng.randrange(10**9, 10**11), rng.randrange(10**7, 2**31), 0,
-                       rng.randrange(10**7, 8 * 10**7), rng.randrange(10**8, 2**31), rng.randrange(10**3, 10**5),
-                       rng.randrange(10**2, 10**4), rng.randrange(10**6, 10**8), rng.randrange(10**4, 10**6),
-                       rng.randrange(10**5, 10**7), rng.randrange(10**5, 10**7)] for _ in self.names]
+        self.stats = [
+            [
+                rng.randrange(10**7, 10**9),
+                rng.randrange(10**5, 10**7),
+                rng.randrange(10**9, 10**11),
+                rng.randrange(10**7, 2**31),
+                rng.randrange(10**7, 10**9),
+                rng.randrange(10**5, 10**7),
+                rng.randrange(10**9, 10**11),
+                rng.randrange(10**7, 2**31),
+                0,
+                rng.randrange(10**7, 8 * 10**7),
+                rng.randrange(10**8, 2**31),
+                rng.randrange(10**3, 10**5),
+                rng.randrange(10**2, 10**4),
+                rng.randrange(10**6, 10**8),
+                rng.randrange(10**4, 10**6),
+                rng.randrange(10**5, 10**7),
+                rng.randrange(10**5, 10**7),
+            ]
+            for _ in self.names
+        ]
         # Per device: base read and write IOPS, sectors per request, service ms, busy fraction.
-        self.profiles = [(rng.randrange(50, 3000), rng.randrange(20, 1500), rng.choice((8, 16, 64, 128, 256, 1024)),
-                          rng.uniform(0.1, 12.0), rng.uniform(0.05, 0.99)) for _ in self.names]
+        self.profiles = [
+            (
+                rng.randrange(50, 3000),
+                rng.randrange(20, 1500),
+                rng.choice((8, 16, 64, 128, 256, 1024)),
+                rng.uniform(0.1, 12.0),
+                rng.uniform(0.05, 0.99),
+            )
+            for _ in self.names
+        ]
         (root / "proc").mkdir(parents=True)
         for name in self.names:
             base = root / "sys" / "block" / name
@@ -282,12 +319,14 @@ class HardRoot:
     def write(self) -> None:
         """proc/diskstats and proc/uptime (back to back: a reader between the two sees one
         second's counters over the other's interval), then sys/block/NAME/stat."""
-        lines = [f"{8 if index < 16 else 64 + index // 16:4d} {index % 16 * 16:7d} {name} "
-                 + " ".join(map(str, stats)) + "\n"
-                 for index, (name, stats) in enumerate(zip(self.names, self.stats))]
+        lines = [
+            f"{8 if index < 16 else 64 + index // 16:4d} {index % 16 * 16:7d} {name} "
+            + " ".join(map(str, stats))
+            + "\n"
+            for index, (name, stats) in enumerate(zip(self.names, self.stats))
+        ]
         overwrite(self.root / "proc" / "diskstats", "".join(lines))
-        overwrite(self.root / "proc" / "uptime",
-                  f"{self.uptime_cs // 100}.{self.uptime_cs % 100:02d} 17000000.00\n")
+        overwrite(self.root / "proc" / "uptime", f"{self.uptime_cs // 100}.{self.uptime_cs % 100:02d} 17000000.00\n")
         for name, stats in zip(self.names, self.stats):
             overwrite(self.root / "sys" / "block" / name / "stat", " ".join(f"{v:8d}" for v in stats) + "\n")
 
@@ -333,10 +372,12 @@ def under_root(root: Path, argv: list[str]) -> list[str]:
     are ROOT's (tests/iostat_binary.py's bind mounts): sysstat and glances read /proc."""
     import shlex
 
-    script = ("set -e; mount --make-rprivate / 2>/dev/null || true; "
-              f"mount --bind {root}/proc/diskstats /proc/diskstats; "
-              f"mount --bind {root}/proc/uptime /proc/uptime; "
-              f"mount --bind {root}/sys/block /sys/block; exec " + shlex.join(argv))
+    script = (
+        "set -e; mount --make-rprivate / 2>/dev/null || true; "
+        f"mount --bind {root}/proc/diskstats /proc/diskstats; "
+        f"mount --bind {root}/proc/uptime /proc/uptime; "
+        f"mount --bind {root}/sys/block /sys/block; exec " + shlex.join(argv)
+    )
     # unshare and sh both exec: the pid measured is the tool's own.
     return ["unshare", "-m", "sh", "-c", script]
 
@@ -356,8 +397,9 @@ def glances_config(workdir: Path) -> Path:
     return config
 
 
-def measure_startup(root: Path | None, first_device: str, runs: int,
-                    size: tuple[int, int] = (COLUMNS, LINES)) -> list[float]:
+def measure_startup(
+    root: Path | None, first_device: str, runs: int, size: tuple[int, int] = (COLUMNS, LINES)
+) -> list[float]:
     """Seconds from spawn to the first paint of the table, per start."""
     times = []
     for _ in range(runs):
@@ -436,9 +478,16 @@ def stop_all(running: list[PtyProcess | subprocess.Popen]) -> None:
                 proc.wait()
 
 
-def measure_round(root: Path | None, first_device: str, wrap, others: bool, workdir: Path,
-                  args: argparse.Namespace, size: tuple[int, int],
-                  running: list[PtyProcess | subprocess.Popen]) -> dict:
+def measure_round(
+    root: Path | None,
+    first_device: str,
+    wrap,
+    others: bool,
+    workdir: Path,
+    args: argparse.Namespace,
+    size: tuple[int, int],
+    running: list[PtyProcess | subprocess.Popen],
+) -> dict:
     """Start racperf (and iostat and glances when OTHERS) on the same data, measure, stop.
 
     Returns {"pids": name -> pid, "samples": sample_cpu's, "rss": (after warm-up, at end)}.
@@ -449,20 +498,25 @@ def measure_round(root: Path | None, first_device: str, wrap, others: bool, work
     racperf.wait_for(b"%util", first_device.encode())
     pids = {"racperf": racperf.pid}
     if others:
-        iostat = subprocess.Popen(wrap(["iostat", "-x", "1"]), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        iostat = subprocess.Popen(
+            wrap(["iostat", "-x", "1"]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         running.append(iostat)
         pids["iostat -x 1"] = iostat.pid
         if shutil.which("glances"):
             config = glances_config(workdir)
             if args.glances_mode == "curses":
                 glances: PtyProcess | subprocess.Popen = PtyProcess(
-                    wrap(["glances", "-C", str(config), "-t", "1"]), size=(columns, lines))
+                    wrap(["glances", "-C", str(config), "-t", "1"]), size=(columns, lines)
+                )
                 label = "glances -t 1"
             else:
                 glances = subprocess.Popen(
                     wrap(["glances", "-C", str(config), "-t", "1", "--stdout", "diskio"]),
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
                 label = "glances --stdout diskio"
             running.append(glances)
             pids[label] = glances.pid
@@ -471,26 +525,35 @@ def measure_round(root: Path | None, first_device: str, wrap, others: bool, work
     samples = sample_cpu(pids, args.seconds)
     rss_after_mib = psutil.Process(racperf.pid).memory_info().rss / 2**20
     stop_all(running)
-    return {"pids": pids, "samples": samples, "rss": (rss_before_mib, rss_after_mib),
-            "load": os.getloadavg()[0]}
+    return {"pids": pids, "samples": samples, "rss": (rss_before_mib, rss_after_mib), "load": os.getloadavg()[0]}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="measurement length (default 60)")
     parser.add_argument("--devices", type=int, default=DEVICE_COUNT, help="device count (default 64)")
-    parser.add_argument("--case", choices=("light", "hard"), default="light",
-                        help="light: loop devices under a light fio load (default); hard: a root "
-                             "whose 64 devices' counters all change every second (needs root)")
+    parser.add_argument(
+        "--case",
+        choices=("light", "hard"),
+        default="light",
+        help="light: loop devices under a light fio load (default); hard: a root "
+        "whose 64 devices' counters all change every second (needs root)",
+    )
     parser.add_argument("--synthetic", action="store_true", help="synthetic root instead of loop devices")
-    parser.add_argument("--glances-mode", choices=("curses", "stdout"), default="curses",
-                        help="glances as a TUI on a pty (default) or `--stdout diskio`")
+    parser.add_argument(
+        "--glances-mode",
+        choices=("curses", "stdout"),
+        default="curses",
+        help="glances as a TUI on a pty (default) or `--stdout diskio`",
+    )
     parser.add_argument("--startup-runs", type=int, default=3)
-    parser.add_argument("--size", default=f"{COLUMNS}x{LINES}",
-                        help="pseudo-terminal COLUMNSxLINES (default: all 64 rows visible)")
+    parser.add_argument(
+        "--size", default=f"{COLUMNS}x{LINES}", help="pseudo-terminal COLUMNSxLINES (default: all 64 rows visible)"
+    )
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
-    parser.add_argument("--rounds", type=int, default=1,
-                        help="measure this many times, every process started afresh (default 1)")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="measure this many times, every process started afresh (default 1)"
+    )
     args = parser.parse_args()
     try:
         size = tuple(int(v) for v in args.size.lower().split("x"))
@@ -515,8 +578,10 @@ def main() -> int:
                 root = workdir / "root"
                 names = stack.enter_context(hard_root(root, args.devices))
                 wrap = lambda argv: under_root(root, argv)  # noqa: E731
-                mode = (f"hard case: {args.devices} devices, every counter changing every second "
-                        "(one root: racperf --root, iostat and glances on bind mounts)")
+                mode = (
+                    f"hard case: {args.devices} devices, every counter changing every second "
+                    "(one root: racperf --root, iostat and glances on bind mounts)"
+                )
             elif synthetic:
                 root: Path | None = workdir / "root"
                 names = stack.enter_context(synthetic_root(root, args.devices))
@@ -532,46 +597,55 @@ def main() -> int:
 
             rounds = []
             for _round in range(args.rounds):
-                rounds.append(measure_round(root, names[0], wrap, not synthetic, workdir, args,
-                                            (columns, lines), running))
+                rounds.append(
+                    measure_round(root, names[0], wrap, not synthetic, workdir, args, (columns, lines), running)
+                )
     finally:
         stop_all(running)
         shutil.rmtree(workdir, ignore_errors=True)
         signal.signal(signal.SIGTERM, previous_term)
 
-    print(f"dashboard CPU, {mode}, {args.seconds:g} s x {args.rounds} round(s), pty {columns}x{lines}, "
-          f"{psutil.cpu_count()} CPUs, load avg {os.getloadavg()[0]:.2f} (1 min) at the end")
-    print(f"startup to first paint of the table: median {statistics.median(startup):.3f} s "
-          f"({', '.join(f'{t:.3f}' for t in startup)})")
+    print(
+        f"dashboard CPU, {mode}, {args.seconds:g} s x {args.rounds} round(s), pty {columns}x{lines}, "
+        f"{psutil.cpu_count()} CPUs, load avg {os.getloadavg()[0]:.2f} (1 min) at the end"
+    )
+    print(
+        f"startup to first paint of the table: median {statistics.median(startup):.3f} s "
+        f"({', '.join(f'{t:.3f}' for t in startup)})"
+    )
     judged_rounds = []
     for number, result in enumerate(rounds, 1):
         pids, samples = result["pids"], result["samples"]
         rss_before_mib, rss_after_mib = result["rss"]
-        print(f"\nround {number}: load avg {result['load']:.2f}; racperf RSS {rss_before_mib:.1f} MiB after "
-              f"warm-up, {rss_after_mib:.1f} MiB after {args.seconds:g} s (history is bounded)")
+        print(
+            f"\nround {number}: load avg {result['load']:.2f}; racperf RSS {rss_before_mib:.1f} MiB after "
+            f"warm-up, {rss_after_mib:.1f} MiB after {args.seconds:g} s (history is bounded)"
+        )
         print(f"{'process':<26}{'median %':>10}{'mean %':>10}{'p90 %':>8}{'median % (ns)':>15}")
         for name in pids:
             ticks = sorted(samples[name]["psutil"])
             precise = sorted(samples[name]["schedstat"])
             p90 = ticks[int(0.9 * (len(ticks) - 1))]
             precise_text = f"{statistics.median(precise):.2f}" if precise else "-"
-            print(f"{name:<26}{statistics.median(ticks):>10.2f}{samples[name]['mean']:>10.2f}{p90:>8.2f}"
-                  f"{precise_text:>15}")
+            print(
+                f"{name:<26}{statistics.median(ticks):>10.2f}{samples[name]['mean']:>10.2f}{p90:>8.2f}"
+                f"{precise_text:>15}"
+            )
         precise = samples["racperf"]["schedstat"]
-        judged_rounds.append(statistics.median(precise) if precise
-                             else statistics.median(samples["racperf"]["psutil"]))
-    print("\nmedian %: psutil, per second (10 ms ticks, so whole numbers); mean %: CPU time / wall time "
-          "over the round; median % (ns): per second from /proc/PID/task/*/schedstat")
+        judged_rounds.append(statistics.median(precise) if precise else statistics.median(samples["racperf"]["psutil"]))
+    print(
+        "\nmedian %: psutil, per second (10 ms ticks, so whole numbers); mean %: CPU time / wall time "
+        "over the round; median % (ns): per second from /proc/PID/task/*/schedstat"
+    )
     if len(rounds) > 1:
         print("median over rounds of the per-second medians (ns):")
         for name in rounds[0]["pids"]:
-            per_round = [statistics.median(r["samples"][name]["schedstat"] or r["samples"][name]["psutil"])
-                         for r in rounds]
-            print(f"  {name:<24}{statistics.median(per_round):>8.2f}   "
-                  f"({', '.join(f'{v:.2f}' for v in per_round)})")
+            per_round = [
+                statistics.median(r["samples"][name]["schedstat"] or r["samples"][name]["psutil"]) for r in rounds
+            ]
+            print(f"  {name:<24}{statistics.median(per_round):>8.2f}   ({', '.join(f'{v:.2f}' for v in per_round)})")
     judged = statistics.median(judged_rounds)
-    print(f"target racperf <= 1.5 % of one core (median): {'met' if judged <= 1.5 else 'NOT met'} "
-          f"({judged:.2f} %)")
+    print(f"target racperf <= 1.5 % of one core (median): {'met' if judged <= 1.5 else 'NOT met'} ({judged:.2f} %)")
     return 0
 
 

@@ -53,8 +53,10 @@ def main() -> int:
         print(f"  {elapsed:6.0f} s  {rss:7.1f} MiB")
     half = [p for p in points if p[0] >= points[-1][0] / 2]
     growth = half[-1][1] - half[0][1]
-    print(f"second half: {half[0][1]:.1f} -> {half[-1][1]:.1f} MiB ({growth:+.1f} MiB over "
-          f"{half[-1][0] - half[0][0]:.0f} s); peak {max(r for _, r in points):.1f} MiB")
+    print(
+        f"second half: {half[0][1]:.1f} -> {half[-1][1]:.1f} MiB ({growth:+.1f} MiB over "
+        f"{half[-1][0] - half[0][0]:.0f} s); peak {max(r for _, r in points):.1f} MiB"
+    )
     return 0
 
 

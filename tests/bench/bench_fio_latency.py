@@ -38,8 +38,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from racperf_tui.core.events import RunState, Sample
-from racperf_tui.orchestration.runs import launch_run, run_foreground, stop_run
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.runs import launch_run, run_foreground, stop_run
 from racperf_tui.ui.messages import RunLiveUpdate
 from racperf_tui.ui.screens.run_view import RunView
 
@@ -107,8 +107,9 @@ def run_finished(data_dir: Path, run_id: int) -> bool:
         return store.get_run(run_id).state.finished
 
 
-def painted_latencies_ms(data_dir: Path, run_id: int, painted: dict[int, float],
-                         stamp_s: Callable[[Sample], float | None]) -> list[float]:
+def painted_latencies_ms(
+    data_dir: Path, run_id: int, painted: dict[int, float], stamp_s: Callable[[Sample], float | None]
+) -> list[float]:
     """Per sample: painted wall time minus its stamp (``stamp_s``), in ms."""
     with Store.open(data_dir) as store:
         rows = store.samples(run_id)
@@ -127,9 +128,18 @@ def fio_stamp_s(sample: Sample) -> float | None:
 
 
 def fio_config(target: Path, runtime_s: int, interval_ms: int) -> dict:
-    return {"extra_args": ["--name=lat", f"--filename={target}", "--size=64m", "--rw=randrw",
-                           "--bs=4k", f"--runtime={runtime_s}", "--time_based"],
-            "status_interval_s": interval_ms / 1000.0}
+    return {
+        "extra_args": [
+            "--name=lat",
+            f"--filename={target}",
+            "--size=64m",
+            "--rw=randrw",
+            "--bs=4k",
+            f"--runtime={runtime_s}",
+            "--time_based",
+        ],
+        "status_interval_s": interval_ms / 1000.0,
+    }
 
 
 def end_to_end(workdir: Path, runtime_s: int, interval_ms: int) -> list[float]:
@@ -172,8 +182,7 @@ def ui_share(workdir: Path, samples: int, interval_s: float) -> list[float]:
     with Store.open(data_dir) as store:
         run_id = store.create_run("fio", "local", "/dev/null", {"runtime": samples * interval_s}, ["bench"], None)
         store.set_state(run_id, RunState.RUNNING)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(data_dir), str(run_id), str(samples),
-                               str(interval_s)])
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(data_dir), str(run_id), str(samples), str(interval_s)])
     try:
         with Store.open(data_dir) as store:
             store.set_supervisor_pid(run_id, writer.pid)
@@ -196,33 +205,45 @@ def report(name: str, values: list[float]) -> bool:
         return False
     p99 = percentile(values, 0.99)
     met = p99 <= TARGET_P99_MS
-    print(f"{name}: n={len(values)} median={statistics.median(values):.1f} ms "
-          f"p95={percentile(values, 0.95):.1f} ms p99={p99:.1f} ms max={max(values):.1f} ms "
-          f"(target p99 <= {TARGET_P99_MS:g} ms: {'met' if met else 'NOT met'})")
+    print(
+        f"{name}: n={len(values)} median={statistics.median(values):.1f} ms "
+        f"p95={percentile(values, 0.95):.1f} ms p99={p99:.1f} ms max={max(values):.1f} ms "
+        f"(target p99 <= {TARGET_P99_MS:g} ms: {'met' if met else 'NOT met'})"
+    )
     return met
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runtime", type=int, default=30, help="fio runtime in seconds (default 30)")
-    parser.add_argument("--interval-ms", type=int, default=250,
-                        help="fio --status-interval in ms (default 250: more samples than 1 s)")
+    parser.add_argument(
+        "--interval-ms", type=int, default=250, help="fio --status-interval in ms (default 250: more samples than 1 s)"
+    )
     parser.add_argument("--workdir", default=None, help="where the data dirs and fio's file go")
-    parser.add_argument("--no-breakdown", action="store_true",
-                        help="only the end-to-end figure (skip the parse-side and UI-share runs)")
+    parser.add_argument(
+        "--no-breakdown", action="store_true", help="only the end-to-end figure (skip the parse-side and UI-share runs)"
+    )
     parser.add_argument("--ui-samples", type=int, default=150, help="samples of the UI-share run (default 150)")
-    parser.add_argument("--ui-interval", type=float, default=0.1,
-                        help="seconds between the UI-share run's samples (default 0.1)")
+    parser.add_argument(
+        "--ui-interval", type=float, default=0.1, help="seconds between the UI-share run's samples (default 0.1)"
+    )
     args = parser.parse_args()
     print(f"cpus={os.cpu_count()} load1={os.getloadavg()[0]:.1f} (shared machine: figures are noisy)")
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="racperf-bench-lat-") as tmp:
         workdir = Path(tmp)
         ok = report("fio status dump -> sparkline", end_to_end(workdir, args.runtime, args.interval_ms))
         if not args.no_breakdown:
-            report("breakdown, fio status dump -> parsed Sample (no UI)",
-                   parse_side(workdir, args.runtime, args.interval_ms))
-            ok = report("breakdown, store commit -> sparkline (the UI's share)",
-                        ui_share(workdir, args.ui_samples, args.ui_interval)) and ok
+            report(
+                "breakdown, fio status dump -> parsed Sample (no UI)",
+                parse_side(workdir, args.runtime, args.interval_ms),
+            )
+            ok = (
+                report(
+                    "breakdown, store commit -> sparkline (the UI's share)",
+                    ui_share(workdir, args.ui_samples, args.ui_interval),
+                )
+                and ok
+            )
     return 0 if ok else 1
 
 

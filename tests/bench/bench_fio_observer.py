@@ -38,14 +38,23 @@ import tempfile
 import time
 from pathlib import Path
 
-from racperf_tui.orchestration.runs import launch_run, stop_run
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.runs import launch_run, stop_run
 from racperf_tui.tools import fio
 
 
 def job_args(target: Path, runtime_s: int, direct: bool) -> list[str]:
-    return ["--name=observer", f"--filename={target}", "--size=64m", "--rw=randread", "--bs=4k",
-            "--ioengine=psync", f"--direct={int(direct)}", f"--runtime={runtime_s}", "--time_based"]
+    return [
+        "--name=observer",
+        f"--filename={target}",
+        "--size=64m",
+        "--rw=randread",
+        "--bs=4k",
+        "--ioengine=psync",
+        f"--direct={int(direct)}",
+        f"--runtime={runtime_s}",
+        "--time_based",
+    ]
 
 
 def read_iops(result: dict) -> float:
@@ -53,8 +62,9 @@ def read_iops(result: dict) -> float:
 
 
 def fio_alone(args: list[str]) -> float:
-    done = subprocess.run(["fio", "--output-format=json", "--readonly", *args], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        ["fio", "--output-format=json", "--readonly", *args], capture_output=True, text=True, timeout=300
+    )
     if done.returncode != 0:
         raise RuntimeError(f"fio alone failed: {done.stderr.strip()[-300:]}")
     return read_iops(fio.parse_output(done.stdout))
@@ -89,8 +99,11 @@ async def _watch_live(data_dir: Path, run_id: int, timeout_s: float) -> int:
         def __init__(self) -> None:
             super().__init__()
             poll_s = os.environ.get("RACPERF_BENCH_POLL_S")  # experiment: the view's poll interval
-            self.view = (CountingRunView(data_dir, run_id, poll_interval_s=float(poll_s)) if poll_s
-                         else CountingRunView(data_dir, run_id))
+            self.view = (
+                CountingRunView(data_dir, run_id, poll_interval_s=float(poll_s))
+                if poll_s
+                else CountingRunView(data_dir, run_id)
+            )
 
         def compose(self) -> ComposeResult:
             yield Static("bench")
@@ -153,8 +166,12 @@ def under_racperf_ui(args: list[str], data_dir: Path, runtime_s: int) -> tuple[f
 
 
 def under_racperf_headless(args: list[str], data_dir: Path) -> tuple[float, int]:
-    done = subprocess.run([sys.executable, "-m", "racperf_tui", "run", "fio", "--data-dir", str(data_dir),
-                           "--", *args], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "racperf_tui", "run", "fio", "--data-dir", str(data_dir), "--", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"racperf run failed: {done.stderr.strip()[-300:]}")
@@ -193,15 +210,21 @@ def main() -> int:
             ratio = got["racperf"] / got["alone"]
             ratios.append(ratio)
             what = "samples" if opts.headless_only else f"UI updates, racperf CPU {cpu_share:.3f} s/s"
-            print(f"pair {pair + 1} ({' then '.join(order)}): alone {got['alone']:.0f} IOPS, "
-                  f"racperf {got['racperf']:.0f} IOPS ({painted} {what}), ratio {ratio:.3f}")
+            print(
+                f"pair {pair + 1} ({' then '.join(order)}): alone {got['alone']:.0f} IOPS, "
+                f"racperf {got['racperf']:.0f} IOPS ({painted} {what}), ratio {ratio:.3f}"
+            )
     median = statistics.median(ratios)
     mode = "headless racperf run" if opts.headless_only else "racperf with the live UI"
-    print(f"{mode}: median ratio {median:.3f} over {len(ratios)} pairs (min {min(ratios):.3f}, "
-          f"max {max(ratios):.3f}); target >= 0.97: {'met' if median >= 0.97 else 'NOT met'}")
+    print(
+        f"{mode}: median ratio {median:.3f} over {len(ratios)} pairs (min {min(ratios):.3f}, "
+        f"max {max(ratios):.3f}); target >= 0.97: {'met' if median >= 0.97 else 'NOT met'}"
+    )
     if cpu_shares:
-        print(f"racperf's own CPU (supervisor + UI process) while fio ran: median "
-              f"{statistics.median(cpu_shares):.3f} CPU-seconds per second (of {os.cpu_count()} CPUs)")
+        print(
+            f"racperf's own CPU (supervisor + UI process) while fio ran: median "
+            f"{statistics.median(cpu_shares):.3f} CPU-seconds per second (of {os.cpu_count()} CPUs)"
+        )
     return 0 if median >= 0.97 else 1
 
 

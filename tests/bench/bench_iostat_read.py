@@ -35,8 +35,14 @@ from racperf_tui.core.iostat import IostatSampler
 
 N_DEVICES = 2000
 #: (label, share of devices whose counters move, lines whose length grows each sample)
-CASES = (("0%", 0.0, 0), ("5%", 0.05, 0), ("25%", 0.25, 0), ("100%", 1.0, 0),
-         ("100%+1 longer", 1.0, 1), ("100%+50 longer", 1.0, 50))
+CASES = (
+    ("0%", 0.0, 0),
+    ("5%", 0.05, 0),
+    ("25%", 0.25, 0),
+    ("100%", 1.0, 0),
+    ("100%+1 longer", 1.0, 1),
+    ("100%+50 longer", 1.0, 50),
+)
 
 
 def make_devices(rng: random.Random) -> list[list]:
@@ -52,13 +58,14 @@ def make_devices(rng: random.Random) -> list[list]:
 
 def write(root: Path, devices: list[list], uptime_cs: int) -> None:
     (root / "proc/uptime").write_text(f"{uptime_cs // 100}.{uptime_cs % 100:02d} 1.00\n")
-    (root / "proc/diskstats").write_text("".join(
-        f"{major:4d} {minor:7d} {name} {' '.join(map(str, stats))}\n"
-        for major, minor, name, stats in devices))
+    (root / "proc/diskstats").write_text(
+        "".join(f"{major:4d} {minor:7d} {name} {' '.join(map(str, stats))}\n" for major, minor, name, stats in devices)
+    )
 
 
-def bench(changed_share: float, longer_lines: int, samples: int, rng: random.Random,
-          use_columns: bool, touch_rows: bool) -> tuple[float, float]:
+def bench(
+    changed_share: float, longer_lines: int, samples: int, rng: random.Random, use_columns: bool, touch_rows: bool
+) -> tuple[float, float]:
     """Median (wall, CPU) ms per sample when `changed_share` of the devices did I/O in the
     interval. CPU time (this process only) is the steadier figure on a shared machine."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,8 +110,7 @@ def main() -> int:
     results: dict[str, dict[str, float]] = {}
     for label, share, longer in CASES:
         figures: dict[str, float] = {}
-        for mode, use_columns, touch in (("lines", False, False), ("sample", True, False),
-                                         ("+rows", True, True)):
+        for mode, use_columns, touch in (("lines", False, False), ("sample", True, False), ("+rows", True, True)):
             samples = args.samples if use_columns else max(args.samples // 3, 5)
             wall, cpu = bench(share, longer, samples, random.Random(1), use_columns, touch)
             figures[f"{mode}_wall_ms"] = round(wall, 3)
@@ -113,14 +119,15 @@ def main() -> int:
     if args.json:
         print(json.dumps({"bench": "iostat_read_2000_devices_ms_per_sample", **results}))
         return 0
-    print(f"read + compute, {N_DEVICES} devices (-p ALL, all rows), median ms per sample, "
-          "wall / CPU (target <= 2 ms):")
+    print(f"read + compute, {N_DEVICES} devices (-p ALL, all rows), median ms per sample, wall / CPU (target <= 2 ms):")
     print(f"  {'changed':>14} | {'lines (before)':>15} | {'sample':>13} | {'sample+rows':>13}")
     for key, f in results.items():
-        print(f"  {key.removesuffix('_changed'):>14}"
-              f" | {f['lines_wall_ms']:6.2f} / {f['lines_cpu_ms']:6.2f}"
-              f" | {f['sample_wall_ms']:5.2f} / {f['sample_cpu_ms']:5.2f}"
-              f" | {f['+rows_wall_ms']:5.2f} / {f['+rows_cpu_ms']:5.2f}")
+        print(
+            f"  {key.removesuffix('_changed'):>14}"
+            f" | {f['lines_wall_ms']:6.2f} / {f['lines_cpu_ms']:6.2f}"
+            f" | {f['sample_wall_ms']:5.2f} / {f['sample_cpu_ms']:5.2f}"
+            f" | {f['+rows_wall_ms']:5.2f} / {f['+rows_cpu_ms']:5.2f}"
+        )
     return 0
 
 

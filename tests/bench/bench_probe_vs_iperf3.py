@@ -35,9 +35,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(argv: list[str], ready: "re.Pattern[str]") -> tuple[subprocess.Popen, str]:  # noqa: F821
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+def start_server(argv: list[str], ready: re.Pattern[str]) -> tuple[subprocess.Popen, str]:  # noqa: F821
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     assert proc.stdout is not None
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -51,8 +50,12 @@ def start_server(argv: list[str], ready: "re.Pattern[str]") -> tuple[subprocess.
 
 
 def iperf3_mbit_s(port: int, duration_s: float) -> float:
-    out = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", f"{duration_s:g}", "-J"],
-                         capture_output=True, text=True, timeout=duration_s + 30)
+    out = subprocess.run(
+        ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", f"{duration_s:g}", "-J"],
+        capture_output=True,
+        text=True,
+        timeout=duration_s + 30,
+    )
     result = iperf3.parse_output(out.stdout)
     if result["error"]:
         raise RuntimeError(f"iperf3: {result['error']}")
@@ -60,8 +63,21 @@ def iperf3_mbit_s(port: int, duration_s: float) -> float:
 
 
 def probe_run(port: int, duration_s: float, *args: str) -> dict:
-    argv = [sys.executable, "-m", "racperf_tui", "probe", "client", "127.0.0.1", "--port", str(port),
-            "--duration", f"{duration_s:g}", "--interval", f"{duration_s:g}", *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "racperf_tui",
+        "probe",
+        "client",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--duration",
+        f"{duration_s:g}",
+        "--interval",
+        f"{duration_s:g}",
+        *args,
+    ]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 30, cwd=REPO)
     result = probe.parse_output(out.stdout)
     if result["error"]:
@@ -81,30 +97,40 @@ def main() -> int:
     args = parser.parse_args()
 
     iperf_port, probe_port = free_port(), free_port()
-    iperf_server, _ = start_server(["iperf3", "-s", "-p", str(iperf_port), "-B", "127.0.0.1", "--forceflush"],
-                                   iperf3.READY_PATTERN)
-    probe_server, _ = start_server([sys.executable, "-u", str(probe.PROBE_SERVER_PATH), "--bind",
-                                    "127.0.0.1", "--port", str(probe_port)], probe.READY_PATTERN)
+    iperf_server, _ = start_server(
+        ["iperf3", "-s", "-p", str(iperf_port), "-B", "127.0.0.1", "--forceflush"], iperf3.READY_PATTERN
+    )
+    probe_server, _ = start_server(
+        [sys.executable, "-u", str(probe.PROBE_SERVER_PATH), "--bind", "127.0.0.1", "--port", str(probe_port)],
+        probe.READY_PATTERN,
+    )
     iperf_runs: list[float] = []
     async_runs: list[float] = []
     ratios: list[float] = []
     try:
         for _ in range(args.rounds):
             iperf = iperf3_mbit_s(iperf_port, args.duration)
-            asynchronous = mib_to_mbit(probe_run(probe_port, args.duration, "--mode", "ASYNC")
-                                       ["avg_throughput_mib_s"])
+            asynchronous = mib_to_mbit(probe_run(probe_port, args.duration, "--mode", "ASYNC")["avg_throughput_mib_s"])
             iperf_runs.append(iperf)
             async_runs.append(asynchronous)
             ratios.append(asynchronous / iperf)
         latency_rows = []
-        for label, extra in (("SYNC RTT (0 B)", ["--rtt"]),
-                             ("SYNC 8 KiB", ["--length", "8K"]),
-                             ("SYNC 1 MiB", ["--length", "1M"]),
-                             ("SYNC 8 KiB 4 conn", ["--length", "8K", "--num-conn", "4"])):
+        for label, extra in (
+            ("SYNC RTT (0 B)", ["--rtt"]),
+            ("SYNC 8 KiB", ["--length", "8K"]),
+            ("SYNC 1 MiB", ["--length", "1M"]),
+            ("SYNC 8 KiB 4 conn", ["--length", "8K", "--num-conn", "4"]),
+        ):
             result = probe_run(probe_port, args.duration, *extra)
-            latency_rows.append((label, mib_to_mbit(result["avg_throughput_mib_s"]),
-                                 result["avg_latency_ms"], result["latency_p99_ms"],
-                                 result["messages"] / result["elapsed_s"]))
+            latency_rows.append(
+                (
+                    label,
+                    mib_to_mbit(result["avg_throughput_mib_s"]),
+                    result["avg_latency_ms"],
+                    result["latency_p99_ms"],
+                    result["messages"] / result["elapsed_s"],
+                )
+            )
     finally:
         for proc in (iperf_server, probe_server):
             proc.terminate()
@@ -115,20 +141,29 @@ def main() -> int:
                 proc.wait()
 
     ratio = statistics.median(ratios)
-    print(f"loopback, {args.rounds} alternated rounds of {args.duration:g} s, medians "
-          f"(shared machine: figures are noisy)")
+    print(
+        f"loopback, {args.rounds} alternated rounds of {args.duration:g} s, medians (shared machine: figures are noisy)"
+    )
     print(f"{'measurement':<28}{'Mbit/s':>12}{'avg ms':>10}{'p99 ms':>10}{'msg/s':>12}")
     print(f"{'iperf3 TCP, 1 stream':<28}{statistics.median(iperf_runs):>12.0f}{'-':>10}{'-':>10}{'-':>12}")
     print(f"{'probe ASYNC, 1 conn':<28}{statistics.median(async_runs):>12.0f}{'-':>10}{'-':>10}{'-':>12}")
     for label, mbit, avg_ms, p99_ms, rate in latency_rows:
         print(f"{'probe ' + label:<28}{mbit:>12.0f}{avg_ms:>10.3f}{p99_ms:>10.3f}{rate:>12.0f}")
-    print(f"probe ASYNC / iperf3 = {ratio:.2f} (rounds: {', '.join(f'{r:.2f}' for r in ratios)}); "
-          f"target >= {TARGET_RATIO:.2f}: {'MET' if ratio >= TARGET_RATIO else 'MISSED'}")
+    print(
+        f"probe ASYNC / iperf3 = {ratio:.2f} (rounds: {', '.join(f'{r:.2f}' for r in ratios)}); "
+        f"target >= {TARGET_RATIO:.2f}: {'MET' if ratio >= TARGET_RATIO else 'MISSED'}"
+    )
     if args.json:
-        print(json.dumps({"iperf3_mbit_s": iperf_runs, "probe_async_mbit_s": async_runs,
-                          "ratio_median": ratio,
-                          "sync": [dict(zip(("label", "mbit_s", "avg_ms", "p99_ms", "msg_s"), row))
-                                   for row in latency_rows]}))
+        print(
+            json.dumps(
+                {
+                    "iperf3_mbit_s": iperf_runs,
+                    "probe_async_mbit_s": async_runs,
+                    "ratio_median": ratio,
+                    "sync": [dict(zip(("label", "mbit_s", "avg_ms", "p99_ms", "msg_s"), row)) for row in latency_rows],
+                }
+            )
+        )
     return 0 if ratio >= TARGET_RATIO else 1
 
 

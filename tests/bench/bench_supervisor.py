@@ -29,8 +29,8 @@ import psutil  # noqa: E402
 
 from racperf_tui.core.events import RunState, Sample  # noqa: E402
 from racperf_tui.core.lines import LineSplitter  # noqa: E402
-from racperf_tui.orchestration.runs import launch_run, run_foreground, wait_for_run  # noqa: E402
 from racperf_tui.core.store import Store  # noqa: E402
+from racperf_tui.orchestration.runs import launch_run, run_foreground, wait_for_run  # noqa: E402
 
 FAKE_TOOL = "tests.fakes.faketool"
 
@@ -47,14 +47,14 @@ def bench_splitter() -> dict[str, float]:
     started = time.perf_counter()
     count = 0
     for i in range(0, len(data), 256 * 1024):
-        count += len(splitter.feed(data[i:i + 256 * 1024]))
+        count += len(splitter.feed(data[i : i + 256 * 1024]))
     elapsed = time.perf_counter() - started
     assert count == len(data) // len(line)
     big = b"y" * (5 * 1024 * 1024) + b"\n"
     splitter = LineSplitter()
     started = time.perf_counter()
     for i in range(0, len(big), 64 * 1024):
-        splitter.feed(big[i:i + 64 * 1024])
+        splitter.feed(big[i : i + 64 * 1024])
     big_s = time.perf_counter() - started
     return {"splitter_mb_s": len(data) / 1e6 / elapsed, "five_mb_line_ms": big_s * 1000}
 
@@ -93,23 +93,31 @@ def bench_latency(data_dir: Path) -> dict[str, float]:
 
     thread = threading.Thread(target=reader)
     thread.start()
-    record = run_foreground(FAKE_TOOL, {"extra_args": ["--samples", "300", "--interval", "0.01", "--stamp"]},
-                            data_dir, lambda s: committed.append(time.time() - s.extra["sent"]))
+    record = run_foreground(
+        FAKE_TOOL,
+        {"extra_args": ["--samples", "300", "--interval", "0.01", "--stamp"]},
+        data_dir,
+        lambda s: committed.append(time.time() - s.extra["sent"]),
+    )
     time.sleep(0.1)
     stop.set()
     thread.join()
     assert record.state is RunState.SUCCEEDED and len(committed) == 300
     return {
-        "commit_p50_ms": statistics.median(committed) * 1000, "commit_p99_ms": pct(committed, 99) * 1000,
-        "reader_p50_ms": statistics.median(seen) * 1000, "reader_p99_ms": pct(seen, 99) * 1000,
-        "reader_max_ms": max(seen) * 1000, "reader_samples": float(len(seen)),
+        "commit_p50_ms": statistics.median(committed) * 1000,
+        "commit_p99_ms": pct(committed, 99) * 1000,
+        "reader_p50_ms": statistics.median(seen) * 1000,
+        "reader_p99_ms": pct(seen, 99) * 1000,
+        "reader_max_ms": max(seen) * 1000,
+        "reader_samples": float(len(seen)),
     }
 
 
 def bench_supervisor_cpu(data_dir: Path) -> dict[str, float]:
     # 200 samples/s, each after 9 filler lines: 2 000 lines/s, ~200 KB/s, for 3 s
-    run_id = launch_run(FAKE_TOOL, {"extra_args": ["--samples", "600", "--interval", "0.005",
-                                                   "--filler", "9"]}, data_dir=data_dir)
+    run_id = launch_run(
+        FAKE_TOOL, {"extra_args": ["--samples", "600", "--interval", "0.005", "--filler", "9"]}, data_dir=data_dir
+    )
     with Store.open(data_dir) as store:
         pid = store.get_run(run_id).supervisor_pid
     sup = psutil.Process(pid)
@@ -120,8 +128,7 @@ def bench_supervisor_cpu(data_dir: Path) -> dict[str, float]:
     record = wait_for_run(run_id, data_dir, 30)
     assert record.state is RunState.SUCCEEDED, record.message
     lines_per_s = 2000.0
-    return {"supervisor_cpu_pct_at_2000_lines_s": 100 * (cpu1 - cpu0) / (t1 - t0),
-            "lines_per_s": lines_per_s}
+    return {"supervisor_cpu_pct_at_2000_lines_s": 100 * (cpu1 - cpu0) / (t1 - t0), "lines_per_s": lines_per_s}
 
 
 def bench_supervisor_idle_cpu(data_dir: Path) -> dict[str, float]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import Invocation
@@ -42,9 +43,15 @@ class ContractTool:
 
     def invocation(self, config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
         luns = [str(x) for x in config.get("lun", [])]
-        return Invocation(argv=[sys.executable, "-c", SCRIPT], env={"DEMO_HOME": str(config.get("home", ""))},
-                          cwd=".", stdin=str(config.get("sql", "")), files={"input.lun": "\n".join(luns) + "\n"},
-                          result_files=("demo_*.txt",), hard_limit_s=30)
+        return Invocation(
+            argv=[sys.executable, "-c", SCRIPT],
+            env={"DEMO_HOME": str(config.get("home", ""))},
+            cwd=".",
+            stdin=str(config.get("sql", "")),
+            files={"input.lun": "\n".join(luns) + "\n"},
+            result_files=("demo_*.txt",),
+            hard_limit_s=30,
+        )
 
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:
         return self.invocation(config).argv

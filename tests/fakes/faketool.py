@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from racperf_tui.core.events import Sample
 
@@ -27,10 +28,14 @@ class _Parser:
         self.lines.append(line[:100])
         if line.startswith("SAMPLE "):
             brace = line.rfind("}")
-            data = json.loads(line[7:brace + 1])
-            return [Sample(t=round(time.monotonic() - self.t0, 3),
-                           metrics={"value": float(data["value"])},
-                           extra={k: data[k] for k in ("n", "sent") if k in data})]
+            data = json.loads(line[7 : brace + 1])
+            return [
+                Sample(
+                    t=round(time.monotonic() - self.t0, 3),
+                    metrics={"value": float(data["value"])},
+                    extra={k: data[k] for k in ("n", "sent") if k in data},
+                )
+            ]
         return []
 
     def finish(self) -> list[Sample]:

@@ -7,8 +7,9 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 import psutil
 
@@ -62,6 +63,7 @@ def group_pids(pgid: int) -> list[int]:
 
 def read_pidfile(path: Path, count: int, timeout_s: float = 10.0) -> list[int]:
     """The pids a fakebench wrote (itself first, then its grandchildren)."""
+
     def ready() -> list[int] | None:
         try:
             pids = [int(x) for x in path.read_text().split()]
@@ -74,8 +76,7 @@ def read_pidfile(path: Path, count: int, timeout_s: float = 10.0) -> list[int]:
 
 def zombie_children() -> list[int]:
     """Our own children that exited and were never reaped."""
-    return [c.pid for c in psutil.Process().children(recursive=False)
-            if c.status() == psutil.STATUS_ZOMBIE]
+    return [c.pid for c in psutil.Process().children(recursive=False) if c.status() == psutil.STATUS_ZOMBIE]
 
 
 def kill_group_quietly(pgid: int | None) -> None:

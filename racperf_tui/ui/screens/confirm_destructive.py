@@ -66,8 +66,7 @@ class ConfirmDestructive(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"[b]Writing to {markup(self.verdict.target)} can destroy data.[/b] "
-                        "racperf refuses because:")
+            yield Label(f"[b]Writing to {markup(self.verdict.target)} can destroy data.[/b] racperf refuses because:")
             with VerticalScroll(id="reasons"):
                 for reason in self.verdict.reasons or ["(no reason given)"]:
                     yield Static(f"- {reason}", classes="reason", markup=False)
@@ -96,7 +95,8 @@ class ConfirmDestructive(ModalScreen[bool]):
             return
         shown = typed.strip() or "nothing"
         self.query_one("#override-error", Static).update(
-            f"{markup(shown)} is not {markup(self.device_name)}; nothing was written.")
+            f"{markup(shown)} is not {markup(self.device_name)}; nothing was written."
+        )
 
     def action_cancel(self) -> None:
         self.dismiss(False)

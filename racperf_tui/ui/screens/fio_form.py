@@ -12,7 +12,8 @@ import os
 import shlex
 import shutil
 import stat
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -50,13 +51,13 @@ FORM_FIELDS: list[tuple[str, str, str]] = [
 #: the fields a custom preset uses (the command line is fio + these)
 CUSTOM_FIELDS = ("extra_args", "job_file")
 
-RW_CHOICES = ["read", "write", "randread", "randwrite", "rw", "randrw", "readwrite", "trim",
-              "randtrim", "trimwrite"]
+RW_CHOICES = ["read", "write", "randread", "randwrite", "rw", "randrw", "readwrite", "trim", "randtrim", "trimwrite"]
 #: workloads that write (or trim) the target: they go through the write guard
 WRITING_RW = {"write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite"}
 
-FIO_INSTALL_HINT = ("fio is not installed (not found in PATH). Install it with: "
-                    "apt-get install fio / dnf install fio / yum install fio")
+FIO_INSTALL_HINT = (
+    "fio is not installed (not found in PATH). Install it with: apt-get install fio / dnf install fio / yum install fio"
+)
 
 
 def fio_module() -> Any:
@@ -208,9 +209,13 @@ class FioForm(ModalScreen[Any]):
                 yield Static(FIO_INSTALL_HINT, id="fio-missing")
             with Horizontal(classes="form-row"):
                 yield Label("preset", classes="form-label")
-                yield Select([(name, i) for i, (name, _) in enumerate(self.presets)],
-                             value=0 if self.presets else Select.NULL, allow_blank=not self.presets,
-                             compact=True, id="preset")
+                yield Select(
+                    [(name, i) for i, (name, _) in enumerate(self.presets)],
+                    value=0 if self.presets else Select.NULL,
+                    allow_blank=not self.presets,
+                    compact=True,
+                    id="preset",
+                )
             with VerticalScroll(id="form-fields"):
                 for name, label, kind in FORM_FIELDS:
                     with Horizontal(classes="form-row", id=f"row-{name}"):
@@ -218,16 +223,16 @@ class FioForm(ModalScreen[Any]):
                         if kind == "bool":
                             yield TickBox("", compact=True, id=f"field-{name}")
                         elif kind == "rw":
-                            yield Select([(c, c) for c in RW_CHOICES], allow_blank=False,
-                                         compact=True, id=f"field-{name}")
+                            yield Select(
+                                [(c, c) for c in RW_CHOICES], allow_blank=False, compact=True, id=f"field-{name}"
+                            )
                         else:
                             yield Input(compact=True, id=f"field-{name}")
                         yield Label("", classes="form-error", id=f"error-{name}")
             yield Static("", id="form-general-error")
             yield Static("", id="preview", markup=False)
             with Horizontal(id="form-buttons"):
-                yield Button("Launch", id="launch", variant="success", compact=True,
-                             disabled=self.fio_path is None)
+                yield Button("Launch", id="launch", variant="success", compact=True, disabled=self.fio_path is None)
                 yield Button("Cancel", id="cancel", compact=True)
 
     def on_mount(self) -> None:
@@ -336,9 +341,9 @@ class FioForm(ModalScreen[Any]):
         for name in field_names:
             message = errors.get(name, "")
             if message.startswith(f"{name}: "):  # the row already names the field
-                message = message[len(name) + 2:]
+                message = message[len(name) + 2 :]
             if message.startswith("'' is not "):  # an empty field
-                message = "empty: needs " + message[len("'' is not "):]
+                message = "empty: needs " + message[len("'' is not ") :]
             self.query_one(f"#error-{name}", Label).update(message)
             self.query_one(f"#field-{name}").set_class(name in errors, "-invalid")
         general = [f"{k}: {v}" if k else v for k, v in errors.items() if k not in field_names]

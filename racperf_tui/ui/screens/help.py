@@ -31,9 +31,11 @@ def saturation_rule_text() -> str:
 
 
 #: said under the keys: what a text field does with them, and the way out
-TEXT_FIELD_NOTE = ("In a text field, digits and letters are typed:\n"
-                   "Esc leaves it, then 1 2 3 switch tabs and q quits;\n"
-                   "ctrl+q quits from anywhere.")
+TEXT_FIELD_NOTE = (
+    "In a text field, digits and letters are typed:\n"
+    "Esc leaves it, then 1 2 3 switch tabs and q quits;\n"
+    "ctrl+q quits from anywhere."
+)
 
 
 def _group_title(node: object) -> str:
@@ -126,5 +128,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("Keys (escape closes)", style="bold"))
             yield Static(bindings_text(self.active, self.app.get_key_display))
             yield Static(Text("\n" + TEXT_FIELD_NOTE, style="italic"))
-            yield Static(Text("\n" + textwrap.fill("Disks: " + saturation_rule_text(), 76, break_on_hyphens=False),
-                              style="italic"))
+            yield Static(
+                Text(
+                    "\n" + textwrap.fill("Disks: " + saturation_rule_text(), 76, break_on_hyphens=False), style="italic"
+                )
+            )

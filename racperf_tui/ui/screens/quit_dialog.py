@@ -52,8 +52,9 @@ class QuitDialog(ModalScreen[QuitChoice]):
         listing = ", ".join(self.running[:6]) + (" ..." if count > 6 else "")
         with Vertical():
             yield Static(f"[b]{count} run{'s' if count != 1 else ''} still running[/b]: {listing}")
-            yield Static("Runs left running go on to their end and keep recording; "
-                         "racperf started again shows them live.")
+            yield Static(
+                "Runs left running go on to their end and keep recording; racperf started again shows them live."
+            )
             # the keys are in the labels: the footer underneath shows the screen below's keys
             # (its 's' is "Stop run" there, "Stop runs" here)
             with Horizontal():

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,18 +16,21 @@ from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, Tab
 from racperf_tui.core.store import RunRecord
 from racperf_tui.core.tool import ToolDescription
 from racperf_tui.ui.runs_data import description_of, format_duration, open_store
-from racperf_tui.ui.widgets.chart import Chart, Series
 from racperf_tui.ui.shown import markup
+from racperf_tui.ui.widgets.chart import Chart, Series
 
 DIRECTIONS = ("read", "write", "trim")
 LATENCY_KINDS = (("slat_us", "slat"), ("clat_us", "clat"), ("lat_us", "lat"))
 #: job keys already shown in their own tables
 _SHOWN_JOB_KEYS = {"name", "read", "write", "trim", "sync", "error", "job_options", "job options"}
 #: fio's three I/O depth histograms, shown side by side
-_DEPTH_KEYS = (("iodepth_pct", "depth"), ("iodepth_submit_pct", "submit"),
-               ("iodepth_complete_pct", "complete"))
-_JOB_BLOCK_TITLES = {"cpu": "CPU", "lat_dist_pct": "latency distribution (% of I/Os <= µs)",
-                     "issued": "I/Os issued", "options": "job options"}
+_DEPTH_KEYS = (("iodepth_pct", "depth"), ("iodepth_submit_pct", "submit"), ("iodepth_complete_pct", "complete"))
+_JOB_BLOCK_TITLES = {
+    "cpu": "CPU",
+    "lat_dist_pct": "latency distribution (% of I/Os <= µs)",
+    "issued": "I/Os issued",
+    "options": "job options",
+}
 #: per-direction blocks shown under Details (fio's bandwidth and IOPS statistics)
 _DIRECTION_DETAIL_KEYS = ("bw_stats_kib_s", "iops_stats")
 #: charts at most (iperf3 records up to eight quantities)
@@ -99,8 +103,13 @@ class ResultView(Screen[None]):
 
     BINDINGS = [
         Binding("escape,q", "close", "Back", tooltip="Back to the runs list"),
-        Binding("left", "previous_tab", "Prev tab", show=False,
-                tooltip="Previous tab (Summary, Percentiles, Charts, Details)"),
+        Binding(
+            "left",
+            "previous_tab",
+            "Prev tab",
+            show=False,
+            tooltip="Previous tab (Summary, Percentiles, Charts, Details)",
+        ),
         Binding("right", "next_tab", "Next tab", show=False, tooltip="Next tab"),
     ]
 
@@ -178,9 +187,11 @@ class ResultView(Screen[None]):
         run = self.run
         started = datetime.fromtimestamp(run.started_at).strftime("%Y-%m-%d %H:%M:%S")
         version = f" {run.tool_version}" if run.tool_version else ""
-        return (f"[b]run {run.id}[/b]  {markup(run.tool)}{markup(version)} on {markup(run.target or '-')}  "
-                f"[b]{run.state.value}[/b]  started {started}  "
-                f"took {format_duration(run.duration_s)}  exit {run.exit_status}")
+        return (
+            f"[b]run {run.id}[/b]  {markup(run.tool)}{markup(version)} on {markup(run.target or '-')}  "
+            f"[b]{run.state.value}[/b]  started {started}  "
+            f"took {format_duration(run.duration_s)}  exit {run.exit_status}"
+        )
 
     def _message_text(self) -> str:
         if self.load_error:
@@ -223,7 +234,8 @@ class ResultView(Screen[None]):
                 if not _active(figures):
                     continue
                 table.add_row(
-                    str(job.get("name", "?")), direction,
+                    str(job.get("name", "?")),
+                    direction,
                     _num(figures.get("iops")),
                     _num((figures.get("bw_kib_s") or 0) / 1024, 2),
                     _num(figures.get("bw_kib_s"), 0),
@@ -244,9 +256,15 @@ class ResultView(Screen[None]):
                     lat = figures.get(key) or {}
                     if not lat:
                         continue
-                    table.add_row(str(job.get("name", "?")), direction, kind,
-                                  _num(lat.get("min")), _num(lat.get("mean")),
-                                  _num(lat.get("max")), _num(lat.get("stdev")))
+                    table.add_row(
+                        str(job.get("name", "?")),
+                        direction,
+                        kind,
+                        _num(lat.get("min")),
+                        _num(lat.get("mean")),
+                        _num(lat.get("max")),
+                        _num(lat.get("stdev")),
+                    )
 
     def _fill_percentiles(self) -> None:
         table = self.query_one("#table-percentiles", DataTable)
@@ -269,8 +287,12 @@ class ResultView(Screen[None]):
         table = self.query_one("#table-disk-util", DataTable)
         table.add_columns("device", "read ios", "write ios", "util %")
         for disk in (self.result or {}).get("disk_util") or []:
-            table.add_row(str(disk.get("name", "?")), _num(disk.get("read_ios"), 0),
-                          _num(disk.get("write_ios"), 0), _num(disk.get("util_pct"), 2))
+            table.add_row(
+                str(disk.get("name", "?")),
+                _num(disk.get("read_ios"), 0),
+                _num(disk.get("write_ios"), 0),
+                _num(disk.get("util_pct"), 2),
+            )
 
     def _mount_job_details(self) -> None:
         """CPU, I/O depths, latency distribution...: whatever else each job carries, as tables.
@@ -287,22 +309,24 @@ class ResultView(Screen[None]):
                 widgets.append(Label(f"{name}: I/O depths (% of I/Os)", classes="section"))
                 widgets.append(_depth_table(depths))
             for key, value in job.items():
-                if (key in _SHOWN_JOB_KEYS or key in dict(_DEPTH_KEYS)
-                        or not isinstance(value, Mapping) or not value):
+                if key in _SHOWN_JOB_KEYS or key in dict(_DEPTH_KEYS) or not isinstance(value, Mapping) or not value:
                     continue
                 title = _JOB_BLOCK_TITLES.get(key, key.replace("_", " "))
                 widgets.append(Label(f"{name}: {title}", classes="section"))
-                widgets.append(_latency_distribution_table(value) if key == "lat_dist_pct"
-                               else _mapping_table(value))
+                widgets.append(_latency_distribution_table(value) if key == "lat_dist_pct" else _mapping_table(value))
             for direction in DIRECTIONS:
                 figures = job.get(direction)
                 if not _active(figures):
                     continue
-                stats = {key.replace("_", " "): figures[key] for key in _DIRECTION_DETAIL_KEYS
-                         if isinstance(figures.get(key), Mapping) and figures[key]}
+                stats = {
+                    key.replace("_", " "): figures[key]
+                    for key in _DIRECTION_DETAIL_KEYS
+                    if isinstance(figures.get(key), Mapping) and figures[key]
+                }
                 if stats:
-                    widgets.append(Label(f"{job.get('name', '?')}: {direction} bandwidth / IOPS statistics",
-                                         classes="section"))
+                    widgets.append(
+                        Label(f"{job.get('name', '?')}: {direction} bandwidth / IOPS statistics", classes="section")
+                    )
                     widgets.append(_mapping_table(stats))
         for key, value in (self.result or {}).items():
             if key in ("jobs", "disk_util", "tool", "samples") or not isinstance(value, Mapping) or not value:
@@ -324,15 +348,21 @@ class ResultView(Screen[None]):
     def _chart_specs(self) -> list[tuple[str, str, list[Series]]]:
         """(title, y axis label, lines) per chart, as the tool's description groups its
         metrics (one unit per chart); metrics that stayed 0 (the idle direction) are left out."""
-        nonzero = [key for key in dict.fromkeys(k for _, m in self.samples for k in m)
-                   if any(m.get(key) for _, m in self.samples)]
+        nonzero = [
+            key
+            for key in dict.fromkeys(k for _, m in self.samples for k in m)
+            if any(m.get(key) for _, m in self.samples)
+        ]
         specs = []
         for unit, group in self.description.charts(nonzero)[:MAX_CHARTS]:
             labels = [spec.label for spec in group]
             # one line: named by its label; several (read and write...): by their unit, the
             # legend names them
-            title = (f"{labels[0]} per interval" + (f" ({unit})" if unit else "") if len(group) == 1
-                     else f"{unit or ', '.join(labels)} per interval")
+            title = (
+                f"{labels[0]} per interval" + (f" ({unit})" if unit else "")
+                if len(group) == 1
+                else f"{unit or ', '.join(labels)} per interval"
+            )
             lines = []
             for spec in group:
                 points = [(t, spec.shown(m[spec.key])) for t, m in self.samples if m.get(spec.key) is not None]

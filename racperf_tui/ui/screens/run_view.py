@@ -19,11 +19,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from racperf_tui.core.tool import MetricSpec
 from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
-from racperf_tui.ui.screens.result_view import ResultView
-from racperf_tui.core.tool import MetricSpec
 from racperf_tui.ui.runs_data import LIVE_STATES, LivePoller, description_of, format_duration
+from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 #: how often the live view reads the store; the sample-to-sparkline target is p99 <= 100 ms
@@ -82,8 +82,9 @@ class RunView(Screen[None]):
         Binding("enter,v", "result", "Result", tooltip="The run's result, once it has ended"),
     ]
 
-    def __init__(self, data_dir: Any, run_id: Any, title: str = "",
-                 poll_interval_s: float = POLL_INTERVAL_S, tool: str = "") -> None:
+    def __init__(
+        self, data_dir: Any, run_id: Any, title: str = "", poll_interval_s: float = POLL_INTERVAL_S, tool: str = ""
+    ) -> None:
         """``tool``: the run's tool when the opener knows it, so its sparklines are there
         before the first poll; else they come with it."""
         super().__init__()
@@ -130,8 +131,11 @@ class RunView(Screen[None]):
                 try:
                     live = poller.poll()
                 except Exception as error:  # a store being migrated or locked: say so, retry
-                    self.post_message(RunLiveUpdate(LiveRunState(
-                        run_id=self.run_id, state="?", error=f"cannot read the store: {error}")))
+                    self.post_message(
+                        RunLiveUpdate(
+                            LiveRunState(run_id=self.run_id, state="?", error=f"cannot read the store: {error}")
+                        )
+                    )
                     time.sleep(0.5)
                     continue
                 changed = (live.samples_seen, live.state) != last_posted
@@ -160,8 +164,7 @@ class RunView(Screen[None]):
             if values is not None:
                 sparkline.set_series(values, live.current.get(key))
         state_style = "green" if live.state in LIVE_STATES else "bold"
-        parts = [f"[{state_style}]{live.state}[/{state_style}]",
-                 f"elapsed {format_duration(live.elapsed_s)}"]
+        parts = [f"[{state_style}]{live.state}[/{state_style}]", f"elapsed {format_duration(live.elapsed_s)}"]
         if live.state in LIVE_STATES:
             parts.append(f"ETA {format_duration(live.eta_s)}")
         parts.append(f"{live.samples_seen} samples")

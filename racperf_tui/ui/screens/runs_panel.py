@@ -15,15 +15,15 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.ui.messages import RunLaunched
 from racperf_tui.ui.run_actions import confirm_and_stop
-from racperf_tui.ui.screens.tool_picker import ToolPicker, form_for
+from racperf_tui.ui.runs_data import block_devices_of, description_of, format_duration, open_store
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
-from racperf_tui.core.store import RunRecord, Store
-from racperf_tui.ui.runs_data import block_devices_of, description_of, format_duration, open_store
-from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+from racperf_tui.ui.screens.tool_picker import ToolPicker, form_for
 from racperf_tui.ui.shown import plain
+from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 
 #: how often the list re-reads the store (it is one small query)
 REFRESH_INTERVAL_S = 1.0
@@ -40,9 +40,15 @@ STATE_STYLES = {
 
 #: the columns, in order: (key, header, width); tool and target (None) share what the others
 #: leave of the row, started is STARTED_WIDTHS wide
-COLUMNS = (("id", "id", 4), ("tool", "tool", None), ("target", "target", None),
-           ("state", "state", 11), ("started", "started", 0), ("duration", "dur", 6),
-           ("figure", "figure", 11))
+COLUMNS = (
+    ("id", "id", 4),
+    ("tool", "tool", None),
+    ("target", "target", None),
+    ("state", "state", 11),
+    ("started", "started", 0),
+    ("duration", "dur", 6),
+    ("figure", "figure", 11),
+)
 #: the started column: "11-30 02:33", and from WIDE_TABLE cells on "2025-11-30 02:33:20"
 STARTED_WIDTHS = (11, 19)
 WIDE_TABLE = 120
@@ -64,8 +70,13 @@ class RunsTable(DataTable):
 
     BINDINGS = [
         # DataTable's enter (select the row, which opens the run), declared again for the help
-        Binding("enter", "select_cursor", "Open run", show=False,
-                tooltip="Open the highlighted run: live while it runs, else its result"),
+        Binding(
+            "enter",
+            "select_cursor",
+            "Open run",
+            show=False,
+            tooltip="Open the highlighted run: live while it runs, else its result",
+        ),
         Binding("home", "scroll_top", "First run", show=False, tooltip="First (newest) run"),
         Binding("end", "scroll_bottom", "Last run", show=False, tooltip="Last (oldest) run"),
     ]
@@ -93,8 +104,13 @@ class RunsPanel(Vertical):
 
     BINDINGS = [
         Binding("n", "new_run", "New run", tooltip="New run: pick a tool, then its form and command preview"),
-        Binding("enter", "open_run", "Open run", show=False,
-                tooltip="Open the highlighted run: live while it runs, else its result"),
+        Binding(
+            "enter",
+            "open_run",
+            "Open run",
+            show=False,
+            tooltip="Open the highlighted run: live while it runs, else its result",
+        ),
         Binding("s", "stop_run", "Stop run", tooltip="Stop the highlighted run (asks first)"),
         Binding("r", "refresh", "Refresh", tooltip="Re-read the runs now (every second anyway)"),
     ]
@@ -139,12 +155,16 @@ class RunsPanel(Vertical):
         live = [run for run in self.runs.values() if not run.state.finished]
         if live:
             names = ", ".join(f"{run.id} ({run.tool})" for run in live[:5])
-            self.notify(f"still running from an earlier session: run {names}. "
-                        "Runs tab [2], enter to watch live.", timeout=8)
+            self.notify(
+                f"still running from an earlier session: run {names}. Runs tab [2], enter to watch live.", timeout=8
+            )
         if self.interrupted_on_start:
-            self.notify("marked interrupted (their supervisor is gone): run "
-                        + ", ".join(str(r) for r in self.interrupted_on_start), severity="warning",
-                        timeout=8)
+            self.notify(
+                "marked interrupted (their supervisor is gone): run "
+                + ", ".join(str(r) for r in self.interrupted_on_start),
+                severity="warning",
+                timeout=8,
+            )
 
     def on_resize(self) -> None:
         """Tool and target take the width there is: rebuild the columns when it changed."""
@@ -241,8 +261,11 @@ class RunsPanel(Vertical):
                 figure,
             )
         self._apply_rows(rows, selected)
-        hint = ("no runs yet: press n to start one (fio, the network tools...)" if not runs
-                else "enter: open the run (live view while running, else its result)")
+        hint = (
+            "no runs yet: press n to start one (fio, the network tools...)"
+            if not runs
+            else "enter: open the run (live view while running, else its result)"
+        )
         if hint != self._hint_shown:
             # an unchanged Static.update still re-lays out the panel: about 0.5 % CPU a second
             self._hint_shown = hint
@@ -320,6 +343,7 @@ class RunsPanel(Vertical):
 
     def action_new_run(self) -> None:
         """The tool picker, then the chosen tool's form; a launched run opens live."""
+
         def launched(run_id: Any) -> None:
             if run_id is not None:
                 self.refresh_runs()
@@ -355,8 +379,9 @@ class RunsPanel(Vertical):
                 return
         title = f"run {run_id}: {plain(run.tool)} on {plain(run.target or '-')}" if run is not None else ""
         if run is not None and not run.state.finished:
-            self.app.push_screen(RunView(self.data_dir, run_id, title=title, tool=run.tool),
-                                 lambda _: self.refresh_runs())
+            self.app.push_screen(
+                RunView(self.data_dir, run_id, title=title, tool=run.tool), lambda _: self.refresh_runs()
+            )
         else:
             self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.refresh_runs())
 
@@ -375,7 +400,7 @@ def _short_target(target: str | None, width: int) -> str:
     """A target cut to ``width`` cells keeps its end (the file or device name, the informative part)."""
     if not target:
         return "-"
-    return target if len(target) <= width else "…" + target[-(width - 1):]
+    return target if len(target) <= width else "…" + target[-(width - 1) :]
 
 
 def _started_text(started_at: float | None, wide: bool = False) -> str:

@@ -23,9 +23,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.tool import ROLE_OPTION, ToolOption
 from racperf_tui.orchestration.run_plan import PlanRefused, install_hint, judge_run
 from racperf_tui.orchestration.runs import launch_run
-from racperf_tui.core.tool import ROLE_OPTION, ToolOption
 from racperf_tui.tools import load_tool, tool_description
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.widgets.tick_box import TickBox
@@ -94,8 +94,9 @@ class ToolForm(ModalScreen[Any]):
             field: Any = TickBox("", value=bool(option.default), compact=True, id=field_id)
         elif option.kind == "choice" and option.choices:
             default = option.default if option.default in option.choices else option.choices[0]
-            field = Select([(c, c) for c in option.choices], value=default, allow_blank=False,
-                           compact=True, id=field_id)
+            field = Select(
+                [(c, c) for c in option.choices], value=default, allow_blank=False, compact=True, id=field_id
+            )
         else:
             field = Input(option_text(option.default), placeholder=option.help, compact=True, id=field_id)
         field.tooltip = option.describe()
@@ -162,8 +163,9 @@ class ToolForm(ModalScreen[Any]):
         try:
             argv = preview_argv(self.module, config)
         except (ValueError, TypeError) as error:
-            self.app.call_from_thread(self._show, self._by_field(str(error)),
-                                      "(no preview: fix the fields marked in red)")
+            self.app.call_from_thread(
+                self._show, self._by_field(str(error)), "(no preview: fix the fields marked in red)"
+            )
             return
         except Exception as error:  # a tool's bug must not take the form down
             self.app.call_from_thread(self._show, {"": f"{self.tool}: {error}"}, "(no preview)")
@@ -188,7 +190,7 @@ class ToolForm(ModalScreen[Any]):
         for option in self.options:
             message = errors.get(option.name, "")
             for prefix in (f"{self.tool}: ", f"{option.name}: "):
-                message = message[len(prefix):] if message.startswith(prefix) else message
+                message = message[len(prefix) :] if message.startswith(prefix) else message
             self.query_one(f"#error-{option.name}", Label).update(message)
             self.query_one(f"#field-{option.name}").set_class(option.name in errors, "-invalid")
         self.query_one("#form-general-error", Static).update(errors.get("", ""))
@@ -258,8 +260,7 @@ class ToolForm(ModalScreen[Any]):
             launch.disabled = False
             return
         try:
-            run_id = await asyncio.to_thread(launch_run, self.tool, config,
-                                             data_dir=resolve_data_dir(self.data_dir))
+            run_id = await asyncio.to_thread(launch_run, self.tool, config, data_dir=resolve_data_dir(self.data_dir))
         except Exception as error:
             general.update(f"launch failed: {error}")
             launch.disabled = False

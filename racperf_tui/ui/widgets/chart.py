@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import plotext
 from rich.text import Text
@@ -24,8 +24,9 @@ class Series:
 SIGNAL_COLORS = (12, 10, 9, 14, 13, 11)
 
 
-def render_chart(series: Sequence[Series], width: int, height: int, title: str = "",
-                 x_label: str = "", y_label: str = "") -> str:
+def render_chart(
+    series: Sequence[Series], width: int, height: int, title: str = "", x_label: str = "", y_label: str = ""
+) -> str:
     """The chart as a string with ANSI colours, ``height`` lines of ``width`` cells.
 
     The legend goes in the title line (plotext's own legend box would hide the first
@@ -69,8 +70,15 @@ class Chart(Static):
     }
     """
 
-    def __init__(self, title: str = "", x_label: str = "t (s)", y_label: str = "",
-                 *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        title: str = "",
+        x_label: str = "t (s)",
+        y_label: str = "",
+        *,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         super().__init__("", id=id, classes=classes)
         self.title = title
         self.x_label = x_label

@@ -11,7 +11,7 @@ are identical to Textual's (tests/test_fast_sparkline.py compares them).
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from rich.color import Color, ColorTriplet
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -47,9 +47,16 @@ def _style_of_rgb(red: int, green: int, blue: int) -> Style:
 class FastSparklineRenderable:
     """The same bars as ``textual.renderables.sparkline.Sparkline``, computed once per bucket."""
 
-    def __init__(self, data: Sequence[float], *, width: int | None, height: int | None,
-                 min_color: Color, max_color: Color,
-                 summary_function: Callable[[Sequence[float]], float]) -> None:
+    def __init__(
+        self,
+        data: Sequence[float],
+        *,
+        width: int | None,
+        height: int | None,
+        min_color: Color,
+        max_color: Color,
+        summary_function: Callable[[Sequence[float]], float],
+    ) -> None:
         self.data = data
         self.width = width
         self.height = height
@@ -83,7 +90,7 @@ class FastSparklineRenderable:
         count = len(data)
         summaries: list[float] = []
         for bucket_no in range(width):
-            partition = data[count * bucket_no // width: count * (bucket_no + 1) // width]
+            partition = data[count * bucket_no // width : count * (bucket_no + 1) // width]
             if partition:
                 summaries.append(self.summary_function(partition))
         # each bar's bucket, stepped with the same float arithmetic as Textual's
@@ -130,9 +137,14 @@ class FastSparklineRenderable:
             return [max_style] * len(ratios)
         red1, green1, blue1 = low
         red2, green2, blue2 = high
-        return [_style_of_rgb(int(red1 + (red2 - red1) * ratio),
-                              int(green1 + (green2 - green1) * ratio),
-                              int(blue1 + (blue2 - blue1) * ratio)) for ratio in ratios]
+        return [
+            _style_of_rgb(
+                int(red1 + (red2 - red1) * ratio),
+                int(green1 + (green2 - green1) * ratio),
+                int(blue1 + (blue2 - blue1) * ratio),
+            )
+            for ratio in ratios
+        ]
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(self.width or options.max_width, self.height or 1)
@@ -148,10 +160,17 @@ class FastSparkline(Sparkline):
         """The colours exactly as ``Sparkline.render`` picks them, drawn by the cheaper renderer."""
         data = self.data or []
         _, base = self.background_colors
-        min_color = base + (self.get_component_styles("sparkline--min-color").color
-                            if self.min_color is None else self.min_color)
-        max_color = base + (self.get_component_styles("sparkline--max-color").color
-                            if self.max_color is None else self.max_color)
-        return FastSparklineRenderable(data, width=self.size.width, height=self.size.height,
-                                       min_color=min_color.rich_color, max_color=max_color.rich_color,
-                                       summary_function=self.summary_function)
+        min_color = base + (
+            self.get_component_styles("sparkline--min-color").color if self.min_color is None else self.min_color
+        )
+        max_color = base + (
+            self.get_component_styles("sparkline--max-color").color if self.max_color is None else self.max_color
+        )
+        return FastSparklineRenderable(
+            data,
+            width=self.size.width,
+            height=self.size.height,
+            min_color=min_color.rich_color,
+            max_color=max_color.rich_color,
+            summary_function=self.summary_function,
+        )

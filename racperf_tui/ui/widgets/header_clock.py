@@ -37,5 +37,4 @@ class SecondClockHeader(Header):
     def compose(self) -> ComposeResult:
         yield HeaderIcon().data_bind(Header.icon)
         yield HeaderTitle()
-        yield (SecondClock().data_bind(Header.time_format) if self._show_clock
-               else HeaderClockSpace())
+        yield (SecondClock().data_bind(Header.time_format) if self._show_clock else HeaderClockSpace())

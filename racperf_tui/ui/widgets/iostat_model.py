@@ -11,9 +11,9 @@ import math
 import os
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable
 
 from racperf_tui.core.diskstats import QueueFacts
 from racperf_tui.core.iostat import IostatReport, IostatRow
@@ -24,8 +24,23 @@ HISTORY_LEN = 240
 #: The refresh intervals the keys step through, in seconds.
 INTERVALS_S: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 
+
 #: Sort orders: name -> (key of a row, descending?).
-SORT_KEYS: dict[str, tuple[Callable[[IostatRow], float | str], bool]] = {
+@lru_cache(maxsize=4096)
+def natural_key(name: str) -> tuple[object, ...]:
+    """Sort key putting loop2 before loop10, sda before sdb, nvme0n1 before nvme1n1.
+
+    Digit runs compare as numbers; (is-number, value) pairs keep str and int apart so any
+    two names compare, and the name itself breaks remaining ties (sda01 vs sda1). Cached:
+    the same few names are sorted every tick.
+    """
+    parts = _DIGIT_RUNS.split(name)
+    return tuple((1, int(part), "") if index % 2 else (0, 0, part) for index, part in enumerate(parts)) + (
+        (0, 0, name),
+    )
+
+
+SORT_KEYS: dict[str, tuple[Callable[[IostatRow], float | tuple[object, ...]], bool]] = {
     "%util": (lambda r: r.util_pct, True),
     "await": (lambda r: r.await_ms, True),
     "avgqu-sz": (lambda r: r.avgqu_sz, True),
@@ -44,19 +59,6 @@ SPARK_METRICS: dict[str, tuple[Callable[[IostatRow], float], float | None]] = {
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
 _DIGIT_RUNS = re.compile(r"(\d+)")
-
-
-@lru_cache(maxsize=4096)
-def natural_key(name: str) -> tuple:
-    """Sort key putting loop2 before loop10, sda before sdb, nvme0n1 before nvme1n1.
-
-    Digit runs compare as numbers; (is-number, value) pairs keep str and int apart so any
-    two names compare, and the name itself breaks remaining ties (sda01 vs sda1). Cached:
-    the same few names are sorted every tick.
-    """
-    parts = _DIGIT_RUNS.split(name)
-    return tuple((1, int(part), "") if index % 2 else (0, 0, part)
-                 for index, part in enumerate(parts)) + ((0, 0, name),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +130,13 @@ class SaturationRules:
         text = (environ if environ is not None else os.environ).get("RACPERF_SATURATION", "").strip()
         if not text:
             return cls()
-        names = {"busy": "busy_util_pct", "queueing": "queueing_ratio", "full": "full_frac",
-                 "samples": "consecutive", "knee": "knee_rise"}
+        names = {
+            "busy": "busy_util_pct",
+            "queueing": "queueing_ratio",
+            "full": "full_frac",
+            "samples": "consecutive",
+            "knee": "knee_rise",
+        }
         values: dict[str, float | int] = {}
         for part in text.split(","):
             key, _, raw = part.partition("=")
@@ -139,23 +146,29 @@ class SaturationRules:
             except ValueError:
                 number = float("nan")
             if field_name is None or not math.isfinite(number) or number <= 0:
-                raise ValueError(f"RACPERF_SATURATION: {part.strip()!r}: expected KEY=NUMBER with KEY one of "
-                                 f"{', '.join(names)} (e.g. busy=90,queueing=2,full=0.8,samples=3,knee=0.3)")
+                raise ValueError(
+                    f"RACPERF_SATURATION: {part.strip()!r}: expected KEY=NUMBER with KEY one of "
+                    f"{', '.join(names)} (e.g. busy=90,queueing=2,full=0.8,samples=3,knee=0.3)"
+                )
             values[field_name] = int(number) if field_name == "consecutive" else number
         return cls(**values)  # type: ignore[arg-type]
 
     def describe(self) -> str:
         """The rule in words, the same the code applies (footer, help, tooltip)."""
-        return (f"! = queue full (avgqu-sz >= {self.full_frac:g} x the queue limit), or a knee (avgqu-sz and "
-                f"await up >= {self.knee_rise:.0%} while IOPS and MB/s rise < {self.knee_flat:.0%} over "
-                f"{self.knee_window} samples), or queueing (await >= {self.queueing_ratio:g} x svctm with "
-                f"avgqu-sz > {self.queueing_min_qu:g}; not on NVMe, multi-queue or multipath devices), or busy "
-                f"(%util >= {self.busy_util_pct:g}; weak on devices that serve many I/Os at once); "
-                f"{self.consecutive} samples in a row")
+        return (
+            f"! = queue full (avgqu-sz >= {self.full_frac:g} x the queue limit), or a knee (avgqu-sz and "
+            f"await up >= {self.knee_rise:.0%} while IOPS and MB/s rise < {self.knee_flat:.0%} over "
+            f"{self.knee_window} samples), or queueing (await >= {self.queueing_ratio:g} x svctm with "
+            f"avgqu-sz > {self.queueing_min_qu:g}; not on NVMe, multi-queue or multipath devices), or busy "
+            f"(%util >= {self.busy_util_pct:g}; weak on devices that serve many I/Os at once); "
+            f"{self.consecutive} samples in a row"
+        )
 
     def short(self) -> str:
-        return (f"! = queue>={self.full_frac:g}xlimit | knee | await>={self.queueing_ratio:g}xsvctm | "
-                f"%util>={self.busy_util_pct:g} ({self.consecutive}x)")
+        return (
+            f"! = queue>={self.full_frac:g}xlimit | knee | await>={self.queueing_ratio:g}xsvctm | "
+            f"%util>={self.busy_util_pct:g} ({self.consecutive}x)"
+        )
 
 
 @dataclass(slots=True)
@@ -189,8 +202,12 @@ class DeviceState:
 class IostatModel:
     """Feeds on reports; answers which rows to show, in which order, with which flags."""
 
-    def __init__(self, rules: SaturationRules | None = None, history_len: int = HISTORY_LEN,
-                 facts_of: Callable[[str], QueueFacts | None] | None = None) -> None:
+    def __init__(
+        self,
+        rules: SaturationRules | None = None,
+        history_len: int = HISTORY_LEN,
+        facts_of: Callable[[str], QueueFacts | None] | None = None,
+    ) -> None:
         """``facts_of(kernel_name)`` reads a new device's queue facts (None: unknown)."""
         self.rules_error = ""
         if rules is None:
@@ -219,8 +236,9 @@ class IostatModel:
         for row in report.rows:
             state = self.devices.get(row.device)
             if state is None:
-                state = DeviceState(row.device, row, history={
-                    name: deque(maxlen=self.history_len) for name in SPARK_METRICS})
+                state = DeviceState(
+                    row.device, row, history={name: deque(maxlen=self.history_len) for name in SPARK_METRICS}
+                )
                 state.kernel_name = row.kernel_name or row.device
                 if self.facts_of is not None:
                     state.facts = self.facts_of(state.kernel_name)
@@ -248,13 +266,14 @@ class IostatModel:
             limits = [self._limit_of(slave, self.facts_of(slave), depth + 1)[0] for slave in facts.slaves]
             if all(limit is not None for limit in limits):
                 return sum(limit for limit in limits if limit is not None), (
-                    f"its {len(limits)} {'path' if len(limits) == 1 else 'paths/members'} "
-                    f"({', '.join(facts.slaves)})")
+                    f"its {len(limits)} {'path' if len(limits) == 1 else 'paths/members'} ({', '.join(facts.slaves)})"
+                )
         if facts.queue_depth:
             return facts.queue_depth, "SCSI queue_depth"
         if facts.nr_hw_queues and facts.nr_hw_queues > 1 and facts.nr_requests and name.startswith("nvme"):
             return facts.nr_hw_queues * facts.nr_requests, (
-                f"{facts.nr_hw_queues} hardware queues x nr_requests {facts.nr_requests}")
+                f"{facts.nr_hw_queues} hardware queues x nr_requests {facts.nr_requests}"
+            )
         if facts.nr_requests:
             return facts.nr_requests, "nr_requests"
         return None, "no queue limit in sysfs"
@@ -264,8 +283,9 @@ class IostatModel:
         dm/md device over several paths or members): its %util and await/svctm say little."""
         facts = state.facts
         name = state.kernel_name or state.name
-        return name.startswith("nvme") or (facts is not None and bool(
-            len(facts.slaves) > 1 or (facts.nr_hw_queues or 0) > 1))
+        return name.startswith("nvme") or (
+            facts is not None and bool(len(facts.slaves) > 1 or (facts.nr_hw_queues or 0) > 1)
+        )
 
     def _knee(self, state: DeviceState) -> str:
         """The knee reason from the device's recent history, or ''."""
@@ -276,7 +296,7 @@ class IostatModel:
             return ""
 
         def means(series: deque[float]) -> tuple[float, float]:
-            values = list(series)[-2 * w:]
+            values = list(series)[-2 * w :]
             return sum(values[:w]) / w, sum(values[w:]) / w
 
         (qu0, qu1), (lat0, lat1) = means(qu), means(lat)
@@ -284,10 +304,16 @@ class IostatModel:
         rise, flat = self.rules.knee_rise, self.rules.knee_flat
         if qu0 <= 0.5 or lat0 <= 0 or io0 <= 0:
             return ""  # an idle device has no knee
-        if qu1 >= qu0 * (1 + rise) and lat1 >= lat0 * (1 + rise) and io1 < io0 * (1 + flat) and (
-                mb0 <= 0 or mb1 < mb0 * (1 + flat)):
-            return (f"knee: avgqu-sz {qu0:.1f} -> {qu1:.1f} and await {lat0:.2f} -> {lat1:.2f} ms, IOPS "
-                    f"{io0:.0f} -> {io1:.0f} (more outstanding I/O, no more throughput)")
+        if (
+            qu1 >= qu0 * (1 + rise)
+            and lat1 >= lat0 * (1 + rise)
+            and io1 < io0 * (1 + flat)
+            and (mb0 <= 0 or mb1 < mb0 * (1 + flat))
+        ):
+            return (
+                f"knee: avgqu-sz {qu0:.1f} -> {qu1:.1f} and await {lat0:.2f} -> {lat1:.2f} ms, IOPS "
+                f"{io0:.0f} -> {io1:.0f} (more outstanding I/O, no more throughput)"
+            )
         return ""
 
     def _judge(self, state: DeviceState) -> None:
@@ -298,8 +324,12 @@ class IostatModel:
         queue_full = limit is not None and row.avgqu_sz >= rules.full_frac * limit
         many = self.serves_many(state)
         # await/svctm is no evidence of waiting where the device serves many I/Os in parallel
-        queueing = (not many and row.avgqu_sz > rules.queueing_min_qu and row.svctm_ms > 0
-                    and row.await_ms >= rules.queueing_ratio * row.svctm_ms)
+        queueing = (
+            not many
+            and row.avgqu_sz > rules.queueing_min_qu
+            and row.svctm_ms > 0
+            and row.await_ms >= rules.queueing_ratio * row.svctm_ms
+        )
         busy = row.util_pct >= rules.busy_util_pct
         state.queue_full_streak = state.queue_full_streak + 1 if queue_full else 0
         state.queueing_streak = state.queueing_streak + 1 if queueing else 0
@@ -308,16 +338,18 @@ class IostatModel:
         if state.queue_full_streak >= rules.consecutive:
             state.saturation_reason = (
                 f"queue full: avgqu-sz {row.avgqu_sz:.1f} near its limit {limit} ({source}), %util "
-                f"{row.util_pct:.0f}, for {state.queue_full_streak} samples")
+                f"{row.util_pct:.0f}, for {state.queue_full_streak} samples"
+            )
         elif knee:
             state.saturation_reason = knee
         elif state.queueing_streak >= rules.consecutive:
             state.saturation_reason = (
                 f"queueing: await {row.await_ms:.2f} ms = {row.await_ms / row.svctm_ms:.1f}x svctm "
-                f"{row.svctm_ms:.2f} ms with avgqu-sz {row.avgqu_sz:.1f}, for {state.queueing_streak} samples")
+                f"{row.svctm_ms:.2f} ms with avgqu-sz {row.avgqu_sz:.1f}, for {state.queueing_streak} samples"
+            )
         elif state.busy_streak >= rules.consecutive:
             weak = " (a weak signal: this device serves many I/Os at once)" if many else ""
-            state.saturation_reason = (f"busy: %util {row.util_pct:.0f} for {state.busy_streak} samples{weak}")
+            state.saturation_reason = f"busy: %util {row.util_pct:.0f} for {state.busy_streak} samples{weak}"
         else:
             state.saturation_reason = ""
 
@@ -387,4 +419,4 @@ def format_number(value: float, width: int, decimals: int = 2) -> str:
         text = f"{value / factor:.0f}{suffix}"
         if len(text) <= width:
             return text.rjust(width)
-    return ("#" * width)
+    return "#" * width

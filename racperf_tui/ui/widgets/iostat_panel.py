@@ -51,27 +51,51 @@ class IostatPanel(Vertical):
         Binding("space", "toggle_pause", "Pause", tooltip="Pause / resume sampling"),
         # Not in the footer (80 columns must still show q and ?); the status line shows the
         # interval and the help screen these keys.
-        Binding("minus", "interval(-1)", "Faster", show=False,
-                tooltip="Shorter refresh interval (0.5 1 2 3 5 10 s)"),
-        Binding("plus,equals_sign", "interval(1)", "Slower", show=False,
-                tooltip="Longer refresh interval (0.5 1 2 3 5 10 s)"),
+        Binding("minus", "interval(-1)", "Faster", show=False, tooltip="Shorter refresh interval (0.5 1 2 3 5 10 s)"),
+        Binding(
+            "plus,equals_sign",
+            "interval(1)",
+            "Slower",
+            show=False,
+            tooltip="Longer refresh interval (0.5 1 2 3 5 10 s)",
+        ),
         Binding("s", "cycle_sort", "Sort", tooltip="Sort by %util, await, avgqu-sz, name"),
-        Binding("m", "cycle_metric", "Spark",
-                tooltip="Sparkline shows %util, await, avgqu-sz, IOPS, MB/s"),
+        Binding("m", "cycle_metric", "Spark", tooltip="Sparkline shows %util, await, avgqu-sz, IOPS, MB/s"),
         Binding("p", "toggle_partitions", "Parts", tooltip="Whole disks only / with partitions"),
-        Binding("slash", "edit_pattern", "Filter",
-                tooltip="Filter by device name (glob sd* or substring)"),
-        Binding("b", "toggle_benchmark_only", "Bench devs", show=False,
-                tooltip="Only the devices a running benchmark touches"),
-        Binding("c", "toggle_columns", "All columns", show=False,
-                tooltip="Fit the columns to the width / all columns, scroll with left/right"),
-        Binding("escape", "clear_filters", "Clear filters", show=False,
-                tooltip="Clear the name filter and the benchmark filter"),
+        Binding("slash", "edit_pattern", "Filter", tooltip="Filter by device name (glob sd* or substring)"),
+        Binding(
+            "b",
+            "toggle_benchmark_only",
+            "Bench devs",
+            show=False,
+            tooltip="Only the devices a running benchmark touches",
+        ),
+        Binding(
+            "c",
+            "toggle_columns",
+            "All columns",
+            show=False,
+            tooltip="Fit the columns to the width / all columns, scroll with left/right",
+        ),
+        Binding(
+            "escape",
+            "clear_filters",
+            "Clear filters",
+            show=False,
+            tooltip="Clear the name filter and the benchmark filter",
+        ),
     ]
 
-    def __init__(self, roots: list[Path] | None = None, interval_s: float = 1.0, *,
-                 thresholds: AwaitThresholds | None = None, rules: SaturationRules | None = None,
-                 sampler: IostatSampler | None = None, id: str | None = None) -> None:
+    def __init__(
+        self,
+        roots: list[Path] | None = None,
+        interval_s: float = 1.0,
+        *,
+        thresholds: AwaitThresholds | None = None,
+        rules: SaturationRules | None = None,
+        sampler: IostatSampler | None = None,
+        id: str | None = None,
+    ) -> None:
         """``thresholds`` default to ``$RACPERF_AWAIT_MS`` ("WARN,CRIT") or 5/10 ms."""
         super().__init__(id=id)
         self.roots = [Path(r) for r in roots] if roots else None
@@ -104,12 +128,12 @@ class IostatPanel(Vertical):
     def compose(self) -> ComposeResult:
         # Kept: a query per use (several per tick) costs more than the rest of a status line.
         self._table = IostatTable(self.thresholds, id="iostat-table")
-        self._lines = {selector: Static(classes=selector[1:])
-                       for selector in (".iostat-status", ".iostat-detail", ".iostat-alert")}
+        self._lines = {
+            selector: Static(classes=selector[1:]) for selector in (".iostat-status", ".iostat-detail", ".iostat-alert")
+        }
         yield self._lines[".iostat-status"]
         yield self._table
-        yield Input(placeholder="device name: glob (sd*) or substring; Enter applies, Esc cancels",
-                    id="iostat-pattern")
+        yield Input(placeholder="device name: glob (sd*) or substring; Enter applies, Esc cancels", id="iostat-pattern")
         yield self._lines[".iostat-detail"]
         yield self._lines[".iostat-alert"]
 
@@ -136,9 +160,13 @@ class IostatPanel(Vertical):
         interval to one and a half after now."""
         if self._timer is not None:
             self._timer.stop()
-        self._timer = PhaseTimer(self.interval_s, self.sample_now, pause=self.paused,
-                                 first_after_s=self.interval_s / 2,
-                                 on_error=self.app._handle_exception)
+        self._timer = PhaseTimer(
+            self.interval_s,
+            self.sample_now,
+            pause=self.paused,
+            first_after_s=self.interval_s / 2,
+            on_error=self.app._handle_exception,
+        )
 
     def on_unmount(self) -> None:
         if self._timer is not None:
@@ -222,25 +250,32 @@ class IostatPanel(Vertical):
             # busy at night would look busy now. Said until the first real interval is in.
             parts.append(("[b]averages since boot[/]", "[b]since boot[/]"))
         parts.append((f"every {self.interval_s:g} s (-/+)", f"{self.interval_s:g} s"))
-        if (report is not None and not report.since_boot and self.samples_taken > self._quiet_until_sample
-                and report.interval_s > 1.25 * self.interval_s):
+        if (
+            report is not None
+            and not report.since_boot
+            and self.samples_taken > self._quiet_until_sample
+            and report.interval_s > 1.25 * self.interval_s
+        ):
             # After a pause (or a stalled host) the rates average the real interval: say so.
             parts.append((f"last report over {report.interval_s:.1f} s", f"over {report.interval_s:.1f} s"))
         stale_s = time.monotonic() - self._last_report_at
         if report is not None and not self.paused and stale_s > 2 * self.interval_s + 0.5:
             # The root's updater stopped (or lags): the figures on screen are old.
             parts.append((f"[b]root unchanged for {stale_s:.0f} s[/]", f"[b]stale {stale_s:.0f} s[/]"))
-        parts += [(f"{shown}/{len(model.devices)} devices", f"{shown}/{len(model.devices)}"),
-                  (f"sort {model.sort_key}", f"↓{model.sort_key}"),
-                  (f"spark {self.table.spark_metric}", f"~{self.table.spark_metric}"),
-                  ("with partitions", "+parts") if model.show_partitions else ("whole disks", "disks")]
+        parts += [
+            (f"{shown}/{len(model.devices)} devices", f"{shown}/{len(model.devices)}"),
+            (f"sort {model.sort_key}", f"↓{model.sort_key}"),
+            (f"spark {self.table.spark_metric}", f"~{self.table.spark_metric}"),
+            ("with partitions", "+parts") if model.show_partitions else ("whole disks", "disks"),
+        ]
         if self.table.all_columns:
             parts.append(("all columns (←/→ scroll)", "all cols"))
         if model.name_pattern:
             parts.append((escape(f"name {model.name_pattern!r}"), escape(repr(model.name_pattern))))
         if model.benchmark_only:
-            parts.append((f"benchmark devices ({len(model.benchmark_devices)})",
-                          f"bench ({len(model.benchmark_devices)})"))
+            parts.append(
+                (f"benchmark devices ({len(model.benchmark_devices)})", f"bench ({len(model.benchmark_devices)})")
+            )
         self._set_text(".iostat-status", self._fit(parts, self._line_width()))
 
     def on_resize(self, event: events.Resize) -> None:
@@ -257,13 +292,16 @@ class IostatPanel(Vertical):
         row = state.row
         depth, source = state.queue_limit, state.queue_limit_source
         if not long:
-            source = _SHORT_SOURCES.get(source, "paths" if source.startswith("its ") else "hwq x nr"
-                                        if "hardware queues" in source else source)
-        queue = (f"avgqu-sz {row.avgqu_sz:.1f}/{depth} {source}" if depth
-                 else f"avgqu-sz {row.avgqu_sz:.1f} ({source or 'no queue limit'})")
+            source = _SHORT_SOURCES.get(
+                source, "paths" if source.startswith("its ") else "hwq x nr" if "hardware queues" in source else source
+            )
+        queue = (
+            f"avgqu-sz {row.avgqu_sz:.1f}/{depth} {source}"
+            if depth
+            else f"avgqu-sz {row.avgqu_sz:.1f} ({source or 'no queue limit'})"
+        )
         ratio = row.await_ms / row.svctm_ms if row.svctm_ms > 0 else 0.0
-        return (f"%util {row.util_pct:.0f} · {queue} · await {row.await_ms:.2f} ms"
-                f" = {ratio:.0f}x svctm")
+        return f"%util {row.util_pct:.0f} · {queue} · await {row.await_ms:.2f} ms = {ratio:.0f}x svctm"
 
     def _show_detail(self) -> None:
         model = self.model
@@ -284,19 +322,23 @@ class IostatPanel(Vertical):
                 rot = {None: "-", True: "yes", False: "no"}[facts.rotational]
                 qd = facts.queue_depth if facts.queue_depth is not None else "-"
                 nr = facts.nr_requests if facts.nr_requests is not None else "-"
-                facts_parts = [(f"queue_depth {qd} · nr_requests {nr}", f"qd {qd} nr {nr}"),
-                               (f"scheduler {facts.scheduler or '-'} · rotational {rot}",
-                                f"{facts.scheduler or '-'} rot {rot}")]
+                facts_parts = [
+                    (f"queue_depth {qd} · nr_requests {nr}", f"qd {qd} nr {nr}"),
+                    (f"scheduler {facts.scheduler or '-'} · rotational {rot}", f"{facts.scheduler or '-'} rot {rot}"),
+                ]
             long_facts = " · ".join(long for long, _ in facts_parts)
             short_facts = " ".join(short for _, short in facts_parts)
             evaluation = self._saturation_facts(state)
             short_evaluation = self._saturation_facts(state, long=False)
             # The figures against the saturation rules matter more than long fact labels.
             name = printable_name(state.name)
-            candidates = [f" {name}: {long_facts} │ {evaluation}",
-                          f" {name}: {short_facts} │ {evaluation}",
-                          f" {name}: {short_facts} │ {short_evaluation}",
-                          f" {name}: {long_facts}", f" {name}: {short_facts}"]
+            candidates = [
+                f" {name}: {long_facts} │ {evaluation}",
+                f" {name}: {short_facts} │ {evaluation}",
+                f" {name}: {short_facts} │ {short_evaluation}",
+                f" {name}: {long_facts}",
+                f" {name}: {short_facts}",
+            ]
             width = self._line_width()
             detail = next((c for c in candidates if len(c) <= width), candidates[-1])
         self._set_text(".iostat-detail", escape(detail))
@@ -320,10 +362,12 @@ class IostatPanel(Vertical):
 
     def _rules_text(self) -> str:
         rules, th = self.model.rules, self.thresholds
-        return (f"Saturation: {rules.describe()}. The queue limit is SCSI queue_depth, else nr_requests "
-                f"(NVMe: hardware queues x nr_requests; dm/md: the paths or members below). Thresholds: "
-                f"RACPERF_SATURATION=busy=..,queueing=..,full=..,samples=..,knee=.. await colours: green < "
-                f"{th.warn_ms:g} ms, amber up to {th.crit_ms:g} ms, red above (RACPERF_AWAIT_MS=WARN,CRIT).")
+        return (
+            f"Saturation: {rules.describe()}. The queue limit is SCSI queue_depth, else nr_requests "
+            f"(NVMe: hardware queues x nr_requests; dm/md: the paths or members below). Thresholds: "
+            f"RACPERF_SATURATION=busy=..,queueing=..,full=..,samples=..,knee=.. await colours: green < "
+            f"{th.warn_ms:g} ms, amber up to {th.crit_ms:g} ms, red above (RACPERF_AWAIT_MS=WARN,CRIT)."
+        )
 
     def on_iostat_table_cursor_moved(self, message: IostatTable.CursorMoved) -> None:
         # A new busiest device moves the cursor on most ticks: the tick itself already

@@ -9,10 +9,10 @@ and sparkline stay frozen on the left when the figures scroll horizontally.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter
-from typing import Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -100,8 +100,18 @@ STYLE_SPARK = Style(color="cyan")
 STYLE_SPARK_SATURATED = Style(color="red")
 STYLE_CURSOR = Style(bgcolor="grey35")
 #: Every style a row or the header is built with (IostatTable._set_filters converts them).
-PAINT_STYLES = (STYLE_HEADER, STYLE_NUM, STYLE_FACT, *STYLE_LEVEL.values(), STYLE_UTIL_HIGH, STYLE_NAME,
-                STYLE_NAME_SATURATED, STYLE_SPARK, STYLE_SPARK_SATURATED, STYLE_CURSOR)
+PAINT_STYLES = (
+    STYLE_HEADER,
+    STYLE_NUM,
+    STYLE_FACT,
+    *STYLE_LEVEL.values(),
+    STYLE_UTIL_HIGH,
+    STYLE_NAME,
+    STYLE_NAME_SATURATED,
+    STYLE_SPARK,
+    STYLE_SPARK_SATURATED,
+    STYLE_CURSOR,
+)
 
 
 class IostatTable(ScrollView, can_focus=True):
@@ -288,10 +298,16 @@ class IostatTable(ScrollView, can_focus=True):
         """Everything a row's look depends on, as plain values: equal key, identical line."""
         row = state.row
         level = self.thresholds.level
-        styles = (level(row.await_ms), level(row.r_await_ms), level(row.w_await_ms),
-                  row.util_pct >= 90)
-        return (printable_name(state.name), state.saturated, self._spark(state), self._figures_text(row),
-                self._facts_text(state.facts), styles, is_cursor)
+        styles = (level(row.await_ms), level(row.r_await_ms), level(row.w_await_ms), row.util_pct >= 90)
+        return (
+            printable_name(state.name),
+            state.saturated,
+            self._spark(state),
+            self._figures_text(row),
+            self._facts_text(state.facts),
+            styles,
+            is_cursor,
+        )
 
     def _paint_style(self, style: Style) -> Style:
         return self._paint_styles.get(style, style)
@@ -360,11 +376,13 @@ class IostatTable(ScrollView, can_focus=True):
         if head is None:
             head = kept[(name, saturated)] = Segment(
                 ("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
-                paint(STYLE_NAME_SATURATED if saturated else STYLE_NAME))
+                paint(STYLE_NAME_SATURATED if saturated else STYLE_NAME),
+            )
         tail = kept.get(facts)
         if tail is None:
-            tail = kept[facts] = ((Segment(facts, paint(STYLE_FACT)),) if facts else ()) + \
-                ((Segment(" " * self._row_pad),) if self._row_pad else ())
+            tail = kept[facts] = ((Segment(facts, paint(STYLE_FACT)),) if facts else ()) + (
+                (Segment(" " * self._row_pad),) if self._row_pad else ()
+            )
         segments = [head, Segment(f" {spark} ", paint(STYLE_SPARK_SATURATED if saturated else STYLE_SPARK))]
         segments += [Segment(figures[start:end], style) for start, end, style in self._figure_runs(styles)]
         segments += tail
@@ -402,7 +420,7 @@ class IostatTable(ScrollView, can_focus=True):
                 first_dirty = index
             last_dirty = index
         if len(keys) > len(states):
-            del keys[len(states):], strips[len(states):]
+            del keys[len(states) :], strips[len(states) :]
             self.refresh()
         elif rebuilt:
             # One repaint of the span of changed lines (one refresh call per line costs more).
@@ -428,8 +446,7 @@ class IostatTable(ScrollView, can_focus=True):
             return False
         if styles.text_opacity != 1.0 or styles.has_rule("hatch") and styles.hatch != "none":
             return False
-        return not any(edge for edge, _color in styles.border) and \
-            not any(edge for edge, _color in styles.outline)
+        return not any(edge for edge, _color in styles.border) and not any(edge for edge, _color in styles.outline)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # Geometry once per paint, not per line: Widget.size walks up to the screen each time.
@@ -484,7 +501,9 @@ class IostatTable(ScrollView, can_focus=True):
             scroll_x = bisect_left(self._column_starts, scroll_x)
             scroll_x = self._column_starts[scroll_x] if scroll_x < len(self._column_starts) else self._full_width
         if scroll_x and width > frozen:
-            strip = Strip.join([strip.crop(0, frozen), strip.crop(frozen + scroll_x, frozen + scroll_x + width - frozen)])
+            strip = Strip.join(
+                [strip.crop(0, frozen), strip.crop(frozen + scroll_x, frozen + scroll_x + width - frozen)]
+            )
         return strip.crop(0, width).extend_cell_length(width, self._paint_style(STYLE_HEADER) if y == 0 else None)
 
     def refresh_span(self, first: int, last: int) -> None:

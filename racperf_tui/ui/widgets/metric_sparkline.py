@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -65,9 +65,17 @@ class MetricSparkline(Horizontal):
     }
     """
 
-    def __init__(self, label: str, unit: str = "", history: int = DEFAULT_HISTORY,
-                 *, divisor: float = 1.0, formatter: Callable[[float | None], str] | None = None,
-                 id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        unit: str = "",
+        history: int = DEFAULT_HISTORY,
+        *,
+        divisor: float = 1.0,
+        formatter: Callable[[float | None], str] | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         """``divisor`` converts the values to the unit shown (1024 for KiB/s shown as MiB/s);
         the deque keeps the values as given. ``formatter`` (a metric description's own, which
         knows its unit and divisor) replaces both for the value text."""

@@ -12,8 +12,9 @@ runs go on if the UI goes away.
 from __future__ import annotations
 
 import socket
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -21,6 +22,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
+from racperf_tui.core import settings
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.net_guidance import (
     Verdict,
@@ -28,15 +30,13 @@ from racperf_tui.core.net_guidance import (
     format_rate,
     interconnect_verdict,
 )
-from racperf_tui.core import settings
-from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, stop_pair
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import Store
+from racperf_tui.core.units import MIB_S_TO_MBIT_S
+from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, stop_pair
 from racperf_tui.tools import load_tool
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from racperf_tui.ui.widgets.tick_box import TickBox
-from racperf_tui.core.units import MIB_S_TO_MBIT_S
-
 
 #: tool -> the modes its form offers (the first is the default)
 TOOL_MODES: dict[str, tuple[str, ...]] = {
@@ -98,8 +98,9 @@ def pair_configs(tool: str, form: Mapping[str, Any]) -> tuple[dict[str, Any], di
     host, port = form["host"], int(form["port"])
     duration_s, interval_s = float(form["duration_s"]), float(form["interval_s"])
     mode, length, connections = form["mode"], form.get("length"), int(form.get("connections") or 1)
-    server_cfg, client_cfg = _pair_configs_without_programs(tool, form, host, port, duration_s,
-                                                            interval_s, mode, length, connections)
+    server_cfg, client_cfg = _pair_configs_without_programs(
+        tool, form, host, port, duration_s, interval_s, mode, length, connections
+    )
     program = str(form.get("program") or "").strip()
     java = str(form.get("java") or "").strip()
     for config in (server_cfg, client_cfg):
@@ -117,36 +118,68 @@ def pair_configs(tool: str, form: Mapping[str, Any]) -> tuple[dict[str, Any], di
     return server_cfg, client_cfg
 
 
-def _pair_configs_without_programs(tool: str, form: Mapping[str, Any], host: str, port: int,
-                                   duration_s: float, interval_s: float, mode: str, length: Any,
-                                   connections: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def _pair_configs_without_programs(
+    tool: str,
+    form: Mapping[str, Any],
+    host: str,
+    port: int,
+    duration_s: float,
+    interval_s: float,
+    mode: str,
+    length: Any,
+    connections: int,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The two ends' configs from the form's measurement fields."""
     if tool == "probe":
-        client: dict[str, Any] = {"host": host, "port": port, "mode": "SYNC" if mode == "RTT" else mode,
-                                  "rtt": mode == "RTT", "num_conn": connections,
-                                  "write": bool(form.get("write")), "duration_s": duration_s,
-                                  "interval_s": interval_s}
+        client: dict[str, Any] = {
+            "host": host,
+            "port": port,
+            "mode": "SYNC" if mode == "RTT" else mode,
+            "rtt": mode == "RTT",
+            "num_conn": connections,
+            "write": bool(form.get("write")),
+            "duration_s": duration_s,
+            "interval_s": interval_s,
+        }
         if length and mode != "RTT":
             client["length"] = int(length)
         return {"bind": host, "port": port, "duration_s": duration_s}, client
     if tool == "iperf3":
-        client = {"host": host, "port": port, "duration_s": duration_s, "interval_s": interval_s,
-                  "udp": mode == "UDP", "reverse": mode == "TCP reverse", "parallel": connections}
+        client = {
+            "host": host,
+            "port": port,
+            "duration_s": duration_s,
+            "interval_s": interval_s,
+            "udp": mode == "UDP",
+            "reverse": mode == "TCP reverse",
+            "parallel": connections,
+        }
         if mode == "UDP":
             client["bitrate"] = IPERF3_UDP_BITRATE
         if length:
             client["length"] = str(int(length))
         return {"bind": host, "port": port, "duration_s": duration_s}, client
     if tool == "oratcptest":
-        client = {"host": host, "port": port, "mode": mode, "num_conn": connections,
-                  "write": bool(form.get("write")), "duration_s": max(1, round(duration_s)),
-                  "interval_s": max(1, round(interval_s))}
+        client = {
+            "host": host,
+            "port": port,
+            "mode": mode,
+            "num_conn": connections,
+            "write": bool(form.get("write")),
+            "duration_s": max(1, round(duration_s)),
+            "interval_s": max(1, round(interval_s)),
+        }
         if length:
             client["length_bytes"] = int(length)
         return {"host": host, "port": port}, client
     if tool == "netperf":
-        client = {"host": host, "port": port, "test": mode, "duration_s": max(1, round(duration_s)),
-                  "interim_s": interval_s}
+        client = {
+            "host": host,
+            "port": port,
+            "test": mode,
+            "duration_s": max(1, round(duration_s)),
+            "interim_s": interval_s,
+        }
         return {"host": host, "port": port}, client
     raise ValueError(f"unknown network tool {tool!r}")
 
@@ -254,8 +287,9 @@ class NetworkPanel(Vertical):
     BINDINGS = [
         Binding("ctrl+l", "start_pair", "Start pair", tooltip="Start the server / client pair"),
         Binding("ctrl+t", "stop_pair", "Stop pair", tooltip="Stop the pair (both ends)"),
-        Binding("escape", "leave_field", "Leave field",
-                tooltip="Leave the text field: then 1 2 3 switch tabs and q quits"),
+        Binding(
+            "escape", "leave_field", "Leave field", tooltip="Leave the text field: then 1 2 3 switch tabs and q quits"
+        ),
     ]
 
     def __init__(self, data_dir: str | None = None, poll_interval_s: float = 0.25) -> None:
@@ -283,28 +317,37 @@ class NetworkPanel(Vertical):
         # compact widgets and labels of <= 15 characters: the whole panel, verdicts included,
         # fits an 80x24 terminal (a DBA's default SSH window)
         with Horizontal(classes="net-row"):
-            yield self._field("Tool", Select([(t, t) for t in self.tools], value=self.tools[0],
-                                             allow_blank=False, compact=True, id="net-tool"))
+            yield self._field(
+                "Tool",
+                Select(
+                    [(t, t) for t in self.tools], value=self.tools[0], allow_blank=False, compact=True, id="net-tool"
+                ),
+            )
             yield self._field("Server address", Input("127.0.0.1", compact=True, id="net-host"))
             yield self._field("Port (0: free)", Input("0", compact=True, id="net-port", type="integer"))
             yield self._field("Duration s", Input("10", compact=True, id="net-duration", type="number"))
             yield self._field("Interval s", Input("1", compact=True, id="net-interval", type="number"))
         with Horizontal(classes="net-row"):
-            yield self._field("Mode", Select(self._mode_options(self.tools[0]), allow_blank=False,
-                                             compact=True, id="net-mode"))
-            yield self._field("Message bytes", Input("", placeholder="default", compact=True,
-                                                     id="net-length", type="integer"))
+            yield self._field(
+                "Mode", Select(self._mode_options(self.tools[0]), allow_blank=False, compact=True, id="net-mode")
+            )
+            yield self._field(
+                "Message bytes", Input("", placeholder="default", compact=True, id="net-length", type="integer")
+            )
             yield self._field("Connections", Input("1", compact=True, id="net-connections", type="integer"))
-            yield self._field("Redo MB/s (DG)", Input("", placeholder="e.g. 50", compact=True,
-                                                      id="net-redo", type="number"))
+            yield self._field(
+                "Redo MB/s (DG)", Input("", placeholder="e.g. 50", compact=True, id="net-redo", type="number")
+            )
             yield self._field("Server fsync", TickBox("write", compact=True, id="net-write"))
         with Horizontal(classes="net-row"):
-            yield self._field(PROGRAM_LABELS[self.tools[0]][0],
-                              Input("", placeholder=PROGRAM_LABELS[self.tools[0]][1], compact=True,
-                                    id="net-program"))
-            yield self._field("Java (oratcptest)",
-                              Input("", placeholder="$JAVA_HOME, $ORACLE_HOME/jdk or PATH", compact=True,
-                                    id="net-java"))
+            yield self._field(
+                PROGRAM_LABELS[self.tools[0]][0],
+                Input("", placeholder=PROGRAM_LABELS[self.tools[0]][1], compact=True, id="net-program"),
+            )
+            yield self._field(
+                "Java (oratcptest)",
+                Input("", placeholder="$JAVA_HOME, $ORACLE_HOME/jdk or PATH", compact=True, id="net-java"),
+            )
         with Horizontal(id="net-buttons"):
             yield Button("Start pair", id="net-start", variant="primary", compact=True)
             yield Button("Stop", id="net-stop", disabled=True, compact=True)
@@ -313,10 +356,8 @@ class NetworkPanel(Vertical):
         yield Static("client: -", id="net-client-state", classes="net-state")
         yield MetricSparkline("Throughput", "Mbit/s", id="net-throughput")
         yield MetricSparkline("Latency", "ms", id="net-latency")
-        yield Static("interconnect: no measurement yet", id="net-verdict-interconnect",
-                     classes="net-verdict")
-        yield Static("Data Guard: give a redo rate (MB/s)", id="net-verdict-dataguard",
-                     classes="net-verdict")
+        yield Static("interconnect: no measurement yet", id="net-verdict-interconnect", classes="net-verdict")
+        yield Static("Data Guard: give a redo rate (MB/s)", id="net-verdict-dataguard", classes="net-verdict")
 
     @staticmethod
     def _field(label: str, widget: Any) -> Vertical:
@@ -351,8 +392,9 @@ class NetworkPanel(Vertical):
         start_button = self.query_one("#net-start", Button)
         stop_button = self.query_one("#net-stop", Button)
         focused = self.app.focused
-        lost = focused is None or (focused in (start_button, stop_button) and not
-                                   (start if focused is start_button else stop))
+        lost = focused is None or (
+            focused in (start_button, stop_button) and not (start if focused is start_button else stop)
+        )
         start_button.disabled = not start
         stop_button.disabled = not stop
         if lost and self.is_mounted and self.display:
@@ -399,8 +441,7 @@ class NetworkPanel(Vertical):
             if tool == "oratcptest":
                 settings.set(JAVA_SETTING, form.get("java") or None, data_dir=self._data_dir())
         except (OSError, ValueError) as exc:  # the run can go on without remembering
-            self.app.call_from_thread(self.notify, f"cannot remember the program path: {exc}",
-                                      severity="warning")
+            self.app.call_from_thread(self.notify, f"cannot remember the program path: {exc}", severity="warning")
 
     def _reattach(self) -> None:
         """A pair still running from an earlier racperf (runs outlive the UI): show it."""
@@ -408,19 +449,23 @@ class NetworkPanel(Vertical):
             unfinished = self._open_store().unfinished_runs()
         except Exception:  # an unreadable store must not take the panel down
             return
-        clients = [r for r in unfinished if r.tool in TOOL_MODES and r.config.get("role") == "client"
-                   and r.config.get("peer_run_id")]
+        clients = [
+            r
+            for r in unfinished
+            if r.tool in TOOL_MODES and r.config.get("role") == "client" and r.config.get("peer_run_id")
+        ]
         if not clients:
             return
         client = clients[-1]
-        self.pair = PairRuns(client.tool, int(client.config["peer_run_id"]), client.id,
-                             client.config.get("port"))
+        self.pair = PairRuns(client.tool, int(client.config["peer_run_id"]), client.id, client.config.get("port"))
         self._settled = False
         self._poll_timer.resume()
         self.mode_of_pair = self._mode_of_config(client.tool, client.config)
         self._set_buttons(start=False, stop=True)
-        self._message(f"{client.tool} pair from an earlier session (runs #{self.pair.server_run_id} "
-                      f"and #{client.id}), live", "good")
+        self._message(
+            f"{client.tool} pair from an earlier session (runs #{self.pair.server_run_id} and #{client.id}), live",
+            "good",
+        )
 
     @staticmethod
     def _mode_of_config(tool: str, config: Mapping[str, Any]) -> str:
@@ -450,8 +495,10 @@ class NetworkPanel(Vertical):
 
     def read_form(self) -> dict[str, Any]:
         """The form's values; ValueError names the field that is wrong."""
-        def number(widget_id: str, label: str, *, integer: bool = False, minimum: float = 0.0,
-                   blank: Any = ValueError) -> Any:
+
+        def number(
+            widget_id: str, label: str, *, integer: bool = False, minimum: float = 0.0, blank: Any = ValueError
+        ) -> Any:
             text = self.query_one(widget_id, Input).value.strip()
             if not text:
                 if blank is ValueError:
@@ -479,10 +526,12 @@ class NetworkPanel(Vertical):
             "interval_s": number("#net-interval", "Interval", minimum=0.1),
             "mode": str(self.query_one("#net-mode", Select).value),
             # a field the tool does not use (disabled) is neither validated nor passed on
-            "length": None if self.query_one("#net-length").disabled else
-            number("#net-length", "Message bytes", integer=True, minimum=1, blank=None),
-            "connections": 1 if self.query_one("#net-connections").disabled else
-            number("#net-connections", "Connections", integer=True, minimum=1),
+            "length": None
+            if self.query_one("#net-length").disabled
+            else number("#net-length", "Message bytes", integer=True, minimum=1, blank=None),
+            "connections": 1
+            if self.query_one("#net-connections").disabled
+            else number("#net-connections", "Connections", integer=True, minimum=1),
             "write": not self.query_one("#net-write").disabled and self.query_one("#net-write", Checkbox).value,
             "program": self.query_one("#net-program", Input).value.strip(),
             "java": self.query_one("#net-java", Input).value.strip(),
@@ -527,8 +576,7 @@ class NetworkPanel(Vertical):
         except Exception as exc:  # every failure is shown, none crashes the UI
             text = str(exc)
             # the tools' own errors mostly name the tool already ("oratcptest: the path of...")
-            self.app.call_from_thread(self._launch_failed,
-                                      text if text.startswith(f"{tool}:") else f"{tool}: {text}")
+            self.app.call_from_thread(self._launch_failed, text if text.startswith(f"{tool}:") else f"{tool}: {text}")
             return
         self.app.call_from_thread(self._pair_started, pair)
 
@@ -545,9 +593,11 @@ class NetworkPanel(Vertical):
         # what launch_pair adapted (notes) or found worth knowing (warnings: e.g. a database
         # listener's port) is said here, not only recorded
         said = [*getattr(pair, "warnings", ()), *getattr(pair, "notes", ())]
-        self._message(f"{pair.tool} pair running on port {pair.port} (runs #{pair.server_run_id} "
-                      f"and #{pair.client_run_id})" + "".join(f"; {text}" for text in said),
-                      "warning" if getattr(pair, "warnings", ()) else "good")
+        self._message(
+            f"{pair.tool} pair running on port {pair.port} (runs #{pair.server_run_id} "
+            f"and #{pair.client_run_id})" + "".join(f"; {text}" for text in said),
+            "warning" if getattr(pair, "warnings", ()) else "good",
+        )
         self._poll()
 
     @on(Button.Pressed, "#net-stop")
@@ -599,8 +649,10 @@ class NetworkPanel(Vertical):
             self.add_sample(sample)
         server = store.get_run(pair.server_run_id)
         client = store.get_run(pair.client_run_id)
-        self._show_state_line("#net-server-state", self._state_text(
-            "server", server, store.result(pair.server_run_id) if server.state.finished else None))
+        self._show_state_line(
+            "#net-server-state",
+            self._state_text("server", server, store.result(pair.server_run_id) if server.state.finished else None),
+        )
         self._show_state_line("#net-client-state", self._state_text("client", client, None))
         self._settled = server.state.finished and client.state.finished and self._finishing
         if client.state.finished and not self._finishing:
@@ -612,8 +664,7 @@ class NetworkPanel(Vertical):
             else:
                 # a stopped or failed client's "result" (0 Mbit/s, or a partial one) is no
                 # measurement of the link: judge the intervals that did arrive, and say so
-                self.unfinished_note = (f" ({client.state.value} early: mean of "
-                                        f"{len(self.throughput_values)} intervals)")
+                self.unfinished_note = f" ({client.state.value} early: mean of {len(self.throughput_values)} intervals)"
             self._update_verdicts()
             self._set_buttons(start=True, stop=False)
             level = "good" if client.state is RunState.SUCCEEDED else "bad"
@@ -666,35 +717,48 @@ class NetworkPanel(Vertical):
         interconnect = self.query_one("#net-verdict-interconnect", Static)
         dataguard = self.query_one("#net-verdict-dataguard", Static)
         if self.mode_of_pair in LATENCY_ONLY_MODES:
-            latency = (f"; mean latency {sum(self.latency_values) / len(self.latency_values):.3f} ms"
-                       if self.latency_values else "")
-            self._set_verdict(interconnect, Verdict("warning", f"interconnect: {self.mode_of_pair} "
-                                                               f"measures latency, not throughput{latency}"))
-            self._set_verdict(dataguard, Verdict("warning", "Data Guard: run a SYNC or stream test "
-                                                            "for a bandwidth verdict"))
+            latency = (
+                f"; mean latency {sum(self.latency_values) / len(self.latency_values):.3f} ms"
+                if self.latency_values
+                else ""
+            )
+            self._set_verdict(
+                interconnect,
+                Verdict("warning", f"interconnect: {self.mode_of_pair} measures latency, not throughput{latency}"),
+            )
+            self._set_verdict(
+                dataguard, Verdict("warning", "Data Guard: run a SYNC or stream test for a bandwidth verdict")
+            )
             return
         if measured is None:
             self._set_verdict(interconnect, Verdict("", "interconnect: no measurement yet"))
         elif self.mode_of_pair == "UDP":
             # what arrives is capped by the target bitrate: judging it against 1/10 GbE would
             # call a 10 GbE link "below 10 GbE"
-            self._set_verdict(interconnect, Verdict(
-                "warning", f"interconnect: UDP received {format_rate(measured)} at a "
-                           f"{IPERF3_UDP_BITRATE}bit/s target rate (a loss check, not the link's "
-                           "capacity); run TCP for the 1/10 GbE verdict"))
+            self._set_verdict(
+                interconnect,
+                Verdict(
+                    "warning",
+                    f"interconnect: UDP received {format_rate(measured)} at a "
+                    f"{IPERF3_UDP_BITRATE}bit/s target rate (a loss check, not the link's "
+                    "capacity); run TCP for the 1/10 GbE verdict",
+                ),
+            )
         else:
             verdict = interconnect_verdict(measured)
-            self._set_verdict(interconnect, Verdict(verdict.level,
-                                                    f"interconnect: {verdict.text}{self.unfinished_note}"))
+            self._set_verdict(
+                interconnect, Verdict(verdict.level, f"interconnect: {verdict.text}{self.unfinished_note}")
+            )
         redo = self.redo_mb_s()
         if self.mode_of_pair == "UDP" and measured is not None:
-            self._set_verdict(dataguard, Verdict("warning", "Data Guard: redo transport is TCP: run a "
-                                                            "TCP test for the bandwidth verdict"))
+            self._set_verdict(
+                dataguard,
+                Verdict("warning", "Data Guard: redo transport is TCP: run a TCP test for the bandwidth verdict"),
+            )
         elif redo is None:
             self._set_verdict(dataguard, Verdict("", "Data Guard: give a redo rate (MB/s)"))
         elif measured is None:
-            self._set_verdict(dataguard, Verdict("", f"Data Guard: redo {redo:g} MB/s; waiting for a "
-                                                     "measurement"))
+            self._set_verdict(dataguard, Verdict("", f"Data Guard: redo {redo:g} MB/s; waiting for a measurement"))
         else:
             verdict = dataguard_verdict(redo, measured)
             self._set_verdict(dataguard, Verdict(verdict.level, f"Data Guard: {verdict.text}{self.unfinished_note}"))

@@ -18,8 +18,8 @@ class TickBox(Checkbox):
     CHECKED_INNER = "X"
     UNCHECKED_INNER = " "
 
-    @property  # type: ignore[override]
-    def BUTTON_INNER(self) -> str:  # noqa: N802 - the name ToggleButton draws its box with
+    @property
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]  # noqa: N802 - ToggleButton reads this name
         """What ToggleButton draws inside the box: it reads this on every render, and a change
         of ``value`` repaints, so the box follows the value."""
         return self.CHECKED_INNER if self.value else self.UNCHECKED_INNER
