@@ -12,10 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
+from textual.widgets import Static
 
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import Store
-from racperf_tui.orchestration.runs import stop_run
+from racperf_tui.orchestration.run_plan import PlanRefused, judge_run
+from racperf_tui.orchestration.runs import launch_run, stop_run
+from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.screens.quit_dialog import ConfirmDialog, QuitDialog
 
 
@@ -93,3 +96,41 @@ async def ask_before_quit(app: App[Any], data_dir: Any) -> None:
             app.run_worker(stop_then_exit, thread=True, group="quit-stop")
 
     app.push_screen(QuitDialog([str(r) for r in running]), chosen)
+
+
+async def judge_then_launch(
+    app: App[Any],
+    module: Any,
+    tool: str,
+    config: dict[str, Any],
+    data_dir: Any,
+    status: Static,
+    *,
+    target: str | None = None,
+) -> int | None:
+    """The launch every form shares: the write guard judges the run off the event loop, each
+    refused device needs its name typed (ConfirmDestructive: the override names exactly those
+    devices, as ``destructive_targets``), then the run starts. Returns its id, or None with
+    the reason in ``status``. Call from a worker (the dialogs are awaited)."""
+    try:
+        await asyncio.to_thread(judge_run, module, tool, config)
+    except PlanRefused as refusal:
+        guard = refusal.guard
+        if guard is None or guard.blocked or not guard.refused:
+            status.update(str(refusal))
+            return None
+        for _target, verdict in guard.refused:
+            if not await app.push_screen_wait(ConfirmDestructive(verdict)):
+                status.update("not started: the write guard's refusal stands")
+                return None
+        config = dict(config, destructive_targets=[t.path for t, _verdict in guard.refused])
+    except (ValueError, OSError) as error:
+        status.update(str(error))
+        return None
+    try:
+        return await asyncio.to_thread(
+            launch_run, tool, config, data_dir=resolve_data_dir(data_dir), target=target or None
+        )
+    except Exception as error:
+        status.update(f"launch failed: {error}")
+        return None

@@ -6,7 +6,6 @@ Dismisses with the new run's id, or None when cancelled.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import shlex
@@ -22,11 +21,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from racperf_tui.core.paths import resolve_data_dir
-from racperf_tui.orchestration.run_plan import PlanRefused, judge_run
-from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.tools import load_tool
-from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
+from racperf_tui.ui.run_actions import judge_then_launch
 from racperf_tui.ui.widgets.tick_box import TickBox
 
 #: (config field, label, kind); kind "bool" is a checkbox, "rw" a select, else a text input
@@ -398,35 +394,11 @@ class FioForm(ModalScreen[Any]):
         general = self.query_one("#form-general-error", Static)
         launch.disabled = True
         general.update("checking the job with fio and the write guard...")
-        try:
-            await asyncio.to_thread(judge_run, self.fio, "fio", values)
-        except PlanRefused as refusal:
-            guard = refusal.guard
-            if guard is None or guard.blocked or not guard.refused:
-                general.update(str(refusal))
-                launch.disabled = False
-                return
-            for _target, verdict in guard.refused:
-                if not await self.app.push_screen_wait(ConfirmDestructive(verdict)):
-                    general.update("not started: the write guard's refusal stands")
-                    launch.disabled = False
-                    return
-            values = dict(values, destructive_targets=[t.path for t, _verdict in guard.refused])
-        except (ValueError, OSError) as error:
-            general.update(str(error))
-            launch.disabled = False
-            return
-        try:
-            run_id = await asyncio.to_thread(_launch_run, values, self.data_dir, target)
-        except Exception as error:
-            general.update(f"launch failed: {error}")
+        run_id = await judge_then_launch(self.app, self.fio, "fio", values, self.data_dir, general, target=target)
+        if run_id is None:
             launch.disabled = False
             return
         self.dismiss(run_id)
-
-
-def _launch_run(values: dict[str, Any], data_dir: Any, target: str) -> Any:
-    return launch_run("fio", values, data_dir=resolve_data_dir(data_dir), target=target or None)
 
 
 def config_dict(config: Any) -> dict[str, Any]:

@@ -8,7 +8,6 @@ Dismisses with the new run's id, or None when cancelled.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import shlex
 import shutil
@@ -22,12 +21,10 @@ from textual.events import DescendantFocus
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.tool import ROLE_OPTION, ToolOption
-from racperf_tui.orchestration.run_plan import PlanRefused, install_hint, judge_run
-from racperf_tui.orchestration.runs import launch_run
+from racperf_tui.orchestration.run_plan import install_hint
 from racperf_tui.tools import load_tool, tool_description
-from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
+from racperf_tui.ui.run_actions import judge_then_launch
 from racperf_tui.ui.widgets.tick_box import TickBox
 
 
@@ -241,28 +238,8 @@ class ToolForm(ModalScreen[Any]):
         general = self.query_one("#form-general-error", Static)
         launch.disabled = True
         general.update("checking the run with the write guard...")
-        try:
-            await asyncio.to_thread(judge_run, self.module, self.tool, config)
-        except PlanRefused as refusal:
-            guard = refusal.guard
-            if guard is None or guard.blocked or not guard.refused:
-                general.update(str(refusal))
-                launch.disabled = False
-                return
-            for _target, verdict in guard.refused:
-                if not await self.app.push_screen_wait(ConfirmDestructive(verdict)):
-                    general.update("not started: the write guard's refusal stands")
-                    launch.disabled = False
-                    return
-            config = dict(config, destructive_targets=[t.path for t, _verdict in guard.refused])
-        except (ValueError, OSError) as error:
-            general.update(str(error))
-            launch.disabled = False
-            return
-        try:
-            run_id = await asyncio.to_thread(launch_run, self.tool, config, data_dir=resolve_data_dir(self.data_dir))
-        except Exception as error:
-            general.update(f"launch failed: {error}")
+        run_id = await judge_then_launch(self.app, self.module, self.tool, config, self.data_dir, general)
+        if run_id is None:
             launch.disabled = False
             return
         self.dismiss(run_id)
