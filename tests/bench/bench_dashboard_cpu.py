@@ -25,7 +25,7 @@ writer thread, and racperf --root DIR / iostat reading the same files is not pos
 Also measures startup: time from spawn to the first paint of the table (the header and a
 device row in the pty output), median of a few starts.
 
-Target (issue 2): racperf <= 1.5 % of one core (median over 60 s). psutil counts CPU in
+Target (issue 2, and the hard case's issue): racperf <= 1.5 % of one core (median over 60 s). psutil counts CPU in
 10 ms ticks, so per-second samples are whole percents; the table adds the mean and a
 nanosecond-precise per-second median from /proc/PID/task/*/schedstat.
 Everything started here is stopped and every loop device detached on every path.
