@@ -12,6 +12,7 @@ Everything is undone on every exit path: mounts made with ``mounted``, swap enab
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -171,3 +172,21 @@ def swap_on(device: str) -> Iterator[str]:
         yield device
     finally:
         subprocess.run(["swapoff", device], capture_output=True, check=False)
+
+
+def sha256_of(path: str | Path) -> str:
+    """The checksum of a device or file, read in 1 MiB pieces (a test's "nothing was written")."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def ext4_loop_device(directory: Path, size_mib: int = 32) -> Iterator[str]:
+    """A loop device carrying an ext4 file system (which the write guard refuses); its path."""
+    image = make_sparse_image(directory / "ext4.img", size_mib)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True, capture_output=True)
+    with loop_device(image) as loop:
+        yield loop.path

@@ -4,7 +4,6 @@ untouched, and the jail execs (the pid started is the command, signals reach it)
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, needs_fio
 from loopdev import LoopDevice, loop_device, needs_loop, write_at
+from loopdev import sha256_of as _sha256
 
 from racperf_tui.core.devjail import EXIT_UNAVAILABLE, devjail_available, jail_argv, plan_nodes
 from racperf_tui.core.safety import check_write_target
@@ -25,14 +25,6 @@ from racperf_tui.core.safety import check_write_target
 pytestmark = [pytest.mark.timeout(60), pytest.mark.root, needs_loop]
 
 MIB = 1 << 20
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(MIB), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _jailed(allowed: list[str], argv: list[str], **kwargs) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,6 @@ own failures named with their fix."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import FAKES, FIXTURES, REPO, racperf_cmd
 from loopdev import loop_device, needs_loop
+from loopdev import sha256_of as _sha
 
 from racperf_tui.core import settings
 from racperf_tui.core.store import Store
@@ -104,11 +104,6 @@ def test_headless_advanced_run_on_loop_devices(tmp_path: Path, oracle_home: Path
     # and racperf parse reads the run's directory
     parsed = orion.parse_path(data / "runs" / str(result_line["run_id"]))
     assert parsed["max_small_iops"] == result["max_small_iops"]
-
-
-def _sha(path: str) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
 
 
 @needs_loop

@@ -5,7 +5,6 @@ guard itself never writes."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -26,6 +25,7 @@ from loopdev import (
     swap_on,
     write_at,
 )
+from loopdev import sha256_of as _sha256
 
 from racperf_tui.core.openfds import MountTable, may_hang
 from racperf_tui.core.safety import (
@@ -52,14 +52,6 @@ def _one_reason(verdict: SafetyVerdict, needle: str) -> str:
     found = [reason for reason in verdict.reasons if needle in reason]
     assert found, f"no reason contains {needle!r}; reasons: {verdict.reasons}"
     return found[0]
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(MIB), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------

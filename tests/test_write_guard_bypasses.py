@@ -11,7 +11,6 @@ gets through.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -26,23 +25,17 @@ from hypothesis import strategies as st
 from racperf_tui.orchestration.run_plan import PlanRefused, judge_run
 from racperf_tui.tools import fio
 from tests.conftest import needs_fio, racperf_cmd
-from tests.loopdev import loop_device, make_sparse_image, mounted, needs_loop, write_at
+from tests.loopdev import ext4_loop_device, loop_device, make_sparse_image, mounted, needs_loop, write_at
+from tests.loopdev import sha256_of as digest
 
 pytestmark = [needs_fio, needs_loop]
-
-
-def digest(path: str) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
 
 
 @pytest.fixture(scope="module")
 def ext4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A loop device carrying ext4 (which `racperf check-target` refuses)."""
-    image = make_sparse_image(tmp_path_factory.mktemp("ext4") / "ext4.img", 32)
-    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True, capture_output=True)
-    with loop_device(image) as loop:
-        yield loop.path
+    with ext4_loop_device(tmp_path_factory.mktemp("ext4")) as path:
+        yield path
 
 
 def run_fio(args: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -22,7 +22,6 @@ Found:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -35,22 +34,17 @@ import pytest
 from racperf_tui.orchestration.run_plan import judge_run
 from racperf_tui.tools import fio
 from tests.conftest import needs_fio, racperf_cmd
-from tests.loopdev import loop_device, make_sparse_image, needs_loop, write_at
+from tests.loopdev import ext4_loop_device, make_sparse_image, needs_loop, write_at
+from tests.loopdev import sha256_of as digest
 
 pytestmark = [needs_fio, needs_loop]
 
 
-def digest(path: str | Path) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
-
-
 @pytest.fixture(scope="module")
 def ext4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    image = make_sparse_image(tmp_path_factory.mktemp("ext4h") / "ext4.img", 32)
-    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True, capture_output=True)
-    with loop_device(image) as loop:
-        yield loop.path
+    """A loop device carrying ext4 (which `racperf check-target` refuses)."""
+    with ext4_loop_device(tmp_path_factory.mktemp("ext4")) as path:
+        yield path
 
 
 def run_fio(

@@ -5,7 +5,6 @@ offender's whole tree is killed within a second and the device is unchanged."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import signal
 import stat
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 from fakes.proc_helpers import FAKE_TOOL, ensure_repo_importable, live, wait_until
 from loopdev import LoopDevice, loop_device, needs_loop, write_at
+from loopdev import sha256_of as _sha256
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.process import SupervisedProcess
@@ -30,14 +30,6 @@ ensure_repo_importable()
 pytestmark = [pytest.mark.timeout(60), pytest.mark.root, needs_loop]
 
 MIB = 1 << 20
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(MIB), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _devno(device: LoopDevice) -> tuple[int, int]:
