@@ -296,7 +296,7 @@ class IostatModel:
             return ""
 
         def means(series: deque[float]) -> tuple[float, float]:
-            values = list(series)[-2 * w :]
+            values = [series[i] for i in range(len(series) - 2 * w, len(series))]  # no copy of the history
             return sum(values[:w]) / w, sum(values[w:]) / w
 
         (qu0, qu1), (lat0, lat1) = means(qu), means(lat)
