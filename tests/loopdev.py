@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import mmap
 import os
 import shutil
 import subprocess
@@ -175,11 +176,31 @@ def swap_on(device: str) -> Iterator[str]:
 
 
 def sha256_of(path: str | Path) -> str:
-    """The checksum of a device or file, read in 1 MiB pieces (a test's "nothing was written")."""
+    """The checksum of what is on the disk of a device or file (a test's "nothing was written").
+
+    Read with O_DIRECT where the file system allows it: an emulator writing with O_DIRECT into
+    a file whose zero pages a buffered read cached before can leave those pages stale (seen on
+    ext4), so a buffered checksum could miss a write."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    except OSError:  # tmpfs and friends: no O_DIRECT, and no disk to be stale against
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
+    buffer = mmap.mmap(-1, 1 << 20)  # page-aligned, as O_DIRECT needs
+    try:
+        offset = 0
+        while True:
+            count = os.preadv(fd, [buffer], offset)
+            if count <= 0:
+                break
+            digest.update(buffer[:count])
+            offset += count
+    finally:
+        os.close(fd)
+        buffer.close()
     return digest.hexdigest()
 
 
