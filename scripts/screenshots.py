@@ -33,16 +33,11 @@ DISKS = [
 LOADS = {
     "sda": DiskLoad(read_iops=12, write_iops=40, await_ms=1.2, util_pct=4, avgqu_sz=0.1),
     "sda1": DiskLoad(read_iops=12, write_iops=40, await_ms=1.2, util_pct=4, avgqu_sz=0.1),
-    "sdb": DiskLoad(read_iops=5200, write_iops=2200, sectors_per_io=16, await_ms=4.3,
-                    util_pct=100, avgqu_sz=31.6),
-    "sdc": DiskLoad(read_iops=900, write_iops=380, sectors_per_io=16, await_ms=7.5,
-                    util_pct=71, avgqu_sz=9.6),
-    "sdd": DiskLoad(read_iops=880, write_iops=400, sectors_per_io=16, await_ms=2.1,
-                    util_pct=48, avgqu_sz=2.7),
-    "sde": DiskLoad(read_iops=60, write_iops=600, sectors_per_io=2048, await_ms=14.0,
-                    util_pct=63, avgqu_sz=9.2),
-    "nvme0n1": DiskLoad(read_iops=31000, sectors_per_io=8, await_ms=0.09, util_pct=55,
-                        avgqu_sz=2.8),
+    "sdb": DiskLoad(read_iops=5200, write_iops=2200, sectors_per_io=16, await_ms=4.3, util_pct=100, avgqu_sz=31.6),
+    "sdc": DiskLoad(read_iops=900, write_iops=380, sectors_per_io=16, await_ms=7.5, util_pct=71, avgqu_sz=9.6),
+    "sdd": DiskLoad(read_iops=880, write_iops=400, sectors_per_io=16, await_ms=2.1, util_pct=48, avgqu_sz=2.7),
+    "sde": DiskLoad(read_iops=60, write_iops=600, sectors_per_io=2048, await_ms=14.0, util_pct=63, avgqu_sz=9.2),
+    "nvme0n1": DiskLoad(read_iops=31000, sectors_per_io=8, await_ms=0.09, util_pct=55, avgqu_sz=2.8),
 }
 
 
@@ -56,8 +51,9 @@ async def dashboard(out: Path) -> None:
             for second in range(24):
                 loads = dict(LOADS)
                 if second < 12:  # sdb saturates half-way through: the sparkline shows the step
-                    loads["sdb"] = DiskLoad(read_iops=2600, write_iops=1100, sectors_per_io=16,
-                                            await_ms=1.1, util_pct=52, avgqu_sz=4.0)
+                    loads["sdb"] = DiskLoad(
+                        read_iops=2600, write_iops=1100, sectors_per_io=16, await_ms=1.1, util_pct=52, avgqu_sz=4.0
+                    )
                 root.tick(loads)
                 panel.sample_now()
             await pilot.press("home")

@@ -40,7 +40,7 @@ class Sample:
         return line
 
 
-class RunState(str, enum.Enum):
+class RunState(str, enum.Enum):  # noqa: UP042 (str() of a member stays "RunState.X", as the store code expects)
     """Life cycle of a run as the store records it."""
 
     PENDING = "pending"

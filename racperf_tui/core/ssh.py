@@ -334,7 +334,7 @@ async def _connect(target: SshTarget) -> Connection:
         ) from None
     except asyncssh.Error as exc:
         raise SshError(f"{target.display}: {exc.reason}") from None
-    except (OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, OSError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else (str(exc) or "timed out")
         raise SshError(f"{target.display}: cannot connect: {why}") from None
     return Connection(target, conn, time.monotonic() - started)
