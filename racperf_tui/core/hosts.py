@@ -8,6 +8,8 @@ operations over one SSH connection, so no tool changes when its runs move to ano
 - ``start(invocation, directory, ...)``: a supervised process with the Invocation's argv, env,
   working directory and standard input (its output read in chunks by the supervisor);
 - ``fetch_files(directory, invocation)``: the result files it wrote (name -> text, bounded);
+- ``judge_targets(targets, override)``: the write guard, run against *that* machine's mounts,
+  holders, open files and signatures (the node that writes is the node that is judged);
 - ``name``: what the store records as the run's host.
 """
 
@@ -16,11 +18,13 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from racperf_tui.core.invocation import Invocation
+from racperf_tui.core.invocation import Invocation, Target
 from racperf_tui.core.process import SupervisedProcess
+from racperf_tui.core.target_guard import GuardVerdict, judge
 from racperf_tui.core.write_watch import WriteWatch
 
 #: a result file larger than this is kept cut, with a note (ORION's trace can be large)
@@ -49,6 +53,8 @@ class Host(Protocol):
 
     def fetch_files(self, directory: Path, invocation: Invocation) -> dict[str, str]: ...
 
+    def judge_targets(self, targets: Iterable[Target], override: bool | set[str] = False) -> GuardVerdict: ...
+
 
 def working_directory(invocation: Invocation, directory: Path) -> Path | None:
     """The Invocation's cwd resolved against the run's directory (None: inherited)."""
@@ -64,6 +70,9 @@ class LocalHost:
 
     def which(self, program: str) -> str | None:
         return shutil.which(program)
+
+    def judge_targets(self, targets: Iterable[Target], override: bool | set[str] = False) -> GuardVerdict:
+        return judge(targets, override)
 
     def put_files(self, directory: Path, files: dict[str, str]) -> None:
         """Write each file (mode 0600) into ``directory``; a name that leaves it is refused."""

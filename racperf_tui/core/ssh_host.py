@@ -31,13 +31,14 @@ import shlex
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.hosts import MAX_RESULT_FILE_BYTES, MAX_RESULT_FILES, STDIN_FILE
-from racperf_tui.core.invocation import Invocation
+from racperf_tui.core.invocation import Invocation, Target
 from racperf_tui.core.ssh import Channel, Connection, SshError, SshTarget, connect
+from racperf_tui.core.target_guard import GuardVerdict
 from racperf_tui.core.write_watch import Violation, WriteWatch
 
 #: $1 mark, $2 grace (whole seconds), $3 limit (s, 0: none), $4 the command (a shell line).
@@ -335,6 +336,16 @@ class SshHost:
 
     def _run(self, command: str, **kw: Any) -> tuple[int | None, bytes, bytes]:
         return self.connection.run(command, **kw)
+
+    def judge_targets(self, targets: Iterable[Target], override: bool | set[str] = False) -> GuardVerdict:
+        """The write guard on the node. Until it reads the node's own mounts, holders, open
+        files and signatures, every target on a node is blocked (no override lifts it)."""
+        verdict = GuardVerdict()
+        for target in targets:
+            verdict.blocked.append(
+                f"{target.path} ({target.origin}) on {self.name}: the write guard does not run on other nodes yet"
+            )
+        return verdict
 
     @property
     def remote_base(self) -> str:

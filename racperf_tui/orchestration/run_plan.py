@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from racperf_tui.core.hosts import Host
 from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.target_guard import GuardVerdict, judge, overrides_from_config
 
@@ -41,18 +42,23 @@ def install_hint(module: ModuleType) -> str | None:
     return getattr(module, "install_hint", None) or getattr(getattr(module, "TOOL", None), "install_hint", None)
 
 
-def check_executable(argv: list[str], module: ModuleType, tool_name: str) -> None:
+def check_executable(argv: list[str], module: ModuleType, tool_name: str, host: Host | None = None) -> None:
     """Raise :class:`ToolNotFound` naming the tool and how to install it when ``argv[0]``
-    cannot be found."""
+    cannot be found (on ``host``: this machine by default)."""
     exe = argv[0]
-    found = shutil.which(exe) is not None
+    found = (host.which(exe) if host is not None else shutil.which(exe)) is not None
     if not found:
         hint = install_hint(module)
-        raise ToolNotFound(f"{tool_name}: {exe!r} not found on PATH" + (f"; install it: {hint}" if hint else ""))
+        where = f" on {host.name}" if host is not None and host.name != "local" else ""
+        raise ToolNotFound(f"{tool_name}: {exe!r} not found on PATH{where}" + (f"; install it: {hint}" if hint else ""))
 
 
 def plan_invocation(
-    module: ModuleType, tool_name: str, config: Mapping[str, Any], run_dir: str | None = None
+    module: ModuleType,
+    tool_name: str,
+    config: Mapping[str, Any],
+    run_dir: str | None = None,
+    host: Host | None = None,
 ) -> Invocation:
     """The tool's Invocation for ``config`` (ValueError when the tool refuses the config,
     ToolNotFound when its program is missing)."""
@@ -62,14 +68,22 @@ def plan_invocation(
         planned = planner(config, run_dir)
     else:
         planned = Invocation(argv=tool.build_argv(config), hard_limit_s=float(tool.hard_limit_s(config)))
-    check_executable(planned.argv, module, tool_name)
+    check_executable(planned.argv, module, tool_name, host)
     return planned
 
 
-def judge_run(module: ModuleType, tool_name: str, config: Mapping[str, Any], run_dir: str | None = None) -> JudgedRun:
-    """Plan and judge: PlanRefused unless every target is cleared or overridden."""
-    planned = plan_invocation(module, tool_name, config, run_dir)
-    verdict = judge(planned.targets, overrides_from_config(dict(config)))
+def judge_run(
+    module: ModuleType,
+    tool_name: str,
+    config: Mapping[str, Any],
+    run_dir: str | None = None,
+    host: Host | None = None,
+) -> JudgedRun:
+    """Plan and judge on ``host`` (this machine by default): PlanRefused unless every target
+    is cleared or overridden by that host's write guard."""
+    planned = plan_invocation(module, tool_name, config, run_dir, host)
+    override = overrides_from_config(dict(config))
+    verdict = host.judge_targets(planned.targets, override) if host is not None else judge(planned.targets, override)
     if not verdict.allowed:
         raise PlanRefused(f"{tool_name}: " + verdict.message(), verdict)
     return JudgedRun(planned, verdict)

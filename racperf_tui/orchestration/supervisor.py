@@ -171,7 +171,7 @@ class Supervisor:
         config = record.config
         directory = run_dir(self.store.path.parent, self.run_id)
         try:
-            judged = judge_run(module, record.tool, config, str(directory))
+            judged = judge_run(module, record.tool, config, str(directory), self.host)
             argv, write_watch, protections = self._protections(judged, tool)
             self._prepare(tool, config, judged, directory, protections)
         except (ValueError, FileNotFoundError) as exc:
