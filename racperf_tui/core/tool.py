@@ -175,6 +175,10 @@ class ToolDescription:
     #: the figures of the tool's result (top-level keys of its result dict), most telling
     #: first: the result view's rows with their units, the runs list's figure
     results: Sequence[MetricSpec] = field(default_factory=tuple)
+    #: panels of the UI's own (ui/widgets/tool_panels.py, by name) the live view and the result
+    #: view add for this tool's runs; a name the UI does not have is left out
+    live_panels: Sequence[str] = field(default_factory=tuple)
+    result_panels: Sequence[str] = field(default_factory=tuple)
 
     def option(self, name: str) -> ToolOption | None:
         return next((o for o in self.options if o.name == name), None)

@@ -1096,11 +1096,14 @@ class OrionStreamParser:
         return max(0.0, self._clock() - self._started)
 
     def _point(self, elapsed: float) -> tuple[int, DataPoint | None]:
-        """(1-based data point, the point) at ``elapsed`` on the schedule stretched to planned_s."""
+        """(1-based data point, the point) at ``elapsed`` on the schedule. ORION's estimate is
+        its data points' time plus one minute: only when that part is longer than the model's
+        (ORION steps loads the model does not know) is the schedule stretched to it."""
         if not self._schedule or not self.planned_s:
             return 0, None
         model_total = sum(p.length_s for p in self._schedule) or 1.0
-        at = elapsed * model_total / self.planned_s
+        points_s = (self.orion_estimate_s or 0.0) - ORION_ESTIMATE_EXTRA_S
+        at = elapsed * model_total / max(model_total, points_s)
         for index, point in enumerate(self._schedule):
             if at < point.start_s + point.length_s:
                 return index + 1, point
@@ -1123,7 +1126,13 @@ class OrionStreamParser:
         if self._schedule:
             metrics["data_point"] = float(number)
             metrics["data_points"] = float(len(self._schedule))
-        extra: dict[str, Any] = {"phase": phase, "estimated": phase != "done"}
+        # the live view's progress bar and ETA read these two from extra (runs_data.LivePoller)
+        extra: dict[str, Any] = {
+            "phase": phase,
+            "estimated": phase != "done",
+            "progress_pct": metrics["progress_pct"],
+            "eta_s": metrics["eta_s"],
+        }
         if point is not None:
             extra["small"], extra["large"] = point.small, point.large
         if self.orion_estimate_s is not None:
@@ -1251,6 +1260,8 @@ DESCRIPTION = ToolDescription(
     install_hint=install_hint,
     options=OPTIONS,
     metrics=METRICS,
+    live_panels=("orion_points",),
+    result_panels=("orion_matrix",),
 )
 
 
