@@ -1224,6 +1224,7 @@ _HELP = {
     "/etc/oratab, the grid home)",
     "orion": "the orion binary itself (a standalone download)",
 }
+#: a choice's default is ORION's own (a form shows it; an option left at it is not passed)
 OPTIONS: tuple[ToolOption, ...] = (
     ToolOption("run", "choice", "simple", _HELP["run"], RUNS),
     ToolOption("testname", "str", DEFAULT_TESTNAME, _HELP["testname"]),
@@ -1231,15 +1232,15 @@ OPTIONS: tuple[ToolOption, ...] = (
     ToolOption("num_disks", "int", None, _HELP["num_disks"]),
     ToolOption("size_small", "int", None, _HELP["size_small"]),
     ToolOption("size_large", "int", None, _HELP["size_large"]),
-    ToolOption("type", "choice", None, _HELP["type"], TYPES),
+    ToolOption("type", "choice", "rand", _HELP["type"], TYPES),
     ToolOption("num_streamIO", "int", None, _HELP["num_streamIO"]),
-    ToolOption("simulate", "choice", None, _HELP["simulate"], SIMULATES),
+    ToolOption("simulate", "choice", "concat", _HELP["simulate"], SIMULATES),
     ToolOption("write", "int", None, _HELP["write"]),
     ToolOption("cache_size", "int", None, _HELP["cache_size"]),
     ToolOption("duration", "int", None, _HELP["duration"]),
     ToolOption("num_small", "int", None, _HELP["num_small"]),
     ToolOption("num_large", "int", None, _HELP["num_large"]),
-    ToolOption("matrix", "choice", None, _HELP["matrix"], MATRICES),
+    ToolOption("matrix", "choice", "basic", _HELP["matrix"], MATRICES),
     ToolOption("hugenotneeded", "bool", False, _HELP["hugenotneeded"]),
     ToolOption("verbose", "bool", False, _HELP["verbose"]),
     ToolOption("storax", "str", None, _HELP["storax"]),

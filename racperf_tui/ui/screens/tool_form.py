@@ -141,6 +141,8 @@ class ToolForm(ModalScreen[Any]):
                 continue
             if option.kind == "list" and isinstance(value, list) and not isinstance(option.default, list):
                 value = [v for v in value if v != ""]
+            if option.repeatable and isinstance(value, str):  # one field, several values (ORION's LUNs)
+                value = shlex.split(value)
             if value != option.default and not (value == "" and option.default in (None, "")):
                 config[option.name] = value
         return config, errors
