@@ -16,6 +16,7 @@ import pytest
 from conftest import FAKES
 from loopdev import loop_device, needs_loop
 from loopdev import sha256_of as _sha
+from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Input, Select, Static
 
@@ -31,7 +32,7 @@ from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.tool_form import ToolForm
 from racperf_tui.ui.widgets.chart import Chart
 from racperf_tui.ui.widgets.orion_charts import HeatTable, heat_table, is_detailed, matrix_series, result_widgets
-from racperf_tui.ui.widgets.orion_live_panel import OrionLivePanel, view_of
+from racperf_tui.ui.widgets.orion_live_panel import OrionLivePanel, rows_table, view_of
 
 S112 = Path(__file__).parent / "fixtures" / "orion" / "11.2.0.4-advanced-stdout.txt"
 
@@ -296,3 +297,14 @@ def test_the_recorded_model_reads_as_the_snapshot_shows() -> None:
     assert view.headline == "data point 7 of 15 (small 6, large 0), about 6 small I/Os outstanding (planned 6)"
     assert [row[0] for row in view.rows] == ["dm-3 (data1)", "  sdb", "  sdc"]
     assert [p.small for p in view.points] == [1, 2, 3, 4, 5]
+
+
+def test_a_hostile_lun_name_is_shown_as_it_is() -> None:
+    hostile = "/dev/[bold]x\x1b[31m"
+    model = OrionLiveModel({"lun": [hostile]}, [LunDevices(hostile, "sdb")])
+    for at, ios in ((1.0, 0), (2.0, 100)):
+        model.observe(DiskSnapshot(at, at, {"sdb": _counters("sdb", ios, 8, ios, 500)}, uptime_cs=int(at * 100)), 2)
+    console = Console(width=120, record=True, color_system=None)
+    console.print(rows_table(view_of(model)))
+    text = console.export_text()
+    assert "/dev/[bold]x\\x1b[31m" in text and "\x1b" not in text

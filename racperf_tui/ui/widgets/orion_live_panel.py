@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -73,8 +74,8 @@ def rows_table(view: OrionLiveView) -> Table:
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for shown, lun, row in view.rows:
         table.add_row(
-            plain(shown),
-            plain(lun),
+            Text(plain(shown)),  # Text, not str: a cell given as str is read as markup
+            Text(plain(lun)),
             f"{row.r_s:,.0f}",
             f"{row.w_s:,.0f}",
             f"{(row.rkb_s + row.wkb_s) / 1024:,.1f}",
@@ -193,7 +194,7 @@ class OrionLivePanel(Vertical):
     def show(self, view: OrionLiveView) -> None:
         """Paint a view: the headline and rows each second, the charts when a point completed."""
         self.view = view
-        headline = view.headline + "".join(f"\n{problem}" for problem in view.problems)
+        headline = plain(view.headline) + "".join(f"\n{plain(problem)}" for problem in view.problems)
         self.query_one("#orion-headline", Static).update(headline)
         self.query_one("#orion-devices", Static).update(rows_table(view) if view.rows else "")
         if len(view.points) != self._charted:
