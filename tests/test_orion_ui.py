@@ -31,6 +31,7 @@ from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.tool_form import ToolForm
 from racperf_tui.ui.widgets.chart import Chart
+from racperf_tui.ui.widgets.device_suggester import DeviceSuggester, device_paths
 from racperf_tui.ui.widgets.orion_charts import HeatTable, heat_table, is_detailed, matrix_series, result_widgets
 from racperf_tui.ui.widgets.orion_live_panel import OrionLivePanel, rows_table, view_of
 
@@ -79,6 +80,7 @@ def _text(widget: Any) -> str:
 # --------------------------------------------------------------------------- the form
 
 
+@pytest.mark.slow  # loop devices, mkfs and the write guard: seconds
 @needs_loop
 async def test_the_form_takes_several_luns_and_write_goes_through_the_guard(
     tmp_path: Path, data_dir: Path, oracle_home: Path
@@ -93,7 +95,19 @@ async def test_the_form_takes_several_luns_and_write_goes_through_the_guard(
             assert form.query_one("#field-run", Select).value == "simple"
             assert form.query_one("#field-testname", Input).value == "orion"
             form.query_one("#field-run", Select).value = "advanced"
-            form.query_one("#field-lun", Input).value = f"{fs.path} {blank.path}"
+            # the LUN field suggests the devices racperf sees: right arrow takes one
+            lun_field = form.query_one("#field-lun", Input)
+            lun_field.focus()
+            lun_field.value = f"{fs.path} {blank.path[:-1]}"
+            lun_field.cursor_position = len(lun_field.value)
+            await wait_until(pilot, lambda: bool(lun_field._suggestion), 10, "a device suggested")
+            suggested = lun_field._suggestion
+            # the first device whose path goes on from what was typed (/dev/loop1 before /dev/loop12)
+            first = next(p for p in device_paths() if p.startswith(blank.path[:-1]) and p != blank.path[:-1])
+            assert suggested == f"{fs.path} {first}"
+            await pilot.press("right")
+            assert lun_field.value == suggested
+            lun_field.value = f"{fs.path} {blank.path}"
             form.query_one("#field-write", Input).value = "30"
             form.query_one("#field-oracle_home", Input).value = str(oracle_home)
             await wait_until(pilot, lambda: "-write 30" in _text(form.query_one("#preview")), 10, "the preview")
@@ -137,6 +151,7 @@ def _filled_loop_image(path: Path, size_mib: int) -> Path:
     return path
 
 
+@pytest.mark.slow  # a real run of the emulator
 @needs_loop
 async def test_the_live_view_shows_the_point_and_its_outstanding_ios(
     tmp_path: Path, data_dir: Path, oracle_home: Path, monkeypatch: pytest.MonkeyPatch
@@ -308,3 +323,29 @@ def test_a_hostile_lun_name_is_shown_as_it_is() -> None:
     console.print(rows_table(view_of(model)))
     text = console.export_text()
     assert "/dev/[bold]x\\x1b[31m" in text and "\x1b" not in text
+
+
+async def test_the_lun_field_suggests_the_devices_racperf_sees(tmp_path: Path) -> None:
+    (tmp_path / "dev" / "mapper").mkdir(parents=True)
+    for name in ("control", "data1", "data2"):
+        (tmp_path / "dev" / "mapper" / name).write_text("")
+    classes = tmp_path / "sys" / "class" / "block"
+    classes.mkdir(parents=True)
+    for name in ("sdb", "sdb1", "sda", "dm-3", "nvme0n1"):
+        (classes / name).mkdir()
+    for name in ("sda", "sdb", "sdb1", "dm-3"):  # no node for nvme0n1 under this root
+        (tmp_path / "dev" / name).write_text("")
+    assert device_paths(tmp_path) == [
+        "/dev/mapper/data1",
+        "/dev/mapper/data2",
+        "/dev/dm-3",
+        "/dev/sda",
+        "/dev/sdb",
+        "/dev/sdb1",
+    ]
+    suggester = DeviceSuggester(tmp_path)
+    assert await suggester.get_suggestion("/dev/ma") == "/dev/mapper/data1"
+    # the last word is completed, a LUN already in the field is not offered again
+    assert await suggester.get_suggestion("/dev/mapper/data1 /dev/mapper/d") == "/dev/mapper/data1 /dev/mapper/data2"
+    assert await suggester.get_suggestion("/dev/sdb") == "/dev/sdb1"
+    assert await suggester.get_suggestion("/dev/nv") is None and await suggester.get_suggestion("sd") is None

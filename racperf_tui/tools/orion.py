@@ -1204,7 +1204,8 @@ _HELP = {
     "at increasing loads: max IOPS), dss (large I/O at increasing loads: max MB/s), advanced (the "
     "options below)",
     "testname": "prefix of ORION's files (<testname>.lun, <testname>_<date>_*); without .lun",
-    "lun": "a LUN ORION tests (a device or a file), one per --set lun=...",
+    "lun": "a LUN ORION tests (a device or a file), one per --set lun=... (in the form: several, separated by "
+    "spaces; the devices racperf sees are suggested, right arrow takes one)",
     "num_disks": "physical disks behind the LUNs: sets the range of loads (default: the number of LUNs)",
     "size_small": "small I/O size in KB (advanced; default 8)",
     "size_large": "large I/O size in KB (advanced; default 1024)",
