@@ -102,8 +102,10 @@ async def test_the_form_takes_several_luns_and_write_goes_through_the_guard(
             lun_field.cursor_position = len(lun_field.value)
             await wait_until(pilot, lambda: bool(lun_field._suggestion), 10, "a device suggested")
             suggested = lun_field._suggestion
-            # the first device whose path goes on from what was typed (/dev/loop1 before /dev/loop12)
-            first = next(p for p in device_paths() if p.startswith(blank.path[:-1]) and p != blank.path[:-1])
+            # the first device whose path goes on from what was typed (/dev/loop1 before /dev/loop12),
+            # not the LUN already in the field
+            typed = blank.path[:-1]
+            first = next(p for p in device_paths() if p.startswith(typed) and p not in (typed, fs.path))
             assert suggested == f"{fs.path} {first}"
             await pilot.press("right")
             assert lun_field.value == suggested
