@@ -24,7 +24,7 @@ from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, S
 from racperf_tui.core.events import RunState
 from racperf_tui.core.safety import check_write_target
 from racperf_tui.core.store import Store
-from racperf_tui.tools.fio import parse_output
+from racperf_tui.tools.fio_result import parse_output
 from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
