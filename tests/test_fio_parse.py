@@ -13,14 +13,9 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.tools import fio_result
-from racperf_tui.tools.fio_formats import (
-    FioParseError,
-    histogram_percentiles,
-    parse_count,
-    parse_eta_s,
-    size_to_kib,
-    split_json_objects,
-)
+from racperf_tui.tools.fio_figures import FioParseError, histogram_percentiles, parse_count, size_to_kib
+from racperf_tui.tools.fio_json import split_json_objects
+from racperf_tui.tools.fio_status_line import parse_eta_s
 from tests.conftest import FIXTURES, racperf_cmd
 
 FIO_FIXTURES = FIXTURES / "fio"

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 from racperf_tui.tools import fio_result
-from racperf_tui.tools.fio_formats import _STATUS_RE, JOB_STATES, _parse_status_line
+from racperf_tui.tools.fio_status_line import JOB_STATES, STATUS_RE, parse_status_line
 
 
 def status(line: str) -> dict[str, Any]:
-    match = _STATUS_RE.match(line)
+    match = STATUS_RE.match(line)
     assert match, line
-    sample = _parse_status_line(match, 0)
+    sample = parse_status_line(match, 0)
     del sample["index"]
     return sample
 

@@ -11,7 +11,8 @@ import json
 import pytest
 
 from racperf_tui.tools import fio, fio_result, fio_stream
-from racperf_tui.tools.fio_formats import histogram_percentiles, split_json_objects
+from racperf_tui.tools.fio_figures import histogram_percentiles
+from racperf_tui.tools.fio_json import split_json_objects
 from tests.conftest import FIXTURES
 
 STATUS = FIXTURES / "fio" / "fio-3.33-randrw-status.jsonplus.json"

@@ -18,12 +18,37 @@ from typing import Any
 
 import pytest
 
-from racperf_tui.tools import fio_formats, fio_result, fio_stream, iperf3, netperf, oratcptest, probe
+from racperf_tui.tools import (
+    fio_figures,
+    fio_formats,
+    fio_json,
+    fio_result,
+    fio_status_line,
+    fio_stream,
+    fio_terse,
+    fio_text,
+    iperf3,
+    netperf,
+    oratcptest,
+    probe,
+)
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError
 from tests.conftest import FIXTURES
 
 # fio_config's regexes read what a user types (sizes, names), not output: not listed
-PARSER_MODULES: tuple[ModuleType, ...] = (fio_formats, fio_stream, iperf3, netperf, oratcptest, probe)
+PARSER_MODULES: tuple[ModuleType, ...] = (
+    fio_figures,
+    fio_json,
+    fio_text,
+    fio_status_line,
+    fio_terse,
+    fio_formats,
+    fio_stream,
+    iperf3,
+    netperf,
+    oratcptest,
+    probe,
+)
 
 
 class TooSlow(Exception):
@@ -228,7 +253,7 @@ FIO_JSON = (FIXTURES / "fio" / "fio-3.33-randrw-2jobs.json").read_text()
 )
 def test_fio_json_impossible_figure_names_the_field(old: str, new: str, message: str) -> None:
     assert old in FIO_JSON
-    with pytest.raises(fio_formats.FioParseError) as info:
+    with pytest.raises(fio_figures.FioParseError) as info:
         fio_result.parse_output(FIO_JSON.replace(old, new, 1))
     assert str(info.value).startswith(message)
 
@@ -241,7 +266,7 @@ def test_fio_json_without_sys_cpu_reads_it_as_zero() -> None:
 
 
 def test_fio_json_nested_too_deeply_is_a_parse_error() -> None:
-    with pytest.raises(fio_formats.FioParseError, match="nested too deeply"):
+    with pytest.raises(fio_figures.FioParseError, match="nested too deeply"):
         fio_result.parse_output('{\n"fio version" : "fio-3.33",\n"jobs": ' + "[" * 100_000 + "]" * 100_000 + "\n}\n")
 
 

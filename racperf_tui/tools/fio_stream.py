@@ -12,7 +12,8 @@ from typing import Any
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
 from racperf_tui.tools.fio_config import as_float, as_int
-from racperf_tui.tools.fio_formats import JsonObjectSplitter, histogram_percentiles
+from racperf_tui.tools.fio_figures import histogram_percentiles
+from racperf_tui.tools.fio_json import JsonObjectSplitter
 
 #: fio never prints ETA this large: it means "unknown"
 _ETA_UNKNOWN = 2**31 - 1
