@@ -16,9 +16,9 @@ import pytest
 from racperf_tui.tools import fio, fio_config, fio_scratch
 from racperf_tui.tools.fio_config import FioConfig
 from racperf_tui.tools.fio_plan import FioPlanError
-from tests.conftest import needs_root
-from tests.fio_helpers import job_text, judged, planned_argv
-from tests.loopdev import loop_device, needs_loop
+from tests.helpers import needs_root
+from tests.helpers.fio_helpers import job_text, judged, planned_argv
+from tests.helpers.loopdev import loop_device, needs_loop
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.tools import fio, fio_result, fio_stream
-from tests.conftest import needs_fio, racperf_cmd
-from tests.fio_helpers import planned_argv
+from tests.helpers import needs_fio, racperf_cmd
+from tests.helpers.fio_helpers import planned_argv
 
 pytestmark = needs_fio
 

@@ -16,7 +16,7 @@ from racperf_tui.tools import fio_result
 from racperf_tui.tools.fio_figures import FioParseError, histogram_percentiles, parse_count, size_to_kib
 from racperf_tui.tools.fio_json import split_json_objects
 from racperf_tui.tools.fio_status_line import parse_eta_s
-from tests.conftest import FIXTURES, racperf_cmd
+from tests.helpers import FIXTURES, racperf_cmd
 
 FIO_FIXTURES = FIXTURES / "fio"
 

@@ -13,7 +13,7 @@ import pytest
 from racperf_tui.tools import fio, fio_result, fio_stream
 from racperf_tui.tools.fio_figures import histogram_percentiles
 from racperf_tui.tools.fio_json import split_json_objects
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 STATUS = FIXTURES / "fio" / "fio-3.33-randrw-status.jsonplus.json"
 RAMP = FIXTURES / "fio" / "fio-3.33-randread-ramp-status.jsonplus.json"

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, racperf_cmd
 
 from racperf_tui.tools import iperf3
 from racperf_tui.tools.iperf3 import TOOL, parse_interval_line, parse_output
+from tests.helpers import FIXTURES, racperf_cmd
 
 IPERF3_FIXTURES = FIXTURES / "iperf3"
 needs_iperf3 = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 not installed")

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
@@ -21,6 +20,7 @@ from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wai
 from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import netperf as np_
+from tests.helpers.pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures" / "netperf"

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-from pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 
 from racperf_tui.core import settings
 from racperf_tui.core.events import RunState
@@ -26,6 +25,7 @@ from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wai
 from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import oratcptest as ot
+from tests.helpers.pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures" / "oratcptest"

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from racperf_tui.tools import fio_result, fio_stream, iperf3, netperf, oratcptest, probe
 from racperf_tui.tools.figures import OutputParseError
 from racperf_tui.tools.fio_figures import FioParseError
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 #: RACPERF_FUZZ_EXAMPLES=3000 (and RACPERF_FUZZ_RANDOM=1 for new examples) searches deeper locally
 FUZZ = settings(

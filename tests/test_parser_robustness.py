@@ -33,7 +33,7 @@ from racperf_tui.tools import (
     probe,
 )
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 # fio_config's regexes read what a user types (sizes, names), not output: not listed
 PARSER_MODULES: tuple[ModuleType, ...] = (
@@ -318,7 +318,7 @@ def test_results_are_strict_json(name: str) -> None:
 def test_racperf_parse_prints_warnings_to_stderr_and_strict_json(tmp_path: Path) -> None:
     import subprocess
 
-    from tests.conftest import racperf_cmd
+    from tests.helpers import racperf_cmd
 
     path = tmp_path / "np.txt"
     path.write_text(

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import racperf_cmd
 
 from racperf_tui.core.units import MIB
 from racperf_tui.tools import probe, probe_client, probe_server
 from racperf_tui.tools.probe import TOOL, parse_output
 from racperf_tui.tools.probe_client import ClientOptions, run_client
+from tests.helpers import racperf_cmd
 
 PYTHON36 = Path("/root/.pyenv/versions/3.6.15/bin/python3")
 SERVER_PYTHONS = [sys.executable] + ([str(PYTHON36)] if PYTHON36.exists() else [])

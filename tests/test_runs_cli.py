@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run
+from tests.helpers.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
 
 ensure_repo_importable()
 RACPERF = [sys.executable, "-m", "racperf_tui"]
