@@ -371,12 +371,15 @@ def test_build_argv_server_and_client() -> None:
 @pytest.mark.parametrize(
     "config, message",
     [
-        ({}, "needs 'host'"),
-        ({"host": "h", "mode": "FAST"}, "mode must be SYNC or ASYNC"),
-        ({"host": "h", "length": "lots"}, "not a size"),
-        ({"host": "h", "num_conn": 0}, "num_conn must be 1..256"),
-        ({"host": "h", "rtt": True, "mode": "ASYNC"}, "rtt needs SYNC"),
-        ({"role": "relay"}, "'role' must be 'client' or 'server'"),
+        ({}, "^probe: host must be set"),
+        ({"host": "h", "mode": "FAST"}, "^probe: mode must be one of SYNC, ASYNC, got 'FAST'$"),
+        ({"host": "h", "length": "lots"}, "^probe: length: 'lots' is not a size"),
+        ({"host": "h", "num_conn": 0}, "^probe: num_conn must be 1 to 256, got 0$"),
+        ({"host": "h", "num_conn": "two"}, "^probe: num_conn must be a whole number, got 'two'$"),
+        ({"host": "h", "interval_s": 0}, "^probe: interval_s must be 0.1 to 3600 s, got 0$"),
+        ({"host": "h", "rtt": True, "mode": "ASYNC"}, "^probe: rtt needs SYNC"),
+        ({"role": "relay"}, "^probe: role must be one of client, server, got 'relay'$"),
+        ({"role": "server", "port": 70000}, "^probe: port must be 0 to 65535, got 70000$"),
     ],
 )
 def test_bad_config_says_what(config: dict, message: str) -> None:

@@ -226,7 +226,7 @@ DESCRIPTION = FioDescription(
 
 
 class FioTool:
-    """The fio :class:`racperf_tui.tools.base.Tool`."""
+    """The fio :class:`racperf_tui.core.tool.Tool`."""
 
     name = "fio"
     description = DESCRIPTION

@@ -60,10 +60,10 @@ from typing import Any
 
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import MIB_S_PER_MBIT_S, MetricSpec, ToolDescription, ToolOption
-from racperf_tui.core.units import MIB
+from racperf_tui.core.tool import MetricSpec, PairSpec, ToolDescription, ToolOption
+from racperf_tui.core.units import MIB, MIB_S_PER_MBIT_S
 from racperf_tui.tools import probe_server
-from racperf_tui.tools.base import PairSpec
+from racperf_tui.tools.base import check_choice, check_range, option_number, option_whole_number
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
 from racperf_tui.tools.probe_client import ClientOptions, parse_size
 
@@ -154,7 +154,7 @@ DESCRIPTION = ToolDescription(
 
 
 class ProbeTool:
-    """The probe as a Tool (see racperf_tui.tools.base.Tool): ``role`` "client" or "server"."""
+    """The probe as a Tool (see racperf_tui.core.tool.Tool): ``role`` "client" or "server"."""
 
     name = "probe"
     description = DESCRIPTION
@@ -168,10 +168,10 @@ class ProbeTool:
         ``num_conn``, ``delay_ms``, ``write``, ``rtt``, ``interval_s``, ``duration_s``,
         ``sockbuf``, ``payload``."""
         role = config.get("role", "client")
-        port = int(config.get("port", DEFAULT_PORT))
+        check_choice("probe", "role", role, ("client", "server"))
         if role == "server":
-            if not 0 <= port < 65536:
-                raise ValueError(f"probe server port must be 0..65535, not {port}")
+            port = _whole(config, "port", DEFAULT_PORT)
+            check_range("probe", "port", port, 0, 65535)
             argv = [
                 str(config.get("python") or sys.executable),
                 "-u",
@@ -190,8 +190,6 @@ class ProbeTool:
             if config.get("fsync"):
                 argv.append("--fsync")
             return argv
-        if role != "client":
-            raise ValueError(f"probe config 'role' must be 'client' or 'server', not {role!r}")
         options = client_options_from_config(config)
         argv = [
             sys.executable,
@@ -257,28 +255,42 @@ class ProbeTool:
 TOOL = ProbeTool()
 
 
+def _whole(config: Mapping[str, Any], key: str, default: int) -> int:
+    value = option_whole_number("probe", key, config.get(key, default))
+    return default if value is None else value
+
+
+def _number(config: Mapping[str, Any], key: str, default: float) -> float:
+    value = option_number("probe", key, config.get(key, default))
+    return default if value is None else value
+
+
+def _size(config: Mapping[str, Any], key: str, default: int) -> int:
+    try:
+        return parse_size(config.get(key) or default)
+    except ValueError as exc:
+        raise ValueError(f"probe: {key}: {str(exc).removeprefix('size: ')}") from None
+
+
 def client_options_from_config(config: Mapping[str, Any]) -> ClientOptions:
     """A validated ClientOptions from a run config (ValueError says which key is wrong)."""
     host = str(config.get("host") or "").strip()
     if not host:
-        raise ValueError("probe client config needs 'host' (the probe server's address)")
-    try:
-        options = ClientOptions(
-            host=host,
-            port=int(config.get("port", DEFAULT_PORT)),
-            mode=str(config.get("mode", "SYNC")),
-            length_bytes=parse_size(config.get("length", MIB)),
-            num_conn=int(config.get("num_conn", 1)),
-            delay_ms=float(config.get("delay_ms", 0) or 0),
-            write=bool(config.get("write", False)),
-            rtt=bool(config.get("rtt", False)),
-            interval_s=float(config.get("interval_s", 2.0)),
-            duration_s=float(config.get("duration_s", 10.0)),
-            sockbuf_bytes=parse_size(config.get("sockbuf", 0) or 0),
-            payload=str(config.get("payload", "ZERO")),
-        )
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"probe config: {exc}") from None
+        raise ValueError("probe: host must be set: the client needs the probe server's address")
+    options = ClientOptions(
+        host=host,
+        port=_whole(config, "port", DEFAULT_PORT),
+        mode=str(config.get("mode", "SYNC")),
+        length_bytes=_size(config, "length", MIB),
+        num_conn=_whole(config, "num_conn", 1),
+        delay_ms=_number(config, "delay_ms", 0.0),
+        write=bool(config.get("write", False)),
+        rtt=bool(config.get("rtt", False)),
+        interval_s=_number(config, "interval_s", 2.0),
+        duration_s=_number(config, "duration_s", 10.0),
+        sockbuf_bytes=_size(config, "sockbuf", 0),
+        payload=str(config.get("payload", "ZERO")),
+    )
     options.validate()
     return options
 

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from racperf_tui.core import units
 from racperf_tui.core.units import MIB
 from racperf_tui.tools import probe_server
+from racperf_tui.tools.base import check_choice, check_range
 
 #: ASYNC send chunk: big enough that per-call Python overhead vanishes next to the copy,
 #: small enough that the end of the test is not delayed on a slow link
@@ -50,30 +51,23 @@ class ClientOptions:
     connect_timeout_s: float = 5.0
 
     def validate(self) -> None:
-        """ValueError naming the option that is wrong."""
+        """ValueError naming the option that is wrong (by its key in the probe's config)."""
         self.mode = self.mode.upper()
-        if self.mode not in ("SYNC", "ASYNC"):
-            raise ValueError(f"probe mode must be SYNC or ASYNC, not {self.mode!r}")
+        check_choice("probe", "mode", self.mode, ("SYNC", "ASYNC"))
         if self.rtt and self.mode != "SYNC":
-            raise ValueError("probe rtt needs SYNC mode (a round trip is a message and its ACK)")
+            raise ValueError("probe: rtt needs SYNC mode (a round trip is a message and its ACK)")
         if self.rtt:
             self.length_bytes = 0
-        if not 0 <= self.length_bytes <= probe_server.MAX_MESSAGE_BYTES:
-            raise ValueError(f"probe message length must be 0..{probe_server.MAX_MESSAGE_BYTES} bytes")
+        check_range("probe", "length", self.length_bytes, 0, probe_server.MAX_MESSAGE_BYTES, "bytes")
         if self.length_bytes == 0 and not self.rtt:
-            raise ValueError("probe message length 0 means an RTT test: use rtt instead")
-        if not 1 <= self.num_conn <= 256:
-            raise ValueError(f"probe num_conn must be 1..256, not {self.num_conn}")
-        if not 0.1 <= self.interval_s <= 3600:
-            raise ValueError(f"probe interval must be 0.1..3600 s, not {self.interval_s:g}")
-        if not 0.1 <= self.duration_s <= 7 * 86400:
-            raise ValueError(f"probe duration must be 0.1 s..7 days, not {self.duration_s:g}")
+            raise ValueError("probe: length 0 means an RTT test: use rtt instead")
+        check_range("probe", "num_conn", self.num_conn, 1, 256)
+        check_range("probe", "interval_s", self.interval_s, 0.1, 3600, "s")
+        check_range("probe", "duration_s", self.duration_s, 0.1, 7 * 86400, "s")
         if self.delay_ms < 0:
-            raise ValueError("probe delay must be >= 0 ms")
-        if self.payload.upper() not in ("ZERO", "RANDOM"):
-            raise ValueError(f"probe payload must be ZERO or RANDOM, not {self.payload!r}")
-        if not 0 < self.port < 65536:
-            raise ValueError(f"probe port must be 1..65535, not {self.port}")
+            raise ValueError(f"probe: delay_ms must be >= 0, got {self.delay_ms:g}")
+        check_choice("probe", "payload", self.payload.upper(), ("ZERO", "RANDOM"))
+        check_range("probe", "port", self.port, 1, 65535)
 
 
 class _Connection:
