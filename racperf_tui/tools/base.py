@@ -36,6 +36,7 @@ __all__ = [
     "option_number",
     "check_choice",
     "program_output",
+    "run_briefly",
     "option_whole_number",
 ]
 
@@ -152,13 +153,28 @@ def check_choice(tool: str, key: str, value: Any, choices: tuple[str, ...]) -> N
         raise ValueError(f"{tool}: {key} must be one of {', '.join(choices)}, got {value!r}")
 
 
+def run_briefly(
+    argv: list[str], timeout_s: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A short command a tool asks something of (a version, fio's option table or its reading
+    of a job): no stdin, output captured as text (undecodable bytes replaced). OSError and
+    subprocess.TimeoutExpired as subprocess.run raises them: each caller says what failed."""
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout_s,
+        stdin=subprocess.DEVNULL,
+        env=None if env is None else dict(env),
+    )
+
+
 def program_output(argv: list[str], timeout_s: float = 5.0) -> str | None:
     """stdout + stderr of a short informational command (``netperf -V``, ``java -version``);
     None when it cannot run or hangs."""
     try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, errors="replace", timeout=timeout_s, stdin=subprocess.DEVNULL
-        )
+        proc = run_briefly(argv, timeout_s)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout + proc.stderr
