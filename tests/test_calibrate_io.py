@@ -14,7 +14,7 @@ import pytest
 
 from racperf_tui.tools import calibrate_io
 from racperf_tui.tools.figures import OutputParseError
-from tests.conftest import FAKES, FIXTURES, racperf_cmd
+from tests.helpers import FAKES, FIXTURES, racperf_cmd
 
 
 @pytest.fixture

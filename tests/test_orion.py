@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, racperf_cmd
 
 from racperf_tui.core import settings
 from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.tools import orion, tool_description, tool_modules
+from tests.helpers import FIXTURES, REPO, racperf_cmd
 
 ORION_FIXTURES = FIXTURES / "orion"
 S112 = ORION_FIXTURES / "11.2.0.4-advanced-stdout.txt"

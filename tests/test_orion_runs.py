@@ -12,13 +12,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FAKES, FIXTURES, REPO, racperf_cmd
-from loopdev import loop_device, needs_loop
-from loopdev import sha256_of as _sha
 
 from racperf_tui.core import settings
 from racperf_tui.core.store import Store
 from racperf_tui.tools import orion
+from tests.helpers import FAKES, FIXTURES, REPO, racperf_cmd
+from tests.helpers.loopdev import loop_device, needs_loop
+from tests.helpers.loopdev import sha256_of as _sha
 
 S112 = FIXTURES / "orion" / "11.2.0.4-advanced-stdout.txt"
 

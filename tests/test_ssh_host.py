@@ -19,7 +19,7 @@ from racperf_tui.core import ssh
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import RemoteProcess, SshHost, exit_code, shell_line
-from tests.sshd_helpers import Sshd
+from tests.helpers.sshd_helpers import Sshd
 
 HOSTILE = [
     "a b",

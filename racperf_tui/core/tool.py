@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.units import MIB_S_TO_MBIT_S
 
 #: the option that says which end of a two-ended tool a config runs (ToolOption.end)
 ROLE_OPTION = "role"
@@ -143,9 +142,6 @@ class MetricSpec:
             text = f"{scaled:.0f}{suffix} {unit}".rstrip()
         return text
 
-
-#: the divisor of a MetricSpec that stores MiB/s and shows Mbit/s (value / divisor)
-MIB_S_PER_MBIT_S = 1.0 / MIB_S_TO_MBIT_S
 
 #: a unit -> (the next larger one, how many of this make one of it), for compact figures
 _LARGER_UNIT = {
