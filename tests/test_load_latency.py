@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dashboard_root import DiskLoad, DiskSpec, ReplayRoot
 
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.load_latency import LoadLatencyScreen, ScatterChart, load_points, render_scatter
+from tests.helpers.dashboard_root import DiskLoad, DiskSpec, ReplayRoot
 
 
 def climbing(step: int) -> DiskLoad:

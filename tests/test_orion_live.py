@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
-from loopdev import loop_device, needs_loop
 
 from racperf_tui.core.diskstats import DeviceCounters, DiskSnapshot, read_snapshot
 from racperf_tui.tools import orion_live
 from racperf_tui.tools.orion_live import LunDevices, OrionLiveModel
+from tests.helpers.loopdev import loop_device, needs_loop
 
 
 def _sysfs_tree(root: Path) -> None:

@@ -13,9 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FAKES
-from loopdev import loop_device, needs_loop
-from loopdev import sha256_of as _sha
 from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Input, Select, Static
@@ -34,6 +31,9 @@ from racperf_tui.ui.widgets.chart import Chart
 from racperf_tui.ui.widgets.device_suggester import DeviceSuggester, device_paths
 from racperf_tui.ui.widgets.orion_charts import HeatTable, heat_table, is_detailed, matrix_series, result_widgets
 from racperf_tui.ui.widgets.orion_live_panel import OrionLivePanel, rows_table, view_of
+from tests.helpers import FAKES
+from tests.helpers.loopdev import loop_device, needs_loop
+from tests.helpers.loopdev import sha256_of as _sha
 
 S112 = Path(__file__).parent / "fixtures" / "orion" / "11.2.0.4-advanced-stdout.txt"
 
