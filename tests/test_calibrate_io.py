@@ -232,8 +232,12 @@ def test_an_exhausted_aio_pool_is_refused_before_the_database_is_asked(tmp_path:
     (root / "proc/sys/fs/aio-nr").write_text("65000\n")
     (root / "proc/sys/fs/aio-max-nr").write_text("65536\n")
     assert calibrate_io.aio_problem(root).startswith("aio-nr 65000 of aio-max-nr 65536 (536 free)")
+    tool = calibrate_io.CalibrateIoTool(root)
+    with pytest.raises(ValueError, match=r"^calibrate_io: aio-nr 65000 of aio-max-nr 65536 .*raise fs.aio-max-nr"):
+        tool.prepare({}, tool.invocation({"sid": "ORCL", "oracle_home": "/x", "sqlplus": "/bin/true"}))
     (root / "proc/sys/fs/aio-nr").write_text("1000\n")
     assert calibrate_io.aio_problem(root) is None
+    tool.prepare({}, tool.invocation({"sid": "ORCL", "oracle_home": "/x", "sqlplus": "/bin/true"}))
 
 
 def test_parse_command(tmp_path: Path) -> None:

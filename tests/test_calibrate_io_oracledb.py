@@ -69,7 +69,7 @@ def test_the_driver_absent_is_said_with_the_way_to_install_it(monkeypatch: pytes
         status = calibrate_io_oracledb.run_session([["query", "SELECT 1 FROM dual"]], "db1:1521/ORCL", "sys", "x")
     assert status == 1
     result = calibrate_io.parse_output(printed.getvalue())
-    assert result["error"].startswith("python-oracledb is not installed (pip install 'racperf-tui[oracle]'")
+    assert result["error"].startswith("python-oracledb is not installed (pip install 'racperf_tui[oracle]'")
 
 
 def test_a_closed_port_is_a_clear_error_naming_the_connect_string(tmp_path: Path) -> None:

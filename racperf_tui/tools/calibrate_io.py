@@ -58,7 +58,7 @@ name = "calibrate_io"
 install_hint = (
     "sqlplus comes with the Oracle Database home: set oracle_home (or $ORACLE_HOME) to the "
     "home of the instance to calibrate; or give connect (host:port/service) with python-oracledb "
-    "installed (pip install 'racperf-tui[oracle]')"
+    "installed (pip install 'racperf_tui[oracle]')"
 )
 #: the module python-oracledb sessions run in (a program of its own: ``python -m``)
 ORACLEDB_SESSION_MODULE = "racperf_tui.tools.calibrate_io_oracledb"
@@ -81,7 +81,8 @@ CHECK_FIXES: dict[str, str] = {
 }
 #: Oracle's errors of CALIBRATE_IO and of the logon, named with their fix
 ORA_FIXES: dict[str, str] = {
-    "ORA-56708": CHECK_FIXES["async_datafiles"],
+    "ORA-56708": CHECK_FIXES["async_datafiles"] + "; or the host ran out of asynchronous I/O slots (aio-nr near "
+    "aio-max-nr: raise fs.aio-max-nr)",
     "ORA-56709": CHECK_FIXES["timed_statistics"],
     "ORA-56713": "insufficient Resource Manager privileges: connect AS SYSDBA",
     "ORA-56705": CHECK_FIXES["calibration_status"],
@@ -678,6 +679,10 @@ class CalibrateIoTool:
     merge_stderr = True
     stop_grace_s = 10.0
 
+    def __init__(self, root: Path = Path("/")) -> None:
+        #: where the host's /proc and /sys are read (a recorded machine in tests)
+        self.root = root
+
     def invocation(self, config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
         cfg = _config(config)
         if cfg.connect:
@@ -711,7 +716,7 @@ class CalibrateIoTool:
         if not oracledb_available():
             raise ToolNotFound(
                 "calibrate_io: connect needs python-oracledb, which is not installed "
-                "(pip install 'racperf-tui[oracle]', or pip install oracledb); without connect, sqlplus is used"
+                "(pip install 'racperf_tui[oracle]', or pip install oracledb); without connect, sqlplus is used"
             )
         argv = [sys.executable, "-m", ORACLEDB_SESSION_MODULE, "--connect", cfg.connect, "--user", cfg.user]
         return Invocation(
@@ -738,7 +743,7 @@ class CalibrateIoTool:
         )
 
     def prepare(self, config: Mapping[str, Any], planned: Invocation) -> None:
-        problem = aio_problem()
+        problem = aio_problem(self.root)
         if problem:
             raise ValueError(f"calibrate_io: {problem}")
 
@@ -746,14 +751,14 @@ class CalibrateIoTool:
         return self.invocation(config).argv
 
     def stream_parser(self, config: Mapping[str, Any]) -> CalibrateIoStreamParser:
-        return CalibrateIoStreamParser()
+        return CalibrateIoStreamParser(self.root)
 
     def parse_result(self, output: str) -> dict[str, Any]:
         """The output's result, with the devices under its datafiles on this machine."""
         result = parse_output(output)
         paths = paths_to_watch(result)
         if paths:
-            result["devices"], unresolved = devices_under(paths)
+            result["devices"], unresolved = devices_under(paths, self.root)
             if unresolved:
                 result["devices_unresolved"] = unresolved
         return result

@@ -75,7 +75,7 @@ def run_session(statements: list[list[str]], connect: str, user: str, password: 
     """Run the statements; the exit status sqlplus would give."""
     if oracledb is None:
         _out(
-            "racperf: python-oracledb is not installed (pip install 'racperf-tui[oracle]', or pip install oracledb); "
+            "racperf: python-oracledb is not installed (pip install 'racperf_tui[oracle]', or pip install oracledb); "
             "without connect, racperf runs sqlplus"
         )
         return 1
