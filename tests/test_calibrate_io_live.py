@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -218,3 +219,47 @@ def test_an_asmlib_disk_node_is_named_by_its_device_number(tmp_path: Path) -> No
     (root / "dev/oracleasm/disks").mkdir(parents=True)
     os.mknod(root / "dev/oracleasm/disks/DATA2", 0o600 | 0o060000, os.makedev(8, 49))
     assert calibrate_io.devices_under(["/dev/oracleasm/disks/DATA2"], root) == (["sdd1", "sdd"], [])
+
+
+def test_a_stop_ends_the_session_and_the_second_one(oracle_home: Path, tmp_path: Path) -> None:
+    """SIGTERM to `racperf run` while IN PROGRESS: the run is recorded stopped, the session and
+    any status session are gone, and the emulator's calibration with them."""
+    environment = dict(os.environ, FAKE_SQLPLUS_CALIBRATE_S="60", FAKE_SQLPLUS_STATE_DIR=str(tmp_path))
+    proc = subprocess.Popen(
+        racperf_cmd()
+        + ["run", "calibrate_io", "--data-dir", str(tmp_path / "data"), "--set", "sid=ORCL"]
+        + ["--set", f"oracle_home={oracle_home}", "--set", "status_interval_s=1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+    try:
+        assert proc.stdout is not None
+        answers = 0
+        for line in proc.stdout:
+            answers += json.loads(line).get("status") == "IN PROGRESS"
+            if answers >= 2:
+                break
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    last = json.loads(rest.splitlines()[-1])
+    assert last["type"] == "result" and last["state"] == "stopped" and last["message"] == "stopped by SIGTERM"
+    assert not any(tmp_path.glob("fake-sqlplus-*.inprogress"))
+    assert _processes_using(str(oracle_home)) == []
+
+
+def _processes_using(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found

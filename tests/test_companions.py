@@ -85,7 +85,7 @@ def test_a_companion_runs_every_interval_with_its_stdin_and_env(tmp_path: Path) 
     assert all(status == 0 for _, _, status in parser.outputs)
     # only a change of output is recorded: one line, however many runs
     assert recorded == [("companion:double", "42 units\n")]
-    assert (tmp_path / "companion-double" / "stdin.txt").read_text() == "21"
+    assert (tmp_path / f"{tmp_path.name}-companion-double" / "stdin.txt").read_text() == "21"
 
 
 def test_a_parser_without_companion_output_gets_the_lines(tmp_path: Path) -> None:

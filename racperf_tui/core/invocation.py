@@ -33,8 +33,8 @@ class Companion:
 
     Every ``interval_s`` (the first ``first_after_s`` after the benchmark started) the
     supervisor starts ``argv`` with ``stdin`` (text, else /dev/null) and the Invocation's
-    environment plus ``env``, in a directory of its own under the run's; one still running
-    after ``timeout_s`` is stopped. Its whole output (stdout and stderr) and exit status go to
+    environment plus ``env``, in a directory of its own under the run's (``ID-companion-NAME``);
+    one still running after ``timeout_s`` is stopped. Its whole output (stdout and stderr) and exit status go to
     the run's stream parser: ``parser.companion_output(name, output, exit_status)`` when it
     has that method, else each line to ``parser.feed``. It ends with the benchmark. It names
     no targets: a companion only looks (the write watch of the run watches it too).

@@ -125,7 +125,8 @@ class CompanionRunner:
             cwd=".",
             stdin=companion.stdin,
         )
-        directory = self.directory / f"companion-{companion.name}"
+        # named after the run too: a host may keep only the last part of the name (SshHost)
+        directory = self.directory / f"{self.directory.name}-companion-{companion.name}"
         try:
             self.host.put_files(directory, {})  # its working directory, made where the host makes files
             proc = self.host.start(planned, directory, merge_stderr=True, write_watch=self.write_watch)

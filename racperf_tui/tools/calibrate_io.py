@@ -95,6 +95,8 @@ ORA_FIXES: dict[str, str] = {
 }
 #: aio slots a calibration wants free (Oracle opens many asynchronous I/O contexts per disk)
 AIO_SLOTS_NEEDED = 4096
+#: datafiles and ASM disks looked at (a database has at most 65533 datafiles)
+MAX_PATHS = 65536
 #: V$IO_CALIBRATION_STATUS.STATUS values
 STATUSES = ("IN PROGRESS", "READY", "NOT AVAILABLE")
 _CHECK_RE = re.compile(r"^racperf:check:(?P<name>[a-z_]+):(?P<value>.*)$")
@@ -410,15 +412,18 @@ def _unescape_mountinfo(text: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
 
 
-def _mount_of(path: str, root: Path) -> tuple[str, str] | None:
-    """(major:minor, source) of the mount holding ``path``: the longest mount point that is
-    a prefix of it in ROOT/proc/self/mountinfo."""
-    best: tuple[int, str, str] | None = None
+def _mountinfo(root: Path) -> list[str]:
     try:
         with open(root / "proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
-            lines = handle.readlines(4 << 20)
+            return handle.readlines(4 << 20)
     except OSError:
-        return None
+        return []
+
+
+def _mount_of(path: str, lines: list[str]) -> tuple[str, str] | None:
+    """(major:minor, source) of the mount holding ``path``: the longest mount point that is
+    a prefix of it in the lines of a mountinfo."""
+    best: tuple[int, str, str] | None = None
     normal = os.path.normpath(path)
     for line in lines:
         fields = line.split()
@@ -459,7 +464,7 @@ def _with_devices_below(name: str, root: Path, found: list[str], depth: int = 0)
             _with_devices_below(slave, root, found, depth + 1)
 
 
-def device_of(path: str, root: Path = Path("/")) -> str | None:
+def device_of(path: str, root: Path = Path("/"), mountinfo: list[str] | None = None) -> str | None:
     """The kernel name of the block device ``path`` is on (a device node: itself; a file:
     its mount's device), or None when this machine does not have it."""
     real = _resolve_in_root(path, root)
@@ -475,7 +480,7 @@ def device_of(path: str, root: Path = Path("/")) -> str | None:
             return _block_name(root, f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
         if (root / "sys/class/block" / real.name).exists() and real.parent.name in ("dev", "mapper"):
             return real.name  # a recorded root: its device nodes are plain files
-    mount = _mount_of(path, root)
+    mount = _mount_of(path, _mountinfo(root) if mountinfo is None else mountinfo)
     if mount is None:
         return None
     name = _block_name(root, mount[0])
@@ -491,11 +496,12 @@ def devices_under(paths: Iterable[str], root: Path = Path("/")) -> tuple[list[st
     the paths that are on no device here), as iostat names them."""
     found: list[str] = []
     unresolved: list[str] = []
-    for path in paths:
+    mountinfo = _mountinfo(root)
+    for path in list(dict.fromkeys(paths))[:MAX_PATHS]:
         if not path.startswith("/"):
             unresolved.append(path)  # +DATA/...: an ASM file, its disks are listed apart
             continue
-        name = device_of(path, root)
+        name = device_of(path, root, mountinfo)
         if name is None:
             unresolved.append(path)
         else:
@@ -553,7 +559,9 @@ class CalibrateIoStreamParser:
         text = line.strip()
         path = _PATH_RE.match(text)
         if path:
-            (self.datafiles if path["kind"] == "datafile" else self.asm_disks).append(path["path"].strip())
+            paths = self.datafiles if path["kind"] == "datafile" else self.asm_disks
+            if len(paths) < MAX_PATHS:
+                paths.append(path["path"].strip())
             return []
         if text.startswith("racperf:calibrate:start:"):
             self.started_at = self.clock()
