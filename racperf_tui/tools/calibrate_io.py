@@ -349,12 +349,14 @@ def sqlplus_script(session: list[Statement]) -> str:
         "WHENEVER SQLERROR EXIT SQL.SQLCODE",
         "WHENEVER OSERROR EXIT FAILURE",
         "SET SERVEROUTPUT ON SIZE UNLIMITED",
-        "SET LINESIZE 200 PAGESIZE 100 FEEDBACK OFF VERIFY OFF TRIMSPOOL ON TAB OFF",
-        "SET HEADING OFF",
+        # a row wider than the line wraps: V$DATAFILE.NAME is up to 513 characters
+        "SET LINESIZE 32767 FEEDBACK OFF VERIFY OFF TRIMOUT ON TRIMSPOOL ON TAB OFF",
+        # no headings, no page breaks between the rows of racperf's own lines
+        "SET HEADING OFF PAGESIZE 0",
     ]
     for kind, text in session:
         if kind == "heading":
-            lines.append(f"SET HEADING {text}")
+            lines.append(f"SET HEADING {text} PAGESIZE {100 if text == 'ON' else 0}")
         elif kind == "block":
             lines += [text, "/"]
         else:
