@@ -114,6 +114,15 @@ def test_a_calibration_end_to_end(oracle_home: Path, tmp_path: Path) -> None:
     assert f"command:      {oracle_home}/bin/sqlplus -S -L '/ as sysdba'" in shown
 
 
+def test_a_first_calibration_ever_starts_from_not_available(oracle_home: Path, tmp_path: Path) -> None:
+    """V$IO_CALIBRATION_STATUS says NOT AVAILABLE before any calibration: not a refusal."""
+    done, last = calibrate(oracle_home, tmp_path, FAKE_SQLPLUS_CALIBRATED="")
+    assert done.returncode == 0, done.stderr
+    assert last["result"]["checks"]["calibration_status"] == "NOT AVAILABLE"
+    again, last = calibrate(oracle_home, tmp_path, FAKE_SQLPLUS_CALIBRATED="")
+    assert again.returncode == 0 and last["result"]["checks"]["calibration_status"] == "READY"
+
+
 def test_a_long_datafile_name_is_read_whole(oracle_home: Path, tmp_path: Path) -> None:
     """V$DATAFILE.NAME holds up to 513 characters; sqlplus wraps a row wider than LINESIZE."""
     long_name = "/u02/oradata/" + "x" * 480 + "/system01.dbf"
