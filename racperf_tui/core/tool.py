@@ -349,6 +349,16 @@ class StreamParser(Protocol):
         ...
 
 
+class CompanionParser(StreamParser, Protocol):
+    """A stream parser that also reads the output of its Invocation's companions (commands
+    run every few seconds beside the benchmark: :class:`racperf_tui.core.invocation.Companion`).
+    Without this method a companion's output lines go to ``feed``."""
+
+    def companion_output(self, name: str, output: str, exit_status: int) -> list[Sample]:
+        """One finished run of the companion ``name``: its whole output and exit status."""
+        ...
+
+
 class Tool(Protocol):
     """A benchmark tool: Config -> argv, a stream parser, a result parser."""
 
