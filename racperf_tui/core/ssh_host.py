@@ -37,6 +37,7 @@ from typing import Any
 
 from racperf_tui.core.hosts import MAX_RESULT_FILE_BYTES, MAX_RESULT_FILES, STDIN_FILE
 from racperf_tui.core.invocation import Invocation, Target
+from racperf_tui.core.node_facts import gather_and_judge
 from racperf_tui.core.ssh import Channel, Connection, SshError, SshTarget, connect
 from racperf_tui.core.target_guard import GuardVerdict
 from racperf_tui.core.write_watch import Violation, WriteWatch
@@ -338,14 +339,17 @@ class SshHost:
         return self.connection.run(command, **kw)
 
     def judge_targets(self, targets: Iterable[Target], override: bool | set[str] = False) -> GuardVerdict:
-        """The write guard on the node. Until it reads the node's own mounts, holders, open
-        files and signatures, every target on a node is blocked (no override lifts it)."""
-        verdict = GuardVerdict()
-        for target in targets:
-            verdict.blocked.append(
-                f"{target.path} ({target.origin}) on {self.name}: the write guard does not run on other nodes yet"
-            )
-        return verdict
+        """The write guard on the node: its mounts, swaps, holders, open files and signatures,
+        gathered over the connection and judged by the local code (core/node_facts.py). A node
+        that cannot be reached blocks every target (no override lifts it)."""
+        targets = list(targets)
+        try:
+            connection = self.connection
+        except OSError as exc:
+            verdict = GuardVerdict()
+            verdict.blocked += [f"{t.path} ({t.origin}) on {self.name}: cannot judge it: {exc}" for t in targets]
+            return verdict
+        return gather_and_judge(connection, self.name, targets, override)
 
     @property
     def remote_base(self) -> str:
