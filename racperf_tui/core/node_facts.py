@@ -34,14 +34,17 @@ import shlex
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from racperf_tui.core.invocation import Target
-from racperf_tui.core.safety import HEAD_BYTES
+from racperf_tui.core.safety import HEAD_BYTES, SafetyVerdict, check_write_target
 from racperf_tui.core.ssh import Connection
 from racperf_tui.core.target_guard import GuardVerdict, judge
+
+T = TypeVar("T")
 
 #: $1 the mark. Reads only; every value through `read` (no fork per file).
 BASE_SH = r"""
@@ -600,19 +603,16 @@ def _decode(kind: str, raw: bytes) -> object:
     return text.strip()
 
 
-def gather_and_judge(
-    connection: Connection, node: str, targets: Iterable[Target], override: bool | set[str] = False
-) -> GuardVerdict:
-    """The write guard's verdict on ``targets`` as node ``node`` sees them (see the module doc)."""
-    targets = list(targets)
+def _on_node(connection: Connection, node: str, paths: Iterable[str], evaluate: Callable[[NodeFacts], T]) -> T:
+    """``evaluate`` run against the node's facts until it asks for nothing new (module doc)."""
     gatherer = _Gatherer(connection, node)
     try:
         gatherer.base()
         facts = gatherer.facts
-        # the targets' own stats and realpaths come with the first questions
-        for t in targets:
-            facts.wanted |= {(kind, t.path, "") for kind in ("stat", "realpath", "lexists", "open")}
-            facts.wanted.add(("read", t.path, HEAD_READ))
+        # the targets' own facts come with the first questions
+        for path in paths:
+            facts.wanted |= {(kind, path, "") for kind in ("stat", "realpath", "lexists", "open")}
+            facts.wanted.add(("read", path, HEAD_READ))
         for _ in range(MAX_ROUNDS):
             if facts.wanted:
                 asked = set(facts.wanted)
@@ -621,11 +621,41 @@ def gather_and_judge(
                 for key in asked - facts.answers.keys():
                     facts.answers[key] = errno.EIO if key[0] != "excl" else "none"
                     facts.note_unchecked(f"{key[1]} ({key[0]}: the node gave no answer)")
-            verdict = judge(targets, override, root=facts.root, system=facts, unchecked=facts.unchecked)
+            result = evaluate(facts)
             if not facts.wanted:
-                return verdict
+                return result
         for kind, path, _ in sorted(facts.wanted):
             facts.note_unchecked(f"{path} ({kind}: still unknown after {MAX_ROUNDS} rounds)")
-        return judge(targets, override, root=facts.root, system=facts, unchecked=facts.unchecked)
+        return evaluate(facts)
     finally:
         gatherer.close()
+
+
+def gather_and_judge(
+    connection: Connection, node: str, targets: Iterable[Target], override: bool | set[str] = False
+) -> GuardVerdict:
+    """The write guard's verdict on ``targets`` as node ``node`` sees them (see the module doc)."""
+    targets = list(targets)
+    return _on_node(
+        connection,
+        node,
+        [t.path for t in targets],
+        lambda facts: judge(targets, override, root=facts.root, system=facts, unchecked=facts.unchecked),
+    )
+
+
+def check_write_targets(connection: Connection, node: str, paths: Iterable[str]) -> list[SafetyVerdict]:
+    """``check_write_target`` of each path on node ``node`` (``racperf check-target --ssh``):
+    what the node would not give refuses a path that exists, as in :func:`gather_and_judge`."""
+    paths = list(paths)
+
+    def evaluate(facts: NodeFacts) -> list[SafetyVerdict]:
+        verdicts = []
+        for path in paths:
+            verdict = check_write_target(path, root=facts.root, system=facts)
+            if facts.unchecked and facts.lexists(path):
+                verdict = replace(verdict, allowed=False, reasons=verdict.reasons + facts.unchecked)
+            verdicts.append(verdict)
+        return verdicts
+
+    return _on_node(connection, node, paths, evaluate)
