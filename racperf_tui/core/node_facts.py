@@ -424,6 +424,7 @@ def _lay_out_fds(facts: NodeFacts, listing: str, errors: str) -> None:
         found = _LS_ERROR_PID.search(line)
         if found and "cannot read symbolic link" not in line and "No such file" not in line:
             facts.unreadable_pids.add(found.group(1))
+            (proc / found.group(1)).mkdir(parents=True, exist_ok=True)
         elif found is None and line.strip():
             facts.note_unchecked(f"which processes hold files open (ls said: {line.strip()[:200]})")
 

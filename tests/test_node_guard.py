@@ -1,0 +1,330 @@
+"""The write guard on another node (core/node_facts.py, SshHost.judge_targets, check-target
+--ssh) against a real OpenSSH sshd on 127.0.0.1: the node is this very machine, so for every
+case the local guard's tests cover, the verdict judged from the facts gathered over SSH must
+equal the local one, word for word. Also: a hostile path runs nothing on the node, and a node
+whose facts are partly unreadable (a non-root login, a node without /sys/block) refuses writes
+saying what it could not check."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from loopdev import (
+    LoopDevice,
+    loop_device,
+    make_sparse_image,
+    mounted,
+    needs_loop,
+    stacked_loop,
+    swap_on,
+    write_at,
+)
+
+from racperf_tui.core import ssh, target_guard
+from racperf_tui.core.invocation import READ, WRITE, Target
+from racperf_tui.core.node_facts import check_write_targets
+from racperf_tui.core.safety import check_write_target
+from racperf_tui.core.ssh import SshTarget
+from racperf_tui.core.ssh_host import SshHost
+from racperf_tui.core.target_guard import GuardVerdict
+from tests.conftest import racperf_cmd
+from tests.sshd_helpers import Sshd
+
+pytestmark = pytest.mark.timeout(120)
+
+MIB = 1 << 20
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    yield
+    ssh.close_all()
+
+
+def _target(server: Sshd) -> SshTarget:
+    return SshTarget.parse(server.spec, identity=str(server.user_key), known_hosts=[str(server.known_hosts)])
+
+
+@pytest.fixture
+def host(sshd: Sshd) -> SshHost:
+    return SshHost(_target(sshd))
+
+
+@pytest.fixture
+def loop(tmp_path: Path) -> Iterator[LoopDevice]:
+    with loop_device(tmp_path / "blank.img", 64) as device:
+        yield device
+
+
+def _shape(verdict: GuardVerdict) -> dict[str, object]:
+    return {
+        "refused": [(t.path, t.access, v) for t, v in verdict.refused],
+        "blocked": verdict.blocked,
+        "overridden": [(t.path, t.access, v) for t, v in verdict.overridden],
+        "device_nodes": verdict.device_nodes,
+    }
+
+
+def _both(host: SshHost, path: str, access: str = WRITE) -> tuple[GuardVerdict, GuardVerdict]:
+    """(local, remote) verdicts on one target; they must be equal."""
+    targets = [Target(path, access, "filename")]
+    local = target_guard.judge(targets)
+    remote = host.judge_targets(targets)
+    assert _shape(remote) == _shape(local)
+    assert remote.message() == local.message()
+    return local, remote
+
+
+def _reasons(verdict: GuardVerdict) -> list[str]:
+    return [reason for _, v in verdict.refused for reason in v.reasons] + verdict.blocked
+
+
+@contextlib.contextmanager
+def _holding_open(path: str, mode: str = "<>") -> Iterator[int]:
+    """Another process (a sleep) holding PATH open (read-write by default); yields its pid."""
+    child = subprocess.Popen(["sh", "-c", f'exec 3{mode}"$1"; exec sleep 60', "holder", path])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if os.path.realpath(f"/proc/{child.pid}/fd/3") == os.path.realpath(path):
+                    if Path(f"/proc/{child.pid}/comm").read_text().strip() == "sleep":
+                        break
+            except OSError:
+                pass
+            time.sleep(0.02)
+        yield child.pid
+    finally:
+        child.kill()
+        child.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+# the local guard's cases: the remote verdict equals the local one
+
+
+@needs_loop
+def test_free_loop_device_allowed_on_the_node(host: SshHost, loop: LoopDevice) -> None:
+    local, remote = _both(host, loop.path)
+    assert remote.allowed and remote.device_nodes == [loop.path]
+
+
+@needs_loop
+def test_mounted_ext4_loop_device_refused_on_the_node(host: SshHost, tmp_path: Path) -> None:
+    image = make_sparse_image(tmp_path / "ext4.img", 32)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True, capture_output=True)
+    with loop_device(image) as device, mounted(device.path, tmp_path / "mnt") as mount_point:
+        local, remote = _both(host, device.path)
+    assert not remote.allowed
+    reasons = _reasons(remote)
+    assert f"{device.path} ({device.major}:{device.minor}) is mounted on {mount_point}" in reasons
+    assert any("ext2/3/4 file system (magic 0xEF53 at byte 1080)" in r for r in reasons)
+
+
+@needs_loop
+def test_swap_on_a_loop_refused_on_the_node(host: SshHost, loop: LoopDevice) -> None:
+    try:
+        with swap_on(loop.path):
+            local, remote = _both(host, loop.path)
+    except RuntimeError as exc:
+        pytest.skip(f"swapon not permitted here: {exc}")
+    assert f"{loop.path} ({loop.major}:{loop.minor}) is in use as swap ({loop.path} in /proc/swaps)" in _reasons(remote)
+
+
+@needs_loop
+def test_loop_stacked_on_a_loop_refused_on_the_node(host: SshHost, loop: LoopDevice) -> None:
+    with stacked_loop(loop.path, MIB) as upper:
+        local, remote = _both(host, loop.path)
+        upper_local, upper_remote = _both(host, upper.path)
+    reason = next(r for r in _reasons(remote) if "is in use by" in r)
+    assert reason == (
+        f"{loop.path} ({loop.major}:{loop.minor}) is in use by {upper.name} ({upper.major}:{upper.minor}, "
+        f"loop device backed by {loop.path} from byte {MIB}): writing underneath a loop device corrupts what it holds"
+    )
+    # the upper one writes through the lower one, which nothing else uses: allowed, as locally
+    assert upper_remote.allowed and upper_remote.device_nodes == [upper.path]
+
+
+@needs_loop
+def test_device_held_open_for_writing_refused_on_the_node(host: SshHost, loop: LoopDevice) -> None:
+    with _holding_open(loop.path) as pid:
+        local, remote = _both(host, loop.path)
+    assert f"{loop.path} ({loop.major}:{loop.minor}) is held open by process {pid} (sleep)" in _reasons(remote)
+    local, remote = _both(host, loop.path)  # once it is gone, free again
+    assert remote.allowed
+
+
+def test_file_held_open_refused_on_the_node(host: SshHost, tmp_path: Path) -> None:
+    datafile = tmp_path / "system01.dbf"
+    datafile.write_bytes(b"\0" * 8192)
+    with _holding_open(str(datafile)) as pid:
+        local, remote = _both(host, str(datafile))
+    assert f"{datafile} is held open by process {pid} (sleep)" in _reasons(remote)
+
+
+def test_asm_file_refused_on_the_node(host: SshHost, tmp_path: Path) -> None:
+    asm_file = make_sparse_image(tmp_path / "asm_disk1", 4)
+    write_at(asm_file, 32, b"ORCLDISK")
+    local, remote = _both(host, str(asm_file))
+    assert any(
+        r.startswith(f"{asm_file} carries an Oracle ASM disk header (ORCLDISK at byte 32)") for r in _reasons(remote)
+    )
+
+
+@needs_loop
+def test_asm_loop_and_its_backup_header_refused_on_the_node(host: SshHost, tmp_path: Path) -> None:
+    """The primary header on one, only the backup (allocation unit 1, 4 MiB AUs) on the other:
+    the node's blocks are read at the offsets the guard asks for."""
+    primary = make_sparse_image(tmp_path / "asm_primary.img", 16)
+    write_at(primary, 32, b"ORCLDISK")
+    write_at(primary, 0x48, b"DATA_0000".ljust(32, b"\0") + b"DATA".ljust(32, b"\0"))
+    backup = make_sparse_image(tmp_path / "asm_backup.img", 16)
+    write_at(backup, 2 * 4 * MIB - 2 * 4096 + 32, b"ORCLDISK")
+    with loop_device(primary) as first, loop_device(backup) as second:
+        _, remote_first = _both(host, first.path)
+        _, remote_second = _both(host, second.path)
+    assert any("ORCLDISK at byte 32) (disk DATA_0000 of diskgroup DATA)" in r for r in _reasons(remote_first))
+    assert any(f"ORCLDISK at byte {2 * 4 * MIB - 2 * 4096 + 32}" in r for r in _reasons(remote_second))
+
+
+@needs_loop
+def test_backing_file_of_a_loop_refused_on_the_node(host: SshHost, loop: LoopDevice) -> None:
+    local, remote = _both(host, str(loop.image))
+    assert _reasons(remote) == [
+        f"{loop.image} is the backing file of loop device {loop.name} ({loop.major}:{loop.minor}); "
+        "writing it writes that device"
+    ]
+
+
+@needs_loop
+def test_missing_dev_path_blocked_on_the_node_with_close_names(host: SshHost, loop: LoopDevice) -> None:
+    typo = loop.path[:-1] + "x" + loop.path[-1]  # /dev/loopx3
+    local, remote = _both(host, typo)
+    assert remote.blocked and "no such device" in remote.blocked[0] and loop.path in remote.blocked[0]
+    local, remote = _both(host, typo, READ)
+    assert remote.blocked
+
+
+def test_new_file_and_character_devices_on_the_node(host: SshHost, tmp_path: Path) -> None:
+    local, remote = _both(host, str(tmp_path / "new.dat"))
+    assert remote.allowed
+    local, remote = _both(host, "/dev/null")
+    assert remote.allowed
+
+
+# ---------------------------------------------------------------------------------------------
+# hostile paths, unreadable facts, the command
+
+
+HOSTILE = ["a b", "it's", 'say "hi"', "x; touch PWNED1", "$(touch PWNED2)", "`touch PWNED3`", "-n", "new\nline"]
+
+
+def test_hostile_paths_run_nothing_on_the_node(host: SshHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    paths = []
+    for index, name in enumerate(HOSTILE):
+        existing = tmp_path / f"{name} {index}"
+        existing.write_bytes(b"\0" * 32 + (b"ORCLDISK" if index % 2 else b"") + b"\0" * 4096)
+        paths += [str(existing), str(tmp_path / f"gone {name}"), f"/dev/{name}"]
+    targets = [Target(path, WRITE, "filename") for path in paths]
+    local, remote = target_guard.judge(targets), host.judge_targets(targets)
+    assert _shape(remote) == _shape(local)
+    assert len(remote.refused) == len(HOSTILE) // 2  # the files with an ASM header
+    assert len(remote.blocked) == len(HOSTILE)  # the missing /dev names
+    home = Path(os.environ["HOME"])
+    for where in (tmp_path, home, Path("/")):
+        assert not [p for p in where.iterdir() if p.name.startswith("PWNED")], where
+
+
+def _login_as(sshd: Sshd, command: str) -> None:
+    """Every login with the test key runs COMMAND (with $SSH_ORIGINAL_COMMAND), as sshd's
+    authorized_keys ``command=`` option does."""
+    key = sshd.authorized_keys.read_text().strip()
+    quoted = command.replace("\\", "\\\\").replace('"', '\\"')
+    sshd.authorized_keys.write_text(f'command="{quoted}" {key}\n')
+
+
+@needs_loop
+def test_node_seen_by_a_non_root_user_refuses_writes(sshd: Sshd, loop: LoopDevice) -> None:
+    """Logged in as nobody: other users' open files cannot be listed and the device cannot be
+    read; the guard refuses and says what it could not check, never allows blind."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) not installed")
+    _login_as(sshd, 'exec setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$SSH_ORIGINAL_COMMAND"')
+    remote = SshHost(_target(sshd)).judge_targets([Target(loop.path, WRITE, "filename")])
+    assert not remote.allowed
+    reasons = _reasons(remote)
+    assert any(r.endswith("processes were not readable (run as root)") for r in reasons), reasons
+    assert f"{loop.path} ({loop.major}:{loop.minor}) could not be read to look for signatures: Permission denied" in (
+        reasons
+    )
+    assert check_write_target(loop.path).allowed  # here, as root, it is free
+
+
+@needs_loop
+def test_node_without_sysfs_refuses_writes(sshd: Sshd, loop: LoopDevice) -> None:
+    """A node whose /sys/block cannot be read (here: an empty /sys in a mount namespace of its
+    own): holders and partitions are unknown, so every existing write target is refused."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) not installed")
+    _login_as(sshd, "exec unshare -m sh -c 'mount -t tmpfs none /sys && exec sh -c \"$SSH_ORIGINAL_COMMAND\"'")
+    host = SshHost(_target(sshd))
+    remote = host.judge_targets([Target(loop.path, WRITE, "filename")])
+    assert not remote.allowed
+    assert f"could not check the block devices (/sys/block) on {host.name}" in _reasons(remote)
+    # without sysfs the device is known by its number only, as the local guard names it then
+    assert remote.refused[0][1].kernel_name == f"{loop.major}:{loop.minor}"
+    # a new file has nothing to destroy: still allowed
+    assert host.judge_targets([Target(str(loop.image) + ".new", WRITE, "filename")]).allowed
+
+
+def test_unreachable_node_blocks_every_target() -> None:
+    host = SshHost(SshTarget.parse("127.0.0.1:1"))
+    verdict = host.judge_targets([Target("/tmp/x", WRITE, "filename")])
+    assert not verdict.allowed and verdict.blocked[0].startswith("/tmp/x (filename) on 127.0.0.1:1: cannot judge it")
+
+
+@needs_loop
+def test_check_target_over_ssh_prints_what_it_prints_here(sshd: Sshd, tmp_path: Path) -> None:
+    image = make_sparse_image(tmp_path / "ext4.img", 32)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True, capture_output=True)
+    free = make_sparse_image(tmp_path / "free.img", 16)
+    with loop_device(image) as refused, loop_device(free) as allowed:
+        paths = [refused.path, allowed.path, str(tmp_path / "new file")]
+        node = ["--ssh", sshd.spec, "--identity", str(sshd.user_key), "--known-hosts", str(sshd.known_hosts)]
+        outputs = []
+        for extra in ([], node, ["--json"], ["--json", *node]):
+            done = subprocess.run(
+                [*racperf_cmd(), "check-target", *paths, *extra], capture_output=True, text=True, timeout=60
+            )
+            outputs.append((done.returncode, done.stdout))
+    assert outputs[0] == outputs[1] and outputs[2] == outputs[3]
+    assert outputs[0][0] == 3 and "is mounted" not in outputs[0][1] and "ext2/3/4" in outputs[0][1]
+    rows = [json.loads(line) for line in outputs[3][1].splitlines()]
+    assert [row["allowed"] for row in rows] == [False, True, True]
+    connection = ssh.connect(_target(sshd))
+    assert [v.allowed for v in check_write_targets(connection, "n", paths[1:])] == [True, True]
+
+
+def test_check_target_names_an_unreachable_node() -> None:
+    done = subprocess.run(
+        [*racperf_cmd(), "check-target", "/tmp/x", "--ssh", "127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stderr.startswith("racperf check-target: 127.0.0.1:1: ") and not done.stdout
+    assert "Traceback" not in done.stderr
+    sys.stdout.flush()
