@@ -30,12 +30,14 @@ from loopdev import (
 )
 
 from racperf_tui.core import ssh, target_guard
-from racperf_tui.core.invocation import READ, WRITE, Target
+from racperf_tui.core.devjail import jail_argv, unjail_argv
+from racperf_tui.core.invocation import READ, WRITE, Invocation, Target
 from racperf_tui.core.node_facts import check_write_targets
 from racperf_tui.core.safety import check_write_target
 from racperf_tui.core.ssh import SshTarget
-from racperf_tui.core.ssh_host import SshHost
+from racperf_tui.core.ssh_host import RemoteProcess, SshHost
 from racperf_tui.core.target_guard import GuardVerdict
+from racperf_tui.core.write_watch import WriteWatch
 from tests.conftest import racperf_cmd
 from tests.sshd_helpers import Sshd
 
@@ -328,3 +330,87 @@ def test_check_target_names_an_unreachable_node() -> None:
     assert done.returncode == 2 and done.stderr.startswith("racperf check-target: 127.0.0.1:1: ") and not done.stdout
     assert "Traceback" not in done.stderr
     sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# the kernel's net on the node: device jail and write watch (core/node_net.py)
+
+
+def _run_remote(proc: RemoteProcess, timeout_s: float = 30.0) -> tuple[int, str, str]:
+    out = {"stdout": b"", "stderr": b""}
+    deadline = time.monotonic() + timeout_s
+    while not proc.finished:
+        assert time.monotonic() < deadline, "did not finish"
+        for stream, chunk in proc.read(0.2):
+            out[stream] += chunk
+        proc.tick()
+    status = proc.reap()
+    proc.close()
+    return status, out["stdout"].decode(), out["stderr"].decode()
+
+
+@needs_loop
+def test_node_jail_holds_only_cleared_devices_and_the_watch_kills_an_uncleared_write(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    """The run's target is loop A. In the jail /dev shows A, not B, and is read-only; a node of
+    B made outside /dev (which the jail does not cover) opened for writing is caught by the
+    node's watch: the tree is killed, the violation names the process, the path and B."""
+    host = SshHost(_target(sshd), remote_base=str(tmp_path / "runs"))
+    with loop_device(tmp_path / "a.img", 16) as cleared, loop_device(tmp_path / "b.img", 16) as other:
+        node = tmp_path / "b-node"
+        os.mknod(node, 0o600 | 0o060000, os.makedev(other.major, other.minor))
+        script = (
+            f'for p in {cleared.path} {other.path}; do [ -e "$p" ] && echo "$p shown" || echo "$p hidden"; done; '
+            "touch /dev/racperf-x 2>&1 | sed 's/.*: //'; "
+            f'exec 3<>"$1"; echo opened; exec sleep 30'
+        )
+        invocation = Invocation(["sh", "-c", script, "holder", str(node)], targets=[Target(cleared.path, WRITE, "t")])
+        # the supervisor hands over the local jail's argv: the node's net replaces it
+        argv = jail_argv(invocation.argv, [cleared.path])
+        started = time.monotonic()
+        proc = host.start(invocation, tmp_path / "run", write_watch=WriteWatch(set()), argv=argv)
+        status, out, err = _run_remote(proc)
+        took = time.monotonic() - started
+    assert out.splitlines() == [f"{cleared.path} shown", f"{other.path} hidden", "Read-only file system", "opened"]
+    assert status == -9 and took < 10, (status, took, err)
+    assert proc.violations and proc.violations[0].path == str(node)
+    assert (proc.violations[0].major, proc.violations[0].minor) == (other.major, other.minor)
+    assert proc.violations[0].comm in ("sh", "sleep")
+    assert str(proc.violations[0]).endswith("for writing, which the write guard did not clear")
+    assert proc.net is not None and proc.net.protections == [
+        "write watch on the node (every process of the run, by device number)",
+        "device jail on the node: /dev holds only the cleared devices",
+    ]
+
+
+@needs_loop
+def test_node_watch_leaves_a_cleared_write_alone(host: SshHost, tmp_path: Path, loop: LoopDevice) -> None:
+    invocation = Invocation(
+        ["sh", "-c", 'exec 3<>"$1"; sleep 2; echo done', "w", loop.path], targets=[Target(loop.path, WRITE, "t")]
+    )
+    proc = host.start(invocation, tmp_path / "run", write_watch=WriteWatch(set()))
+    status, out, _ = _run_remote(proc)
+    assert (status, out, proc.violations) == (0, "done\n", [])
+
+
+def test_node_without_root_runs_watched_but_not_jailed(sshd: Sshd, tmp_path: Path) -> None:
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) not installed")
+    _login_as(sshd, 'exec setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$SSH_ORIGINAL_COMMAND"')
+    base = tmp_path / "runs"
+    base.mkdir(mode=0o777)
+    base.chmod(0o777)
+    host = SshHost(_target(sshd), remote_base=str(base))
+    proc = host.start(Invocation(["echo", "ran"]), tmp_path / "run", write_watch=WriteWatch(set()))
+    status, out, _ = _run_remote(proc)
+    assert (status, out) == (0, "ran\n")
+    assert proc.net is not None
+    assert proc.net.protections[1] == "device jail not active on the node: the device jail needs root"
+
+
+def test_unjail_argv_reads_back_jail_argv() -> None:
+    argv = ["fio", "--name=x", "--", "-x"]
+    assert unjail_argv(jail_argv(argv, ["/dev/a b", "--allow"])) == (argv, ["/dev/a b", "--allow"])
+    assert unjail_argv(argv) is None
+    assert unjail_argv([sys.executable, "-m", "racperf_tui.core.devjail", "--other", "x", "--", "fio"]) is None
