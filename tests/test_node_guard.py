@@ -8,6 +8,7 @@ saying what it could not check."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -32,7 +33,8 @@ from loopdev import (
 from racperf_tui.core import ssh, target_guard
 from racperf_tui.core.devjail import jail_argv, unjail_argv
 from racperf_tui.core.invocation import READ, WRITE, Invocation, Target
-from racperf_tui.core.node_facts import check_write_targets
+from racperf_tui.core.node_facts import NodeStat, _lay_out_sysfs, _sections, _stat_answer, check_write_targets
+from racperf_tui.core.node_net import NetReport
 from racperf_tui.core.safety import check_write_target
 from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import RemoteProcess, SshHost
@@ -414,3 +416,79 @@ def test_unjail_argv_reads_back_jail_argv() -> None:
     assert unjail_argv(jail_argv(argv, ["/dev/a b", "--allow"])) == (argv, ["/dev/a b", "--allow"])
     assert unjail_argv(argv) is None
     assert unjail_argv([sys.executable, "-m", "racperf_tui.core.devjail", "--other", "x", "--", "fio"]) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# a hostile or broken node: what it sends stays under the temp root and never allows blind
+
+
+def test_hostile_sysfs_names_stay_under_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    _lay_out_sysfs(
+        root,
+        "\n".join(
+            [
+                "D ..",
+                "D a/b",
+                "D .",
+                "D sda",
+                "F sda dev 8:0",
+                "F sda uevent DEVNAME=sda",
+                "F sda ../../../outside pwned",
+                "F sda holders/x pwned",
+                "P sda ../../../outside",
+                "P sda sda1",
+                "F sda/sda1 dev 8:1",
+                "F sda/sda1 partition 1",
+                "H sda ../../../outside",
+                "H sda dm-0",
+                "F nosuch dev 9:9",
+                "garbage without a kind",
+            ]
+        ),
+    )
+    assert not outside.exists()
+    made = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    assert made == [
+        "sys",
+        "sys/block",
+        "sys/block/sda",
+        "sys/block/sda/dev",
+        "sys/block/sda/holders",
+        "sys/block/sda/holders/dm-0",
+        "sys/block/sda/sda1",
+        "sys/block/sda/sda1/dev",
+        "sys/block/sda/sda1/partition",
+        "sys/block/sda/uevent",
+        "sys/class",
+        "sys/class/block",
+        "sys/class/block/sda",
+        "sys/class/block/sda1",
+        "sys/dev",
+        "sys/dev/block",
+        "sys/dev/block/8:0",
+        "sys/dev/block/8:1",
+    ]
+    for link in root.rglob("*"):
+        if link.is_symlink():
+            assert str(link.resolve()).startswith(str(root)), link  # dm-0's dangles inside the root
+
+
+def test_broken_answers_refuse_rather_than_allow() -> None:
+    assert _sections(b"no mark at all\n", "racperf-x") == {}
+    assert _sections(b"racperf-x swaps\nracperf-x unreadable\nracperf-x end\n", "racperf-x") == {
+        "swaps": None,
+        "end": b"",
+    }
+    assert _stat_answer("stat: cannot statx '/x': No such file or directory") == errno.ENOENT
+    assert _stat_answer("garbage 1 2") == errno.EIO
+    block = _stat_answer("61b0 7 2 5 9 0")
+    assert isinstance(block, NodeStat) and block.st_rdev == os.makedev(7, 2) and block.st_mode == 0o60660
+    report = NetReport("racperf-m")
+    for chunk in (b"racperf-m viol", b"ation 12 3 7:a /tmp/a b\nracperf-m comm f", b"io\nracperf-m violation x\n"):
+        report.feed(chunk)
+    assert [(v.pid, v.fd, v.major, v.minor, v.path, v.comm) for v in report.violations] == [
+        (12, 3, 7, 10, "/tmp/a b", "fio")
+    ]
