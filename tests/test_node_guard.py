@@ -492,3 +492,57 @@ def test_broken_answers_refuse_rather_than_allow() -> None:
     assert [(v.pid, v.fd, v.major, v.minor, v.path, v.comm) for v in report.violations] == [
         (12, 3, 7, 10, "/tmp/a b", "fio")
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole way: the supervisor runs fio on the node, judged and watched there
+
+
+def _write_ios(device: LoopDevice) -> int:
+    return int(Path(f"/sys/block/{device.name}/stat").read_text().split()[4])
+
+
+def _fio_write(device: str) -> dict[str, object]:
+    return {
+        "extra_args": [
+            "--name=w",
+            f"--filename={device}",
+            "--rw=write",
+            "--bs=64k",
+            "--size=4m",
+            "--direct=1",
+            "--ioengine=psync",
+        ],
+        "destructive": False,
+        "target": None,
+    }
+
+
+@pytest.mark.slow  # a real fio run on the node
+@needs_loop
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed")
+def test_supervisor_runs_fio_on_the_node_judged_and_watched_there(sshd: Sshd, tmp_path: Path) -> None:
+    from racperf_tui.core.events import RunState
+    from racperf_tui.core.store import Store
+    from racperf_tui.orchestration.supervisor import Supervisor
+
+    host = SshHost(_target(sshd), remote_base=str(tmp_path / "runs"))
+    image = make_sparse_image(tmp_path / "ext4.img", 32)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True, capture_output=True)
+    with (
+        loop_device(tmp_path / "free.img", 16) as free,
+        loop_device(image) as taken,
+        mounted(taken.path, tmp_path / "mnt"),
+        Store.open(tmp_path / "data") as store,
+    ):
+        before = _write_ios(free), _write_ios(taken)
+        records = []
+        for device in (free, taken):
+            run_id = store.create_run("fio", host.name, device.path, _fio_write(device.path), [], None)
+            records.append(Supervisor(store, run_id, host=host, handle_signals=False, log=lambda m: None).run())
+        after = _write_ios(free), _write_ios(taken)
+    assert records[0].state is RunState.SUCCEEDED, records[0].message
+    assert after[0] - before[0] >= 64  # 4 MiB in 64 KiB writes reached the free device
+    assert records[1].state is not RunState.SUCCEEDED
+    assert f"{taken.path} ({taken.major}:{taken.minor}) is mounted on" in (records[1].message or "")
+    assert after[1] == before[1]  # nothing was written to the mounted one
