@@ -546,3 +546,36 @@ def test_supervisor_runs_fio_on_the_node_judged_and_watched_there(sshd: Sshd, tm
     assert records[1].state is not RunState.SUCCEEDED
     assert f"{taken.path} ({taken.major}:{taken.minor}) is mounted on" in (records[1].message or "")
     assert after[1] == before[1]  # nothing was written to the mounted one
+
+
+def test_check_target_on_a_cluster_files_node(sshd: Sshd, tmp_path: Path) -> None:
+    asm_file = make_sparse_image(tmp_path / "asm disk", 4)
+    write_at(asm_file, 32, b"ORCLDISK")
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text(
+        "[[node]]\n"
+        'name = "rac2"\n'
+        'host = "127.0.0.1"\n'
+        f'user = "{sshd.user}"\n'
+        f"port = {sshd.port}\n"
+        f'identity = "{sshd.user_key}"\n'
+        f'known_hosts = "{sshd.known_hosts}"\n'
+    )
+    here = subprocess.run([*racperf_cmd(), "check-target", str(asm_file)], capture_output=True, text=True, timeout=60)
+    there = subprocess.run(
+        [*racperf_cmd(), "check-target", str(asm_file), "--node", "rac2", "--cluster", str(cluster)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (there.returncode, there.stdout) == (here.returncode, here.stdout) == (3, there.stdout)
+    assert there.stdout.startswith(
+        f"refusing to write to {asm_file}:\n  - {asm_file} carries an Oracle ASM disk header"
+    )
+    missing = subprocess.run(
+        [*racperf_cmd(), "check-target", "/tmp/x", "--node", "rac9", "--cluster", str(cluster)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and "rac9" in missing.stderr and "Traceback" not in missing.stderr
