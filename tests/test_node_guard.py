@@ -221,11 +221,20 @@ def test_missing_dev_path_blocked_on_the_node_with_close_names(host: SshHost, lo
     assert remote.blocked
 
 
-def test_new_file_and_character_devices_on_the_node(host: SshHost, tmp_path: Path) -> None:
+def test_new_file_fifo_and_character_devices_on_the_node(host: SshHost, tmp_path: Path) -> None:
+    """Only block devices and regular files are opened on the node: a FIFO (whose open would
+    block) and a character device are judged by their stat alone, as here."""
     local, remote = _both(host, str(tmp_path / "new.dat"))
     assert remote.allowed
     local, remote = _both(host, "/dev/null")
     assert remote.allowed
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    local, remote = _both(host, str(fifo))
+    assert remote.allowed and time.monotonic() - started < 30
+    local, remote = _both(host, "/dev/tty")
+    assert _reasons(remote)[0].startswith("/dev/tty is a character device (5:0)")
 
 
 # ---------------------------------------------------------------------------------------------

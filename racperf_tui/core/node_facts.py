@@ -96,6 +96,8 @@ printf '%s end\n' "$m"
 
 #: $1 the mark, then (kind, path, extra) triples: one answer each, after "MARK r INDEX"; first
 #: the stats of the open files listed on stdin (paths we built: /proc/PID/fd/N), in bulk.
+#: Only block devices and regular files are ever opened (the target's head is asked for with
+#: its stat, before its type is known here): a FIFO would block, a tape rewind, a watchdog arm.
 PATHS_SH = r"""
 m=$1; shift
 export LC_ALL=C
@@ -114,10 +116,18 @@ while [ $# -ge 3 ]; do
   isdir) if [ -d "$p" ]; then echo y; else echo n; fi ;;
   lexists) if [ -e "$p" ] || [ -L "$p" ]; then echo y; else echo n; fi ;;
   list) if [ -d "$p" ] && [ -r "$p" ]; then echo ok; ls -1Aq -- "$p" 2>/dev/null; else echo err; fi ;;
-  open) if (exec 3<"$p") 2>/dev/null; then echo ok; else echo "err $( (exec 3<"$p") 2>&1 )"; fi ;;
-  read) dd if="$p" bs=512 skip="${x%:*}" count="${x#*:}" 2>/dev/null | od -An -v -tx1 ;;
+  open)
+    if ! { [ -b "$p" ] || [ -f "$p" ]; }; then echo "err not a block device or a regular file"
+    elif (exec 3<"$p") 2>/dev/null; then echo ok
+    else echo "err $( (exec 3<"$p") 2>&1 )"; fi ;;
+  read)
+    if [ -b "$p" ] || [ -f "$p" ]; then
+      dd if="$p" bs=512 skip="${x%:*}" count="${x#*:}" 2>/dev/null | od -An -v -tx1
+    fi ;;
   excl)
-    if [ -n "$py" ]; then
+    if ! [ -b "$p" ]; then
+      echo free
+    elif [ -n "$py" ]; then
       "$py" -c 'import errno, os, sys
 try:
     fd = os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK)
