@@ -178,6 +178,36 @@ def test_file_held_open_refused_on_the_node(host: SshHost, tmp_path: Path) -> No
     assert f"{datafile} is held open by process {pid} (sleep)" in _reasons(remote)
 
 
+@needs_loop
+def test_device_held_from_another_mount_namespace_refused_on_the_node(
+    host: SshHost, tmp_path: Path, loop: LoopDevice
+) -> None:
+    """A process in a mount namespace of its own (a systemd service with PrivateTmp, a
+    container) holds the device through a node it made outside /dev: its open file's mount id
+    is in no table of the login's namespace, so the node's mountinfo of that namespace is read
+    (as the local guard reads it) to know the node lies on a file system safe to stat."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) not installed")
+    node = tmp_path / "n"
+    os.mknod(node, 0o600 | 0o060000, os.makedev(loop.major, loop.minor))
+    child = subprocess.Popen(["unshare", "-m", "sh", "-c", 'exec 3<>"$1"; exec sleep 60', "holder", str(node)])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if os.readlink(f"/proc/{child.pid}/fd/3") == str(node):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.02)
+        assert os.readlink(f"/proc/{child.pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
+        local, remote = _both(host, loop.path)
+    finally:
+        child.kill()
+        child.wait()
+    assert f"{loop.path} ({loop.major}:{loop.minor}) is held open by process {child.pid} (sleep)" in _reasons(remote)
+
+
 def test_asm_file_refused_on_the_node(host: SshHost, tmp_path: Path) -> None:
     asm_file = make_sparse_image(tmp_path / "asm_disk1", 4)
     write_at(asm_file, 32, b"ORCLDISK")

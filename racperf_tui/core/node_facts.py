@@ -87,6 +87,12 @@ exec 3>&1
 e=$(ls -lq /proc/[0-9]*/fd/ 2>&1 >&3 3>&-)
 exec 3>&-
 printf '%s fderrors\n%s\n' "$m" "$e"
+printf '%s mntns\n' "$m"
+ls -l /proc/self/ns/mnt /proc/[0-9]*/ns/mnt 2>/dev/null
+own=$(readlink "/proc/$$/ns/mnt" 2>/dev/null)
+ls -l /proc/[0-9]*/ns/mnt 2>/dev/null | awk -v own="$own" '
+  $(NF-1) == "->" && $NF != own && !($NF in seen) { seen[$NF] = 1; split($(NF-2), part, "/"); print part[3] }' |
+  while read -r p; do printf '%s nsmountinfo %s\n' "$m" "$p"; cat "/proc/$p/mountinfo" 2>/dev/null; done
 printf '%s fdinfo\n' "$m"
 for p in /proc/[0-9]*; do printf '%s\n' "$p"/fdinfo/[0-9]*; done | xargs head -n 3 /dev/null 2>/dev/null
 printf '%s comm\n' "$m"
@@ -439,6 +445,36 @@ def _lay_out_fds(facts: NodeFacts, listing: str, errors: str) -> None:
             facts.note_unchecked(f"which processes hold files open (ls said: {line.strip()[:200]})")
 
 
+_NS_LINK = re.compile(r"/proc/([0-9]+|self)/ns/mnt -> (mnt:\[[0-9]+\])$")
+
+
+def _lay_out_namespaces(root: Path, sections: dict[str, bytes | None]) -> None:
+    """ROOT/proc/PID/ns/mnt -> its namespace, and ROOT/proc/PID/mountinfo for the processes in
+    another mount namespace than the login's (one mountinfo read per namespace): the mount
+    table then finds the file-system type of their open files as it does here."""
+    proc = root / "proc"
+    namespace_of: dict[str, str] = {}
+    for line in (sections.get("mntns") or b"").decode("utf-8", "replace").splitlines():
+        found = _NS_LINK.search(line)
+        if found:
+            namespace_of[found.group(1)] = found.group(2)
+    read_from: dict[str, str] = {}  # namespace -> the pid whose mountinfo we have
+    for name, data in sections.items():
+        kind, _, pid = name.partition(" ")
+        if kind == "nsmountinfo" and pid.isdigit() and data and pid in namespace_of:
+            (proc / pid).mkdir(parents=True, exist_ok=True)
+            (proc / pid / "mountinfo").write_bytes(data)
+            read_from[namespace_of[pid]] = pid
+    for pid, namespace in namespace_of.items():
+        if not (proc / pid).is_dir():
+            continue  # a process whose fds were not listed: nothing of it is judged
+        (proc / pid / "ns").mkdir(exist_ok=True)
+        os.symlink(namespace, proc / pid / "ns" / "mnt")
+        source = read_from.get(namespace)
+        if source is not None and source != pid:
+            os.symlink(f"../{source}/mountinfo", proc / pid / "mountinfo")
+
+
 def _lay_out_fdinfo(root: Path, text: str) -> None:
     """``head -n 3 /dev/null FILES`` output -> ROOT/proc/PID/fdinfo/N."""
     current: Path | None = None
@@ -547,6 +583,7 @@ class _Gatherer:
             if pid.isdigit() and (proc / pid).is_dir():
                 (proc / pid / "comm").write_text(comm + "\n")
         _lay_out_fdinfo(self.root, (sections.get("fdinfo") or b"").decode("utf-8", "replace"))
+        _lay_out_namespaces(self.root, sections)
 
     def answer(self, wanted: Iterable[tuple[str, str, str]]) -> None:
         """Gather the wanted facts: stats of open files in bulk, the rest one by one."""
