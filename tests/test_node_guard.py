@@ -618,3 +618,16 @@ def test_check_target_on_a_cluster_files_node(sshd: Sshd, tmp_path: Path) -> Non
         timeout=60,
     )
     assert missing.returncode == 2 and "rac9" in missing.stderr and "Traceback" not in missing.stderr
+
+
+@needs_loop
+def test_node_that_answers_no_question_refuses_writes(sshd: Sshd, loop: LoopDevice, tmp_path: Path) -> None:
+    """The node gives its base facts but fails every later question (here its login refuses
+    them): each unanswered fact is named, the write refused, nothing crashes."""
+    _login_as(sshd, 'case "$SSH_ORIGINAL_COMMAND" in *" bulk"*) exit 1;; esac; exec sh -c "$SSH_ORIGINAL_COMMAND"')
+    host = SshHost(_target(sshd))
+    verdict = host.judge_targets([Target(loop.path, WRITE, "filename"), Target(str(tmp_path), READ, "directory")])
+    assert not verdict.allowed
+    reasons = _reasons(verdict)
+    assert f"could not check {loop.path} (stat: the node gave no answer) on {host.name}" in reasons
+    assert check_write_target(loop.path).allowed  # here it is free

@@ -9,15 +9,19 @@ for the exclusive-open probe):
    pid, /proc/self/mountinfo, /proc/swaps, the /sys/block tree the guard walks (dev, size,
    uevent's DEVNAME, partition, holders/, loop/backing_file and offset, dm/name and uuid,
    md/level, for every device and partition), every process's open files (``ls -lq
-   /proc/[0-9]*/fd/``: the link texts; the directories it could not open) and every comm;
-2. one ``xargs head`` reads the fdinfo (flags, mnt_id) of every fd whose link is a path;
-3. the guard runs against :class:`NodeFacts`. A question it has no answer to yet (a path's
-   stat, an open file's stat, a realpath, a listing, a block of the target, the exclusive-open
-   probe) is remembered and answered as "unknown"; the wanted facts are then gathered in one
-   command (:data:`PATHS_SH`, every path one quoted argument, nothing in it expanded; the stats
-   of open files in one ``xargs stat``), and the guard runs again, until it asks nothing new
-   (at most :data:`MAX_ROUNDS` times). Its decisions about what to stat (never a file on a
-   network or cluster file system) are the local ones, made here on the node's facts.
+   /proc/[0-9]*/fd/``: the link texts; the directories it could not open), every mount
+   namespace and one mountinfo per namespace other than the login's, the fdinfo (flags,
+   mnt_id) of every fd (``xargs head -n 3``) and every comm;
+2. the guard runs against :class:`NodeFacts` (in /dev/shm). A question it has no answer to yet
+   (a path's stat, an open file's stat, a realpath, a listing, a block of the target, the
+   exclusive-open probe) is remembered and answered as "unknown"; the wanted facts are then
+   gathered in one command (:data:`PATHS_SH`, every path one quoted argument, nothing in it
+   expanded; the stats of open files in one ``xargs stat``), and the guard runs again, until it
+   asks nothing new (at most :data:`MAX_ROUNDS` times; 2 rounds for a free device, 3 for a
+   mistyped name). Its decisions about what to stat (never a file on a network or cluster file
+   system) are the local ones, made here on the node's facts. A target's stat, realpath and
+   first 128 KiB are asked for with the first round; only block devices and regular files are
+   ever opened there.
 
 What the node would not give (a section unreadable, an answer too large, a question still open
 after the last round) becomes a sentence in ``unchecked``: every write target is refused with
@@ -630,6 +634,11 @@ class _Gatherer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+#: what a question the node left unanswered reads as (it also refuses: ``unchecked``); the
+#: rest (stat, open, list) as EIO, a realpath as the path itself
+_UNANSWERED: dict[str, object] = {"isdir": True, "lexists": True, "read": b"", "excl": "none"}
+
+
 def _decode(kind: str, raw: bytes) -> object:
     text = raw.decode("utf-8", "surrogateescape")
     if kind == "stat":
@@ -667,7 +676,7 @@ def _on_node(connection: Connection, node: str, paths: Iterable[str], evaluate: 
                 facts.wanted.clear()
                 gatherer.answer(asked)
                 for key in asked - facts.answers.keys():
-                    facts.answers[key] = errno.EIO if key[0] != "excl" else "none"
+                    facts.answers[key] = _UNANSWERED.get(key[0], errno.EIO) if key[0] != "realpath" else key[1]
                     facts.note_unchecked(f"{key[1]} ({key[0]}: the node gave no answer)")
             result = evaluate(facts)
             if not facts.wanted:
