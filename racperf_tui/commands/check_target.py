@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_node_arguments(parser, what="check the paths")
     parser.epilog = (
         f"Reads only, never writes. Exit status: 0 every PATH may be written; "
-        f"{REFUSED_EXIT_STATUS} at least one is refused (the reasons are printed); 2 usage error."
+        f"{REFUSED_EXIT_STATUS} at least one is refused (the reasons are printed); 2 usage error, or the node "
+        "cannot be reached or named."
     )
 
 
