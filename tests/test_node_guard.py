@@ -19,16 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from loopdev import (
-    LoopDevice,
-    loop_device,
-    make_sparse_image,
-    mounted,
-    needs_loop,
-    stacked_loop,
-    swap_on,
-    write_at,
-)
 
 from racperf_tui.core import ssh, target_guard
 from racperf_tui.core.devjail import jail_argv, unjail_argv
@@ -40,8 +30,18 @@ from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import RemoteProcess, SshHost
 from racperf_tui.core.target_guard import GuardVerdict
 from racperf_tui.core.write_watch import WriteWatch
-from tests.conftest import racperf_cmd
-from tests.sshd_helpers import Sshd
+from tests.helpers import racperf_cmd
+from tests.helpers.loopdev import (
+    LoopDevice,
+    loop_device,
+    make_sparse_image,
+    mounted,
+    needs_loop,
+    stacked_loop,
+    swap_on,
+    write_at,
+)
+from tests.helpers.sshd_helpers import Sshd
 
 pytestmark = pytest.mark.timeout(120)
 
