@@ -55,10 +55,19 @@ class SshError(OSError):
 class HostKeyError(SshError):
     """The node's host key is not on record (``changed`` False) or differs from it (True)."""
 
-    def __init__(self, message: str, *, changed: bool, fingerprint: str) -> None:
+    def __init__(self, message: str, *, changed: bool, fingerprint: str, summary: str = "") -> None:
         super().__init__(message)
         self.changed = changed
         self.fingerprint = fingerprint
+        #: the refusal in one line (what a list of nodes shows)
+        self.summary = summary or " ".join(message.split())
+
+
+def one_line(exc: BaseException) -> str:
+    """Why a node cannot be used, in one line (a HostKeyError's summary; whitespace folded)."""
+    if isinstance(exc, HostKeyError):
+        return exc.summary
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 # ---- where: [user@]host[:port] -----------------------------------------------------------
@@ -205,6 +214,8 @@ def _host_key_message(
             "the known_hosts file.",
             changed=True,
             fingerprint=fingerprint,
+            summary=f"{where}: HOST KEY HAS CHANGED, refused: it offers {algorithm} {fingerprint}, "
+            f"{', '.join(files)} says {recorded}",
         )
     own = target.known_hosts[0] if target.known_hosts else str(racperf_known_hosts())
     line = f"{where} {key.export_public_key('openssh').decode().split()[0]} ..."
@@ -218,6 +229,7 @@ def _host_key_message(
         f"  (a line '{line}'), or log in once with ssh, which records it in ~/.ssh/known_hosts.",
         changed=False,
         fingerprint=fingerprint,
+        summary=f"{where}: host key unknown ({algorithm} {fingerprint}): verify it, then: {scan} >> {shlex.quote(own)}",
     )
 
 
@@ -334,8 +346,15 @@ async def _connect(target: SshTarget) -> Connection:
         ) from None
     except asyncssh.Error as exc:
         raise SshError(f"{target.display}: {exc.reason}") from None
+    except socket.gaierror as exc:
+        raise SshError(f"{target.display}: cannot resolve {target.host!r} (DNS): {exc.strerror or exc}") from None
     except (TimeoutError, OSError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else (str(exc) or "timed out")
+        if isinstance(exc, OSError) and exc.errno:  # asyncio's "Connect call failed (...)" hides the errno's words
+            why = os.strerror(exc.errno)
+        elif isinstance(exc, OSError) and exc.strerror:
+            why = exc.strerror
+        else:
+            why = f"timed out after {CONNECT_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) else str(exc)
         raise SshError(f"{target.display}: cannot connect: {why}") from None
     return Connection(target, conn, time.monotonic() - started)
 
