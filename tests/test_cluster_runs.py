@@ -7,7 +7,6 @@ be used, and a link lost mid-run (the remote benchmark gone within 10 s, the sam
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,42 +17,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from racperf_tui.core import ssh
 from racperf_tui.core.cluster import load_cluster, node_of_config
 from racperf_tui.core.events import RunState
 from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import SshHost
 from racperf_tui.core.store import Store
+from tests.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_base, remote_runs  # noqa: F401
 from tests.sshd_helpers import Sshd, _free_port
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """No ~/.ssh of this machine's user, no agent (here and in the detached supervisors)."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    yield home
-    ssh.close_all()
-
-
-def node_table(name: str, server: Sshd, **extra: str) -> str:
-    fields = {
-        "name": name,
-        "host": server.host,
-        "port": server.port,
-        "user": server.user,
-        "identity": str(server.user_key),
-        "known_hosts": str(server.known_hosts),
-        "interconnect": server.host,
-        **extra,
-    }
-    body = "\n".join(f"{k} = {v if isinstance(v, int) else json.dumps(v)}" for k, v in fields.items())
-    return f"[[node]]\n{body}\n"
+pytestmark = pytest.mark.usefixtures("isolated_home", "remote_runs")
 
 
 @pytest.fixture
@@ -78,27 +50,6 @@ def iperf3_server():
     server.wait()
 
 
-@pytest.fixture
-def remote_runs(sshd: Sshd):
-    """The run directories the node's side made under its user's ~/.racperf/runs, removed after."""
-    base = Path(os.path.expanduser(f"~{sshd.user}")) / ".racperf" / "runs"
-    before = set(base.glob("*")) if base.exists() else set()
-    yield base
-    for path in set(base.glob("*")) - before if base.exists() else ():
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def racperf(*args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "racperf_tui", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        cwd=REPO,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def iperf3_clients(port: int) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["cmdline", "status"]):
@@ -116,9 +67,7 @@ def wait_until(predicate, timeout_s: float, what: str) -> float:
     return time.monotonic() - started
 
 
-def test_run_on_a_node_in_the_foreground(
-    sshd: Sshd, cluster_file: Path, iperf3_server: int, tmp_path: Path, remote_runs: Path
-) -> None:
+def test_run_on_a_node_in_the_foreground(sshd: Sshd, cluster_file: Path, iperf3_server: int, tmp_path: Path) -> None:
     """iperf3's client started on rac1 over SSH: its samples stream back as JSON lines, the
     store's rows name the node, the run's config carries the node it ran on."""
     data = tmp_path / "data"
@@ -139,15 +88,13 @@ def test_run_on_a_node_in_the_foreground(
     assert record.config["host_spec"]["port"] == sshd.port
     assert node_of_config(record.config) == load_cluster(cluster_file).node("rac1")
     # the node's side made the run's directory: it ran there, through sshd
-    mine = SshHost(SshTarget("127.0.0.1", sshd.user, sshd.port), remote_base=str(remote_runs)).remote_dir(
+    mine = SshHost(SshTarget("127.0.0.1", sshd.user, sshd.port), remote_base=str(remote_base(sshd))).remote_dir(
         data / "runs" / str(record.id)
     )
     assert Path(mine).is_dir()
 
 
-def test_an_ad_hoc_ssh_node_is_named_by_its_spec(
-    sshd: Sshd, iperf3_server: int, tmp_path: Path, remote_runs: Path
-) -> None:
+def test_an_ad_hoc_ssh_node_is_named_by_its_spec(sshd: Sshd, iperf3_server: int, tmp_path: Path) -> None:
     data = tmp_path / "data"
     done = racperf(
         "run", "iperf3", "--ssh", sshd.spec, "--identity", str(sshd.user_key), "--known-hosts",
@@ -182,7 +129,7 @@ def launch_detached(cluster_file: Path, data: Path, port: int) -> int:
 
 
 def test_a_detached_run_on_a_node_outlives_its_launcher_lists_and_stops(
-    sshd: Sshd, cluster_file: Path, iperf3_server: int, tmp_path: Path, remote_runs: Path
+    sshd: Sshd, cluster_file: Path, iperf3_server: int, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
     run_id = launch_detached(cluster_file, data, iperf3_server)
@@ -218,7 +165,7 @@ def sshd_sessions(server: Sshd) -> list[psutil.Process]:
 
 
 def test_a_link_lost_mid_run_marks_the_run_keeps_its_samples_and_ends_the_remote_client(
-    sshd: Sshd, cluster_file: Path, iperf3_server: int, tmp_path: Path, remote_runs: Path
+    sshd: Sshd, cluster_file: Path, iperf3_server: int, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
     run_id = launch_detached(cluster_file, data, iperf3_server)

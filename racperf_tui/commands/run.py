@@ -29,11 +29,10 @@ import sys
 from typing import Any
 
 from racperf_tui.core import settings, strict_json
-from racperf_tui.core.cluster import ClusterFileError, Node, add_node_arguments, node_from_args
+from racperf_tui.core.cluster import ClusterFileError, add_node_arguments, node_from_args
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.process import set_child_subreaper
-from racperf_tui.core.ssh import one_line
 from racperf_tui.core.store import Store, StoreError
 from racperf_tui.orchestration.runs import ToolNotFound, run_foreground
 from racperf_tui.tools import orion, tool_description, tool_modules
@@ -241,11 +240,6 @@ def _say_error(text: str) -> None:
 EXIT_UNREACHABLE = 3
 
 
-def node_problem(node: Node, exc: BaseException) -> str:
-    """One line: the node's name and why it cannot be used."""
-    return f"node {node.name}: {one_line(exc)}"
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the tool in the foreground under the supervisor; exit status as documented above."""
 
@@ -303,7 +297,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"racperf run: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the node cannot be reached (SshError says why, in one line)
-        print(f"racperf run {args.tool}: {node_problem(node, exc)}", file=sys.stderr)
+        print(f"racperf run {args.tool}: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE
 
     with Store.open(data_dir) as store:

@@ -24,6 +24,7 @@ from racperf_tui.core.cluster import HOST_SPEC_KEY, LOCAL, Node, host_for, node_
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.core.paths import log_dir
+from racperf_tui.core.ssh import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store, supervisor_alive
 from racperf_tui.orchestration.run_plan import judge_run
 from racperf_tui.orchestration.supervisor import Supervisor
@@ -54,7 +55,11 @@ def _prepare(tool: str, config: dict[str, Any], node: Node) -> tuple[dict[str, A
     config.pop(HOST_SPEC_KEY, None)
     if not node.is_local:
         config[HOST_SPEC_KEY] = node_spec(node)
-    return config, list(judge_run(load_tool(tool), tool, config, host=host_for(node)).invocation.argv)
+    try:
+        judged = judge_run(load_tool(tool), tool, config, host=host_for(node))
+    except SshError as exc:  # which node, and why, in one line (a list of nodes shows it so)
+        raise SshError(f"node {node.name}: {one_line(exc)}") from None
+    return config, list(judged.invocation.argv)
 
 
 def launch_run(

@@ -49,6 +49,7 @@ from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.lines import LineSplitter
 from racperf_tui.core.paths import run_dir
 from racperf_tui.core.process import set_child_subreaper
+from racperf_tui.core.ssh import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.write_watch import WriteWatch
 from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run
@@ -178,8 +179,11 @@ class Supervisor:
             judged = judge_run(module, record.tool, config, str(directory), self.host)
             argv, write_watch, protections = self._protections(judged, tool)
             self._prepare(tool, config, judged, directory, protections)
+        except SshError as exc:  # the node cannot be reached or used: which, and why
+            where = self.host.name if self.host is not None else "its node"
+            self.store.set_state(self.run_id, RunState.FAILED, message=f"node {where}: {one_line(exc)}")
+            return
         except (ValueError, OSError) as exc:
-            # OSError: a node that cannot be reached (SshError says why), a file that cannot be written
             self.store.set_state(self.run_id, RunState.FAILED, message=str(exc))
             return
         planned = judged.invocation
