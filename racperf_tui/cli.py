@@ -17,7 +17,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("racperf_tui.commands.runs", "list, show and export recorded runs"),
     "parse": ("racperf_tui.commands.parse", "parse saved tool output into result JSON"),
     "probe": ("racperf_tui.commands.probe", "built-in network probe (server / client)"),
-    "pair": ("racperf_tui.commands.pair", "both ends of a network test here: server, then client"),
+    "pair": ("racperf_tui.commands.pair", "both ends of a network test, here or on nodes: server, then client"),
+    "nodes": ("racperf_tui.commands.nodes", "the cluster's nodes: reachable, logged into, what is installed"),
     "check-target": ("racperf_tui.commands.check_target", "would writing to this file/device destroy data?"),
 }
 
