@@ -336,6 +336,8 @@ async def _connect(target: SshTarget) -> Connection:
         raise SshError(f"{target.display}: {exc.reason}") from None
     except (TimeoutError, OSError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else (str(exc) or "timed out")
+        if isinstance(exc, OSError) and not isinstance(exc, socket.gaierror) and (exc.errno or 0) > 0:
+            why = os.strerror(exc.errno or 0)  # asyncio's "Connect call failed (...)" hides ECONNREFUSED
         raise SshError(f"{target.display}: cannot connect: {why}") from None
     return Connection(target, conn, time.monotonic() - started)
 
