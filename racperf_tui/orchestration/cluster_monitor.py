@@ -10,7 +10,7 @@ with the reason) that any thread may read; ``on_sample(name)`` is called after e
 
 States: ``connecting`` (first attempt), ``ok``, ``unreachable`` (never reached: the reason says
 DNS, refused, auth, host key, timeout...), ``lost`` (was sampled, then the link or the node went:
-the last rows are kept), ``reconnecting`` (trying again; backoff doubling from
+the last rows are kept), ``reconnecting`` (a lost node tried again; backoff doubling from
 ``backoff_s[0]`` to ``backoff_s[1]``). A sample that does not arrive within ``sample_timeout_s``
 is a lost link (no FIN or RST comes from a dead cable): the connection is aborted so the pool
 makes a fresh one.
@@ -42,6 +42,8 @@ from racperf_tui.core.ssh import Connection, HostKeyError, SshError, SshTarget
 CONNECTING, OK, UNREACHABLE, LOST, RECONNECTING = "connecting", "ok", "unreachable", "lost", "reconnecting"
 #: the first and the longest wait between two attempts to reach a node
 BACKOFF_S = (1.0, 30.0)
+#: a report over this little time is the same files read twice (the Disks tab skips them too)
+STALE_INTERVAL_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -330,6 +332,9 @@ class ClusterMonitor:
     def _run_node(self, node: Node) -> None:
         name = node.name
         failures = 0
+        if node.is_local:
+            self._local_loop(name)
+            return
         try:
             target: SshTarget = node.ssh_target()
         except ValueError as exc:
@@ -337,7 +342,7 @@ class ClusterMonitor:
             return
         while not self._stop.is_set():
             before = self._states[name]
-            if failures or before.seq:
+            if before.seq:  # a node never reached stays unreachable (with its reason) while retried
                 self._publish(name, state=RECONNECTING)
             try:
                 conn = ssh.connect(target)
@@ -364,6 +369,28 @@ class ClusterMonitor:
                 remote.close()
             self._wait_backoff(name, failures)
 
+    def _wait_next(self) -> bool:
+        """Sleep to the next whole multiple of the interval; True when stopped."""
+        now = time.time()
+        return self._stop.wait((math.floor(now / self.interval_s) + 1) * self.interval_s - now)
+
+    def _local_loop(self, name: str) -> None:
+        """The node "local" is this machine: the same sampler over / (no SSH)."""
+        sampler = IostatSampler(partitions=True, dm_names=True)
+        last_full = -math.inf
+        while True:
+            requested = time.monotonic()
+            try:
+                report = sampler.sample()
+                full = requested - last_full >= SYSFS_REFRESH_S
+                if full:
+                    last_full = requested
+                self._publish_report(name, Path("/"), "", report, requested, full)
+            except Exception as exc:  # noqa: BLE001 - say it and go on sampling
+                self._publish(name, state=LOST, reason=f"error: {type(exc).__name__}: {exc}")
+            if self._wait_next():
+                return
+
     def _sample_loop(self, name: str, remote: RemoteDiskstats) -> None:
         sampler = IostatSampler([remote.root], partitions=True, dm_names=True)
         last_full = -math.inf
@@ -374,17 +401,17 @@ class ClusterMonitor:
                 last_full = requested
             remote.refresh(full=full, timeout_s=self.sample_timeout_s)
             report = sampler.sample()
-            self._publish_report(name, remote, sampler, report, requested, full)
-            now = time.time()
-            next_at = (math.floor(now / self.interval_s) + 1) * self.interval_s
-            if self._stop.wait(next_at - now):
+            if report.since_boot or report.interval_s > STALE_INTERVAL_S or report.errors:
+                self._publish_report(name, remote.root, remote.node.hostname, report, requested, full)
+            # else: the node's uptime did not move (a recorded root not rewritten yet): no sample
+            if self._wait_next():
                 return
 
     def _publish_report(
         self,
         name: str,
-        remote: RemoteDiskstats,
-        sampler: IostatSampler,
+        root: Path,
+        hostname: str,
         report: IostatReport,
         requested: float,
         full: bool,
@@ -392,16 +419,16 @@ class ClusterMonitor:
         state = self._states[name]
         changes: dict[str, object] = {}
         if full:
-            luns, labels = lun_identities(remote.root)
+            luns, labels = lun_identities(root)
             changes.update(
                 luns=luns,
                 lun_labels=labels,
                 facts={
-                    row.kernel_name or row.device: read_queue_facts(row.kernel_name or row.device, remote.root)
+                    row.kernel_name or row.device: read_queue_facts(row.kernel_name or row.device, root)
                     for row in report.rows
                     if not row.is_partition
                 },
-                hostname=remote.node.hostname,
+                hostname=hostname,
             )
         self._publish(
             name,
