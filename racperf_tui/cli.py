@@ -46,6 +46,12 @@ def _dashboard_parser() -> argparse.ArgumentParser:
         default=None,
         help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)",
     )
+    parser.add_argument(
+        "--cluster",
+        metavar="FILE",
+        default=None,
+        help="the Cluster tab's nodes (default: ~/.config/racperf/cluster.toml)",
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
 
@@ -73,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from racperf_tui.ui.app import RacperfApp
 
-    app = RacperfApp(roots=args.root, interval_s=args.interval, data_dir=args.data_dir)
+    app = RacperfApp(roots=args.root, interval_s=args.interval, data_dir=args.data_dir, cluster=args.cluster)
     app.run()
     return app.return_code or 0
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# the namespace cluster fixtures (netns_cluster, netns_cluster_factory) for every test module
+from tests.netns_helpers import netns_cluster, netns_cluster_factory  # noqa: F401
+
 TESTS_DIR = Path(__file__).parent
 FIXTURES = TESTS_DIR / "fixtures"
 FAKES = TESTS_DIR / "fakes"

@@ -44,7 +44,8 @@ while read -r req; do
         p=${p%/stat}
         printf 'P %s %s\n' "$n" "${p##*/}"
       done
-      for f in device/queue_depth queue/nr_requests queue/scheduler queue/rotational dm/name; do
+      for f in device/queue_depth queue/nr_requests queue/scheduler queue/rotational \
+               dm/name dm/uuid device/wwid wwid; do
         if [ -r "$d/$f" ] && read -r v < "$d/$f"; then printf 'F %s %s %s\n' "$n" "$f" "$v"; fi
       done
       for e in "$d"/mq/* "$d"/slaves/*; do
@@ -70,7 +71,19 @@ SAMPLE_TIMEOUT_S = 30.0
 SYSFS_REFRESH_S = 30.0
 #: the most one answer may hold (diskstats of 10,000 devices is about 1.5 MB)
 MAX_ANSWER_BYTES = 64 << 20
-_FACT_FILES = frozenset({"device/queue_depth", "queue/nr_requests", "queue/scheduler", "queue/rotational", "dm/name"})
+#: dm/uuid, device/wwid (SCSI) and wwid (NVMe) name a LUN the same on every node that sees it
+_FACT_FILES = frozenset(
+    {
+        "device/queue_depth",
+        "queue/nr_requests",
+        "queue/scheduler",
+        "queue/rotational",
+        "dm/name",
+        "dm/uuid",
+        "device/wwid",
+        "wwid",
+    }
+)
 
 
 @dataclass
@@ -122,9 +135,10 @@ class RemoteDiskstats:
         )
         self._channel = connection.open_channel(command)
 
-    def refresh(self, *, full: bool | None = None) -> None:
+    def refresh(self, *, full: bool | None = None, timeout_s: float = SAMPLE_TIMEOUT_S) -> None:
         """Ask for one sample and lay it out under :attr:`root`; SshError when the channel is
-        gone or the node does not answer in time. ``full`` None: sysfs every SYSFS_REFRESH_S."""
+        gone or the node does not answer within ``timeout_s``. ``full`` None: sysfs every
+        SYSFS_REFRESH_S."""
         assert self._channel is not None
         now = time.monotonic()
         if full is None:
@@ -132,7 +146,7 @@ class RemoteDiskstats:
         started = time.monotonic()
         self._channel.write(b"full\n" if full else b"sample\n")
         end = f"{self.mark} end\n".encode()
-        deadline = started + SAMPLE_TIMEOUT_S
+        deadline = started + timeout_s
         errors: list[bytes] = []
         while end not in self._buffer:
             if self._channel.closed and not self._channel.pending:
@@ -142,7 +156,7 @@ class RemoteDiskstats:
                 )
             left = deadline - time.monotonic()
             if left <= 0:
-                raise SshError(f"{self.connection.target.display}: no sample within {SAMPLE_TIMEOUT_S:g} s")
+                raise SshError(f"{self.connection.target.display}: no sample within {timeout_s:g} s")
             for stream, chunk in self._channel.read(min(left, 1.0)):
                 if stream == "stdout":
                     self._buffer += chunk
