@@ -25,7 +25,8 @@ from racperf_tui.core.store import Store
 from tests.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_base, remote_runs  # noqa: F401
 from tests.sshd_helpers import Sshd, _free_port
 
-pytestmark = pytest.mark.usefixtures("isolated_home", "remote_runs")
+# real benchmarks over real sshd for seconds each: left out of make test-fast
+pytestmark = [pytest.mark.usefixtures("isolated_home", "remote_runs"), pytest.mark.slow]
 
 
 @pytest.fixture
