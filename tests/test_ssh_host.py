@@ -328,6 +328,7 @@ def test_a_kill_ends_fio_workers_that_left_the_group(host: SshHost, tmp_path: Pa
         time.sleep(1.2)  # the tracker's next pass has seen them
         proc.kill()
         took = wait_until(lambda: not processes_with(marker), 10, f"fio gone: {processes_with(marker)}")
+        print(f"fio and its workers gone {took:.2f} s after the KILL")
         assert took < 5
         assert proc.reap(10) == -9
     finally:
@@ -343,6 +344,7 @@ def test_a_lost_link_ends_fio_and_its_workers(sshd: Sshd, tmp_path: Path) -> Non
     time.sleep(1.2)
     conn.abort()
     took = wait_until(lambda: not processes_with(marker), 10, f"fio gone: {processes_with(marker)}")
+    print(f"fio and its workers gone {took:.2f} s after the link died")
     assert took < 10
     assert proc.reap(5) == 255 and proc.link_lost
 
@@ -361,6 +363,7 @@ def test_a_lost_link_ends_a_child_that_left_with_setsid_and_ignores_term(sshd: S
     time.sleep(1.2)
     conn.abort()
     took = wait_until(lambda: not processes_with(marker, "sleep"), 10, "the setsid'd sleep gone")
+    print(f"the setsid'd child that ignores TERM gone {took:.2f} s after the link died")
     assert 2.0 < took < 10  # TERM ignored: KILL after the 3 s grace
 
 
