@@ -392,3 +392,42 @@ def test_the_tracker_costs_little(host: SshHost, tmp_path: Path) -> None:
     finally:
         proc.stop(1)
         run_to_end(proc)
+
+
+def test_without_ps_the_tracker_walks_proc_in_sh(tmp_path: Path) -> None:
+    """The watchdog as the node's shell runs it, on a PATH without ps and awk: the /proc walk
+    finds fio's workers, and a KILL line on its stdin ends all three."""
+    import shutil
+
+    from racperf_tui.core.ssh_host import watchdog_command
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("sh", "setsid", "sleep", "mv", "rm", "fio"):
+        os.symlink(shutil.which(program), bin_dir / program)
+    argv, marker = fio_job(tmp_path)
+    line = watchdog_command(shell_line(argv), "racperf-walk", 3, None)
+    watchdog = subprocess.Popen(
+        ["sh", "-c", line],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={"PATH": str(bin_dir), "TMPDIR": str(tmp_path)},
+    )
+    try:
+        wait_until(lambda: len(processes_with(marker)) == 3, 20, "fio and its 2 workers")
+        tracked = tmp_path / f"racperf-walk.{watchdog.pid}"
+        wait_until(lambda: tracked.exists() and len(tracked.read_text().split()) == 3, 5, "three tracked")
+        pids = sorted(int(entry.split(":")[0]) for entry in tracked.read_text().split())
+        assert pids == sorted(int(row.split()[1]) for row in processes_with(marker))
+        assert watchdog.stdin is not None
+        watchdog.stdin.write(b"KILL\n")
+        watchdog.stdin.flush()
+        took = wait_until(lambda: not processes_with(marker), 10, f"fio gone: {processes_with(marker)}")
+        assert took < 5
+        watchdog.stdin.close()
+        assert watchdog.wait(10) == 128 + 9
+        assert not tracked.exists()  # the watchdog cleans up after itself
+    finally:
+        watchdog.kill()
+        watchdog.wait()
