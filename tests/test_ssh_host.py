@@ -368,8 +368,8 @@ def test_a_lost_link_ends_a_child_that_left_with_setsid_and_ignores_term(sshd: S
 
 
 def test_the_tracker_costs_little(host: SshHost, tmp_path: Path) -> None:
-    """One /proc walk a second in sh (and a sleep forked): the watchdog's subshells' CPU
-    time over 5 s, from /proc, with their reaped children (the sleeps)."""
+    """A look at ps a second (ps, awk and a sleep forked), a beat a second: the watchdog's
+    subshells' CPU time over 5 s, from /proc, with their reaped children."""
     import psutil
 
     proc = host.start(Invocation(["sleep", "30"]), tmp_path / "r")
@@ -379,7 +379,8 @@ def test_the_tracker_costs_little(host: SshHost, tmp_path: Path) -> None:
         watchdog = leader.parent()
         assert proc.mark in " ".join(watchdog.cmdline())
         subshells = [child for child in watchdog.children() if child.pid != leader.pid]
-        assert len(subshells) == 2, [(c.pid, c.cmdline()[:2]) for c in watchdog.children()]  # tracker, reader
+        # the tracker, the heartbeat's deadman, the stdin reader
+        assert len(subshells) == 3, [(c.pid, c.cmdline()[:2]) for c in watchdog.children()]
 
         def cpu_s() -> float:
             return sum(sum(p.cpu_times()[:4]) for p in subshells)
@@ -387,7 +388,7 @@ def test_the_tracker_costs_little(host: SshHost, tmp_path: Path) -> None:
         before = cpu_s()
         time.sleep(5)
         used = cpu_s() - before
-        print(f"tracker and reader: {used * 1000:.0f} ms of CPU in 5 s, {len(psutil.pids())} processes")
+        print(f"tracker, deadman and reader: {used * 1000:.0f} ms of CPU in 5 s, {len(psutil.pids())} processes")
         assert used < 0.25, f"{used:.2f} s of CPU in 5 s"
     finally:
         proc.stop(1)
@@ -431,3 +432,29 @@ def test_without_ps_the_tracker_walks_proc_in_sh(tmp_path: Path) -> None:
     finally:
         watchdog.kill()
         watchdog.wait()
+
+
+def test_a_link_cut_without_a_word_ends_the_remote_benchmark(netns_cluster_factory, tmp_path: Path) -> None:
+    """The node's public link dropped (packets lost, no FIN, no RST): no EOF ever reaches
+    the node's watchdog, the heartbeats stop, and its deadman ends fio and its workers."""
+    from racperf_tui.core.cluster import load_cluster
+
+    made = netns_cluster_factory(1)
+    node = load_cluster(made.cluster_file).node("n1")
+    conn = ssh.connect(node.ssh_target(), fresh=True)
+    host = SshHost(node.ssh_target(), remote_base=str(tmp_path), connection=conn)
+    argv, marker = fio_job(tmp_path)
+    proc = host.start(Invocation(argv), tmp_path / "r")
+    assert proc.remote_pgid and proc.remote_pgid > 0
+    try:
+        wait_until(lambda: len(processes_with(marker)) == 3, 20, "fio and its 2 workers on n1")
+        time.sleep(1.5)
+        made.node("n1").cut()
+        took = wait_until(lambda: not processes_with(marker), 15, f"fio gone: {processes_with(marker)}")
+        print(f"fio and its workers gone {took:.2f} s after the link was cut")
+        assert took < 10
+        assert not conn.closed  # this side has not noticed yet: keepalives take 45 s
+    finally:
+        made.node("n1").mend()
+        conn.abort()
+        proc.close()

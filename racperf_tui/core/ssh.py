@@ -519,6 +519,21 @@ class Channel:
         if self._chan is not None and not self.closed:
             runtime().call(self._chan.write, data)
 
+    def heartbeat(self, interval_s: float, data: bytes) -> None:
+        """Write ``data`` every ``interval_s`` until the channel closes, from the SSH thread's
+        loop (so a caller that blocks does not stop it: the beat says the link and this
+        process are alive, not that the caller is reading)."""
+
+        async def beat() -> None:
+            while self._chan is not None and not self.closed:
+                try:
+                    self._chan.write(data)
+                except (OSError, asyncssh.Error):
+                    return
+                await asyncio.sleep(interval_s)
+
+        runtime().call(lambda: asyncio.ensure_future(beat()))
+
     def write_eof(self) -> None:
         if self._chan is not None and not self.closed:
             runtime().call(self._chan.write_eof)

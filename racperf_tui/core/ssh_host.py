@@ -42,7 +42,10 @@ from racperf_tui.core.ssh import Channel, Connection, SshError, SshTarget, conne
 from racperf_tui.core.target_guard import GuardVerdict
 from racperf_tui.core.write_watch import Violation, WriteWatch
 
-#: $1 mark, $2 grace (whole seconds), $3 limit (s, 0: none), $4 the command (a shell line).
+#: $1 mark, $2 grace (whole seconds), $3 limit (s, 0: none), $4 the command (a shell line),
+#: $5 the heartbeat deadline (s, 0: none): a line comes on stdin every second from the client
+#: (any line is a beat); none for that long and the link is taken as dead (a cable cut, a
+#: client host that froze: no EOF ever comes), so the whole tree is stopped as on EOF.
 #: The group's leader prints "MARK pgid N" on stderr before it execs anything. A line "TERM"
 #: or "KILL" on stdin signals the group and every tracked process; EOF stops them (TERM,
 #: grace, KILL). The tracker looks every second for 10 s, then every 3 s (ppid chains from
@@ -50,7 +53,7 @@ from racperf_tui.core.write_watch import Violation, WriteWatch
 #: sh) and keeps "pid:starttime" of each in a file, so processes that left the group with
 #: setsid() (fio's workers) are stopped too, and a reused pid never is.
 WATCHDOG_SH = r"""
-mark=$1 grace=$2 limit=$3 cmd=$4
+mark=$1 grace=$2 limit=$3 cmd=$4 dead=${5:-0}
 exec 3<&0 </dev/null
 to=
 if [ "$limit" != 0 ] && command -v timeout >/dev/null 2>&1; then to="timeout -k $grace $limit"; fi
@@ -134,8 +137,18 @@ if [ -n "$t" ] && [ -r /proc/self/stat ]; then
     done ) </dev/null >/dev/null 2>&1 3<&- &
   tr=$!
 fi
+dm=
+if [ -n "$t" ] && [ "$dead" != 0 ]; then
+  : > "$t.ref"; : > "$t.beat"
+  ( while kill -s 0 "$$" 2>/dev/null; do
+      sleep "$dead"
+      if [ "$t.beat" -nt "$t.ref" ]; then : > "$t.ref"; else stopgroup; break; fi
+    done ) </dev/null >/dev/null 2>&1 3<&- &
+  dm=$!
+fi
 ( trap '' INT HUP PIPE
   while read -r line <&3; do
+    [ -z "$t" ] || : > "$t.beat"
     case $line in TERM|KILL) sigall "$line" ;; esac
   done
   stopgroup ) </dev/null >/dev/null 2>&1 &
@@ -143,14 +156,19 @@ w=$!
 exec 3<&-
 wait "$pg"; rc=$?
 if anyalive; then sleep 1; stopgroup; fi
-kill "$w" $tr 2>/dev/null
-[ -z "$t" ] || rm -f "$t" "$t.new"
+kill "$w" $tr $dm 2>/dev/null
+[ -z "$t" ] || rm -f "$t" "$t.new" "$t.ref" "$t.beat"
 exit "$rc"
 """
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: seconds start() waits for the remote group's id
 START_TIMEOUT_S = 20.0
+#: a beat on the watchdog's stdin this often (from the SSH thread: whatever the caller does)
+HEARTBEAT_S = 1.0
+#: no beat for this long and the node's watchdog stops the command: a link dead without a
+#: word (no FIN, no RST) ends the benchmark there in 4 to 8 s, not at TCP's timeout
+HEARTBEAT_DEADLINE_S = 4.0
 #: margin over the hard limit for the node's own `timeout` (the supervisor stops it first)
 REMOTE_LIMIT_MARGIN_S = 60.0
 
@@ -185,10 +203,16 @@ def shell_line(
     return " && ".join(parts)
 
 
-def watchdog_command(command: str, mark: str, grace_s: float, limit_s: float | None) -> str:
+def watchdog_command(
+    command: str, mark: str, grace_s: float, limit_s: float | None, heartbeat_deadline_s: float = 0
+) -> str:
     """The command line (for the node's login shell) that runs ``command`` under the watchdog."""
     limit = 0 if not limit_s else max(1, math.ceil(limit_s))
-    return f"exec sh -c {q(WATCHDOG_SH)} racperf-watchdog {q(mark)} {max(1, math.ceil(grace_s))} {limit} {q(command)}"
+    dead = 0 if not heartbeat_deadline_s else max(2, math.ceil(heartbeat_deadline_s))
+    return (
+        f"exec sh -c {q(WATCHDOG_SH)} racperf-watchdog {q(mark)} {max(1, math.ceil(grace_s))} {limit} "
+        f"{q(command)} {dead}"
+    )
 
 
 def exit_code(status: int | None, signal_name: str | None) -> int:
@@ -242,8 +266,9 @@ class RemoteProcess:
     # ---- start ---------------------------------------------------------------------------
     def start(self) -> RemoteProcess:
         """Open the channel and wait for the remote group's id; SshError."""
-        line = watchdog_command(self.command, self.mark, self.grace_s, self.limit_s)
+        line = watchdog_command(self.command, self.mark, self.grace_s, self.limit_s, HEARTBEAT_DEADLINE_S)
         self._channel = self.connection.open_channel(line)
+        self._channel.heartbeat(HEARTBEAT_S, b"beat\n")
         self.started_monotonic = time.monotonic()
         deadline = self.started_monotonic + START_TIMEOUT_S
         while self.remote_pgid is None:
