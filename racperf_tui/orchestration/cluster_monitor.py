@@ -12,6 +12,7 @@ States: ``connecting`` (first attempt), ``ok``, ``unreachable`` (never reached: 
 DNS, refused, auth, host key, timeout...), ``lost`` (was sampled, then the link or the node went:
 the last rows are kept), ``reconnecting`` (a lost node tried again; backoff doubling from
 ``backoff_s[0]`` to ``backoff_s[1]``). A sample that does not arrive within ``sample_timeout_s``
+(30 s for one with the sysfs facts, whose walks are spread over their 30 s period, node by node)
 is a lost link (no FIN or RST comes from a dead cable): the connection is aborted so the pool
 makes a fresh one.
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +38,7 @@ from racperf_tui.core import ssh
 from racperf_tui.core.cluster import Node
 from racperf_tui.core.diskstats import QueueFacts, list_dir, read_queue_facts
 from racperf_tui.core.iostat import IostatReport, IostatRow, IostatSampler
-from racperf_tui.core.remote_diskstats import SYSFS_REFRESH_S, RemoteDiskstats
+from racperf_tui.core.remote_diskstats import SAMPLE_TIMEOUT_S, SYSFS_REFRESH_S, RemoteDiskstats
 from racperf_tui.core.ssh import Connection, HostKeyError, SshError, SshTarget
 
 CONNECTING, OK, UNREACHABLE, LOST, RECONNECTING = "connecting", "ok", "unreachable", "lost", "reconnecting"
@@ -398,8 +400,12 @@ class ClusterMonitor:
             requested = time.monotonic()
             full = requested - last_full >= SYSFS_REFRESH_S
             if full:
-                last_full = requested
-            remote.refresh(full=full, timeout_s=self.sample_timeout_s)
+                # the nodes' sysfs walks spread over the period, not all in the same second
+                # (the first is at once); a walk of many devices may take its time
+                first = last_full == -math.inf
+                last_full = requested - (random.uniform(0, SYSFS_REFRESH_S) if first else 0.0)
+            timeout = max(self.sample_timeout_s, SAMPLE_TIMEOUT_S) if full else self.sample_timeout_s
+            remote.refresh(full=full, timeout_s=timeout)
             report = sampler.sample()
             if report.since_boot or report.interval_s > STALE_INTERVAL_S or report.errors:
                 self._publish_report(name, remote.root, remote.node.hostname, report, requested, full)

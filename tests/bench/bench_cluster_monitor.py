@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -205,6 +206,8 @@ def main() -> int:
     if not ok:
         print(f"cannot build the nodes: {why}", file=sys.stderr)
         return 2
+    # a TERM (timeout, kill) ends through the finally below: the namespaces and their sshd go
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="racperf-bench-cluster-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
