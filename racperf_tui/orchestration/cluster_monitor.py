@@ -260,10 +260,12 @@ class ClusterMonitor:
         *,
         on_sample: Callable[[str], None] | None = None,
         sample_timeout_s: float | None = None,
+        sysfs_timeout_s: float | None = None,
         backoff_s: tuple[float, float] = BACKOFF_S,
         remote_roots: Mapping[str, str] | None = None,
     ) -> None:
-        """``sample_timeout_s`` None: max(5 s, 3 intervals). ``remote_roots``: node name ->
+        """``sample_timeout_s`` None: max(10 s, 5 intervals); ``sysfs_timeout_s`` None: 30 s
+        (at least the former). ``remote_roots``: node name ->
         a directory on the node read instead of / (tests replay recorded trees)."""
         if not interval_s > 0 or not math.isfinite(interval_s):
             raise ValueError(f"interval {interval_s!r}: a positive number of seconds")
@@ -273,7 +275,9 @@ class ClusterMonitor:
         self.nodes = list(nodes)
         self.interval_s = interval_s
         self.on_sample = on_sample
-        self.sample_timeout_s = sample_timeout_s or max(5.0, 3 * interval_s)
+        self.sample_timeout_s = sample_timeout_s or max(10.0, 5 * interval_s)
+        #: a sample with the sysfs facts (a walk of every device on the node) may take longer
+        self.sysfs_timeout_s = sysfs_timeout_s or max(self.sample_timeout_s, SAMPLE_TIMEOUT_S)
         self.backoff_s = backoff_s
         self.remote_roots = dict(remote_roots or {})
         self._states: dict[str, NodeState] = {n.name: NodeState(n.name, _spec(n)) for n in nodes}
@@ -404,11 +408,13 @@ class ClusterMonitor:
                 # (the first is at once); a walk of many devices may take its time
                 first = last_full == -math.inf
                 last_full = requested - (random.uniform(0, SYSFS_REFRESH_S) if first else 0.0)
-            timeout = max(self.sample_timeout_s, SAMPLE_TIMEOUT_S) if full else self.sample_timeout_s
+            timeout = self.sysfs_timeout_s if full else self.sample_timeout_s
             remote.refresh(full=full, timeout_s=timeout)
             report = sampler.sample()
             if report.since_boot or report.interval_s > STALE_INTERVAL_S or report.errors:
-                self._publish_report(name, remote.root, remote.node.hostname, report, requested, full)
+                # LUNs and queue facts are read again only when the node's sysfs facts changed
+                changed = full and (remote.sysfs_changed or not self._states[name].facts)
+                self._publish_report(name, remote.root, remote.node.hostname, report, requested, changed)
             # else: the node's uptime did not move (a recorded root not rewritten yet): no sample
             if self._wait_next():
                 return
