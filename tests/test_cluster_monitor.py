@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.core import ssh
-from racperf_tui.core.cluster import Node, load_cluster
+from racperf_tui.core.cluster import LOCAL, Node, load_cluster
 from racperf_tui.core.diskstats import read_queue_facts, read_snapshot
 from racperf_tui.core.iostat import IostatRow
 from racperf_tui.core.remote_diskstats import RemoteDiskstats
@@ -276,7 +276,7 @@ def test_invalid_utf8_in_one_nodes_output_leaves_the_others_sampling(
 def test_a_cut_link_marks_the_node_lost_keeps_its_rows_and_resumes(netns_cluster: NetnsCluster) -> None:
     nodes = load_cluster(netns_cluster.cluster_file).nodes[:2]
     changes: list[tuple[str, str]] = []
-    monitor = ClusterMonitor(nodes, 0.5, sample_timeout_s=2.0, backoff_s=(0.5, 1.0))
+    monitor = ClusterMonitor(nodes, 0.5, sample_timeout_s=2.0, sysfs_timeout_s=2.0, backoff_s=(0.5, 1.0))
     monitor.on_sample = lambda name: changes.append((name, monitor.state(name).state))
     with monitor:
         wait_for(lambda: monitor.state("n1").seq >= 2, 30, monitor.states)
@@ -319,3 +319,13 @@ def test_lun_identities_fold_a_maps_paths(tmp_path: Path) -> None:
     luns, labels = lun_identities(tmp_path)
     assert luns == {"wwid:naa." + WWID[1:]: ("dm-0",), "wwid:naa.5000c500aaaa0001": ("sdd",)}
     assert labels["wwid:naa." + WWID[1:]] == "data1"
+
+
+def test_the_local_node_is_sampled_here_without_ssh() -> None:
+    with ClusterMonitor([LOCAL], 0.25) as monitor:  # the 2nd sample may come at once (the phase)
+        wait_for(lambda: monitor.state("local").seq >= 3, 10, monitor.states)
+        state = monitor.state("local")
+    here = set(read_snapshot(Path("/")).devices)
+    assert state.state == OK and not state.since_boot and 0.1 < state.interval_s < 1.0
+    assert {row.kernel_name or row.device for row in state.rows} <= here and len(state.rows) > 0
+    assert state.facts  # the queue facts of the whole devices, read from /sys

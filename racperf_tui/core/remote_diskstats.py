@@ -127,6 +127,8 @@ class RemoteDiskstats:
         #: seconds the last answer took (request sent -> last byte here)
         self.last_latency_s = 0.0
         self._last_full = -1e9
+        self._last_sysfs: bytes | None = None
+        self.sysfs_changed = False
         self._buffer = b""
         self._channel: Channel | None = None
         command = (
@@ -206,8 +208,13 @@ class RemoteDiskstats:
             elif path.exists():
                 path.unlink()  # not readable there: the reader says so, as for a local file
         sysfs, host = sections.get("sysfs"), sections.get("host")
-        if full and sysfs is not None:
+        #: the last full answer's sysfs facts differed from the one before (laid out anew)
+        self.sysfs_changed = False
+        if full and sysfs is not None and sysfs != self._last_sysfs:
+            # the same facts as 30 s ago are most often the same files: not rewritten
             self._lay_out_sysfs(sysfs.decode("utf-8", "replace"))
+            self._last_sysfs = sysfs
+            self.sysfs_changed = True
         if full and host is not None:
             fields = dict(line.partition(" ")[::2] for line in host.decode("utf-8", "replace").splitlines())
             self.node = NodeInfo(

@@ -12,6 +12,7 @@ States: ``connecting`` (first attempt), ``ok``, ``unreachable`` (never reached: 
 DNS, refused, auth, host key, timeout...), ``lost`` (was sampled, then the link or the node went:
 the last rows are kept), ``reconnecting`` (a lost node tried again; backoff doubling from
 ``backoff_s[0]`` to ``backoff_s[1]``). A sample that does not arrive within ``sample_timeout_s``
+(30 s for one with the sysfs facts, whose walks are spread over their 30 s period, node by node)
 is a lost link (no FIN or RST comes from a dead cable): the connection is aborted so the pool
 makes a fresh one.
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +38,7 @@ from racperf_tui.core import ssh
 from racperf_tui.core.cluster import Node
 from racperf_tui.core.diskstats import QueueFacts, list_dir, read_queue_facts
 from racperf_tui.core.iostat import IostatReport, IostatRow, IostatSampler
-from racperf_tui.core.remote_diskstats import SYSFS_REFRESH_S, RemoteDiskstats
+from racperf_tui.core.remote_diskstats import SAMPLE_TIMEOUT_S, SYSFS_REFRESH_S, RemoteDiskstats
 from racperf_tui.core.ssh import Connection, HostKeyError, SshError, SshTarget
 
 CONNECTING, OK, UNREACHABLE, LOST, RECONNECTING = "connecting", "ok", "unreachable", "lost", "reconnecting"
@@ -258,10 +260,12 @@ class ClusterMonitor:
         *,
         on_sample: Callable[[str], None] | None = None,
         sample_timeout_s: float | None = None,
+        sysfs_timeout_s: float | None = None,
         backoff_s: tuple[float, float] = BACKOFF_S,
         remote_roots: Mapping[str, str] | None = None,
     ) -> None:
-        """``sample_timeout_s`` None: max(5 s, 3 intervals). ``remote_roots``: node name ->
+        """``sample_timeout_s`` None: max(10 s, 5 intervals); ``sysfs_timeout_s`` None: 30 s
+        (at least the former). ``remote_roots``: node name ->
         a directory on the node read instead of / (tests replay recorded trees)."""
         if not interval_s > 0 or not math.isfinite(interval_s):
             raise ValueError(f"interval {interval_s!r}: a positive number of seconds")
@@ -271,7 +275,9 @@ class ClusterMonitor:
         self.nodes = list(nodes)
         self.interval_s = interval_s
         self.on_sample = on_sample
-        self.sample_timeout_s = sample_timeout_s or max(5.0, 3 * interval_s)
+        self.sample_timeout_s = sample_timeout_s or max(10.0, 5 * interval_s)
+        #: a sample with the sysfs facts (a walk of every device on the node) may take longer
+        self.sysfs_timeout_s = sysfs_timeout_s or max(self.sample_timeout_s, SAMPLE_TIMEOUT_S)
         self.backoff_s = backoff_s
         self.remote_roots = dict(remote_roots or {})
         self._states: dict[str, NodeState] = {n.name: NodeState(n.name, _spec(n)) for n in nodes}
@@ -398,11 +404,17 @@ class ClusterMonitor:
             requested = time.monotonic()
             full = requested - last_full >= SYSFS_REFRESH_S
             if full:
-                last_full = requested
-            remote.refresh(full=full, timeout_s=self.sample_timeout_s)
+                # the nodes' sysfs walks spread over the period, not all in the same second
+                # (the first is at once); a walk of many devices may take its time
+                first = last_full == -math.inf
+                last_full = requested - (random.uniform(0, SYSFS_REFRESH_S) if first else 0.0)
+            timeout = self.sysfs_timeout_s if full else self.sample_timeout_s
+            remote.refresh(full=full, timeout_s=timeout)
             report = sampler.sample()
             if report.since_boot or report.interval_s > STALE_INTERVAL_S or report.errors:
-                self._publish_report(name, remote.root, remote.node.hostname, report, requested, full)
+                # LUNs and queue facts are read again only when the node's sysfs facts changed
+                changed = full and (remote.sysfs_changed or not self._states[name].facts)
+                self._publish_report(name, remote.root, remote.node.hostname, report, requested, changed)
             # else: the node's uptime did not move (a recorded root not rewritten yet): no sample
             if self._wait_next():
                 return

@@ -68,12 +68,8 @@ class RacperfApp(App[int]):
                 yield NetworkPanel(data_dir=self.data_dir)
             if self.cluster_file is not None:
                 with TabPane("Cluster [4]", id="cluster"):
-                    yield ClusterPanel(self.cluster_file, interval_s=self.interval_s)
+                    yield ClusterPanel(self.cluster_file, interval_s=self.interval_s, first=bool(self.cluster))
         yield Footer()
-
-    def on_mount(self) -> None:
-        if self.cluster:  # --cluster: that tab first, once the Disks table has taken the focus
-            self.call_after_refresh(self.action_show_tab, "cluster")
 
     def action_help(self) -> None:
         """Show every key active where the user is (app, screen, focused panel)."""

@@ -31,7 +31,10 @@ from racperf_tui.ui.widgets.iostat_model import IostatModel
 
 #: seconds after a node's sample before the shared LUNs are recomputed (the others of the
 #: same tick arrive within it: every node samples at the same wall-clock instants)
-LUN_DEBOUNCE_S = 0.15
+LUN_DEBOUNCE_S = 0.1
+#: seconds the first sample of a tick waits for the other nodes' before the cards are painted
+#: together (one screen update a tick instead of one per node)
+PAINT_GATHER_S = 0.05
 
 
 def cluster_file_to_watch(path: str | Path | None) -> Path | None:
@@ -59,10 +62,13 @@ class ClusterPanel(Vertical):
         interval_s: float = 1.0,
         *,
         monitor: ClusterMonitor | None = None,
+        first: bool = False,
         id: str | None = None,
     ) -> None:
-        """``monitor``: one made by the caller (its nodes must be the file's), started here."""
+        """``monitor``: one made by the caller (its nodes must be the file's), started here.
+        ``first``: take the focus once mounted, which brings its tab to the front (--cluster)."""
         super().__init__(id=id)
+        self.first = first
         self.cluster_file = cluster_file
         self.interval_s = interval_s
         self.monitor: ClusterMonitor | None = monitor
@@ -73,8 +79,9 @@ class ClusterPanel(Vertical):
         self._seen: dict[str, int] = {}
         self._lun_timer: Timer | None = None
         self._totals_of: tuple[tuple[str, int], ...] = ()
-        #: monotonic time each node's last sample reached the screen (the latency benchmark)
-        self.shown_at: dict[str, tuple[int, float]] = {}
+        self._status_text = ""
+        self._pending: set[str] = set()
+        self._paint_timer: Timer | None = None
         try:
             self.cluster = load_cluster(cluster_file, required=True)
             self.names = self.cluster.names()
@@ -94,6 +101,8 @@ class ClusterPanel(Vertical):
                     yield NodeCard(name, id=f"node-{index}")
 
     def on_mount(self) -> None:
+        if self.first:  # after the Disks table took the focus (mounted before this tab)
+            self.call_after_refresh(self.query_one("#cluster-body").focus)
         if self.error:
             self._status(self.error)
             return
@@ -122,23 +131,36 @@ class ClusterPanel(Vertical):
         return self.query_one(f"#node-{self.names.index(name)}", NodeCard)
 
     def on_node_sampled(self, message: NodeSampled) -> None:
+        """Gather the nodes of this tick (they sample at the same instants) for one paint."""
         if self.monitor is None:
             return
-        state = self.monitor.state(message.name)
-        model = self.models.get(message.name)
-        if model is None:
-            model = self.models[message.name] = IostatModel(facts_of=_facts_of(self.monitor, message.name))
-        if state.seq != self._seen.get(message.name, 0) and state.rows:
-            self._seen[message.name] = state.seq
-            report = IostatReport(
-                state.sampled_at, state.interval_s, list(state.rows), list(state.errors), state.since_boot
-            )
-            model.update(report, record_history=not state.since_boot)
-        self.card(message.name).show(state, model)
-        self.shown_at[message.name] = (state.seq, state.published_at)
+        self._pending.add(message.name)
+        if self._paint_timer is None:
+            self._paint_timer = self.set_timer(PAINT_GATHER_S, self._show_pending)
+
+    def _show_pending(self) -> None:
+        self._paint_timer = None
+        pending, self._pending = self._pending, set()
+        for name in sorted(pending, key=self.names.index):
+            self._show_node(name)
         if self._lun_timer is None:
             self._lun_timer = self.set_timer(LUN_DEBOUNCE_S, self._show_luns)
         self._status_line()
+
+    def _show_node(self, name: str) -> None:
+        assert self.monitor is not None
+        state = self.monitor.state(name)
+        model = self.models.get(name)
+        if model is None:
+            model = self.models[name] = IostatModel(facts_of=_facts_of(self.monitor, name))
+        if state.seq != self._seen.get(name, 0) and state.rows:
+            self._seen[name] = state.seq
+            # the model judges the devices that did something: a node has dozens of idle ones
+            # (loop devices, partitions), 16 nodes of them were most of the tab's CPU
+            rows = [r for r in state.rows if not r.is_partition and (r.r_s or r.w_s or r.util_pct or r.avgqu_sz)]
+            report = IostatReport(state.sampled_at, state.interval_s, rows, list(state.errors), state.since_boot)
+            model.update(report, record_history=not state.since_boot)
+        self.card(name).show(state, model)
 
     def _show_luns(self) -> None:
         self._lun_timer = None
@@ -169,12 +191,15 @@ class ClusterPanel(Vertical):
         self.query_one(SharedLunTable).show(views)
 
     def _tick_clock(self) -> None:
-        """Ages and retry countdowns move once a second."""
+        """Retry countdowns move once a second (a node that is ok is repainted by its samples)."""
         for card in self.query(NodeCard):
-            card.refresh()
+            if card.state is not None and card.state.state != OK:
+                card.refresh_clock()
 
     def _status(self, text: str) -> None:
-        self.query_one("#cluster-status", Static).update(text)
+        if text != self._status_text:  # an update re-lays the line out: only when it changed
+            self._status_text = text
+            self.query_one("#cluster-status", Static).update(text)
 
     def _status_line(self) -> None:
         if self.monitor is None:

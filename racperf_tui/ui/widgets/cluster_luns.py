@@ -62,14 +62,24 @@ class SharedLunTable(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.groups: list[LunView] = []
+        self._height_shown = 1
         self.empty_text = "No LUN seen from two or more nodes yet (same WWID, dm uuid or dm name)."
 
     def show(self, groups: list[LunView]) -> None:
+        height = self._height(groups)
         self.groups = groups
-        self.refresh(layout=True)
+        # re-laid out only when its height changes (a layout of the tab costs far more than a paint)
+        self.refresh(layout=height != self._height_shown)
+        self._height_shown = height
+
+    @staticmethod
+    def _height(groups: list[LunView]) -> int:
+        if not groups:
+            return 1
+        return 1 + sum(2 + len(g.lun.members) + (1 if g.reason else 0) for g in groups)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self._lines(width))
+        return self._height(self.groups)
 
     def render(self) -> Text:
         width = self.content_size.width or 76
