@@ -4,6 +4,7 @@ a cluster file's [[node]] table for an sshd fixture, the run directories the nod
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import shutil
@@ -46,15 +47,16 @@ def node_table(name: str, server: Sshd, **extra: str) -> str:
     return f"[[node]]\n{body}\n"
 
 
-def remote_base(server: Sshd) -> Path:
-    """Where the node's side makes the run directories: its user's ~/.racperf/runs."""
-    return Path(os.path.expanduser(f"~{server.user}")) / ".racperf" / "runs"
+def remote_base(server: Sshd | None = None) -> Path:
+    """Where the node's side makes the run directories: its user's ~/.racperf/runs (the test
+    nodes log in as this user, whatever HOME the test sets here)."""
+    return Path(os.path.expanduser(f"~{server.user if server else getpass.getuser()}")) / ".racperf" / "runs"
 
 
 @pytest.fixture
-def remote_runs(sshd: Sshd):
-    """The run directories the node's side made, removed after."""
-    base = remote_base(sshd)
+def remote_runs():
+    """The run directories the nodes' side made, removed after."""
+    base = remote_base()
     before = set(base.glob("*")) if base.exists() else set()
     yield base
     for path in set(base.glob("*")) - before if base.exists() else ():

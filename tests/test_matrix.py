@@ -11,11 +11,11 @@ import shutil
 import pytest
 
 from racperf_tui.core.store import Store
-from tests.cluster_helpers import isolated_home, racperf  # noqa: F401 (fixture)
+from tests.cluster_helpers import isolated_home, racperf, remote_runs  # noqa: F401 (fixtures)
 from tests.netns_helpers import NetnsCluster
 
 pytestmark = [
-    pytest.mark.usefixtures("isolated_home"),
+    pytest.mark.usefixtures("isolated_home", "remote_runs"),
     pytest.mark.slow,  # six shaped iperf3 pairs: a minute or more
     pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 not installed"),
 ]
