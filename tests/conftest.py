@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.netns_helpers import netns_cluster, netns_cluster_factory  # noqa: F401
 from tests.helpers.sshd_helpers import sshd_available, start_sshd
 
 

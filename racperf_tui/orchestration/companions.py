@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.hosts import Host
+from racperf_tui.core.hosts import Host, RunningProcess
 from racperf_tui.core.invocation import Companion, Invocation
 from racperf_tui.core.lines import LineSplitter
-from racperf_tui.core.process import SupervisedProcess
 from racperf_tui.core.write_watch import WriteWatch
 
 #: a companion's output beyond this is dropped (a status query prints a line or two)
@@ -35,7 +34,7 @@ STOP_GRACE_S = 2.0
 
 @dataclass
 class _Running:
-    proc: SupervisedProcess
+    proc: RunningProcess
     started: float
     chunks: list[bytes] = field(default_factory=list)
     size: int = 0

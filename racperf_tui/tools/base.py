@@ -41,7 +41,9 @@ __all__ = [
 ]
 
 #: Keys the run machinery adds to a config (not options of any tool): tools accept and ignore them.
-RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label"})
+#: keys of a run's config that are the run machinery's, not the tool's (``host_spec``: the
+#: node it runs on, core/cluster.py)
+RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label", "host_spec"})
 
 
 # --------------------------------------------------------------------------- shared helpers

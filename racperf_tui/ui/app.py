@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from racperf_tui.ui.run_actions import ask_before_quit
+from racperf_tui.ui.screens.cluster_view import ClusterPanel, cluster_file_to_watch
 from racperf_tui.ui.screens.help import HelpScreen
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.widgets.header_clock import SecondClockHeader
@@ -34,17 +35,26 @@ class RacperfApp(App[int]):
         Binding("1", "show_tab('disks')", "Disks", show=False, tooltip="Disks tab (live iostat)"),
         Binding("2", "show_tab('runs')", "Runs", show=False, tooltip="Runs tab (benchmark runs)"),
         Binding("3", "show_tab('network')", "Network", show=False, tooltip="Network tab (pair tests)"),
+        Binding("4", "show_tab('cluster')", "Cluster", show=False, tooltip="Cluster tab (every node's disks)"),
     ]
 
     def __init__(
-        self, roots: list[str] | None = None, interval_s: float = 1.0, data_dir: str | None = None, clock: bool = True
+        self,
+        roots: list[str] | None = None,
+        interval_s: float = 1.0,
+        data_dir: str | None = None,
+        clock: bool = True,
+        cluster: str | None = None,
     ) -> None:
-        """``clock=False`` hides the header clock (deterministic screenshots)."""
+        """``clock=False`` hides the header clock (deterministic screenshots). ``cluster``: the
+        cluster file of the Cluster tab (opened first); None: the default one, if it exists."""
         super().__init__()
         self.clock = clock
         self.roots = [Path(r) for r in roots] if roots else None
         self.interval_s = interval_s
         self.data_dir = data_dir
+        self.cluster = cluster
+        self.cluster_file = cluster_file_to_watch(cluster)
 
     def compose(self) -> ComposeResult:
         # Its clock ticks with the Disks samples: one screen update a second, not two.
@@ -56,6 +66,9 @@ class RacperfApp(App[int]):
                 yield RunsPanel(data_dir=self.data_dir)
             with TabPane("Network [3]", id="network"):
                 yield NetworkPanel(data_dir=self.data_dir)
+            if self.cluster_file is not None:
+                with TabPane("Cluster [4]", id="cluster"):
+                    yield ClusterPanel(self.cluster_file, interval_s=self.interval_s, first=bool(self.cluster))
         yield Footer()
 
     def action_help(self) -> None:
