@@ -18,13 +18,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from racperf_tui.core.tool import ClientAdapter, PairSpec, StreamParser, Tool, ToolDescription
+from racperf_tui.core.tool import ClientAdapter, PairMode, PairSpec, ProgramField, StreamParser, Tool, ToolDescription
 
 __all__ = [
     "ClientAdapter",
     "ModuleTool",
     "OptionsConfig",
+    "PairMode",
     "PairSpec",
+    "ProgramField",
     "RUN_LEVEL_KEYS",
     "StreamParser",
     "Tool",

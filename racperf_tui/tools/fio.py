@@ -35,8 +35,8 @@ from typing import Any
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import Invocation, ToolNotFound
-from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
-from racperf_tui.tools import fio_formats
+from racperf_tui.core.tool import MetricSpec, ResultTable, ToolDescription, options_from_dataclass
+from racperf_tui.tools import fio_formats, fio_results
 from racperf_tui.tools.fio_formats import FioParseError, JsonObjectSplitter, histogram_percentiles
 from racperf_tui.tools.fio_options import FioOptionError, option_table
 from racperf_tui.tools.fio_plan import FioPlan, FioPlanError, job_paths, plan, verify_job_file
@@ -1048,6 +1048,12 @@ class FioDescription(ToolDescription):
         return METRICS[0].compact(
             sum(float((job.get(d) or {}).get("iops") or 0.0) for job in jobs for d in ("read", "write"))
         )
+
+    def result_sections(self, result: Mapping[str, Any] | None) -> list[ResultTable]:
+        return fio_results.result_sections(result) if result is not None else []
+
+    def result_notes(self, result: Mapping[str, Any] | None) -> list[str]:
+        return fio_results.result_notes(result or {})
 
     def planned_duration_s(self, config: Mapping[str, Any]) -> float | None:
         runtime = parse_time_s(str(config.get("runtime_s") or ""))
