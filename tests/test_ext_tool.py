@@ -21,6 +21,7 @@ import racperf_tui.ui
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.tools import tool_modules
+from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
@@ -72,6 +73,8 @@ def test_racperf_run_lists_describes_and_runs_the_external_tool(ext_tool: dict[s
 
 
 class RunsApp(App[None]):
+    CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
+
     CSS_PATH = str(Path(racperf_tui.ui.__file__).parent / "app.tcss")
 
     def __init__(self, data_dir: Path) -> None:

@@ -16,7 +16,7 @@ import psutil
 import pytest
 from conftest import FIXTURES, needs_fio
 from loopdev import loop_device, make_sparse_image, needs_loop, write_at
-from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run, utc  # noqa: F401 (a fixture)
+from test_runs_ui_snapshot import RESULT, ResultViewApp, loaded, seed_finished_run, utc  # noqa: F401 (a fixture)
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
 from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Select, Static
@@ -25,6 +25,7 @@ from racperf_tui.core.events import RunState
 from racperf_tui.core.safety import check_write_target
 from racperf_tui.core.store import Store
 from racperf_tui.tools.fio import parse_output
+from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
@@ -41,6 +42,8 @@ SIZE = (80, 24)
 
 class RunsApp(App[None]):
     """The Runs panel alone, with the dashboard's quit behaviour (the Disks panel is not ours)."""
+
+    CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
 
     BINDINGS = [("q", "quit", "Quit")]
 
@@ -201,7 +204,7 @@ async def test_result_view_tables_show_the_stored_result(data_dir: Path) -> None
     run_id = seed_finished_run(data_dir)
     app = ResultViewApp(data_dir, run_id)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await loaded(pilot)
         view = app.screen
         summary = view.query_one("#table-summary", DataTable)
         rows = [summary.get_row_at(i) for i in range(summary.row_count)]
@@ -277,7 +280,7 @@ async def test_result_view_latency_distribution_shows_only_non_zero_buckets(data
     ]:
         app = ResultViewApp(data_dir, shown_id)
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+            await loaded(pilot)
             assert _latency_distribution_rows(app.screen) == expected
 
 
@@ -695,7 +698,7 @@ async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: 
     assert isinstance(result["messages"], int) and result["avg_throughput_mib_s"] > 0
     app = ResultViewApp(data_dir, pair.client_run_id)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await loaded(pilot)
         view = app.screen
         summary = view.query_one("#table-summary", DataTable)
         rows = {summary.get_row_at(i)[0]: summary.get_row_at(i)[1] for i in range(summary.row_count)}
@@ -714,6 +717,8 @@ async def test_live_view_of_a_probe_run_shows_its_own_metrics(data_dir: Path) ->
     from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair, stop_pair
 
     class LiveApp(App[None]):
+        CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
+
         def on_mount(self) -> None:
             self.push_screen(RunView(str(data_dir), pair.client_run_id))
 
@@ -863,7 +868,7 @@ async def test_percentiles_tab_shows_fios_whole_list_to_99_99(data_dir: Path) ->
     assert clat_ns["99.950000"] == 2007040 and clat_ns["99.990000"] == 4947968  # read off fio's JSON
     app = ResultViewApp(data_dir, run_id)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await loaded(pilot)
         await pilot.press("right")
         await pilot.pause()
         screen = [line.text for line in app.screen._compositor.render_strips()]
@@ -900,8 +905,8 @@ async def test_result_charts_of_a_network_run_have_one_unit_per_axis(data_dir: P
         store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
     app = ResultViewApp(data_dir, run_id)
     async with app.run_test(size=(80, 40)) as pilot:
-        await pilot.pause()
-        await pilot.press("right", "right")
+        await loaded(pilot)
+        await pilot.press("right")  # a probe result has no percentiles: Summary, Charts, Details
         await pilot.pause()
         charts = list(app.screen.query(Chart))
         assert [(c.title, c.y_label, [s.label for s in c.series]) for c in charts] == [
@@ -1037,7 +1042,8 @@ async def test_the_tabs_stay_reachable_from_a_run_view(data_dir: Path) -> None:
             live_id = store.create_run("fio", "local", "/tmp/live.dat", {"runtime_s": 600}, ["fio"], None)
             store.set_state(live_id, RunState.RUNNING)
         panel = app.query_one(RunsPanel)
-        panel.refresh_runs()
+        panel.reread()  # the store watcher reads it now
+        await wait_until(pilot, lambda: live_id in panel.runs, 10, "the run in the list")
         panel.open_run(live_id)
         await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view")
         await pilot.press("3")

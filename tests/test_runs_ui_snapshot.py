@@ -17,6 +17,7 @@ from textual.widgets import Static
 
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.store import Store
+from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.screens.result_view import ResultView
 
 #: a fixed moment (2025-11-30 02:33:20 UTC) so the header reads the same everywhere
@@ -148,6 +149,8 @@ def seed_finished_run(data_dir: Path) -> int:
 class ResultViewApp(App[None]):
     """Just the result view of one run."""
 
+    CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
+
     def __init__(self, data_dir: Path, run_id: int) -> None:
         super().__init__()
         self.data_dir = data_dir
@@ -158,6 +161,15 @@ class ResultViewApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(ResultView(self.data_dir, self.run_id))
+
+
+async def loaded(pilot: Any) -> None:
+    """Until the result view has its run (the store watcher reads it off the event loop)."""
+    deadline = time.monotonic() + 10
+    while not (isinstance(pilot.app.screen, ResultView) and pilot.app.screen.loaded):
+        assert time.monotonic() < deadline, "the result view never got its run"
+        await pilot.pause(0.05)
+    await pilot.pause()
 
 
 @pytest.fixture
@@ -172,14 +184,18 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_result_view_summary_snapshot(snap_compare: Any, data_dir: Path, utc: None) -> None:
     run_id = seed_finished_run(data_dir)
-    assert snap_compare(ResultViewApp(data_dir, run_id), terminal_size=(80, 24))
+    assert snap_compare(ResultViewApp(data_dir, run_id), terminal_size=(80, 24), run_before=loaded)
 
 
 def test_result_view_charts_snapshot(snap_compare: Any, data_dir: Path, utc: None) -> None:
     run_id = seed_finished_run(data_dir)
-    assert snap_compare(ResultViewApp(data_dir, run_id), press=["right", "right"], terminal_size=(80, 24))
+    assert snap_compare(
+        ResultViewApp(data_dir, run_id), press=["right", "right"], terminal_size=(80, 24), run_before=loaded
+    )
 
 
 def test_result_view_details_snapshot(snap_compare: Any, data_dir: Path, utc: None) -> None:
     run_id = seed_finished_run(data_dir)
-    assert snap_compare(ResultViewApp(data_dir, run_id), press=["right", "right", "right"], terminal_size=(80, 24))
+    assert snap_compare(
+        ResultViewApp(data_dir, run_id), press=["right", "right", "right"], terminal_size=(80, 24), run_before=loaded
+    )
