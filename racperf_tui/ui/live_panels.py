@@ -8,11 +8,13 @@ the newest sample's extra, progress and ETA), read by the store watcher off the 
 A name missing here is left out (a tool of a newer racperf, or a panel not installed).
 
 Adding a panel: a widget module under ui/widgets/ whose class has ``show_live``, one import
-and one line in LIVE_PANELS below.
+and one line in LIVE_PANELS below. A tool from a package of its own registers its panels as
+``[project.entry-points."racperf.live_panels"] NAME = "package.module:WidgetClass"``.
 """
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from typing import Protocol
 
 from textual.widget import Widget
@@ -32,6 +34,25 @@ class LivePanel(Protocol):
 LIVE_PANELS: dict[str, type[Widget]] = {}
 
 
+#: the entry point group of other packages' panels
+ENTRY_POINT_GROUP = "racperf.live_panels"
+
+
+def panel_class(name: str) -> type[Widget] | None:
+    """The widget class of a panel name: racperf's own, else another package's entry point
+    (None when there is none, or it does not load: the live view goes on without it)."""
+    if name in LIVE_PANELS:
+        return LIVE_PANELS[name]
+    for point in entry_points(group=ENTRY_POINT_GROUP, name=name):
+        try:
+            found = point.load()
+        except Exception:
+            return None
+        return found if isinstance(found, type) and issubclass(found, Widget) else None
+    return None
+
+
 def live_panels_for(names: tuple[str, ...] | list[str]) -> list[Widget]:
     """A new widget for each name there is a panel for, in the tool's order."""
-    return [LIVE_PANELS[name]() for name in names if name in LIVE_PANELS]
+    classes = [panel_class(name) for name in names]
+    return [cls() for cls in classes if cls is not None]
