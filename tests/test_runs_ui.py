@@ -70,6 +70,13 @@ async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) ->
         await pilot.pause(0.05)
 
 
+async def listed(pilot: Any, app: App[Any]) -> None:
+    """Until the runs list shows what the store watcher read (its first list, or why not)."""
+    panel = app.query_one(RunsPanel)
+    await wait_until(pilot, lambda: panel._hint_shown is not None, 10, "the runs list")
+    await pilot.pause()
+
+
 def stop_everything(data_dir: Path) -> None:
     """Stop every run the store knows as unfinished, then kill whatever is left of them.
 
@@ -396,7 +403,7 @@ async def test_quit_leave_running_keeps_the_supervisor(runs_data_dir: Path, tmp_
     pid = _supervisor_pid(runs_data_dir, run_id)
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         table = app.query_one(DataTable)
         assert "running" in str(table.get_row_at(0)[3]) or "pending" in str(table.get_row_at(0)[3])
         await pilot.press("q")
@@ -409,7 +416,7 @@ async def test_quit_leave_running_keeps_the_supervisor(runs_data_dir: Path, tmp_
     # racperf started again shows it live, and stops it
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view")
         view: RunView = app.screen  # type: ignore[assignment]
@@ -434,7 +441,7 @@ async def test_quit_stop_runs_stops_the_supervisor(runs_data_dir: Path, tmp_path
     pid = _supervisor_pid(runs_data_dir, run_id)
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         await pilot.press("q")
         await wait_until(pilot, lambda: isinstance(app.screen, QuitDialog), 10, "the quit dialog")
         await pilot.click("#stop")
@@ -480,7 +487,7 @@ async def test_panel_s_stops_the_selected_run_after_confirmation(runs_data_dir: 
     run_id = _launch_background_run(runs_data_dir, tmp_path / "s.dat")
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         panel = app.query_one(RunsPanel)
         assert panel.selected_run_id() == run_id
         await pilot.press("s")
@@ -510,7 +517,7 @@ async def test_quit_without_running_runs_exits_at_once(data_dir: Path) -> None:
     seed_finished_run(data_dir)
     app = RunsApp(data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         assert app.query_one(DataTable).row_count == 1
         await pilot.press("q")
         await wait_until(pilot, lambda: not app.is_running, 10, "the app to exit")
@@ -634,7 +641,7 @@ async def test_broken_store_message_is_whole_at_80_columns(data_dir: Path) -> No
     (data_dir / "runs.sqlite3").write_bytes(b"this is not sqlite" * 100)
     app = RunsApp(data_dir)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         hint = app.query_one("#runs-hint", Static)
         lines = [hint.render_line(y).text.strip() for y in range(hint.region.height)]
         shown = " ".join(lines)
@@ -808,7 +815,7 @@ async def test_home_and_end_move_the_runs_cursor(data_dir: Path) -> None:
     ids = _seed_runs(data_dir, [("fio", "/tmp/a.dat"), ("fio", "/tmp/b.dat"), ("fio", "/tmp/c.dat")])
     app = RunsApp(data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         panel = app.query_one(RunsPanel)
         table = app.query_one(DataTable)
         await pilot.press("down", "down")
@@ -834,7 +841,7 @@ async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
     _seed_runs(data_dir, [("fio", long_target), ("oratcptest", "racnode2-priv")])
     app = RunsApp(data_dir)
     async with app.run_test(size=(columns, 24)) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         table = app.query_one(DataTable)
         newest, oldest = _row_line(table, 0), _row_line(table, 1)
         assert len(newest.rstrip()) <= columns
