@@ -121,7 +121,7 @@ class ResultView(Screen[None]):
     # ---- header ----------------------------------------------------------------------------
     def _title_text(self) -> str:
         if self.load_error:
-            return f"[red]{markup(self.load_error)}[/red]"
+            return f"[$error]{markup(self.load_error)}[/]"
         run = self.run
         if run is None:
             return f"run {self.run_id}"

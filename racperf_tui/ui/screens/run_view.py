@@ -26,6 +26,7 @@ from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
 from racperf_tui.ui.runs_data import LIVE_STATES, description_of, format_duration
 from racperf_tui.ui.screens.result_view import ResultView
+from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
@@ -102,7 +103,7 @@ class RunView(Screen[None]):
             return
         self.live = live
         if live.error:
-            self._show_status(f"[red]{live.error}[/red]")
+            self._show_status(f"[$error]{markup(live.error)}[/]")
             return
         self._show_the_tools_metrics(live)
         self._show_the_tools_panels(live)
@@ -110,8 +111,8 @@ class RunView(Screen[None]):
             values = live.series.get(key)
             if values is not None:
                 sparkline.set_series(values, live.current.get(key))
-        state_style = "green" if live.state in LIVE_STATES else "bold"
-        parts = [f"[{state_style}]{live.state}[/{state_style}]", f"elapsed {format_duration(live.elapsed_s)}"]
+        state_style = "$success" if live.state in LIVE_STATES else "bold"
+        parts = [f"[{state_style}]{live.state}[/]", f"elapsed {format_duration(live.elapsed_s)}"]
         if live.state in LIVE_STATES:
             parts.append(f"ETA {format_duration(live.eta_s)}")
         parts.append(f"{live.samples_seen} samples")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -23,18 +24,12 @@ from racperf_tui.ui.runs_data import format_duration
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.tool_picker import ToolPicker, form_for
-from racperf_tui.ui.shown import plain
+from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 
-STATE_STYLES = {
-    "running": "bold green",
-    "pending": "green",
-    "succeeded": "",
-    "failed": "bold red",
-    "stopped": "yellow",
-    "interrupted": "magenta",
-}
+#: the run states drawn in a colour of the theme (RunsTable's component classes, in app.tcss)
+STYLED_STATES = ("running", "pending", "failed", "stopped", "interrupted")
 
 
 #: the columns, in order: (key, header, width); tool and target (None) share what the others
@@ -66,6 +61,15 @@ class RunsTable(DataTable):
     highlighted run, the one ``s`` stops, was still the old one. Enter opens the run."""
 
     HELP_TITLE = "Runs list"
+
+    #: a run's id and state in the colour of its state (the theme's: app.tcss)
+    COMPONENT_CLASSES = {f"runs-table--{state}" for state in STYLED_STATES}
+
+    def state_style(self, state: str) -> Style:
+        """The Rich style of a run state's cells ('' for a plain one)."""
+        return (
+            self.get_component_rich_style(f"runs-table--{state}", partial=True) if state in STYLED_STATES else Style()
+        )
 
     BINDINGS = [
         # DataTable's enter (select the row, which opens the run), declared again for the help
@@ -136,7 +140,7 @@ class RunsPanel(Vertical):
             hint = snapshot.error
             if hint != self._hint_shown:
                 self._hint_shown = hint
-                self.query_one("#runs-hint", Static).update(Text(hint, style="red"))
+                self.query_one("#runs-hint", Static).update(f"[$error]{markup(hint)}[/]")
             return
         self.snapshot = snapshot
         self.refresh_runs()
@@ -223,11 +227,12 @@ class RunsPanel(Vertical):
         self.runs = {run.id: run for run in runs}
         self._layout_columns()  # a new tool's name may widen the tool column
         tool_width, target_width, started_width = self._widths or self._column_widths([])
+        table = self.query_one(RunsTable)
         rows: dict[str, tuple[Any, ...]] = {}
         for run in runs:
             state = run.state.value
             live = not run.state.finished
-            style = STATE_STYLES.get(state, "")
+            style = table.state_style(state)
             rows[str(run.id)] = (
                 Text(str(run.id), style=style),
                 Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
