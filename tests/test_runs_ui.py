@@ -75,6 +75,7 @@ async def listed(pilot: Any, app: App[Any]) -> None:
     panel = app.query_one(RunsPanel)
     await wait_until(pilot, lambda: panel._hint_shown is not None, 10, "the runs list")
     await pilot.pause()
+    await pilot.pause(0.1)  # and its layout (a hint of several lines)
 
 
 def stop_everything(data_dir: Path) -> None:
@@ -643,6 +644,8 @@ async def test_broken_store_message_is_whole_at_80_columns(data_dir: Path) -> No
     async with app.run_test(size=(80, 24)) as pilot:
         await listed(pilot, app)
         hint = app.query_one("#runs-hint", Static)
+        # the message arrives from the store watcher; its wrapped layout comes a turn later
+        await wait_until(pilot, lambda: hint.region.height >= 3, 5, "the whole message")
         lines = [hint.render_line(y).text.strip() for y in range(hint.region.height)]
         shown = " ".join(lines)
         assert hint.region.height >= 3 and hint.region.bottom <= 24
