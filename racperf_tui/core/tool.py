@@ -251,6 +251,9 @@ class ToolDescription:
     #: extra widgets of the live view, by name (ui/live_panels.py maps a name to its widget;
     #: a name not known there is left out): e.g. ORION's progress through its load matrix
     live_panels: Sequence[str] = field(default_factory=tuple)
+    #: a New-run form of its own, by name (ui/screens/tool_picker.py: FORMS), instead of the
+    #: one generated from the options ("" for that one)
+    form: str = ""
 
     def option(self, name: str) -> ToolOption | None:
         return next((o for o in self.options if o.name == name), None)

@@ -1069,6 +1069,7 @@ DESCRIPTION = FioDescription(
     options=OPTIONS,
     metrics=METRICS,
     takes_raw_args=True,
+    form="fio_presets",
 )
 
 
