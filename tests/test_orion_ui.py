@@ -298,7 +298,7 @@ class PanelApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("run 7: orion on /dev/mapper/data1", id="title")
-        yield OrionLivePanel(None, 7, follow=False)
+        yield OrionLivePanel(follow=False)
         yield Footer()
 
     def on_mount(self) -> None:

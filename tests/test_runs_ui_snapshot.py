@@ -9,19 +9,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.result_view_run import ResultViewApp, seed_finished_run
+from tests.helpers.result_view_run import ResultViewApp, loaded, seed_finished_run
 
 
 def test_result_view_summary_snapshot(snap_compare: Any, data_dir: Path, utc: None) -> None:
     run_id = seed_finished_run(data_dir)
-    assert snap_compare(ResultViewApp(data_dir, run_id), terminal_size=(80, 24))
+    assert snap_compare(ResultViewApp(data_dir, run_id), terminal_size=(80, 24), run_before=loaded)
 
 
 def test_result_view_charts_snapshot(snap_compare: Any, data_dir: Path, utc: None) -> None:
     run_id = seed_finished_run(data_dir)
-    assert snap_compare(ResultViewApp(data_dir, run_id), press=["right", "right"], terminal_size=(80, 24))
+    assert snap_compare(
+        ResultViewApp(data_dir, run_id), press=["right", "right"], terminal_size=(80, 24), run_before=loaded
+    )
 
 
 def test_result_view_details_snapshot(snap_compare: Any, data_dir: Path, utc: None) -> None:
     run_id = seed_finished_run(data_dir)
-    assert snap_compare(ResultViewApp(data_dir, run_id), press=["right", "right", "right"], terminal_size=(80, 24))
+    assert snap_compare(
+        ResultViewApp(data_dir, run_id), press=["right", "right", "right"], terminal_size=(80, 24), run_before=loaded
+    )

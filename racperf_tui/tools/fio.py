@@ -27,7 +27,8 @@ from typing import Any
 
 from racperf_tui.core import units
 from racperf_tui.core.invocation import Invocation, ToolNotFound
-from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
+from racperf_tui.core.tool import MetricSpec, ResultTable, ToolDescription, options_from_dataclass
+from racperf_tui.tools import fio_result_sections
 from racperf_tui.tools.fio_config import (
     DEFAULT_HARD_LIMIT_S,
     IOENGINES,
@@ -208,6 +209,12 @@ class FioDescription(ToolDescription):
             sum(float((job.get(d) or {}).get("iops") or 0.0) for job in jobs for d in ("read", "write"))
         )
 
+    def result_sections(self, result: Mapping[str, Any] | None) -> list[ResultTable]:
+        return fio_result_sections.result_sections(result) if result is not None else []
+
+    def result_notes(self, result: Mapping[str, Any] | None) -> list[str]:
+        return fio_result_sections.result_notes(result or {})
+
     def planned_duration_s(self, config: Mapping[str, Any]) -> float | None:
         runtime = units.maybe_duration_s(str(config.get("runtime_s") or ""))
         if not runtime:
@@ -222,6 +229,7 @@ DESCRIPTION = FioDescription(
     options=OPTIONS,
     metrics=METRICS,
     takes_raw_args=True,
+    form="fio_presets",
 )
 
 

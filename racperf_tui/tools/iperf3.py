@@ -51,7 +51,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import MetricSpec, PairSpec, ToolDescription, ToolOption
+from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, ToolOption
 from racperf_tui.tools.base import check_choice, check_range, option_number, option_whole_number
 from racperf_tui.tools.figures import (
     MAX_LINE_CHARS,
@@ -76,7 +76,29 @@ PORT_IN_USE_PATTERN = re.compile(r"unable to start listener for connections: Add
 DEFAULT_PORT = 5201
 
 #: How both ends run (read by racperf_tui.orchestration.pair_runs).
-PAIR = PairSpec(ready_pattern=READY_PATTERN, failure_pattern=PORT_IN_USE_PATTERN, default_port=DEFAULT_PORT)
+#: the target rate of the network panel's UDP test (iperf3's own default of 1 Mbit/s measures
+#: nothing); what arrives is capped by it, so it is no link-capacity figure
+UDP_TEST_BITRATE = "1G"
+PAIR = PairSpec(
+    ready_pattern=READY_PATTERN,
+    failure_pattern=PORT_IN_USE_PATTERN,
+    default_port=DEFAULT_PORT,
+    modes=(
+        PairMode("TCP", {"udp": False, "reverse": False}),
+        PairMode("UDP", {"udp": True, "bitrate": UDP_TEST_BITRATE}, rate_cap=UDP_TEST_BITRATE),
+        PairMode("TCP reverse", {"udp": False, "reverse": True}),
+    ),
+    client_fields={
+        "host": "host",
+        "port": "port",
+        "duration_s": "duration_s",
+        "interval_s": "interval_s",
+        "length": "length",
+        "connections": "parallel",
+    },
+    server_fields={"host": "bind", "port": "port", "duration_s": "duration_s"},
+    program=ProgramField("iperf3 program", "iperf3 on PATH", "iperf3.binary", (("binary", ""),)),
+)
 
 _BYTE_PREFIX = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _RATE_PREFIX = {"": 1e-6, "K": 1e-3, "M": 1.0, "G": 1e3, "T": 1e6}  # -> Mbit/s
@@ -122,14 +144,14 @@ OPTIONS = (
     ToolOption("binary", "str", "iperf3", "the iperf3 program"),
 )
 METRICS = (
-    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput"),
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput", quantity="throughput"),
     MetricSpec("retransmits", "retransmits", "", decimals=0, chart="retransmits"),
     MetricSpec("cwnd_kib", "cwnd", "KiB", decimals=0, chart="cwnd"),
     MetricSpec("jitter_ms", "jitter", "ms", decimals=3, chart="jitter"),
     MetricSpec("lost_pct", "lost", "%", decimals=2, chart="lost"),
 )
 RESULTS = (
-    MetricSpec("received_mbit_s", "received", "Mbit/s"),
+    MetricSpec("received_mbit_s", "received", "Mbit/s", quantity="throughput"),
     MetricSpec("sent_mbit_s", "sent", "Mbit/s"),
     MetricSpec("retransmits", "retransmits", "", decimals=0),
     MetricSpec("jitter_ms", "jitter", "ms", decimals=3),

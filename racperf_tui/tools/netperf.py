@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import MetricSpec, PairSpec, ToolDescription, options_from_dataclass
+from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import (
     ModuleTool,
     OptionsConfig,
@@ -1016,6 +1016,20 @@ PAIR = PairSpec(
     failure_hint="pick another port",
     server_name="netserver",
     adapt_client=adapt_client,
+    modes=(
+        PairMode("TCP_STREAM", {"test": "TCP_STREAM"}),
+        PairMode("TCP_RR", {"test": "TCP_RR"}, latency_only=True),
+        PairMode("UDP_STREAM", {"test": "UDP_STREAM"}),
+        PairMode("UDP_RR", {"test": "UDP_RR"}, latency_only=True),
+    ),
+    client_fields={"host": "host", "port": "port", "duration_s": "duration_s", "interval_s": "interim_s"},
+    server_fields={"host": "host", "port": "port"},
+    program=ProgramField(
+        "netperf directory",
+        "directory of netperf and netserver (blank: PATH)",
+        "netperf.dir",
+        (("netperf", "netperf"), ("netserver", "netserver")),
+    ),
 )
 
 
@@ -1061,12 +1075,12 @@ OPTIONS = options_from_dataclass(
     ends={"netserver": "server", "server_lifetime_s": "server"},
 )
 METRICS = (
-    MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans"),
-    MetricSpec("rt_latency_us", "round trip", "µs", chart="latency"),
-    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit"),
+    MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans", quantity="transaction_rate"),
+    MetricSpec("rt_latency_us", "round trip", "µs", chart="latency", quantity="latency"),
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit", quantity="throughput"),
 )
 RESULTS = (
-    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s"),
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", quantity="throughput"),
     MetricSpec("trans_per_s", "transactions", "trans/s"),
     MetricSpec("rt_latency_us", "round trip", "µs"),
     MetricSpec("elapsed_s", "elapsed", "s", decimals=2),

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from racperf_tui.core import settings, units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import MetricSpec, PairSpec, ToolDescription, options_from_dataclass
+from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import (
     ModuleTool,
     OptionsConfig,
@@ -699,6 +699,23 @@ PAIR = PairSpec(
     default_port=DEFAULT_PORT,
     failure_hint="pick another port (racperf checks ports before starting; see the suggestion)",
     ready_timeout_s=20.0,
+    modes=(PairMode("SYNC", {"mode": "SYNC"}), PairMode("ASYNC", {"mode": "ASYNC"})),
+    client_fields={
+        "host": "host",
+        "port": "port",
+        "duration_s": "duration_s",
+        "interval_s": "interval_s",
+        "length": "length_bytes",
+        "connections": "num_conn",
+        "write": "write",
+    },
+    server_fields={"host": "host", "port": "port"},
+    program=ProgramField(
+        "oratcptest.jar path", "oratcptest.jar (MOS Doc ID 2064368.1)", "oratcptest.jar_path", (("jar_path", ""),)
+    ),
+    runtime=ProgramField(
+        "Java (oratcptest)", "$JAVA_HOME, $ORACLE_HOME/jdk or PATH", "oratcptest.java", (("java", ""),)
+    ),
 )
 
 
@@ -765,11 +782,11 @@ OPTIONS = options_from_dataclass(
     },
 )
 METRICS = (
-    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib"),
-    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
+    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib", quantity="throughput"),
+    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency", quantity="latency"),
 )
 RESULTS = (
-    MetricSpec("avg_throughput_mib_s", "throughput", "MiB/s"),
+    MetricSpec("avg_throughput_mib_s", "throughput", "MiB/s", quantity="throughput"),
     MetricSpec("avg_latency_ms", "latency", "ms", decimals=3),
 )
 DESCRIPTION = ToolDescription(

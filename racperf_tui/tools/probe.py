@@ -60,7 +60,7 @@ from typing import Any
 
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import MetricSpec, PairSpec, ToolDescription, ToolOption
+from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ToolDescription, ToolOption
 from racperf_tui.core.units import MIB, MIB_S_PER_MBIT_S
 from racperf_tui.tools import probe_server
 from racperf_tui.tools.base import check_choice, check_range, option_number, option_whole_number
@@ -75,7 +75,26 @@ READY_PATTERN = re.compile(r"Probe server listening on (?P<host>\S+):(?P<port>\d
 PORT_IN_USE_PATTERN = re.compile(r"Failed to listen on .*Address already in use")
 #: How both ends run (read by racperf_tui.orchestration.pair_runs); a server given port 0 picks a free
 #: one and names it in its ready line, which the client is then given.
-PAIR = PairSpec(ready_pattern=READY_PATTERN, failure_pattern=PORT_IN_USE_PATTERN, default_port=DEFAULT_PORT)
+PAIR = PairSpec(
+    ready_pattern=READY_PATTERN,
+    failure_pattern=PORT_IN_USE_PATTERN,
+    default_port=DEFAULT_PORT,
+    modes=(
+        PairMode("SYNC", {"mode": "SYNC", "rtt": False}),
+        PairMode("ASYNC", {"mode": "ASYNC", "rtt": False}),
+        PairMode("RTT", {"mode": "SYNC", "rtt": True}, latency_only=True, unused_fields=frozenset({"length"})),
+    ),
+    client_fields={
+        "host": "host",
+        "port": "port",
+        "duration_s": "duration_s",
+        "interval_s": "interval_s",
+        "length": "length",
+        "connections": "num_conn",
+        "write": "write",
+    },
+    server_fields={"host": "bind", "port": "port", "duration_s": "duration_s"},
+)
 PROBE_VERSION = "racperf probe 1"
 
 
@@ -131,12 +150,19 @@ OPTIONS = (
     ToolOption("python", "path", "", "the python3 that runs the server (>= 3.6)", end="server"),
 )
 METRICS = (
-    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit"),
-    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib", twin_of="throughput_mbit_s"),
-    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit", quantity="throughput"),
+    MetricSpec(
+        "throughput_mib_s",
+        "throughput",
+        "MiB/s",
+        chart="throughput_mib",
+        twin_of="throughput_mbit_s",
+        quantity="throughput",
+    ),
+    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency", quantity="latency"),
 )
 RESULTS = (
-    MetricSpec("avg_throughput_mib_s", "throughput", "Mbit/s", divisor=MIB_S_PER_MBIT_S),
+    MetricSpec("avg_throughput_mib_s", "throughput", "Mbit/s", divisor=MIB_S_PER_MBIT_S, quantity="throughput"),
     MetricSpec("avg_latency_ms", "latency", "ms", decimals=3),
     MetricSpec("latency_p50_ms", "latency p50", "ms", decimals=3),
     MetricSpec("latency_p99_ms", "latency p99", "ms", decimals=3),

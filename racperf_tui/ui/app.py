@@ -20,11 +20,14 @@ from racperf_tui.ui.widgets.header_clock import SecondClockHeader
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.network_panel import NetworkPanel
 
+#: the layout of every screen and panel (an app showing one of them alone uses it too)
+APP_CSS_PATH = Path(__file__).with_name("app.tcss")
+
 
 class RacperfApp(App[int]):
     """The dashboard. ``roots`` replays/reads proc+sys under those dirs instead of /."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = APP_CSS_PATH
     TITLE = "racperf"
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="Quit (asks first while runs are running)"),

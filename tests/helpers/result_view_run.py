@@ -5,6 +5,7 @@ view: what the result view's snapshots (tests/test_runs_ui_snapshot.py) and beha
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from textual.widgets import Static
 
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.store import Store
+from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.screens.result_view import ResultView
 
 #: a fixed moment (2025-11-30 02:33:20 UTC) so the header reads the same everywhere
@@ -144,6 +146,8 @@ def seed_finished_run(data_dir: Path) -> int:
 class ResultViewApp(App[None]):
     """Just the result view of one run."""
 
+    CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
+
     def __init__(self, data_dir: Path, run_id: int) -> None:
         super().__init__()
         self.data_dir = data_dir
@@ -154,3 +158,12 @@ class ResultViewApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(ResultView(self.data_dir, self.run_id))
+
+
+async def loaded(pilot: Any) -> None:
+    """Until the result view has its run (the store watcher reads it off the event loop)."""
+    deadline = time.monotonic() + 10
+    while not (isinstance(pilot.app.screen, ResultView) and pilot.app.screen.loaded):
+        assert time.monotonic() < deadline, "the result view never got its run"
+        await pilot.pause(0.05)
+    await pilot.pause()

@@ -2,9 +2,11 @@
 I/O, the iostat rows of the LUNs' devices (dm-N and the sdX paths below), and the charts of
 IOPS, MB/s and latency against load filled point by point as the points complete.
 
-A worker thread reads the run's progress from the store and a diskstats snapshot once a
-second; the inference is tools/orion_live.py's (headless, unit-tested); this widget posts
-and shows one immutable :class:`OrionLiveView` per second.
+The run view hands it the run's latest state (``show_live``: the store watcher's
+LiveRunState, read off the event loop); a worker thread of its own reads the LUNs'
+diskstats once a second (never the store); the inference is tools/orion_live.py's
+(headless, unit-tested); this widget posts and shows one immutable :class:`OrionLiveView`
+per second.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from textual.worker import get_current_worker
 from racperf_tui.core.diskstats import dm_names, read_snapshot
 from racperf_tui.core.iostat import IostatRow
 from racperf_tui.tools.orion_live import OrionLiveModel, PointFigures, lun_devices, luns_of
-from racperf_tui.ui.runs_data import LIVE_STATES, open_store
+from racperf_tui.ui.messages import LiveRunState
+from racperf_tui.ui.runs_data import LIVE_STATES
 from racperf_tui.ui.shown import plain
 from racperf_tui.ui.widgets.chart import Chart
 from racperf_tui.ui.widgets.orion_charts import live_point_series
@@ -127,8 +130,6 @@ class OrionLivePanel(Vertical):
 
     def __init__(
         self,
-        data_dir: Any,
-        run_id: Any,
         *,
         root: str | Path = "/",
         interval_s: float = 1.0,
@@ -136,13 +137,16 @@ class OrionLivePanel(Vertical):
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
-        self.data_dir = data_dir
-        self.run_id = run_id
         self.root = Path(root)
         self.interval_s = interval_s
         self.follow = follow
         self.view: OrionLiveView | None = None
         self._charted = -1
+        #: what the worker reads of the run, set from show_live on the event loop (plain
+        #: values: a torn read between two of them costs one second's point at most)
+        self._config: dict[str, Any] | None = None
+        self._point = 0
+        self._state = "?"
 
     def compose(self) -> ComposeResult:
         yield Static("ORION: waiting for the first data point", id="orion-headline", markup=False)
@@ -152,40 +156,41 @@ class OrionLivePanel(Vertical):
             yield Chart("MB/s by large load", x_label="large load", y_label="MB/s", id="orion-chart-mbps")
             yield Chart("latency ms by small load", x_label="small load", y_label="ms", id="orion-chart-lat")
 
-    def on_mount(self) -> None:
-        if self.follow:
-            self.watch_run()
+    def show_live(self, live: LiveRunState) -> None:
+        """The run's latest state from the run view: its config (the LUNs), the data point of
+        its newest progress sample, its state; the first one starts the diskstats worker."""
+        for sample in live.samples:
+            value = sample.metrics.get("data_point")
+            if isinstance(value, (int, float)) and sample.extra.get("phase") != "done":
+                self._point = int(value)
+        self._state = live.state
+        if self._config is None and live.run is not None:
+            self._config = dict(live.run.config)
+            if self.follow:
+                self.watch_disks()
 
     @work(thread=True, exclusive=True, group="orion-live")
-    def watch_run(self) -> None:
-        """Once a second: the latest progress sample and a diskstats snapshot into the model,
-        until the run ends (then its last point's window closes)."""
+    def watch_disks(self) -> None:
+        """Once a second: a diskstats snapshot into the model at the run's data point, until
+        the run ends (then its last point's window closes)."""
         worker = get_current_worker()
-        store = open_store(self.data_dir)
         try:
-            run = store.get_run(self.run_id)
-            luns = [lun_devices(lun, self.root) for lun in luns_of(run.config)]
-            model = OrionLiveModel(run.config, luns)
+            config = self._config or {}
+            luns = [lun_devices(lun, self.root) for lun in luns_of(config)]
+            model = OrionLiveModel(config, luns)
             names = dm_names(self.root)
-            after, point = 0, 0
             while not worker.is_cancelled:
-                for seq, sample in store.samples(self.run_id, after_seq=after):
-                    after = seq
-                    value = sample.metrics.get("data_point")
-                    if isinstance(value, (int, float)) and sample.extra.get("phase") != "done":
-                        point = int(value)
-                state = store.get_run(self.run_id).state.value
-                model.observe(read_snapshot(self.root), point)
-                if state not in LIVE_STATES:
+                state = self._state
+                model.observe(read_snapshot(self.root), self._point)
+                ended = state not in LIVE_STATES and state != "?"
+                if ended:
                     model.finish()
                 self.post_message(OrionLiveChanged(view_of(model, names)))
-                if state not in LIVE_STATES:
+                if ended:
                     return
                 time.sleep(self.interval_s)
-        except Exception as error:  # a store being migrated, a run gone: say so, keep the view
+        except Exception as error:  # an unreadable /proc, a LUN gone: say so, keep the view
             self.post_message(OrionLiveChanged(OrionLiveView(f"ORION live panel: {error}")))
-        finally:
-            store.close()
 
     def on_orion_live_changed(self, message: OrionLiveChanged) -> None:
         message.stop()
