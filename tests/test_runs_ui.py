@@ -190,7 +190,13 @@ async def test_launch_from_form_live_samples_then_result(runs_data_dir: Path, tm
         view: RunView = app.screen  # type: ignore[assignment]
         run_id = view.run_id
 
-        await wait_until(pilot, lambda: (view.sparklines["read_iops"].current or 0) > 0, 15, "a live read IOPS value")
+        # the sparklines are made from the first live update (the metrics the samples carry)
+        await wait_until(
+            pilot,
+            lambda: "read_iops" in view.sparklines and (view.sparklines["read_iops"].current or 0) > 0,
+            15,
+            "a live read IOPS value",
+        )
         spark = view.sparklines["read_iops"]
         assert spark.unit == "IOPS" and list(spark.values) and max(spark.values) > 0
         await wait_until(
@@ -382,10 +388,9 @@ async def test_form_refuses_ext4_loop_device_until_its_name_is_typed(runs_data_d
 def _launch_background_run(data_dir: Path, target: Path, runtime_s: int = 30) -> int:
     """A real fio run under a detached supervisor, as the form launches it."""
     from racperf_tui.orchestration.runs import launch_run
-    from racperf_tui.ui.screens.fio_form import config_dict, fio_module, preset_items
+    from racperf_tui.ui.screens.fio_form import config_dict, preset_items
 
-    fio = fio_module()
-    name, preset = next((n, c) for n, c in preset_items(fio) if n.lower().startswith("8k random read"))
+    name, preset = next((n, c) for n, c in preset_items() if n.lower().startswith("8k random read"))
     config = config_dict(preset)
     config.update(target=str(target), size="16M", runtime_s=runtime_s, time_based=True, ramp_time_s=0)
     return launch_run("fio", config, data_dir=data_dir, target=str(target))

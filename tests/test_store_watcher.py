@@ -26,6 +26,7 @@ from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.network_panel import NetworkPanel
+from tests.helpers.result_view_run import seed_finished_run
 
 #: every Store method that reads or writes the file
 STORE_METHODS = (
@@ -73,7 +74,6 @@ async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) ->
 
 
 async def test_no_store_read_happens_on_the_event_loop(data_dir: Path, store_calls: list[Any]) -> None:
-    from test_runs_ui_snapshot import seed_finished_run
 
     finished_id = seed_finished_run(data_dir)
     store_calls.clear()  # the seeding is the test's own, on this thread

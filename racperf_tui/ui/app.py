@@ -79,6 +79,12 @@ class RacperfApp(App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen.active_bindings))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The Cluster tab's key only where there is a Cluster tab (a cluster file)."""
+        if action == "show_tab" and parameters == ("cluster",) and self.cluster_file is None:
+            return False
+        return True
+
     def action_show_tab(self, tab: str) -> None:
         """Show a tab, from a run's live or result view too (it is set aside and comes back
         with the Runs tab); a dialog or form keeps the keys until it is closed."""

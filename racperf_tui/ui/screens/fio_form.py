@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from racperf_tui.tools import load_tool
+from racperf_tui.tools import fio_config, load_tool
 from racperf_tui.ui.run_actions import judge_then_launch
 from racperf_tui.ui.widgets.tick_box import TickBox
 
@@ -62,10 +62,10 @@ def fio_module() -> Any:
     return load_tool("fio")
 
 
-def preset_items(fio: Any) -> list[tuple[str, Any]]:
+def preset_items() -> list[tuple[str, Any]]:
     """(description, editable config copy) for every preset, in menu order."""
-    descriptions = getattr(fio, "PRESET_DESCRIPTIONS", {})
-    return [(descriptions.get(name, name), fio.preset_config(name)) for name in fio.PRESETS]
+    descriptions = fio_config.PRESET_DESCRIPTIONS
+    return [(descriptions.get(name, name), fio_config.preset_config(name)) for name in fio_config.PRESETS]
 
 
 def config_values(config: Any) -> dict[str, Any]:
@@ -131,7 +131,7 @@ class FioForm(ModalScreen[Any]):
         self.import_error = ""
         try:
             self.fio = fio_module()
-            self.presets = preset_items(self.fio)
+            self.presets = preset_items()
         except Exception as error:  # a broken tool module must not take the dashboard down
             self.import_error = f"the fio tool module failed to load: {error}"
             self.presets = []
@@ -240,7 +240,7 @@ class FioForm(ModalScreen[Any]):
         if dataclasses.is_dataclass(base) and not isinstance(base, type):
             known = {f.name for f in dataclasses.fields(base)}
             return dataclasses.replace(base, **{k: v for k, v in values.items() if k in known})
-        return self.fio.FioConfig(**values)
+        return fio_config.FioConfig(**values)
 
     def revalidate(self) -> None:
         """Validate the fields, show each field's message, refresh the preview."""
