@@ -1,5 +1,5 @@
 """The cluster monitor (orchestration/cluster_monitor.py) against real nodes: network namespaces,
-each with its own sshd (tests/netns_helpers.py). Remote iostat reads the same counters as local
+each with its own sshd (tests/helpers/netns_helpers.py). Remote iostat reads the same counters as local
 iostat; a dead node, a node with an unknown host key or a refused login says why while the
 others go on; a node whose files hold invalid UTF-8 leaves the other channels sampling; a cut
 link marks the node lost, keeps its rows and resumes when the link is back; a LUN seen from
@@ -33,7 +33,7 @@ from racperf_tui.orchestration.cluster_monitor import (
     shared_luns,
     sum_rows,
 )
-from tests.netns_helpers import NetnsCluster
+from tests.helpers.netns_helpers import NetnsCluster
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.cluster_view import ClusterPanel, cluster_file_to_watch
 from racperf_tui.ui.widgets.cluster_luns import SharedLunTable
 from racperf_tui.ui.widgets.cluster_node_card import NodeCard
-from tests.netns_helpers import NetnsCluster
+from tests.helpers.netns_helpers import NetnsCluster
 from tests.test_cluster_monitor import PATH, SHARED, _line, _tree
 
 FIXTURE_ROOT = Path(__file__).parent / "fixtures" / "sysstat" / "root1"

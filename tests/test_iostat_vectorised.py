@@ -16,18 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import needs_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from iostat_binary import (
-    IOSTAT,
-    Device,
-    Sample,
-    advance,
-    random_device,
-    run_iostat_on_samples,
-)
-from iostat_oracle import checked_columns, compare_report, parse_sysstat_text
 
 from racperf_tui.core.diskstats import (
     COLUMN_FIELDS,
@@ -38,6 +28,16 @@ from racperf_tui.core.diskstats import (
     parse_diskstats_columns,
 )
 from racperf_tui.core.iostat import IostatReport, IostatRow, IostatSampler
+from tests.helpers import needs_root
+from tests.helpers.iostat_binary import (
+    IOSTAT,
+    Device,
+    Sample,
+    advance,
+    random_device,
+    run_iostat_on_samples,
+)
+from tests.helpers.iostat_oracle import checked_columns, compare_report, parse_sysstat_text
 
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-_/!"
 

@@ -25,6 +25,7 @@ from racperf_tui.ui.widgets.network_panel import (
     sample_latency_ms,
     sample_throughput_mbit_s,
 )
+from tests.helpers import FAKES
 
 # ---------------------------------------------------------------- pure functions
 
@@ -217,8 +218,6 @@ async def test_panel_reattaches_to_a_running_pair(data_dir: Path) -> None:
 
 
 # ---------------------------------------------------------------- acceptance fixes (H10)
-
-FAKES = Path(__file__).parent / "fakes"
 
 
 async def test_panel_fits_an_80x24_terminal_with_whole_labels(data_dir: Path) -> None:

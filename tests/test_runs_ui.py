@@ -14,9 +14,6 @@ from typing import Any
 
 import psutil
 import pytest
-from conftest import FIXTURES, needs_fio
-from loopdev import loop_device, make_sparse_image, needs_loop, write_at
-from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run, utc  # noqa: F401 (a fixture)
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
 from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Select, Static
@@ -24,7 +21,7 @@ from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, S
 from racperf_tui.core.events import RunState
 from racperf_tui.core.safety import check_write_target
 from racperf_tui.core.store import Store
-from racperf_tui.tools.fio import parse_output
+from racperf_tui.tools.fio_result import parse_output
 from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
@@ -35,6 +32,9 @@ from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.widgets.iostat_model import SaturationRules
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
+from tests.helpers import FIXTURES, needs_fio
+from tests.helpers.loopdev import loop_device, make_sparse_image, needs_loop, write_at
+from tests.helpers.result_view_run import RESULT, ResultViewApp, seed_finished_run
 
 SIZE = (80, 24)
 
@@ -820,7 +820,7 @@ async def test_home_and_end_move_the_runs_cursor(data_dir: Path) -> None:
 @pytest.mark.parametrize("columns", [80, 200])
 async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
     data_dir: Path,
-    utc: None,  # noqa: F811 (the fixture, by name)
+    utc: None,
     columns: int,
 ) -> None:
     """At any width the target was cut to 15 cells and the tool to 5 ("oratc"), and a run of

@@ -19,7 +19,7 @@ from racperf_tui.core import ssh
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import RemoteProcess, SshHost, exit_code, shell_line
-from tests.sshd_helpers import Sshd
+from tests.helpers.sshd_helpers import Sshd
 
 HOSTILE = [
     "a b",
@@ -238,11 +238,13 @@ def test_shell_line_refuses_a_bad_env_name() -> None:
     assert shell_line(["a b"], cwd="/x y") == "cd -- '/x y' && exec 'a b' </dev/null"
 
 
-def test_a_write_watch_is_refused(host: SshHost, tmp_path: Path) -> None:
+def test_a_write_watch_runs_on_the_node(host: SshHost, tmp_path: Path) -> None:
+    """The node's own write watch (and jail) wraps the command: tests/test_node_guard.py."""
     from racperf_tui.core.write_watch import WriteWatch
 
-    with pytest.raises(OSError, match="write watch"):
-        host.start(Invocation(["true"]), tmp_path / "r", write_watch=WriteWatch(set()))
+    proc = host.start(Invocation(["echo", "watched"]), tmp_path / "r", write_watch=WriteWatch(set()))
+    status, out, _ = run_to_end(proc)
+    assert (status, out) == (0, b"watched\n") and proc.net is not None and proc.net.protections
 
 
 def test_the_supervisor_runs_a_whole_invocation_on_the_ssh_host(sshd: Sshd, tmp_path: Path, base: Path) -> None:

@@ -35,8 +35,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from racperf_tui.core.devjail import unjail_argv
 from racperf_tui.core.hosts import MAX_RESULT_FILE_BYTES, MAX_RESULT_FILES, STDIN_FILE
 from racperf_tui.core.invocation import Invocation, Target
+from racperf_tui.core.node_facts import gather_and_judge
+from racperf_tui.core.node_net import NetReport, net_command
 from racperf_tui.core.ssh import Channel, Connection, SshError, SshTarget, connect
 from racperf_tui.core.target_guard import GuardVerdict
 from racperf_tui.core.write_watch import Violation, WriteWatch
@@ -140,8 +143,10 @@ class RemoteProcess:
         grace_s: float = 3.0,
         limit_s: float | None = None,
         linger_s: float = 1.0,
+        net: NetReport | None = None,
     ) -> None:
         self.connection = connection
+        self.net = net
         self.command = command
         self.grace_s = grace_s
         self.limit_s = limit_s
@@ -149,7 +154,7 @@ class RemoteProcess:
         self.mark = "racperf-" + secrets.token_hex(6)
         self.remote_pgid: int | None = None
         self.returncode: int | None = None
-        self.violations: list[Violation] = []
+        self.violations: list[Violation] = net.violations if net is not None else []
         self.started_monotonic: float | None = None
         self._channel: Channel | None = None
         self._held: list[tuple[str, bytes]] = []  # read while waiting for the group id
@@ -182,6 +187,8 @@ class RemoteProcess:
         """Take the group id line off the head of stderr; track the streams' ends."""
         out = []
         for stream, chunk in chunks:
+            if stream == "stderr" and self.net is not None:
+                self.net.feed(chunk)
             if stream == "stderr" and self.remote_pgid is None and chunk:
                 self._stderr_head += chunk
                 head = self.mark.encode() + b" pgid "
@@ -338,14 +345,17 @@ class SshHost:
         return self.connection.run(command, **kw)
 
     def judge_targets(self, targets: Iterable[Target], override: bool | set[str] = False) -> GuardVerdict:
-        """The write guard on the node. Until it reads the node's own mounts, holders, open
-        files and signatures, every target on a node is blocked (no override lifts it)."""
-        verdict = GuardVerdict()
-        for target in targets:
-            verdict.blocked.append(
-                f"{target.path} ({target.origin}) on {self.name}: the write guard does not run on other nodes yet"
-            )
-        return verdict
+        """The write guard on the node: its mounts, swaps, holders, open files and signatures,
+        gathered over the connection and judged by the local code (core/node_facts.py). A node
+        that cannot be reached blocks every target (no override lifts it)."""
+        targets = list(targets)
+        try:
+            connection = self.connection
+        except OSError as exc:
+            verdict = GuardVerdict()
+            verdict.blocked += [f"{t.path} ({t.origin}) on {self.name}: cannot judge it: {exc}" for t in targets]
+            return verdict
+        return gather_and_judge(connection, self.name, targets, override)
 
     @property
     def remote_base(self) -> str:
@@ -410,9 +420,11 @@ class SshHost:
     ) -> RemoteProcess:
         """Start ``argv`` (default: the Invocation's) on the node with its env, cwd and stdin
         under the watchdog; SshError (an OSError) when it cannot."""
-        if write_watch is not None:
-            raise SshError(f"{self.name}: the write watch needs the node's /proc: not available over SSH yet")
         map_text = self._mapper(directory)
+        argv = argv or invocation.argv
+        unjailed = unjail_argv(argv) if write_watch is not None else None
+        if unjailed is not None:  # the local jail's wrapper: the node's own net takes its place
+            argv = unjailed[0]
         remote = self.remote_dir(directory)
         stdin_path = None
         if invocation.stdin is not None:
@@ -427,14 +439,18 @@ class SshHost:
             )
             self._run(f"umask 077 && mkdir -p -- {q(remote)}", timeout_s=30.0)
         command = shell_line(
-            [map_text(word) for word in (argv or invocation.argv)],
+            [map_text(word) for word in argv],
             cwd=cwd,
             env={k: map_text(v) for k, v in invocation.env.items()},
             stdin_path=stdin_path,
             merge_stderr=merge_stderr,
         )
+        net = None
+        if write_watch is not None:  # the write watch and device jail on the node (core/node_net.py)
+            net = NetReport("racperf-" + secrets.token_hex(6))
+            command = net_command(command, net.mark, [map_text(t.path) for t in invocation.targets])
         limit = invocation.hard_limit_s + REMOTE_LIMIT_MARGIN_S if invocation.hard_limit_s else None
-        return RemoteProcess(self.connection, command, grace_s=grace_s, limit_s=limit).start()
+        return RemoteProcess(self.connection, command, grace_s=grace_s, limit_s=limit, net=net).start()
 
     def fetch_files(self, directory: Path, invocation: Invocation) -> dict[str, str]:
         """The files matching the Invocation's result patterns on the node (expanded by the

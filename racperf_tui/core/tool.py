@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.units import MIB_S_TO_MBIT_S
 
 #: the option that says which end of a two-ended tool a config runs (ToolOption.end)
 ROLE_OPTION = "role"
@@ -144,9 +143,6 @@ class MetricSpec:
         return text
 
 
-#: the divisor of a MetricSpec that stores MiB/s and shows Mbit/s (value / divisor)
-MIB_S_PER_MBIT_S = 1.0 / MIB_S_TO_MBIT_S
-
 #: a unit -> (the next larger one, how many of this make one of it), for compact figures
 _LARGER_UNIT = {
     "Mbit/s": ("Gbit/s", 1000.0),
@@ -175,6 +171,10 @@ class ToolDescription:
     #: the figures of the tool's result (top-level keys of its result dict), most telling
     #: first: the result view's rows with their units, the runs list's figure
     results: Sequence[MetricSpec] = field(default_factory=tuple)
+    #: panels of the UI's own (ui/widgets/tool_panels.py, by name) the live view and the result
+    #: view add for this tool's runs; a name the UI does not have is left out
+    live_panels: Sequence[str] = field(default_factory=tuple)
+    result_panels: Sequence[str] = field(default_factory=tuple)
 
     def option(self, name: str) -> ToolOption | None:
         return next((o for o in self.options if o.name == name), None)
@@ -346,6 +346,16 @@ class StreamParser(Protocol):
 
     def finish(self) -> list[Sample]:
         """End of output: return any Samples still buffered."""
+        ...
+
+
+class CompanionParser(StreamParser, Protocol):
+    """A stream parser that also reads the output of its Invocation's companions (commands
+    run every few seconds beside the benchmark: :class:`racperf_tui.core.invocation.Companion`).
+    Without this method a companion's output lines go to ``feed``."""
+
+    def companion_output(self, name: str, output: str, exit_status: int) -> list[Sample]:
+        """One finished run of the companion ``name``: its whole output and exit status."""
         ...
 
 

@@ -4,7 +4,7 @@ server said it is ready. The one way racperf runs a two-ended tool (UI, tests).
 Both ends are runs like any other (detached supervisors, samples and raw output in the store,
 visible from the Runs panel, surviving the UI): :func:`launch_pair` uses
 :func:`racperf_tui.orchestration.runs.launch_run` twice. What it needs to know of the tool is the
-tool module's ``PAIR`` (:class:`racperf_tui.tools.base.PairSpec`):
+tool module's ``PAIR`` (:class:`racperf_tui.core.tool.PairSpec`):
 
 1. adapt the client config to what is installed (``PAIR.adapt_client``: netperf drops -D
    and omni output its build lacks; the notes say so) and validate it: a typo must not leave
@@ -35,9 +35,9 @@ from typing import Any
 
 from racperf_tui.core.ports import check_listen_port
 from racperf_tui.core.store import Store
+from racperf_tui.core.tool import PairSpec
 from racperf_tui.orchestration.runs import launch_run, stop_run
 from racperf_tui.tools import load_tool
-from racperf_tui.tools.base import PairSpec
 
 #: how often the store is read while waiting for the server
 POLL_S = 0.05

@@ -20,7 +20,8 @@ Optional tool attributes the supervisor honours (beyond the protocol in tools/ba
 ``TOOL.stop_grace_s`` (float: SIGTERM -> SIGKILL grace), ``TOOL.option_guard`` (str: what
 guards its options, for the run's record of protections); and of the stream parser, ``tick()``
 (called every loop, at most every 0.1 s, while the benchmark runs: Samples from the clock, for
-a tool that prints nothing while it runs, like ORION).
+a tool that prints nothing while it runs, like ORION). The Invocation's ``companions`` (commands
+run every few seconds beside the benchmark: orchestration/companions.py) feed the same parser.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from racperf_tui.core.paths import run_dir
 from racperf_tui.core.process import set_child_subreaper
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.write_watch import WriteWatch
+from racperf_tui.orchestration.companions import CompanionRunner
 from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run
 from racperf_tui.tools import load_tool
 
@@ -197,6 +199,15 @@ class Supervisor:
             return
         hard_limit_hit = False
         killed_for_writing = False
+        companions = CompanionRunner(
+            self.host,
+            planned,
+            directory,
+            parser,
+            write_watch=write_watch,
+            record=lambda stream, text: self.store.add_raw(self.run_id, text, stream),
+            log=self.log,
+        )
         try:
             self.store.set_benchmark_pgid(self.run_id, proc.pgid)
             self.store.set_state(self.run_id, RunState.RUNNING)
@@ -246,6 +257,7 @@ class Supervisor:
                     for line in lines:
                         handle_line(stream, line.text)
                 self._drain_wake()
+                self._emit(companions.poll())
                 if tick is not None:
                     try:
                         self._emit(tick())
@@ -279,6 +291,7 @@ class Supervisor:
             flush_raw()
             exit_status = proc.reap()
         finally:
+            companions.close()
             if proc.pid is not None and proc.returncode is None:
                 proc.kill()
                 proc.reap()

@@ -12,11 +12,12 @@ import os
 import stat
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from racperf_tui.core.block_devices import devices_reached
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.tool import ToolDescription
@@ -218,23 +219,4 @@ def block_devices_of(target: str | os.PathLike[str] | None, sys_root: str = "/sy
         except OSError:
             return []
     dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
-    sys_dev = Path(sys_root) / "dev" / "block" / f"{os.major(dev)}:{os.minor(dev)}"
-    try:
-        real = sys_dev.resolve(strict=True)
-    except OSError:
-        return []
-    names: list[str] = [real.name]
-    if (real / "partition").exists():
-        names.append(real.parent.name)
-    slaves = real / "slaves"
-    if slaves.is_dir():
-        names.extend(sorted(p.name for p in slaves.iterdir()))
-    return _unique(names)
-
-
-def _unique(names: Iterable[str]) -> list[str]:
-    seen: list[str] = []
-    for name in names:
-        if name not in seen:
-            seen.append(name)
-    return seen
+    return devices_reached(os.major(dev), os.minor(dev), Path(sys_root).parent)

@@ -18,6 +18,7 @@ from racperf_tui.core.tool import ToolDescription
 from racperf_tui.ui.runs_data import description_of, format_duration, open_store
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.widgets.chart import Chart, Series
+from racperf_tui.ui.widgets.tool_panels import result_panels
 
 DIRECTIONS = ("read", "write", "trim")
 LATENCY_KINDS = (("slat_us", "slat"), ("clat_us", "clat"), ("lat_us", "lat"))
@@ -338,7 +339,7 @@ class ResultView(Screen[None]):
 
     # ---- charts ----------------------------------------------------------------------------
     def _draw_charts(self) -> None:
-        charts = []
+        charts = result_panels(self.description, self.result)  # the tool's own first (ORION's matrices)
         for title, y_label, series in self._chart_specs():
             chart = Chart(title, y_label=y_label)
             chart.plot(series)  # drawn once it has a size

@@ -25,6 +25,7 @@ from racperf_tui.ui.run_actions import confirm_and_stop
 from racperf_tui.ui.runs_data import LIVE_STATES, LivePoller, description_of, format_duration
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
+from racperf_tui.ui.widgets.tool_panels import live_panels
 
 #: how often the live view reads the store; the sample-to-sparkline target is p99 <= 100 ms
 POLL_INTERVAL_S = 0.05
@@ -98,6 +99,8 @@ class RunView(Screen[None]):
         #: metric key -> its sparkline (no widget ids: a rebuild mounts the new ones while the
         #: old ones are still being removed)
         self.sparklines: dict[str, MetricSparkline] = _sparklines(self.metrics)
+        #: the panels the tool's description names (ORION's points), below the sparklines
+        self.tool_panels = live_panels(description_of(tool), data_dir, run_id) if tool else []
         #: monotonic time each update was painted, for the latency benchmark
         self.painted_at_monotonic: float = 0.0
         #: the texts shown, so an update repaints only what changed
@@ -111,6 +114,7 @@ class RunView(Screen[None]):
             yield RunProgressBar(total=100, show_eta=False, id="run-progress")
         with VerticalScroll(id="run-metrics"):
             yield from self.sparklines.values()
+        yield from self.tool_panels
         yield Static("", id="run-jobs")
         yield Footer()
 

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sshd_helpers import PRIVSEP_DIR, SSHD, Sshd, sshd_available
+from tests.helpers.sshd_helpers import PRIVSEP_DIR, SSHD, Sshd, sshd_available
 
 NETNS_PREFIX = "racperf-"
 _NETNS_NAME = re.compile(r"^racperf-(\d+)-([0-9a-f]{4})-(?:n\d+|sw)$")
