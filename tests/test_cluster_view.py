@@ -124,7 +124,12 @@ async def test_a_lun_saturated_by_all_nodes_together_is_flagged_on_its_total(
     panel = ClusterPanel(netns_cluster.cluster_file, 0.25, monitor=monitor)
     async with PanelApp(panel).run_test(size=(80, 40)) as pilot:
         table = panel.query_one(SharedLunTable)
-        for load in [steady] * 4 + [{"n1": (1500, 16.0), "n2": (500, 16.0)}] * 4:
+        pushed = {"n1": (1500, 16.0), "n2": (500, 16.0)}
+        # up to three rounds: a sample that read the new uptime over the old counters (see
+        # test_cluster_monitor) is a zero in the history, and the next round has none
+        for index, load in enumerate(([steady] * 4 + [pushed] * 4) * 3):
+            if index % 8 == 0 and index and table.groups and table.groups[0].saturated:
+                break
             seqs = {n: monitor.state(n).seq for n in ("n1", "n2")}
             step(load)
             await until(pilot, lambda seqs=seqs: all(monitor.state(n).seq > seqs[n] for n in seqs), 20)

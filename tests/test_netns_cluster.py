@@ -1,4 +1,4 @@
-"""The namespace cluster fixture (tests/netns_helpers.py) is real: every node's own sshd
+"""The namespace cluster fixture (tests/helpers/netns_helpers.py) is real: every node's own sshd
 answers at its public address, verified by the shared known_hosts file, inside its own network
 namespace; the nodes reach each other over the interconnect the root namespace cannot see; a
 tbf-shaped interconnect link measures its rate with iperf3; nothing is left behind."""

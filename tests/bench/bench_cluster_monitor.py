@@ -4,7 +4,7 @@
     python tests/bench/bench_cluster_monitor.py --nodes 16 --seconds 60      (as root)
 
 The nodes are network namespaces, each with its own OpenSSH sshd on port 22 of its address,
-reached over a bridge in the root namespace (tests/netns_helpers.py): a real SSH connection,
+reached over a bridge in the root namespace (tests/helpers/netns_helpers.py): a real SSH connection,
 key exchange and channel per node, a real POSIX-sh sampling loop on the "node". Everything
 runs on this machine, so the nodes' sshd and sh loops compete with racperf for the same CPUs;
 only racperf's own process is measured.
