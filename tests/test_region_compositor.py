@@ -1,12 +1,16 @@
-"""The dashboard's RegionCompositor writes to the terminal exactly what Textual's compositor
-writes, update by update, while rendering only the widgets that show a changed cell.
+"""The dashboard's RegionCompositor puts on the terminal exactly what Textual's compositor
+puts there, update by update, while rendering only the widgets that show a changed cell.
 
 Each tick is rendered twice from the same changed regions: first by the RegionCompositor
 (the dashboard's own update), then by Textual's Compositor.render_partial_update over the
-same screen (every widget in the regions' bounding box, whole); the terminal bytes of both
-must be equal. Ticks change the table's rows, the detail and alert lines and the header
-clock at once (the screen corners apart: Textual's box is the whole screen), move the
-cursor, scroll the table and change the sort.
+same screen (every widget in the regions' bounding box, whole); both updates must write the
+same characters in the same styles to the same cells. (Not the same bytes: Textual also
+emits a bare cursor move for a chop that starts where a changed span ends, when it
+rendered the widget behind it; ours did not render that widget there.)
+
+Ticks change the table's rows, the detail and alert lines and the header clock at once
+(the screen's corners apart: Textual's box is the whole screen), move the cursor, scroll
+the table and change the sort.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from pathlib import Path
 
 import pytest
 from dashboard_root import DiskLoad, DiskSpec, ReplayRoot
+from rich.console import Console
+from rich.segment import ControlType
+from rich.style import Style
 from textual._compositor import ChopsUpdate, Compositor
 from textual.geometry import Region
 
@@ -43,13 +50,32 @@ def random_loads(rng: random.Random) -> dict[str, DiskLoad]:
     }
 
 
-def compare_updates(app: RacperfApp) -> list[tuple[str, str, int]]:
+def written_cells(update: ChopsUpdate, console: Console) -> dict[tuple[int, int], tuple[str, Style | None]]:
+    """What the update writes to a terminal: (x, y) -> (character, style), from its
+    segments as the terminal gets them (cursor moves, then text written from there)."""
+    cells: dict[tuple[int, int], tuple[str, Style | None]] = {}
+    x = y = 0
+    for segment in update.__rich_console__(console, console.options):
+        if segment.control:
+            for control in segment.control:
+                if control[0] == ControlType.CURSOR_MOVE_TO:
+                    x, y = int(control[1]), int(control[2])
+            continue
+        if segment.text == "\n":
+            continue  # between spans: each span starts with a cursor move
+        for character in segment.text:
+            cells[(x, y)] = (character, segment.style)
+            x += 1
+    return cells
+
+
+def compare_updates(app: RacperfApp) -> list[tuple[object, object, int]]:
     """From now on, every partial update of the dashboard's screen is also rendered by
     Textual's own Compositor.render_partial_update from the same changed regions, after
-    ours: the list gets (our terminal output, Textual's, widget renders of ours) each time."""
+    ours: the list gets (the cells ours writes, Textual's, widget renders of ours) each time."""
     compositor = app.screen._compositor
     assert isinstance(compositor, RegionCompositor)
-    records: list[tuple[str, str, int]] = []
+    records: list[tuple[object, object, int]] = []
     render_update = compositor.render_update
 
     def render_both(full: bool = False, screen_stack: list | None = None, simplify: bool = False) -> object:
@@ -61,7 +87,8 @@ def compare_updates(app: RacperfApp) -> list[tuple[str, str, int]]:
             compositor._dirty_regions.update(regions)
             textuals = Compositor.render_partial_update(compositor)
             assert isinstance(ours, ChopsUpdate) and isinstance(textuals, ChopsUpdate)
-            records.append((ours.render_segments(app.console), textuals.render_segments(app.console), renders))
+            console = app.console
+            records.append((written_cells(ours, console), written_cells(textuals, console), renders))
         return ours
 
     compositor.render_update = render_both  # type: ignore[method-assign]
