@@ -17,7 +17,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("racperf_tui.commands.runs", "list, show and export recorded runs"),
     "parse": ("racperf_tui.commands.parse", "parse saved tool output into result JSON"),
     "probe": ("racperf_tui.commands.probe", "built-in network probe (server / client)"),
-    "pair": ("racperf_tui.commands.pair", "both ends of a network test here: server, then client"),
+    "pair": ("racperf_tui.commands.pair", "both ends of a network test, here or on nodes: server, then client"),
+    "nodes": ("racperf_tui.commands.nodes", "the cluster's nodes: reachable, logged into, what is installed"),
+    "matrix": ("racperf_tui.commands.matrix", "the interconnect matrix: every node to every other, a verdict each"),
     "check-target": ("racperf_tui.commands.check_target", "would writing to this file/device destroy data?"),
 }
 
@@ -44,6 +46,12 @@ def _dashboard_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         default=None,
         help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="FILE",
+        default=None,
+        help="the Cluster tab's nodes (default: ~/.config/racperf/cluster.toml)",
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
@@ -72,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from racperf_tui.ui.app import RacperfApp
 
-    app = RacperfApp(roots=args.root, interval_s=args.interval, data_dir=args.data_dir)
+    app = RacperfApp(roots=args.root, interval_s=args.interval, data_dir=args.data_dir, cluster=args.cluster)
     app.run()
     return app.return_code or 0
 

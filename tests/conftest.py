@@ -1,24 +1,16 @@
-"""Shared fixtures. Real components everywhere they run here; see tests/fakes for the
+"""Fixtures and hooks only. What tests share otherwise (paths, markers, helpers) is the
+package tests/helpers. Real components everywhere they run here; see tests/fakes for the
 emulators of tools that cannot be installed (ORION, oratcptest, netperf, sqlplus)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import sys
+import time
 from pathlib import Path
 
 import pytest
 
-TESTS_DIR = Path(__file__).parent
-FIXTURES = TESTS_DIR / "fixtures"
-FAKES = TESTS_DIR / "fakes"
-REPO = TESTS_DIR.parent
-
-
-def racperf_cmd() -> list[str]:
-    """argv prefix that runs the racperf CLI with the interpreter running the tests."""
-    return [sys.executable, "-m", "racperf_tui"]
+from tests.helpers.netns_helpers import netns_cluster, netns_cluster_factory  # noqa: F401
+from tests.helpers.sshd_helpers import sshd_available, start_sshd
 
 
 @pytest.fixture
@@ -30,12 +22,14 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
-def is_root() -> bool:
-    return os.geteuid() == 0
-
-
-needs_root = pytest.mark.skipif(not is_root(), reason="needs root")
-needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed")
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render local times in UTC for the duration of the test."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 #: modules whose tests run real benchmarks, UIs on a pty or sysstat's binary for seconds each:
@@ -71,9 +65,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def sshd(tmp_path: Path):
     """A real OpenSSH sshd on 127.0.0.1 (random high port) with throwaway host and user keys
-    and a known_hosts file holding its host key (tests/sshd_helpers.py); stopped at teardown."""
-    from tests.sshd_helpers import sshd_available, start_sshd
-
+    and a known_hosts file holding its host key (tests/helpers/sshd_helpers.py); stopped at teardown."""
     ok, why = sshd_available()
     if not ok:
         pytest.skip(why)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.core.bounded_read import BoundedReadError, read_bytes_bounded, read_stream_bounded, read_text_bounded
-from tests.conftest import FIXTURES, racperf_cmd
+from tests.helpers import FIXTURES, racperf_cmd
 
 
 def test_regular_file_is_read_whole(tmp_path: Path) -> None:

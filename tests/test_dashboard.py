@@ -1,6 +1,6 @@
 """The dashboard's iostat panel driven with Pilot, on a replayed root read by the real sampler.
 
-The root is rewritten between ticks (tests/dashboard_root.py) and the panel sampled by hand,
+The root is rewritten between ticks (tests/helpers/dashboard_root.py) and the panel sampled by hand,
 so every figure on screen is known; the panel's timer runs at 10 s and never fires mid-test
 (except in the pause test, which wants it to).
 """
@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-from dashboard_root import DiskLoad, DiskSpec, ReplayRoot
 
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.help import HelpScreen
@@ -29,24 +28,7 @@ from racperf_tui.ui.widgets.iostat_model import (
 )
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.iostat_table import STYLE_LEVEL, IostatTable
-
-DISKS = [
-    DiskSpec("sda", 8, 0, rotational=True, scheduler="mq-deadline [bfq]"),
-    DiskSpec("sda1", 8, 1, parent="sda"),
-    DiskSpec("sdb", 8, 16, queue_depth=32),
-    DiskSpec("sdc", 8, 32),
-    DiskSpec("nvme0n1", 259, 0, queue_depth=None, nr_requests=1023, scheduler="[none] mq-deadline"),
-]
-
-#: One second of each device; sdb is full (util 100, avgqu-sz 31.5 of queue_depth 32), sdc
-#: queues (await 40 ms over svctm 2 ms), nvme0n1 is amber, sda green.
-LOADS = {
-    "sda": DiskLoad(read_iops=100, write_iops=50, await_ms=2, util_pct=30, avgqu_sz=0.3),
-    "sda1": DiskLoad(read_iops=100, write_iops=50, await_ms=2, util_pct=30, avgqu_sz=0.3),
-    "sdb": DiskLoad(read_iops=500, write_iops=500, await_ms=32, util_pct=100, avgqu_sz=31.5),
-    "sdc": DiskLoad(read_iops=50, write_iops=50, await_ms=40, util_pct=20, avgqu_sz=4),
-    "nvme0n1": DiskLoad(read_iops=200, await_ms=7, util_pct=50, avgqu_sz=1.4),
-}
+from tests.helpers.dashboard_root import DISKS, LOADS, DiskLoad, ReplayRoot
 
 
 @pytest.fixture

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dashboard_root import ReplayRoot
-from test_dashboard import DISKS, LOADS
 from textual.pilot import Pilot
 
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+from tests.helpers.dashboard_root import DISKS, LOADS, ReplayRoot
 
 
 def replayed_app(tmp_path: Path) -> tuple[RacperfApp, object]:

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, needs_fio
-from loopdev import LoopDevice, loop_device, needs_loop, write_at
-from loopdev import sha256_of as _sha256
 
 from racperf_tui.core.devjail import EXIT_UNAVAILABLE, devjail_available, jail_argv, plan_nodes
 from racperf_tui.core.safety import check_write_target
+from tests.helpers import REPO, needs_fio
+from tests.helpers.loopdev import LoopDevice, loop_device, needs_loop, write_at
+from tests.helpers.loopdev import sha256_of as _sha256
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.root, needs_loop]
 

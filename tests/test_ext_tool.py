@@ -21,11 +21,13 @@ import racperf_tui.ui
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.tools import tool_modules
+from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.screens.tool_form import ToolForm
 from racperf_tui.ui.screens.tool_picker import ToolPicker
+from racperf_tui.ui.widgets.chart import Chart
 
 EXT_TOOL = Path(__file__).parent / "fixtures" / "ext_tool"
 
@@ -72,7 +74,7 @@ def test_racperf_run_lists_describes_and_runs_the_external_tool(ext_tool: dict[s
 
 
 class RunsApp(App[None]):
-    CSS_PATH = str(Path(racperf_tui.ui.__file__).parent / "app.tcss")
+    CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
 
     def __init__(self, data_dir: Path) -> None:
         super().__init__()
@@ -137,6 +139,11 @@ async def test_the_ui_picks_forms_watches_and_shows_the_external_tool(ext_tool: 
         summary = app.screen.query_one("#table-summary", DataTable)
         rows = {str(summary.get_row_at(i)[0]): str(summary.get_row_at(i)[1]) for i in range(summary.row_count)}
         assert rows["mean rate"] == "1,250.0 ops/s" and rows["intervals"] == "6"
+        await pilot.press("right")  # Charts: the demo's rate on an axis of its own unit
+        await pilot.pause()
+        charts = list(app.screen.query(Chart))
+        assert [(c.y_label, [s.label for s in c.series]) for c in charts] == [("ops/s", ["demo rate"])]
+        assert list(charts[0].series[0].ys) == [1000.0, 1100.0, 1200.0, 1300.0, 1400.0, 1500.0]
         await pilot.press("escape")
         table = app.query_one(RunsPanel).query_one(DataTable)
         # the list re-reads the store every second: its row catches up with the run's end
@@ -146,3 +153,13 @@ async def test_the_ui_picks_forms_watches_and_shows_the_external_tool(ext_tool: 
     with Store.open(data_dir) as store:
         (run,) = store.list_runs()
         assert run.tool == "demo" and run.state is RunState.SUCCEEDED and run.config == {"ops": 6, "interval_s": 0.3}
+
+
+def test_no_file_of_racperf_names_the_external_tool() -> None:
+    """The four views above show the demo from its description alone: racperf's own files
+    (its package and its pyproject) never name it."""
+    root = Path(racperf_tui.ui.__file__).parents[2]
+    files = [*sorted((root / "racperf_tui").rglob("*.py")), *(root / "racperf_tui").rglob("*.tcss")]
+    files.append(root / "pyproject.toml")
+    naming = [str(f) for f in files if "racperf_ext_demo" in f.read_text() or '"demo"' in f.read_text()]
+    assert len(files) > 50 and naming == []

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.tools import fio
-from racperf_tui.tools.fio import FioConfig, FioPlanError
-from tests.conftest import needs_root
-from tests.fio_helpers import job_text, judged, planned_argv
-from tests.loopdev import loop_device, needs_loop
+from racperf_tui.tools import fio, fio_config, fio_scratch
+from racperf_tui.tools.fio_config import FioConfig
+from racperf_tui.tools.fio_plan import FioPlanError
+from tests.helpers import needs_root
+from tests.helpers.fio_helpers import job_text, judged, planned_argv
+from tests.helpers.loopdev import loop_device, needs_loop
 
 
 @pytest.fixture
@@ -27,11 +28,11 @@ def scratch_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     racperf skips a tmpfs $TMPDIR for its scratch file, so on a machine whose /tmp is tmpfs
     the private dir goes under /var/tmp instead."""
     base = tmp_path
-    if fio._fs_type(str(tmp_path)) in ("tmpfs", "ramfs"):
+    if fio_scratch._fs_type(str(tmp_path)) in ("tmpfs", "ramfs"):
         base = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="racperf-test-"))
     monkeypatch.setenv("TMPDIR", str(base))
     scratch = base / f"racperf-scratch-{os.geteuid()}"  # one per user: see test_two_users_...
-    assert fio.default_scratch_dir() == str(scratch)
+    assert fio_scratch.default_scratch_dir() == str(scratch)
     try:
         yield scratch
     finally:
@@ -63,29 +64,29 @@ PRESET_ARGV = {
 
 
 def test_preset_command_lines(scratch_tmp: Path) -> None:
-    assert list(fio.PRESETS) == list(PRESET_ARGV) + ["custom"]
+    assert list(fio_config.PRESETS) == list(PRESET_ARGV) + ["custom"]
     target = str(scratch_tmp / "fio.scratch")
-    assert fio.default_scratch_target() == target
+    assert fio_scratch.default_scratch_target() == target
     for name, expected in PRESET_ARGV.items():
-        cfg = fio.preset_config(name)
+        cfg = fio_config.preset_config(name)
         assert cfg.validate() == [], name
         prefix = "fio --output-format=json+ --status-interval=1 "
         assert cfg.command_preview() == prefix + expected.format(t=target), name
-        assert name in fio.PRESET_DESCRIPTIONS
+        assert name in fio_config.PRESET_DESCRIPTIONS
 
 
 def test_presets_are_editable_copies(scratch_tmp: Path) -> None:
-    cfg = fio.preset_config("oltp")
+    cfg = fio_config.preset_config("oltp")
     cfg.numjobs = 8
     cfg.extra_args.append("--norandommap")
-    assert fio.preset_config("oltp").numjobs == 4 and fio.PRESETS["oltp"].extra_args == []
+    assert fio_config.preset_config("oltp").numjobs == 4 and fio_config.PRESETS["oltp"].extra_args == []
     assert "--numjobs=8" in cfg.argv() and cfg.argv()[-1] == "--norandommap"
     with pytest.raises(KeyError, match="unknown fio preset 'nope'; known: oltp"):
-        fio.preset_config("nope")
+        fio_config.preset_config("nope")
 
 
 def test_custom_preset_needs_options() -> None:
-    cfg = fio.preset_config("custom")
+    cfg = fio_config.preset_config("custom")
     assert cfg.validate() == ["extra_args: custom mode needs fio options or a job file"]
     cfg.extra_args = ["--name=x", "--rw=randwrite", "--filename=/tmp/x", "--size=1m"]
     assert cfg.validate() == []
@@ -311,7 +312,7 @@ def test_job_file_read_only_and_missing(tmp_path: Path) -> None:
 
 
 def test_hard_limit(scratch_tmp: Path) -> None:
-    assert fio.TOOL.hard_limit_s(fio.preset_config("latency").to_dict()) == pytest.approx(65 * 1.1 + 60)
+    assert fio.TOOL.hard_limit_s(fio_config.preset_config("latency").to_dict()) == pytest.approx(65 * 1.1 + 60)
     planned = fio.invocation(
         {"extra_args": ["--name=t", "--runtime=2m", "--ramp_time=500ms", "--size=1m", f"--filename={scratch_tmp}/x"]}
     )
@@ -331,7 +332,7 @@ def test_install_hint_and_tool_protocol() -> None:
 
 
 def test_default_scratch_file_is_created_for_a_read_preset(scratch_tmp: Path, tmp_path: Path) -> None:
-    cfg = fio.preset_config("8k-randread")
+    cfg = fio_config.preset_config("8k-randread")
     cfg.size = "4m"
     target = scratch_tmp / "fio.scratch"
     assert f"filename={target}" in job_text(cfg, tmp_path / "run")
@@ -351,7 +352,7 @@ def test_read_in_a_directory_lays_out_fios_file_names(tmp_path: Path) -> None:
 
 
 def test_write_preset_only_creates_the_directory(scratch_tmp: Path, tmp_path: Path) -> None:
-    planned_argv(fio.preset_config("8k-randwrite"), tmp_path / "run")
+    planned_argv(fio_config.preset_config("8k-randwrite"), tmp_path / "run")
     assert scratch_tmp.is_dir() and not (scratch_tmp / "fio.scratch").exists()  # fio lays it out
 
 
@@ -401,27 +402,27 @@ def test_scratch_dir_is_private_and_refused_when_not_ours(scratch_tmp: Path, tmp
     datafile = tmp_path / "system01.dbf"
     datafile.write_bytes(b"ORACLE DATA" * 100)
     run = tmp_path / "run"
-    cfg = fio.preset_config("8k-randwrite")
+    cfg = fio_config.preset_config("8k-randwrite")
     planned_argv(cfg, run)
     assert stat.S_IMODE(scratch_tmp.stat().st_mode) == 0o700  # created private
     (scratch_tmp / "fio.scratch").symlink_to(datafile)
     with pytest.raises(ValueError, match=r"the scratch file .*fio\.scratch is not a regular file"):
-        planned_argv(fio.preset_config("8k-randwrite"), run)
+        planned_argv(fio_config.preset_config("8k-randwrite"), run)
     (scratch_tmp / "fio.scratch").unlink()
     scratch_tmp.chmod(0o777)
     with pytest.raises(ValueError, match=r"is writable by other users \(mode 777\)"):
-        planned_argv(fio.preset_config("oltp"), run)
+        planned_argv(fio_config.preset_config("oltp"), run)
     scratch_tmp.rmdir()
     scratch_tmp.symlink_to(tmp_path)  # the directory itself pointing at the data's directory
     with pytest.raises(ValueError, match="is a symbolic link"):
-        planned_argv(fio.preset_config("oltp"), run)
+        planned_argv(fio_config.preset_config("oltp"), run)
     assert datafile.read_bytes() == b"ORACLE DATA" * 100
     scratch_tmp.unlink()
     if os.geteuid() == 0:  # created first by another user (CI runs as root: chown works)
         scratch_tmp.mkdir(mode=0o700)
         os.chown(scratch_tmp, 54321, -1)
         with pytest.raises(ValueError, match=r"belongs to uid 54321, not to you \(uid 0\)"):
-            planned_argv(fio.preset_config("oltp"), run)
+            planned_argv(fio_config.preset_config("oltp"), run)
 
 
 def _tree_state(root: Path) -> dict[str, tuple[int, int, int, int, bytes]]:
@@ -449,11 +450,11 @@ def test_two_users_scratch_dirs_do_not_collide(scratch_tmp: Path) -> None:
     before = {str(d): _tree_state(d) for d in other_dirs}
 
     assert scratch_tmp.name == "racperf-scratch-0" and scratch_tmp not in other_dirs
-    read_cfg = fio.preset_config("8k-randread")
+    read_cfg = fio_config.preset_config("8k-randread")
     read_cfg.size = "1m"
     run = base / "run"
     assert f"filename={scratch_tmp / 'fio.scratch'}" in job_text(read_cfg, run)
-    assert f"filename={scratch_tmp / 'fio.scratch'}" in job_text(fio.preset_config("oltp"), run)
+    assert f"filename={scratch_tmp / 'fio.scratch'}" in job_text(fio_config.preset_config("oltp"), run)
     mine = scratch_tmp.lstat()
     assert (mine.st_uid, stat.S_ISDIR(mine.st_mode), stat.S_IMODE(mine.st_mode)) == (0, True, 0o700)
     assert (scratch_tmp / "fio.scratch").stat().st_size == 1024 * 1024

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.tools import fio
-from tests.conftest import needs_fio, racperf_cmd
-from tests.fio_helpers import planned_argv
+from racperf_tui.tools import fio, fio_result, fio_stream
+from tests.helpers import needs_fio, racperf_cmd
+from tests.helpers.fio_helpers import planned_argv
 
 pytestmark = needs_fio
 
@@ -72,8 +72,8 @@ def test_live_samples_from_a_running_fio_match_its_final_report(tmp_path: Path) 
     )
     samples, arrivals, output, status, ended = run_fio_live(argv)
     assert status == 0
-    result = fio.parse_output(output)
-    assert fio.succeeded(result, status) == (True, "ok")
+    result = fio_result.parse_output(output)
+    assert fio_result.succeeded(result, status) == (True, "ok")
     assert len(samples) >= 3
     assert arrivals[0] < ended - 1.0  # streamed while fio ran, not read at the end
     times = [s.t for s in samples]
@@ -93,9 +93,9 @@ def test_live_samples_from_a_running_fio_match_its_final_report(tmp_path: Path) 
     assert sum(s.extra["interval_s"] >= 0.2 for s in samples) >= 3
     job = result["jobs"][0]
     for d in ("read", "write"):
-        live_mean = fio.interval_weighted_mean(samples, f"{d}_iops")
+        live_mean = fio_stream.interval_weighted_mean(samples, f"{d}_iops")
         assert live_mean == pytest.approx(job[d]["iops"], rel=0.02)
-        live_bw = fio.interval_weighted_mean(samples, f"{d}_bw_kib_s")
+        live_bw = fio_stream.interval_weighted_mean(samples, f"{d}_bw_kib_s")
         assert live_bw == pytest.approx(job[d]["bw_kib_s"], rel=0.02)
 
 
@@ -120,12 +120,12 @@ def test_live_ramp_and_two_jobs_without_group_reporting(tmp_path: Path) -> None:
     assert "--readonly" in argv and target.stat().st_size == 16 << 20  # laid out by racperf
     samples, _arrivals, output, status, _ended = run_fio_live(argv)
     assert status == 0
-    result = fio.parse_output(output)
+    result = fio_result.parse_output(output)
     assert len(result["jobs"]) == 2
     assert samples[0].extra["ramp"] is True and samples[-1].extra["ramp"] is False
     assert all(s.metrics["read_iops"] >= 0 for s in samples)
     final_sum = sum(j["read"]["iops"] for j in result["jobs"])
-    assert fio.interval_weighted_mean(samples, "read_iops") == pytest.approx(final_sum, rel=0.02)
+    assert fio_stream.interval_weighted_mean(samples, "read_iops") == pytest.approx(final_sum, rel=0.02)
 
 
 def test_racperf_run_fio_end_to_end(tmp_path: Path) -> None:

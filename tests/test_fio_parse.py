@@ -12,16 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.tools import fio
-from racperf_tui.tools.fio_formats import (
-    FioParseError,
-    histogram_percentiles,
-    parse_count,
-    parse_eta_s,
-    size_to_kib,
-    split_json_objects,
-)
-from tests.conftest import FIXTURES, racperf_cmd
+from racperf_tui.tools import fio_result
+from racperf_tui.tools.fio_figures import FioParseError, histogram_percentiles, parse_count, size_to_kib
+from racperf_tui.tools.fio_json import split_json_objects
+from racperf_tui.tools.fio_status_line import parse_eta_s
+from tests.helpers import FIXTURES, racperf_cmd
 
 FIO_FIXTURES = FIXTURES / "fio"
 
@@ -31,7 +26,7 @@ def load(name: str) -> str:
 
 
 def parse(name: str) -> dict:
-    return fio.parse_output(load(name))
+    return fio_result.parse_output(load(name))
 
 
 # ---------------------------------------------------------------------------- units
@@ -181,7 +176,7 @@ def test_latency_units_of_the_text_report(unit: str, factor: float) -> None:
         f"    clat percentiles ({unit}):\n"
         "     |  1.00th=[    2], 99.00th=[   12]\n"
     )
-    clat = fio.parse_output(text)["jobs"][0]["read"]["clat_us"]
+    clat = fio_result.parse_output(text)["jobs"][0]["read"]["clat_us"]
     assert clat["min"] == pytest.approx(2 * factor) and clat["max"] == pytest.approx(1500 * factor)
     assert clat["mean"] == pytest.approx(10.5 * factor) and clat["stdev"] == pytest.approx(3.25 * factor)
     assert clat["percentiles"] == {"1.00": pytest.approx(2 * factor), "99.00": pytest.approx(12 * factor)}
@@ -242,7 +237,7 @@ def test_console_log_status_lines_become_samples() -> None:
 def test_json_report_group_reporting() -> None:
     text = load("fio-3.33-randrw-2jobs.json")
     raw = json.loads(text)["jobs"][0]
-    result = fio.parse_output(text)
+    result = fio_result.parse_output(text)
     assert result["format"] == "json" and result["version"] == "3.33"
     (job,) = result["jobs"]
     assert job["rw"] == "randrw" and job["options"]["numjobs"] == "2"
@@ -310,14 +305,14 @@ FIO_2_2_JSON = """
 
 
 def test_fio_2_json_units() -> None:
-    result = fio.parse_output(FIO_2_2_JSON)
+    result = fio_result.parse_output(FIO_2_2_JSON)
     assert result["version"] == "2.2.10"
     read = result["jobs"][0]["read"]
     assert read["io_kib"] == 7116 and read["bw_kib_s"] == 275 and read["total_ios"] == 1779
     assert read["clat_us"]["mean"] == pytest.approx(14490.12)  # already µs in fio 2.x
     assert read["clat_us"]["percentiles"] == {"1.00": 450, "99.00": 42752}
     assert result["jobs"][0]["lat_dist_pct"] == {"2": 0.0, "250": 0.06, "1000": 0.11, "2000": 0.3, ">=2000000": 0.0}
-    assert fio.succeeded(result, 0) == (True, "ok")
+    assert fio_result.succeeded(result, 0) == (True, "ok")
 
 
 def test_status_dumps_back_to_back_take_the_final_report() -> None:
@@ -331,7 +326,7 @@ def test_status_dumps_back_to_back_take_the_final_report() -> None:
 def test_truncated_last_dump_falls_back_to_the_last_complete_one() -> None:
     text = load("fio-3.33-randrw-status.jsonplus.json")
     cut = text[: text.rindex('"fio version"') + 200]  # the final report cut short by a kill
-    result = fio.parse_output(cut)
+    result = fio_result.parse_output(cut)
     assert result["truncated"] is True and result["status_dumps"] == 3
     assert result["jobs"][0]["read"]["total_ios"] == 41510
 
@@ -340,17 +335,17 @@ def test_error_lines_before_json_are_kept_as_messages() -> None:
     result = parse("fio-3.33-fail-notdir.json")
     assert result["messages"][0] == "file:filesetup.c:455, func=fstat, error=Not a directory"
     assert result["jobs"][0]["error"] == 20
-    ok, why = fio.succeeded(result, 1)
+    ok, why = fio_result.succeeded(result, 1)
     assert not ok and "job notdir: error 20 (Not a directory)" in why
 
 
 def test_exit_status_zero_but_job_failed_is_a_failure() -> None:
     assert load("fio-3.33-fail-exit0.status").strip() == "exit 0"
     result = parse("fio-3.33-fail-exit0.json")
-    ok, why = fio.succeeded(result, 0)
+    ok, why = fio_result.succeeded(result, 0)
     assert not ok and "error 28" in why
     result["jobs"][0]["error"] = 0  # even without the error field: no write I/O was done
-    ok, why = fio.succeeded(result, 0)
+    ok, why = fio_result.succeeded(result, 0)
     assert not ok and why == "job full: no write I/O done"
 
 
@@ -358,14 +353,14 @@ def test_text_report_of_a_failed_job_still_parses() -> None:
     result = parse("fio-3.33-fail-notdir.txt")
     assert result["jobs"] == []
     assert any("err=20" in m for m in result["messages"])
-    ok, why = fio.succeeded(result, 1)
+    ok, why = fio_result.succeeded(result, 1)
     assert not ok and "no jobs" in why and "Not a directory" in why
 
 
 def test_succeeded_on_a_good_run() -> None:
-    assert fio.succeeded(parse("fio-3.33-randrw-2jobs.json"), 0) == (True, "ok")
-    assert fio.succeeded(parse("fio-3.33-randrw-2jobs.json"), 1) == (False, "fio exited with status 1")
-    assert fio.succeeded(None, 0)[0] is False
+    assert fio_result.succeeded(parse("fio-3.33-randrw-2jobs.json"), 0) == (True, "ok")
+    assert fio_result.succeeded(parse("fio-3.33-randrw-2jobs.json"), 1) == (False, "fio exited with status 1")
+    assert fio_result.succeeded(None, 0)[0] is False
 
 
 # ---------------------------------------------------------------------------- terse
@@ -399,7 +394,7 @@ def test_terse_v5_has_iops_stats() -> None:
 
 def test_terse_line_too_short_names_line_and_count() -> None:
     with pytest.raises(FioParseError, match=r"terse v3 line 1: 10 fields, expected at least 121"):
-        fio.parse_output("3;fio-3.33;x;0;0;1;2;3;4;5\n")
+        fio_result.parse_output("3;fio-3.33;x;0;0;1;2;3;4;5\n")
 
 
 # ---------------------------------------------------------------------------- bad input
@@ -408,12 +403,12 @@ def test_terse_line_too_short_names_line_and_count() -> None:
 @pytest.mark.parametrize("text", ["", "hello world\n", "Jobs are fun\n"])
 def test_not_fio_output_is_a_clear_error(text: str) -> None:
     with pytest.raises(ValueError, match="fio"):
-        fio.parse_output(text)
+        fio_result.parse_output(text)
 
 
 def test_json_without_a_report() -> None:
     with pytest.raises(ValueError, match="no complete fio JSON report"):
-        fio.parse_output('{"fio version": "fio-3.33", "jobs": [')
+        fio_result.parse_output('{"fio version": "fio-3.33", "jobs": [')
 
 
 def test_split_json_objects_handles_braces_in_strings() -> None:

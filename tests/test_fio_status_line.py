@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from racperf_tui.tools import fio
-from racperf_tui.tools.fio_formats import _STATUS_RE, JOB_STATES, _parse_status_line
+from racperf_tui.tools import fio_result
+from racperf_tui.tools.fio_status_line import JOB_STATES, STATUS_RE, parse_status_line
 
 
 def status(line: str) -> dict[str, Any]:
-    match = _STATUS_RE.match(line)
+    match = STATUS_RE.match(line)
     assert match, line
-    sample = _parse_status_line(match, 0)
+    sample = parse_status_line(match, 0)
     del sample["index"]
     return sample
 
@@ -154,7 +154,7 @@ def test_a_rate_limited_console_log_yields_its_samples() -> None:
         )
         + "\n"
     )
-    result = fio.parse_output(log)
+    result = fio_result.parse_output(log)
     assert result["format"] == "console"
     assert [s["write_iops"] for s in result["samples"]] == [256.0, 255.0, 256.0]
     assert [s["progress_pct"] for s in result["samples"]] == [20.0, 40.0, 60.0]

@@ -10,9 +10,10 @@ import json
 
 import pytest
 
-from racperf_tui.tools import fio
-from racperf_tui.tools.fio_formats import histogram_percentiles, split_json_objects
-from tests.conftest import FIXTURES
+from racperf_tui.tools import fio, fio_result, fio_stream
+from racperf_tui.tools.fio_figures import histogram_percentiles
+from racperf_tui.tools.fio_json import split_json_objects
+from tests.helpers import FIXTURES
 
 STATUS = FIXTURES / "fio" / "fio-3.33-randrw-status.jsonplus.json"
 RAMP = FIXTURES / "fio" / "fio-3.33-randread-ramp-status.jsonplus.json"
@@ -94,10 +95,10 @@ def test_histogram_percentiles_equal_fios_own() -> None:
 def test_runtime_weighted_mean_equals_final_iops() -> None:
     text = STATUS.read_text()
     samples = stream(text)
-    result = fio.parse_output(text)
+    result = fio_result.parse_output(text)
     final = result["jobs"][0]
     for d in ("read", "write"):
-        assert fio.interval_weighted_mean(samples, f"{d}_iops") == pytest.approx(final[d]["iops"], rel=1e-9)
+        assert fio_stream.interval_weighted_mean(samples, f"{d}_iops") == pytest.approx(final[d]["iops"], rel=1e-9)
     # the plain mean of the full intervals is close too, but not exact
     full = [s.metrics["read_iops"] for s in samples if s.extra["interval_s"] > 0.5]
     assert sum(full) / len(full) == pytest.approx(final["read"]["iops"], rel=0.02)
@@ -113,8 +114,8 @@ def test_ramp_dump_is_flagged_and_the_reset_is_not_a_negative_interval() -> None
     # dump 2: counters restarted at ramp end: 17076 reads in 999 ms, not 17076 - 14519
     assert samples[1].metrics["read_iops"] == pytest.approx(17076 / 0.999)
     assert all(s.metrics["read_iops"] >= 0 for s in samples)
-    final = fio.parse_output(RAMP.read_text())["jobs"][0]["read"]["iops"]
-    assert fio.interval_weighted_mean(samples, "read_iops") == pytest.approx(final, rel=0.01)
+    final = fio_result.parse_output(RAMP.read_text())["jobs"][0]["read"]["iops"]
+    assert fio_stream.interval_weighted_mean(samples, "read_iops") == pytest.approx(final, rel=0.01)
     # without the config the ramp is read from the job options fio echoes ("ramp_time": "1")
     assert [s.extra["ramp"] for s in stream(RAMP.read_text())] == [True, False, False]
 
@@ -161,7 +162,7 @@ def test_dump_right_at_ramp_end_before_the_reset_is_still_ramp() -> None:
     samples = stream(text, {"ramp_time_s": 2})
     assert [s.extra["ramp"] for s in samples] == [True, True, False, False]
     assert [round(s.metrics["read_iops"]) for s in samples] == [10000, 10000, 12000, 12500]
-    assert fio.interval_weighted_mean(samples, "read_iops") == pytest.approx(24500 / 2.0)
+    assert fio_stream.interval_weighted_mean(samples, "read_iops") == pytest.approx(24500 / 2.0)
 
 
 def test_jobs_without_group_reporting_are_summed_each_on_its_own_clock() -> None:

@@ -8,8 +8,8 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
-from conftest import racperf_cmd
-from iostat_oracle import parse_sysstat_text
+from tests.helpers import racperf_cmd
+from tests.helpers.iostat_oracle import parse_sysstat_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysstat"
 ROOT1, ROOT2 = FIXTURES / "root1", FIXTURES / "root2"

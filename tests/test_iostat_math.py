@@ -361,7 +361,7 @@ def test_incremental_sampling_of_one_updated_root_equals_full_recomputation(tmp_
     idle spells, hot-plug, re-registration and wraps (the random data of the binary test)."""
     import random
 
-    from iostat_binary import random_samples, write_roots
+    from tests.helpers.iostat_binary import random_samples, write_roots
 
     samples = random_samples(7, 12, 30, with_partitions=True)
     samples += random_samples(8, 8, 30, with_partitions=True)[1:]  # (uptime may go back)

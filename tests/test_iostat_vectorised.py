@@ -16,18 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import needs_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from iostat_binary import (
-    IOSTAT,
-    Device,
-    Sample,
-    advance,
-    random_device,
-    run_iostat_on_samples,
-)
-from iostat_oracle import checked_columns, compare_report, parse_sysstat_text
 
 from racperf_tui.core.diskstats import (
     COLUMN_FIELDS,
@@ -39,6 +29,16 @@ from racperf_tui.core.diskstats import (
 )
 from racperf_tui.core.iostat import IostatSampler
 from racperf_tui.core.iostat_math import IostatReport, IostatRow
+from tests.helpers import needs_root
+from tests.helpers.iostat_binary import (
+    IOSTAT,
+    Device,
+    Sample,
+    advance,
+    random_device,
+    run_iostat_on_samples,
+)
+from tests.helpers.iostat_oracle import checked_columns, compare_report, parse_sysstat_text
 
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-_/!"
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from iostat_oracle import (
+
+from racperf_tui.core.iostat import IostatSampler
+from tests.helpers.iostat_oracle import (
     checked_columns,
     compare_report,
     parse_sysstat_json,
     parse_sysstat_text,
 )
-
-from racperf_tui.core.iostat import IostatSampler
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysstat"
 INCONSISTENT_FLUSH_DISKS = frozenset({"sdc", "sdd"})
@@ -163,8 +163,8 @@ import concurrent.futures  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 
-from conftest import needs_root  # noqa: E402
-from iostat_binary import (  # noqa: E402
+from tests.helpers import needs_root  # noqa: E402
+from tests.helpers.iostat_binary import (  # noqa: E402
     IOSTAT,
     STAT_NAMES,
     Sample,

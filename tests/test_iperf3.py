@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, racperf_cmd
 
 from racperf_tui.tools import iperf3
 from racperf_tui.tools.iperf3 import TOOL, parse_interval_line, parse_output
+from tests.helpers import FIXTURES, racperf_cmd
 
 IPERF3_FIXTURES = FIXTURES / "iperf3"
 needs_iperf3 = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 not installed")
@@ -108,12 +108,13 @@ def test_server_argv_one_off_and_bind() -> None:
 @pytest.mark.parametrize(
     "config, message",
     [
-        ({}, "needs 'host'"),
-        ({"host": "h", "port": 70000}, "'port' must be between 1 and 65535"),
-        ({"host": "h", "parallel": 0}, "'parallel' must be between 1 and 128"),
-        ({"host": "h", "duration_s": "ten"}, "'duration_s' must be a number"),
-        ({"host": "h", "bitrate": "fast"}, "'bitrate' must be a number with an optional K/M/G/T"),
-        ({"host": "h", "role": "both"}, "'role' must be 'client' or 'server'"),
+        ({}, "^iperf3: host must be set"),
+        ({"host": "h", "port": 70000}, "^iperf3: port must be 1 to 65535, got 70000$"),
+        ({"host": "h", "port": "http"}, "^iperf3: port must be a whole number, got 'http'$"),
+        ({"host": "h", "parallel": 0}, "^iperf3: parallel must be 1 to 128, got 0$"),
+        ({"host": "h", "duration_s": "ten"}, "^iperf3: duration_s must be a number, got 'ten'$"),
+        ({"host": "h", "bitrate": "fast"}, "^iperf3: bitrate must be a number with an optional K/M/G/T"),
+        ({"host": "h", "role": "both"}, "^iperf3: role must be one of client, server, got 'both'$"),
     ],
 )
 def test_bad_config_names_the_key(config: dict, message: str) -> None:

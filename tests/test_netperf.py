@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
@@ -21,6 +20,7 @@ from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wai
 from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import netperf as np_
+from tests.helpers.pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures" / "netperf"
@@ -414,7 +414,7 @@ def test_client_argv() -> None:
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        ({"test": "SCTP_RR"}, "test must be one of TCP_RR, TCP_STREAM, UDP_RR, UDP_STREAM"),
+        ({"test": "SCTP_RR"}, "test must be one of TCP_RR, TCP_STREAM, UDP_RR, UDP_STREAM, got 'SCTP_RR'"),
         ({"duration_s": 0}, "duration_s must be at least 1 second"),
         ({"interim_s": 20}, r"interim_s must be > 0 and <= duration_s \(10 s\)"),
         ({"send_size_bytes": 1400}, "are for STREAM tests; TCP_RR takes request_bytes"),
@@ -422,7 +422,8 @@ def test_client_argv() -> None:
         ({"omni_output": "csv", "omni_selectors": ["THROUGHPUT", "WARP_SPEED"]}, "unknown output selector"),
         ({"omni_selectors": ["THROUGHPUT"]}, "omni_selectors need omni_output"),
         ({"omni_output": "xml"}, "omni_output must be"),
-        ({"port": 0}, "port must be 1-65535"),
+        ({"port": 0}, "^netperf: port must be 1 to 65535, got 0$"),
+        ({"port": "inf"}, "^netperf: port must be a whole number, got 'inf'$"),
         ({"local_sockbuf_bytes": "big"}, "local_sockbuf_bytes must be a whole number"),
         ({"hostname": "x"}, "unknown option"),
     ],

@@ -17,6 +17,8 @@ from racperf_tui.core.net_guidance import (
     interconnect_verdict,
     required_mbit_s,
 )
+from racperf_tui.tools import tool_description
+from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from racperf_tui.ui.widgets.network_panel import (
     NetworkPanel,
@@ -25,6 +27,7 @@ from racperf_tui.ui.widgets.network_panel import (
     sample_latency_ms,
     sample_throughput_mbit_s,
 )
+from tests.helpers import FAKES
 
 # ---------------------------------------------------------------- pure functions
 
@@ -66,13 +69,22 @@ def test_format_rate() -> None:
 
 
 def test_units_of_every_tool_become_mbit_s() -> None:
-    assert sample_throughput_mbit_s(Sample(0, {"throughput_mib_s": 100.0})) == pytest.approx(838.8608)
-    assert sample_throughput_mbit_s(Sample(0, {"throughput_mbit_s": 940.0, "throughput_mib_s": 1})) == 940.0
-    assert sample_latency_ms(Sample(0, {"trans_per_s": 20000.0})) == pytest.approx(0.05)
-    assert sample_latency_ms(Sample(0, {"throughput_mbit_s": 1.0})) is None
-    assert result_throughput_mbit_s({"received_mbit_s": 9400.0, "sent_mbit_s": 9500.0}) == 9400.0
-    assert result_throughput_mbit_s({"avg_throughput_mib_s": 10.0}) == pytest.approx(83.88608)
-    assert result_throughput_mbit_s(None) is None
+    """The figures come from the metrics each tool declares as a throughput or a latency, in
+    their declared units (no key is named by the panel)."""
+    probe, iperf3, oratcptest, netperf = (tool_description(t) for t in ("probe", "iperf3", "oratcptest", "netperf"))
+    assert sample_throughput_mbit_s(oratcptest, Sample(0, {"throughput_mib_s": 100.0})) == pytest.approx(838.8608)
+    assert sample_throughput_mbit_s(probe, Sample(0, {"throughput_mbit_s": 940.0, "throughput_mib_s": 1})) == 940.0
+    assert sample_throughput_mbit_s(probe, Sample(0, {"throughput_mib_s": 1.0})) == pytest.approx(8.388608)
+    assert sample_latency_ms(netperf, Sample(0, {"trans_per_s": 20000.0})) == pytest.approx(0.05)
+    assert sample_latency_ms(netperf, Sample(0, {"rt_latency_us": 50.0, "trans_per_s": 1.0})) == pytest.approx(0.05)
+    assert sample_latency_ms(probe, Sample(0, {"throughput_mbit_s": 1.0})) is None
+    # iperf3's jitter is in ms but measures no latency
+    assert sample_latency_ms(iperf3, Sample(0, {"jitter_ms": 0.2})) is None
+    assert result_throughput_mbit_s(iperf3, {"received_mbit_s": 9400.0, "sent_mbit_s": 9500.0}) == 9400.0
+    assert result_throughput_mbit_s(probe, {"avg_throughput_mib_s": 10.0}) == pytest.approx(83.88608)
+    assert result_throughput_mbit_s(oratcptest, {"avg_throughput_mib_s": 10.0}) == pytest.approx(83.88608)
+    assert result_throughput_mbit_s(netperf, {"throughput_mbit_s": 941.5}) == 941.5
+    assert result_throughput_mbit_s(probe, None) is None
 
 
 def test_pair_configs_per_tool() -> None:
@@ -105,6 +117,8 @@ def test_pair_configs_per_tool() -> None:
 
 
 class PanelApp(App[None]):
+    CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
+
     def __init__(self, data_dir: Path) -> None:
         super().__init__()
         self.data_dir = data_dir
@@ -218,8 +232,6 @@ async def test_panel_reattaches_to_a_running_pair(data_dir: Path) -> None:
 
 # ---------------------------------------------------------------- acceptance fixes (H10)
 
-FAKES = Path(__file__).parent / "fakes"
-
 
 async def test_panel_fits_an_80x24_terminal_with_whole_labels(data_dir: Path) -> None:
     """A DBA's default SSH window: every label whole, the verdicts on screen (the dashboard
@@ -258,7 +270,8 @@ async def test_udp_verdict_names_the_target_rate_cap(data_dir: Path) -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         panel = app.query_one(NetworkPanel)
         panel.query_one("#net-redo", Input).value = "50"
-        panel.mode_of_pair = "UDP"
+        panel.pair_tool, panel.mode_of_pair = "iperf3", "UDP"
+        panel.pair_description = tool_description("iperf3")
         panel.add_sample(Sample(1.0, {"throughput_mbit_s": 963.0}))
         await pilot.pause()
         interconnect = str(panel.query_one("#net-verdict-interconnect", Static).render())
@@ -281,7 +294,7 @@ def test_program_fields_reach_both_ends_configs() -> None:
         "connections": 1,
         "write": False,
         "program": "/opt/ot/oratcptest.jar",
-        "java": "/u01/app/oracle/product/19c/jdk/bin/java",
+        "runtime": "/u01/app/oracle/product/19c/jdk/bin/java",
     }
     for config in pair_configs("oratcptest", form):
         assert config["jar_path"] == "/opt/ot/oratcptest.jar"
@@ -291,7 +304,7 @@ def test_program_fields_reach_both_ends_configs() -> None:
     assert client["netperf"] == "/opt/netperf/bin/netperf"
     server, client = pair_configs("iperf3", dict(form, mode="TCP", program="/usr/local/bin/iperf3"))
     assert server["binary"] == client["binary"] == "/usr/local/bin/iperf3"
-    server, client = pair_configs("probe", dict(form, program="", java=""))
+    server, client = pair_configs("probe", dict(form, program="", runtime=""))
     assert "binary" not in client and "jar_path" not in client
 
 
@@ -309,9 +322,9 @@ async def test_oratcptest_pair_with_jar_and_java_typed_in_the_panel(
         panel = app.query_one(NetworkPanel)
         panel.query_one("#net-tool", Select).value = "oratcptest"
         await pilot.pause()
-        assert not panel.query_one("#net-java", Input).disabled
+        assert not panel.query_one("#net-runtime", Input).disabled
         panel.query_one("#net-program", Input).value = str(jar)
-        panel.query_one("#net-java", Input).value = str(FAKES / "oratcptest")
+        panel.query_one("#net-runtime", Input).value = str(FAKES / "oratcptest")
         panel.query_one("#net-duration", Input).value = "3"
         panel.query_one("#net-interval", Input).value = "1"
         await pilot.pause()
@@ -338,11 +351,11 @@ async def test_oratcptest_pair_with_jar_and_java_typed_in_the_panel(
         panel.query_one("#net-tool", Select).value = "oratcptest"
         await pilot.pause()
         assert panel.query_one("#net-program", Input).value == str(jar)
-        assert panel.query_one("#net-java", Input).value == str(FAKES / "oratcptest")
+        assert panel.query_one("#net-runtime", Input).value == str(FAKES / "oratcptest")
         panel.query_one("#net-tool", Select).value = "probe"
         await pilot.pause()
         assert panel.query_one("#net-program", Input).disabled
-        assert panel.query_one("#net-java", Input).disabled
+        assert panel.query_one("#net-runtime", Input).disabled
 
 
 async def test_stopped_pair_is_judged_on_its_intervals_not_a_zero_result(data_dir: Path) -> None:
@@ -377,7 +390,8 @@ async def test_stopped_pair_is_judged_on_its_intervals_not_a_zero_result(data_di
             f"interconnect: {interconnect_verdict(mean).text} (stopped early: mean of {len(values)} intervals)"
         )
         assert "0.00 Mbit/s" not in interconnect
-        assert app.focused is panel.query_one("#net-start")  # ready for ctrl+l again
+        # ready for ctrl+l again (Textual moves the focus on its next turn)
+        await wait_until(pilot, lambda: app.focused is panel.query_one("#net-start"), 2, "the focus on Start")
 
 
 async def test_long_message_wraps_at_80_columns(data_dir: Path) -> None:

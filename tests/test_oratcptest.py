@@ -16,7 +16,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-from pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 
 from racperf_tui.core import settings
 from racperf_tui.core.events import RunState
@@ -26,6 +25,7 @@ from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wai
 from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import oratcptest as ot
+from tests.helpers.pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures" / "oratcptest"
@@ -244,13 +244,14 @@ def test_client_and_server_argv(jar: Path) -> None:
     ("config", "message"),
     [
         ({"host": ""}, "the client needs host"),
-        ({"mode": "FAST"}, "mode must be SYNC or ASYNC"),
+        ({"mode": "FAST"}, "^oratcptest: mode must be one of SYNC, ASYNC, got 'FAST'$"),
         ({"rtt": True, "mode": "ASYNC"}, "cannot be combined with mode=ASYNC"),
         ({"rtt": True, "length_bytes": 100}, "rtt sends empty messages"),
         ({"interval_s": 20, "duration_s": 10}, r"interval_s \(20 s\) is longer than duration_s \(10 s\)"),
         ({"duration_s": None}, "duration_s is required"),
         ({"interval_s": 0.5}, "whole seconds"),
-        ({"port": 70000}, "port must be 1-65535"),
+        ({"port": 70000}, "^oratcptest: port must be 1 to 65535, got 70000$"),
+        ({"num_conn": 2.5}, "^oratcptest: num_conn must be a whole number, got 2.5$"),
         ({"num_conn": 0}, "num_conn must be at least 1"),
         ({"random_delay": True}, "set delay_ms > 0"),
         ({"random_length": True, "length_bytes": 100}, "length_bytes must be >= 512"),

@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, racperf_cmd
 
 from racperf_tui.core import settings
 from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.tools import orion, tool_description, tool_modules
+from tests.helpers import FIXTURES, REPO, racperf_cmd
 
 ORION_FIXTURES = FIXTURES / "orion"
 S112 = ORION_FIXTURES / "11.2.0.4-advanced-stdout.txt"
@@ -454,3 +454,21 @@ def test_description_metrics_and_registration() -> None:
         [("lun", "/dev/a"), ("lun", "/dev/b"), ("num_disks", "2"), ("hugenotneeded", "true"), ("run", "ADVANCED")]
     )
     assert config == {"lun": ["/dev/a", "/dev/b"], "num_disks": 2, "hugenotneeded": True, "run": "advanced"}
+
+
+def test_orions_extra_minute_does_not_stretch_the_schedule() -> None:
+    # 8 points of 60 s without warming (480 s); ORION says 9 minutes: its points' 8 plus one
+    clock = Clock()
+    parser = orion.OrionStreamParser({"run": "simple", "lun": ["/dev/vdb"], "cache_size": 0}, clock=clock)
+    [planned] = parser.feed("Calibration will take approximately 9 minutes.")
+    assert planned.metrics["planned_s"] == 540.0
+    clock.now += 130.0
+    [sample] = parser.tick()
+    assert sample.metrics["data_point"] == 3 and (sample.extra["small"], sample.extra["large"]) == (2, 0)
+    assert sample.extra["progress_pct"] == sample.metrics["progress_pct"] == round(100 * 130 / 540, 2)
+    assert sample.extra["eta_s"] == 410.0
+    # an estimate longer than the model's points (loads stepped differently): stretched to it
+    parser = orion.OrionStreamParser({"run": "simple", "lun": ["/dev/vdb"], "cache_size": 0}, clock=clock)
+    parser.feed("Calibration will take approximately 17 minutes.")  # 960 s for the points
+    clock.now += 130.0
+    assert parser.tick()[0].metrics["data_point"] == 2  # 130 s of 960 = 65 s of 480

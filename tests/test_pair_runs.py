@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import racperf_cmd
 
 from racperf_tui.core.ports import check_listen_port
 from racperf_tui.core.store import Store
+from racperf_tui.core.tool import PairSpec
 from racperf_tui.orchestration.pair_runs import PairStartError, _check_port, pair_spec
-from racperf_tui.tools.base import PairSpec
+from tests.helpers import racperf_cmd
 
 
 @pytest.mark.parametrize(

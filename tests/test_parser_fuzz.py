@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from racperf_tui.tools import fio, iperf3, netperf, oratcptest, probe
+from racperf_tui.tools import fio_result, fio_stream, iperf3, netperf, oratcptest, probe
 from racperf_tui.tools.figures import OutputParseError
-from racperf_tui.tools.fio_formats import FioParseError
-from tests.conftest import FIXTURES
+from racperf_tui.tools.fio_figures import FioParseError
+from tests.helpers import FIXTURES
 
 #: RACPERF_FUZZ_EXAMPLES=3000 (and RACPERF_FUZZ_RANDOM=1 for new examples) searches deeper locally
 FUZZ = settings(
@@ -46,7 +46,7 @@ def _fixtures(*dirs: str) -> list[Path]:
 
 #: parser name -> (result parser, the error it documents, fixtures, stream parser factory)
 PARSERS: dict[str, tuple[Callable[[str], Any], type[Exception], list[Path], Callable[[], Any]]] = {
-    "fio": (fio.parse_output, FioParseError, _fixtures("fio"), lambda: fio.FioStreamParser({})),
+    "fio": (fio_result.parse_output, FioParseError, _fixtures("fio"), lambda: fio_stream.FioStreamParser({})),
     "iperf3": (iperf3.parse_output, OutputParseError, _fixtures("iperf3"), iperf3.Iperf3StreamParser),
     "netperf": (netperf.parse_result, OutputParseError, _fixtures("netperf"), netperf.NetperfStreamParser),
     "oratcptest": (

@@ -18,14 +18,37 @@ from typing import Any
 
 import pytest
 
-from racperf_tui.tools import fio, fio_formats, iperf3, netperf, oratcptest, probe
+from racperf_tui.tools import (
+    fio_figures,
+    fio_formats,
+    fio_json,
+    fio_result,
+    fio_status_line,
+    fio_stream,
+    fio_terse,
+    fio_text,
+    iperf3,
+    netperf,
+    oratcptest,
+    probe,
+)
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
-PARSER_MODULES: tuple[ModuleType, ...] = (fio_formats, iperf3, netperf, oratcptest, probe)
-
-# fio.py's own regexes are the config half's (sizes and times typed by the user), not output's
-FIO_PARSE_ONLY = ("_STATUS", "_JSON", "_REPORT", "_FOREIGN")
+# fio_config's regexes read what a user types (sizes, names), not output: not listed
+PARSER_MODULES: tuple[ModuleType, ...] = (
+    fio_figures,
+    fio_json,
+    fio_text,
+    fio_status_line,
+    fio_terse,
+    fio_formats,
+    fio_stream,
+    iperf3,
+    netperf,
+    oratcptest,
+    probe,
+)
 
 
 class TooSlow(Exception):
@@ -55,9 +78,6 @@ def module_patterns() -> Iterator[tuple[str, re.Pattern[str]]]:
             elif isinstance(value, tuple) and value and all(isinstance(v, re.Pattern) for v in value):
                 for i, pattern in enumerate(value):
                     yield f"{module.__name__.rsplit('.', 1)[-1]}.{name}[{i}]", pattern
-    for name, value in vars(fio).items():
-        if isinstance(value, re.Pattern) and name.startswith(FIO_PARSE_ONLY):
-            yield f"fio.{name}", value
 
 
 def fixture_lines() -> list[str]:
@@ -146,11 +166,14 @@ def _stream(make: Callable[[], Any]) -> Callable[[str], Any]:
 
 
 PARSERS: dict[str, tuple[Callable[[str], Any], Path]] = {
-    "fio text": (fio.parse_output, FIXTURES / "fio" / "fio-3.33-randrw-2jobs.txt"),
-    "fio console": (fio.parse_output, FIXTURES / "fio" / "fio-3.33-console.log"),
-    "fio terse": (fio.parse_output, FIXTURES / "fio" / "fio-3.33-randrw.terse-v5.txt"),
-    "fio json": (fio.parse_output, FIXTURES / "fio" / "fio-3.33-randrw-2jobs.json"),
-    "fio stream": (_stream(lambda: fio.FioStreamParser({})), FIXTURES / "fio" / "fio-3.33-randrw-status.jsonplus.json"),
+    "fio text": (fio_result.parse_output, FIXTURES / "fio" / "fio-3.33-randrw-2jobs.txt"),
+    "fio console": (fio_result.parse_output, FIXTURES / "fio" / "fio-3.33-console.log"),
+    "fio terse": (fio_result.parse_output, FIXTURES / "fio" / "fio-3.33-randrw.terse-v5.txt"),
+    "fio json": (fio_result.parse_output, FIXTURES / "fio" / "fio-3.33-randrw-2jobs.json"),
+    "fio stream": (
+        _stream(lambda: fio_stream.FioStreamParser({})),
+        FIXTURES / "fio" / "fio-3.33-randrw-status.jsonplus.json",
+    ),
     "iperf3 text": (iperf3.parse_output, FIXTURES / "iperf3" / "tcp_text_V.txt"),
     "iperf3 json": (iperf3.parse_output, FIXTURES / "iperf3" / "tcp.json"),
     "iperf3 stream": (_stream(iperf3.Iperf3StreamParser), FIXTURES / "iperf3" / "udp_text.txt"),
@@ -230,21 +253,21 @@ FIO_JSON = (FIXTURES / "fio" / "fio-3.33-randrw-2jobs.json").read_text()
 )
 def test_fio_json_impossible_figure_names_the_field(old: str, new: str, message: str) -> None:
     assert old in FIO_JSON
-    with pytest.raises(fio.FioParseError) as info:
-        fio.parse_output(FIO_JSON.replace(old, new, 1))
+    with pytest.raises(fio_figures.FioParseError) as info:
+        fio_result.parse_output(FIO_JSON.replace(old, new, 1))
     assert str(info.value).startswith(message)
 
 
 def test_fio_json_without_sys_cpu_reads_it_as_zero() -> None:
     text = re.sub(r'"sys_cpu" : [\d.]+,', "", FIO_JSON, count=1)
-    result = fio.parse_output(text)
+    result = fio_result.parse_output(text)
     assert result["jobs"][0]["cpu"]["sys_pct"] == 0.0
     assert result["jobs"][0]["cpu"]["usr_pct"] > 0
 
 
 def test_fio_json_nested_too_deeply_is_a_parse_error() -> None:
-    with pytest.raises(fio.FioParseError, match="nested too deeply"):
-        fio.parse_output('{\n"fio version" : "fio-3.33",\n"jobs": ' + "[" * 100_000 + "]" * 100_000 + "\n}\n")
+    with pytest.raises(fio_figures.FioParseError, match="nested too deeply"):
+        fio_result.parse_output('{\n"fio version" : "fio-3.33",\n"jobs": ' + "[" * 100_000 + "]" * 100_000 + "\n}\n")
 
 
 IPERF3_JSON = (FIXTURES / "iperf3" / "tcp.json").read_text()
@@ -295,7 +318,7 @@ def test_results_are_strict_json(name: str) -> None:
 def test_racperf_parse_prints_warnings_to_stderr_and_strict_json(tmp_path: Path) -> None:
     import subprocess
 
-    from tests.conftest import racperf_cmd
+    from tests.helpers import racperf_cmd
 
     path = tmp_path / "np.txt"
     path.write_text(

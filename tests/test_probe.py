@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import racperf_cmd
 
-from racperf_tui.tools import probe, probe_server
-from racperf_tui.tools.probe import TOOL, ClientOptions, parse_output, run_client
+from racperf_tui.core.units import MIB
+from racperf_tui.tools import probe, probe_client, probe_server
+from racperf_tui.tools.probe import TOOL, parse_output
+from racperf_tui.tools.probe_client import ClientOptions, run_client
+from tests.helpers import racperf_cmd
 
 PYTHON36 = Path("/root/.pyenv/versions/3.6.15/bin/python3")
 SERVER_PYTHONS = [sys.executable] + ([str(PYTHON36)] if PYTHON36.exists() else [])
@@ -80,9 +82,7 @@ def test_sync_throughput_and_latency_are_consistent(server: ProbeServerProcess) 
     assert result["messages"] > 10
     assert result["bytes_sent"] == result["messages"] * 64 * 1024
     assert result["server_bytes_received"] == result["bytes_sent"]
-    assert result["avg_throughput_mib_s"] == pytest.approx(
-        result["bytes_sent"] / result["elapsed_s"] / probe.MIB, rel=1e-6
-    )
+    assert result["avg_throughput_mib_s"] == pytest.approx(result["bytes_sent"] / result["elapsed_s"] / MIB, rel=1e-6)
     assert 0 < result["latency_p50_ms"] <= result["latency_p99_ms"] <= result["latency_max_ms"] * 1.01
     assert result["avg_latency_ms"] > 0
     # with one connection, throughput x latency ~= message size (minus the gaps between)
@@ -102,7 +102,7 @@ def test_sync_throughput_and_latency_are_consistent(server: ProbeServerProcess) 
 
 
 def test_async_counts_every_byte(server: ProbeServerProcess) -> None:
-    result, text = client(server.port, mode="ASYNC", length_bytes=probe.MIB, duration_s=1.0, interval_s=0.5, num_conn=2)
+    result, text = client(server.port, mode="ASYNC", length_bytes=MIB, duration_s=1.0, interval_s=0.5, num_conn=2)
     assert result["error"] is None
     assert result["server_bytes_received"] == result["bytes_sent"] > 0
     assert "avg_latency_ms" not in result
@@ -363,7 +363,7 @@ def test_build_argv_server_and_client() -> None:
         "5",
         "--write",
         "--sockbuf",
-        str(4 * probe.MIB),
+        str(4 * MIB),
     ]
     assert "--rtt" in TOOL.build_argv({"host": "h", "rtt": True})
 
@@ -371,12 +371,15 @@ def test_build_argv_server_and_client() -> None:
 @pytest.mark.parametrize(
     "config, message",
     [
-        ({}, "needs 'host'"),
-        ({"host": "h", "mode": "FAST"}, "mode must be SYNC or ASYNC"),
-        ({"host": "h", "length": "lots"}, "not a size"),
-        ({"host": "h", "num_conn": 0}, "num_conn must be 1..256"),
-        ({"host": "h", "rtt": True, "mode": "ASYNC"}, "rtt needs SYNC"),
-        ({"role": "relay"}, "'role' must be 'client' or 'server'"),
+        ({}, "^probe: host must be set"),
+        ({"host": "h", "mode": "FAST"}, "^probe: mode must be one of SYNC, ASYNC, got 'FAST'$"),
+        ({"host": "h", "length": "lots"}, "^probe: length: 'lots' is not a size"),
+        ({"host": "h", "num_conn": 0}, "^probe: num_conn must be 1 to 256, got 0$"),
+        ({"host": "h", "num_conn": "two"}, "^probe: num_conn must be a whole number, got 'two'$"),
+        ({"host": "h", "interval_s": 0}, "^probe: interval_s must be 0.1 to 3600 s, got 0$"),
+        ({"host": "h", "rtt": True, "mode": "ASYNC"}, "^probe: rtt needs SYNC"),
+        ({"role": "relay"}, "^probe: role must be one of client, server, got 'relay'$"),
+        ({"role": "server", "port": 70000}, "^probe: port must be 0 to 65535, got 70000$"),
     ],
 )
 def test_bad_config_says_what(config: dict, message: str) -> None:
@@ -385,12 +388,12 @@ def test_bad_config_says_what(config: dict, message: str) -> None:
 
 
 def test_parse_size() -> None:
-    assert probe.parse_size("1M") == probe.MIB
-    assert probe.parse_size("8k") == 8192
-    assert probe.parse_size("512") == 512
-    assert probe.parse_size("2MiB") == 2 * probe.MIB
+    assert probe_client.parse_size("1M") == MIB
+    assert probe_client.parse_size("8k") == 8192
+    assert probe_client.parse_size("512") == 512
+    assert probe_client.parse_size("2MiB") == 2 * MIB
     with pytest.raises(ValueError, match="not a size"):
-        probe.parse_size("-1")
+        probe_client.parse_size("-1")
 
 
 # ---------------------------------------------------------------- a pair of recorded runs
@@ -478,7 +481,7 @@ def _ask(port: int, line: bytes) -> bytes:
     """Send one hello line, return the server's one-line answer."""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         sock.sendall(line)
-        return probe._recv_line(sock)
+        return probe_client._recv_line(sock)
 
 
 def _wait_for(predicate, timeout_s: float) -> bool:
@@ -533,15 +536,15 @@ def test_hostile_clients_cost_bounded_memory_and_threads_then_time_out() -> None
         for _ in range(3):
             sock = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
             sock.sendall(_hello(length=probe_server.MAX_MESSAGE_BYTES))
-            assert probe._recv_line(sock).startswith(b"OK ")
+            assert probe_client._recv_line(sock).startswith(b"OK ")
             sock.sendall(probe_server.MESSAGE_HEADER.pack(probe_server.MAX_MESSAGE_BYTES) + b"x" * 1000)
             held.append(sock)
         # 12 ASYNC connections streaming a little, 25 that never say hello
         for _ in range(12):
             sock = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
-            sock.sendall(_hello(mode="ASYNC", length=probe.MIB))
-            assert probe._recv_line(sock).startswith(b"OK ")
-            sock.sendall(bytes(probe.MIB))
+            sock.sendall(_hello(mode="ASYNC", length=MIB))
+            assert probe_client._recv_line(sock).startswith(b"OK ")
+            sock.sendall(bytes(MIB))
             held.append(sock)
         for _ in range(25):
             held.append(socket.create_connection(("127.0.0.1", srv.port), timeout=5))
@@ -576,8 +579,8 @@ def test_write_files_wrap_within_the_budget(tmp_path: Path) -> None:
         result, _ = client(srv.port, mode="ASYNC", length_bytes=256 * 1024, write=True, duration_s=0.5, interval_s=0.5)
     finally:
         srv.stop()
-    assert result["server_bytes_written"] == result["bytes_sent"] > 2 * probe.MIB
-    assert target.stat().st_size == probe.MIB  # a ring: it wrapped, it did not grow
+    assert result["server_bytes_written"] == result["bytes_sent"] > 2 * MIB
+    assert target.stat().st_size == MIB  # a ring: it wrapped, it did not grow
 
 
 def test_write_tests_beyond_the_budget_are_refused_naming_the_dir(tmp_path: Path) -> None:
@@ -585,7 +588,7 @@ def test_write_tests_beyond_the_budget_are_refused_naming_the_dir(tmp_path: Path
     try:
         with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as first:
             first.sendall(_hello(write=True))
-            ok = probe._recv_line(first)
+            ok = probe_client._recv_line(first)
             assert ok.startswith(b"OK ")
             assert json.loads(ok[3:])["write_file"].startswith(str(tmp_path))
             second = _ask(srv.port, _hello(write=True)).decode()

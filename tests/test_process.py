@@ -10,7 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.proc_helpers import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from racperf_tui.core.lines import Line, LineSplitter
+from racperf_tui.core.process import SupervisedProcess, group_members
+from tests.helpers.proc_helpers import (
     FAKE_BENCH,
     group_pids,
     kill_group_quietly,
@@ -20,11 +25,6 @@ from fakes.proc_helpers import (
     wait_until,
     zombie_children,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from racperf_tui.core.lines import Line, LineSplitter
-from racperf_tui.core.process import SupervisedProcess, group_members
 
 # ---------------------------------------------------------------------------- line splitting
 

@@ -19,7 +19,6 @@ import random
 from pathlib import Path
 
 import pytest
-from dashboard_root import DiskLoad, DiskSpec, ReplayRoot
 from rich.console import Console
 from rich.segment import ControlType
 from rich.style import Style
@@ -30,6 +29,7 @@ from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.region_compositor import RegionCompositor, line_runs
 from racperf_tui.ui.widgets.header_clock import SecondClock
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+from tests.helpers.dashboard_root import DiskLoad, DiskSpec, ReplayRoot
 
 DISKS = [DiskSpec(f"sd{chr(97 + i)}", 8, 16 * i) for i in range(24)]
 

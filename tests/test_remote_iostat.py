@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import racperf_cmd
 
 from racperf_tui.core import ssh
 from racperf_tui.core.diskstats import (
@@ -25,7 +24,8 @@ from racperf_tui.core.diskstats import (
 from racperf_tui.core.iostat import IostatSampler
 from racperf_tui.core.remote_diskstats import RemoteDiskstats, count_cpus
 from racperf_tui.core.ssh import SshTarget
-from tests.sshd_helpers import Sshd
+from tests.helpers import racperf_cmd
+from tests.helpers.sshd_helpers import Sshd
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysstat"
 ROOT1, ROOT2 = FIXTURES / "root1", FIXTURES / "root2"

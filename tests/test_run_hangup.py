@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import needs_fio
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.tools import load_tool
+from tests.helpers import needs_fio
 
 
 def _run_in_a_pty_then_hang_up(argv: list[str], stderr_file: Path | None, samples_first: int) -> tuple[int, bytes]:

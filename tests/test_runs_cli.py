@@ -12,14 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run
+from tests.helpers import needs_fio, racperf_cmd
+from tests.helpers.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
 
 ensure_repo_importable()
-RACPERF = [sys.executable, "-m", "racperf_tui"]
+RACPERF = racperf_cmd()
 
 
 def racperf(*args: str, data: Path | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -271,8 +272,6 @@ def test_a_store_that_is_not_a_database_is_named(data: Path) -> None:
 
 
 # ---------------------------------------------------------------- acceptance fixes (H10)
-
-needs_fio = pytest.mark.skipif(__import__("shutil").which("fio") is None, reason="fio not installed")
 
 
 def test_pair_tools_take_set_keys_and_refuse_raw_options(data: Path) -> None:

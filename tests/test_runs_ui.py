@@ -14,9 +14,6 @@ from typing import Any
 
 import psutil
 import pytest
-from conftest import FIXTURES, needs_fio
-from loopdev import loop_device, make_sparse_image, needs_loop, write_at
-from test_runs_ui_snapshot import RESULT, ResultViewApp, seed_finished_run, utc  # noqa: F401 (a fixture)
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
 from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Select, Static
@@ -24,7 +21,8 @@ from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, S
 from racperf_tui.core.events import RunState
 from racperf_tui.core.safety import check_write_target
 from racperf_tui.core.store import Store
-from racperf_tui.tools.fio import parse_output
+from racperf_tui.tools.fio_result import parse_output
+from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
@@ -35,12 +33,17 @@ from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.widgets.iostat_model import SaturationRules
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
+from tests.helpers import FIXTURES, needs_fio
+from tests.helpers.loopdev import loop_device, make_sparse_image, needs_loop, write_at
+from tests.helpers.result_view_run import RESULT, ResultViewApp, loaded, seed_finished_run
 
 SIZE = (80, 24)
 
 
 class RunsApp(App[None]):
     """The Runs panel alone, with the dashboard's quit behaviour (the Disks panel is not ours)."""
+
+    CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
 
     BINDINGS = [("q", "quit", "Quit")]
 
@@ -65,6 +68,14 @@ async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) ->
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         await pilot.pause(0.05)
+
+
+async def listed(pilot: Any, app: App[Any]) -> None:
+    """Until the runs list shows what the store watcher read (its first list, or why not)."""
+    panel = app.query_one(RunsPanel)
+    await wait_until(pilot, lambda: panel._hint_shown is not None, 10, "the runs list")
+    await pilot.pause()
+    await pilot.pause(0.1)  # and its layout (a hint of several lines)
 
 
 def stop_everything(data_dir: Path) -> None:
@@ -201,7 +212,7 @@ async def test_result_view_tables_show_the_stored_result(data_dir: Path) -> None
     run_id = seed_finished_run(data_dir)
     app = ResultViewApp(data_dir, run_id)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await loaded(pilot)
         view = app.screen
         summary = view.query_one("#table-summary", DataTable)
         rows = [summary.get_row_at(i) for i in range(summary.row_count)]
@@ -277,7 +288,7 @@ async def test_result_view_latency_distribution_shows_only_non_zero_buckets(data
     ]:
         app = ResultViewApp(data_dir, shown_id)
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+            await loaded(pilot)
             assert _latency_distribution_rows(app.screen) == expected
 
 
@@ -393,7 +404,7 @@ async def test_quit_leave_running_keeps_the_supervisor(runs_data_dir: Path, tmp_
     pid = _supervisor_pid(runs_data_dir, run_id)
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         table = app.query_one(DataTable)
         assert "running" in str(table.get_row_at(0)[3]) or "pending" in str(table.get_row_at(0)[3])
         await pilot.press("q")
@@ -406,7 +417,7 @@ async def test_quit_leave_running_keeps_the_supervisor(runs_data_dir: Path, tmp_
     # racperf started again shows it live, and stops it
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view")
         view: RunView = app.screen  # type: ignore[assignment]
@@ -431,7 +442,7 @@ async def test_quit_stop_runs_stops_the_supervisor(runs_data_dir: Path, tmp_path
     pid = _supervisor_pid(runs_data_dir, run_id)
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         await pilot.press("q")
         await wait_until(pilot, lambda: isinstance(app.screen, QuitDialog), 10, "the quit dialog")
         await pilot.click("#stop")
@@ -477,7 +488,7 @@ async def test_panel_s_stops_the_selected_run_after_confirmation(runs_data_dir: 
     run_id = _launch_background_run(runs_data_dir, tmp_path / "s.dat")
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         panel = app.query_one(RunsPanel)
         assert panel.selected_run_id() == run_id
         await pilot.press("s")
@@ -507,7 +518,7 @@ async def test_quit_without_running_runs_exits_at_once(data_dir: Path) -> None:
     seed_finished_run(data_dir)
     app = RunsApp(data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         assert app.query_one(DataTable).row_count == 1
         await pilot.press("q")
         await wait_until(pilot, lambda: not app.is_running, 10, "the app to exit")
@@ -631,8 +642,10 @@ async def test_broken_store_message_is_whole_at_80_columns(data_dir: Path) -> No
     (data_dir / "runs.sqlite3").write_bytes(b"this is not sqlite" * 100)
     app = RunsApp(data_dir)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         hint = app.query_one("#runs-hint", Static)
+        # the message arrives from the store watcher; its wrapped layout comes a turn later
+        await wait_until(pilot, lambda: hint.region.height >= 3, 5, "the whole message")
         lines = [hint.render_line(y).text.strip() for y in range(hint.region.height)]
         shown = " ".join(lines)
         assert hint.region.height >= 3 and hint.region.bottom <= 24
@@ -695,7 +708,7 @@ async def test_result_view_of_a_real_probe_run_does_not_crash_the_app(data_dir: 
     assert isinstance(result["messages"], int) and result["avg_throughput_mib_s"] > 0
     app = ResultViewApp(data_dir, pair.client_run_id)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await loaded(pilot)
         view = app.screen
         summary = view.query_one("#table-summary", DataTable)
         rows = {summary.get_row_at(i)[0]: summary.get_row_at(i)[1] for i in range(summary.row_count)}
@@ -714,6 +727,8 @@ async def test_live_view_of_a_probe_run_shows_its_own_metrics(data_dir: Path) ->
     from racperf_tui.orchestration.pair_runs import finish_pair, launch_pair, stop_pair
 
     class LiveApp(App[None]):
+        CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
+
         def on_mount(self) -> None:
             self.push_screen(RunView(str(data_dir), pair.client_run_id))
 
@@ -803,7 +818,7 @@ async def test_home_and_end_move_the_runs_cursor(data_dir: Path) -> None:
     ids = _seed_runs(data_dir, [("fio", "/tmp/a.dat"), ("fio", "/tmp/b.dat"), ("fio", "/tmp/c.dat")])
     app = RunsApp(data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         panel = app.query_one(RunsPanel)
         table = app.query_one(DataTable)
         await pilot.press("down", "down")
@@ -820,7 +835,7 @@ async def test_home_and_end_move_the_runs_cursor(data_dir: Path) -> None:
 @pytest.mark.parametrize("columns", [80, 200])
 async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
     data_dir: Path,
-    utc: None,  # noqa: F811 (the fixture, by name)
+    utc: None,
     columns: int,
 ) -> None:
     """At any width the target was cut to 15 cells and the tool to 5 ("oratc"), and a run of
@@ -829,7 +844,7 @@ async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
     _seed_runs(data_dir, [("fio", long_target), ("oratcptest", "racnode2-priv")])
     app = RunsApp(data_dir)
     async with app.run_test(size=(columns, 24)) as pilot:
-        await pilot.pause()
+        await listed(pilot, app)
         table = app.query_one(DataTable)
         newest, oldest = _row_line(table, 0), _row_line(table, 1)
         assert len(newest.rstrip()) <= columns
@@ -863,7 +878,7 @@ async def test_percentiles_tab_shows_fios_whole_list_to_99_99(data_dir: Path) ->
     assert clat_ns["99.950000"] == 2007040 and clat_ns["99.990000"] == 4947968  # read off fio's JSON
     app = ResultViewApp(data_dir, run_id)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await loaded(pilot)
         await pilot.press("right")
         await pilot.pause()
         screen = [line.text for line in app.screen._compositor.render_strips()]
@@ -900,8 +915,8 @@ async def test_result_charts_of_a_network_run_have_one_unit_per_axis(data_dir: P
         store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
     app = ResultViewApp(data_dir, run_id)
     async with app.run_test(size=(80, 40)) as pilot:
-        await pilot.pause()
-        await pilot.press("right", "right")
+        await loaded(pilot)
+        await pilot.press("right")  # a probe result has no percentiles: Summary, Charts, Details
         await pilot.pause()
         charts = list(app.screen.query(Chart))
         assert [(c.title, c.y_label, [s.label for s in c.series]) for c in charts] == [
@@ -1037,7 +1052,8 @@ async def test_the_tabs_stay_reachable_from_a_run_view(data_dir: Path) -> None:
             live_id = store.create_run("fio", "local", "/tmp/live.dat", {"runtime_s": 600}, ["fio"], None)
             store.set_state(live_id, RunState.RUNNING)
         panel = app.query_one(RunsPanel)
-        panel.refresh_runs()
+        panel.reread()  # the store watcher reads it now
+        await wait_until(pilot, lambda: live_id in panel.runs, 10, "the run in the list")
         panel.open_run(live_id)
         await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view")
         await pilot.press("3")

@@ -15,17 +15,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from loopdev import (
-    LoopDevice,
-    loop_device,
-    make_sparse_image,
-    mounted,
-    needs_loop,
-    stacked_loop,
-    swap_on,
-    write_at,
-)
-from loopdev import sha256_of as _sha256
 
 from racperf_tui.core.openfds import MountTable, may_hang
 from racperf_tui.core.safety import (
@@ -35,6 +24,17 @@ from racperf_tui.core.safety import (
     explain,
     override_matches,
 )
+from tests.helpers.loopdev import (
+    LoopDevice,
+    loop_device,
+    make_sparse_image,
+    mounted,
+    needs_loop,
+    stacked_loop,
+    swap_on,
+    write_at,
+)
+from tests.helpers.loopdev import sha256_of as _sha256
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -12,7 +12,7 @@ import pytest
 
 from racperf_tui.core import ssh
 from racperf_tui.core.ssh import HostKeyError, SshError, SshTarget
-from tests.sshd_helpers import Sshd
+from tests.helpers.sshd_helpers import Sshd
 
 
 @pytest.fixture(autouse=True)
@@ -95,7 +95,7 @@ def test_a_key_the_node_does_not_know_is_refused(sshd: Sshd, tmp_path: Path) -> 
 
 
 def test_nobody_listening(tmp_path: Path) -> None:
-    from tests.sshd_helpers import _free_port
+    from tests.helpers.sshd_helpers import _free_port
 
     with pytest.raises(SshError, match="cannot connect"):
         ssh.connect(SshTarget.parse(f"127.0.0.1:{_free_port()}", known_hosts=[str(tmp_path / "none")]))

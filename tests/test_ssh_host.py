@@ -19,7 +19,7 @@ from racperf_tui.core import ssh
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import RemoteProcess, SshHost, exit_code, shell_line
-from tests.sshd_helpers import Sshd
+from tests.helpers.sshd_helpers import Sshd
 
 HOSTILE = [
     "a b",
@@ -238,11 +238,13 @@ def test_shell_line_refuses_a_bad_env_name() -> None:
     assert shell_line(["a b"], cwd="/x y") == "cd -- '/x y' && exec 'a b' </dev/null"
 
 
-def test_a_write_watch_is_refused(host: SshHost, tmp_path: Path) -> None:
+def test_a_write_watch_runs_on_the_node(host: SshHost, tmp_path: Path) -> None:
+    """The node's own write watch (and jail) wraps the command: tests/test_node_guard.py."""
     from racperf_tui.core.write_watch import WriteWatch
 
-    with pytest.raises(OSError, match="write watch"):
-        host.start(Invocation(["true"]), tmp_path / "r", write_watch=WriteWatch(set()))
+    proc = host.start(Invocation(["echo", "watched"]), tmp_path / "r", write_watch=WriteWatch(set()))
+    status, out, _ = run_to_end(proc)
+    assert (status, out) == (0, b"watched\n") and proc.net is not None and proc.net.protections
 
 
 def test_the_supervisor_runs_a_whole_invocation_on_the_ssh_host(sshd: Sshd, tmp_path: Path, base: Path) -> None:
@@ -275,3 +277,186 @@ def test_the_supervisor_runs_a_whole_invocation_on_the_ssh_host(sshd: Sshd, tmp_
     assert json.loads(Path(remote, "demo_summary.txt").read_text()) == result["summary"]
     assert [s.metrics["value"] for s in samples] == [4.0]
     assert not list(tmp_path.rglob("PWNED*"))
+
+
+# ---- the remote process tree: what leaves the group with setsid() is stopped too ----------
+
+
+def processes_with(word: str, program: str = "fio") -> list[str]:
+    """Live processes (zombies left out) of ``program`` whose command line holds ``word``, as
+    ps here sees them (the watchdog's shells carry the command line too: left out)."""
+    out = subprocess.run(["ps", "-ww", "-eo", "stat=,pid=,sid=,args="], capture_output=True, text=True).stdout
+    rows = [line.split(None, 3) for line in out.splitlines()]
+    return [
+        " ".join(r) for r in rows if len(r) == 4 and r[3].startswith(program + " ") and word in r[3] and "Z" not in r[0]
+    ]
+
+
+def wait_until(predicate, timeout_s: float, what: str) -> float:
+    started = time.monotonic()
+    while not predicate():
+        assert time.monotonic() - started < timeout_s, f"not within {timeout_s} s: {what}"
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def fio_job(tmp_path: Path) -> tuple[list[str], str]:
+    """fio with two job processes on a temp file, for two minutes; the file name marks it."""
+    data = tmp_path / f"tree-{os.getpid()}-{time.monotonic_ns()}.dat"
+    argv = [
+        "fio",
+        "--name=tree",
+        f"--filename={data}",
+        "--size=8m",
+        "--rw=randread",
+        "--bs=4k",
+        "--numjobs=2",
+        "--time_based",
+        "--runtime=120",
+        "--rate_iops=50",
+    ]
+    return argv, data.name
+
+
+def test_a_kill_ends_fio_workers_that_left_the_group(host: SshHost, tmp_path: Path) -> None:
+    """fio's job processes call setsid(): a KILL to the group alone kills their parent and
+    leaves them running (reparented); the watchdog's tracker KILLs them too."""
+    argv, marker = fio_job(tmp_path)
+    proc = host.start(Invocation(argv), tmp_path / "r")
+    try:
+        wait_until(lambda: len(processes_with(marker)) == 3, 20, "fio and its 2 workers")
+        sessions = {line.split()[2] for line in processes_with(marker)}
+        assert len(sessions) == 3  # each worker is a session of its own: out of the group
+        time.sleep(1.2)  # the tracker's next pass has seen them
+        proc.kill()
+        took = wait_until(lambda: not processes_with(marker), 10, f"fio gone: {processes_with(marker)}")
+        print(f"fio and its workers gone {took:.2f} s after the KILL")
+        assert took < 5
+        assert proc.reap(10) == -9
+    finally:
+        proc.close()
+
+
+def test_a_lost_link_ends_fio_and_its_workers(sshd: Sshd, tmp_path: Path) -> None:
+    conn = ssh.connect(target(sshd), fresh=True)
+    host = SshHost(target(sshd), remote_base=str(tmp_path), connection=conn)
+    argv, marker = fio_job(tmp_path)
+    proc = host.start(Invocation(argv), tmp_path / "r")
+    wait_until(lambda: len(processes_with(marker)) == 3, 20, "fio and its 2 workers")
+    time.sleep(1.2)
+    conn.abort()
+    took = wait_until(lambda: not processes_with(marker), 10, f"fio gone: {processes_with(marker)}")
+    print(f"fio and its workers gone {took:.2f} s after the link died")
+    assert took < 10
+    assert proc.reap(5) == 255 and proc.link_lost
+
+
+def test_a_lost_link_ends_a_child_that_left_with_setsid_and_ignores_term(sshd: Sshd, tmp_path: Path) -> None:
+    """The group's TERM cannot reach a setsid()'d grandchild, which ignores TERM anyway: the
+    tracker's list gets it the KILL after the grace."""
+    conn = ssh.connect(target(sshd), fresh=True)
+    host = SshHost(target(sshd), remote_base=str(tmp_path), connection=conn)
+    marker = f"{time.monotonic_ns() % 10**9}.5"
+    script = f"trap '' TERM HUP; setsid sh -c \"trap '' TERM HUP; exec sleep {marker}\" & wait"
+    proc = host.start(Invocation(["sh", "-c", script]), tmp_path / "r")
+    wait_until(lambda: processes_with(marker, "sleep"), 10, "the sleep")
+    (sleeper,) = processes_with(marker, "sleep")
+    assert sleeper.split()[2] != str(proc.remote_pgid)  # another session
+    time.sleep(1.2)
+    conn.abort()
+    took = wait_until(lambda: not processes_with(marker, "sleep"), 10, "the setsid'd sleep gone")
+    print(f"the setsid'd child that ignores TERM gone {took:.2f} s after the link died")
+    assert 2.0 < took < 10  # TERM ignored: KILL after the 3 s grace
+
+
+def test_the_tracker_costs_little(host: SshHost, tmp_path: Path) -> None:
+    """A look at ps a second (ps, awk and a sleep forked), a beat a second: the watchdog's
+    subshells' CPU time over 5 s, from /proc, with their reaped children."""
+    import psutil
+
+    proc = host.start(Invocation(["sleep", "30"]), tmp_path / "r")
+    try:
+        time.sleep(1.5)  # the watchdog's subshells started, its first look at ps done
+        leader = psutil.Process(proc.remote_pgid)
+        watchdog = leader.parent()
+        assert proc.mark in " ".join(watchdog.cmdline())
+        subshells = [child for child in watchdog.children() if child.pid != leader.pid]
+        # the tracker, the heartbeat's deadman, the stdin reader
+        assert len(subshells) == 3, [(c.pid, c.cmdline()[:2]) for c in watchdog.children()]
+
+        def cpu_s() -> float:
+            return sum(sum(p.cpu_times()[:4]) for p in subshells)
+
+        before = cpu_s()
+        time.sleep(5)
+        used = cpu_s() - before
+        print(f"tracker, deadman and reader: {used * 1000:.0f} ms of CPU in 5 s, {len(psutil.pids())} processes")
+        assert used < 0.25, f"{used:.2f} s of CPU in 5 s"
+    finally:
+        proc.stop(1)
+        run_to_end(proc)
+
+
+def test_without_ps_the_tracker_walks_proc_in_sh(tmp_path: Path) -> None:
+    """The watchdog as the node's shell runs it, on a PATH without ps and awk: the /proc walk
+    finds fio's workers, and a KILL line on its stdin ends all three."""
+    import shutil
+
+    from racperf_tui.core.ssh_host import watchdog_command
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("sh", "setsid", "sleep", "mv", "rm", "fio"):
+        os.symlink(shutil.which(program), bin_dir / program)
+    argv, marker = fio_job(tmp_path)
+    line = watchdog_command(shell_line(argv), "racperf-walk", 3, None)
+    watchdog = subprocess.Popen(
+        ["sh", "-c", line],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={"PATH": str(bin_dir), "TMPDIR": str(tmp_path)},
+    )
+    try:
+        wait_until(lambda: len(processes_with(marker)) == 3, 20, "fio and its 2 workers")
+        tracked = tmp_path / f"racperf-walk.{watchdog.pid}"
+        wait_until(lambda: tracked.exists() and len(tracked.read_text().split()) == 3, 5, "three tracked")
+        pids = sorted(int(entry.split(":")[0]) for entry in tracked.read_text().split())
+        assert pids == sorted(int(row.split()[1]) for row in processes_with(marker))
+        assert watchdog.stdin is not None
+        watchdog.stdin.write(b"KILL\n")
+        watchdog.stdin.flush()
+        took = wait_until(lambda: not processes_with(marker), 10, f"fio gone: {processes_with(marker)}")
+        assert took < 5
+        watchdog.stdin.close()
+        assert watchdog.wait(10) == 128 + 9
+        assert not tracked.exists()  # the watchdog cleans up after itself
+    finally:
+        watchdog.kill()
+        watchdog.wait()
+
+
+def test_a_link_cut_without_a_word_ends_the_remote_benchmark(netns_cluster_factory, tmp_path: Path) -> None:
+    """The node's public link dropped (packets lost, no FIN, no RST): no EOF ever reaches
+    the node's watchdog, the heartbeats stop, and its deadman ends fio and its workers."""
+    from racperf_tui.core.cluster import load_cluster
+
+    made = netns_cluster_factory(1)
+    node = load_cluster(made.cluster_file).node("n1")
+    conn = ssh.connect(node.ssh_target(), fresh=True)
+    host = SshHost(node.ssh_target(), remote_base=str(tmp_path), connection=conn)
+    argv, marker = fio_job(tmp_path)
+    proc = host.start(Invocation(argv), tmp_path / "r")
+    assert proc.remote_pgid and proc.remote_pgid > 0
+    try:
+        wait_until(lambda: len(processes_with(marker)) == 3, 20, "fio and its 2 workers on n1")
+        time.sleep(1.5)
+        made.node("n1").cut()
+        took = wait_until(lambda: not processes_with(marker), 15, f"fio gone: {processes_with(marker)}")
+        print(f"fio and its workers gone {took:.2f} s after the link was cut")
+        assert took < 10
+        assert not conn.closed  # this side has not noticed yet: keepalives take 45 s
+    finally:
+        made.node("n1").mend()
+        conn.abort()
+        proc.close()

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.sshd_helpers import Sshd
+from tests.helpers.sshd_helpers import Sshd
 
 needs_ssh_client = pytest.mark.skipif(shutil.which("ssh") is None, reason="OpenSSH client not installed")
 
@@ -64,7 +64,7 @@ def test_no_key_no_login(sshd: Sshd) -> None:
 
 
 def test_teardown_stops_the_server(tmp_path) -> None:
-    from tests.sshd_helpers import sshd_available, start_sshd
+    from tests.helpers.sshd_helpers import sshd_available, start_sshd
 
     if not sshd_available()[0]:
         pytest.skip(sshd_available()[1])

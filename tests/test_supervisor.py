@@ -13,7 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.proc_helpers import (
+
+from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.store import Store
+from racperf_tui.orchestration.runs import ToolNotFound, follow_run, launch_run, run_foreground, stop_run, wait_for_run
+from tests.helpers.proc_helpers import (
     FAKE_TOOL,
     REPO,
     ensure_repo_importable,
@@ -25,10 +29,6 @@ from fakes.proc_helpers import (
     wait_until,
     zombie_children,
 )
-
-from racperf_tui.core.events import RunState, Sample
-from racperf_tui.core.store import Store
-from racperf_tui.orchestration.runs import ToolNotFound, follow_run, launch_run, run_foreground, stop_run, wait_for_run
 
 ensure_repo_importable()
 

@@ -30,8 +30,6 @@ from typing import Any
 
 import psutil
 import pytest
-from conftest import REPO, needs_fio
-from fakes.proc_helpers import live, wait_until
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -42,6 +40,8 @@ from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.quit_dialog import ConfirmDialog
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
+from tests.helpers import REPO, needs_fio
+from tests.helpers.proc_helpers import live, wait_until
 
 pytestmark = needs_fio
 

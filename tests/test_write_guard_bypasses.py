@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 
 from racperf_tui.orchestration.run_plan import PlanRefused, judge_run
 from racperf_tui.tools import fio
-from tests.conftest import needs_fio, racperf_cmd
-from tests.loopdev import ext4_loop_device, loop_device, make_sparse_image, mounted, needs_loop, write_at
-from tests.loopdev import sha256_of as digest
+from tests.helpers import needs_fio, racperf_cmd
+from tests.helpers.loopdev import ext4_loop_device, loop_device, make_sparse_image, mounted, needs_loop, write_at
+from tests.helpers.loopdev import sha256_of as digest
 
 pytestmark = [needs_fio, needs_loop]
 

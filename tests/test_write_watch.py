@@ -15,15 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fakes.proc_helpers import FAKE_TOOL, ensure_repo_importable, live, wait_until
-from loopdev import LoopDevice, loop_device, needs_loop, write_at
-from loopdev import sha256_of as _sha256
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.process import SupervisedProcess
 from racperf_tui.core.store import Store
 from racperf_tui.core.write_watch import Violation, WriteWatch
 from racperf_tui.orchestration.supervisor import Supervisor
+from tests.helpers.loopdev import LoopDevice, loop_device, needs_loop, write_at
+from tests.helpers.loopdev import sha256_of as _sha256
+from tests.helpers.proc_helpers import FAKE_TOOL, ensure_repo_importable, live, wait_until
 
 ensure_repo_importable()
 

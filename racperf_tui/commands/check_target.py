@@ -1,17 +1,24 @@
-"""``racperf check-target PATH...``: would a write workload on PATH destroy data?
+"""``racperf check-target PATH... [--ssh [USER@]HOST[:PORT] | --node NAME]``: would a write
+workload on PATH destroy data, here or on that node?
 
 Prints one verdict per path (text, or one JSON object per line with ``--json``) and exits 0
-when every path may be written, 3 when at least one is refused.  Reads only; never writes.
+when every path may be written, 3 when at least one is refused, 2 when the node cannot be
+reached or named.  On a node the guard judges that node's mounts, holders, open files and
+signatures (core/node_facts.py) and prints exactly what it prints here.  Reads only; never writes.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 
 from racperf_tui.core import strict_json
-from racperf_tui.core.safety import check_write_target, explain
+from racperf_tui.core.cluster import ClusterFileError, add_node_arguments, node_from_args
+from racperf_tui.core.node_facts import check_write_targets
+from racperf_tui.core.safety import SafetyVerdict, check_write_target, explain
+from racperf_tui.core.ssh import connect
 
 #: Exit status when at least one target is refused (2 is argparse's usage error).
 REFUSED_EXIT_STATUS = 3
@@ -21,16 +28,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or block device (any link to one)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
     parser.add_argument("--root", default="/", metavar="DIR", help="read proc/ and sys/ under DIR (default /)")
+    add_node_arguments(parser, what="check the paths")
     parser.epilog = (
         f"Reads only, never writes. Exit status: 0 every PATH may be written; "
-        f"{REFUSED_EXIT_STATUS} at least one is refused (the reasons are printed); 2 usage error."
+        f"{REFUSED_EXIT_STATUS} at least one is refused (the reasons are printed); 2 usage error, or the node "
+        "cannot be reached or named."
     )
 
 
+def _verdicts(args: argparse.Namespace) -> list[SafetyVerdict]:
+    """Each path's verdict, here or on the node the options name; ClusterFileError, OSError."""
+    node = node_from_args(args)
+    if node.is_local:
+        return [check_write_target(path, root=Path(args.root)) for path in args.paths]
+    if args.root != "/":
+        raise ClusterFileError("--root goes with this machine only (a node's facts are read there)")
+    return check_write_targets(connect(node.ssh_target()), node.name, args.paths)
+
+
 def run(args: argparse.Namespace) -> int:
+    try:
+        verdicts = _verdicts(args)
+    except (ValueError, OSError) as exc:  # ClusterFileError is a ValueError; SshError an OSError
+        print(f"racperf check-target: {exc}", file=sys.stderr)
+        return 2
     status = 0
-    for path in args.paths:
-        verdict = check_write_target(path, root=Path(args.root))
+    for path, verdict in zip(args.paths, verdicts):
         if not verdict.allowed:
             status = REFUSED_EXIT_STATUS
         if args.json:

@@ -1,11 +1,14 @@
-"""``racperf pair TOOL [--data-dir D] [--server KEY=VALUE]... [--set KEY=VALUE]...``
+"""``racperf pair TOOL [--data-dir D] [--server KEY=VALUE]... [--set KEY=VALUE]...
+[--server-node NAME | --server-ssh SPEC] [--client-node NAME | --client-ssh SPEC]``
 
-Both ends of a two-ended tool (iperf3, probe, oratcptest, netperf) on this machine, headless,
-exactly as the network panel runs them (:mod:`racperf_tui.orchestration.pair_runs`): two recorded runs,
-the client started once the server said it is ready. ``--server`` keys configure the server
+Both ends of a two-ended tool (iperf3, probe, oratcptest, netperf), headless, exactly as the
+network panel runs them (:mod:`racperf_tui.orchestration.pair_runs`): two recorded runs, the
+client started once the server said it is ready. ``--server`` keys configure the server
 (``port``, ``bind`` / ``host``, ...), ``--set`` keys the client (``host``, ``duration_s``,
-``mode`` ...); a ``port`` given only to the client is the server's too. For two nodes, run
-each end with ``racperf run TOOL --set role=server`` / ``--set host=SERVER`` instead.
+``mode`` ...); a ``port`` given only to the client is the server's too. Each end runs on this
+machine unless ``--server-node`` / ``--client-node`` (the cluster file's nodes) or
+``--server-ssh`` / ``--client-ssh`` (``[user@]host[:port]``) put it on another node; the
+client's default server address is then the server node's interconnect address.
 
 Prints one JSON object per line: ``{"type": "pair", "server_run_id", "client_run_id", "port",
 "notes", "warnings"}``, then ``{"type": "sample", "t", "metrics"}`` per client sample as it is
@@ -13,8 +16,9 @@ recorded, then ``{"type": "result", "role": "client" | "server", "run_id", "stat
 "message", "result"}`` for each end.
 
 Exit status: 0 the client succeeded; 1 it failed; 2 refused before the client started (bad
-config, port taken, the server never got ready; the reason on stderr); 127 the tool is not
-installed; 130 stopped by a signal (SIGINT / SIGTERM / SIGHUP stop both runs).
+config, port taken, the server never got ready; the reason on stderr); 3 a node cannot be
+reached or logged into (which and why, in one line); 127 the tool is not installed; 130
+stopped by a signal (SIGINT / SIGTERM / SIGHUP stop both runs).
 """
 
 from __future__ import annotations
@@ -27,6 +31,16 @@ from typing import Any
 
 from racperf_tui.commands.run import parse_setting
 from racperf_tui.core import strict_json
+from racperf_tui.core.cluster import (
+    LOCAL,
+    LOCAL_NODE,
+    Cluster,
+    ClusterFileError,
+    Node,
+    default_cluster_path,
+    load_cluster,
+    node_from_spec,
+)
 from racperf_tui.core.events import RunState
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import Store
@@ -59,7 +73,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="where runs are stored (default $RACPERF_DATA_DIR or ~/.local/share/racperf)",
     )
-    parser.epilog = "example: racperf pair iperf3 --server port=5201 --set host=127.0.0.1 --set duration_s=10"
+    nodes = parser.add_argument_group("nodes (default: both ends on this machine)")
+    for end in ("server", "client"):
+        where = nodes.add_mutually_exclusive_group()
+        where.add_argument(
+            f"--{end}-node", metavar="NAME", default=None, help=f"the {end} on the cluster file's node NAME"
+        )
+        where.add_argument(
+            f"--{end}-ssh", metavar="[USER@]HOST[:PORT]", default=None, help=f"the {end} on another node, over SSH"
+        )
+    nodes.add_argument("--identity", metavar="FILE", default=None, help="with --*-ssh: a private key file")
+    nodes.add_argument(
+        "--known-hosts",
+        metavar="FILE",
+        action="append",
+        default=None,
+        help="with --*-ssh: verify host keys against FILE (repeatable)",
+    )
+    nodes.add_argument(
+        "--cluster", metavar="FILE", default=None, help=f"the cluster file (default: {default_cluster_path()})"
+    )
+    parser.epilog = (
+        "examples: racperf pair iperf3 --server port=5201 --set host=127.0.0.1 --set duration_s=10;  "
+        "racperf pair iperf3 --server-node rac1 --client-node rac2 --set duration_s=30"
+    )
+
+
+def end_node(args: argparse.Namespace, end: str, cluster: Cluster | None) -> tuple[Node, Cluster | None]:
+    """The node of one end (LOCAL when none is named); ClusterFileError."""
+    spec, name = getattr(args, f"{end}_ssh", None), getattr(args, f"{end}_node", None)
+    if spec is not None:
+        return node_from_spec(spec, identity=args.identity, known_hosts=args.known_hosts), cluster
+    if name is None or name == LOCAL_NODE:
+        return LOCAL, cluster
+    if cluster is None:
+        cluster = load_cluster(args.cluster, required=True)
+    return cluster.node(name), cluster
 
 
 def _settings(texts: list[str]) -> dict[str, Any]:
@@ -93,14 +142,25 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
+    try:
+        server_node, cluster = end_node(args, "server", None)
+        client_node, _ = end_node(args, "client", cluster)
+    except ClusterFileError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
     if "port" in client_cfg and "port" not in server_cfg:
         server_cfg["port"] = client_cfg["port"]
     _stop_on_signals()
     try:
-        pair = launch_pair(args.tool, server_cfg, client_cfg, data_dir=data_dir)
+        pair = launch_pair(
+            args.tool, server_cfg, client_cfg, data_dir=data_dir, server_node=server_node, client_node=client_node
+        )
     except ToolNotFound as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 127
+    except OSError as exc:  # a node cannot be reached: which, and why, in one line
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 3
     except (ValueError, KeyError, PairStartError) as exc:
         print(f"{name}: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 2

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from racperf_tui.tools import probe, probe_server
+from racperf_tui.core.units import MIB
+from racperf_tui.tools import probe, probe_client, probe_server
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     client.add_argument(
         "--length",
-        type=probe.parse_size,
-        default=probe.MIB,
+        type=probe_client.parse_size,
+        default=MIB,
         metavar="BYTES",
         help="message payload, e.g. 512, 8K, 1M (default 1M)",
     )
@@ -70,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     client.add_argument("--duration", type=float, default=10.0, metavar="S", help="test seconds (default 10)")
     client.add_argument(
         "--sockbuf",
-        type=probe.parse_size,
+        type=probe_client.parse_size,
         default=0,
         metavar="BYTES",
         help="SO_SNDBUF here and SO_RCVBUF on the server (default: system's)",
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if args.role == "server-path":
         print(probe.PROBE_SERVER_PATH)
         return 0
-    options = probe.ClientOptions(
+    options = probe_client.ClientOptions(
         host=args.host,
         port=args.port,
         mode=args.mode,
@@ -109,5 +110,5 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"racperf probe client: {exc}", file=sys.stderr)
         return 2
-    result = probe.run_client(options)
+    result = probe_client.run_client(options)
     return 1 if result.get("error") else 0

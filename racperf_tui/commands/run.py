@@ -1,4 +1,8 @@
-"""``racperf run TOOL [--data-dir D] [--destructive] [--target T] [--set KEY=VALUE]... [-- FIO_ARGS...]``
+"""``racperf run TOOL [--data-dir D] [--destructive] [--target T] [--set KEY=VALUE]...
+[--ssh [USER@]HOST[:PORT] | --node NAME] [-- FIO_ARGS...]``
+
+``--ssh`` / ``--node`` run it on another node over SSH (docs/CLUSTER.md): recorded here, the
+node's name in the store's host column, its output streamed back.
 
 fio takes its own options after ``--``, untouched. Every tool (fio too) takes config keys with
 ``--set KEY=VALUE``: the pair tools (iperf3, probe, oratcptest, netperf) are configured that
@@ -11,8 +15,9 @@ partial interval, so a mean of rates over a run weights by it), then
 ``{"type": "result", "run_id": N, "state": ..., "message": ..., "result": {...}}``.
 
 Exit status: 0 the tool succeeded (judged by the tool, not only its exit status); 1 it failed;
-2 the configuration was refused (the reason on stderr); 127 the tool is not installed (with
-the install command); 130 stopped by a signal (SIGINT / SIGTERM / SIGHUP stop it cleanly).
+2 the configuration was refused (the reason on stderr); 3 the node cannot be reached or
+logged into (why, in one line with its name); 127 the tool is not installed (with the install
+command); 130 stopped by a signal (SIGINT / SIGTERM / SIGHUP stop it cleanly).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import sys
 from typing import Any
 
 from racperf_tui.core import settings, strict_json
+from racperf_tui.core.cluster import ClusterFileError, add_node_arguments, node_from_args
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.process import set_child_subreaper
@@ -58,6 +64,7 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         dest="settings",
         help="an option of the tool (repeatable); 'racperf run TOOL --help' lists them with their kinds and defaults",
     )
+    add_node_arguments(parser)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,7 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.parse_args = parse_args  # type: ignore[method-assign, assignment]
 
 
-_OPTIONS_WITH_VALUES = frozenset({"--data-dir", "--target", "--set"})
+_OPTIONS_WITH_VALUES = frozenset(
+    {"--data-dir", "--target", "--set", "--ssh", "--node", "--identity", "--known-hosts", "--cluster"}
+)
 
 
 def _tool_named(argv: list[str]) -> str | None:
@@ -227,6 +236,10 @@ def _say_error(text: str) -> None:
         _discard(sys.stderr)
 
 
+#: the node could not be reached or logged into
+EXIT_UNREACHABLE = 3
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the tool in the foreground under the supervisor; exit status as documented above."""
 
@@ -238,6 +251,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"racperf run {args.tool}: {exc}", file=sys.stderr)
         return 2
+    try:
+        node = node_from_args(args)
+    except ClusterFileError as exc:
+        print(f"racperf run: {exc}", file=sys.stderr)
+        return 2
     target = args.target
     if target is None and args.tool == "fio":
         target = fio_target_from_args(list(args.tool_args))
@@ -246,14 +264,14 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"racperf run: {exc}", file=sys.stderr)
         return 2
-    if args.tool == "oratcptest":
+    if args.tool == "oratcptest" and node.is_local:
         try:
             _remembered_oratcptest_paths(config, data_dir)
         except ValueError as exc:  # a corrupt settings file: named, not a traceback
             print(f"racperf run oratcptest: {exc}", file=sys.stderr)
             return 2
 
-    if args.tool == "orion":
+    if args.tool == "orion" and node.is_local:  # what is remembered is this machine's
         try:
             _orion_home(config, data_dir)
         except ValueError as exc:  # a corrupt settings file: named, not a traceback
@@ -265,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
 
     set_child_subreaper()  # this short-lived process reaps the benchmark's orphans itself
     try:
-        record = run_foreground(args.tool, config, data_dir, on_sample, target=target)
+        record = run_foreground(args.tool, config, data_dir, on_sample, target=target, node=node)
     except ToolNotFound as exc:
         print(f"racperf run: {exc}", file=sys.stderr)
         return 127
@@ -278,6 +296,9 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"racperf run: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the node cannot be reached (SshError says why, in one line)
+        print(f"racperf run {args.tool}: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
 
     with Store.open(data_dir) as store:
         result = store.result(record.id)

@@ -22,15 +22,18 @@ Everything wrong in the file is a :class:`ClusterFileError` naming the file, the
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.ssh import SshTarget
+from racperf_tui.core.ssh_host import SshHost
 
 CLUSTER_FILE_NAME = "cluster.toml"
 LOCAL_NODE = "local"
@@ -78,6 +81,57 @@ class Node:
 
 
 LOCAL = Node(LOCAL_NODE, LOCAL_NODE)
+
+#: the run config key that carries the node a run runs on (what the detached supervisor reads)
+HOST_SPEC_KEY = "host_spec"
+
+
+def node_spec(node: Node) -> dict[str, object]:
+    """The node as a run config's ``host_spec``: its fields, JSON-safe (lists for tuples)."""
+    return {
+        "name": node.name,
+        "host": node.host,
+        "user": node.user,
+        "port": node.port,
+        "identity": node.identity,
+        "interconnect": node.interconnect,
+        "public": node.public,
+        "known_hosts": list(node.known_hosts) if node.known_hosts is not None else None,
+    }
+
+
+def node_from_spec_dict(spec: object) -> Node:
+    """The Node a run config's ``host_spec`` describes (LOCAL when there is none); checked
+    like a cluster file's node, since a config is read back from the store (ClusterFileError)."""
+    if spec is None:
+        return LOCAL
+    if not isinstance(spec, dict):
+        raise ClusterFileError(f"{HOST_SPEC_KEY}: a table of the node's fields, not {type(spec).__name__}")
+    table = {key: value for key, value in spec.items() if value is not None}
+    if table.get("host") == LOCAL_NODE:
+        return LOCAL
+    where = f"the run's {HOST_SPEC_KEY}"
+    name = table.get("name")
+    if not isinstance(name, str) or _NAME.match(name):
+        return node_from_table(table, where)
+    # an ad hoc node (--ssh) is named by its spec, which a cluster file's name cannot be
+    node = node_from_table(dict(table, name="ad-hoc"), where)
+    if name != node.ssh_target().display:
+        raise ClusterFileError(f"{where}: node name {name!r} is neither a name nor the node's user@host:port")
+    return dataclasses.replace(node, name=name)
+
+
+def node_of_config(config: Mapping[str, object]) -> Node:
+    """The node a run config names (``host_spec``), LOCAL when it names none."""
+    return node_from_spec_dict(config.get(HOST_SPEC_KEY))
+
+
+def host_for(node: Node) -> Host:
+    """The run contract's host for ``node``: this machine, or the node over SSH (connected
+    on first use, so building one never blocks)."""
+    if node.is_local:
+        return LocalHost()
+    return SshHost(node.ssh_target(), name=node.name)
 
 
 @dataclass(frozen=True)

@@ -169,6 +169,19 @@ def jail_argv(argv: list[str], allowed: list[str]) -> list[str]:
     return prefix + ["--", *argv]
 
 
+def unjail_argv(argv: list[str]) -> tuple[list[str], list[str]] | None:
+    """(the command, the allowed paths) of an argv made by :func:`jail_argv`; None for another."""
+    prefix = [sys.executable, "-m", "racperf_tui.core.devjail"]
+    if argv[: len(prefix)] != prefix or "--" not in argv[len(prefix) :]:
+        return None
+    rest = argv[len(prefix) :]
+    split = rest.index("--")
+    options, command = rest[:split], rest[split + 1 :]
+    if len(options) % 2 or any(word != "--allow" for word in options[::2]):
+        return None
+    return command, options[1::2]
+
+
 def _mount(source: str | None, target: str, fs_type: str | None, flags: int, data: str | None) -> None:
     _check(
         _LIBC.mount(

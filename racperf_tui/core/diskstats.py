@@ -26,6 +26,20 @@ from typing import NamedTuple, cast
 
 import numpy as np
 
+# The sysfs walk lives in core/block_devices.py (one for iostat, the write guard and the runs
+# list); its iostat names stay importable from here.
+from racperf_tui.core.block_devices import (  # noqa: F401
+    QueueFacts,
+    block_devices,
+    classify_partitions,
+    dm_names,
+    list_dir,
+    partitions_of,
+    read_queue_facts,
+    sysfs_name,
+    whole_devices_with_stats,
+)
+
 #: Kernel tick counters (rd_ticks, wr_ticks, io_ticks, time_in_queue, ...) are printed as
 #: 32-bit unsigned ints and wrap; sysstat subtracts them as ``unsigned int``.
 TICKS_MODULO = 1 << 32
@@ -121,18 +135,6 @@ class DiskSnapshot:
     changed: set[str] | None = field(default=None, repr=False)
     #: How many old 4-statistics partition lines (iostat -x skips them, as sysstat).
     basic_lines: int = 0
-
-
-@dataclass(slots=True, frozen=True)
-class QueueFacts:
-    """A device's queue settings from sysfs; None where the file does not exist."""
-
-    queue_depth: int | None  # device/queue_depth (SCSI)
-    nr_requests: int | None  # queue/nr_requests
-    scheduler: str | None  # the [selected] one of queue/scheduler
-    rotational: bool | None  # queue/rotational
-    nr_hw_queues: int | None = None  # entries of mq/ (blk-mq hardware queues; NVMe has several)
-    slaves: tuple[str, ...] = ()  # slaves/: the paths of a dm-multipath device, an md's members
 
 
 def _parse_line(line: str, parts: list[str]) -> DeviceCounters | str:
@@ -736,162 +738,3 @@ def parse_diskstats_columns(
         counters = np.zeros((len(COLUMN_FIELDS), n_lines), np.int64)
         counters[layout.kept] = values
     return DiskstatsColumns(data, names, counters, layout.fields, layout.line_ends, layout)
-
-
-# ---------------------------------------------------------------------------------------
-# sysfs: which names are whole devices, partitions of which disk, queue facts, dm names.
-# sysstat's test build reads a directory's entries from its `_list` file (and `_void` marks
-# an empty one) instead of readdir(); we honour both so its tests/rootN trees work as is.
-
-
-def sysfs_name(name: str) -> str:
-    """The sysfs spelling of a /proc/diskstats name ('cciss/c0d0' -> 'cciss!c0d0')."""
-    return name.replace("/", "!")
-
-
-def list_dir(path: str | Path) -> list[str] | None:
-    """Entries of a directory (from its `_list` file when present); None if it is missing."""
-    path = os.fspath(path)
-    listing = os.path.join(path, "_list")
-    try:
-        with open(listing, encoding="utf-8", errors="replace") as f:
-            return [e for e in f.read().split() if e not in (".", "..")]
-    except OSError:
-        pass
-    try:
-        return [e for e in os.listdir(path) if e not in ("_list", "_void")]
-    except OSError:
-        return None
-
-
-def block_devices(root: Path = Path("/")) -> set[str] | None:
-    """sysfs names of the whole devices (entries of ROOT/sys/block); None without sysfs."""
-    entries = list_dir(os.path.join(root, "sys/block"))
-    return None if entries is None else set(entries)
-
-
-def whole_devices_with_stats(root: Path = Path("/")) -> set[str] | None:
-    """/proc/diskstats names of the whole devices sysstat's default report lists: entries
-    of ROOT/sys/block that hold a `stat` file. None without sysfs."""
-    block = os.path.join(root, "sys/block")
-    entries = list_dir(block)
-    if entries is None:
-        return None
-    return {e.replace("!", "/") for e in entries if os.path.isfile(os.path.join(block, e, "stat"))}
-
-
-def partitions_of(disk: str, root: Path = Path("/")) -> list[str]:
-    """The partitions sysfs lists under a disk (sub-directories holding a `stat` file),
-    as /proc/diskstats names, the way sysstat's ``iostat -p DISK`` finds them."""
-    base = os.path.join(root, "sys/block", sysfs_name(disk))
-    found = []
-    for entry in list_dir(base) or []:
-        if entry in ("device", "stat", "queue", "holders", "slaves", "trace", "power"):
-            continue
-        if os.path.isfile(os.path.join(base, entry, "stat")):
-            found.append(entry.replace("!", "/"))
-    return found
-
-
-def _looks_like_partition(name: str, names: set[str]) -> bool:
-    """Without sysfs: 'sda1' of 'sda', 'nvme0n1p2' of 'nvme0n1', 'cciss/c0d0p1' of 'cciss/c0d0'."""
-    stem = name.rstrip("0123456789")
-    if stem == name or not stem:
-        return False
-    if stem in names and not stem[-1].isdigit():
-        return True
-    return stem.endswith("p") and stem[:-1] in names and stem[-2:-1].isdigit()
-
-
-def classify_partitions(names: list[str] | set[str], root: Path = Path("/")) -> dict[str, bool]:
-    """name -> True when it is a partition. Whole devices are those with ROOT/sys/block/NAME
-    (as sysstat's is_device() decides); without sysfs, a name-based guess."""
-    whole = block_devices(root)
-    if whole is None:
-        pool = set(names)
-        return {n: _looks_like_partition(n, pool) for n in names}
-    return {n: sysfs_name(n) not in whole for n in names}
-
-
-def _read_int(path: str) -> int | None:
-    try:
-        with open(path, encoding="ascii", errors="replace") as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _queue_dir_owner(name: str, root: Path) -> str | None:
-    """sysfs dir (under sys/block) that holds the queue of `name`: itself or, for a
-    partition, its disk."""
-    sname = sysfs_name(name)
-    block = os.path.join(root, "sys/block")
-    if os.path.isdir(os.path.join(block, sname)):
-        return os.path.join(block, sname)
-    # A live /sys links sys/class/block/PART to .../block/DISK/PART.
-    link = os.path.join(root, "sys/class/block", sname)
-    if os.path.exists(link):
-        parent = os.path.dirname(os.path.realpath(link))
-        if os.path.isdir(os.path.join(parent, "queue")):
-            return parent
-    for disk in list_dir(block) or []:
-        if os.path.isdir(os.path.join(block, disk, sname)):
-            return os.path.join(block, disk)
-    return None
-
-
-def read_queue_facts(name: str, root: Path = Path("/")) -> QueueFacts:
-    """Queue facts of device `name` (the /proc/diskstats name; '/' becomes '!' in sysfs).
-
-    A partition reports its disk's queue.
-    """
-    base = _queue_dir_owner(name, Path(root))
-    if base is None:
-        return QueueFacts(None, None, None, None)
-    queue_depth = _read_int(os.path.join(base, "device/queue_depth"))
-    nr_requests = _read_int(os.path.join(base, "queue/nr_requests"))
-    rotational_raw = _read_int(os.path.join(base, "queue/rotational"))
-    scheduler: str | None = None
-    try:
-        with open(os.path.join(base, "queue/scheduler"), encoding="ascii", errors="replace") as f:
-            text = f.read().strip()
-        if "[" in text and "]" in text:
-            scheduler = text[text.index("[") + 1 : text.index("]")]
-        elif text:
-            scheduler = text.split()[0]  # a single scheduler is printed without brackets
-    except OSError:
-        pass
-    hw_queues = list_dir(os.path.join(base, "mq"))
-    slaves = list_dir(os.path.join(base, "slaves"))
-    return QueueFacts(
-        queue_depth,
-        nr_requests,
-        scheduler,
-        None if rotational_raw is None else bool(rotational_raw),
-        nr_hw_queues=len(hw_queues) if hw_queues else None,
-        slaves=tuple(sorted(name.replace("!", "/") for name in slaves or ())),
-    )
-
-
-def dm_names(root: Path = Path("/")) -> dict[str, str]:
-    """dm-N -> device-mapper name, from ROOT/sys/block/dm-N/dm/name, else ROOT/dev/mapper links."""
-    names: dict[str, str] = {}
-    block = os.path.join(root, "sys/block")
-    for entry in list_dir(block) or []:
-        if entry.startswith("dm-"):
-            try:
-                with open(os.path.join(block, entry, "dm/name"), encoding="utf-8") as f:
-                    dm_name = f.read().strip()
-            except OSError:
-                continue
-            if dm_name:
-                names[entry] = dm_name
-    mapper = os.path.join(root, "dev/mapper")
-    for entry in list_dir(mapper) or []:
-        path = os.path.join(mapper, entry)
-        if entry == "control" or not os.path.islink(path):
-            continue
-        target = os.path.basename(os.readlink(path))
-        if target.startswith("dm-") and target not in names:
-            names[target] = entry
-    return names

@@ -17,7 +17,9 @@ class Sample:
 
     ``t`` is seconds since the run started (the tool's own clock when it prints one,
     else the time the line arrived); ``metrics`` maps unit-named keys to numbers.
-    ``extra`` carries non-numeric context (job states, ETA text, the interval's wall time).
+    ``extra`` carries non-numeric context (job states, ETA text, the interval's wall time);
+    ``extra["status"]``, a short word of the benchmark's own state ("IN PROGRESS"), is also
+    printed in its JSON line.
     """
 
     t: float
@@ -32,11 +34,15 @@ class Sample:
         return float(value) if isinstance(value, (int, float)) else None
 
     def to_json(self) -> dict[str, Any]:
-        """The headless JSON line of this sample: ``{"type": "sample", "t", ["interval_s"], "metrics"}``."""
+        """The headless JSON line of this sample: ``{"type": "sample", "t", ["interval_s"], "metrics",
+        ["status"]}``."""
         line: dict[str, Any] = {"type": "sample", "t": round(self.t, 6)}
         if self.interval_s is not None:
             line["interval_s"] = round(self.interval_s, 6)
         line["metrics"] = self.metrics
+        status = self.extra.get("status")
+        if isinstance(status, str) and status:
+            line["status"] = status[:80]
         return line
 
 

@@ -25,13 +25,48 @@ from typing import Protocol
 from racperf_tui.core.invocation import Invocation, Target
 from racperf_tui.core.process import SupervisedProcess
 from racperf_tui.core.target_guard import GuardVerdict, judge
-from racperf_tui.core.write_watch import WriteWatch
+from racperf_tui.core.write_watch import Violation, WriteWatch
 
 #: a result file larger than this is kept cut, with a note (ORION's trace can be large)
 MAX_RESULT_FILE_BYTES = 16 << 20
 #: at most this many result files per run
 MAX_RESULT_FILES = 64
 STDIN_FILE = "stdin.txt"
+
+
+class RunningProcess(Protocol):
+    """What the supervisor uses of a started benchmark: SupervisedProcess here, RemoteProcess
+    on a node (core/ssh_host.py)."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def pgid(self) -> int | None: ...
+
+    @property
+    def leader_exited(self) -> bool: ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    @property
+    def stop_requested(self) -> bool: ...
+
+    returncode: int | None
+    violations: list[Violation]
+
+    def read(self, timeout_s: float, extra_fds: tuple[int, ...] | list[int] = ()) -> list[tuple[str, bytes]]: ...
+
+    def stop(self, grace_s: float) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def tick(self) -> None: ...
+
+    def reap(self, timeout_s: float = ...) -> int: ...
+
+    def close(self) -> None: ...
 
 
 class Host(Protocol):
@@ -49,7 +84,7 @@ class Host(Protocol):
         merge_stderr: bool = False,
         write_watch: WriteWatch | None = None,
         argv: list[str] | None = None,
-    ) -> SupervisedProcess: ...
+    ) -> RunningProcess: ...
 
     def fetch_files(self, directory: Path, invocation: Invocation) -> dict[str, str]: ...
 

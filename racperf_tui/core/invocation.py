@@ -26,6 +26,38 @@ class Target:
 
 
 @dataclass(frozen=True)
+class Companion:
+    """A command run again and again beside the benchmark, on the same host, while it runs: a
+    second look at what the benchmark itself does not print (CALIBRATE_IO says nothing for
+    minutes; a second database session can read V$IO_CALIBRATION_STATUS meanwhile).
+
+    Every ``interval_s`` (the first ``first_after_s`` after the benchmark started) the
+    supervisor starts ``argv`` with ``stdin`` (text, else /dev/null) and the Invocation's
+    environment plus ``env``, in a directory of its own under the run's (``ID-companion-NAME``);
+    one still running after ``timeout_s`` is stopped. Its whole output (stdout and stderr) and exit status go to
+    the run's stream parser: ``parser.companion_output(name, output, exit_status)`` when it
+    has that method, else each line to ``parser.feed``. It ends with the benchmark. It names
+    no targets: a companion only looks (the write watch of the run watches it too).
+    """
+
+    name: str
+    argv: list[str]
+    stdin: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    interval_s: float = 5.0
+    timeout_s: float = 30.0
+    first_after_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.name.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"companion name {self.name!r}: letters, digits, '-' and '_' only (a directory name)")
+        if not self.argv:
+            raise ValueError(f"companion {self.name}: empty argv")
+        if not self.interval_s > 0 or not self.timeout_s > 0 or self.first_after_s < 0:
+            raise ValueError(f"companion {self.name}: interval_s and timeout_s must be > 0, first_after_s >= 0")
+
+
+@dataclass(frozen=True)
 class Invocation:
     """A planned command.
 
@@ -36,7 +68,9 @@ class Invocation:
     write into the run's directory before it starts (name -> text: a job file, a .lun file);
     ``result_files``: glob patterns, relative to where it runs, of files it writes that the run
     keeps (ORION's summary and matrices); ``targets``: every path it will read or write (what
-    the write guard judges); ``hard_limit_s``: its wall-clock limit; ``notes`` for the user.
+    the write guard judges); ``hard_limit_s``: its wall-clock limit; ``notes`` for the user;
+    ``companions``: commands run every few seconds beside it on the same host while it runs
+    (:class:`Companion`).
     """
 
     argv: list[str]
@@ -48,6 +82,7 @@ class Invocation:
     targets: tuple[Target, ...] = ()
     hard_limit_s: float | None = None
     notes: tuple[str, ...] = ()
+    companions: tuple[Companion, ...] = ()
     #: the tool's own plan, handed back to its ``prepare`` (opaque to the machinery)
     detail: Any = None
 

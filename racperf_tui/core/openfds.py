@@ -17,14 +17,21 @@ Kernels without ``mnt_id`` in fdinfo (before 3.15) fall back to the longest moun
 the link's text in our own mountinfo.
 
 Cost: one readlink per fd; for a link to a path, one small fdinfo read and one stat.
+
+Where the facts come from: the /proc files (links, fdinfo, mountinfo) are read under a root
+directory; what cannot be a file there (the stat of an open object, a path's stat, a device's
+first blocks, an exclusive-open probe) goes through a :class:`System`. :data:`LIVE` asks this
+machine; core/node_facts.py answers the same questions from facts gathered on another node.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 #: File-system types whose getattr may wait for a server, a daemon or a cluster lock manager.
 #: ocfs2, gfs2 and acfs are on the list because on a RAC node a hung cluster stack is exactly
@@ -54,6 +61,132 @@ MAY_HANG = frozenset(
         "davfs",
     }
 )
+
+
+class StatLike(Protocol):
+    """What the guard reads of a stat: os.stat_result has it, and so do a node's facts."""
+
+    @property
+    def st_mode(self) -> int: ...
+    @property
+    def st_ino(self) -> int: ...
+    @property
+    def st_dev(self) -> int: ...
+    @property
+    def st_rdev(self) -> int: ...
+    @property
+    def st_size(self) -> int: ...
+
+
+class Reader(Protocol):
+    """An opened file or device, read only."""
+
+    def rdev(self) -> int:
+        """st_rdev of what was opened (fstat): the guard compares it with its earlier stat."""
+        ...
+
+    def size_bytes(self) -> int:
+        """Its size (lseek to the end: a device's size too)."""
+        ...
+
+    def pread(self, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes at ``offset``; OSError."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LiveReader:
+    """A read-only file descriptor of this machine."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def rdev(self) -> int:
+        return os.fstat(self.fd).st_rdev
+
+    def size_bytes(self) -> int:
+        return os.lseek(self.fd, 0, os.SEEK_END)
+
+    def pread(self, offset: int, length: int) -> bytes:
+        return os.pread(self.fd, length, offset)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+class System(Protocol):
+    """The questions the write guard asks of a machine beyond its /proc and /sys files."""
+
+    #: pids never counted as holders (the guard's own process)
+    own_pids: frozenset[str]
+
+    def stat(self, path: str) -> StatLike:
+        """os.stat (following links); OSError."""
+        ...
+
+    def realpath(self, path: str) -> str: ...
+
+    def lexists(self, path: str) -> bool: ...
+
+    def isdir(self, path: str) -> bool: ...
+
+    def listdir(self, path: str) -> list[str]:
+        """Entry names; OSError."""
+        ...
+
+    def fd_names(self, fd_dir: str) -> list[str]:
+        """Entry names of /proc/PID/fd (under the root); PermissionError when not readable."""
+        ...
+
+    def open_reader(self, path: str) -> Reader:
+        """``path`` opened read-only for its first blocks; OSError (with its strerror)."""
+        ...
+
+    def exclusive_open_busy(self, node: str) -> bool | None:
+        """True when an O_EXCL read-only open fails with EBUSY; None when it cannot be tried."""
+        ...
+
+
+class LiveSystem:
+    """This machine, asked directly."""
+
+    def __init__(self) -> None:
+        self.own_pids = frozenset({str(os.getpid())})
+
+    def stat(self, path: str) -> os.stat_result:
+        return os.stat(path)
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)
+
+    def lexists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def listdir(self, path: str) -> list[str]:
+        return [entry.name for entry in os.scandir(path)]
+
+    def fd_names(self, fd_dir: str) -> list[str]:
+        return [entry.name for entry in os.scandir(fd_dir)]
+
+    def open_reader(self, path: str) -> LiveReader:
+        return LiveReader(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+
+    def exclusive_open_busy(self, node: str) -> bool | None:
+        try:
+            fd = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError as exc:
+            return exc.errno == errno.EBUSY
+        os.close(fd)
+        return False
+
+
+def live_system() -> LiveSystem:
+    """This machine (a new one per judgement: ``own_pids`` is this process's pid now)."""
+    return LiveSystem()
 
 
 def may_hang(fs_type: str) -> bool:
@@ -168,7 +301,7 @@ class OpenFd:
     fd: int
     link: str  # the magic link's text: the path the file was opened as, after symlinks
     flags: int | None  # open(2) flags from fdinfo; None where fdinfo was unreadable
-    st: os.stat_result  # of the open object itself
+    st: StatLike  # of the open object itself
 
     @property
     def writable(self) -> bool:
@@ -209,6 +342,7 @@ def stat_open_fd(
     trusted: frozenset[str] | set[str] = frozenset(),
     *,
     writable_only: bool = False,
+    system: System | None = None,
 ) -> OpenFd | None:
     """The open file ``fd`` of ``pid``, or None: gone, a socket/pipe/anon inode, or on a file
     system that may hang (see the module docstring); with ``writable_only`` also None for a
@@ -235,7 +369,7 @@ def stat_open_fd(
         elif may_hang(fs_type):
             return None
     try:
-        st = os.stat(fd_path)
+        st = os.stat(fd_path) if system is None else system.stat(fd_path)
     except OSError:
         return None
     return OpenFd(pid=int(pid), fd=int(fd), link=link, flags=flags, st=st)

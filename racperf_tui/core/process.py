@@ -134,6 +134,10 @@ def set_child_subreaper() -> bool:
 
 #: set by set_child_subreaper(): orphans of our benchmarks become our children
 _IS_SUBREAPER = False
+#: the leaders and watchdogs of every SupervisedProcess of this process: as a subreaper, one
+#: adopts our other children (orphans of its tree), never another's leader or watchdog (a run's
+#: companion commands run beside its benchmark: neither may stop or reap the other)
+_OWNED_PIDS: set[int] = set()
 
 
 class ProcInfo(NamedTuple):
@@ -279,6 +283,7 @@ class SupervisedProcess:
         finally:
             os.close(read_fd)
         self._watchdog_w = write_fd
+        _OWNED_PIDS.add(self._watchdog.pid)
         stdin = open(self.stdin_path, "rb") if self.stdin_path else None  # closed once the child has it
         try:
             self._popen = subprocess.Popen(
@@ -300,6 +305,7 @@ class SupervisedProcess:
             if stdin is not None:
                 stdin.close()  # the child has its own copy
         self.pid = self._popen.pid
+        _OWNED_PIDS.add(self.pid)
         self.started_monotonic = time.monotonic()
         self._tell_watchdog(f"G {self.pid}\n".encode())
         self._next_scan_at = self.started_monotonic + _TREE_SCAN_AT_S[0]
@@ -334,6 +340,7 @@ class SupervisedProcess:
             except subprocess.TimeoutExpired:
                 self._watchdog.kill()
                 self._watchdog.wait()
+            _OWNED_PIDS.discard(self._watchdog.pid)
             self._watchdog = None
 
     # ---- reading -----------------------------------------------------------------------------
@@ -437,10 +444,11 @@ class SupervisedProcess:
         if not self._reaped:  # once reaped, the group id may belong to someone else
             roots |= {pid for pid, info in table.items() if info.pgrp == self.pid}
         if _IS_SUBREAPER:
-            roots |= {pid for pid, info in table.items() if info.ppid == me and pid != watchdog_pid}
+            roots |= {pid for pid, info in table.items() if info.ppid == me and pid not in _OWNED_PIDS}
         found = roots | descendants(roots, table)
         found.discard(me)
         found.discard(watchdog_pid)
+        found -= _OWNED_PIDS - {self.pid}
         news = []
         for pid in found:
             if pid not in self._known or self._known[pid] != table[pid].starttime:
@@ -461,6 +469,7 @@ class SupervisedProcess:
         if _IS_SUBREAPER:  # orphans of the tree are reparented to us: our children count too
             todo.append(os.getpid())
         watchdog_pid = self._watchdog.pid if self._watchdog is not None else -1
+        others = _OWNED_PIDS - {self.pid}
         while todo:
             pid = todo.pop()
             try:
@@ -474,7 +483,7 @@ class SupervisedProcess:
                 except OSError:
                     continue  # gone, or a kernel without CONFIG_PROC_CHILDREN: the scans still add them
                 for child in map(int, children):
-                    if child not in found and child != watchdog_pid:
+                    if child not in found and child != watchdog_pid and child not in others:
                         found.add(child)
                         todo.append(child)
         found.discard(os.getpid())
@@ -631,6 +640,7 @@ class SupervisedProcess:
         _, raw_status = os.waitpid(self.pid, 0)
         self.returncode = os.waitstatus_to_exitcode(raw_status)
         self._reaped = True
+        _OWNED_PIDS.discard(self.pid)
         if self._popen is not None:
             self._popen.returncode = self.returncode  # Popen must not wait for it again
         # orphans reparented to us (as subreaper) from the group or the tracked tree

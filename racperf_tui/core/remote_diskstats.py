@@ -44,7 +44,8 @@ while read -r req; do
         p=${p%/stat}
         printf 'P %s %s\n' "$n" "${p##*/}"
       done
-      for f in device/queue_depth queue/nr_requests queue/scheduler queue/rotational dm/name; do
+      for f in device/queue_depth queue/nr_requests queue/scheduler queue/rotational \
+               dm/name dm/uuid device/wwid wwid; do
         if [ -r "$d/$f" ] && read -r v < "$d/$f"; then printf 'F %s %s %s\n' "$n" "$f" "$v"; fi
       done
       for e in "$d"/mq/* "$d"/slaves/*; do
@@ -70,7 +71,19 @@ SAMPLE_TIMEOUT_S = 30.0
 SYSFS_REFRESH_S = 30.0
 #: the most one answer may hold (diskstats of 10,000 devices is about 1.5 MB)
 MAX_ANSWER_BYTES = 64 << 20
-_FACT_FILES = frozenset({"device/queue_depth", "queue/nr_requests", "queue/scheduler", "queue/rotational", "dm/name"})
+#: dm/uuid, device/wwid (SCSI) and wwid (NVMe) name a LUN the same on every node that sees it
+_FACT_FILES = frozenset(
+    {
+        "device/queue_depth",
+        "queue/nr_requests",
+        "queue/scheduler",
+        "queue/rotational",
+        "dm/name",
+        "dm/uuid",
+        "device/wwid",
+        "wwid",
+    }
+)
 
 
 @dataclass
@@ -114,6 +127,8 @@ class RemoteDiskstats:
         #: seconds the last answer took (request sent -> last byte here)
         self.last_latency_s = 0.0
         self._last_full = -1e9
+        self._last_sysfs: bytes | None = None
+        self.sysfs_changed = False
         self._buffer = b""
         self._channel: Channel | None = None
         command = (
@@ -122,9 +137,10 @@ class RemoteDiskstats:
         )
         self._channel = connection.open_channel(command)
 
-    def refresh(self, *, full: bool | None = None) -> None:
+    def refresh(self, *, full: bool | None = None, timeout_s: float = SAMPLE_TIMEOUT_S) -> None:
         """Ask for one sample and lay it out under :attr:`root`; SshError when the channel is
-        gone or the node does not answer in time. ``full`` None: sysfs every SYSFS_REFRESH_S."""
+        gone or the node does not answer within ``timeout_s``. ``full`` None: sysfs every
+        SYSFS_REFRESH_S."""
         assert self._channel is not None
         now = time.monotonic()
         if full is None:
@@ -132,7 +148,7 @@ class RemoteDiskstats:
         started = time.monotonic()
         self._channel.write(b"full\n" if full else b"sample\n")
         end = f"{self.mark} end\n".encode()
-        deadline = started + SAMPLE_TIMEOUT_S
+        deadline = started + timeout_s
         errors: list[bytes] = []
         while end not in self._buffer:
             if self._channel.closed and not self._channel.pending:
@@ -142,7 +158,7 @@ class RemoteDiskstats:
                 )
             left = deadline - time.monotonic()
             if left <= 0:
-                raise SshError(f"{self.connection.target.display}: no sample within {SAMPLE_TIMEOUT_S:g} s")
+                raise SshError(f"{self.connection.target.display}: no sample within {timeout_s:g} s")
             for stream, chunk in self._channel.read(min(left, 1.0)):
                 if stream == "stdout":
                     self._buffer += chunk
@@ -192,8 +208,13 @@ class RemoteDiskstats:
             elif path.exists():
                 path.unlink()  # not readable there: the reader says so, as for a local file
         sysfs, host = sections.get("sysfs"), sections.get("host")
-        if full and sysfs is not None:
+        #: the last full answer's sysfs facts differed from the one before (laid out anew)
+        self.sysfs_changed = False
+        if full and sysfs is not None and sysfs != self._last_sysfs:
+            # the same facts as 30 s ago are most often the same files: not rewritten
             self._lay_out_sysfs(sysfs.decode("utf-8", "replace"))
+            self._last_sysfs = sysfs
+            self.sysfs_changed = True
         if full and host is not None:
             fields = dict(line.partition(" ")[::2] for line in host.decode("utf-8", "replace").splitlines())
             self.node = NodeInfo(

@@ -16,21 +16,42 @@ Devices are compared by major:minor (``st_rdev``), never by path: a symlink, a
 "is it mounted" check, which compares path strings, is fooled by a symlink.
 
 Everything is read-only: the device is opened with ``O_RDONLY`` and only ``pread`` is called.
-``proc/`` and ``sys/`` are read under ``root`` so a recorded layout can be replayed; the device
-nodes themselves are always the live ones.
+``proc/`` and ``sys/`` are read under ``root`` (through core/block_devices.py for sysfs) and
+every other question (a path's stat, an open file's stat, a device's first blocks, the
+exclusive-open probe) goes to a ``system`` (core/openfds.py): this machine by default, or a
+node's gathered facts (core/node_facts.py), so the same judgement runs on another node's view.
 """
 
 from __future__ import annotations
 
 import difflib
-import errno
 import os
 import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from racperf_tui.core.openfds import MountTable, may_hang, stat_open_fd, unescape
+from racperf_tui.core.block_devices import (
+    BlockDevice,
+    attached_loops,
+    device_from_devno,
+    device_partitions,
+    direct_holders,
+    holder_kind,
+    parent_disk,
+    parse_devno,
+    read_sysfs_text,
+)
+from racperf_tui.core.openfds import (
+    MountTable,
+    Reader,
+    StatLike,
+    System,
+    live_system,
+    may_hang,
+    stat_open_fd,
+    unescape,
+)
 
 #: Allocation-unit sizes ASM supports (1 MiB is the default; Exadata uses 4 MiB).
 ASM_AU_SIZES_BYTES = tuple(mib << 20 for mib in (1, 2, 4, 8, 16, 32, 64))
@@ -62,96 +83,18 @@ class SafetyVerdict:
     kernel_name: str | None = None
 
 
-@dataclass(frozen=True)
-class _BlockDevice:
-    """One block device as sysfs describes it."""
-
-    name: str  # kernel name, "/" for "!" as in /proc/diskstats ("cciss/c0d0")
-    major: int
-    minor: int
-    sysfs_dir: Path | None
-
-    @property
-    def devno(self) -> tuple[int, int]:
-        return (self.major, self.minor)
-
-    @property
-    def label(self) -> str:
-        return f"{self.name} ({self.major}:{self.minor})"
-
-
 # --------------------------------------------------------------------------------------------
-# sysfs
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(errors="replace").strip()
-    except OSError:
-        return None
-
-
-def _parse_devno(text: str | None) -> tuple[int, int] | None:
-    if not text or ":" not in text:
-        return None
-    major_text, minor_text = text.split(":", 1)
-    try:
-        return (int(major_text), int(minor_text))
-    except ValueError:
-        return None
-
-
-def _device_from_sysfs(sysfs_dir: Path) -> _BlockDevice | None:
-    devno = _parse_devno(_read_text(sysfs_dir / "dev"))
-    if devno is None:
-        return None
-    name = sysfs_dir.name.replace("!", "/")
-    for line in (_read_text(sysfs_dir / "uevent") or "").splitlines():
-        if line.startswith("DEVNAME="):
-            name = line.split("=", 1)[1]
-    return _BlockDevice(name=name, major=devno[0], minor=devno[1], sysfs_dir=sysfs_dir)
-
-
-def _device_from_devno(root: Path, major: int, minor: int) -> _BlockDevice:
-    link = root / "sys" / "dev" / "block" / f"{major}:{minor}"
-    if link.exists():
-        found = _device_from_sysfs(link.resolve())
-        if found is not None:
-            return found
-    # Without sysfs we still know the number, which is all the usage checks need.
-    return _BlockDevice(name=f"{major}:{minor}", major=major, minor=minor, sysfs_dir=None)
-
-
-def _partitions(device: _BlockDevice) -> list[_BlockDevice]:
-    if device.sysfs_dir is None or (device.sysfs_dir / "partition").exists():
-        return []
-    found = []
-    try:
-        children = sorted(device.sysfs_dir.iterdir())
-    except OSError:
-        return []
-    for child in children:
-        if (child / "partition").exists():
-            part = _device_from_sysfs(child)
-            if part is not None:
-                found.append(part)
-    return found
-
-
-def _parent_disk(device: _BlockDevice) -> _BlockDevice | None:
-    if device.sysfs_dir is None or not (device.sysfs_dir / "partition").exists():
-        return None
-    return _device_from_sysfs(device.sysfs_dir.parent)
+# sysfs (core/block_devices.py) and the loops' backing files
 
 
 @dataclass(frozen=True)
 class _Loop:
     """An attached loop device and what backs it."""
 
-    device: _BlockDevice
+    device: BlockDevice
     backing: str  # sysfs loop/backing_file: a path, as our mount namespace names it
     offset_bytes: int
-    backing_st: os.stat_result | None  # None: gone, or on a file system that may hang
+    backing_st: StatLike | None  # None: gone, or on a file system that may hang
 
     @property
     def backing_devno(self) -> tuple[int, int] | None:
@@ -164,75 +107,37 @@ class _Loop:
         return f"loop device backed by {self.backing} from byte {self.offset_bytes}"
 
 
-def _loops(root: Path, trusted_paths: Collection[str] = ()) -> list[_Loop]:
+def _loops(root: Path, system: System, trusted_paths: Collection[str] = ()) -> list[_Loop]:
     """Every attached loop device.  A backing file on a network, cluster or FUSE file system is
     not stat'ed (it could hang) unless it is one of ``trusted_paths``."""
-    block_dir = root / "sys" / "block"
-    try:
-        names = sorted(entry.name for entry in os.scandir(block_dir) if entry.name.startswith("loop"))
-    except OSError:
-        return []
     mounts: MountTable | None = None
     loops = []
-    for name in names:
-        backing = _read_text(block_dir / name / "loop" / "backing_file")
-        device = _device_from_sysfs(block_dir / name)
-        if not backing or device is None:
-            continue
-        if backing not in trusted_paths:
+    for entry in attached_loops(root):
+        if entry.backing not in trusted_paths:
             mounts = mounts or MountTable(root / "proc")
-            fs_type = mounts.fs_type_of_path(backing)
+            fs_type = mounts.fs_type_of_path(entry.backing)
             if fs_type is not None and may_hang(fs_type):
-                loops.append(_Loop(device, backing, 0, None))
+                loops.append(_Loop(entry.device, entry.backing, 0, None))
                 continue
         try:
-            backing_st: os.stat_result | None = os.stat(backing)
+            backing_st: StatLike | None = system.stat(entry.backing)
         except OSError:
             backing_st = None
-        try:
-            offset_bytes = int(_read_text(block_dir / name / "loop" / "offset") or 0)
-        except ValueError:
-            offset_bytes = 0
-        loops.append(_Loop(device, backing, offset_bytes, backing_st))
+        loops.append(_Loop(entry.device, entry.backing, entry.offset_bytes, backing_st))
     return loops
 
 
-def _describe_holder(holder: _BlockDevice, loops: dict[tuple[int, int], _Loop] | None = None) -> str:
+def _describe_holder(holder: BlockDevice, loops: dict[tuple[int, int], _Loop] | None = None) -> str:
     """'dm-0 (253:0, device-mapper "vg-lv")', 'md0 (9:0, md raid1)',
     'loop6 (7:6, loop device backed by /dev/loop5 from byte 1048576)'..."""
-    kind = ""
     loop = (loops or {}).get(holder.devno)
-    if loop is not None:
-        kind = f", {loop.text}"
-    elif holder.sysfs_dir is not None:
-        dm_name = _read_text(holder.sysfs_dir / "dm" / "name")
-        md_level = _read_text(holder.sysfs_dir / "md" / "level")
-        if dm_name is not None:
-            dm_uuid = _read_text(holder.sysfs_dir / "dm" / "uuid") or ""
-            what = "multipath" if dm_uuid.startswith("mpath-") else "device-mapper"
-            if dm_uuid.startswith("LVM-"):
-                what = "LVM logical volume"
-            kind = f', {what} "{dm_name}"'
-        elif md_level is not None:
-            kind = f", md {md_level}"
-    return f"{holder.name} ({holder.major}:{holder.minor}{kind})"
-
-
-def _direct_holders(device: _BlockDevice) -> list[_BlockDevice]:
-    """What sysfs ``holders/`` lists: device-mapper, multipath, md, bcache."""
-    if device.sysfs_dir is None:
-        return []
-    try:
-        entries = sorted((device.sysfs_dir / "holders").iterdir())
-    except OSError:
-        return []
-    found = [_device_from_sysfs(entry.resolve()) for entry in entries]
-    return [holder for holder in found if holder is not None]
+    kind = loop.text if loop is not None else holder_kind(holder)
+    return f"{holder.name} ({holder.major}:{holder.minor}{', ' + kind if kind else ''})"
 
 
 def _stacked(
-    start: list[_BlockDevice], seen: set[tuple[int, int]], loops: list[_Loop]
-) -> list[tuple[_BlockDevice, _BlockDevice, bool]]:
+    start: list[BlockDevice], seen: set[tuple[int, int]], loops: list[_Loop]
+) -> list[tuple[BlockDevice, BlockDevice, bool]]:
     """(upper, lower, upper is a partition of lower) triples, recursively upwards from ``start``:
     dm on dm, md on partitions, a loop device whose backing file is one of these devices' nodes (not in holders/: a loop
     holds its backing file like any open file, but from the kernel, with no fd and no claim),
@@ -245,14 +150,14 @@ def _stacked(
     todo = list(start)
     while todo:
         lower = todo.pop(0)
-        uppers = _direct_holders(lower) + [loop.device for loop in loops_on.get(lower.devno, [])]
+        uppers = direct_holders(lower) + [loop.device for loop in loops_on.get(lower.devno, [])]
         for upper in uppers:
             if upper.devno in seen:
                 continue
             seen.add(upper.devno)
             pairs.append((upper, lower, False))
             todo.append(upper)
-            for part in _partitions(upper):
+            for part in device_partitions(upper):
                 if part.devno not in seen:
                     seen.add(part.devno)
                     pairs.append((part, upper, True))
@@ -260,11 +165,11 @@ def _stacked(
     return pairs
 
 
-def _find_device_node(device: _BlockDevice) -> str | None:
+def _find_device_node(device: BlockDevice, system: System) -> str | None:
     """A /dev node whose st_rdev is this device (for reading it and the exclusive-open probe)."""
     for candidate in (f"/dev/block/{device.major}:{device.minor}", f"/dev/{device.name}"):
         try:
-            st = os.stat(candidate)
+            st = system.stat(candidate)
         except OSError:
             continue
         if stat.S_ISBLK(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == device.devno:
@@ -276,9 +181,9 @@ def _find_device_node(device: _BlockDevice) -> str | None:
 # who uses what: mounts, swap, open file descriptors
 
 
-def _blockdev_of_path(path: str) -> tuple[int, int] | None:
+def _blockdev_of_path(path: str, system: System) -> tuple[int, int] | None:
     try:
-        st = os.stat(path)
+        st = system.stat(path)
     except OSError:
         return None
     if not stat.S_ISBLK(st.st_mode):
@@ -286,26 +191,26 @@ def _blockdev_of_path(path: str) -> tuple[int, int] | None:
     return (os.major(st.st_rdev), os.minor(st.st_rdev))
 
 
-def _mounts(root: Path) -> dict[tuple[int, int], list[str]]:
+def _mounts(root: Path, system: System) -> dict[tuple[int, int], list[str]]:
     """major:minor -> mount points, from mountinfo's MAJ:MIN field and from the mount source.
 
     The source matters for btrfs, whose mountinfo number is an anonymous device, not the disk.
     """
     mounts: dict[tuple[int, int], list[str]] = {}
-    text = _read_text(root / "proc" / "self" / "mountinfo") or ""
+    text = read_sysfs_text(root / "proc" / "self" / "mountinfo") or ""
     for line in text.splitlines():
         fields = line.split()
         if len(fields) < 5:
             continue
         mount_point = unescape(fields[4])
         devnos = set()
-        devno = _parse_devno(fields[2])
+        devno = parse_devno(fields[2])
         if devno is not None:
             devnos.add(devno)
         if "-" in fields[6:]:
             after = fields[fields.index("-", 6) + 1 :]
             if len(after) >= 2 and after[1].startswith("/"):
-                source_devno = _blockdev_of_path(unescape(after[1]))
+                source_devno = _blockdev_of_path(unescape(after[1]), system)
                 if source_devno is not None:
                     devnos.add(source_devno)
         for devno in devnos:
@@ -313,19 +218,19 @@ def _mounts(root: Path) -> dict[tuple[int, int], list[str]]:
     return mounts
 
 
-def _swaps(root: Path) -> dict[tuple[int, int], str]:
+def _swaps(root: Path, system: System) -> dict[tuple[int, int], str]:
     """major:minor -> the swap entry in /proc/swaps (paths resolved by st_rdev, then by name)."""
     swaps: dict[tuple[int, int], str] = {}
-    text = _read_text(root / "proc" / "swaps") or ""
+    text = read_sysfs_text(root / "proc" / "swaps") or ""
     for line in text.splitlines()[1:]:
         fields = line.split()
         if len(fields) < 2 or fields[1] != "partition":
             continue
         swap_path = unescape(fields[0])
-        devno = _blockdev_of_path(swap_path)
+        devno = _blockdev_of_path(swap_path, system)
         if devno is None:
             # The node may be missing here (a container); the kernel name still is in sysfs.
-            devno = _parse_devno(_read_text(root / "sys" / "class" / "block" / Path(swap_path).name / "dev"))
+            devno = parse_devno(read_sysfs_text(root / "sys" / "class" / "block" / Path(swap_path).name / "dev"))
         if devno is not None:
             swaps[devno] = swap_path
     return swaps
@@ -339,7 +244,7 @@ class _OpenScan:
     unreadable_pids: int = 0
 
 
-def _scan_open_files(root: Path, wanted: Collection[object], *, trusted_paths: set[str]) -> _OpenScan:
+def _scan_open_files(root: Path, wanted: Collection[object], *, trusted_paths: set[str], system: System) -> _OpenScan:
     """Which other processes hold one of ``wanted`` open.
 
     Keys are ("blk", major, minor) for block devices and ("ino", st_dev, st_ino) for files.
@@ -349,17 +254,16 @@ def _scan_open_files(root: Path, wanted: Collection[object], *, trusted_paths: s
     except the links in ``trusted_paths``: the target itself, which was stat'ed already.
     """
     scan = _OpenScan()
-    own_pid = str(os.getpid())
     proc = root / "proc"
     proc_text = str(proc)
     mounts = MountTable(proc)
     try:
-        pids = [entry.name for entry in os.scandir(proc) if entry.name.isdigit() and entry.name != own_pid]
+        pids = [entry.name for entry in os.scandir(proc) if entry.name.isdigit() and entry.name not in system.own_pids]
     except OSError:
         return scan
     for pid in pids:
         try:
-            fds = [entry.name for entry in os.scandir(f"{proc_text}/{pid}/fd")]
+            fds = system.fd_names(f"{proc_text}/{pid}/fd")
         except FileNotFoundError:
             continue  # exited meanwhile
         except PermissionError:
@@ -368,7 +272,7 @@ def _scan_open_files(root: Path, wanted: Collection[object], *, trusted_paths: s
         except OSError:
             continue
         for fd in fds:
-            found = stat_open_fd(proc_text, pid, fd, mounts, trusted_paths)
+            found = stat_open_fd(proc_text, pid, fd, mounts, trusted_paths, system=system)
             if found is None:
                 continue
             st = found.st
@@ -377,7 +281,7 @@ def _scan_open_files(root: Path, wanted: Collection[object], *, trusted_paths: s
             else:
                 key = ("ino", st.st_dev, st.st_ino)
             if key in wanted:
-                comm = _read_text(proc / pid / "comm") or "?"
+                comm = read_sysfs_text(proc / pid / "comm") or "?"
                 entry_text = f"{pid} ({comm})"
                 users = scan.holders.setdefault(key, [])
                 if entry_text not in users:
@@ -385,23 +289,13 @@ def _scan_open_files(root: Path, wanted: Collection[object], *, trusted_paths: s
     return scan
 
 
-def _exclusive_open_busy(node: str) -> bool:
-    """True when the kernel refuses an exclusive (O_EXCL) read-only open with EBUSY."""
-    try:
-        fd = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError as exc:
-        return exc.errno == errno.EBUSY
-    os.close(fd)
-    return False
-
-
 # --------------------------------------------------------------------------------------------
 # signatures
 
 
-def _pread(fd: int, offset: int, length: int) -> bytes:
+def _pread(reader: Reader, offset: int, length: int) -> bytes:
     try:
-        return os.pread(fd, length, offset)
+        return reader.pread(offset, length)
     except OSError:
         return b""
 
@@ -422,10 +316,10 @@ def _asm_names(block: bytes) -> str:
     return ""
 
 
-def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = False) -> list[str]:
+def _signature_reasons(reader: Reader, size_bytes: int, what: str, *, asm_only: bool = False) -> list[str]:
     """Sentences for each signature found; ``what`` names the device or file in them."""
     reasons: list[str] = []
-    head = _pread(fd, 0, min(HEAD_BYTES, size_bytes))
+    head = _pread(reader, 0, min(HEAD_BYTES, size_bytes))
     if size_bytes > 0 and not head:
         return [f"{what} could not be read to look for signatures (read error at byte 0)"]
 
@@ -440,7 +334,7 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
             backup_offset = 2 * au_bytes - 2 * ASM_METADATA_BLOCK_BYTES
             if backup_offset + ASM_METADATA_BLOCK_BYTES > size_bytes:
                 break
-            block = _pread(fd, backup_offset, 256)
+            block = _pread(reader, backup_offset, 256)
             if at(block, 32, b"ORCLDISK"):
                 block_no = au_bytes // ASM_METADATA_BLOCK_BYTES - 2
                 reasons.append(
@@ -474,7 +368,7 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
             gpt_found = True
             break
     # The backup GPT header sits in the last sector; it survives a wiped primary.
-    last_4k = _pread(fd, size_bytes - 4096, 4096) if size_bytes >= 2 * 4096 else b""
+    last_4k = _pread(reader, size_bytes - 4096, 4096) if size_bytes >= 2 * 4096 else b""
     if not gpt_found and len(last_4k) == 4096:
         for sector_bytes in (512, 4096):
             if at(last_4k, 4096 - sector_bytes, b"EFI PART"):
@@ -515,7 +409,7 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
         md_locations.append((((size_bytes - 8192) & ~4095), "1.0"))
         md_locations.append((((size_bytes & ~65535) - 65536), "0.90"))
     for offset, version in md_locations:
-        magic_bytes = _pread(fd, offset, 4)
+        magic_bytes = _pread(reader, offset, 4)
         if magic_bytes in (MD_MAGIC_LE, MD_MAGIC_BE):
             reasons.append(
                 f"{what} carries an md RAID superblock (magic 0xA92B4EFC at byte {offset}, metadata {version})"
@@ -528,40 +422,41 @@ def _signature_reasons(fd: int, size_bytes: int, what: str, *, asm_only: bool = 
 # the checks
 
 
-def _loop_backing_users(root: Path, st: os.stat_result, trusted_paths: set[str]) -> list[str]:
+def _loop_backing_users(root: Path, system: System, st: StatLike, trusted_paths: set[str]) -> list[str]:
     """Loop devices whose backing file is this file (same st_dev and st_ino)."""
     return [
         loop.device.label
-        for loop in _loops(root, trusted_paths)
+        for loop in _loops(root, system, trusted_paths)
         if loop.backing_st is not None and (loop.backing_st.st_dev, loop.backing_st.st_ino) == (st.st_dev, st.st_ino)
     ]
 
 
-def _check_regular_file(path: str, st: os.stat_result, root: Path) -> SafetyVerdict:
+def _check_regular_file(path: str, st: StatLike, root: Path, system: System) -> SafetyVerdict:
     """Writing a file is fine, unless it is a loop device's backing store, an ASM disk kept in a
     file (ASM on NFS), or open in another process (a live datafile)."""
     reasons = []
-    for loop in _loop_backing_users(root, st, {os.path.realpath(path)}):
+    real = system.realpath(path)
+    for loop in _loop_backing_users(root, system, st, {real}):
         reasons.append(f"{path} is the backing file of loop device {loop}; writing it writes that device")
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        reader = system.open_reader(path)
     except OSError as exc:
         reasons.append(f"{path} could not be read to look for an ASM header: {exc.strerror}")
     else:
         try:
-            reasons.extend(_signature_reasons(fd, st.st_size, path, asm_only=True))
+            reasons.extend(_signature_reasons(reader, st.st_size, path, asm_only=True))
         finally:
-            os.close(fd)
+            reader.close()
     key = ("ino", st.st_dev, st.st_ino)
-    scan = _scan_open_files(root, {key}, trusted_paths={os.path.realpath(path)})
+    scan = _scan_open_files(root, {key}, trusted_paths={real}, system=system)
     for user in scan.holders.get(key, []):
         reasons.append(f"{path} is held open by process {user}")
     return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=[])
 
 
-def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerdict:
+def _check_block_device(path: str, st: StatLike, root: Path, system: System) -> SafetyVerdict:
     reasons: list[str] = []
-    target = _device_from_devno(root, os.major(st.st_rdev), os.minor(st.st_rdev))
+    target = device_from_devno(root, os.major(st.st_rdev), os.minor(st.st_rdev))
     target_text = (
         f"{path} ({target.name}, {target.major}:{target.minor})"
         if path != f"/dev/{target.name}"
@@ -571,23 +466,23 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
     # The devices whose use forbids writing: the target, its partitions, the disk it is a
     # partition of, the device a loop target writes through (and so on down), and everything
     # stacked on any of those.
-    related: list[tuple[_BlockDevice, str]] = [(target, "")]
-    partitions = _partitions(target)
+    related: list[tuple[BlockDevice, str]] = [(target, "")]
+    partitions = device_partitions(target)
     related += [(part, f"its partition {part.label}") for part in partitions]
-    parent = _parent_disk(target)
+    parent = parent_disk(target)
     if parent is not None:
         related.append((parent, f"the disk it is a partition of, {parent.label}"))
     seen = {device.devno for device, _ in related}
-    loops = _loops(root)
+    loops = _loops(root, system)
     loop_by_devno = {loop.device.devno: loop for loop in loops}
     upper_loop = loop_by_devno.get(target.devno)
     while upper_loop is not None and upper_loop.backing_devno is not None and upper_loop.backing_devno not in seen:
-        lower = _device_from_devno(root, *upper_loop.backing_devno)
+        lower = device_from_devno(root, *upper_loop.backing_devno)
         related.append(
             (lower, f"the device it is a loop device on, {lower.label} (from byte {upper_loop.offset_bytes})")
         )
         seen.add(lower.devno)
-        for extra in _partitions(lower) + [p for p in [_parent_disk(lower)] if p is not None]:
+        for extra in device_partitions(lower) + [p for p in [parent_disk(lower)] if p is not None]:
             if extra.devno not in seen:
                 seen.add(extra.devno)
                 related.append((extra, f"{extra.label}, under the device it is a loop device on"))
@@ -607,8 +502,8 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
             f"{target_text} is in use by {described}{under}: writing underneath {what} corrupts what it holds"
         )
 
-    mounts = _mounts(root)
-    swaps = _swaps(root)
+    mounts = _mounts(root, system)
+    swaps = _swaps(root, system)
     claimed_explained = bool(holder_pairs)
     for device, relation in related:
         who = target_text if not relation else f"{target_text}: {relation}"
@@ -620,7 +515,7 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
             claimed_explained = True
 
     wanted = {("blk", device.major, device.minor) for device, _ in related}
-    scan = _scan_open_files(root, wanted, trusted_paths={os.path.realpath(path)})
+    scan = _scan_open_files(root, wanted, trusted_paths={system.realpath(path)}, system=system)
     for device, relation in related:
         who = target_text if not relation else f"{target_text}: {relation}"
         for user in scan.holders.get(("blk", device.major, device.minor), []):
@@ -634,28 +529,34 @@ def _check_block_device(path: str, st: os.stat_result, root: Path) -> SafetyVerd
     # The kernel's own view catches claims made in other mount namespaces (containers).
     if not claimed_explained:
         for device, relation in related[: 1 + len(partitions)]:
-            node = path if device.devno == target.devno else _find_device_node(device)
-            if node is not None and _exclusive_open_busy(node):
-                who = target_text if not relation else f"{target_text}: {relation}"
+            node = path if device.devno == target.devno else _find_device_node(device, system)
+            if node is None:
+                continue
+            who = target_text if not relation else f"{target_text}: {relation}"
+            busy = system.exclusive_open_busy(node)
+            if busy:
                 reasons.append(
                     f"{who} is claimed by the kernel (an exclusive open fails with EBUSY): mounted "
                     "in another mount namespace, used as swap, or part of a dm/md device"
                 )
+            elif busy is None:
+                reasons.append(
+                    f"could not ask the kernel whether {who} is claimed (the exclusive-open probe "
+                    "needs python on that node): a mount in another mount namespace would go unseen"
+                )
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        reader = system.open_reader(path)
     except OSError as exc:
         reasons.append(f"{target_text} could not be read to look for signatures: {exc.strerror}")
     else:
         try:
-            fst = os.fstat(fd)
-            if fst.st_rdev != st.st_rdev:  # the link changed between stat and open
+            if reader.rdev() != st.st_rdev:  # the link changed between stat and open
                 reasons.append(f"{path} changed while being checked; check again")
             else:
-                size_bytes = os.lseek(fd, 0, os.SEEK_END)
-                reasons.extend(_signature_reasons(fd, size_bytes, target_text))
+                reasons.extend(_signature_reasons(reader, reader.size_bytes(), target_text))
         finally:
-            os.close(fd)
+            reader.close()
 
     devices = [device.label for device, _ in related]
     return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=devices, kernel_name=target.name)
@@ -668,16 +569,19 @@ _NAME_DIRS = ("/dev", "/dev/mapper", "/dev/oracleasm/disks")
 CLOSE_NAMES_MAX = 5
 
 
-def _close_device_names(path: str) -> list[str]:
+def _close_device_names(path: str, system: System) -> list[str]:
     """Up to CLOSE_NAMES_MAX existing block devices (nodes or links to one) whose name is close
     to ``path``'s last component, best first; at equal closeness, those in its own directory."""
     wanted = os.path.basename(path)
     own_dir = os.path.dirname(path)
-    by_id = sorted(str(p) for p in Path("/dev/disk").glob("by-*"))
+    try:
+        by_id = sorted(f"/dev/disk/{name}" for name in system.listdir("/dev/disk") if name.startswith("by-"))
+    except OSError:
+        by_id = []
     scored = []
     for directory in dict.fromkeys([own_dir, *_NAME_DIRS, *by_id]):
         try:
-            names = [entry.name for entry in os.scandir(directory)]
+            names = system.listdir(directory)
         except OSError:
             continue
         for name in names:
@@ -686,7 +590,7 @@ def _close_device_names(path: str) -> list[str]:
                 continue
             candidate = os.path.join(directory, name)
             try:
-                mode = os.stat(candidate).st_mode
+                mode = system.stat(candidate).st_mode
             except OSError:
                 continue
             if stat.S_ISBLK(mode):
@@ -694,36 +598,37 @@ def _close_device_names(path: str) -> list[str]:
     return [candidate for *_, candidate in sorted(scored)[:CLOSE_NAMES_MAX]]
 
 
-def _missing_under_dev(path: str) -> tuple[str, str] | None:
+def _missing_under_dev(path: str, system: System) -> tuple[str, str] | None:
     """For a path that does not exist: (the sentence naming it and the close names, the
     existing directory it would be created in) when it lies in /dev's own file system; None
     elsewhere, including file systems mounted under /dev (/dev/shm holds files by design)."""
     absolute = os.path.normpath(os.path.abspath(path))
     existing = os.path.dirname(absolute)
-    while not os.path.isdir(existing):
+    while not system.isdir(existing) and existing != "/":
         existing = os.path.dirname(existing)
-    real = os.path.realpath(existing)
+    real = system.realpath(existing)
     if real != "/dev" and not real.startswith("/dev/"):
         return None
     try:
-        if os.stat(real).st_dev != os.stat("/dev").st_dev:
+        if system.stat(real).st_dev != system.stat("/dev").st_dev:
             return None
     except OSError:
         pass
     missing_dir = "" if existing == os.path.dirname(absolute) else f" (no directory {os.path.dirname(absolute)})"
-    names = _close_device_names(absolute)
+    names = _close_device_names(absolute, system)
     hint = f"did you mean {', '.join(names)}?" if names else "no device has a similar name"
     return f"{path}: no such device{missing_dir}; {hint}", real
 
 
-def check_read_target(path: str) -> SafetyVerdict:
+def check_read_target(path: str, *, system: System | None = None) -> SafetyVerdict:
     """Reading cannot destroy data, so everything that exists may be read.  A missing path in
     /dev is still refused: it is a mistyped device name, and the run would measure nothing (or,
     with a tool that creates its file, a file in memory)."""
+    system = system or live_system()
     try:
-        os.stat(path)
+        system.stat(path)
     except FileNotFoundError:
-        missing = _missing_under_dev(path)
+        missing = _missing_under_dev(path, system)
         if missing is not None:
             return SafetyVerdict(target=path, allowed=False, reasons=[missing[0]])
     except OSError:
@@ -731,18 +636,20 @@ def check_read_target(path: str) -> SafetyVerdict:
     return SafetyVerdict(target=path, allowed=True)
 
 
-def check_write_target(path: str, *, root: Path = Path("/")) -> SafetyVerdict:
+def check_write_target(path: str, *, root: Path = Path("/"), system: System | None = None) -> SafetyVerdict:
     """Decide whether a write workload on ``path`` can destroy data.
 
     Files and directories are allowed (a file that backs a loop device, holds an ASM header or is
     open in another process is not).  A block device, reached directly or through any link, is
     refused for the reasons in the module docstring.  A missing path in /dev is refused with the
-    close device names.  Nothing is ever written.
+    close device names.  Nothing is ever written.  ``system`` answers what is not a file under
+    ``root`` (this machine by default; a node's facts: core/node_facts.py).
     """
+    system = system or live_system()
     try:
-        st = os.stat(path)  # follows symlinks: /dev/mapper/x, /dev/disk/by-id/y, ~/mydisk
+        st = system.stat(path)  # follows symlinks: /dev/mapper/x, /dev/disk/by-id/y, ~/mydisk
     except FileNotFoundError:
-        missing = _missing_under_dev(path)
+        missing = _missing_under_dev(path, system)
         if missing is not None:
             sentence, directory = missing
             if "(no directory" not in sentence:
@@ -754,7 +661,7 @@ def check_write_target(path: str, *, root: Path = Path("/")) -> SafetyVerdict:
     except OSError as exc:
         return SafetyVerdict(target=path, allowed=False, reasons=[f"{path} could not be examined: {exc.strerror}"])
     if stat.S_ISBLK(st.st_mode):
-        return _check_block_device(path, st, root)
+        return _check_block_device(path, st, root, system)
     if stat.S_ISCHR(st.st_mode):
         if os.major(st.st_rdev) == 1:  # /dev/null, /dev/zero: nothing to destroy
             return SafetyVerdict(target=path, allowed=True)
@@ -768,7 +675,7 @@ def check_write_target(path: str, *, root: Path = Path("/")) -> SafetyVerdict:
             ],
         )
     if stat.S_ISREG(st.st_mode):
-        return _check_regular_file(path, st, root)
+        return _check_regular_file(path, st, root, system)
     return SafetyVerdict(target=path, allowed=True)
 
 

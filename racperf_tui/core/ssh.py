@@ -52,13 +52,30 @@ class SshError(OSError):
     """A node cannot be reached, logged into or run on; the message says why."""
 
 
+class Unreachable(SshError):
+    """No SSH server answered: no such host, refused, no route, timed out."""
+
+
+class LoginRefused(SshError):
+    """The node answered and its host key is known, but it refused the login."""
+
+
 class HostKeyError(SshError):
     """The node's host key is not on record (``changed`` False) or differs from it (True)."""
 
-    def __init__(self, message: str, *, changed: bool, fingerprint: str) -> None:
+    def __init__(self, message: str, *, changed: bool, fingerprint: str, summary: str = "") -> None:
         super().__init__(message)
         self.changed = changed
         self.fingerprint = fingerprint
+        #: the refusal in one line (what a list of nodes shows)
+        self.summary = summary or " ".join(message.split())
+
+
+def one_line(exc: BaseException) -> str:
+    """Why a node cannot be used, in one line (a HostKeyError's summary; whitespace folded)."""
+    if isinstance(exc, HostKeyError):
+        return exc.summary
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 # ---- where: [user@]host[:port] -----------------------------------------------------------
@@ -205,6 +222,8 @@ def _host_key_message(
             "the known_hosts file.",
             changed=True,
             fingerprint=fingerprint,
+            summary=f"{where}: HOST KEY HAS CHANGED, refused: it offers {algorithm} {fingerprint}, "
+            f"{', '.join(files)} says {recorded}",
         )
     own = target.known_hosts[0] if target.known_hosts else str(racperf_known_hosts())
     line = f"{where} {key.export_public_key('openssh').decode().split()[0]} ..."
@@ -218,6 +237,7 @@ def _host_key_message(
         f"  (a line '{line}'), or log in once with ssh, which records it in ~/.ssh/known_hosts.",
         changed=False,
         fingerprint=fingerprint,
+        summary=f"{where}: host key unknown ({algorithm} {fingerprint}): verify it, then: {scan} >> {shlex.quote(own)}",
     )
 
 
@@ -286,14 +306,14 @@ class Connection:
         self._closed.wait(5.0)
 
 
-async def _connect(target: SshTarget) -> Connection:
+async def _connect(target: SshTarget, timeout_s: float = CONNECT_TIMEOUT_S) -> Connection:
     files = target.known_hosts_files()
     known, present = _read_known_hosts(files)
     options: dict[str, Any] = {
         "known_hosts": known,
         "keepalive_interval": KEEPALIVE_INTERVAL_S,
         "keepalive_count_max": KEEPALIVE_COUNT_MAX,
-        "connect_timeout": CONNECT_TIMEOUT_S,
+        "connect_timeout": timeout_s,
     }
     if target.port is not None:
         options["port"] = target.port
@@ -323,20 +343,27 @@ async def _connect(target: SshTarget) -> Connection:
             raise _host_key_message(target, port, client.refused_key, known, present or files, addr) from None
         raise SshError(f"{target.display}: host key refused: {exc}") from None
     except asyncssh.PermissionDenied as exc:
-        raise SshError(
+        raise LoginRefused(
             f"{target.display}: login refused ({exc.reason}): is the key in the node's "
             "authorized_keys, loaded in the agent, or given with --identity?"
         ) from None
     except asyncssh.KeyImportError as exc:
-        raise SshError(
+        raise LoginRefused(
             f"{target.display}: cannot use the identity {target.identity}: {exc} "
             "(a key with a passphrase: load it in ssh-agent instead)"
         ) from None
     except asyncssh.Error as exc:
         raise SshError(f"{target.display}: {exc.reason}") from None
+    except socket.gaierror as exc:
+        raise Unreachable(f"{target.display}: cannot resolve {target.host!r} (DNS): {exc.strerror or exc}") from None
     except (TimeoutError, OSError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else (str(exc) or "timed out")
-        raise SshError(f"{target.display}: cannot connect: {why}") from None
+        if isinstance(exc, OSError) and exc.errno:  # asyncio's "Connect call failed (...)" hides the errno's words
+            why = os.strerror(exc.errno)
+        elif isinstance(exc, OSError) and exc.strerror:
+            why = exc.strerror
+        else:
+            why = f"timed out after {timeout_s:g} s" if isinstance(exc, TimeoutError) else str(exc)
+        raise Unreachable(f"{target.display}: cannot connect: {why}") from None
     return Connection(target, conn, time.monotonic() - started)
 
 
@@ -344,15 +371,16 @@ _pool: dict[SshTarget, Connection] = {}
 _pool_lock = threading.Lock()
 
 
-def connect(target: SshTarget, *, fresh: bool = False) -> Connection:
+def connect(target: SshTarget, *, fresh: bool = False, timeout_s: float = CONNECT_TIMEOUT_S) -> Connection:
     """The pooled connection to ``target`` (made on first use, remade once closed); SshError.
-    ``fresh``: a new connection not taken from nor put in the pool."""
+    ``fresh``: a new connection not taken from nor put in the pool. ``timeout_s`` bounds the
+    TCP connection, key exchange and login together."""
     if fresh:
-        return runtime().run(_connect(target), CONNECT_TIMEOUT_S + 10)
+        return runtime().run(_connect(target, timeout_s), timeout_s + 10)
     with _pool_lock:
         conn = _pool.get(target)
         if conn is None or conn.closed:
-            conn = runtime().run(_connect(target), CONNECT_TIMEOUT_S + 10)
+            conn = runtime().run(_connect(target, timeout_s), timeout_s + 10)
             _pool[target] = conn
         return conn
 
@@ -490,6 +518,21 @@ class Channel:
     def write(self, data: bytes) -> None:
         if self._chan is not None and not self.closed:
             runtime().call(self._chan.write, data)
+
+    def heartbeat(self, interval_s: float, data: bytes) -> None:
+        """Write ``data`` every ``interval_s`` until the channel closes, from the SSH thread's
+        loop (so a caller that blocks does not stop it: the beat says the link and this
+        process are alive, not that the caller is reading)."""
+
+        async def beat() -> None:
+            while self._chan is not None and not self.closed:
+                try:
+                    self._chan.write(data)
+                except (OSError, asyncssh.Error):
+                    return
+                await asyncio.sleep(interval_s)
+
+        runtime().call(lambda: asyncio.ensure_future(beat()))
 
     def write_eof(self) -> None:
         if self._chan is not None and not self.closed:

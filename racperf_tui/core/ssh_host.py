@@ -23,6 +23,7 @@ connection: ``kill -s TERM -- -PGID``, then KILL after the grace.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import posixpath
 import re
@@ -35,16 +36,27 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from racperf_tui.core.devjail import unjail_argv
 from racperf_tui.core.hosts import MAX_RESULT_FILE_BYTES, MAX_RESULT_FILES, STDIN_FILE
 from racperf_tui.core.invocation import Invocation, Target
+from racperf_tui.core.node_facts import gather_and_judge
+from racperf_tui.core.node_net import NetReport, net_command
 from racperf_tui.core.ssh import Channel, Connection, SshError, SshTarget, connect
 from racperf_tui.core.target_guard import GuardVerdict
 from racperf_tui.core.write_watch import Violation, WriteWatch
 
-#: $1 mark, $2 grace (whole seconds), $3 limit (s, 0: none), $4 the command (a shell line).
-#: The group's leader prints "MARK pgid N" on stderr before it execs anything.
+#: $1 mark, $2 grace (whole seconds), $3 limit (s, 0: none), $4 the command (a shell line),
+#: $5 the heartbeat deadline (s, 0: none): a line comes on stdin every second from the client
+#: (any line is a beat); none for that long and the link is taken as dead (a cable cut, a
+#: client host that froze: no EOF ever comes), so the whole tree is stopped as on EOF.
+#: The group's leader prints "MARK pgid N" on stderr before it execs anything. A line "TERM"
+#: or "KILL" on stdin signals the group and every tracked process; EOF stops them (TERM,
+#: grace, KILL). The tracker looks every second for 10 s, then every 3 s (ppid chains from
+#: the leader, and the group's members; with ps and awk where present, else a /proc walk in
+#: sh) and keeps "pid:starttime" of each in a file, so processes that left the group with
+#: setsid() (fio's workers) are stopped too, and a reused pid never is.
 WATCHDOG_SH = r"""
-mark=$1 grace=$2 limit=$3 cmd=$4
+mark=$1 grace=$2 limit=$3 cmd=$4 dead=${5:-0}
 exec 3<&0 </dev/null
 to=
 if [ "$limit" != 0 ] && command -v timeout >/dev/null 2>&1; then to="timeout -k $grace $limit"; fi
@@ -52,26 +64,114 @@ ss=
 if command -v setsid >/dev/null 2>&1; then ss=setsid; fi
 $ss sh -c 'printf "%s pgid %s\n" "$1" "$$" >&2; shift; exec "$@"' racperf-run "$mark" $to sh -c "$cmd" 3<&- &
 pg=$!
-stopgroup() {
-  kill -s TERM -- "-$pg" 2>/dev/null || kill -s TERM "$pg" 2>/dev/null
-  i=0
-  while [ "$i" -lt "$grace" ] && kill -s 0 -- "-$pg" 2>/dev/null; do sleep 1; i=$((i+1)); done
-  kill -s KILL -- "-$pg" 2>/dev/null || kill -s KILL "$pg" 2>/dev/null
+t=${TMPDIR:-/tmp}/$mark.$$
+( umask 077; : > "$t" ) 2>/dev/null || t=
+started() {
+  s=; read -r s 2>/dev/null < "/proc/$1/stat" || return 1
+  s=${s##*) }; set -- $s
+  [ "$1" != Z ] && st=${20}
 }
-( trap '' INT HUP PIPE; while read -r _ <&3; do :; done; stopgroup ) </dev/null >/dev/null 2>&1 &
+closure='BEGIN { n = split(known, a, " "); for (i = 1; i <= n; i++) { split(a[i], b, ":"); k[b[1]] = 1 } }
+{ pid[NR] = $1; pp[NR] = $2; gp[NR] = $3 }
+END { do { added = 0; for (i = 1; i <= NR; i++)
+  if (!(pid[i] in k) && (pp[i] in k || gp[i] == pg)) { k[pid[i]] = 1; print pid[i]; added = 1 }
+} while (added) }'
+scan() {
+  if [ -n "$useps" ]; then
+    for p in $(ps -e -o pid= -o ppid= -o pgid= 2>/dev/null | awk -v pg="$pg" -v known="$known" "$closure"); do
+      if started "$p"; then known="$known $p:$st"; fi
+    done
+    return 0
+  fi
+  n=0
+  while :; do
+    added=
+    for d in /proc/[0-9]*; do
+      p=${d#/proc/}
+      case " $known " in *" $p:"*) continue ;; esac
+      s=; read -r s 2>/dev/null < "$d/stat" || continue
+      s=${s##*) }; set -- $s
+      case " $known " in *" $2:"*) ;; *) [ "$3" = "$pg" ] || continue ;; esac
+      [ "$1" != Z ] || continue
+      known="$known $p:${20}" added=1
+    done
+    n=$((n+1))
+    [ -n "$added" ] && [ "$n" -lt 8 ] || break
+  done
+}
+tracked_alive() {
+  [ -n "$t" ] || return 1
+  list=; read -r list 2>/dev/null < "$t"
+  for e in $list; do
+    if started "${e%%:*}" && [ "$st" = "${e#*:}" ]; then return 0; fi
+  done
+  return 1
+}
+anyalive() { kill -s 0 -- "-$pg" 2>/dev/null || kill -s 0 "$pg" 2>/dev/null || tracked_alive; }
+sigall() {
+  sig=$1
+  kill -s "$sig" -- "-$pg" 2>/dev/null || kill -s "$sig" "$pg" 2>/dev/null
+  [ -n "$t" ] || return 0
+  list=; read -r list 2>/dev/null < "$t"
+  for e in $list; do
+    if started "${e%%:*}" && [ "$st" = "${e#*:}" ]; then kill -s "$sig" "${e%%:*}" 2>/dev/null; fi
+  done
+  return 0
+}
+stopgroup() {
+  sigall TERM
+  i=0
+  while [ "$i" -lt "$grace" ] && anyalive; do sleep 1; i=$((i+1)); done
+  sigall KILL
+}
+tr=
+if [ -n "$t" ] && [ -r /proc/self/stat ]; then
+  useps=
+  if ps -e -o pid= -o ppid= -o pgid= 2>/dev/null | awk 'END { exit NR < 2 }' 2>/dev/null; then useps=1; fi
+  ( known= written= c=0
+    started "$pg" && known="$pg:$st"
+    while kill -s 0 "$$" 2>/dev/null; do
+      scan
+      if [ "$known" != "$written" ]; then
+        printf '%s\n' "$known" > "$t.new" && mv -f "$t.new" "$t" && written=$known
+      fi
+      # the workers appear in the first seconds; later, a look every 3 s is enough
+      c=$((c+1)); if [ "$c" -lt 10 ]; then sleep 1; else sleep 3; fi
+    done ) </dev/null >/dev/null 2>&1 3<&- &
+  tr=$!
+fi
+dm=
+if [ -n "$t" ] && [ "$dead" != 0 ]; then
+  : > "$t.ref"; : > "$t.beat"
+  ( while kill -s 0 "$$" 2>/dev/null; do
+      sleep "$dead"
+      if [ "$t.beat" -nt "$t.ref" ]; then : > "$t.ref"; else stopgroup; break; fi
+    done ) </dev/null >/dev/null 2>&1 3<&- &
+  dm=$!
+fi
+( trap '' INT HUP PIPE
+  while read -r line <&3; do
+    [ -z "$t" ] || : > "$t.beat"
+    case $line in TERM|KILL) sigall "$line" ;; esac
+  done
+  stopgroup ) </dev/null >/dev/null 2>&1 &
 w=$!
 exec 3<&-
 wait "$pg"; rc=$?
-if kill -s 0 -- "-$pg" 2>/dev/null; then sleep 1; stopgroup; fi
-kill "$w" 2>/dev/null
+if anyalive; then sleep 1; stopgroup; fi
+kill "$w" $tr $dm 2>/dev/null
+[ -z "$t" ] || rm -f "$t" "$t.new" "$t.ref" "$t.beat"
 exit "$rc"
 """
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: seconds start() waits for the remote group's id
 START_TIMEOUT_S = 20.0
-#: seconds a stop or kill command may take
-SIGNAL_TIMEOUT_S = 10.0
+#: a beat on the watchdog's stdin this often (from the SSH thread: whatever the caller does)
+HEARTBEAT_S = 1.0
+#: no beat for this long and the node's watchdog stops the command: a link dead without a
+#: word (no FIN, no RST) ends the benchmark there in 4 to 8 s, not at TCP's timeout
+HEARTBEAT_DEADLINE_S = 4.0
 #: margin over the hard limit for the node's own `timeout` (the supervisor stops it first)
 REMOTE_LIMIT_MARGIN_S = 60.0
 
@@ -106,10 +206,16 @@ def shell_line(
     return " && ".join(parts)
 
 
-def watchdog_command(command: str, mark: str, grace_s: float, limit_s: float | None) -> str:
+def watchdog_command(
+    command: str, mark: str, grace_s: float, limit_s: float | None, heartbeat_deadline_s: float = 0
+) -> str:
     """The command line (for the node's login shell) that runs ``command`` under the watchdog."""
     limit = 0 if not limit_s else max(1, math.ceil(limit_s))
-    return f"exec sh -c {q(WATCHDOG_SH)} racperf-watchdog {q(mark)} {max(1, math.ceil(grace_s))} {limit} {q(command)}"
+    dead = 0 if not heartbeat_deadline_s else max(2, math.ceil(heartbeat_deadline_s))
+    return (
+        f"exec sh -c {q(WATCHDOG_SH)} racperf-watchdog {q(mark)} {max(1, math.ceil(grace_s))} {limit} "
+        f"{q(command)} {dead}"
+    )
 
 
 def exit_code(status: int | None, signal_name: str | None) -> int:
@@ -140,8 +246,10 @@ class RemoteProcess:
         grace_s: float = 3.0,
         limit_s: float | None = None,
         linger_s: float = 1.0,
+        net: NetReport | None = None,
     ) -> None:
         self.connection = connection
+        self.net = net
         self.command = command
         self.grace_s = grace_s
         self.limit_s = limit_s
@@ -149,7 +257,7 @@ class RemoteProcess:
         self.mark = "racperf-" + secrets.token_hex(6)
         self.remote_pgid: int | None = None
         self.returncode: int | None = None
-        self.violations: list[Violation] = []
+        self.violations: list[Violation] = net.violations if net is not None else []
         self.started_monotonic: float | None = None
         self._channel: Channel | None = None
         self._held: list[tuple[str, bytes]] = []  # read while waiting for the group id
@@ -163,8 +271,9 @@ class RemoteProcess:
     # ---- start ---------------------------------------------------------------------------
     def start(self) -> RemoteProcess:
         """Open the channel and wait for the remote group's id; SshError."""
-        line = watchdog_command(self.command, self.mark, self.grace_s, self.limit_s)
+        line = watchdog_command(self.command, self.mark, self.grace_s, self.limit_s, HEARTBEAT_DEADLINE_S)
         self._channel = self.connection.open_channel(line)
+        self._channel.heartbeat(HEARTBEAT_S, b"beat\n")
         self.started_monotonic = time.monotonic()
         deadline = self.started_monotonic + START_TIMEOUT_S
         while self.remote_pgid is None:
@@ -182,6 +291,8 @@ class RemoteProcess:
         """Take the group id line off the head of stderr; track the streams' ends."""
         out = []
         for stream, chunk in chunks:
+            if stream == "stderr" and self.net is not None:
+                self.net.feed(chunk)
             if stream == "stderr" and self.remote_pgid is None and chunk:
                 self._stderr_head += chunk
                 head = self.mark.encode() + b" pgid "
@@ -235,6 +346,18 @@ class RemoteProcess:
         return self._channel.exit_status is not None or self._channel.exit_signal is not None or self._channel.closed
 
     @property
+    def link_lost(self) -> bool:
+        """The channel ended without an exit status or signal: the connection died (the
+        node's watchdog ends the command when it sees its stdin close)."""
+        assert self._channel is not None
+        return (
+            self._channel.closed
+            and self._channel.exit_status is None
+            and self._channel.exit_signal is None
+            and self.connection.closed
+        )
+
+    @property
     def finished(self) -> bool:
         """The channel ended and its output was read, or the command exited and whatever
         still holds its output (outside its group) had the linger time and the stop grace."""
@@ -249,16 +372,11 @@ class RemoteProcess:
 
     # ---- stopping ------------------------------------------------------------------------
     def _signal(self, name: str) -> None:
-        if not self.remote_pgid or self.remote_pgid <= 0:
-            return
-        try:
-            self.connection.run(
-                f"kill -s {name} -- -{self.remote_pgid} 2>/dev/null || "
-                f"kill -s {name} {self.remote_pgid} 2>/dev/null; true",
-                timeout_s=SIGNAL_TIMEOUT_S,
-            )
-        except (OSError, TimeoutError):
-            pass  # the link is gone: the watchdog stops the group when it sees the channel close
+        """Ask the watchdog (a line on its stdin: signal requests are ignored before OpenSSH
+        7.9) to signal the group and every process it tracked. A link that is gone needs no
+        word: the watchdog stops them all when it sees the channel close."""
+        if self._channel is not None and not self._channel.closed:
+            self._channel.write(f"{name}\n".encode())
 
     def stop(self, grace_s: float) -> None:
         """TERM to the remote group now (a command of its own on the connection); :meth:`tick`
@@ -320,10 +438,16 @@ class SshHost:
     go on the node (default ~/.racperf/runs)."""
 
     def __init__(
-        self, target: SshTarget, *, remote_base: str | None = None, connection: Connection | None = None
+        self,
+        target: SshTarget,
+        *,
+        remote_base: str | None = None,
+        connection: Connection | None = None,
+        name: str | None = None,
     ) -> None:
         self.target = target
-        self.name = target.display
+        #: the node's name (the cluster file's; ``user@host:port`` for an ad hoc node)
+        self.name = name or target.display
         self._connection = connection
         self._remote_base = remote_base
         self._home: str | None = None
@@ -338,14 +462,17 @@ class SshHost:
         return self.connection.run(command, **kw)
 
     def judge_targets(self, targets: Iterable[Target], override: bool | set[str] = False) -> GuardVerdict:
-        """The write guard on the node. Until it reads the node's own mounts, holders, open
-        files and signatures, every target on a node is blocked (no override lifts it)."""
-        verdict = GuardVerdict()
-        for target in targets:
-            verdict.blocked.append(
-                f"{target.path} ({target.origin}) on {self.name}: the write guard does not run on other nodes yet"
-            )
-        return verdict
+        """The write guard on the node: its mounts, swaps, holders, open files and signatures,
+        gathered over the connection and judged by the local code (core/node_facts.py). A node
+        that cannot be reached blocks every target (no override lifts it)."""
+        targets = list(targets)
+        try:
+            connection = self.connection
+        except OSError as exc:
+            verdict = GuardVerdict()
+            verdict.blocked += [f"{t.path} ({t.origin}) on {self.name}: cannot judge it: {exc}" for t in targets]
+            return verdict
+        return gather_and_judge(connection, self.name, targets, override)
 
     @property
     def remote_base(self) -> str:
@@ -360,8 +487,10 @@ class SshHost:
         return self._remote_base
 
     def remote_dir(self, directory: Path) -> str:
-        """The run's directory on the node."""
-        return f"{self.remote_base}/{socket.gethostname()}-{directory.name}"
+        """The run's directory on the node: this host's name, which data dir (run ids repeat
+        across data dirs, and one login may serve several users' racperf), the run's id."""
+        store = hashlib.sha256(str(directory.parent.absolute()).encode()).hexdigest()[:8]
+        return f"{self.remote_base}/{socket.gethostname()}-{store}-{directory.name}"
 
     def _mapper(self, directory: Path) -> Callable[[str], str]:
         local = str(directory)
@@ -373,6 +502,12 @@ class SshHost:
             return text.replace(resolved, remote) if resolved != local else text
 
         return map_text
+
+    def program_version(self, argv: list[str]) -> str | None:
+        """The first line of ``argv[0] --version`` on the node (5 s), else None."""
+        status, out, err = self._run(f"{q(argv[0])} --version </dev/null 2>&1", timeout_s=5.0, limit=4096)
+        text = out.decode("utf-8", "replace").strip()
+        return text.splitlines()[0][:200] if status == 0 and text else None
 
     # ---- the Host protocol ----------------------------------------------------------------
     def which(self, program: str) -> str | None:
@@ -410,9 +545,11 @@ class SshHost:
     ) -> RemoteProcess:
         """Start ``argv`` (default: the Invocation's) on the node with its env, cwd and stdin
         under the watchdog; SshError (an OSError) when it cannot."""
-        if write_watch is not None:
-            raise SshError(f"{self.name}: the write watch needs the node's /proc: not available over SSH yet")
         map_text = self._mapper(directory)
+        argv = argv or invocation.argv
+        unjailed = unjail_argv(argv) if write_watch is not None else None
+        if unjailed is not None:  # the local jail's wrapper: the node's own net takes its place
+            argv = unjailed[0]
         remote = self.remote_dir(directory)
         stdin_path = None
         if invocation.stdin is not None:
@@ -427,14 +564,18 @@ class SshHost:
             )
             self._run(f"umask 077 && mkdir -p -- {q(remote)}", timeout_s=30.0)
         command = shell_line(
-            [map_text(word) for word in (argv or invocation.argv)],
+            [map_text(word) for word in argv],
             cwd=cwd,
             env={k: map_text(v) for k, v in invocation.env.items()},
             stdin_path=stdin_path,
             merge_stderr=merge_stderr,
         )
+        net = None
+        if write_watch is not None:  # the write watch and device jail on the node (core/node_net.py)
+            net = NetReport("racperf-" + secrets.token_hex(6))
+            command = net_command(command, net.mark, [map_text(t.path) for t in invocation.targets])
         limit = invocation.hard_limit_s + REMOTE_LIMIT_MARGIN_S if invocation.hard_limit_s else None
-        return RemoteProcess(self.connection, command, grace_s=grace_s, limit_s=limit).start()
+        return RemoteProcess(self.connection, command, grace_s=grace_s, limit_s=limit, net=net).start()
 
     def fetch_files(self, directory: Path, invocation: Invocation) -> dict[str, str]:
         """The files matching the Invocation's result patterns on the node (expanded by the

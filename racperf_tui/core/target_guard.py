@@ -9,16 +9,21 @@ and benchmark memory).
 An override (the typed device name in the UI, ``--destructive`` headless) lifts the refusal of
 a named write target only. It never lifts a missing device, and nothing here concerns options
 that run commands: those are refused by the tool's plan and no override reaches them.
+
+The judgement reads ``root``'s proc/ and sys/ and asks a ``system`` the rest (core/openfds.py):
+this machine by default; another node's gathered facts for the SSH host (core/node_facts.py),
+whose ``unchecked`` sentences (facts the node would not give) refuse every write target.
 """
 
 from __future__ import annotations
 
-import os
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from racperf_tui.core.invocation import WRITE, Target
+from racperf_tui.core.openfds import System, live_system
 from racperf_tui.core.safety import SafetyVerdict, check_read_target, check_write_target
 
 
@@ -52,9 +57,9 @@ class GuardVerdict:
         return "\n".join(lines)
 
 
-def _is_device(path: str) -> bool:
+def _is_device(path: str, system: System) -> bool:
     try:
-        mode = os.stat(path).st_mode
+        mode = system.stat(path).st_mode
     except OSError:
         return False
     return stat.S_ISBLK(mode) or stat.S_ISCHR(mode)
@@ -71,9 +76,18 @@ def overrides_from_config(config: dict[str, object]) -> bool | set[str]:
     return set()
 
 
-def judge(targets: Iterable[Target], override: bool | set[str] = False) -> GuardVerdict:
+def judge(
+    targets: Iterable[Target],
+    override: bool | set[str] = False,
+    *,
+    root: Path = Path("/"),
+    system: System | None = None,
+    unchecked: Sequence[str] = (),
+) -> GuardVerdict:
     """Judge every target; ``override`` is True (all named write targets) or the set of paths
-    the user confirmed by typing the device name."""
+    the user confirmed by typing the device name. ``unchecked``: sentences naming what could
+    not be checked, added to every write target's reasons (never allow blind)."""
+    system = system or live_system()
     verdict = GuardVerdict()
     seen: set[tuple[str, str]] = set()
     for target in targets:
@@ -82,10 +96,13 @@ def judge(targets: Iterable[Target], override: bool | set[str] = False) -> Guard
             continue
         seen.add(key)
         if target.access == WRITE:
-            answer = check_write_target(target.path)
+            answer = check_write_target(target.path, root=root, system=system)
+            if unchecked and system.lexists(target.path):  # a new file: nothing there to destroy
+                reasons = answer.reasons + list(unchecked)
+                answer = replace(answer, allowed=False, reasons=reasons)
         else:
-            answer = check_read_target(target.path)
-        if not answer.allowed and not os.path.lexists(target.path):
+            answer = check_read_target(target.path, system=system)
+        if not answer.allowed and not system.lexists(target.path):
             # nothing there to protect and nothing to override: a typo in a device name
             verdict.blocked += [f"{target.path} ({target.origin}): {reason}" for reason in answer.reasons]
             continue
@@ -94,13 +111,13 @@ def judge(targets: Iterable[Target], override: bool | set[str] = False) -> Guard
                 isinstance(override, set)
                 and (
                     target.path in override
-                    or os.path.realpath(target.path) in override
+                    or system.realpath(target.path) in override
                     or (answer.kernel_name is not None and answer.kernel_name in override)
                 )
             )
             (verdict.overridden if lifted else verdict.refused).append((target, answer))
             if not lifted:
                 continue
-        if _is_device(target.path) and target.path not in verdict.device_nodes:
+        if _is_device(target.path, system) and target.path not in verdict.device_nodes:
             verdict.device_nodes.append(target.path)
     return verdict

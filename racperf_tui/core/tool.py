@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.units import MIB_S_TO_MBIT_S
 
 #: the option that says which end of a two-ended tool a config runs (ToolOption.end)
 ROLE_OPTION = "role"
@@ -106,9 +105,29 @@ class MetricSpec:
     #: the key of the same figure in another unit (the probe's MiB/s beside its Mbit/s): no
     #: sparkline or chart of its own while that one is there
     twin_of: str = ""
+    #: what the figure measures where a view compares tools: "throughput" (a rate unit),
+    #: "latency" (a time unit), "transaction_rate" (per second: 1000 / it is a latency
+    #: in ms where no latency is given), or "" (nothing comparable)
+    quantity: str = ""
 
     def shown(self, value: float) -> float:
         return value / self.divisor
+
+    def number(self, value: Any) -> str:
+        """The value in its unit without the unit (a table column names it once); text as it
+        is, "-" when absent."""
+        if isinstance(value, str):
+            return value
+        if not _is_number(value):
+            return "-"
+        if isinstance(value, int) and self.divisor == 1:
+            return str(value)  # a count stays a count
+        return f"{self.shown(value):.{self.decimals}f}"
+
+    @property
+    def heading(self) -> str:
+        """A column heading: the label with its unit."""
+        return f"{self.label} {self.unit}".rstrip() if self.unit and self.unit not in self.label else self.label
 
     def format(self, value: float | None) -> str:
         """The value as the view prints it, with its unit; "-" when unknown."""
@@ -144,9 +163,6 @@ class MetricSpec:
         return text
 
 
-#: the divisor of a MetricSpec that stores MiB/s and shows Mbit/s (value / divisor)
-MIB_S_PER_MBIT_S = 1.0 / MIB_S_TO_MBIT_S
-
 #: a unit -> (the next larger one, how many of this make one of it), for compact figures
 _LARGER_UNIT = {
     "Mbit/s": ("Gbit/s", 1000.0),
@@ -159,6 +175,59 @@ _LARGER_UNIT = {
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    """One table of a result view section, as the tool lays its result out.
+
+    Each row is (its labels, one under each of ``labels``; its values, one per column);
+    a column's MetricSpec gives its heading and formats its numbers (text is shown as is).
+    ``tab`` is the result view tab the table goes in ("Summary", "Percentiles", "Details"...,
+    in the order they first appear); ``title`` is shown above it.
+    """
+
+    title: str
+    labels: tuple[str, ...]
+    columns: tuple[MetricSpec, ...]
+    rows: tuple[tuple[tuple[str, ...], tuple[Any, ...]], ...]
+    tab: str = "Summary"
+    #: a stable id for the view and tests ("summary", "latency", "percentiles"...)
+    key: str = ""
+
+    def cells(self) -> list[list[str]]:
+        """Every row as text: its labels, then each value in its column's format."""
+        return [
+            [*labels, *(spec.number(value) for spec, value in zip(self.columns, values))]
+            for labels, values in self.rows
+        ]
+
+
+def figure_table(rows: Sequence[tuple[str, str]], *, title: str = "Result", key: str = "summary") -> ResultTable:
+    """(label, formatted value) rows as a two-column table."""
+    value = MetricSpec("value", "value")
+    return ResultTable(title, ("",), (value,), tuple(((label,), (text,)) for label, text in rows), key=key)
+
+
+def mapping_table(title: str, figures: Mapping[str, Any], *, tab: str = "Details", key: str = "") -> ResultTable:
+    """A dict of figures as a key / value table; a dict of dicts as a grid (rows x columns)."""
+    nested = {k: v for k, v in figures.items() if isinstance(v, Mapping)}
+    if nested:
+        names = sorted({c for v in nested.values() for c in v}, key=natural_key)
+        columns = tuple(MetricSpec(str(c), str(c), decimals=2) for c in names)
+        rows = tuple(((str(k),), tuple(row.get(c) for c in names)) for k, row in nested.items())
+        return ResultTable(title, ("",), columns, rows, tab=tab, key=key)
+    rows = tuple(((str(k),), (v if isinstance(v, (int, float, str)) else str(v),)) for k, v in figures.items())
+    return ResultTable(title, ("",), (MetricSpec("value", "value", decimals=2),), rows, tab=tab, key=key)
+
+
+def natural_key(text: Any) -> tuple[int, float, str]:
+    """Numeric keys ('1', '2', '>=64' buckets, '99.990' percentiles) in numeric order, others after."""
+    cleaned = str(text).lstrip("<>=")
+    try:
+        return (0, float(cleaned), str(text))
+    except ValueError:
+        return (1, 0.0, str(text))
 
 
 @dataclass
@@ -175,6 +244,14 @@ class ToolDescription:
     #: the figures of the tool's result (top-level keys of its result dict), most telling
     #: first: the result view's rows with their units, the runs list's figure
     results: Sequence[MetricSpec] = field(default_factory=tuple)
+    #: extra widgets of the live view, by name (ui/live_panels.py maps a name to its widget;
+    #: a name not known there is left out): e.g. ORION's progress through its load matrix
+    live_panels: Sequence[str] = field(default_factory=tuple)
+    #: extra panels of the result view, by name (ui/widgets/tool_panels.py), e.g. ORION's charts
+    result_panels: Sequence[str] = field(default_factory=tuple)
+    #: a New-run form of its own, by name (ui/screens/tool_picker.py: FORMS), instead of the
+    #: one generated from the options ("" for that one)
+    form: str = ""
 
     def option(self, name: str) -> ToolOption | None:
         return next((o for o in self.options if o.name == name), None)
@@ -239,6 +316,23 @@ class ToolDescription:
                 continue
             rows.append((key, f"{value:.2f}" if isinstance(value, float) else str(value)))
         return rows
+
+    def result_sections(self, result: Mapping[str, Any] | None) -> list[ResultTable]:
+        """The result view's tables, in order (each names its tab): by default the summary of
+        :meth:`result_rows`, then every top-level dict of figures under Details. A tool with
+        a richer result (fio's jobs) lays it out itself."""
+        if result is None:
+            return []
+        tables = [figure_table(self.result_rows(result))]
+        for key, value in result.items():
+            if isinstance(value, Mapping) and value and key not in ("tool", "samples"):
+                tables.append(mapping_table(key.replace("_", " "), value, key=key))
+        return tables
+
+    def result_notes(self, result: Mapping[str, Any] | None) -> list[str]:
+        """Lines the result view says above the tables: the result's ``messages`` list."""
+        messages = (result or {}).get("messages")
+        return [str(m) for m in messages[:5]] if isinstance(messages, list) else []
 
     def end_of(self, config: Mapping[str, Any]) -> str:
         """Which end a config of a two-ended tool runs: its ``role`` option ('' for a tool
@@ -349,6 +443,16 @@ class StreamParser(Protocol):
         ...
 
 
+class CompanionParser(StreamParser, Protocol):
+    """A stream parser that also reads the output of its Invocation's companions (commands
+    run every few seconds beside the benchmark: :class:`racperf_tui.core.invocation.Companion`).
+    Without this method a companion's output lines go to ``feed``."""
+
+    def companion_output(self, name: str, output: str, exit_status: int) -> list[Sample]:
+        """One finished run of the companion ``name``: its whole output and exit status."""
+        ...
+
+
 class Tool(Protocol):
     """A benchmark tool: Config -> argv, a stream parser, a result parser."""
 
@@ -382,6 +486,47 @@ ClientAdapter = Callable[[Mapping[str, Any]], tuple[dict[str, Any], list[str]]]
 
 
 @dataclass(frozen=True)
+class PairMode:
+    """One choice of the network panel's Mode field for a two-ended tool.
+
+    ``client`` holds the client config values that make the mode (probe's RTT:
+    ``{"mode": "SYNC", "rtt": True}``); ``latency_only`` modes get no throughput verdict;
+    ``rate_cap`` is the target rate a mode sends at (iperf3's UDP: "1G"), so what arrives is a
+    loss check, not the link's capacity; ``unused_fields`` are panel fields the mode ignores.
+    """
+
+    name: str
+    client: Mapping[str, Any] = field(default_factory=dict)
+    latency_only: bool = False
+    rate_cap: str = ""
+    unused_fields: frozenset[str] = frozenset()
+
+    def matches(self, config: Mapping[str, Any], description: ToolDescription) -> bool:
+        """Was ``config`` made by this mode? (each of its values, the option's default when unset)"""
+        for key, value in self.client.items():
+            option = description.option(key)
+            if config.get(key, option.default if option else None) != value:
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class ProgramField:
+    """A path the network panel asks for a two-ended tool (its program, the runtime it needs),
+    remembered in the data dir's settings under ``setting``. ``options`` say which config
+    options get it: (option, file name under the typed directory, or "" for the path itself)."""
+
+    label: str
+    placeholder: str
+    setting: str
+    options: tuple[tuple[str, str], ...]
+
+
+#: the network panel's fields (what PairSpec.client_fields / server_fields map to options)
+PAIR_FIELDS = ("host", "port", "duration_s", "interval_s", "length", "connections", "write")
+
+
+@dataclass(frozen=True)
 class PairSpec:
     """What running a tool's two ends needs to know of the tool (its module's ``PAIR``).
 
@@ -404,6 +549,26 @@ class PairSpec:
     server_name: str = ""
     #: adapts the client config to what is installed (drops what the build cannot do), saying so
     adapt_client: ClientAdapter | None = None
+    #: the network panel's form for this tool: its modes (the first is the default), which
+    #: option of each end each panel field (PAIR_FIELDS) sets (a field named by neither is
+    #: disabled: a value typed there would be ignored), the program and runtime paths it asks for
+    modes: tuple[PairMode, ...] = ()
+    client_fields: Mapping[str, str] = field(default_factory=dict)
+    server_fields: Mapping[str, str] = field(default_factory=dict)
+    program: ProgramField | None = None
+    runtime: ProgramField | None = None
+
+    def mode(self, name: str) -> PairMode:
+        """The mode called ``name`` (ValueError naming the modes there are)."""
+        for mode in self.modes:
+            if mode.name == name:
+                return mode
+        raise ValueError(f"no mode {name!r}; the modes: {', '.join(m.name for m in self.modes)}")
+
+    def mode_of(self, config: Mapping[str, Any], description: ToolDescription) -> str:
+        """The mode a client config was made by (the one matching most values), '' for none."""
+        found = [m for m in self.modes if m.matches(config, description)]
+        return max(found, key=lambda m: len(m.client)).name if found else ""
 
     def adapted_client(self, config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """(the client config to run, notes on what was changed and why)."""

@@ -15,6 +15,8 @@ from typing import Any
 MIB = 1024 * 1024
 #: MiB/s -> Mbit/s (10^6 bit/s)
 MIB_S_TO_MBIT_S = MIB * 8 / 1e6
+#: Mbit/s -> MiB/s: the divisor of a MetricSpec that stores MiB/s and shows Mbit/s
+MIB_S_PER_MBIT_S = 1.0 / MIB_S_TO_MBIT_S
 
 _NUMBER_UNIT_RE = re.compile(r"^(?P<num>\d{1,30}(?:\.\d{1,30})?)\s*(?P<unit>[A-Za-z]{0,8})$")
 SIZE_UNITS_BYTES: dict[str, int] = {

@@ -4,7 +4,7 @@ server said it is ready. The one way racperf runs a two-ended tool (UI, tests).
 Both ends are runs like any other (detached supervisors, samples and raw output in the store,
 visible from the Runs panel, surviving the UI): :func:`launch_pair` uses
 :func:`racperf_tui.orchestration.runs.launch_run` twice. What it needs to know of the tool is the
-tool module's ``PAIR`` (:class:`racperf_tui.tools.base.PairSpec`):
+tool module's ``PAIR`` (:class:`racperf_tui.core.tool.PairSpec`):
 
 1. adapt the client config to what is installed (``PAIR.adapt_client``: netperf drops -D
    and omni output its build lacks; the notes say so) and validate it: a typo must not leave
@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from racperf_tui.core.cluster import LOCAL, Node
 from racperf_tui.core.ports import check_listen_port
 from racperf_tui.core.store import Store
+from racperf_tui.core.tool import PairSpec
 from racperf_tui.orchestration.runs import launch_run, stop_run
 from racperf_tui.tools import load_tool
-from racperf_tui.tools.base import PairSpec
 
 #: how often the store is read while waiting for the server
 POLL_S = 0.05
@@ -136,22 +137,31 @@ def launch_pair(
     *,
     data_dir: Path,
     ready_timeout_s: float | None = None,
+    server_node: Node = LOCAL,
+    client_node: Node = LOCAL,
 ) -> PairRuns:
     """Start the server run, wait until it is ready, start the client run (see module doc).
 
+    ``server_node`` / ``client_node``: where each end runs (this machine by default); a
+    client config without ``host`` goes to the server node's interconnect address
+    (``Node.address``) when the ends are on different nodes.
     ``ready_timeout_s`` defaults to the tool's (``PAIR.ready_timeout_s``). Raises what
-    :func:`launch_run` raises (ValueError for a bad config, ToolNotFound, ...) and
-    PairStartError; on any failure after the server run started, it is stopped.
+    :func:`launch_run` raises (ValueError for a bad config, ToolNotFound, SshError, ...)
+    and PairStartError; on any failure after the server run started, it is stopped.
     """
 
     spec = pair_spec(tool)
     timeout_s = spec.ready_timeout_s if ready_timeout_s is None else ready_timeout_s
     server_cfg = dict(server_config, role="server")
-    client_cfg, notes = spec.adapted_client(dict(client_config, role="client"))
+    client_cfg = dict(client_config, role="client")
+    if not client_cfg.get("host") and server_node != client_node:
+        client_cfg["host"] = server_node.address
+    client_cfg, notes = spec.adapted_client(client_cfg)
     # validate the client before anything starts: a typo must not leave a server behind
     load_tool(tool).TOOL.build_argv(dict(client_cfg, port=client_cfg.get("port") or 1))
-    warning = _check_port(tool, spec, server_cfg)
-    server_run_id = launch_run(tool, server_cfg, data_dir=Path(data_dir))
+    # a port is judged free here only for a server here (another node's ports are its own)
+    warning = _check_port(tool, spec, server_cfg) if server_node.is_local else None
+    server_run_id = launch_run(tool, server_cfg, data_dir=Path(data_dir), node=server_node)
     try:
         match = wait_for_server_ready(
             server_run_id,
@@ -167,7 +177,7 @@ def launch_pair(
         port = client_cfg.get("port") or match.groupdict().get("port") or server_cfg.get("port", spec.default_port)
         port = client_cfg["port"] = int(port) if port else None
         client_cfg["peer_run_id"] = server_run_id
-        client_run_id = launch_run(tool, client_cfg, data_dir=Path(data_dir))
+        client_run_id = launch_run(tool, client_cfg, data_dir=Path(data_dir), node=client_node)
     except BaseException:
         stop_run(server_run_id, Path(data_dir), grace_s=5.0)
         raise

@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from racperf_tui.core.cluster import HOST_SPEC_KEY, LOCAL, Node, host_for, node_spec
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.core.paths import log_dir
+from racperf_tui.core.ssh import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store, supervisor_alive
 from racperf_tui.orchestration.run_plan import judge_run
 from racperf_tui.orchestration.supervisor import Supervisor
@@ -42,13 +44,22 @@ __all__ = [
 _LAUNCH_TIMEOUT_S = 30.0
 
 
-def _prepare(tool: str, config: dict[str, Any]) -> list[str]:
-    """Plan and judge before anything is recorded: ValueError when the tool or the write
-    guard refuses (run_plan.PlanRefused), ToolNotFound when its executable is missing,
-    KeyError for an unknown tool. The supervisor plans and judges again right before the
-    start."""
-
-    return list(judge_run(load_tool(tool), tool, config).invocation.argv)
+def _prepare(tool: str, config: dict[str, Any], node: Node) -> tuple[dict[str, Any], list[str]]:
+    """Plan and judge on the node before anything is recorded: ValueError when the tool or
+    the write guard refuses (run_plan.PlanRefused), ToolNotFound when its executable is
+    missing there, KeyError for an unknown tool, SshError (an OSError) when the node cannot
+    be reached. The supervisor plans and judges again right before the start. Returns the
+    config to record (a remote node's ``host_spec`` in it, so the supervisor rebuilds the
+    host) and the planned argv."""
+    config = dict(config)
+    config.pop(HOST_SPEC_KEY, None)
+    if not node.is_local:
+        config[HOST_SPEC_KEY] = node_spec(node)
+    try:
+        judged = judge_run(load_tool(tool), tool, config, host=host_for(node))
+    except SshError as exc:  # which node, and why, in one line (a list of nodes shows it so)
+        raise SshError(f"node {node.name}: {one_line(exc)}") from None
+    return config, list(judged.invocation.argv)
 
 
 def launch_run(
@@ -57,23 +68,24 @@ def launch_run(
     *,
     data_dir: Path,
     target: str | None = None,
-    host: str = "local",
+    node: Node = LOCAL,
 ) -> int:
     """Record a run of ``tool`` with ``config`` and start its detached supervisor; return the
     run id once the run is recorded and its supervisor pid is known.
 
-    Raises ValueError (bad config, from the tool's ``build_argv``), ToolNotFound (executable
-    missing; message has the install hint), KeyError (unknown tool), NotImplementedError for
-    a host other than "local", RuntimeError when the supervisor could not be started.
-    ``target`` defaults to ``config["target"]``.
+    ``node``: where it runs (this machine by default); the store's host column is its name.
+
+    Raises ValueError (bad config, from the tool's ``build_argv``; a target the node's write
+    guard refuses), ToolNotFound (executable missing there; message has the install hint),
+    KeyError (unknown tool), SshError (an OSError: the node cannot be reached, the message
+    says why), RuntimeError when the supervisor could not be started. ``target`` defaults to
+    ``config["target"]``.
     """
-    if host != "local":
-        raise NotImplementedError(f"host {host!r}: only local runs are supported so far")
-    argv = _prepare(tool, config)
+    config, argv = _prepare(tool, config, node)
     data_dir = Path(data_dir)
     with Store.open(data_dir) as store:
         run_id = store.create_run(
-            tool, host, target if target is not None else config.get("target"), config, argv, None
+            tool, node.name, target if target is not None else config.get("target"), config, argv, None
         )
         log_path = log_dir(data_dir) / f"run-{run_id}.log"
         command = [
@@ -234,7 +246,7 @@ def run_foreground(
     on_sample: Callable[[Sample], None] | None = None,
     *,
     target: str | None = None,
-    host: str = "local",
+    node: Node = LOCAL,
     on_start: Callable[[int], None] | None = None,
 ) -> RunRecord:
     """Run ``tool`` in this process under the same supervisor code and record it; each Sample
@@ -245,13 +257,11 @@ def run_foreground(
     A command-line process may call ``process.set_child_subreaper()`` first so the benchmark's
     orphans are reaped by it; a long-lived process (the UI, a test runner) should not.
     """
-    if host != "local":
-        raise NotImplementedError(f"host {host!r}: only local runs are supported so far")
-    argv = _prepare(tool, config)
+    config, argv = _prepare(tool, config, node)
     with Store.open(Path(data_dir)) as store:
         store.mark_interrupted_runs()
         run_id = store.create_run(
-            tool, host, target if target is not None else config.get("target"), config, argv, None
+            tool, node.name, target if target is not None else config.get("target"), config, argv, None
         )
         store.set_supervisor_pid(run_id, os.getpid())
         if on_start is not None:

@@ -20,7 +20,8 @@ Optional tool attributes the supervisor honours (beyond the protocol in tools/ba
 ``TOOL.stop_grace_s`` (float: SIGTERM -> SIGKILL grace), ``TOOL.option_guard`` (str: what
 guards its options, for the run's record of protections); and of the stream parser, ``tick()``
 (called every loop, at most every 0.1 s, while the benchmark runs: Samples from the clock, for
-a tool that prints nothing while it runs, like ORION).
+a tool that prints nothing while it runs, like ORION). The Invocation's ``companions`` (commands
+run every few seconds beside the benchmark: orchestration/companions.py) feed the same parser.
 """
 
 from __future__ import annotations
@@ -41,15 +42,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from racperf_tui.core.cluster import host_for, node_of_config
 from racperf_tui.core.devjail import devjail_available, jail_argv
 from racperf_tui.core.events import RunState, Sample
-from racperf_tui.core.hosts import Host, LocalHost
+from racperf_tui.core.hosts import Host
 from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.lines import LineSplitter
 from racperf_tui.core.paths import run_dir
 from racperf_tui.core.process import set_child_subreaper
+from racperf_tui.core.ssh import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.write_watch import WriteWatch
+from racperf_tui.orchestration.companions import CompanionRunner
 from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run
 from racperf_tui.tools import load_tool
 
@@ -116,7 +120,8 @@ class Supervisor:
         self._wake_r: int | None = None
         self._wake_w: int | None = None
         self.write_watch = write_watch
-        self.host = host or LocalHost()
+        #: None: built from the run's config (its ``host_spec``: this machine when it has none)
+        self.host: Host | None = host
 
     # ---- signals ---------------------------------------------------------------------------
     def request_stop(self, reason: str = "stopped by user") -> None:
@@ -171,14 +176,20 @@ class Supervisor:
         config = record.config
         directory = run_dir(self.store.path.parent, self.run_id)
         try:
+            if self.host is None:
+                self.host = host_for(node_of_config(config))
             judged = judge_run(module, record.tool, config, str(directory), self.host)
             argv, write_watch, protections = self._protections(judged, tool)
             self._prepare(tool, config, judged, directory, protections)
-        except (ValueError, FileNotFoundError) as exc:
+        except SshError as exc:  # the node cannot be reached or used: which, and why
+            where = self.host.name if self.host is not None else "its node"
+            self.store.set_state(self.run_id, RunState.FAILED, message=f"node {where}: {one_line(exc)}")
+            return
+        except (ValueError, OSError) as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=str(exc))
             return
         planned = judged.invocation
-        self.store.set_argv(self.run_id, argv, tool_version(tool, list(planned.argv)))
+        self.store.set_argv(self.run_id, argv, self._tool_version(tool, list(planned.argv)))
         hard_limit_s = float(planned.hard_limit_s if planned.hard_limit_s is not None else tool.hard_limit_s(config))
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
         merge_stderr = bool(getattr(tool, "merge_stderr", False))
@@ -191,12 +202,22 @@ class Supervisor:
             return
 
         try:
-            proc = self.host.start(planned, directory, merge_stderr=merge_stderr, write_watch=write_watch, argv=argv)
+            host = self._on_host()
+            proc = host.start(planned, directory, merge_stderr=merge_stderr, write_watch=write_watch, argv=argv)
         except OSError as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=f"cannot start {argv[0]}: {exc}")
             return
         hard_limit_hit = False
         killed_for_writing = False
+        companions = CompanionRunner(
+            self.host,
+            planned,
+            directory,
+            parser,
+            write_watch=write_watch,
+            record=lambda stream, text: self.store.add_raw(self.run_id, text, stream),
+            log=self.log,
+        )
         try:
             self.store.set_benchmark_pgid(self.run_id, proc.pgid)
             self.store.set_state(self.run_id, RunState.RUNNING)
@@ -246,6 +267,7 @@ class Supervisor:
                     for line in lines:
                         handle_line(stream, line.text)
                 self._drain_wake()
+                self._emit(companions.poll())
                 if tick is not None:
                     try:
                         self._emit(tick())
@@ -279,12 +301,17 @@ class Supervisor:
             flush_raw()
             exit_status = proc.reap()
         finally:
+            companions.close()
             if proc.pid is not None and proc.returncode is None:
                 proc.kill()
                 proc.reap()
             proc.close()
 
-        files = self._collect_result_files(planned, directory)
+        # a lost link: the node's watchdog ends the benchmark; what was recorded stays
+        lost_link = bool(getattr(proc, "link_lost", False))
+        if lost_link:
+            self.log(f"lost link to {host.name}")
+        files = {} if lost_link else self._collect_result_files(planned, directory)
         self._finish(
             tool,
             exit_status,
@@ -292,14 +319,30 @@ class Supervisor:
             list(stderr_tail),
             [str(violation) for violation in proc.violations],
             files,
+            lost_link_to=host.name if lost_link else None,
         )
+
+    def _on_host(self) -> Host:
+        assert self.host is not None, "the host is known once the run is planned"
+        return self.host
+
+    def _tool_version(self, tool: Any, argv: list[str]) -> str | None:
+        """The tool's own answer, else ``argv[0] --version`` where the run runs (a host that
+        can say: ``program_version``), else here."""
+        asker = getattr(self.host, "program_version", None)
+        if callable(getattr(tool, "tool_version", None)) or not callable(asker):
+            return tool_version(tool, argv)
+        try:
+            return asker(argv)
+        except Exception:  # a version is nice to have; never fail a run for it
+            return None
 
     def _collect_result_files(self, planned: Invocation, directory: Path) -> dict[str, str]:
         """The result files the run wrote, kept in the store (raw output ``result:NAME``)."""
         if not planned.result_files:
             return {}
         try:
-            files = self.host.fetch_files(directory, planned)
+            files = self._on_host().fetch_files(directory, planned)
         except OSError as exc:
             self.log(f"could not collect the result files: {exc}")
             return {}
@@ -349,7 +392,7 @@ class Supervisor:
         prepare = getattr(tool, "prepare", None)
         if callable(prepare):
             prepare(config, judged.invocation)
-        self.host.put_files(directory, judged.invocation.files)
+        self._on_host().put_files(directory, judged.invocation.files)
         for name, text in judged.invocation.files.items():
             self.store.add_raw(self.run_id, text, f"file:{name}")
         guard = judged.guard
@@ -395,6 +438,7 @@ class Supervisor:
         stderr_tail: list[str],
         violations: list[str] | None = None,
         files: dict[str, str] | None = None,
+        lost_link_to: str | None = None,
     ) -> None:
         output = self.store.raw_output(self.run_id, "stdout")
         result: dict[str, Any] | None = None
@@ -410,6 +454,15 @@ class Supervisor:
         if violations:
             # first: a stop or a limit that came meanwhile is not why this run ended
             state, message = RunState.FAILED, "killed: " + "; ".join(dict.fromkeys(violations))
+        elif lost_link_to is not None:
+            # before a stop: a stop that could not reach the node did not end the run
+            state, message = (
+                RunState.FAILED,
+                f"lost link to {lost_link_to}: its benchmark is ended there by the watchdog; "
+                "the samples up to the loss are kept",
+            )
+            if self.stop_reason is not None:
+                message = f"{self.stop_reason}; {message}"
         elif self.stop_reason is not None:
             state, message = RunState.STOPPED, self.stop_reason
         elif hard_limit_s is not None:
@@ -422,7 +475,9 @@ class Supervisor:
             state = RunState.SUCCEEDED if ok else RunState.FAILED
             if not ok and parse_problem and parse_problem not in (message or ""):
                 message = f"{message}; {parse_problem}" if message else parse_problem
-        if state is RunState.FAILED and result is None and stderr_tail and not violations:
+        if lost_link_to is not None:
+            pass  # the link is why, whatever the tool said last
+        elif state is RunState.FAILED and result is None and stderr_tail and not violations:
             # no report at all: the tool's own last words are the reason, so they come first
             # ("iperf3: error - unable to connect to server: Connection refused (...)")
             message = f"{stderr_tail[-1]} ({message})" if message else stderr_tail[-1]

@@ -4,7 +4,7 @@ for live Samples, a result parser for the whole output). Tools know nothing of h
 
 Tools are found by entry points in the ``racperf.tools`` group (``name = "package.module"``):
 racperf's own tools register there like any other package's, so a tool can live in a package of
-its own. The module must have ``TOOL`` (racperf_tui.tools.base.Tool) and ``parse_output``.
+its own. The module must have ``TOOL`` (racperf_tui.core.tool.Tool) and ``parse_output``.
 """
 
 from __future__ import annotations

@@ -1,38 +1,49 @@
-"""What every tool module provides, so hosts, the supervisor and the UI can treat tools alike.
+"""The helpers tool modules share; the contract itself is :mod:`racperf_tui.core.tool`.
 
-A tool module exposes a module-level ``TOOL`` object satisfying :class:`Tool`, and a
-``parse_output(text: str) -> dict`` function used by ``racperf parse TOOL FILE``. A tool with
-two ends (a server and a client: iperf3, probe, oratcptest, netperf) also exposes ``PAIR``, a
-:class:`PairSpec` that :mod:`racperf_tui.orchestration.pair_runs` reads to run both ends.
+A tool module exposes a module-level ``TOOL`` object satisfying
+:class:`racperf_tui.core.tool.Tool`, and a ``parse_output(text: str) -> dict`` function used by
+``racperf parse TOOL FILE``. A tool with two ends (a server and a client: iperf3, probe,
+oratcptest, netperf) also exposes ``PAIR``, a :class:`racperf_tui.core.tool.PairSpec` that
+:mod:`racperf_tui.orchestration.pair_runs` reads to run both ends.
 
-Helpers shared by the tool modules live here too: :class:`ModuleTool` (a ``TOOL`` made of a
-module's own functions), :class:`OptionsConfig` (validated dataclass configs) and
-:func:`program_output` (what a program says about its version).
+Here: :class:`ModuleTool` (a ``TOOL`` made of a module's own functions), :class:`OptionsConfig`
+(validated dataclass configs), the option checks every tool validates with
+(:func:`option_whole_number`, :func:`option_number`, :func:`check_range`, :func:`check_choice`)
+and :func:`program_output` (what a program says about its version).
+
+One validation style for every tool: a bad option raises ValueError
+``"TOOL: OPTION must be ..., got VALUE"`` at the first problem, naming the option (the form
+shows the message under that option's field). fio alone collects every problem of its form
+(``FioConfig.validate() -> ["OPTION: ...", ...]``): its preset form marks all of them at once.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from racperf_tui.core.tool import ClientAdapter, PairSpec, StreamParser, Tool, ToolDescription
+from racperf_tui.core.tool import StreamParser, ToolDescription
 
 __all__ = [
-    "ClientAdapter",
     "ModuleTool",
     "OptionsConfig",
-    "PairSpec",
     "RUN_LEVEL_KEYS",
-    "StreamParser",
-    "Tool",
+    "check_range",
+    "option_number",
+    "check_choice",
     "program_output",
+    "run_briefly",
+    "option_whole_number",
 ]
 
 #: Keys the run machinery adds to a config (not options of any tool): tools accept and ignore them.
-RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label"})
+#: keys of a run's config that are the run machinery's, not the tool's (``host_spec``: the
+#: node it runs on, core/cluster.py)
+RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label", "host_spec"})
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -40,7 +51,7 @@ RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label"})
 
 @dataclass(frozen=True)
 class ModuleTool:
-    """A :class:`Tool` whose methods are the tool module's own functions.
+    """A :class:`racperf_tui.core.tool.Tool` whose methods are the tool module's own functions.
 
     For modules written as functions (``build_argv(config)``, ``parse_result(output)`` ...),
     so the module is usable as is and ``TOOL`` adds nothing but the attributes the supervisor
@@ -97,13 +108,75 @@ class OptionsConfig:
         """Check every option; ValueError says which and why (overridden by each tool)."""
 
 
+def _unset(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def option_number(tool: str, key: str, value: Any) -> float | None:
+    """An option's number (``5``, ``"0.5"``); None when unset (None or blank). ValueError
+    ``"TOOL: KEY must be a number, got VALUE"`` for anything else (a bool, ``"ten"``, inf)."""
+    if _unset(value):
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{tool}: {key} must be a number, got {value!r}")
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{tool}: {key} must be a number, got {value!r}") from None
+    if not math.isfinite(result):
+        raise ValueError(f"{tool}: {key} must be a number, got {value!r}")
+    return result
+
+
+def option_whole_number(tool: str, key: str, value: Any) -> int | None:
+    """An option's whole number (``5``, ``"5"``, ``5.0``); None when unset. ValueError
+    ``"TOOL: KEY must be a whole number, got VALUE"`` for anything else (``2.5`` too)."""
+    try:
+        result = option_number(tool, key, value)
+    except ValueError:
+        raise ValueError(f"{tool}: {key} must be a whole number, got {value!r}") from None
+    if result is None:
+        return None
+    if result != int(result):
+        raise ValueError(f"{tool}: {key} must be a whole number, got {value!r}")
+    return int(result)
+
+
+def check_range(tool: str, key: str, value: float, low: float, high: float, unit: str = "") -> None:
+    """ValueError ``"TOOL: KEY must be LOW to HIGH UNIT, got VALUE"`` unless low <= value <= high."""
+    if not low <= value <= high:
+        unit_text = f" {unit}" if unit else ""
+        raise ValueError(f"{tool}: {key} must be {low:g} to {high:g}{unit_text}, got {value:g}")
+
+
+def check_choice(tool: str, key: str, value: Any, choices: tuple[str, ...]) -> None:
+    """ValueError ``"TOOL: KEY must be one of A, B, got VALUE"`` unless value is a choice."""
+    if value not in choices:
+        raise ValueError(f"{tool}: {key} must be one of {', '.join(choices)}, got {value!r}")
+
+
+def run_briefly(
+    argv: list[str], timeout_s: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A short command a tool asks something of (a version, fio's option table or its reading
+    of a job): no stdin, output captured as text (undecodable bytes replaced). OSError and
+    subprocess.TimeoutExpired as subprocess.run raises them: each caller says what failed."""
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout_s,
+        stdin=subprocess.DEVNULL,
+        env=None if env is None else dict(env),
+    )
+
+
 def program_output(argv: list[str], timeout_s: float = 5.0) -> str | None:
     """stdout + stderr of a short informational command (``netperf -V``, ``java -version``);
     None when it cannot run or hangs."""
     try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, errors="replace", timeout=timeout_s, stdin=subprocess.DEVNULL
-        )
+        proc = run_briefly(argv, timeout_s)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout + proc.stderr

@@ -23,6 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from racperf_tui.tools.base import run_briefly
+
 #: fio's own (not per-job) options, from fio's init.c ``l_opts`` with their argument kind:
 #: "required", "optional" (only as --opt=value) or "none". Listed here because fio prints no
 #: table of them; a name fio lacks only makes racperf see more abbreviations as ambiguous.
@@ -112,14 +114,7 @@ class FioOptionTable:
 
 def _run_fio(fio: str, *args: str) -> str:
     try:
-        done = subprocess.run(
-            [fio, *args],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=_FIO_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
+        done = run_briefly([fio, *args], _FIO_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise FioOptionError(f"{fio} {' '.join(args)} did not answer within {_FIO_TIMEOUT_S:g} s") from None
     except OSError as exc:

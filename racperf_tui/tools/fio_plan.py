@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from racperf_tui.core.invocation import Target
+from racperf_tui.tools.base import run_briefly
 from racperf_tui.tools.fio_options import (
     FioArg,
     FioOptionError,
@@ -124,15 +125,7 @@ def _parse_env(env: dict[str, str] | None) -> dict[str, str]:
 
 def _fio(fio: str, args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
     try:
-        done = subprocess.run(
-            [fio, *args],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=_FIO_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            env=_parse_env(env),
-        )
+        done = run_briefly([fio, *args], _FIO_TIMEOUT_S, _parse_env(env))
     except subprocess.TimeoutExpired:
         raise FioPlanError([f"fio did not finish reading the job within {_FIO_TIMEOUT_S:g} s"]) from None
     except OSError as exc:

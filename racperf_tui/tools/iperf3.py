@@ -51,8 +51,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
-from racperf_tui.tools.base import PairSpec
+from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, ToolOption
+from racperf_tui.tools.base import check_choice, check_range, option_number, option_whole_number
 from racperf_tui.tools.figures import (
     MAX_LINE_CHARS,
     OutputParseError,
@@ -76,7 +76,29 @@ PORT_IN_USE_PATTERN = re.compile(r"unable to start listener for connections: Add
 DEFAULT_PORT = 5201
 
 #: How both ends run (read by racperf_tui.orchestration.pair_runs).
-PAIR = PairSpec(ready_pattern=READY_PATTERN, failure_pattern=PORT_IN_USE_PATTERN, default_port=DEFAULT_PORT)
+#: the target rate of the network panel's UDP test (iperf3's own default of 1 Mbit/s measures
+#: nothing); what arrives is capped by it, so it is no link-capacity figure
+UDP_TEST_BITRATE = "1G"
+PAIR = PairSpec(
+    ready_pattern=READY_PATTERN,
+    failure_pattern=PORT_IN_USE_PATTERN,
+    default_port=DEFAULT_PORT,
+    modes=(
+        PairMode("TCP", {"udp": False, "reverse": False}),
+        PairMode("UDP", {"udp": True, "bitrate": UDP_TEST_BITRATE}, rate_cap=UDP_TEST_BITRATE),
+        PairMode("TCP reverse", {"udp": False, "reverse": True}),
+    ),
+    client_fields={
+        "host": "host",
+        "port": "port",
+        "duration_s": "duration_s",
+        "interval_s": "interval_s",
+        "length": "length",
+        "connections": "parallel",
+    },
+    server_fields={"host": "bind", "port": "port", "duration_s": "duration_s"},
+    program=ProgramField("iperf3 program", "iperf3 on PATH", "iperf3.binary", (("binary", ""),)),
+)
 
 _BYTE_PREFIX = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _RATE_PREFIX = {"": 1e-6, "K": 1e-3, "M": 1.0, "G": 1e3, "T": 1e6}  # -> Mbit/s
@@ -122,14 +144,14 @@ OPTIONS = (
     ToolOption("binary", "str", "iperf3", "the iperf3 program"),
 )
 METRICS = (
-    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput"),
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput", quantity="throughput"),
     MetricSpec("retransmits", "retransmits", "", decimals=0, chart="retransmits"),
     MetricSpec("cwnd_kib", "cwnd", "KiB", decimals=0, chart="cwnd"),
     MetricSpec("jitter_ms", "jitter", "ms", decimals=3, chart="jitter"),
     MetricSpec("lost_pct", "lost", "%", decimals=2, chart="lost"),
 )
 RESULTS = (
-    MetricSpec("received_mbit_s", "received", "Mbit/s"),
+    MetricSpec("received_mbit_s", "received", "Mbit/s", quantity="throughput"),
     MetricSpec("sent_mbit_s", "sent", "Mbit/s"),
     MetricSpec("retransmits", "retransmits", "", decimals=0),
     MetricSpec("jitter_ms", "jitter", "ms", decimals=3),
@@ -149,7 +171,7 @@ DESCRIPTION = ToolDescription(
 
 
 class Iperf3Tool:
-    """The iperf3 Tool (see racperf_tui.tools.base.Tool)."""
+    """The iperf3 Tool (see racperf_tui.core.tool.Tool)."""
 
     name = "iperf3"
     description = DESCRIPTION
@@ -178,10 +200,10 @@ class Iperf3Tool:
             argv.append("--forceflush")
             return argv
         if role != "client":
-            raise ValueError(f"iperf3 config 'role' must be 'client' or 'server', not {role!r}")
+            check_choice("iperf3", "role", role, ("client", "server"))
         host = str(config.get("host") or "").strip()
         if not host:
-            raise ValueError("iperf3 client config needs 'host' (the server's address)")
+            raise ValueError("iperf3: host must be set: the client needs the server's address")
         duration_s = _number_in_range(config, "duration_s", 10, 1, 86400)
         interval_s = _number_in_range(config, "interval_s", 1, 0.1, 60)
         parallel = _int_in_range(config, "parallel", 1, 1, 128)
@@ -765,26 +787,22 @@ def _fmt_number(value: float) -> str:
 
 
 def _number_in_range(config: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
-    raw = config.get(key, default)
-    try:
-        value = float(default if raw in (None, "") else raw)
-    except (TypeError, ValueError):
-        raise ValueError(f"iperf3 config {key!r} must be a number, not {raw!r}") from None
-    if not low <= value <= high:
-        raise ValueError(f"iperf3 config {key!r} must be between {low:g} and {high:g}, not {value:g}")
+    value = option_number("iperf3", key, config.get(key, default))
+    value = float(default) if value is None else value
+    check_range("iperf3", key, value, low, high)
     return value
 
 
 def _int_in_range(config: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
-    value = _number_in_range(config, key, default, low, high)
-    if not float(value).is_integer():
-        raise ValueError(f"iperf3 config {key!r} must be a whole number, not {value:g}")
-    return int(value)
+    value = option_whole_number("iperf3", key, config.get(key, default))
+    value = default if value is None else value
+    check_range("iperf3", key, value, low, high)
+    return value
 
 
 def _checked_size(value: Any, key: str) -> str:
     """iperf3 sizes/rates: a number with an optional K/M/G/T suffix (e.g. "100M", "128K")."""
     text = str(value).strip()
     if not re.fullmatch(r"\d+(\.\d+)?[KMGTkmgt]?", text):
-        raise ValueError(f"iperf3 config {key!r} must be a number with an optional K/M/G/T suffix, not {value!r}")
+        raise ValueError(f"iperf3: {key} must be a number with an optional K/M/G/T suffix, got {value!r}")
     return text

@@ -34,9 +34,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from racperf_tui.core import units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
-from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
+from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, options_from_dataclass
+from racperf_tui.tools.base import (
+    ModuleTool,
+    OptionsConfig,
+    check_choice,
+    check_range,
+    option_whole_number,
+    program_output,
+)
 from racperf_tui.tools.figures import MAX_LINE_CHARS, MAX_NUMBER_CHARS, OutputParseError, Warnings, check_finite
 
 name = "netperf"
@@ -245,9 +253,9 @@ _UNIT_TO_MBIT = {
     "10^9bits": 1000.0,
     "10^6bits": 1.0,
     "10^3bits": 0.001,
-    "GBytes": 8 * 1024**3 / 1e6,
-    "MBytes": 8 * 1024**2 / 1e6,
-    "KBytes": 8 * 1024 / 1e6,
+    "GBytes": units.MIB_S_TO_MBIT_S * 1024,
+    "MBytes": units.MIB_S_TO_MBIT_S,
+    "KBytes": units.MIB_S_TO_MBIT_S / 1024,
 }
 
 # every regex here is linear in the line: no two adjacent parts can match the same character
@@ -384,16 +392,9 @@ class NetperfConfig(OptionsConfig):
             "remote_sockbuf_bytes",
         ):
             value = getattr(self, key)
-            if value is None or value == "":
-                setattr(self, key, None if key not in ("port", "duration_s") else value)
-                continue
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                raise ValueError(f"netperf: {key} must be a whole number, got {value!r}") from None
-            if number != int(number):
-                raise ValueError(f"netperf: {key} must be a whole number, got {value!r}")
-            setattr(self, key, int(number))
+            whole = option_whole_number("netperf", key, value)
+            # port and duration_s are required: validate() names them when left empty
+            setattr(self, key, value if whole is None and key in ("port", "duration_s") else whole)
         if self.interim_s in ("", 0, None):
             self.interim_s = None
         else:
@@ -404,10 +405,10 @@ class NetperfConfig(OptionsConfig):
 
     def validate(self) -> None:
         """Check every option; ValueError says which and why."""
-        if self.role not in ("client", "server"):
-            raise ValueError(f"netperf: role must be 'client' or 'server', got {self.role!r}")
-        if not isinstance(self.port, int) or not 1 <= self.port <= 65535:
-            raise ValueError(f"netperf: port must be 1-65535, got {self.port!r}")
+        check_choice("netperf", "role", self.role, ("client", "server"))
+        if not isinstance(self.port, int):
+            raise ValueError(f"netperf: port must be a whole number, got {self.port!r}")
+        check_range("netperf", "port", self.port, 1, 65535)
         if self.role == "server":
             if not self.netserver:
                 raise ValueError("netperf: netserver (the path of the netserver program) is empty")
@@ -418,8 +419,7 @@ class NetperfConfig(OptionsConfig):
             raise ValueError("netperf: netperf (the path of the netperf program) is empty")
         if not self.host:
             raise ValueError("netperf: the client needs host (where netserver runs)")
-        if self.test not in TESTS:
-            raise ValueError(f"netperf: test must be one of {', '.join(TESTS)}, got {self.test!r}")
+        check_choice("netperf", "test", self.test, TESTS)
         if not isinstance(self.duration_s, int) or self.duration_s < 1:
             raise ValueError(
                 f"netperf: duration_s must be at least 1 second (racperf runs are bounded), got {self.duration_s!r}"
@@ -1016,6 +1016,20 @@ PAIR = PairSpec(
     failure_hint="pick another port",
     server_name="netserver",
     adapt_client=adapt_client,
+    modes=(
+        PairMode("TCP_STREAM", {"test": "TCP_STREAM"}),
+        PairMode("TCP_RR", {"test": "TCP_RR"}, latency_only=True),
+        PairMode("UDP_STREAM", {"test": "UDP_STREAM"}),
+        PairMode("UDP_RR", {"test": "UDP_RR"}, latency_only=True),
+    ),
+    client_fields={"host": "host", "port": "port", "duration_s": "duration_s", "interval_s": "interim_s"},
+    server_fields={"host": "host", "port": "port"},
+    program=ProgramField(
+        "netperf directory",
+        "directory of netperf and netserver (blank: PATH)",
+        "netperf.dir",
+        (("netperf", "netperf"), ("netserver", "netserver")),
+    ),
 )
 
 
@@ -1061,12 +1075,12 @@ OPTIONS = options_from_dataclass(
     ends={"netserver": "server", "server_lifetime_s": "server"},
 )
 METRICS = (
-    MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans"),
-    MetricSpec("rt_latency_us", "round trip", "µs", chart="latency"),
-    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit"),
+    MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans", quantity="transaction_rate"),
+    MetricSpec("rt_latency_us", "round trip", "µs", chart="latency", quantity="latency"),
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit", quantity="throughput"),
 )
 RESULTS = (
-    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s"),
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", quantity="throughput"),
     MetricSpec("trans_per_s", "transactions", "trans/s"),
     MetricSpec("rt_latency_us", "round trip", "µs"),
     MetricSpec("elapsed_s", "elapsed", "s", decimals=2),
@@ -1080,7 +1094,7 @@ DESCRIPTION = ToolDescription(
     results=RESULTS,
 )
 
-#: The Tool (racperf_tui.tools.base.Tool). netserver says "Unable to start netserver ..." on
+#: The Tool (racperf_tui.core.tool.Tool). netserver says "Unable to start netserver ..." on
 #: stderr and getopt errors go there too, so both are read.
 TOOL = ModuleTool(
     name,

@@ -31,14 +31,21 @@ from typing import Any, ClassVar
 
 from racperf_tui.core import settings, units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
-from racperf_tui.tools.base import ModuleTool, OptionsConfig, PairSpec, program_output
+from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, options_from_dataclass
+from racperf_tui.tools.base import (
+    ModuleTool,
+    OptionsConfig,
+    check_choice,
+    check_range,
+    option_whole_number,
+    program_output,
+)
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
 
 name = "oratcptest"
 
 #: The jar's own defaults (used when an option is left unset, and to describe a run).
-DEFAULT_LENGTH_BYTES = 1024 * 1024
+DEFAULT_LENGTH_BYTES = units.MIB
 DEFAULT_INTERVAL_S = 10
 DEFAULT_PORT = 5555
 #: Seconds to allow the JVM to start and the test to finish beyond its duration.
@@ -138,19 +145,17 @@ class OratcptestConfig(OptionsConfig):
         else:
             self.delay_ms = None
         for key in ("port", "num_conn"):
-            try:
-                setattr(self, key, int(getattr(self, key)))
-            except (TypeError, ValueError):
-                raise ValueError(f"oratcptest: {key} must be a whole number, got {getattr(self, key)!r}") from None
+            whole = option_whole_number("oratcptest", key, getattr(self, key))
+            if whole is None:
+                raise ValueError(f"oratcptest: {key} must be a whole number, got {getattr(self, key)!r}")
+            setattr(self, key, whole)
         payload = str(self.payload or "RANDOM").strip()
         self.payload = payload.upper() if payload.upper() in ("RANDOM", "ZERO") else payload
 
     def validate(self) -> None:
         """Check every option; ValueError says which and why."""
-        if self.role not in ("client", "server"):
-            raise ValueError(f"oratcptest: role must be 'client' or 'server', got {self.role!r}")
-        if not 1 <= self.port <= 65535:
-            raise ValueError(f"oratcptest: port must be 1-65535, got {self.port}")
+        check_choice("oratcptest", "role", self.role, ("client", "server"))
+        check_range("oratcptest", "port", self.port, 1, 65535)
         if self.sockbuf_bytes is not None and self.sockbuf_bytes < 1:
             raise ValueError(f"oratcptest: sockbuf_bytes must be at least 1 byte, got {self.sockbuf_bytes}")
         if self.role == "server":
@@ -169,8 +174,7 @@ class OratcptestConfig(OptionsConfig):
             raise ValueError(
                 "oratcptest: file is a server option (the file the server writes with -write); set it on the server"
             )
-        if self.mode not in ("SYNC", "ASYNC"):
-            raise ValueError(f"oratcptest: mode must be SYNC or ASYNC, got {self.mode!r}")
+        check_choice("oratcptest", "mode", self.mode, ("SYNC", "ASYNC"))
         if self.num_conn < 1:
             raise ValueError(f"oratcptest: num_conn must be at least 1, got {self.num_conn}")
         if self.length_bytes is not None and self.length_bytes < 0:
@@ -695,6 +699,23 @@ PAIR = PairSpec(
     default_port=DEFAULT_PORT,
     failure_hint="pick another port (racperf checks ports before starting; see the suggestion)",
     ready_timeout_s=20.0,
+    modes=(PairMode("SYNC", {"mode": "SYNC"}), PairMode("ASYNC", {"mode": "ASYNC"})),
+    client_fields={
+        "host": "host",
+        "port": "port",
+        "duration_s": "duration_s",
+        "interval_s": "interval_s",
+        "length": "length_bytes",
+        "connections": "num_conn",
+        "write": "write",
+    },
+    server_fields={"host": "host", "port": "port"},
+    program=ProgramField(
+        "oratcptest.jar path", "oratcptest.jar (MOS Doc ID 2064368.1)", "oratcptest.jar_path", (("jar_path", ""),)
+    ),
+    runtime=ProgramField(
+        "Java (oratcptest)", "$JAVA_HOME, $ORACLE_HOME/jdk or PATH", "oratcptest.java", (("java", ""),)
+    ),
 )
 
 
@@ -761,11 +782,11 @@ OPTIONS = options_from_dataclass(
     },
 )
 METRICS = (
-    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib"),
-    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
+    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib", quantity="throughput"),
+    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency", quantity="latency"),
 )
 RESULTS = (
-    MetricSpec("avg_throughput_mib_s", "throughput", "MiB/s"),
+    MetricSpec("avg_throughput_mib_s", "throughput", "MiB/s", quantity="throughput"),
     MetricSpec("avg_latency_ms", "latency", "ms", decimals=3),
 )
 DESCRIPTION = ToolDescription(
@@ -777,7 +798,7 @@ DESCRIPTION = ToolDescription(
     results=RESULTS,
 )
 
-#: The Tool (racperf_tui.tools.base.Tool). The jar reports its failures on stdout; stderr holds
+#: The Tool (racperf_tui.core.tool.Tool). The jar reports its failures on stdout; stderr holds
 #: JVM errors worth a look, so both are read.
 TOOL = ModuleTool(
     name,

@@ -1096,11 +1096,14 @@ class OrionStreamParser:
         return max(0.0, self._clock() - self._started)
 
     def _point(self, elapsed: float) -> tuple[int, DataPoint | None]:
-        """(1-based data point, the point) at ``elapsed`` on the schedule stretched to planned_s."""
+        """(1-based data point, the point) at ``elapsed`` on the schedule. ORION's estimate is
+        its data points' time plus one minute: only when that part is longer than the model's
+        (ORION steps loads the model does not know) is the schedule stretched to it."""
         if not self._schedule or not self.planned_s:
             return 0, None
         model_total = sum(p.length_s for p in self._schedule) or 1.0
-        at = elapsed * model_total / self.planned_s
+        points_s = (self.orion_estimate_s or 0.0) - ORION_ESTIMATE_EXTRA_S
+        at = elapsed * model_total / max(model_total, points_s)
         for index, point in enumerate(self._schedule):
             if at < point.start_s + point.length_s:
                 return index + 1, point
@@ -1123,7 +1126,13 @@ class OrionStreamParser:
         if self._schedule:
             metrics["data_point"] = float(number)
             metrics["data_points"] = float(len(self._schedule))
-        extra: dict[str, Any] = {"phase": phase, "estimated": phase != "done"}
+        # the live view's progress bar and ETA read these two from extra (runs_data.LivePoller)
+        extra: dict[str, Any] = {
+            "phase": phase,
+            "estimated": phase != "done",
+            "progress_pct": metrics["progress_pct"],
+            "eta_s": metrics["eta_s"],
+        }
         if point is not None:
             extra["small"], extra["large"] = point.small, point.large
         if self.orion_estimate_s is not None:
@@ -1195,7 +1204,8 @@ _HELP = {
     "at increasing loads: max IOPS), dss (large I/O at increasing loads: max MB/s), advanced (the "
     "options below)",
     "testname": "prefix of ORION's files (<testname>.lun, <testname>_<date>_*); without .lun",
-    "lun": "a LUN ORION tests (a device or a file), one per --set lun=...",
+    "lun": "a LUN ORION tests (a device or a file), one per --set lun=... (in the form: several, separated by "
+    "spaces; the devices racperf sees are suggested, right arrow takes one)",
     "num_disks": "physical disks behind the LUNs: sets the range of loads (default: the number of LUNs)",
     "size_small": "small I/O size in KB (advanced; default 8)",
     "size_large": "large I/O size in KB (advanced; default 1024)",
@@ -1215,6 +1225,7 @@ _HELP = {
     "/etc/oratab, the grid home)",
     "orion": "the orion binary itself (a standalone download)",
 }
+#: a choice's default is ORION's own (a form shows it; an option left at it is not passed)
 OPTIONS: tuple[ToolOption, ...] = (
     ToolOption("run", "choice", "simple", _HELP["run"], RUNS),
     ToolOption("testname", "str", DEFAULT_TESTNAME, _HELP["testname"]),
@@ -1222,15 +1233,15 @@ OPTIONS: tuple[ToolOption, ...] = (
     ToolOption("num_disks", "int", None, _HELP["num_disks"]),
     ToolOption("size_small", "int", None, _HELP["size_small"]),
     ToolOption("size_large", "int", None, _HELP["size_large"]),
-    ToolOption("type", "choice", None, _HELP["type"], TYPES),
+    ToolOption("type", "choice", "rand", _HELP["type"], TYPES),
     ToolOption("num_streamIO", "int", None, _HELP["num_streamIO"]),
-    ToolOption("simulate", "choice", None, _HELP["simulate"], SIMULATES),
+    ToolOption("simulate", "choice", "concat", _HELP["simulate"], SIMULATES),
     ToolOption("write", "int", None, _HELP["write"]),
     ToolOption("cache_size", "int", None, _HELP["cache_size"]),
     ToolOption("duration", "int", None, _HELP["duration"]),
     ToolOption("num_small", "int", None, _HELP["num_small"]),
     ToolOption("num_large", "int", None, _HELP["num_large"]),
-    ToolOption("matrix", "choice", None, _HELP["matrix"], MATRICES),
+    ToolOption("matrix", "choice", "basic", _HELP["matrix"], MATRICES),
     ToolOption("hugenotneeded", "bool", False, _HELP["hugenotneeded"]),
     ToolOption("verbose", "bool", False, _HELP["verbose"]),
     ToolOption("storax", "str", None, _HELP["storax"]),
@@ -1251,6 +1262,8 @@ DESCRIPTION = ToolDescription(
     install_hint=install_hint,
     options=OPTIONS,
     metrics=METRICS,
+    live_panels=("orion_points",),
+    result_panels=("orion_matrix",),
 )
 
 

@@ -1,9 +1,10 @@
 """The built-in network probe: oratcptest's measurement without Java (client side + Tool).
 
 The server is :mod:`racperf_tui.tools.probe_server` (one self-contained file for python3 >= 3.6,
-copied to the other node and run there; its docstring describes the wire protocol). This module
-holds the client (:func:`run_client`, what ``racperf probe client HOST`` runs), the Tool for the
-runs machinery (``role: "server" | "client"``), and the parsers.
+copied to the other node and run there; its docstring describes the wire protocol). The client
+(what ``racperf probe client HOST`` runs) is :mod:`racperf_tui.tools.probe_client`; this module
+is the Tool for the runs machinery (``role: "server" | "client"``) and the parsers of both
+ends' output.
 
 Modes (as oratcptest's): SYNC sends a message and waits for the server's ACK (throughput and
 per-message latency); ASYNC streams (throughput only); ``rtt`` sends empty SYNC messages (the
@@ -51,26 +52,20 @@ Client result (``parse_output`` of client output)::
 
 from __future__ import annotations
 
-import json
-import math
-import os
 import re
-import socket
 import sys
-import threading
-import time
-import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import MIB_S_PER_MBIT_S, MetricSpec, ToolDescription, ToolOption
+from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ToolDescription, ToolOption
+from racperf_tui.core.units import MIB, MIB_S_PER_MBIT_S
 from racperf_tui.tools import probe_server
-from racperf_tui.tools.base import PairSpec
+from racperf_tui.tools.base import check_choice, check_range, option_number, option_whole_number
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
+from racperf_tui.tools.probe_client import ClientOptions, parse_size
 
 #: the server file to copy to another node (``python3 probe_server.py --port N``)
 PROBE_SERVER_PATH = Path(probe_server.__file__).resolve()
@@ -80,15 +75,28 @@ READY_PATTERN = re.compile(r"Probe server listening on (?P<host>\S+):(?P<port>\d
 PORT_IN_USE_PATTERN = re.compile(r"Failed to listen on .*Address already in use")
 #: How both ends run (read by racperf_tui.orchestration.pair_runs); a server given port 0 picks a free
 #: one and names it in its ready line, which the client is then given.
-PAIR = PairSpec(ready_pattern=READY_PATTERN, failure_pattern=PORT_IN_USE_PATTERN, default_port=DEFAULT_PORT)
+PAIR = PairSpec(
+    ready_pattern=READY_PATTERN,
+    failure_pattern=PORT_IN_USE_PATTERN,
+    default_port=DEFAULT_PORT,
+    modes=(
+        PairMode("SYNC", {"mode": "SYNC", "rtt": False}),
+        PairMode("ASYNC", {"mode": "ASYNC", "rtt": False}),
+        PairMode("RTT", {"mode": "SYNC", "rtt": True}, latency_only=True, unused_fields=frozenset({"length"})),
+    ),
+    client_fields={
+        "host": "host",
+        "port": "port",
+        "duration_s": "duration_s",
+        "interval_s": "interval_s",
+        "length": "length",
+        "connections": "num_conn",
+        "write": "write",
+    },
+    server_fields={"host": "bind", "port": "port", "duration_s": "duration_s"},
+)
 PROBE_VERSION = "racperf probe 1"
 
-MIB = 1024 * 1024
-#: ASYNC send chunk: big enough that per-call Python overhead vanishes next to the copy,
-#: small enough that the end of the test is not delayed on a slow link
-ASYNC_CHUNK_BYTES = 1 * MIB
-#: how long the client waits for each server's DONE line after its EOF
-DONE_TIMEOUT_S = 10.0
 
 _TIME = r"\((?P<time>\d{2}:\d{2}:\d{2}(?:\.\d+)?)\)"
 _INTERVAL_LINE = re.compile(_TIME + r"\s+(?P<tput>[\d.]+)\s+Mbytes/s(?:\s+(?P<lat>[\d.]+)\s+ms)?\s*$")
@@ -107,426 +115,6 @@ _SERVER_DONE = re.compile(
     r"(?P<messages>\d+) messages, (?P<seconds>[\d.]+) s, (?P<rate>[\d.]+) Mbytes/s; socket "
     r"receive buffer (?P<rcvbuf>\d+) bytes(?:; wrote (?P<written>\d+) bytes, (?P<fsyncs>\d+) fsyncs)?"
 )
-
-
-# ---------------------------------------------------------------- the client
-
-
-@dataclass
-class ClientOptions:
-    """One probe test, seen from the client."""
-
-    host: str
-    port: int = DEFAULT_PORT
-    mode: str = "SYNC"
-    length_bytes: int = MIB
-    num_conn: int = 1
-    delay_ms: float = 0.0
-    write: bool = False
-    rtt: bool = False
-    interval_s: float = 2.0
-    duration_s: float = 10.0
-    sockbuf_bytes: int = 0
-    payload: str = "ZERO"
-    connect_timeout_s: float = 5.0
-
-    def validate(self) -> None:
-        """ValueError naming the option that is wrong."""
-        self.mode = self.mode.upper()
-        if self.mode not in ("SYNC", "ASYNC"):
-            raise ValueError(f"probe mode must be SYNC or ASYNC, not {self.mode!r}")
-        if self.rtt and self.mode != "SYNC":
-            raise ValueError("probe rtt needs SYNC mode (a round trip is a message and its ACK)")
-        if self.rtt:
-            self.length_bytes = 0
-        if not 0 <= self.length_bytes <= probe_server.MAX_MESSAGE_BYTES:
-            raise ValueError(f"probe message length must be 0..{probe_server.MAX_MESSAGE_BYTES} bytes")
-        if self.length_bytes == 0 and not self.rtt:
-            raise ValueError("probe message length 0 means an RTT test: use rtt instead")
-        if not 1 <= self.num_conn <= 256:
-            raise ValueError(f"probe num_conn must be 1..256, not {self.num_conn}")
-        if not 0.1 <= self.interval_s <= 3600:
-            raise ValueError(f"probe interval must be 0.1..3600 s, not {self.interval_s:g}")
-        if not 0.1 <= self.duration_s <= 7 * 86400:
-            raise ValueError(f"probe duration must be 0.1 s..7 days, not {self.duration_s:g}")
-        if self.delay_ms < 0:
-            raise ValueError("probe delay must be >= 0 ms")
-        if self.payload.upper() not in ("ZERO", "RANDOM"):
-            raise ValueError(f"probe payload must be ZERO or RANDOM, not {self.payload!r}")
-        if not 0 < self.port < 65536:
-            raise ValueError(f"probe port must be 1..65535, not {self.port}")
-
-
-class _Connection:
-    """One TCP connection of a test and its counters (written by its worker thread only)."""
-
-    def __init__(self, sock: socket.socket, server_info: dict[str, Any]) -> None:
-        self.sock = sock
-        self.server_info = server_info
-        self.bytes_sent = 0
-        self.messages = 0
-        self.latencies_s: list[float] = []
-        self.lock = threading.Lock()
-        self.error: str | None = None
-        self.done_info: dict[str, Any] | None = None
-
-    def take_latencies(self) -> list[float]:
-        with self.lock:
-            taken, self.latencies_s = self.latencies_s, []
-        return taken
-
-
-class _LatencyHistogram:
-    """Whole-test latency percentiles at ~1 % resolution, constant memory (log buckets)."""
-
-    _BASE = math.log(1.01)
-
-    def __init__(self) -> None:
-        self.buckets: dict[int, int] = {}
-        self.count = 0
-        self.max_s = 0.0
-
-    def add(self, values_s: list[float]) -> None:
-        for value in values_s:
-            key = math.floor(math.log(max(value, 1e-9)) / self._BASE)
-            self.buckets[key] = self.buckets.get(key, 0) + 1
-        self.count += len(values_s)
-        if values_s:
-            self.max_s = max(self.max_s, max(values_s))
-
-    def percentile_s(self, pct: float) -> float | None:
-        if not self.count:
-            return None
-        wanted = math.ceil(self.count * pct / 100.0)
-        seen = 0
-        for key in sorted(self.buckets):
-            seen += self.buckets[key]
-            if seen >= wanted:
-                # the bucket's geometric middle
-                return min(math.exp((key + 0.5) * self._BASE), self.max_s)
-        return self.max_s
-
-
-def _payload_text(length: int, rtt: bool) -> str:
-    if rtt:
-        return "0 bytes (RTT)"
-    if length % MIB == 0:
-        count = length // MIB
-        return f"{count} Mbyte" + ("s" if count != 1 else "")
-    if length % 1024 == 0:
-        return f"{length // 1024} Kbytes"
-    return f"{length} bytes"
-
-
-def _seconds_text(value: float) -> str:
-    return f"{value:g} seconds"
-
-
-def _stamp() -> str:
-    return time.strftime("%H:%M:%S")
-
-
-def _recv_line(sock: socket.socket, limit: int = 4096) -> bytes:
-    data = bytearray()
-    while not data.endswith(b"\n"):
-        chunk = sock.recv(1)
-        if not chunk:
-            raise ConnectionError("the server closed the connection")
-        data += chunk
-        if len(data) > limit:
-            raise ConnectionError("the server's answer is too long (not a racperf probe server?)")
-    return bytes(data)
-
-
-def _connect(options: ClientOptions, test_id: str, index: int) -> _Connection:
-    sock = socket.create_connection((options.host, options.port), timeout=options.connect_timeout_s)
-    try:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if options.sockbuf_bytes:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, options.sockbuf_bytes)
-        hello = {
-            "mode": options.mode,
-            "length": options.length_bytes,
-            "write": options.write,
-            "test_id": test_id,
-            "conn_index": index,
-            "num_conn": options.num_conn,
-            "sockbuf": options.sockbuf_bytes,
-        }
-        sock.sendall(probe_server.PROTOCOL_MAGIC + json.dumps(hello).encode() + b"\n")
-        answer = _recv_line(sock)
-        if not answer.startswith(b"OK "):
-            raise ConnectionError(f"the server refused the test: {answer.decode(errors='replace').strip()}")
-        info = json.loads(answer[3:].decode())
-        sock.settimeout(None)  # data phase: blocking; the main thread unblocks stuck workers
-        return _Connection(sock, info)
-    except BaseException:
-        sock.close()
-        raise
-
-
-def _sync_worker(conn: _Connection, options: ClientOptions, payload: bytes, stop: threading.Event) -> None:
-    message = probe_server.MESSAGE_HEADER.pack(len(payload)) + payload
-    sock = conn.sock
-    delay_s = options.delay_ms / 1000.0
-    length = len(payload)
-    clock = time.perf_counter
-    try:
-        while not stop.is_set():
-            started = clock()
-            sock.sendall(message)
-            if not sock.recv(1):
-                raise ConnectionError("the server closed the connection")
-            latency_s = clock() - started
-            with conn.lock:
-                conn.latencies_s.append(latency_s)
-                conn.bytes_sent += length
-                conn.messages += 1
-            if delay_s:
-                stop.wait(delay_s)
-    except OSError as exc:
-        if not stop.is_set():
-            conn.error = str(exc) or exc.__class__.__name__
-
-
-def _async_worker(conn: _Connection, options: ClientOptions, payload: bytes, stop: threading.Event) -> None:
-    sock = conn.sock
-    delay_s = options.delay_ms / 1000.0
-    if delay_s:
-        chunk, per_chunk_messages = memoryview(payload), 1
-    else:
-        # without a delay the stream is just bytes: send many messages per call
-        repeat = max(1, ASYNC_CHUNK_BYTES // max(len(payload), 1))
-        chunk, per_chunk_messages = memoryview(payload * repeat), repeat
-    size = len(chunk)
-    try:
-        while not stop.is_set():
-            sock.sendall(chunk)
-            conn.bytes_sent += size
-            conn.messages += per_chunk_messages
-            if delay_s:
-                stop.wait(delay_s)
-    except OSError as exc:
-        if not stop.is_set():
-            conn.error = str(exc) or exc.__class__.__name__
-
-
-def run_client(options: ClientOptions, out: TextIO = sys.stdout) -> dict[str, Any]:
-    """Run one test against a probe server, writing oratcptest-shaped lines to ``out``.
-
-    Returns the client result (module docstring). Connection problems do not raise: the
-    result's ``error`` says what happened (and the output has a ``Failed`` line).
-    """
-    options.validate()
-
-    def say(line: str = "") -> None:
-        out.write(line + "\n")
-        out.flush()
-
-    say("[Requesting a test]")
-    params = [
-        ("Message payload", _payload_text(options.length_bytes, options.rtt)),
-        ("Payload content type", options.payload.upper()),
-        ("Delay between messages", f"{options.delay_ms:g} ms" if options.delay_ms else "NO"),
-        ("Number of connections", str(options.num_conn)),
-        ("Socket send buffer", f"{options.sockbuf_bytes} bytes" if options.sockbuf_bytes else "(system default)"),
-        ("Transport mode", options.mode),
-        ("Disk write", "YES (write + fsync on the server before the ACK)" if options.write else "NO"),
-        ("Statistics interval", _seconds_text(options.interval_s)),
-        ("Test duration", _seconds_text(options.duration_s)),
-    ]
-    for key, value in params:
-        say(f"        {key:<22} = {value}")
-    say("        (1 Mbyte = 1024x1024 bytes)")
-    say()
-    result = _empty_client_result(options)
-    test_id = uuid.uuid4().hex[:12]
-    connections: list[_Connection] = []
-    try:
-        for index in range(1, options.num_conn + 1):
-            connections.append(_connect(options, test_id, index))
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc) or exc.__class__.__name__
-        message = f"Failed to connect to {options.host}:{options.port}: {reason}"
-        say(f"({_stamp()}) {message}")
-        for conn in connections:
-            conn.sock.close()
-        result["error"] = message
-        return result
-
-    payload = os.urandom(options.length_bytes) if options.payload.upper() == "RANDOM" else bytes(options.length_bytes)
-    say(f"({_stamp()}) The server is ready.")
-    say("                    Throughput" + ("             Latency" if options.mode == "SYNC" else ""))
-    stop = threading.Event()
-    worker = _sync_worker if options.mode == "SYNC" else _async_worker
-    threads = [
-        threading.Thread(target=worker, args=(c, options, payload, stop), daemon=True, name=f"probe-conn-{i}")
-        for i, c in enumerate(connections, 1)
-    ]
-    histogram = _LatencyHistogram()
-    latency_sum_s = 0.0
-    started = time.monotonic()
-    for thread in threads:
-        thread.start()
-    end_at = started + options.duration_s
-    last_t, last_bytes = started, 0
-    while True:
-        next_t = min(last_t + options.interval_s, end_at)
-        stop.wait(max(0.0, next_t - time.monotonic()))
-        now = time.monotonic()
-        total_bytes = sum(c.bytes_sent for c in connections)
-        latencies: list[float] = []
-        for conn in connections:
-            latencies.extend(conn.take_latencies())
-        histogram.add(latencies)
-        latency_sum_s += sum(latencies)
-        elapsed = now - last_t
-        throughput_mib_s = (total_bytes - last_bytes) / elapsed / MIB if elapsed > 0 else 0.0
-        line = f"({_stamp()}) {throughput_mib_s:>10.3f} Mbytes/s"
-        if options.mode == "SYNC" and latencies:
-            line += f"  {sum(latencies) / len(latencies) * 1000.0:>16.3f} ms"
-        # a final sliver of an interval (duration not a multiple of it) would be noise
-        if elapsed >= min(options.interval_s, options.duration_s) * 0.2 or now < end_at:
-            say(line)
-        last_t, last_bytes = now, total_bytes
-        errors = [c.error for c in connections if c.error]
-        if now >= end_at or errors:
-            break
-    stop.set()
-    elapsed_s = time.monotonic() - started
-    for thread in threads:
-        thread.join(timeout=5.0)
-    for conn, thread in zip(connections, threads):
-        if thread.is_alive():  # stuck in sendall: the server stopped reading
-            conn.error = conn.error or "the server stopped reading (send blocked)"
-            try:
-                conn.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            thread.join(timeout=2.0)
-    for conn in connections:
-        # whatever a worker appended after the last report still counts in the summary
-        late = conn.take_latencies()
-        histogram.add(late)
-        latency_sum_s += sum(late)
-    _collect_done(connections)
-    say(f"({_stamp()}) Test finished.")
-    result.update(_summarise(options, connections, histogram, latency_sum_s, elapsed_s))
-    send_buffer = (
-        connections[0].sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) if connections[0].sock.fileno() >= 0 else 0
-    )
-    result["socket_send_buffer_bytes"] = send_buffer
-    for conn in connections:
-        conn.sock.close()
-    _say_summary(say, result)
-    return result
-
-
-def _collect_done(connections: list[_Connection]) -> None:
-    """EOF to each server connection, then read its DONE line (the server's own count)."""
-    for conn in connections:
-        try:
-            conn.sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            continue
-    for conn in connections:
-        try:
-            conn.sock.settimeout(DONE_TIMEOUT_S)
-            line = _recv_line(conn.sock)
-            if line.startswith(b"DONE "):
-                conn.done_info = json.loads(line[5:].decode())
-        except (OSError, ValueError) as exc:
-            conn.error = conn.error or f"no summary from the server: {exc}"
-
-
-def _summarise(
-    options: ClientOptions,
-    connections: list[_Connection],
-    histogram: _LatencyHistogram,
-    latency_sum_s: float,
-    elapsed_s: float,
-) -> dict[str, Any]:
-    bytes_sent = sum(c.bytes_sent for c in connections)
-    messages = sum(c.messages for c in connections)
-    summary: dict[str, Any] = {
-        "avg_throughput_mib_s": bytes_sent / elapsed_s / MIB if elapsed_s > 0 else 0.0,
-        "messages": messages,
-        "bytes_sent": bytes_sent,
-        "elapsed_s": elapsed_s,
-    }
-    if options.mode == "SYNC" and histogram.count:
-        summary["avg_latency_ms"] = latency_sum_s / histogram.count * 1000.0
-        summary["latency_p50_ms"] = (histogram.percentile_s(50) or 0.0) * 1000.0
-        summary["latency_p99_ms"] = (histogram.percentile_s(99) or 0.0) * 1000.0
-        summary["latency_max_ms"] = histogram.max_s * 1000.0
-    done = [c.done_info for c in connections if c.done_info]
-    if len(done) == len(connections):
-        summary["server_bytes_received"] = sum(int(d["bytes_received"]) for d in done)
-        summary["server_recv_buffer_bytes"] = int(done[0].get("recv_buffer_bytes") or 0)
-        summary["server_bytes_written"] = sum(int(d.get("bytes_written") or 0) for d in done)
-        summary["server_fsyncs"] = sum(int(d.get("fsyncs") or 0) for d in done)
-    errors = [c.error for c in connections if c.error]
-    if errors:
-        summary["error"] = errors[0]
-    return summary
-
-
-def _say_summary(say: Any, result: Mapping[str, Any]) -> None:
-    def row(key: str, value: str) -> None:
-        say(f"{key:>33} = {value}")
-
-    row("Socket send buffer", f"{result['socket_send_buffer_bytes']} bytes")
-    row("Avg. throughput", f"{result['avg_throughput_mib_s']:.3f} Mbytes/s")
-    if "avg_latency_ms" in result:
-        row("Avg. latency", f"{result['avg_latency_ms']:.3f} ms")
-        row("Latency p50", f"{result['latency_p50_ms']:.3f} ms")
-        row("Latency p99", f"{result['latency_p99_ms']:.3f} ms")
-        row("Latency max", f"{result['latency_max_ms']:.3f} ms")
-    row("Messages", str(result["messages"]))
-    row("Bytes sent", f"{result['bytes_sent']} bytes")
-    row("Elapsed", f"{result['elapsed_s']:.3f} seconds")
-    if result.get("server_bytes_received") is not None:
-        row("Server received", f"{result['server_bytes_received']} bytes")
-        row("Server receive buffer", f"{result['server_recv_buffer_bytes']} bytes")
-        if result.get("write"):
-            row("Server written", f"{result['server_bytes_written']} bytes")
-            row("Server fsyncs", str(result["server_fsyncs"]))
-    if result.get("error"):
-        row("Error", str(result["error"]))
-
-
-def _empty_client_result(options: ClientOptions) -> dict[str, Any]:
-    return {
-        "tool": "probe",
-        "role": "client",
-        "mode": options.mode,
-        "rtt": options.rtt,
-        "message_payload_bytes": options.length_bytes,
-        "num_conn": options.num_conn,
-        "delay_ms": options.delay_ms,
-        "write": options.write,
-        "interval_s": options.interval_s,
-        "duration_s": options.duration_s,
-        "samples": [],
-        "socket_send_buffer_bytes": None,
-        "avg_throughput_mib_s": None,
-        "messages": 0,
-        "bytes_sent": 0,
-        "elapsed_s": None,
-        "server_bytes_received": None,
-        "server_recv_buffer_bytes": None,
-        "server_bytes_written": None,
-        "server_fsyncs": None,
-        "error": None,
-    }
-
-
-# ---------------------------------------------------------------- sizes
-
-
-def parse_size(text: str | int) -> int:
-    """ "1M" / "8k" / "512" / "1MiB" -> bytes (1024-based, as oratcptest's -length)."""
-    return units.size_bytes(text, "size")
 
 
 # ---------------------------------------------------------------- the Tool
@@ -562,12 +150,19 @@ OPTIONS = (
     ToolOption("python", "path", "", "the python3 that runs the server (>= 3.6)", end="server"),
 )
 METRICS = (
-    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit"),
-    MetricSpec("throughput_mib_s", "throughput", "MiB/s", chart="throughput_mib", twin_of="throughput_mbit_s"),
-    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency"),
+    MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit", quantity="throughput"),
+    MetricSpec(
+        "throughput_mib_s",
+        "throughput",
+        "MiB/s",
+        chart="throughput_mib",
+        twin_of="throughput_mbit_s",
+        quantity="throughput",
+    ),
+    MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency", quantity="latency"),
 )
 RESULTS = (
-    MetricSpec("avg_throughput_mib_s", "throughput", "Mbit/s", divisor=MIB_S_PER_MBIT_S),
+    MetricSpec("avg_throughput_mib_s", "throughput", "Mbit/s", divisor=MIB_S_PER_MBIT_S, quantity="throughput"),
     MetricSpec("avg_latency_ms", "latency", "ms", decimals=3),
     MetricSpec("latency_p50_ms", "latency p50", "ms", decimals=3),
     MetricSpec("latency_p99_ms", "latency p99", "ms", decimals=3),
@@ -585,7 +180,7 @@ DESCRIPTION = ToolDescription(
 
 
 class ProbeTool:
-    """The probe as a Tool (see racperf_tui.tools.base.Tool): ``role`` "client" or "server"."""
+    """The probe as a Tool (see racperf_tui.core.tool.Tool): ``role`` "client" or "server"."""
 
     name = "probe"
     description = DESCRIPTION
@@ -599,10 +194,10 @@ class ProbeTool:
         ``num_conn``, ``delay_ms``, ``write``, ``rtt``, ``interval_s``, ``duration_s``,
         ``sockbuf``, ``payload``."""
         role = config.get("role", "client")
-        port = int(config.get("port", DEFAULT_PORT))
+        check_choice("probe", "role", role, ("client", "server"))
         if role == "server":
-            if not 0 <= port < 65536:
-                raise ValueError(f"probe server port must be 0..65535, not {port}")
+            port = _whole(config, "port", DEFAULT_PORT)
+            check_range("probe", "port", port, 0, 65535)
             argv = [
                 str(config.get("python") or sys.executable),
                 "-u",
@@ -621,8 +216,6 @@ class ProbeTool:
             if config.get("fsync"):
                 argv.append("--fsync")
             return argv
-        if role != "client":
-            raise ValueError(f"probe config 'role' must be 'client' or 'server', not {role!r}")
         options = client_options_from_config(config)
         argv = [
             sys.executable,
@@ -688,28 +281,42 @@ class ProbeTool:
 TOOL = ProbeTool()
 
 
+def _whole(config: Mapping[str, Any], key: str, default: int) -> int:
+    value = option_whole_number("probe", key, config.get(key, default))
+    return default if value is None else value
+
+
+def _number(config: Mapping[str, Any], key: str, default: float) -> float:
+    value = option_number("probe", key, config.get(key, default))
+    return default if value is None else value
+
+
+def _size(config: Mapping[str, Any], key: str, default: int) -> int:
+    try:
+        return parse_size(config.get(key) or default)
+    except ValueError as exc:
+        raise ValueError(f"probe: {key}: {str(exc).removeprefix('size: ')}") from None
+
+
 def client_options_from_config(config: Mapping[str, Any]) -> ClientOptions:
     """A validated ClientOptions from a run config (ValueError says which key is wrong)."""
     host = str(config.get("host") or "").strip()
     if not host:
-        raise ValueError("probe client config needs 'host' (the probe server's address)")
-    try:
-        options = ClientOptions(
-            host=host,
-            port=int(config.get("port", DEFAULT_PORT)),
-            mode=str(config.get("mode", "SYNC")),
-            length_bytes=parse_size(config.get("length", MIB)),
-            num_conn=int(config.get("num_conn", 1)),
-            delay_ms=float(config.get("delay_ms", 0) or 0),
-            write=bool(config.get("write", False)),
-            rtt=bool(config.get("rtt", False)),
-            interval_s=float(config.get("interval_s", 2.0)),
-            duration_s=float(config.get("duration_s", 10.0)),
-            sockbuf_bytes=parse_size(config.get("sockbuf", 0) or 0),
-            payload=str(config.get("payload", "ZERO")),
-        )
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"probe config: {exc}") from None
+        raise ValueError("probe: host must be set: the client needs the probe server's address")
+    options = ClientOptions(
+        host=host,
+        port=_whole(config, "port", DEFAULT_PORT),
+        mode=str(config.get("mode", "SYNC")),
+        length_bytes=_size(config, "length", MIB),
+        num_conn=_whole(config, "num_conn", 1),
+        delay_ms=_number(config, "delay_ms", 0.0),
+        write=bool(config.get("write", False)),
+        rtt=bool(config.get("rtt", False)),
+        interval_s=_number(config, "interval_s", 2.0),
+        duration_s=_number(config, "duration_s", 10.0),
+        sockbuf_bytes=_size(config, "sockbuf", 0),
+        payload=str(config.get("payload", "ZERO")),
+    )
     options.validate()
     return options
 

@@ -15,17 +15,21 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from racperf_tui.ui.region_compositor import RegionScreen
 from racperf_tui.ui.run_actions import ask_before_quit
+from racperf_tui.ui.screens.cluster_view import ClusterPanel, cluster_file_to_watch
 from racperf_tui.ui.screens.help import HelpScreen
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.widgets.header_clock import SecondClockHeader
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.network_panel import NetworkPanel
 
+#: the layout of every screen and panel (an app showing one of them alone uses it too)
+APP_CSS_PATH = Path(__file__).with_name("app.tcss")
+
 
 class RacperfApp(App[int]):
     """The dashboard. ``roots`` replays/reads proc+sys under those dirs instead of /."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = APP_CSS_PATH
     TITLE = "racperf"
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="Quit (asks first while runs are running)"),
@@ -36,17 +40,26 @@ class RacperfApp(App[int]):
         Binding("1", "show_tab('disks')", "Disks", show=False, tooltip="Disks tab (live iostat)"),
         Binding("2", "show_tab('runs')", "Runs", show=False, tooltip="Runs tab (benchmark runs)"),
         Binding("3", "show_tab('network')", "Network", show=False, tooltip="Network tab (pair tests)"),
+        Binding("4", "show_tab('cluster')", "Cluster", show=False, tooltip="Cluster tab (every node's disks)"),
     ]
 
     def __init__(
-        self, roots: list[str] | None = None, interval_s: float = 1.0, data_dir: str | None = None, clock: bool = True
+        self,
+        roots: list[str] | None = None,
+        interval_s: float = 1.0,
+        data_dir: str | None = None,
+        clock: bool = True,
+        cluster: str | None = None,
     ) -> None:
-        """``clock=False`` hides the header clock (deterministic screenshots)."""
+        """``clock=False`` hides the header clock (deterministic screenshots). ``cluster``: the
+        cluster file of the Cluster tab (opened first); None: the default one, if it exists."""
         super().__init__()
         self.clock = clock
         self.roots = [Path(r) for r in roots] if roots else None
         self.interval_s = interval_s
         self.data_dir = data_dir
+        self.cluster = cluster
+        self.cluster_file = cluster_file_to_watch(cluster)
 
     def get_default_screen(self) -> Screen:
         # A tick's updates render only the widgets they change (ui/region_compositor.py).
@@ -62,6 +75,9 @@ class RacperfApp(App[int]):
                 yield RunsPanel(data_dir=self.data_dir)
             with TabPane("Network [3]", id="network"):
                 yield NetworkPanel(data_dir=self.data_dir)
+            if self.cluster_file is not None:
+                with TabPane("Cluster [4]", id="cluster"):
+                    yield ClusterPanel(self.cluster_file, interval_s=self.interval_s, first=bool(self.cluster))
         yield Footer()
 
     def action_help(self) -> None:

@@ -1,18 +1,23 @@
-"""Messages the runs UI posts between its poller threads and its widgets.
+"""Messages the store watcher (ui/store_watcher.py, a worker thread) posts to the views that
+show runs, and the few the views post to each other.
 
-The live view's poller posts one :class:`RunLiveUpdate` per poll. Each carries the whole
-latest state (sparkline series included), so when the UI is busy a newer update may replace
-the one still queued without losing anything: the Toolong way of keeping a fast producer
-from flooding a slower consumer.
+Each update carries the whole latest state of what a view shows (sparkline series, the runs
+list, a pair's samples so far), so when the UI is busy a newer update replaces the one still
+queued (``can_replace``) without losing anything: the Toolong way of keeping a fast producer
+from flooding a slower consumer. Everything in them is the core's types (RunRecord, Sample,
+RunState) or immutable snapshots of them, never rows or JSON.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
 
+from racperf_tui.core.events import Sample
+from racperf_tui.core.store import RunRecord
 from racperf_tui.core.tool import MetricSpec
 
 
@@ -23,7 +28,9 @@ class LiveRunState:
     ``series`` maps a metric name to its recent per-interval values (bounded, oldest first);
     ``current`` maps a metric name to its latest value. ``last_sample_t`` is the run clock
     (seconds) of the newest sample and ``polled_at_monotonic`` the moment the poller read it,
-    which the latency benchmark uses.
+    which the latency benchmark uses. ``run`` is the run as the store has it, ``samples`` its
+    recent samples (bounded, oldest first) and ``extra`` the newest one's extra: what a live
+    panel of the tool (ui/live_panels.py) reads.
     """
 
     run_id: Any
@@ -41,27 +48,87 @@ class LiveRunState:
     job_states: str = ""
     polled_at_monotonic: float = 0.0
     error: str = ""
+    run: RunRecord | None = None
+    samples: tuple[Sample, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass
 class RunLiveUpdate(Message):
     """The latest state of a live run; supersedes an older one for the same run still queued."""
 
-    def __init__(self, live: LiveRunState) -> None:
-        super().__init__()
-        self.live = live
+    live: LiveRunState
 
     def can_replace(self, message: Message) -> bool:
         """Textual drops this message in favour of a newer update of the same run."""
         return isinstance(message, RunLiveUpdate) and message.live.run_id == self.live.run_id
 
 
+@dataclass(frozen=True, slots=True)
+class RunsSnapshot:
+    """The runs list at one moment: the runs (newest first), each one's figure (a running
+    run's from its latest sample, a finished one's from its result), the block devices the
+    running runs reach (sysfs, read by the watcher) and the runs found interrupted when the
+    store was first opened. ``error`` says why the store cannot be read."""
+
+    runs: tuple[RunRecord, ...] = ()
+    figures: Mapping[int, str] = field(default_factory=dict)
+    devices: tuple[str, ...] = ()
+    interrupted_on_start: tuple[int, ...] = ()
+    error: str = ""
+
+
+@dataclass
+class RunsUpdate(Message):
+    """The latest runs list; supersedes the one still queued."""
+
+    snapshot: RunsSnapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RunsUpdate)
+
+
+@dataclass(frozen=True, slots=True)
+class PairSnapshot:
+    """Both ends of a pair: their runs, every client sample so far (the verdict is on all of
+    them), the results of the ends that finished."""
+
+    server: RunRecord
+    client: RunRecord
+    client_samples: tuple[Sample, ...] = ()
+    server_result: Mapping[str, Any] | None = None
+    client_result: Mapping[str, Any] | None = None
+    error: str = ""
+
+
+@dataclass
+class PairUpdate(Message):
+    """The latest state of a pair; supersedes an older one of the same pair still queued."""
+
+    pair: PairSnapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, PairUpdate) and message.pair.client.id == self.pair.client.id
+
+
+@dataclass
+class RunResultLoaded(Message):
+    """A finished run as the result view shows it: read once, off the event loop."""
+
+    run_id: Any
+    run: RunRecord | None
+    result: Mapping[str, Any] | None
+    samples: tuple[Sample, ...]
+    error: str = ""
+
+
+@dataclass
 class RunLaunched(Message):
     """A run was started from the form; the panel opens its live view."""
 
-    def __init__(self, run_id: Any) -> None:
-        super().__init__()
-        self.run_id = run_id
+    run_id: Any
 
 
+@dataclass
 class RunsChanged(Message):
     """The set of runs (or their states) may have changed; the panel refreshes its list."""

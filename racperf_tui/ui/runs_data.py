@@ -12,11 +12,13 @@ import os
 import stat
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from racperf_tui.core.block_devices import devices_reached
+from racperf_tui.core.events import Sample
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.tool import ToolDescription
@@ -64,7 +66,8 @@ class LivePoller:
 
     One poll = one indexed query for samples after the last seq seen plus one row read for
     the run's state; both cheap enough to run every 50 ms. Create it on the thread that
-    polls: SQLite connections stay on their thread. The run's tool description (found on this
+    polls (the store watcher's, which lends its connection: :meth:`use_store`): SQLite
+    connections stay on their thread. The run's tool description (found on this
     thread too: it may import the tool's module) says which metrics the view shows.
     """
 
@@ -77,7 +80,10 @@ class LivePoller:
     current: dict[str, float] = field(default_factory=dict)
     last_t: float | None = None
     last_extra: dict[str, Any] = field(default_factory=dict)
+    recent: deque[Sample] = field(default_factory=lambda: deque(maxlen=120))
     _store: Store | None = None
+    #: False when the store is the caller's (the watcher's): not closed here
+    _own_store: bool = True
     _run: RunRecord | None = None
     _description: ToolDescription | None = None
     _data_version: int | None = None
@@ -93,6 +99,7 @@ class LivePoller:
         """
         if self._store is None:
             self._store = open_store(self.data_dir)
+            self._own_store = True
         version = self._store.data_version()
         if (
             version == self._data_version
@@ -109,6 +116,7 @@ class LivePoller:
             self.samples_seen += 1
             self.last_t = sample.t
             self.last_extra = dict(sample.extra)
+            self.recent.append(sample)
             for key, value in sample.metrics.items():
                 if value is None:
                     continue
@@ -156,11 +164,18 @@ class LivePoller:
             progress_pct=progress,
             job_states=_job_states_text(extra) if state in LIVE_STATES else "",
             polled_at_monotonic=time.monotonic(),
+            run=run,
+            samples=tuple(self.recent),
+            extra=dict(extra),
         )
 
+    def use_store(self, store: Store) -> None:
+        """Read through ``store`` (the caller's connection, on the caller's thread)."""
+        self._store, self._own_store = store, False
+
     def close(self) -> None:
-        """Close the store connection (on the polling thread)."""
-        if self._store is not None:
+        """Close the store connection when it is the poller's own (on the polling thread)."""
+        if self._store is not None and self._own_store:
             self._store.close()
         self._store = None
 
@@ -218,23 +233,4 @@ def block_devices_of(target: str | os.PathLike[str] | None, sys_root: str = "/sy
         except OSError:
             return []
     dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
-    sys_dev = Path(sys_root) / "dev" / "block" / f"{os.major(dev)}:{os.minor(dev)}"
-    try:
-        real = sys_dev.resolve(strict=True)
-    except OSError:
-        return []
-    names: list[str] = [real.name]
-    if (real / "partition").exists():
-        names.append(real.parent.name)
-    slaves = real / "slaves"
-    if slaves.is_dir():
-        names.extend(sorted(p.name for p in slaves.iterdir()))
-    return _unique(names)
-
-
-def _unique(names: Iterable[str]) -> list[str]:
-    seen: list[str] = []
-    for name in names:
-        if name not in seen:
-            seen.append(name)
-    return seen
+    return devices_reached(os.major(dev), os.minor(dev), Path(sys_root).parent)

@@ -15,7 +15,7 @@ counters all change every second, by realistic amounts (hundreds to thousands of
 KiB requests, busy and idle-ish disks, queue depths that move), rewritten in place each second.
 racperf reads it through `--root DIR`; `iostat -x 1` and glances read the very same files:
 each runs under `unshare -m` with DIR/proc/diskstats, DIR/proc/uptime and DIR/sys/block
-bind-mounted over /proc/diskstats, /proc/uptime and /sys/block (tests/iostat_binary.py's way),
+bind-mounted over /proc/diskstats, /proc/uptime and /sys/block (tests/helpers/iostat_binary.py's way),
 so all three show the same 64 devices, every figure of every row new each second.
 
 Without root (or with --synthetic): a synthetic root of 64 devices updated every second by a
@@ -55,9 +55,9 @@ from pathlib import Path
 import psutil
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
 
-from loopdev import attach, detach, make_sparse_image  # noqa: E402
+from tests.helpers.loopdev import attach, detach, make_sparse_image  # noqa: E402
 
 COLUMNS, LINES = 200, 80
 DEVICE_COUNT = 64
@@ -369,7 +369,7 @@ def hard_root(root: Path, count: int) -> Iterator[list[str]]:
 
 def under_root(root: Path, argv: list[str]) -> list[str]:
     """ARGV in a private mount namespace where /proc/diskstats, /proc/uptime and /sys/block
-    are ROOT's (tests/iostat_binary.py's bind mounts): sysstat and glances read /proc."""
+    are ROOT's (tests/helpers/iostat_binary.py's bind mounts): sysstat and glances read /proc."""
     import shlex
 
     script = (

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run, stop_run
-from racperf_tui.tools import fio
+from racperf_tui.tools import fio_result
 
 
 def job_args(target: Path, runtime_s: int, direct: bool) -> list[str]:
@@ -67,7 +67,7 @@ def fio_alone(args: list[str]) -> float:
     )
     if done.returncode != 0:
         raise RuntimeError(f"fio alone failed: {done.stderr.strip()[-300:]}")
-    return read_iops(fio.parse_output(done.stdout))
+    return read_iops(fio_result.parse_output(done.stdout))
 
 
 def _finished(data_dir: Path, run_id: int) -> bool:

@@ -24,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from racperf_tui.core import units  # noqa: E402
 from racperf_tui.tools import iperf3, probe  # noqa: E402
 
 TARGET_RATIO = 0.60
@@ -85,10 +86,6 @@ def probe_run(port: int, duration_s: float, *args: str) -> dict:
     return result
 
 
-def mib_to_mbit(mib_s: float) -> float:
-    return mib_s * probe.MIB * 8 / 1e6
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=3.0, help="seconds per measurement")
@@ -110,7 +107,9 @@ def main() -> int:
     try:
         for _ in range(args.rounds):
             iperf = iperf3_mbit_s(iperf_port, args.duration)
-            asynchronous = mib_to_mbit(probe_run(probe_port, args.duration, "--mode", "ASYNC")["avg_throughput_mib_s"])
+            asynchronous = units.mib_s_to_mbit_s(
+                probe_run(probe_port, args.duration, "--mode", "ASYNC")["avg_throughput_mib_s"]
+            )
             iperf_runs.append(iperf)
             async_runs.append(asynchronous)
             ratios.append(asynchronous / iperf)
@@ -125,7 +124,7 @@ def main() -> int:
             latency_rows.append(
                 (
                     label,
-                    mib_to_mbit(result["avg_throughput_mib_s"]),
+                    units.mib_s_to_mbit_s(result["avg_throughput_mib_s"]),
                     result["avg_latency_ms"],
                     result["latency_p99_ms"],
                     result["messages"] / result["elapsed_s"],

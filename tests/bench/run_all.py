@@ -22,6 +22,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("bench_fio_observer.py", ["--pairs", "7"]),
     ("bench_fio_latency.py", []),
     ("bench_probe_vs_iperf3.py", []),
+    ("bench_cluster_monitor.py", ["--nodes", "16", "--seconds", "60"]),
 ]
 
 

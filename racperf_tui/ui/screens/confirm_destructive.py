@@ -15,44 +15,6 @@ from racperf_tui.ui.shown import markup
 class ConfirmDestructive(ModalScreen[bool]):
     """Dismisses with True only when the typed text names the refused device (override_matches)."""
 
-    DEFAULT_CSS = """
-    ConfirmDestructive {
-        align: center middle;
-    }
-    ConfirmDestructive > Vertical {
-        width: 90%;
-        max-width: 120;
-        max-height: 90%;
-        height: auto;
-        border: thick $error;
-        background: $surface;
-        padding: 0 1;
-    }
-    ConfirmDestructive Label {
-        width: 100%;
-    }
-    ConfirmDestructive #reasons {
-        height: auto;
-        max-height: 1fr;
-    }
-    ConfirmDestructive .reason {
-        width: 100%;
-    }
-    ConfirmDestructive .reason {
-        color: $error;
-    }
-    ConfirmDestructive #override-error {
-        color: $error;
-        height: auto;
-    }
-    ConfirmDestructive Horizontal {
-        height: auto;
-    }
-    ConfirmDestructive Button {
-        margin-right: 1;
-    }
-    """
-
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, verdict: SafetyVerdict) -> None:

@@ -118,64 +118,6 @@ def is_block_device(path: str) -> bool:
 class FioForm(ModalScreen[Any]):
     """Preset picker, fields with live validation, live command preview, Launch."""
 
-    DEFAULT_CSS = """
-    FioForm {
-        align: center middle;
-    }
-    FioForm > Vertical {
-        width: 100%;
-        max-width: 160;
-        height: 100%;
-        max-height: 40;
-        border: thick $primary;
-        background: $surface;
-    }
-    FioForm #form-fields {
-        height: 1fr;
-    }
-    FioForm .form-row {
-        height: auto;
-        margin: 0 1 0 0;
-    }
-    FioForm .form-label {
-        width: 17;
-        padding-left: 1;
-    }
-    FioForm .form-row Input, FioForm .form-row Select {
-        width: 1fr;
-    }
-    FioForm .form-row Checkbox {
-        width: 1fr;
-    }
-    /* as wide as its message (none: no width), so a field is cut only while it is wrong */
-    FioForm .form-error {
-        width: auto;
-        max-width: 40%;
-        height: auto;
-        color: $error;
-        padding-left: 1;
-    }
-    FioForm #fio-missing, FioForm #form-general-error {
-        color: $error;
-        height: auto;
-        padding: 0 1;
-    }
-    FioForm #preview {
-        height: auto;
-        max-height: 4;
-        padding: 0 1;
-        color: $text;
-        background: $boost;
-    }
-    FioForm #form-buttons {
-        height: 1;
-        align-horizontal: right;
-    }
-    FioForm #form-buttons Button {
-        margin-left: 1;
-    }
-    """
-
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+l", "launch", "Launch"),
@@ -295,7 +237,7 @@ class FioForm(ModalScreen[Any]):
         index = self.query_one("#preset", Select).value
         base = self.presets[index][1] if isinstance(index, int) and self.presets else None
         values = self.field_values()
-        if dataclasses.is_dataclass(base):
+        if dataclasses.is_dataclass(base) and not isinstance(base, type):
             known = {f.name for f in dataclasses.fields(base)}
             return dataclasses.replace(base, **{k: v for k, v in values.items() if k in known})
         return self.fio.FioConfig(**values)
@@ -406,7 +348,7 @@ def config_dict(config: Any) -> dict[str, Any]:
     to_dict = getattr(config, "to_dict", None)
     if callable(to_dict):
         return dict(to_dict())
-    if dataclasses.is_dataclass(config):
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
         return dataclasses.asdict(config)
     return dict(config)
 

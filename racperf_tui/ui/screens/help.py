@@ -96,24 +96,6 @@ def bindings_text(active: dict[str, ActiveBinding], key_display) -> Text:
 class HelpScreen(ModalScreen[None]):
     """Lists the keys given to it; any of escape, q or ? closes it."""
 
-    DEFAULT_CSS = """
-    HelpScreen {
-        align: center middle;
-    }
-    HelpScreen > VerticalScroll {
-        width: auto;
-        max-width: 90%;
-        height: auto;
-        max-height: 90%;
-        border: round $accent;
-        background: $surface;
-        padding: 0 1;
-    }
-    HelpScreen Static {
-        width: auto;
-    }
-    """
-
     BINDINGS = [
         Binding("escape,q,question_mark", "dismiss", "Close help"),
     ]

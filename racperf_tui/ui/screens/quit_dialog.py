@@ -16,27 +16,6 @@ QuitChoice = Literal["stop", "leave", "cancel"]
 class QuitDialog(ModalScreen[QuitChoice]):
     """Quit with runs running: stop them, leave them running (they keep recording), or cancel."""
 
-    DEFAULT_CSS = """
-    QuitDialog {
-        align: center middle;
-    }
-    QuitDialog > Vertical {
-        width: 72;
-        max-width: 100%;
-        height: auto;
-        border: thick $warning;
-        background: $surface;
-        padding: 1 2;
-    }
-    QuitDialog Horizontal {
-        height: auto;
-        margin-top: 1;
-    }
-    QuitDialog Button {
-        margin-right: 1;
-    }
-    """
-
     BINDINGS = [
         Binding("escape", "choose('cancel')", "Cancel"),
         Binding("s", "choose('stop')", "Stop runs"),
@@ -71,26 +50,6 @@ class QuitDialog(ModalScreen[QuitChoice]):
 
 class ConfirmDialog(ModalScreen[bool]):
     """A yes/no question (e.g. "stop run 12?"); y / enter confirm, n / escape refuse."""
-
-    DEFAULT_CSS = """
-    ConfirmDialog {
-        align: center middle;
-    }
-    ConfirmDialog > Vertical {
-        width: 60;
-        height: auto;
-        border: thick $warning;
-        background: $surface;
-        padding: 1 2;
-    }
-    ConfirmDialog Horizontal {
-        height: auto;
-        margin-top: 1;
-    }
-    ConfirmDialog Button {
-        margin-right: 1;
-    }
-    """
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),

@@ -1,8 +1,10 @@
-"""The live view of one run: per-interval sparklines, progress, ETA, job states.
+"""The live view of one run: per-interval sparklines, progress, ETA, job states, and the
+tool's own live panels (ui/live_panels.py, named by its description's ``live_panels``).
 
-A worker thread polls the store (one query for samples after the last seq seen) every
-``poll_interval_s`` and posts ONE :class:`RunLiveUpdate` per poll carrying the whole latest
-state; a newer update replaces the one still queued, so a busy UI never falls behind.
+The store watcher (ui/store_watcher.py, a worker thread) polls the store (one query for
+samples after the last seq seen) every ``poll_interval_s`` and posts a :class:`RunLiveUpdate`
+carrying the whole latest state when something changed; a newer update replaces the one still
+queued, so a busy UI never falls behind.
 """
 
 from __future__ import annotations
@@ -10,20 +12,22 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Label, ProgressBar, Static
-from textual.worker import get_current_worker
 
 from racperf_tui.core.tool import MetricSpec
+from racperf_tui.ui.live_panels import live_panels_for
 from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
-from racperf_tui.ui.runs_data import LIVE_STATES, LivePoller, description_of, format_duration
+from racperf_tui.ui.runs_data import LIVE_STATES, description_of, format_duration
 from racperf_tui.ui.screens.result_view import ResultView
+from racperf_tui.ui.shown import markup
+from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 #: how often the live view reads the store; the sample-to-sparkline target is p99 <= 100 ms
@@ -40,39 +44,6 @@ class RunProgressBar(ProgressBar):
 
 class RunView(Screen[None]):
     """Live figures of one run, read from the store (the source of truth), never from fio."""
-
-    DEFAULT_CSS = """
-    RunView {
-        layout: vertical;
-    }
-    RunView #run-title {
-        height: 1;
-        background: $boost;
-        text-style: bold;
-        padding: 0 1;
-    }
-    RunView #run-status {
-        width: 1fr;
-        height: 1;
-        padding: 0 1;
-    }
-    RunView #run-progress-row {
-        height: 1;
-        padding: 0 1;
-    }
-    RunView #run-progress-row ProgressBar {
-        width: 1fr;
-    }
-    RunView #run-metrics {
-        height: 1fr;
-        padding: 0 1;
-    }
-    RunView #run-jobs {
-        height: auto;
-        padding: 0 1;
-        color: $text-muted;
-    }
-    """
 
     HELP_TITLE = "Live run"
 
@@ -98,6 +69,9 @@ class RunView(Screen[None]):
         #: metric key -> its sparkline (no widget ids: a rebuild mounts the new ones while the
         #: old ones are still being removed)
         self.sparklines: dict[str, MetricSparkline] = _sparklines(self.metrics)
+        #: the tool's own live panels (ui/live_panels.py), once its name is known
+        self.tool = tool
+        self.panels: list[Widget] = live_panels_for(list(description_of(tool).live_panels)) if tool else []
         #: monotonic time each update was painted, for the latency benchmark
         self.painted_at_monotonic: float = 0.0
         #: the texts shown, so an update repaints only what changed
@@ -111,42 +85,15 @@ class RunView(Screen[None]):
             yield RunProgressBar(total=100, show_eta=False, id="run-progress")
         with VerticalScroll(id="run-metrics"):
             yield from self.sparklines.values()
+            yield from self.panels
         yield Static("", id="run-jobs")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.poll_store()
+        store_watcher(self.app, self.data_dir).watch_run(self, self.run_id, self.poll_interval_s)
 
-    @work(thread=True, exclusive=True, group="run-poll")
-    def poll_store(self) -> None:
-        """Poll until the run is finished (then once more for the last samples) or the view closes."""
-        worker = get_current_worker()
-        poller = LivePoller(self.data_dir, self.run_id)
-        # Post only when a sample or the state changed, or once a second for the elapsed clock:
-        # a repaint per 50 ms poll cost fio ~2 % of its IOPS in the observer benchmark.
-        last_posted: tuple[int, str] | None = None
-        last_posted_at = 0.0
-        try:
-            while not worker.is_cancelled:
-                try:
-                    live = poller.poll()
-                except Exception as error:  # a store being migrated or locked: say so, retry
-                    self.post_message(
-                        RunLiveUpdate(
-                            LiveRunState(run_id=self.run_id, state="?", error=f"cannot read the store: {error}")
-                        )
-                    )
-                    time.sleep(0.5)
-                    continue
-                changed = (live.samples_seen, live.state) != last_posted
-                if changed or time.monotonic() - last_posted_at >= 1.0:
-                    last_posted, last_posted_at = (live.samples_seen, live.state), time.monotonic()
-                    self.post_message(RunLiveUpdate(live))
-                if live.state not in LIVE_STATES:
-                    break
-                time.sleep(self.poll_interval_s)
-        finally:
-            poller.close()
+    def on_unmount(self) -> None:
+        store_watcher(self.app, self.data_dir).unwatch(self)
 
     def on_run_live_update(self, message: RunLiveUpdate) -> None:
         live = message.live
@@ -156,15 +103,16 @@ class RunView(Screen[None]):
             return
         self.live = live
         if live.error:
-            self._show_status(f"[red]{live.error}[/red]")
+            self._show_status(f"[$error]{markup(live.error)}[/]")
             return
         self._show_the_tools_metrics(live)
+        self._show_the_tools_panels(live)
         for key, sparkline in self.sparklines.items():
             values = live.series.get(key)
             if values is not None:
                 sparkline.set_series(values, live.current.get(key))
-        state_style = "green" if live.state in LIVE_STATES else "bold"
-        parts = [f"[{state_style}]{live.state}[/{state_style}]", f"elapsed {format_duration(live.elapsed_s)}"]
+        state_style = "$success" if live.state in LIVE_STATES else "bold"
+        parts = [f"[{state_style}]{live.state}[/]", f"elapsed {format_duration(live.elapsed_s)}"]
         if live.state in LIVE_STATES:
             parts.append(f"ETA {format_duration(live.eta_s)}")
         parts.append(f"{live.samples_seen} samples")
@@ -194,9 +142,25 @@ class RunView(Screen[None]):
             return
         self.metrics = live.metrics
         container = self.query_one("#run-metrics", VerticalScroll)
-        container.remove_children()
+        for old in self.sparklines.values():
+            old.remove()
         self.sparklines = _sparklines(self.metrics)
-        container.mount_all(list(self.sparklines.values()))
+        # above the tool's panels
+        before = self.panels[0] if self.panels else None
+        container.mount_all(list(self.sparklines.values()), before=before)
+
+    def _show_the_tools_panels(self, live: LiveRunState) -> None:
+        """The tool's live panels: mounted once its name is known, each given every update."""
+        if live.tool and live.tool != self.tool:
+            self.tool = live.tool
+            panels = live_panels_for(list(description_of(live.tool).live_panels))
+            if panels:
+                self.query_one("#run-metrics", VerticalScroll).mount_all(panels)
+                self.panels = panels
+        for panel in self.panels:
+            show_live = getattr(panel, "show_live", None)
+            if callable(show_live):
+                show_live(live)
 
     def action_close(self) -> None:
         self.dismiss()

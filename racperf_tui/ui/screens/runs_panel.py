@@ -1,7 +1,8 @@
 """The Runs panel: every recorded run, live ones highlighted; launch, open and stop runs.
 
-The store is the source of truth: the list is re-read every second, so a run launched by an
-earlier racperf (left running when it quit) shows up here, live, and can be stopped.
+The store is the source of truth: the store watcher (ui/store_watcher.py, a worker thread)
+re-reads the list every second and posts it, so a run launched by an earlier racperf (left
+running when it quit) shows up here, live, and can be stopped. Nothing here reads the store.
 """
 
 from __future__ import annotations
@@ -9,33 +10,26 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from racperf_tui.core.store import RunRecord, Store
-from racperf_tui.ui.messages import RunLaunched
+from racperf_tui.core.store import RunRecord
+from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
-from racperf_tui.ui.runs_data import block_devices_of, description_of, format_duration, open_store
+from racperf_tui.ui.runs_data import format_duration
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.tool_picker import ToolPicker, form_for
-from racperf_tui.ui.shown import plain
+from racperf_tui.ui.shown import markup, plain
+from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 
-#: how often the list re-reads the store (it is one small query)
-REFRESH_INTERVAL_S = 1.0
-
-STATE_STYLES = {
-    "running": "bold green",
-    "pending": "green",
-    "succeeded": "",
-    "failed": "bold red",
-    "stopped": "yellow",
-    "interrupted": "magenta",
-}
+#: the run states drawn in a colour of the theme (RunsTable's component classes, in app.tcss)
+STYLED_STATES = ("running", "pending", "failed", "stopped", "interrupted")
 
 
 #: the columns, in order: (key, header, width); tool and target (None) share what the others
@@ -68,6 +62,15 @@ class RunsTable(DataTable):
 
     HELP_TITLE = "Runs list"
 
+    #: a run's id and state in the colour of its state (the theme's: app.tcss)
+    COMPONENT_CLASSES = {f"runs-table--{state}" for state in STYLED_STATES}
+
+    def state_style(self, state: str) -> Style:
+        """The Rich style of a run state's cells ('' for a plain one)."""
+        return (
+            self.get_component_rich_style(f"runs-table--{state}", partial=True) if state in STYLED_STATES else Style()
+        )
+
     BINDINGS = [
         # DataTable's enter (select the row, which opens the run), declared again for the help
         Binding(
@@ -84,21 +87,6 @@ class RunsTable(DataTable):
 
 class RunsPanel(Vertical):
     """The runs list and its keys: n new run (any tool), enter open, s stop, r refresh."""
-
-    DEFAULT_CSS = """
-    RunsPanel {
-        height: 1fr;
-    }
-    RunsPanel > #runs-table {
-        height: 1fr;
-    }
-    RunsPanel > #runs-hint {
-        height: auto;
-        min-height: 1;
-        color: $text-muted;
-        padding: 0 1;
-    }
-    """
 
     HELP_TITLE = "Runs"
 
@@ -118,15 +106,14 @@ class RunsPanel(Vertical):
     def __init__(self, data_dir: str | None = None) -> None:
         super().__init__()
         self.data_dir = data_dir
-        self._store: Store | None = None
         self.runs: dict[int, RunRecord] = {}
-        #: latest live figure per running run and the last sample seq read for it
-        self._live_seq: dict[int, int] = {}
-        self._live_figure: dict[int, str] = {}
+        #: the watcher's latest runs list (figures and devices included)
+        self.snapshot = RunsSnapshot()
+        self._watch: RunsWatch | None = None
         self._benchmark_devices: list[str] = []
-        #: key figures of finished runs (a finished run no longer changes: read its result once)
-        self._finished_figure: dict[int, str] = {}
         self.interrupted_on_start: list[int] = []
+        #: the first list came (the notes on runs from an earlier session are said once)
+        self._first_list = True
         #: the cells on screen per run key, to update only what changed
         self._rows_shown: dict[str, tuple[Any, ...]] = {}
         self._hint_shown: str | None = None
@@ -141,30 +128,39 @@ class RunsPanel(Vertical):
 
     def on_mount(self) -> None:
         self._layout_columns()
-        try:
-            self._store = open_store(self.data_dir)
-            self.interrupted_on_start = self._store.mark_interrupted_runs()
-        except Exception as error:
+        self._watch = store_watcher(self.app, self.data_dir).watch_runs(self)
+
+    def on_runs_update(self, message: RunsUpdate) -> None:
+        """The watcher's latest list: repaint it (and say, the first time, what an earlier
+        session left)."""
+        snapshot = message.snapshot
+        if snapshot.error:
             # the whole message (which file, why, what to do) wraps: cut at 80 columns it
             # named neither the file nor the reason
-            hint = self.query_one("#runs-hint", Static)
-            hint.update(Text(str(error), style="red"))
+            hint = snapshot.error
+            if hint != self._hint_shown:
+                self._hint_shown = hint
+                self.query_one("#runs-hint", Static).update(f"[$error]{markup(hint)}[/]")
             return
+        self.snapshot = snapshot
         self.refresh_runs()
-        self.set_interval(REFRESH_INTERVAL_S, self.refresh_runs)
-        live = [run for run in self.runs.values() if not run.state.finished]
-        if live:
-            names = ", ".join(f"{run.id} ({run.tool})" for run in live[:5])
-            self.notify(
-                f"still running from an earlier session: run {names}. Runs tab [2], enter to watch live.", timeout=8
-            )
-        if self.interrupted_on_start:
-            self.notify(
-                "marked interrupted (their supervisor is gone): run "
-                + ", ".join(str(r) for r in self.interrupted_on_start),
-                severity="warning",
-                timeout=8,
-            )
+        if self._first_list:
+            self._first_list = False
+            self.interrupted_on_start = list(snapshot.interrupted_on_start)
+            live = [run for run in snapshot.runs if not run.state.finished]
+            if live:
+                names = ", ".join(f"{run.id} ({run.tool})" for run in live[:5])
+                self.notify(
+                    f"still running from an earlier session: run {names}. Runs tab [2], enter to watch live.",
+                    timeout=8,
+                )
+            if self.interrupted_on_start:
+                self.notify(
+                    "marked interrupted (their supervisor is gone): run "
+                    + ", ".join(str(r) for r in self.interrupted_on_start),
+                    severity="warning",
+                    timeout=8,
+                )
 
     def on_resize(self) -> None:
         """Tool and target take the width there is: rebuild the columns when it changed."""
@@ -221,36 +217,22 @@ class RunsPanel(Vertical):
         return True
 
     def on_unmount(self) -> None:
-        if self._store is not None:
-            self._store.close()
+        store_watcher(self.app, self.data_dir).unwatch(self)
 
     # ---- the list ---------------------------------------------------------------------------
     def refresh_runs(self) -> None:
-        """Re-read the runs (newest first) and repaint the table, keeping the cursor on its run."""
-        if self._store is None:
-            return
+        """Repaint the table from the latest list (newest first), keeping the cursor on its run."""
         selected = self.selected_run_id()  # before a new layout clears the table
-        try:
-            runs = self._store.list_runs(limit=500)
-        except Exception as error:
-            self.query_one("#runs-hint", Static).update(f"[red]cannot read the run store: {error}[/red]")
-            self._hint_shown = None
-            return
+        runs = list(self.snapshot.runs)
         self.runs = {run.id: run for run in runs}
         self._layout_columns()  # a new tool's name may widen the tool column
-        self._update_live_figures(runs)
         tool_width, target_width, started_width = self._widths or self._column_widths([])
+        table = self.query_one(RunsTable)
         rows: dict[str, tuple[Any, ...]] = {}
         for run in runs:
             state = run.state.value
             live = not run.state.finished
-            style = STATE_STYLES.get(state, "")
-            if live:
-                figure = self._live_figure.get(run.id, "")
-            else:
-                if run.id not in self._finished_figure:
-                    self._finished_figure[run.id] = description_of(run.tool).headline(self._result_of(run))
-                figure = self._finished_figure[run.id]
+            style = table.state_style(state)
             rows[str(run.id)] = (
                 Text(str(run.id), style=style),
                 Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
@@ -258,7 +240,7 @@ class RunsPanel(Vertical):
                 Text(("● " if live else "") + state, style=style),
                 _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
                 format_duration(run.duration_s),
-                figure,
+                self.snapshot.figures.get(run.id, ""),
             )
         self._apply_rows(rows, selected)
         hint = (
@@ -270,7 +252,7 @@ class RunsPanel(Vertical):
             # an unchanged Static.update still re-lays out the panel: about 0.5 % CPU a second
             self._hint_shown = hint
             self.query_one("#runs-hint", Static).update(hint)
-        self._tell_disks_panel(runs)
+        self._tell_disks_panel(list(self.snapshot.devices))
 
     def _apply_rows(self, rows: dict[str, tuple[Any, ...]], selected: int | None) -> None:
         """Change only the cells that changed; rebuild only when the set or order of runs (or
@@ -291,35 +273,9 @@ class RunsPanel(Vertical):
                         table.update_cell(key, column_key, after)
         self._rows_shown = rows
 
-    def _result_of(self, run: RunRecord) -> dict[str, Any] | None:
-        try:
-            return self._store.result(run.id)
-        except Exception:
-            return None
-
-    def _update_live_figures(self, runs: list[RunRecord]) -> None:
-        """Current figure (IOPS, Mbit/s, ms) of each running run, from the samples it wrote
-        since the last refresh."""
-        live_ids = {run.id: run.tool for run in runs if not run.state.finished}
-        for run_id in list(self._live_seq):
-            if run_id not in live_ids:
-                self._live_seq.pop(run_id, None)
-                self._live_figure.pop(run_id, None)
-        for run_id in live_ids:
-            new = self._store.samples(run_id, after_seq=self._live_seq.get(run_id, 0))
-            if new:
-                seq, sample = new[-1]
-                self._live_seq[run_id] = seq
-                self._live_figure[run_id] = description_of(live_ids[run_id]).sample_headline(sample.metrics)
-
-    def _tell_disks_panel(self, runs: list[RunRecord]) -> None:
-        """The Disks panel filters on the devices running benchmarks touch."""
-        devices: list[str] = []
-        for run in runs:
-            if not run.state.finished:
-                for name in block_devices_of(run.target):
-                    if name not in devices:
-                        devices.append(name)
+    def _tell_disks_panel(self, devices: list[str]) -> None:
+        """The Disks panel filters on the devices running benchmarks touch (the watcher found
+        them in sysfs)."""
         if devices == self._benchmark_devices:
             return
         self._benchmark_devices = devices
@@ -339,15 +295,20 @@ class RunsPanel(Vertical):
 
     # ---- actions ----------------------------------------------------------------------------
     def action_refresh(self) -> None:
-        self.refresh_runs()
+        self.reread()
+
+    def reread(self) -> None:
+        """Ask the watcher for the list now (after a launch, a stop, a closed view)."""
+        if self._watch is not None:
+            store_watcher(self.app, self.data_dir).poke(self._watch)
 
     def action_new_run(self) -> None:
         """The tool picker, then the chosen tool's form; a launched run opens live."""
 
         def launched(run_id: Any) -> None:
             if run_id is not None:
-                self.refresh_runs()
-                self.open_run(run_id)
+                self.reread()
+                self.open_run(run_id, live=True)
 
         def picked(tool: str | None) -> None:
             if tool is not None:
@@ -356,8 +317,8 @@ class RunsPanel(Vertical):
         self.app.push_screen(ToolPicker(), picked)
 
     def on_run_launched(self, message: RunLaunched) -> None:
-        self.refresh_runs()
-        self.open_run(message.run_id)
+        self.reread()
+        self.open_run(message.run_id, live=True)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
@@ -368,22 +329,16 @@ class RunsPanel(Vertical):
         if run_id is not None:
             self.open_run(run_id)
 
-    def open_run(self, run_id: int) -> None:
-        """The live view of a running run, the result view of a finished one."""
+    def open_run(self, run_id: int, live: bool = False) -> None:
+        """The live view of a running run (or of one just ``live``-launched, not listed yet),
+        the result view of a finished one (it says so when there is no such run)."""
         run = self.runs.get(run_id)
-        if run is None and self._store is not None:
-            try:
-                run = self._store.get_run(run_id)
-            except KeyError:
-                self.notify(f"no run {run_id}", severity="error")
-                return
         title = f"run {run_id}: {plain(run.tool)} on {plain(run.target or '-')}" if run is not None else ""
-        if run is not None and not run.state.finished:
-            self.app.push_screen(
-                RunView(self.data_dir, run_id, title=title, tool=run.tool), lambda _: self.refresh_runs()
-            )
+        if (run is not None and not run.state.finished) or (run is None and live):
+            tool = run.tool if run is not None else ""
+            self.app.push_screen(RunView(self.data_dir, run_id, title=title, tool=tool), lambda _: self.reread())
         else:
-            self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.refresh_runs())
+            self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.reread())
 
     def action_stop_run(self) -> None:
         run_id = self.selected_run_id()
@@ -393,7 +348,7 @@ class RunsPanel(Vertical):
         if run is None or run.state.finished:
             self.notify(f"run {run_id} is not running", severity="warning")
             return
-        confirm_and_stop(self.app, self.data_dir, run_id, after=self.refresh_runs)
+        confirm_and_stop(self.app, self.data_dir, run_id, after=self.reread)
 
 
 def _short_target(target: str | None, width: int) -> str:

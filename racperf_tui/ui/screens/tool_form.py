@@ -25,6 +25,7 @@ from racperf_tui.core.tool import ROLE_OPTION, ToolOption
 from racperf_tui.orchestration.run_plan import install_hint
 from racperf_tui.tools import load_tool, tool_description
 from racperf_tui.ui.run_actions import judge_then_launch
+from racperf_tui.ui.widgets.device_suggester import DeviceSuggester
 from racperf_tui.ui.widgets.tick_box import TickBox
 
 
@@ -95,7 +96,11 @@ class ToolForm(ModalScreen[Any]):
                 [(c, c) for c in option.choices], value=default, allow_blank=False, compact=True, id=field_id
             )
         else:
-            field = Input(option_text(option.default), placeholder=option.help, compact=True, id=field_id)
+            # several paths in one field (ORION's LUNs): the devices racperf sees are suggested
+            suggester = DeviceSuggester() if option.kind == "path" and option.repeatable else None
+            field = Input(
+                option_text(option.default), placeholder=option.help, compact=True, id=field_id, suggester=suggester
+            )
         field.tooltip = option.describe()
         return field
 
@@ -141,6 +146,8 @@ class ToolForm(ModalScreen[Any]):
                 continue
             if option.kind == "list" and isinstance(value, list) and not isinstance(option.default, list):
                 value = [v for v in value if v != ""]
+            if option.repeatable and isinstance(value, str):  # one field, several values (ORION's LUNs)
+                value = shlex.split(value)
             if value != option.default and not (value == "" and option.default in (None, "")):
                 config[option.name] = value
         return config, errors

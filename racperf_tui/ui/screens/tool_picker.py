@@ -24,13 +24,14 @@ from racperf_tui.ui.runs_data import description_of
 from racperf_tui.ui.screens.fio_form import FioForm
 from racperf_tui.ui.screens.tool_form import ToolForm
 
-#: tools whose form is a screen of their own (data_dir -> screen); every other tool's is a ToolForm
-OWN_FORMS: dict[str, Callable[[Any], Screen[Any]]] = {"fio": FioForm}
+#: the forms of their own a tool's description may name (``ToolDescription.form``: data_dir ->
+#: screen); every other tool's is a ToolForm generated from its options
+FORMS: dict[str, Callable[[Any], Screen[Any]]] = {"fio_presets": FioForm}
 
 
 def form_for(tool: str, data_dir: Any) -> Screen[Any]:
     """The New-run form of ``tool``."""
-    own = OWN_FORMS.get(tool)
+    own = FORMS.get(description_of(tool).form)
     return own(data_dir) if own is not None else ToolForm(tool, data_dir)
 
 

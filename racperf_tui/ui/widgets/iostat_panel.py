@@ -30,6 +30,7 @@ from racperf_tui.ui.widgets.iostat_model import (
     SaturationRules,
 )
 from racperf_tui.ui.widgets.iostat_table import IostatTable
+from racperf_tui.ui.widgets.load_latency import LoadLatencyScreen
 
 #: A report over no more than this (uptime unchanged, clamped to one tick) is no sample.
 MIN_REPORT_INTERVAL_S = 0.01
@@ -86,6 +87,9 @@ class IostatPanel(Vertical):
             "All columns",
             show=False,
             tooltip="Fit the columns to the width / all columns, scroll with left/right",
+        ),
+        Binding(
+            "l", "load_latency", "Load curve", show=False, tooltip="The cursor device's IOPS and await against avgqu-sz"
         ),
         Binding(
             "escape",
@@ -396,6 +400,15 @@ class IostatPanel(Vertical):
             self._show()
 
     # ---- actions -------------------------------------------------------------------------
+    def action_load_latency(self) -> None:
+        """The cursor device's load-latency curve, live (ui/widgets/load_latency.py)."""
+        device = self.table.cursor_device
+        if device is None:
+            self.notify("no device under the cursor")
+            return
+        state_of = self.model.devices.get
+        self.app.push_screen(LoadLatencyScreen(device, lambda: s.history if (s := state_of(device)) else None))
+
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused
         if self._timer is not None:

@@ -1,12 +1,18 @@
-"""The network panel: start a server/client pair (probe, iperf3, and oratcptest / netperf when
-their modules are present), watch both ends, the live throughput and latency sparklines, and a
-verdict against the guidance (RAC interconnect 1 GbE / 10 GbE; Data Guard bandwidth for a
-given redo rate).
+"""The network panel: start a server/client pair of any two-ended tool (probe, iperf3, and
+oratcptest / netperf when their modules are present), watch both ends, the live throughput
+and latency sparklines, and a verdict against the guidance (RAC interconnect 1 GbE / 10 GbE;
+Data Guard bandwidth for a given redo rate).
+
+No tool is named here: the tools are those whose module has a ``PAIR`` with modes
+(core.tool.PairSpec); the Mode field lists its modes, each panel field goes to the option
+of each end its PairSpec names (a field neither end takes is disabled), the program and
+runtime fields are its ProgramFields, and the figures are the description's metrics that
+measure a throughput or a latency (``MetricSpec.quantity``), in their declared units.
 
 Both ends are ordinary recorded runs (:mod:`racperf_tui.orchestration.pair_runs` over
-:mod:`racperf_tui.orchestration.runs`): the server run starts first, the client run once the server said
-it is ready. The panel polls the store for the client's samples and both runs' states; the
-runs go on if the UI goes away.
+:mod:`racperf_tui.orchestration.runs`): the server run starts first, the client run once the
+server said it is ready. The store watcher (ui/store_watcher.py) reads both runs and the
+client's samples off the event loop; the runs go on if the UI goes away.
 """
 
 from __future__ import annotations
@@ -31,190 +37,145 @@ from racperf_tui.core.net_guidance import (
     interconnect_verdict,
 )
 from racperf_tui.core.paths import resolve_data_dir
-from racperf_tui.core.store import Store
+from racperf_tui.core.store import RunRecord
+from racperf_tui.core.tool import ROLE_OPTION, PairMode, PairSpec, ToolDescription
 from racperf_tui.core.units import MIB_S_TO_MBIT_S
-from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, stop_pair
-from racperf_tui.tools import load_tool
+from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, pair_spec, stop_pair
+from racperf_tui.tools import tool_modules
+from racperf_tui.ui.messages import PairSnapshot, PairUpdate
+from racperf_tui.ui.runs_data import description_of
+from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from racperf_tui.ui.widgets.tick_box import TickBox
 
-#: tool -> the modes its form offers (the first is the default)
-TOOL_MODES: dict[str, tuple[str, ...]] = {
-    "probe": ("SYNC", "ASYNC", "RTT"),
-    "iperf3": ("TCP", "UDP", "TCP reverse"),
-    "oratcptest": ("SYNC", "ASYNC"),
-    "netperf": ("TCP_STREAM", "TCP_RR", "UDP_STREAM", "UDP_RR"),
+#: panel field -> its widget's id
+FIELD_IDS = {
+    "host": "#net-host",
+    "port": "#net-port",
+    "duration_s": "#net-duration",
+    "interval_s": "#net-interval",
+    "length": "#net-length",
+    "connections": "#net-connections",
+    "write": "#net-write",
 }
-#: modes that measure latency only: no throughput verdict
-LATENCY_ONLY_MODES = {"RTT", "TCP_RR", "UDP_RR"}
-#: the target bitrate of the panel's iperf3 UDP test (iperf3's own default of 1 Mbit/s
-#: measures nothing); what arrives is capped by it, so it is no link-capacity figure
-IPERF3_UDP_BITRATE = "1G"
+#: the fields a tool may not take (the others every pair tool has)
+OPTIONAL_FIELDS = ("length", "connections", "write")
+#: a declared unit -> how many Mbit/s one of it is (a throughput metric's)
+_MBIT_S_PER_UNIT = {
+    "Mbit/s": 1.0,
+    "Gbit/s": 1000.0,
+    "kbit/s": 0.001,
+    "MiB/s": MIB_S_TO_MBIT_S,
+    "GiB/s": MIB_S_TO_MBIT_S * 1024,
+}
+#: a declared unit -> how many ms one of it is (a latency metric's)
+_MS_PER_UNIT = {"ms": 1.0, "µs": 0.001, "us": 0.001, "s": 1000.0}
 
-#: tool -> (label, placeholder) of the "program" field: where the tool's program is
-PROGRAM_LABELS: dict[str, tuple[str, str]] = {
-    "probe": ("Program", "built in: nothing to install"),
-    "iperf3": ("iperf3 program", "iperf3 on PATH"),
-    "oratcptest": ("oratcptest.jar path", "oratcptest.jar (MOS Doc ID 2064368.1)"),
-    "netperf": ("netperf directory", "directory of netperf and netserver (blank: PATH)"),
-}
-#: tool -> the setting (core.settings, in the data dir) that remembers its program field
-PROGRAM_SETTINGS: dict[str, str] = {
-    "iperf3": "iperf3.binary",
-    "oratcptest": "oratcptest.jar_path",
-    "netperf": "netperf.dir",
-}
-JAVA_SETTING = "oratcptest.java"
-#: form field -> the tools that use it (disabled for the others: a value typed there would
-#: be silently ignored)
-FIELD_TOOLS: dict[str, frozenset[str]] = {
-    "#net-write": frozenset({"probe", "oratcptest"}),
-    "#net-length": frozenset({"probe", "iperf3", "oratcptest"}),
-    "#net-connections": frozenset({"probe", "iperf3", "oratcptest"}),
-}
+
+def pair_tools() -> dict[str, PairSpec]:
+    """The two-ended tools whose modules import here and declare the panel's modes, by name (a
+    missing or broken one is left out of the list, not fatal)."""
+    tools = {}
+    for name in tool_modules():
+        try:
+            spec = pair_spec(name)
+        except Exception:
+            continue
+        if spec.modes:
+            tools[name] = spec
+    return tools
 
 
 def available_tools() -> list[str]:
-    """The pair tools whose modules import here (oratcptest / netperf come from their own
-    modules; a missing or broken one is left out of the list, not fatal)."""
-    tools = []
-    for name in TOOL_MODES:
-        try:
-            module = load_tool(name)
-        except Exception:
-            continue
-        if getattr(module, "READY_PATTERN", None) or getattr(module, "SERVER_READY_RE", None):
-            tools.append(name)
-    return tools
+    return list(pair_tools())
 
 
 def pair_configs(tool: str, form: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The panel's form -> (server config, client config) for ``tool``.
 
     ``form`` keys: host, port, duration_s, interval_s, mode, length (bytes or None),
-    connections, write, and optionally program (iperf3 binary, oratcptest.jar, netperf's
-    directory) and java (oratcptest). The server listens on ``host`` (both ends run here for now).
+    connections, write, and optionally program and runtime (the tool's ProgramFields). Each
+    value goes to the option of each end the tool's PairSpec names, converted to the option's
+    kind (a whole number of seconds for a tool that takes only those, at least 1).
     """
-    host, port = form["host"], int(form["port"])
-    duration_s, interval_s = float(form["duration_s"]), float(form["interval_s"])
-    mode, length, connections = form["mode"], form.get("length"), int(form.get("connections") or 1)
-    server_cfg, client_cfg = _pair_configs_without_programs(
-        tool, form, host, port, duration_s, interval_s, mode, length, connections
-    )
-    program = str(form.get("program") or "").strip()
-    java = str(form.get("java") or "").strip()
-    for config in (server_cfg, client_cfg):
-        # both ends run the same program; blank leaves the tool's own search (PATH, settings)
-        if tool == "iperf3" and program:
-            config["binary"] = program
-        elif tool == "oratcptest":
-            if program:
-                config["jar_path"] = program
-            if java:
-                config["java"] = java
-        elif tool == "netperf" and program:
-            config["netperf"] = str(Path(program).expanduser() / "netperf")
-            config["netserver"] = str(Path(program).expanduser() / "netserver")
+    try:
+        spec = pair_spec(tool)
+    except Exception:
+        raise ValueError(f"unknown network tool {tool!r}") from None
+    if not spec.modes:
+        raise ValueError(f"unknown network tool {tool!r}")
+    description = description_of(tool)
+    mode = spec.mode(str(form["mode"]))
+    server_cfg = _end_config(description, spec.server_fields, form, mode, "server")
+    client_cfg = _end_config(description, spec.client_fields, form, mode, "client")
+    client_cfg.update(mode.client)
+    for program, key in ((spec.program, "program"), (spec.runtime, "runtime")):
+        path = str(form.get(key) or "").strip()
+        if program is None or not path:
+            continue  # blank leaves the tool's own search (PATH, settings)
+        for config in (server_cfg, client_cfg):  # both ends run the same program
+            for option, file_name in program.options:
+                config[option] = str(Path(path).expanduser() / file_name) if file_name else path
     return server_cfg, client_cfg
 
 
-def _pair_configs_without_programs(
-    tool: str,
-    form: Mapping[str, Any],
-    host: str,
-    port: int,
-    duration_s: float,
-    interval_s: float,
-    mode: str,
-    length: Any,
-    connections: int,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The two ends' configs from the form's measurement fields."""
-    if tool == "probe":
-        client: dict[str, Any] = {
-            "host": host,
-            "port": port,
-            "mode": "SYNC" if mode == "RTT" else mode,
-            "rtt": mode == "RTT",
-            "num_conn": connections,
-            "write": bool(form.get("write")),
-            "duration_s": duration_s,
-            "interval_s": interval_s,
-        }
-        if length and mode != "RTT":
-            client["length"] = int(length)
-        return {"bind": host, "port": port, "duration_s": duration_s}, client
-    if tool == "iperf3":
-        client = {
-            "host": host,
-            "port": port,
-            "duration_s": duration_s,
-            "interval_s": interval_s,
-            "udp": mode == "UDP",
-            "reverse": mode == "TCP reverse",
-            "parallel": connections,
-        }
-        if mode == "UDP":
-            client["bitrate"] = IPERF3_UDP_BITRATE
-        if length:
-            client["length"] = str(int(length))
-        return {"bind": host, "port": port, "duration_s": duration_s}, client
-    if tool == "oratcptest":
-        client = {
-            "host": host,
-            "port": port,
-            "mode": mode,
-            "num_conn": connections,
-            "write": bool(form.get("write")),
-            "duration_s": max(1, round(duration_s)),
-            "interval_s": max(1, round(interval_s)),
-        }
-        if length:
-            client["length_bytes"] = int(length)
-        return {"host": host, "port": port}, client
-    if tool == "netperf":
-        client = {
-            "host": host,
-            "port": port,
-            "test": mode,
-            "duration_s": max(1, round(duration_s)),
-            "interim_s": interval_s,
-        }
-        return {"host": host, "port": port}, client
-    raise ValueError(f"unknown network tool {tool!r}")
+def _end_config(
+    description: ToolDescription, fields: Mapping[str, str], form: Mapping[str, Any], mode: PairMode, end: str
+) -> dict[str, Any]:
+    """One end's config from the fields its tool maps to its options."""
+    config: dict[str, Any] = {}
+    for field_name, option_name in fields.items():
+        value = form.get(field_name)
+        if field_name in mode.unused_fields or value is None or value == "":
+            continue
+        if field_name == "connections":
+            value = int(value or 1)
+        option = description.option(option_name)
+        kind = option.kind if option is not None else "str"
+        if kind == "int" and isinstance(value, float):
+            value = max(1, round(value))
+        elif kind == "str" and not isinstance(value, str):
+            value = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+        elif kind == "bool":
+            value = bool(value)
+        config[option_name] = value
+    return config
 
 
-def sample_throughput_mbit_s(sample: Sample) -> float | None:
-    """A sample's throughput in Mbit/s (10^6), whatever unit the tool reports."""
-    metrics = sample.metrics
-    if metrics.get("throughput_mbit_s") is not None:
-        return float(metrics["throughput_mbit_s"])
-    if metrics.get("throughput_mib_s") is not None:
-        return float(metrics["throughput_mib_s"]) * MIB_S_TO_MBIT_S
+def _figure(
+    description: ToolDescription, metrics: Mapping[str, Any], quantity: str, per_unit: Mapping[str, float]
+) -> float | None:
+    for spec in description.metrics:
+        value = metrics.get(spec.key)
+        if spec.quantity == quantity and value is not None and spec.unit in per_unit:
+            return float(spec.shown(value)) * per_unit[spec.unit]
     return None
 
 
-def sample_latency_ms(sample: Sample) -> float | None:
-    """A sample's latency in ms: the tool's own, or 1000 / transactions per second (RR)."""
-    metrics = sample.metrics
-    if metrics.get("latency_ms") is not None:
-        return float(metrics["latency_ms"])
-    trans = metrics.get("trans_per_s")
-    if trans:
-        return 1000.0 / float(trans)
-    return None
+def sample_throughput_mbit_s(description: ToolDescription, sample: Sample) -> float | None:
+    """A sample's throughput in Mbit/s (10^6), from the metric the tool says measures it, in
+    its declared unit."""
+    return _figure(description, sample.metrics, "throughput", _MBIT_S_PER_UNIT)
 
 
-def result_throughput_mbit_s(result: Mapping[str, Any] | None) -> float | None:
-    """The final measured throughput (Mbit/s) of a client result of any pair tool."""
+def sample_latency_ms(description: ToolDescription, sample: Sample) -> float | None:
+    """A sample's latency in ms: the tool's latency metric, else 1000 / its transaction rate."""
+    latency = _figure(description, sample.metrics, "latency", _MS_PER_UNIT)
+    if latency is not None:
+        return latency
+    rate = _figure(description, sample.metrics, "transaction_rate", {spec.unit: 1.0 for spec in description.metrics})
+    return 1000.0 / rate if rate else None
+
+
+def result_throughput_mbit_s(description: ToolDescription, result: Mapping[str, Any] | None) -> float | None:
+    """The final measured throughput (Mbit/s) of a client result: its first declared result
+    figure that measures a throughput (iperf3's: what got through)."""
     if not result:
         return None
-    if result.get("received_mbit_s") is not None:  # iperf3: what got through
-        return float(result["received_mbit_s"])
-    if result.get("avg_throughput_mib_s") is not None:  # probe, oratcptest
-        return float(result["avg_throughput_mib_s"]) * MIB_S_TO_MBIT_S
-    if result.get("throughput_mbit_s") is not None:  # netperf STREAM
-        return float(result["throughput_mbit_s"])
+    for spec in description.results:
+        value = result.get(spec.key)
+        if spec.quantity == "throughput" and value is not None and spec.unit in _MBIT_S_PER_UNIT:
+            return float(spec.shown(value)) * _MBIT_S_PER_UNIT[spec.unit]
     return None
 
 
@@ -227,57 +188,6 @@ def free_port(host: str) -> int:
 
 class NetworkPanel(Vertical):
     """Pair launcher, both ends' state, live sparklines and the guidance verdicts."""
-
-    DEFAULT_CSS = """
-    NetworkPanel {
-        height: 1fr;
-        padding: 0 1;
-    }
-    NetworkPanel .net-row {
-        height: auto;
-    }
-    NetworkPanel .net-field {
-        width: 1fr;
-        height: auto;
-        padding-right: 1;
-    }
-    NetworkPanel .net-field > Label {
-        color: $text-muted;
-    }
-    /* Short values get the width of their label; the server address (a host name) gets the
-       rest of its row: 1fr of five fields was 15 cells at 80 columns, 30 at 150 */
-    NetworkPanel #net-tool-field, NetworkPanel #net-mode-field, NetworkPanel #net-port-field {
-        width: 15;
-    }
-    NetworkPanel #net-duration-field, NetworkPanel #net-interval-field {
-        width: 11;
-    }
-    NetworkPanel #net-buttons {
-        height: auto;
-        margin-top: 1;
-    }
-    NetworkPanel #net-buttons Button {
-        height: 1;
-    }
-    NetworkPanel #net-buttons Button {
-        margin-right: 1;
-    }
-    NetworkPanel #net-message {
-        width: 1fr;
-        height: auto;
-        padding: 0 0 0 1;
-    }
-    NetworkPanel .net-state {
-        height: 1;
-    }
-    NetworkPanel .verdict-good { color: $success; }
-    NetworkPanel .verdict-warning { color: $warning; }
-    NetworkPanel .verdict-bad { color: $error; }
-    NetworkPanel .net-verdict {
-        height: auto;
-        margin-top: 1;
-    }
-    """
 
     HELP_TITLE = "Network"
 
@@ -296,7 +206,9 @@ class NetworkPanel(Vertical):
         super().__init__()
         self.data_dir = data_dir
         self.poll_interval_s = poll_interval_s
-        self.tools = available_tools() or ["probe"]
+        #: the two-ended tools, their PairSpecs
+        self.specs = pair_tools()
+        self.tools = list(self.specs)
         self.pair: Any = None  # PairRuns of the pair on screen
         self.after_seq = 0
         self.throughput_values: list[float] = []
@@ -305,12 +217,16 @@ class NetworkPanel(Vertical):
         #: said after the verdicts when the client did not finish its test
         self.unfinished_note = ""
         self.mode_of_pair = ""
+        self.pair_tool = ""
         self._finishing = False
         #: both ends finished and shown: the poll has nothing left to read
         self._settled = False
         #: the state lines as last shown (an unchanged Static.update still costs a layout)
         self._state_lines: dict[str, str] = {}
-        self._store: Any = None
+        #: the tool of the pair on screen, for its figures' units (its description)
+        self.pair_description = ToolDescription()
+        #: client samples already in the sparklines (the watcher sends them all each time)
+        self._samples_shown = 0
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -320,7 +236,11 @@ class NetworkPanel(Vertical):
             yield self._field(
                 "Tool",
                 Select(
-                    [(t, t) for t in self.tools], value=self.tools[0], allow_blank=False, compact=True, id="net-tool"
+                    [(t, t) for t in self.tools],
+                    value=self.tools[0] if self.tools else Select.NULL,
+                    allow_blank=not self.tools,
+                    compact=True,
+                    id="net-tool",
                 ),
             )
             yield self._field("Server address", Input("127.0.0.1", compact=True, id="net-host"))
@@ -329,7 +249,13 @@ class NetworkPanel(Vertical):
             yield self._field("Interval s", Input("1", compact=True, id="net-interval", type="number"))
         with Horizontal(classes="net-row"):
             yield self._field(
-                "Mode", Select(self._mode_options(self.tools[0]), allow_blank=False, compact=True, id="net-mode")
+                "Mode",
+                Select(
+                    self._mode_options(self.tools[0] if self.tools else ""),
+                    allow_blank=False,
+                    compact=True,
+                    id="net-mode",
+                ),
             )
             yield self._field(
                 "Message bytes", Input("", placeholder="default", compact=True, id="net-length", type="integer")
@@ -340,14 +266,9 @@ class NetworkPanel(Vertical):
             )
             yield self._field("Server fsync", TickBox("write", compact=True, id="net-write"))
         with Horizontal(classes="net-row"):
-            yield self._field(
-                PROGRAM_LABELS[self.tools[0]][0],
-                Input("", placeholder=PROGRAM_LABELS[self.tools[0]][1], compact=True, id="net-program"),
-            )
-            yield self._field(
-                "Java (oratcptest)",
-                Input("", placeholder="$JAVA_HOME, $ORACLE_HOME/jdk or PATH", compact=True, id="net-java"),
-            )
+            # label, placeholder and value set per tool (_show_program_fields)
+            yield self._field("Program", Input("", compact=True, id="net-program"))
+            yield self._field("Runtime", Input("", compact=True, id="net-runtime"))
         with Horizontal(id="net-buttons"):
             yield Button("Start pair", id="net-start", variant="primary", compact=True)
             yield Button("Stop", id="net-stop", disabled=True, compact=True)
@@ -364,16 +285,21 @@ class NetworkPanel(Vertical):
         """A labelled field, ``#<widget id>-field`` (its width is set in CSS)."""
         return Vertical(Label(label), widget, classes="net-field", id=f"{widget.id}-field")
 
-    @staticmethod
-    def _mode_options(tool: str) -> list[tuple[str, str]]:
-        return [(m, m) for m in TOOL_MODES.get(tool, ("SYNC",))]
+    def _mode_options(self, tool: str) -> list[tuple[str, str]]:
+        spec = self.specs.get(tool)
+        return [(m.name, m.name) for m in spec.modes] if spec is not None else [("-", "-")]
+
+    def _spec(self, tool: str) -> PairSpec:
+        return self.specs[tool]
 
     def on_mount(self) -> None:
+        if not self.tools:
+            self._message("no two-ended tool is installed (probe, iperf3...)", "bad")
+            self.query_one("#net-start", Button).disabled = True
+            return
         self._show_program_fields(self.tools[0])
-        # Asleep while no pair runs (4 wake-ups a second for nothing otherwise); a pair
-        # starting or found running wakes it.
-        self._poll_timer = self.set_interval(self.poll_interval_s, self._poll, pause=True)
-        self._reattach()
+        # no reads of the store here: the watcher finds a pair an earlier racperf left running
+        store_watcher(self.app, self.data_dir).unfinished_runs(self, self._reattach)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Esc (leave the field) is offered only in a text field."""
@@ -417,68 +343,64 @@ class NetworkPanel(Vertical):
             return ""
 
     def _show_program_fields(self, tool: str) -> None:
-        """Label, placeholder and remembered value of the program field for ``tool``; the java
-        field only for oratcptest (the only tool run by a JVM)."""
-        label, placeholder = PROGRAM_LABELS.get(tool, ("Program", ""))
-        field = self.query_one("#net-program-field", Vertical)
-        field.query_one(Label).update(label)
-        program = self.query_one("#net-program", Input)
-        program.placeholder = placeholder
-        program.value = self._setting(PROGRAM_SETTINGS[tool]) if tool in PROGRAM_SETTINGS else ""
-        program.disabled = tool not in PROGRAM_SETTINGS
-        java = self.query_one("#net-java", Input)
-        java.value = self._setting(JAVA_SETTING) if tool == "oratcptest" else ""
-        java.disabled = tool != "oratcptest"
-        for field_id, tools in FIELD_TOOLS.items():
-            self.query_one(field_id).disabled = tool not in tools
+        """Label, placeholder and remembered value of the program and runtime fields the tool
+        asks for (disabled when it asks for none); the fields no end of it takes, disabled."""
+        spec = self._spec(tool)
+        for widget_id, program in (("#net-program", spec.program), ("#net-runtime", spec.runtime)):
+            field = self.query_one(f"{widget_id}-field", Vertical)
+            field.query_one(Label).update(
+                program.label if program else ("Program" if widget_id == "#net-program" else "Runtime")
+            )
+            widget = self.query_one(widget_id, Input)
+            widget.placeholder = program.placeholder if program else "not needed"
+            widget.value = self._setting(program.setting) if program else ""
+            widget.disabled = program is None
+        for name in OPTIONAL_FIELDS:
+            taken = name in spec.client_fields or name in spec.server_fields
+            self.query_one(FIELD_IDS[name]).disabled = not taken
 
     def _remember_programs(self, form: Mapping[str, Any]) -> None:
-        """Configured once: the program (and java) paths typed in are kept in the data dir."""
-        tool = form["tool"]
+        """Configured once: the program (and runtime) paths typed in are kept in the data dir."""
+        spec = self._spec(form["tool"])
         try:
-            if tool in PROGRAM_SETTINGS:
-                settings.set(PROGRAM_SETTINGS[tool], form.get("program") or None, data_dir=self._data_dir())
-            if tool == "oratcptest":
-                settings.set(JAVA_SETTING, form.get("java") or None, data_dir=self._data_dir())
+            for program, key in ((spec.program, "program"), (spec.runtime, "runtime")):
+                if program is not None:
+                    settings.set(program.setting, form.get(key) or None, data_dir=self._data_dir())
         except (OSError, ValueError) as exc:  # the run can go on without remembering
             self.app.call_from_thread(self.notify, f"cannot remember the program path: {exc}", severity="warning")
 
-    def _reattach(self) -> None:
+    def _reattach(self, unfinished: list[RunRecord]) -> None:
         """A pair still running from an earlier racperf (runs outlive the UI): show it."""
-        try:
-            unfinished = self._open_store().unfinished_runs()
-        except Exception:  # an unreadable store must not take the panel down
+        if self.pair is not None:
             return
         clients = [
             r
             for r in unfinished
-            if r.tool in TOOL_MODES and r.config.get("role") == "client" and r.config.get("peer_run_id")
+            if r.tool in self.specs and r.config.get(ROLE_OPTION) == "client" and r.config.get("peer_run_id")
         ]
         if not clients:
             return
         client = clients[-1]
         self.pair = PairRuns(client.tool, int(client.config["peer_run_id"]), client.id, client.config.get("port"))
-        self._settled = False
-        self._poll_timer.resume()
-        self.mode_of_pair = self._mode_of_config(client.tool, client.config)
+        self.pair_tool = client.tool
+        self.mode_of_pair = self.specs[client.tool].mode_of(client.config, description_of(client.tool))
+        self._watch_pair(self.pair)
         self._set_buttons(start=False, stop=True)
         self._message(
             f"{client.tool} pair from an earlier session (runs #{self.pair.server_run_id} and #{client.id}), live",
             "good",
         )
 
-    @staticmethod
-    def _mode_of_config(tool: str, config: Mapping[str, Any]) -> str:
-        if tool == "probe":
-            return "RTT" if config.get("rtt") else str(config.get("mode", "SYNC")).upper()
-        if tool == "iperf3":
-            return "UDP" if config.get("udp") else ("TCP reverse" if config.get("reverse") else "TCP")
-        return str(config.get("test") or config.get("mode") or "")
+    def _watch_pair(self, pair: PairRuns) -> None:
+        self._settled = False
+        self._samples_shown = 0
+        self.pair_description = description_of(pair.tool)
+        watcher = store_watcher(self.app, self.data_dir)
+        watcher.unwatch(self)
+        watcher.watch_pair(self, pair.server_run_id, pair.client_run_id, self.poll_interval_s)
 
     def on_unmount(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        store_watcher(self.app, self.data_dir).unwatch(self)
 
     # ------------------------------------------------------------------ form
     @on(Select.Changed, "#net-tool")
@@ -534,7 +456,7 @@ class NetworkPanel(Vertical):
             else number("#net-connections", "Connections", integer=True, minimum=1),
             "write": not self.query_one("#net-write").disabled and self.query_one("#net-write", Checkbox).value,
             "program": self.query_one("#net-program", Input).value.strip(),
-            "java": self.query_one("#net-java", Input).value.strip(),
+            "runtime": self.query_one("#net-runtime", Input).value.strip(),
         }
 
     def redo_mb_s(self) -> float | None:
@@ -559,7 +481,7 @@ class NetworkPanel(Vertical):
             self._message(str(exc), "bad")
             return
         self._reset_live()
-        self.mode_of_pair = form["mode"]
+        self.mode_of_pair, self.pair_tool = form["mode"], form["tool"]
         self._set_buttons(start=False, stop=False)
         self._message(f"starting the {form['tool']} server on {form['host']}...", "")
         self.run_worker(lambda: self._launch(form), thread=True, exclusive=True, group="net-launch")
@@ -569,7 +491,8 @@ class NetworkPanel(Vertical):
         tool = form["tool"]
         self._remember_programs(form)
         try:
-            if form["port"] == 0 and tool != "probe":
+            # a server that names the port it picked in its ready line is given 0 itself
+            if form["port"] == 0 and "port" not in self._spec(tool).ready_pattern.groupindex:
                 form = dict(form, port=free_port(form["host"]))
             server_cfg, client_cfg = pair_configs(tool, form)
             pair = launch_pair(tool, server_cfg, client_cfg, data_dir=self._data_dir())
@@ -587,8 +510,7 @@ class NetworkPanel(Vertical):
     def _pair_started(self, pair: Any) -> None:
         self.pair = pair
         self._finishing = False
-        self._settled = False
-        self._poll_timer.resume()
+        self._watch_pair(pair)
         self._set_buttons(start=False, stop=True)
         # what launch_pair adapted (notes) or found worth knowing (warnings: e.g. a database
         # listener's port) is said here, not only recorded
@@ -598,7 +520,6 @@ class NetworkPanel(Vertical):
             f"and #{pair.client_run_id})" + "".join(f"; {text}" for text in said),
             "warning" if getattr(pair, "warnings", ()) else "good",
         )
-        self._poll()
 
     @on(Button.Pressed, "#net-stop")
     def action_stop_pair(self) -> None:
@@ -618,11 +539,6 @@ class NetworkPanel(Vertical):
     def _data_dir(self) -> Path:
         return resolve_data_dir(self.data_dir)
 
-    def _open_store(self) -> Any:
-        if self._store is None:
-            self._store = Store.open(self._data_dir())
-        return self._store
-
     def _reset_live(self) -> None:
         self.pair = None
         self.after_seq = 0
@@ -637,43 +553,42 @@ class NetworkPanel(Vertical):
         self.query_one("#net-latency", MetricSparkline).set_series([])
         self._update_verdicts()
 
-    def _poll(self) -> None:
-        """Timer: new client samples -> sparklines; both runs' states -> the state lines."""
-        pair = self.pair
-        if pair is None or self._settled:
-            self._poll_timer.pause()  # until the next pair
+    def on_pair_update(self, message: PairUpdate) -> None:
+        """The watcher's latest state of the pair: new client samples -> sparklines; both
+        runs' states -> the state lines; the client's end -> the final verdict."""
+        pair, snapshot = self.pair, message.pair
+        if pair is None or self._settled or snapshot.client.id != pair.client_run_id:
             return
-        store = self._open_store()
-        for seq, sample in store.samples(pair.client_run_id, self.after_seq):
-            self.after_seq = seq
+        for sample in snapshot.client_samples[self._samples_shown :]:
             self.add_sample(sample)
-        server = store.get_run(pair.server_run_id)
-        client = store.get_run(pair.client_run_id)
-        self._show_state_line(
-            "#net-server-state",
-            self._state_text("server", server, store.result(pair.server_run_id) if server.state.finished else None),
-        )
+        self._samples_shown = len(snapshot.client_samples)
+        server, client = snapshot.server, snapshot.client
+        self._show_state_line("#net-server-state", self._state_text("server", server, snapshot.server_result))
         self._show_state_line("#net-client-state", self._state_text("client", client, None))
         self._settled = server.state.finished and client.state.finished and self._finishing
         if client.state.finished and not self._finishing:
-            self._finishing = True
-            result = store.result(pair.client_run_id)
-            final = result_throughput_mbit_s(result)
-            if client.state is RunState.SUCCEEDED and final is not None:
-                self.final_throughput_mbit_s = final
-            else:
-                # a stopped or failed client's "result" (0 Mbit/s, or a partial one) is no
-                # measurement of the link: judge the intervals that did arrive, and say so
-                self.unfinished_note = f" ({client.state.value} early: mean of {len(self.throughput_values)} intervals)"
-            self._update_verdicts()
-            self._set_buttons(start=True, stop=False)
-            level = "good" if client.state is RunState.SUCCEEDED else "bad"
-            self._message(f"client run #{client.id} {client.state.value}: {client.message or ''}", level)
+            self._finish(pair, snapshot)
+            self._settled = server.state.finished
 
-            def finish() -> None:
-                finish_pair(pair, self._data_dir())
+    def _finish(self, pair: PairRuns, snapshot: PairSnapshot) -> None:
+        client = snapshot.client
+        self._finishing = True
+        final = result_throughput_mbit_s(self.pair_description, snapshot.client_result)
+        if client.state is RunState.SUCCEEDED and final is not None:
+            self.final_throughput_mbit_s = final
+        else:
+            # a stopped or failed client's "result" (0 Mbit/s, or a partial one) is no
+            # measurement of the link: judge the intervals that did arrive, and say so
+            self.unfinished_note = f" ({client.state.value} early: mean of {len(self.throughput_values)} intervals)"
+        self._update_verdicts()
+        self._set_buttons(start=True, stop=False)
+        level = "good" if client.state is RunState.SUCCEEDED else "bad"
+        self._message(f"client run #{client.id} {client.state.value}: {client.message or ''}", level)
 
-            self.run_worker(finish, thread=True, group="net-finish")
+        def finish() -> None:
+            finish_pair(pair, self._data_dir())
+
+        self.run_worker(finish, thread=True, group="net-finish")
 
     def _show_state_line(self, selector: str, text: str) -> None:
         """Update a state line only when its text changed (this runs 4 times a second)."""
@@ -682,23 +597,22 @@ class NetworkPanel(Vertical):
             self.query_one(selector, Static).update(text)
 
     @staticmethod
-    def _state_text(role: str, record: Any, result: Mapping[str, Any] | None) -> str:
+    def _state_text(role: str, record: RunRecord, result: Mapping[str, Any] | None) -> str:
         text = f"{role}: run #{record.id} {record.tool} {record.state.value}"
         if record.state.finished and record.message:
             text += f" ({record.message})"
-        if result and result.get("role") == "server":
-            received = result.get("bytes_received") or result.get("received_bytes")
-            if received:
-                text += f" - received {received / 1024**3:.2f} GiB"
+        figure = description_of(record.tool).headline(result) if result else ""
+        if figure:
+            text += f" - {figure}"
         return text
 
     def add_sample(self, sample: Sample) -> None:
         """One client sample into the sparklines (and the running verdict)."""
-        throughput = sample_throughput_mbit_s(sample)
+        throughput = sample_throughput_mbit_s(self.pair_description, sample)
         if throughput is not None:
             self.throughput_values.append(throughput)
             self.query_one("#net-throughput", MetricSparkline).push(throughput)
-        latency = sample_latency_ms(sample)
+        latency = sample_latency_ms(self.pair_description, sample)
         if latency is not None:
             self.latency_values.append(latency)
             self.query_one("#net-latency", MetricSparkline).push(latency)
@@ -712,11 +626,17 @@ class NetworkPanel(Vertical):
             return sum(self.throughput_values) / len(self.throughput_values)
         return None
 
+    def _current_mode(self) -> PairMode | None:
+        """The mode of the pair on screen (its latency-only and rate-cap facts)."""
+        spec = self.specs.get(self.pair_tool)
+        return next((m for m in spec.modes if m.name == self.mode_of_pair), None) if spec else None
+
     def _update_verdicts(self) -> None:
         measured = self.measured_mbit_s()
         interconnect = self.query_one("#net-verdict-interconnect", Static)
         dataguard = self.query_one("#net-verdict-dataguard", Static)
-        if self.mode_of_pair in LATENCY_ONLY_MODES:
+        mode = self._current_mode()
+        if mode is not None and mode.latency_only:
             latency = (
                 f"; mean latency {sum(self.latency_values) / len(self.latency_values):.3f} ms"
                 if self.latency_values
@@ -732,15 +652,15 @@ class NetworkPanel(Vertical):
             return
         if measured is None:
             self._set_verdict(interconnect, Verdict("", "interconnect: no measurement yet"))
-        elif self.mode_of_pair == "UDP":
+        elif mode is not None and mode.rate_cap:
             # what arrives is capped by the target bitrate: judging it against 1/10 GbE would
             # call a 10 GbE link "below 10 GbE"
             self._set_verdict(
                 interconnect,
                 Verdict(
                     "warning",
-                    f"interconnect: UDP received {format_rate(measured)} at a "
-                    f"{IPERF3_UDP_BITRATE}bit/s target rate (a loss check, not the link's "
+                    f"interconnect: {mode.name} received {format_rate(measured)} at a "
+                    f"{mode.rate_cap}bit/s target rate (a loss check, not the link's "
                     "capacity); run TCP for the 1/10 GbE verdict",
                 ),
             )
@@ -750,7 +670,7 @@ class NetworkPanel(Vertical):
                 interconnect, Verdict(verdict.level, f"interconnect: {verdict.text}{self.unfinished_note}")
             )
         redo = self.redo_mb_s()
-        if self.mode_of_pair == "UDP" and measured is not None:
+        if mode is not None and mode.rate_cap and measured is not None:
             self._set_verdict(
                 dataguard,
                 Verdict("warning", "Data Guard: redo transport is TCP: run a TCP test for the bandwidth verdict"),

@@ -4,7 +4,7 @@
 throwaway host and user keys (ed25519), no PAM, ``PermitRootLogin prohibit-password``,
 ``AuthorizedKeysFile`` and ``PidFile`` in the temp dir, ``StrictModes no``, a random high port
 on 127.0.0.1 only. It writes a known_hosts file holding its host key (as ``[127.0.0.1]:PORT``)
-and stops (TERM, then KILL) on :meth:`Sshd.stop`. The ``sshd`` fixture in conftest.py wraps it.
+and stops (TERM, then KILL) on :meth:`Sshd.stop`. The ``sshd`` fixture in tests/conftest.py wraps it.
 """
 
 from __future__ import annotations

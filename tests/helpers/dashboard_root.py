@@ -93,3 +93,23 @@ class ReplayRoot:
         tmp.replace(self.path / "proc" / "diskstats")
         seconds, cents = divmod(self.uptime_cs, 100)
         (self.path / "proc" / "uptime").write_text(f"{seconds}.{cents:02d} {seconds * 2}.00\n")
+
+
+#: The dashboard tests' five devices (tests/test_dashboard.py, test_dashboard_snapshot.py)
+DISKS = [
+    DiskSpec("sda", 8, 0, rotational=True, scheduler="mq-deadline [bfq]"),
+    DiskSpec("sda1", 8, 1, parent="sda"),
+    DiskSpec("sdb", 8, 16, queue_depth=32),
+    DiskSpec("sdc", 8, 32),
+    DiskSpec("nvme0n1", 259, 0, queue_depth=None, nr_requests=1023, scheduler="[none] mq-deadline"),
+]
+
+#: One second of each device; sdb is full (util 100, avgqu-sz 31.5 of queue_depth 32), sdc
+#: queues (await 40 ms over svctm 2 ms), nvme0n1 is amber, sda green.
+LOADS = {
+    "sda": DiskLoad(read_iops=100, write_iops=50, await_ms=2, util_pct=30, avgqu_sz=0.3),
+    "sda1": DiskLoad(read_iops=100, write_iops=50, await_ms=2, util_pct=30, avgqu_sz=0.3),
+    "sdb": DiskLoad(read_iops=500, write_iops=500, await_ms=32, util_pct=100, avgqu_sz=31.5),
+    "sdc": DiskLoad(read_iops=50, write_iops=50, await_ms=40, util_pct=20, avgqu_sz=4),
+    "nvme0n1": DiskLoad(read_iops=200, await_ms=7, util_pct=50, avgqu_sz=1.4),
+}

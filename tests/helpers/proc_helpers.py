@@ -13,9 +13,10 @@ from typing import TypeVar
 
 import psutil
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers import FAKES, REPO
+
 FAKE_TOOL = "tests.fakes.faketool"
-FAKE_BENCH = Path(__file__).with_name("fakebench.py")
+FAKE_BENCH = FAKES / "fakebench.py"
 
 T = TypeVar("T")
 

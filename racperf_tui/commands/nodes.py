@@ -1,0 +1,74 @@
+"""``racperf nodes [--cluster FILE] [--timeout S] [--json]``: the cluster file's nodes, each
+checked at once (core/node_check.py): reachable, host key known, login accepted, and which of
+fio, iostat (sysstat), iperf3, netperf/netserver, java, sqlplus, python3 are installed there,
+with ORACLE_HOME ($ORACLE_HOME of the login, the homes in /etc/oratab).
+
+One line per node: its name, ``ok`` or ``FAILED (stage)`` with the reason, the programs found
+and those missing, the Oracle homes. ``--json``: one object per node.
+
+Exit status: 0 every node passed; 1 at least one failed; 2 no cluster file, or a wrong one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from racperf_tui.core import strict_json
+from racperf_tui.core.cluster import ClusterFileError, default_cluster_path, load_cluster
+from racperf_tui.core.diskstats import printable_name
+from racperf_tui.core.node_check import PROGRAMS, NodeCheck, check_nodes
+
+#: seconds a node may take to answer, key exchange and login included
+DEFAULT_TIMEOUT_S = 10.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cluster", metavar="FILE", default=None, help=f"the cluster file (default: {default_cluster_path()})"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"seconds each node may take to connect and log in (default {DEFAULT_TIMEOUT_S:g}); "
+        "all are checked at once",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per node instead of a line")
+
+
+def node_line(check: NodeCheck, width: int) -> str:
+    name = printable_name(check.node.name).ljust(width)
+    where = printable_name(check.node.spec)
+    if not check.ok:
+        return f"{name}  FAILED ({check.stage})  {printable_name(check.error or '')}"
+    found = [p for p in PROGRAMS if check.programs.get(p)]
+    missing = [p for p in PROGRAMS if not check.programs.get(p)]
+    text = f"{name}  ok  {where}  {check.seconds * 1000:.0f} ms  {' '.join(found) or 'none of the tools'}"
+    if missing:
+        text += f" (missing: {' '.join(missing)})"
+    homes = ", ".join(check.oracle_homes) or "-"
+    return text + f"  ORACLE_HOME: {printable_name(homes)}"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        cluster = load_cluster(args.cluster, required=True)
+    except ClusterFileError as exc:
+        print(f"racperf nodes: {exc}", file=sys.stderr)
+        return 2
+    if not cluster.nodes:
+        print(f"racperf nodes: {cluster.path}: no [[node]] in it", file=sys.stderr)
+        return 2
+    if not args.timeout > 0:
+        print("racperf nodes: --timeout must be more than 0 s", file=sys.stderr)
+        return 2
+    checks = check_nodes(cluster.nodes, timeout_s=args.timeout)
+    width = max(len(check.node.name) for check in checks)
+    for check in checks:
+        if args.json:
+            print(strict_json.dumps(check.to_json()))
+        else:
+            print(node_line(check, width))
+    return 0 if all(check.ok for check in checks) else 1

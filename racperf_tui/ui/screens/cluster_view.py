@@ -1,0 +1,221 @@
+"""The Cluster tab: every node of the cluster file side by side, and the shared LUNs with the
+cluster total.
+
+The panel owns a :class:`ClusterMonitor` (worker threads, one per node). Each new sample of a
+node is posted here as a :class:`NodeSampled` message (Textual's message queue is thread-safe)
+and fed into that node's :class:`IostatModel`, so the card's saturation flags are the Disks
+tab's; the shared LUNs are grouped once the tick's samples are in (a short debounce after the
+first), and their totals judged by a model of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.containers import ItemGrid, Vertical, VerticalScroll
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Static
+
+from racperf_tui.core.cluster import ClusterFileError, default_cluster_path, load_cluster
+from racperf_tui.core.diskstats import QueueFacts
+from racperf_tui.core.iostat import IostatReport
+from racperf_tui.orchestration.cluster_monitor import OK, ClusterMonitor, NodeState, shared_luns
+from racperf_tui.ui.shown import plain
+from racperf_tui.ui.widgets.cluster_luns import LunView, SharedLunTable
+from racperf_tui.ui.widgets.cluster_node_card import NodeCard
+from racperf_tui.ui.widgets.iostat_model import IostatModel
+
+#: seconds after a node's sample before the shared LUNs are recomputed (the others of the
+#: same tick arrive within it: every node samples at the same wall-clock instants)
+LUN_DEBOUNCE_S = 0.1
+#: seconds the first sample of a tick waits for the other nodes' before the cards are painted
+#: together (one screen update a tick instead of one per node)
+PAINT_GATHER_S = 0.05
+
+
+def cluster_file_to_watch(path: str | Path | None) -> Path | None:
+    """The cluster file the tab shows: the one given (--cluster), else the default one if it
+    exists; None: no Cluster tab."""
+    if path is not None:
+        return Path(path).expanduser()
+    default = default_cluster_path()
+    return default if default.is_file() else None
+
+
+@dataclass
+class NodeSampled(Message):
+    """The monitor published something new of a node (posted from its worker thread)."""
+
+    name: str
+
+
+class ClusterPanel(Vertical):
+    """Cluster status line, the shared LUNs, then one card per node."""
+
+    def __init__(
+        self,
+        cluster_file: Path,
+        interval_s: float = 1.0,
+        *,
+        monitor: ClusterMonitor | None = None,
+        first: bool = False,
+        id: str | None = None,
+    ) -> None:
+        """``monitor``: one made by the caller (its nodes must be the file's), started here.
+        ``first``: take the focus once mounted, which brings its tab to the front (--cluster)."""
+        super().__init__(id=id)
+        self.first = first
+        self.cluster_file = cluster_file
+        self.interval_s = interval_s
+        self.monitor: ClusterMonitor | None = monitor
+        self.models: dict[str, IostatModel] = {}
+        self.totals = IostatModel()
+        self.error = ""
+        self.names: list[str] = []
+        self._seen: dict[str, int] = {}
+        self._lun_timer: Timer | None = None
+        self._totals_of: tuple[tuple[str, int], ...] = ()
+        self._status_text = ""
+        self._pending: set[str] = set()
+        self._paint_timer: Timer | None = None
+        try:
+            self.cluster = load_cluster(cluster_file, required=True)
+            self.names = self.cluster.names()
+            if not self.names:
+                self.error = f"{cluster_file}: no [[node]] in it"
+        except ClusterFileError as exc:
+            self.error = str(exc)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="cluster-status", markup=False)
+        with VerticalScroll(id="cluster-body"):
+            yield Static("Shared LUNs", classes="cluster-heading")
+            yield SharedLunTable(id="cluster-luns")
+            yield Static("Nodes", classes="cluster-heading")
+            with ItemGrid(id="cluster-nodes", min_column_width=38):
+                for index, name in enumerate(self.names):
+                    yield NodeCard(name, id=f"node-{index}")
+
+    def on_mount(self) -> None:
+        if self.first:  # after the Disks table took the focus (mounted before this tab)
+            self.call_after_refresh(self.query_one("#cluster-body").focus)
+        if self.error:
+            self._status(self.error)
+            return
+        if self.monitor is None:
+            self.monitor = ClusterMonitor(self.cluster.nodes, self.interval_s)
+        self.monitor.on_sample = self._from_worker
+        self.monitor.start()
+        self.set_interval(1.0, self._tick_clock)
+        self._status_line()
+
+    def on_show(self) -> None:
+        """The keys (scrolling) work at once on the tab: the focus left on a hidden tab's widget
+        would keep them."""
+        self.query_one("#cluster-body").focus()
+
+    def on_unmount(self) -> None:
+        if self.monitor is not None:
+            self.monitor.stop(timeout_s=1.0)  # its threads are daemons: none outlives the app
+
+    # any thread
+    def _from_worker(self, name: str) -> None:
+        self.post_message(NodeSampled(name))
+
+    # the UI thread
+    def card(self, name: str) -> NodeCard:
+        return self.query_one(f"#node-{self.names.index(name)}", NodeCard)
+
+    def on_node_sampled(self, message: NodeSampled) -> None:
+        """Gather the nodes of this tick (they sample at the same instants) for one paint."""
+        if self.monitor is None:
+            return
+        self._pending.add(message.name)
+        if self._paint_timer is None:
+            self._paint_timer = self.set_timer(PAINT_GATHER_S, self._show_pending)
+
+    def _show_pending(self) -> None:
+        self._paint_timer = None
+        pending, self._pending = self._pending, set()
+        for name in sorted(pending, key=self.names.index):
+            self._show_node(name)
+        if self._lun_timer is None:
+            self._lun_timer = self.set_timer(LUN_DEBOUNCE_S, self._show_luns)
+        self._status_line()
+
+    def _show_node(self, name: str) -> None:
+        assert self.monitor is not None
+        state = self.monitor.state(name)
+        model = self.models.get(name)
+        if model is None:
+            model = self.models[name] = IostatModel(facts_of=_facts_of(self.monitor, name))
+        if state.seq != self._seen.get(name, 0) and state.rows:
+            self._seen[name] = state.seq
+            # the model judges the devices that did something: a node has dozens of idle ones
+            # (loop devices, partitions), 16 nodes of them were most of the tab's CPU
+            rows = [r for r in state.rows if not r.is_partition and (r.r_s or r.w_s or r.util_pct or r.avgqu_sz)]
+            report = IostatReport(state.sampled_at, state.interval_s, rows, list(state.errors), state.since_boot)
+            model.update(report, record_history=not state.since_boot)
+        self.card(name).show(state, model)
+
+    def _show_luns(self) -> None:
+        self._lun_timer = None
+        if self.monitor is None:
+            return
+        states = self.monitor.states()
+        groups = shared_luns(states)
+        samples = tuple((name, s.seq) for name, s in states.items() if s.state == OK)
+        if samples != self._totals_of:  # a state change alone is no new sample of the totals
+            self._totals_of = samples
+            # a LUN's queue is its members' together, and it serves many I/Os at once (as a dm
+            # device over several paths: await/svctm says nothing of queueing there)
+            facts = {
+                g.label: QueueFacts(g.queue_limit, None, None, None, slaves=tuple(f"{m.node}:" for m in g.members))
+                for g in groups
+            }
+            self.totals.facts_of = lambda label: facts.get(label, QueueFacts(None, None, None, None))
+            self.totals.update(IostatReport(0.0, self.interval_s, [g.total for g in groups], []))
+        views = []
+        for group in groups:
+            members = []
+            for member in group.members:
+                model = self.models.get(member.node)
+                device = model.devices.get(member.row.device) if model is not None else None
+                if device is not None and device.saturated:
+                    members.append((member.node, device.saturation_reason))
+            views.append(LunView(group, self.totals.devices.get(group.label), tuple(members)))
+        self.query_one(SharedLunTable).show(views)
+
+    def _tick_clock(self) -> None:
+        """Retry countdowns move once a second (a node that is ok is repainted by its samples)."""
+        for card in self.query(NodeCard):
+            if card.state is not None and card.state.state != OK:
+                card.refresh_clock()
+
+    def _status(self, text: str) -> None:
+        if text != self._status_text:  # an update re-lays the line out: only when it changed
+            self._status_text = text
+            self.query_one("#cluster-status", Static).update(text)
+
+    def _status_line(self) -> None:
+        if self.monitor is None:
+            return
+        states = self.monitor.states().values()
+        ok = sum(1 for s in states if s.state == OK)
+        name = self.cluster.name or self.cluster_file.name
+        self._status(
+            f"{plain(name)}: {ok}/{len(self.names)} nodes sampled every {self.interval_s:g} s over SSH  "
+            f"({plain(self.cluster_file)})"
+        )
+
+
+def _facts_of(monitor: ClusterMonitor, name: str) -> Callable[[str], QueueFacts | None]:
+    def facts_of(kernel_name: str) -> QueueFacts | None:
+        state: NodeState = monitor.state(name)
+        return state.facts.get(kernel_name)
+
+    return facts_of

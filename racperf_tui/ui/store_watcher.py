@@ -1,0 +1,318 @@
+"""The one store watcher of a racperf UI: a worker thread that reads the run store (and the
+sysfs facts of the runs' targets) and posts replaceable messages to the views that show runs.
+
+Nothing of the runs UI reads the store on the event loop: a view subscribes (the runs list,
+a live run, a pair, a finished run's result) and gets messages (ui/messages.py) built from the
+core's types. One thread, one SQLite connection, for the whole app; each subscription has its
+own pace (a live run 20 times a second, the runs list once a second) and work is skipped
+while nothing was committed (``PRAGMA data_version``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.app import App
+from textual.message import Message
+from textual.message_pump import MessagePump
+from textual.worker import get_current_worker
+
+from racperf_tui.core.events import Sample
+from racperf_tui.core.store import RunRecord, Store
+from racperf_tui.ui.messages import (
+    LiveRunState,
+    PairSnapshot,
+    PairUpdate,
+    RunLiveUpdate,
+    RunResultLoaded,
+    RunsSnapshot,
+    RunsUpdate,
+)
+from racperf_tui.ui.runs_data import LIVE_STATES, LivePoller, block_devices_of, description_of, open_store
+
+#: how many runs the list shows
+RUNS_LISTED = 500
+#: how long the watcher sleeps with nothing subscribed (a subscription wakes it at once)
+IDLE_S = 1.0
+
+
+@dataclass
+class Watch:
+    """One subscription: ``poll(store)`` on the watcher's thread every ``interval_s`` returns
+    the message to post (or None); True from ``done`` ends the subscription."""
+
+    target: MessagePump
+    interval_s: float
+    due: float = 0.0
+    done: bool = False
+
+    def poll(self, store: Store) -> Message | None:
+        raise NotImplementedError
+
+
+@dataclass
+class RunsWatch(Watch):
+    """The runs list: the runs, their figures, the devices running runs reach."""
+
+    interval_s: float = 1.0
+    _first: bool = True
+    _interrupted: tuple[int, ...] = ()
+    _version: int | None = None
+    _last: RunsSnapshot | None = None
+    _live_seq: dict[int, int] = field(default_factory=dict)
+    _live_figure: dict[int, str] = field(default_factory=dict)
+    _finished_figure: dict[int, str] = field(default_factory=dict)
+
+    def poll(self, store: Store) -> Message | None:
+        if self._first:
+            self._first = False
+            self._interrupted = tuple(store.mark_interrupted_runs())
+        version = store.data_version()
+        live_before = self._last is not None and any(not r.state.finished for r in self._last.runs)
+        if version == self._version and self._last is not None and not live_before:
+            return None  # nothing committed and nothing running: the list cannot have changed
+        self._version = version
+        runs = store.list_runs(limit=RUNS_LISTED)
+        figures: dict[int, str] = {}
+        devices: list[str] = []
+        for run in runs:
+            if run.state.finished:
+                self._live_seq.pop(run.id, None)
+                if run.id not in self._finished_figure:
+                    self._finished_figure[run.id] = description_of(run.tool).headline(store.result(run.id))
+                figures[run.id] = self._finished_figure[run.id]
+                continue
+            new = store.samples(run.id, after_seq=self._live_seq.get(run.id, 0))
+            if new:
+                seq, sample = new[-1]
+                self._live_seq[run.id] = seq
+                self._live_figure[run.id] = description_of(run.tool).sample_headline(sample.metrics)
+            figures[run.id] = self._live_figure.get(run.id, "")
+            for name in block_devices_of(run.target):
+                if name not in devices:
+                    devices.append(name)
+        snapshot = RunsSnapshot(tuple(runs), figures, tuple(devices), self._interrupted)
+        # a running run's duration moves every second: the list repaints it
+        if snapshot == self._last and not any(not r.state.finished for r in runs):
+            return None
+        self._last = snapshot
+        return RunsUpdate(snapshot)
+
+
+@dataclass
+class LiveRunWatch(Watch):
+    """A live run: its new samples and state (the run view); posts when a sample or the
+    state changed, or once a second for the elapsed clock, and once more after the end."""
+
+    run_id: Any = None
+    interval_s: float = 0.05
+    poller: LivePoller | None = None
+    _posted: tuple[int, str] | None = None
+    _posted_at: float = 0.0
+
+    def poll(self, store: Store) -> Message | None:
+        if self.poller is None:
+            self.poller = LivePoller(None, self.run_id)
+            self.poller.use_store(store)
+        live = self.poller.poll()
+        self.done = live.state not in LIVE_STATES
+        if (live.samples_seen, live.state) == self._posted and time.monotonic() - self._posted_at < 1.0:
+            return None
+        self._posted, self._posted_at = (live.samples_seen, live.state), time.monotonic()
+        return RunLiveUpdate(live)
+
+
+@dataclass
+class PairWatch(Watch):
+    """Both ends of a pair (the network panel): every client sample so far, both states, the
+    results of the ends that finished; done once both ended."""
+
+    server_id: int = 0
+    client_id: int = 0
+    interval_s: float = 0.25
+    _samples: list[Sample] = field(default_factory=list)
+    _after_seq: int = 0
+    _last: PairSnapshot | None = None
+
+    def poll(self, store: Store) -> Message | None:
+        for seq, sample in store.samples(self.client_id, self._after_seq):
+            self._after_seq = seq
+            self._samples.append(sample)
+        server, client = store.get_run(self.server_id), store.get_run(self.client_id)
+        snapshot = PairSnapshot(
+            server,
+            client,
+            tuple(self._samples),
+            store.result(server.id) if server.state.finished else None,
+            store.result(client.id) if client.state.finished else None,
+        )
+        self.done = server.state.finished and client.state.finished
+        if snapshot == self._last:
+            return None
+        self._last = snapshot
+        return PairUpdate(snapshot)
+
+
+@dataclass
+class ResultWatch(Watch):
+    """A finished run read once (the result view): the run, its result, every sample."""
+
+    run_id: Any = None
+    interval_s: float = 0.0
+
+    def poll(self, store: Store) -> Message | None:
+        self.done = True
+        try:
+            run = store.get_run(self.run_id)
+        except KeyError:
+            return RunResultLoaded(self.run_id, None, None, (), f"no run {self.run_id} in the store")
+        samples = tuple(sample for _seq, sample in store.samples(self.run_id, after_seq=0))
+        return RunResultLoaded(self.run_id, run, store.result(self.run_id), samples)
+
+
+@dataclass
+class UnfinishedWatch(Watch):
+    """The runs still pending or running, read once (the network panel's reattach)."""
+
+    interval_s: float = 0.0
+    callback: Callable[[list[RunRecord]], None] | None = None
+
+    def poll(self, store: Store) -> Message | None:
+        self.done = True
+        runs = store.unfinished_runs()
+        if self.callback is not None:
+            self.target.call_later(self.callback, runs)
+        return None
+
+
+class StoreWatcher:
+    """The app's store reader (see the module doc). Subscribe from the event loop; the
+    thread does every read. A store that cannot be opened is retried once a second and each
+    subscriber is told why (an update with ``error``)."""
+
+    def __init__(self, app: App[Any], data_dir: Any) -> None:
+        self.app = app
+        self.data_dir = data_dir
+        self._watches: list[Watch] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._started = False
+        #: the thread the watcher reads on (tests check that no store read happens elsewhere)
+        self.thread: threading.Thread | None = None
+
+    # ---- subscriptions (event loop) ----------------------------------------------------------
+    def watch_runs(self, target: MessagePump) -> RunsWatch:
+        return self._add(RunsWatch(target))
+
+    def watch_run(self, target: MessagePump, run_id: Any, interval_s: float = 0.05) -> LiveRunWatch:
+        return self._add(LiveRunWatch(target, interval_s, run_id=run_id))
+
+    def watch_pair(self, target: MessagePump, server_id: int, client_id: int, interval_s: float = 0.25) -> PairWatch:
+        return self._add(PairWatch(target, interval_s, server_id=server_id, client_id=client_id))
+
+    def load_result(self, target: MessagePump, run_id: Any) -> ResultWatch:
+        return self._add(ResultWatch(target, 0.0, run_id=run_id))
+
+    def unfinished_runs(self, target: MessagePump, callback: Callable[[list[RunRecord]], None]) -> UnfinishedWatch:
+        return self._add(UnfinishedWatch(target, 0.0, callback=callback))
+
+    def unwatch(self, target: MessagePump) -> None:
+        """End every subscription of ``target`` (call it when the view goes away)."""
+        with self._lock:
+            self._watches = [w for w in self._watches if w.target is not target]
+
+    def poke(self, watch: Watch) -> None:
+        """Poll ``watch`` now (a refresh key)."""
+        watch.due = 0.0
+        self._wake.set()
+
+    def _add(self, watch: Any) -> Any:
+        with self._lock:
+            self._watches.append(watch)
+        if not self._started:
+            self._started = True
+            self.app.run_worker(
+                self._run, thread=True, group="store-watcher", name="store watcher", exit_on_error=False
+            )
+        self._wake.set()
+        return watch
+
+    # ---- the thread ----------------------------------------------------------------------------
+    def _run(self) -> None:
+        worker = get_current_worker()
+        self.thread = threading.current_thread()
+        store: Store | None = None
+        try:
+            while not worker.is_cancelled:
+                if store is None:
+                    try:
+                        store = open_store(self.data_dir)
+                    except Exception as error:
+                        self._tell_unreadable(str(error))
+                        self._wake.wait(IDLE_S)
+                        self._wake.clear()
+                        continue
+                self._wake.clear()
+                now = time.monotonic()
+                with self._lock:
+                    watches = list(self._watches)
+                for watch in watches:
+                    if watch.due > now:
+                        continue
+                    watch.due = now + watch.interval_s
+                    try:
+                        message = watch.poll(store)
+                    except Exception as error:  # a store being migrated or locked: say so, retry
+                        message = _unreadable(watch, f"cannot read the store: {error}")
+                        watch.due = now + max(watch.interval_s, 0.5)
+                    if message is not None:
+                        watch.target.post_message(message)
+                    if watch.done:
+                        with self._lock:
+                            if watch in self._watches:
+                                self._watches.remove(watch)
+                with self._lock:
+                    dues = [w.due for w in self._watches]
+                self._wake.wait(max(0.0, min(dues) - time.monotonic()) if dues else IDLE_S)
+        finally:
+            if store is not None:
+                store.close()
+
+    def _tell_unreadable(self, text: str) -> None:
+        with self._lock:
+            watches = list(self._watches)
+        for watch in watches:
+            message = _unreadable(watch, text)
+            if message is not None:
+                watch.target.post_message(message)
+        with self._lock:
+            self._watches = [w for w in self._watches if not w.done]
+
+
+def _unreadable(watch: Watch, text: str) -> Message | None:
+    """What a subscriber is told when the store cannot be read."""
+    if isinstance(watch, RunsWatch):
+        return RunsUpdate(RunsSnapshot(error=text))
+    if isinstance(watch, LiveRunWatch):
+        return RunLiveUpdate(LiveRunState(run_id=watch.run_id, state="?", error=text))
+    if isinstance(watch, ResultWatch):
+        watch.done = True
+        return RunResultLoaded(watch.run_id, None, None, (), text)
+    return None
+
+
+_WATCHERS: weakref.WeakKeyDictionary[App[Any], dict[str, StoreWatcher]] = weakref.WeakKeyDictionary()
+
+
+def store_watcher(app: App[Any], data_dir: Any) -> StoreWatcher:
+    """The watcher of ``app``'s store in ``data_dir`` (one per app and data dir)."""
+    watchers = _WATCHERS.setdefault(app, {})
+    key = str(data_dir)
+    if key not in watchers:
+        watchers[key] = StoreWatcher(app, data_dir)
+    return watchers[key]

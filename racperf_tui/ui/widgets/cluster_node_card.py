@@ -1,0 +1,209 @@
+"""One node of the cluster view: its name and state, and its busiest devices.
+
+A card shows what the cluster monitor knows of the node (orchestration/cluster_monitor.py's
+NodeState) through the node's own :class:`IostatModel`, so a device's ``!`` is the Disks tab's
+saturation flag, by the same rules. A node that is not ok says why (refused, DNS, auth, host
+key, timeout, lost link) and when it is tried again; a lost node keeps its last rows, dimmed,
+with the time they were sampled.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+from rich.segment import Segment
+from rich.text import Text
+from textual.geometry import Region, Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+from racperf_tui.orchestration.cluster_monitor import CONNECTING, LOST, OK, RECONNECTING, UNREACHABLE, NodeState
+from racperf_tui.ui.shown import plain
+from racperf_tui.ui.widgets.iostat_model import DeviceState, IostatModel, format_number
+
+STATE_STYLE = {
+    OK: ("●", "green"),
+    CONNECTING: ("○", "dim"),
+    RECONNECTING: ("◌", "yellow"),
+    LOST: ("✖", "red"),
+    UNREACHABLE: ("✖", "red"),
+}
+#: the figures after the device name: (heading, width, decimals)
+COLUMNS = (("IOPS", 6, 0), ("MB/s", 5, 1), ("await", 5, 2), ("qu", 4, 1), ("%ut", 3, 0))
+
+
+def busiest(model: IostatModel, count: int) -> list[DeviceState]:
+    """The ``count`` devices to show: the saturated first, then by %util, IOPS, MB/s (whole
+    devices only; a device that did nothing this interval is never "busy")."""
+    whole = [s for s in model.devices.values() if not s.row.is_partition]
+
+    def load(s: DeviceState) -> tuple[float, ...]:
+        r = s.row
+        return (1.0 if s.saturated else 0.0, r.util_pct, r.r_s + r.w_s, r.rkb_s + r.wkb_s)
+
+    active = [s for s in whole if s.saturated or s.row.r_s + s.row.w_s > 0 or s.row.util_pct > 0]
+    return sorted(active, key=load, reverse=True)[:count]
+
+
+def device_line(flag: bool, name: str, figures: tuple[float, ...], width: int) -> Text:
+    """``! name  IOPS MB/s await qu %ut`` fitted to ``width`` (the name gives way first)."""
+    fixed = sum(w + 1 for _h, w, _d in COLUMNS)
+    name_width = max(4, width - 1 - fixed)
+    line = Text("!" if flag else " ", style="bold red" if flag else "")
+    shown = name if len(name) <= name_width else name[: name_width - 1] + "…"
+    line.append(shown.ljust(name_width), style="bold red" if flag else "")
+    for (_heading, w, decimals), value in zip(COLUMNS, figures):
+        line.append(" " + format_number(value, w, decimals))
+    return line
+
+
+def figures_of(state: DeviceState) -> tuple[float, ...]:
+    r = state.row
+    return (r.r_s + r.w_s, (r.rkb_s + r.wkb_s) / 1024.0, r.await_ms, r.avgqu_sz, r.util_pct)
+
+
+def heading(width: int) -> Text:
+    fixed = sum(w + 1 for _h, w, _d in COLUMNS)
+    name_width = max(4, width - 1 - fixed)
+    text = " " + "device"[:name_width].ljust(name_width) + "".join(" " + h.rjust(w) for h, w, _d in COLUMNS)
+    return Text(text, style="dim")
+
+
+def age(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min"
+
+
+class NodeCard(Widget):
+    """A node's card; :meth:`show` gives it the node's state and model."""
+
+    #: lines of a card: title, heading, TOP devices, the saturation line. Fixed, so a new
+    #: sample repaints the card alone (16 cards re-laid out every second cost 20 % of a core)
+    TOP = 4
+    HEIGHT = TOP + 3
+
+    DEFAULT_CSS = """
+    NodeCard {
+        height: 7;
+        padding: 0 1;
+        background: $boost;
+    }
+    NodeCard.-bad {
+        background: $error 15%;
+    }
+    """
+
+    def __init__(self, name: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.node_name = name
+        self.state: NodeState | None = None
+        self.model: IostatModel | None = None
+        self._painted = 0  # bumped by every new look: the strips are kept until it moves
+        self._strips_key: tuple[int, int] = (-1, 0)
+        self._strips: list[Strip] = []
+
+    def show(self, state: NodeState, model: IostatModel) -> None:
+        self.state, self.model = state, model
+        self.set_class(state.state in (LOST, UNREACHABLE), "-bad")
+        self._painted += 1
+        self.refresh()
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return self.HEIGHT  # a grid's auto rows ask this, not the style's height
+
+    def render(self) -> Text:
+        width = self.content_size.width or 36
+        lines = self._lines(width)[: self.HEIGHT]
+        for line in lines:  # one line each, whatever a name holds
+            line.truncate(width, overflow="ellipsis")
+        return Text("\n", no_wrap=True).join(lines)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The card's lines as strips, its padding and background applied here: Textual's
+        generic path (content -> visual -> styles cache, per line) cost 4 ms a card, 16 cards
+        a second. Same look: the padding, the widget's colours, the app's filters. Kept until
+        the next :meth:`show` or tick (the compositor asks more than once per update)."""
+        width = self.outer_size.width  # the crop is of the whole widget, padding included
+        key = (self._painted, width)
+        if self._strips_key != key:
+            self._strips_key, self._strips = key, self._make_strips(width)
+        strips = self._strips[crop.y : crop.y + crop.height]
+        x1, x2 = crop.column_span
+        if (x1, x2) != (0, width):
+            strips = [strip.crop(x1, x2) for strip in strips]
+        return strips
+
+    def _make_strips(self, width: int) -> list[Strip]:
+        left, right = self.styles.padding.left, self.styles.padding.right
+        inner = max(1, width - left - right)
+        base = self.rich_style
+        _base_background, background = self.background_colors
+        console = self.app.console
+        lines = self._lines(inner)[: self.HEIGHT]
+        lines += [Text()] * (max(self.HEIGHT, self.outer_size.height) - len(lines))
+        filters = self.get_line_filters()
+        pad_left, pad_right = Segment(" " * left, base), Segment(" " * right, base)
+        strips = []
+        for text in lines:
+            text.truncate(inner, overflow="ellipsis", pad=True)
+            strip = Strip([pad_left, *Segment.apply_style(text.render(console), base), pad_right], width)
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            strips.append(strip)
+        return strips
+
+    def refresh_clock(self) -> None:
+        """Repaint for the clock (a retry countdown), with the same state."""
+        self._painted += 1
+        self.refresh()
+
+    def _lines(self, width: int) -> list[Text]:
+        state, model = self.state, self.model
+        name = plain(self.node_name)
+        if state is None or model is None:
+            return [Text.assemble(("○ ", "dim"), (name, "bold"), ("  not started", "dim"))]
+        glyph, style = STATE_STYLE.get(state.state, ("?", ""))
+        now = time.time()
+        title = Text.assemble((glyph + " ", style), (name, "bold"), "  ", (state.state, style))
+        # what changes with the clock stays on the title line: the card's height does not move
+        if state.state == OK and state.sampled_at:
+            title.append(f"  {age(max(0.0, now - state.sampled_at))} ago", style="dim")
+        elif state.state != RECONNECTING and state.retry_at > now:
+            title.append(f"  retry {age(state.retry_at - now)}", style="dim")
+        if state.state != OK and state.sampled_at and state.rows:
+            title.append(f"  rows of {time.strftime('%H:%M:%S', time.localtime(state.sampled_at))}", style="dim")
+        host = plain(state.hostname or state.spec)
+        if len(title) + 2 + len(host) <= width:
+            title.append(" " * (width - len(title) - len(host)) + host, style="dim")
+        lines = [title]
+        if state.state != OK:
+            why = plain(state.reason) or "trying"
+            for part in textwrap.wrap(why, width, max_lines=2 if state.rows else 3, placeholder=" …"):
+                lines.append(Text(part, style=style))
+        if not state.rows:
+            return lines
+        devices = busiest(model, self.TOP - (1 if state.since_boot or state.state != OK else 0))
+        dim = "" if state.state == OK else "dim"
+        if state.since_boot:
+            lines.append(Text("first sample: averages since boot", style="dim"))
+        if devices:
+            lines.append(heading(width))
+            for device in devices:
+                line = device_line(device.saturated, plain(device.name), figures_of(device), width)
+                if dim:
+                    line.stylize(dim)
+                lines.append(line)
+        else:
+            whole = sum(1 for row in state.rows if not row.is_partition)
+            lines.append(Text(f"idle ({whole} devices)", style="dim"))
+        saturated = model.saturated()
+        if saturated:
+            first = saturated[0]
+            more = f" (+{len(saturated) - 1})" if len(saturated) > 1 else ""
+            text = f"! {plain(first.name)}: {first.saturation_reason}{more}"
+            lines.append(Text(text[: 2 * width], style="bold red"))
+        return lines

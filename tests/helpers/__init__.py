@@ -1,0 +1,37 @@
+"""What the tests share, imported one way everywhere: ``from tests.helpers import FIXTURES``,
+``from tests.helpers.loopdev import loop_device``. conftest.py holds only fixtures and hooks.
+
+Here: the test tree's paths, the command that runs racperf's CLI, and the skip markers of
+tests that need root or fio. The modules beside this one: loopdev (loop devices, images,
+checksums), fio_helpers (judged fio plans), pair_helpers (server/client pairs to their end),
+sshd_helpers (a real OpenSSH sshd with throwaway keys), iostat_oracle and iostat_binary
+(sysstat's iostat as the reference), dashboard_root (replayed /proc and /sys roots),
+proc_helpers (waiting on and cleaning up processes).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent.parent
+FIXTURES = TESTS_DIR / "fixtures"
+FAKES = TESTS_DIR / "fakes"
+REPO = TESTS_DIR.parent
+
+
+def racperf_cmd() -> list[str]:
+    """argv prefix that runs the racperf CLI with the interpreter running the tests."""
+    return [sys.executable, "-m", "racperf_tui"]
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+needs_root = pytest.mark.skipif(not is_root(), reason="needs root")
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed")

@@ -1,0 +1,74 @@
+"""What the cluster tests share: an isolated HOME (no ~/.ssh of this machine's user, no agent),
+a cluster file's [[node]] table for an sshd fixture, the run directories the node's side makes
+(removed after), ``racperf`` as a subprocess."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from racperf_tui.core import ssh
+from tests.helpers.sshd_helpers import Sshd
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """No ~/.ssh of this machine's user, no agent (here and in the detached supervisors)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    yield home
+    ssh.close_all()
+
+
+def node_table(name: str, server: Sshd, **extra: str) -> str:
+    fields = {
+        "name": name,
+        "host": server.host,
+        "port": server.port,
+        "user": server.user,
+        "identity": str(server.user_key),
+        "known_hosts": str(server.known_hosts),
+        "interconnect": server.host,
+        **extra,
+    }
+    body = "\n".join(f"{k} = {v if isinstance(v, int) else json.dumps(v)}" for k, v in fields.items())
+    return f"[[node]]\n{body}\n"
+
+
+def remote_base(server: Sshd | None = None) -> Path:
+    """Where the node's side makes the run directories: its user's ~/.racperf/runs (the test
+    nodes log in as this user, whatever HOME the test sets here)."""
+    return Path(os.path.expanduser(f"~{server.user if server else getpass.getuser()}")) / ".racperf" / "runs"
+
+
+@pytest.fixture
+def remote_runs():
+    """The run directories the nodes' side made, removed after."""
+    base = remote_base()
+    before = set(base.glob("*")) if base.exists() else set()
+    yield base
+    for path in set(base.glob("*")) - before if base.exists() else ():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def racperf(*args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "racperf_tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+    )

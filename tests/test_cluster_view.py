@@ -1,0 +1,185 @@
+"""The Cluster tab (ui/screens/cluster_view.py) with Pilot, against real nodes (network
+namespaces with their own sshd): every node side by side with its state and busiest devices,
+a dead node saying why, and a LUN seen from two nodes in one group with the cluster total,
+flagged when all nodes together saturate it though no node alone does."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import TabbedContent
+
+from racperf_tui.core import ssh
+from racperf_tui.core.cluster import load_cluster
+from racperf_tui.orchestration.cluster_monitor import ClusterMonitor
+from racperf_tui.ui.app import RacperfApp
+from racperf_tui.ui.screens.cluster_view import ClusterPanel, cluster_file_to_watch
+from racperf_tui.ui.widgets.cluster_luns import SharedLunTable
+from racperf_tui.ui.widgets.cluster_node_card import NodeCard
+from tests.helpers.netns_helpers import NetnsCluster
+from tests.test_cluster_monitor import PATH, SHARED, _line, _tree
+
+FIXTURE_ROOT = Path(__file__).parent / "fixtures" / "sysstat" / "root1"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "home").mkdir()
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    yield
+    ssh.close_all()
+
+
+class PanelApp(App[None]):
+    def __init__(self, panel: ClusterPanel) -> None:
+        super().__init__()
+        self.panel = panel
+
+    def compose(self) -> ComposeResult:
+        yield self.panel
+
+
+def text_of(widget: NodeCard | SharedLunTable) -> str:
+    return widget.render().plain
+
+
+async def until(pilot, what, timeout_s: float = 30.0, why=lambda: "") -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if what():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"not within {timeout_s} s: {why()}")
+
+
+async def test_every_node_side_by_side_and_a_dead_one_says_why(netns_cluster: NetnsCluster) -> None:
+    netns_cluster.node("n3").stop_sshd()
+    panel = ClusterPanel(netns_cluster.cluster_file, 0.5)
+    app = PanelApp(panel)
+    async with app.run_test(size=(80, 24)) as pilot:
+        cards = {name: panel.card(name) for name in ("n1", "n2", "n3")}
+        await until(
+            pilot,
+            lambda: (
+                all(c.state is not None and c.state.seq >= 2 for n, c in cards.items() if n != "n3")
+                and cards["n3"].state is not None
+                and cards["n3"].state.state == "unreachable"
+            ),
+            why=lambda: {n: c.state for n, c in cards.items()},
+        )
+        await pilot.pause(0.1)
+        n1, n3 = text_of(cards["n1"]), text_of(cards["n3"])
+        assert "n1" in n1 and "ok" in n1 and "IOPS" in n1 and "await" in n1
+        assert "n3" in n3 and "unreachable" in n3 and "refused" in n3 and "Connection refused" in n3
+        # two cards a row at 80 columns, all as tall, every line of theirs shown
+        assert cards["n1"].region.y == cards["n2"].region.y and cards["n3"].region.y > cards["n1"].region.y
+        for card in cards.values():
+            assert card.region.height == NodeCard.HEIGHT and len(card.render().plain.splitlines()) <= NodeCard.HEIGHT
+            assert len(card._lines(card.content_size.width)) <= NodeCard.HEIGHT, card.node_name
+        assert "2/3 nodes" in str(panel.query_one("#cluster-status").render())
+        assert text_of(panel.query_one(SharedLunTable)).startswith("No LUN seen")
+
+
+async def test_a_lun_saturated_by_all_nodes_together_is_flagged_on_its_total(
+    netns_cluster: NetnsCluster, tmp_path: Path
+) -> None:
+    """The array gives the LUN 2,000 IOPS. Both nodes do 1,000 at 8 ms; then n1 pushes harder
+    (1,500 IOPS at 16 ms, avgqu-sz 8 -> 24) and n2 gets less (500 at 16 ms, avgqu-sz flat at 8).
+    Neither node alone shows a knee (n1's IOPS rose, n2's queue did not), but the LUN's total
+    does: avgqu-sz 16 -> 32 and await 8 -> 16 ms for the same 2,000 IOPS. Only the total says
+    it, by the Disks tab's rules."""
+    trees = {name: tmp_path / name for name in ("n1", "n2")}
+    counters = {name: {"reads": 0, "rd_ms": 0, "busy": 0, "wq": 0} for name in trees}
+    uptime = [1000.0]
+
+    def step(load: dict[str, tuple[int, float]]) -> None:
+        uptime[0] += 1.0
+        for name, dm in (("n1", "dm-0"), ("n2", "dm-7")):
+            iops, await_ms = load[name]
+            c = counters[name]
+            c["reads"] += iops
+            c["rd_ms"] += int(iops * await_ms)
+            c["wq"] += int(iops * await_ms)  # Little: avgqu-sz = IOPS x await
+            c["busy"] += 700
+            _tree(
+                trees[name],
+                uptime[0],
+                [
+                    _line(8, 16, "sdb", c["reads"] // 2, 0, 0, 0, 0, 0),
+                    _line(8, 32, "sdc", c["reads"] - c["reads"] // 2, 0, 0, 0, 0, 0),
+                    _line(253, int(dm[3:]), dm, c["reads"], c["rd_ms"], 0, 0, c["busy"], c["wq"]),
+                ],
+                {"sdb": PATH, "sdc": PATH, dm: SHARED},
+            )
+
+    steady = {"n1": (1000, 8.0), "n2": (1000, 8.0)}
+    step(steady)
+    nodes = load_cluster(netns_cluster.cluster_file).nodes[:2]
+    monitor = ClusterMonitor(nodes, 0.25, remote_roots={k: str(v) for k, v in trees.items()})
+    panel = ClusterPanel(netns_cluster.cluster_file, 0.25, monitor=monitor)
+    async with PanelApp(panel).run_test(size=(80, 40)) as pilot:
+        table = panel.query_one(SharedLunTable)
+        for load in [steady] * 4 + [{"n1": (1500, 16.0), "n2": (500, 16.0)}] * 4:
+            seqs = {n: monitor.state(n).seq for n in ("n1", "n2")}
+            step(load)
+            await until(pilot, lambda seqs=seqs: all(monitor.state(n).seq > seqs[n] for n in seqs), 20)
+            await pilot.pause(0.3)  # the debounce: the totals of this tick
+            if load is steady:
+                assert not table.groups or not table.groups[0].saturated, table.groups
+        await until(pilot, lambda: bool(table.groups) and table.groups[0].saturated, 10, lambda: table.groups)
+        text = text_of(table)
+        group = table.groups[0]
+        members = {n: panel.models[n].devices["data1"] for n in ("n1", "n2")}
+    assert group.lun.label == "data1" and [m.node for m in group.lun.members] == ["n1", "n2"]
+    assert not any(d.saturated for d in members.values())  # no node alone
+    assert group.total is not None and group.saturated_members == ()
+    assert group.reason.startswith("all nodes together: knee: avgqu-sz"), group.reason
+    total = group.lun.total
+    assert total.r_s == pytest.approx(2000.0) and total.avgqu_sz == pytest.approx(32.0)
+    assert total.await_ms == pytest.approx(16.0) and total.util_pct == pytest.approx(70.0)
+    assert group.lun.queue_limit == 128
+    assert "!data1" in text and "TOTAL" in text and " n1 data1" in text and " n2 data1" in text
+    assert "all nodes together" in text
+
+
+async def test_the_dashboard_opens_on_the_cluster_tab_with_cluster(netns_cluster: NetnsCluster) -> None:
+    app = RacperfApp(roots=[str(FIXTURE_ROOT)], cluster=str(netns_cluster.cluster_file), clock=False)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await until(pilot, lambda: app.query_one(TabbedContent).active == "cluster", 10)
+        panel = app.query_one(ClusterPanel)
+        await until(
+            pilot,
+            lambda: all(
+                panel.card(n).state is not None and panel.card(n).state.state == "ok" for n in ("n1", "n2", "n3")
+            ),
+            30,
+        )
+        cards = [panel.card(n) for n in ("n1", "n2", "n3")]
+        assert len({c.region.y for c in cards}) == 1  # side by side at 200 columns
+        await pilot.press("1")
+        assert app.query_one(TabbedContent).active == "disks"
+        await pilot.press("4")
+        assert app.query_one(TabbedContent).active == "cluster"
+
+
+def test_no_cluster_file_no_tab(tmp_path: Path) -> None:
+    assert cluster_file_to_watch(None) is None  # XDG_CONFIG_HOME is empty here
+    (tmp_path / "config" / "racperf").mkdir(parents=True)
+    (tmp_path / "config" / "racperf" / "cluster.toml").write_text("")
+    assert cluster_file_to_watch(None) == tmp_path / "config" / "racperf" / "cluster.toml"
+    assert cluster_file_to_watch("~/x.toml") == Path.home() / "x.toml"
+
+
+async def test_a_broken_cluster_file_is_said_not_raised(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[node]]\nname = "a b"\n')
+    panel = ClusterPanel(bad)
+    async with PanelApp(panel).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        status = str(panel.query_one("#cluster-status").render())
+    assert str(bad) in status and "node name 'a b'" in status and panel.monitor is None

@@ -1,0 +1,200 @@
+"""A run's companions: commands the supervisor runs every few seconds beside the benchmark, on
+the same host, whose output goes to the run's stream parser (orchestration/companions.py).
+Real processes on the LocalHost; the parser is the test's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from racperf_tui.core.events import Sample
+from racperf_tui.core.hosts import LocalHost
+from racperf_tui.core.invocation import Companion, Invocation
+from racperf_tui.orchestration.companions import CompanionRunner
+
+
+class Collecting:
+    """A stream parser with companion_output: one Sample per answer, numbered."""
+
+    def __init__(self) -> None:
+        self.outputs: list[tuple[str, str, int]] = []
+
+    def feed(self, line: str) -> list[Sample]:
+        raise AssertionError("companion output must go to companion_output when the parser has it")
+
+    def finish(self) -> list[Sample]:
+        return []
+
+    def companion_output(self, name: str, output: str, exit_status: int) -> list[Sample]:
+        self.outputs.append((name, output, exit_status))
+        return [Sample(t=float(len(self.outputs)), metrics={"answer": float(output.split()[0])})]
+
+
+class LinesOnly:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def feed(self, line: str) -> list[Sample]:
+        self.lines.append(line)
+        return []
+
+    def finish(self) -> list[Sample]:
+        return []
+
+
+def run_until(runner: CompanionRunner, done: Callable[[], bool], timeout_s: float = 20.0) -> list[Sample]:
+    """Poll as the supervisor's loop does until ``done()``, then close."""
+    samples: list[Sample] = []
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < deadline, "the companions did not get there in time"
+        samples += runner.poll()
+        time.sleep(0.02)
+    runner.close()
+    return samples
+
+
+def test_a_companion_runs_every_interval_with_its_stdin_and_env(tmp_path: Path) -> None:
+    script = "import os, sys; print(int(sys.stdin.read()) * 2, os.environ['ANSWER_UNIT'])"
+    companion = Companion(
+        "double", [sys.executable, "-c", script], stdin="21", env={"ANSWER_UNIT": "units"}, interval_s=0.3
+    )
+    recorded: list[tuple[str, str]] = []
+    parser = Collecting()
+    runner = CompanionRunner(
+        LocalHost(),
+        Invocation(argv=["true"], env={"FROM_THE_RUN": "1"}, companions=(companion,)),
+        tmp_path,
+        parser,
+        record=lambda stream, text: recorded.append((stream, text)),
+    )
+    started = time.monotonic()
+    samples = run_until(runner, lambda: len(parser.outputs) >= 3)
+    # the first after first_after_s (1 s), then one at a time, at least 0.3 s apart
+    assert time.monotonic() - started >= 1.0 + 2 * 0.3
+    assert runner.runs in (3, 4) and runner.failures == 0
+    assert [s.metrics["answer"] for s in samples] == [42.0] * len(parser.outputs)
+    assert {output for _, output, _ in parser.outputs} == {"42 units\n"}
+    assert all(status == 0 for _, _, status in parser.outputs)
+    # only a change of output is recorded: one line, however many runs
+    assert recorded == [("companion:double", "42 units\n")]
+    assert (tmp_path / f"{tmp_path.name}-companion-double" / "stdin.txt").read_text() == "21"
+
+
+def test_a_parser_without_companion_output_gets_the_lines(tmp_path: Path) -> None:
+    companion = Companion("lines", [sys.executable, "-c", "print('a'); print('b')"], first_after_s=0.0, interval_s=5)
+    parser = LinesOnly()
+    runner = CompanionRunner(LocalHost(), Invocation(argv=["true"], companions=(companion,)), tmp_path, parser)
+    run_until(runner, lambda: bool(parser.lines))
+    assert parser.lines == ["a", "b"] and runner.runs == 1
+
+
+def test_a_hung_companion_is_stopped_and_a_missing_one_is_said(tmp_path: Path) -> None:
+    hung = Companion(
+        "hung",
+        [sys.executable, "-c", "import time; print(7, flush=True); time.sleep(60)"],
+        timeout_s=0.5,
+        first_after_s=0.0,
+        interval_s=10,
+    )
+    missing = Companion("missing", [str(tmp_path / "no-such-program")], first_after_s=0.0, interval_s=10)
+    recorded: dict[str, str] = {}
+    parser = Collecting()
+    logged: list[str] = []
+    runner = CompanionRunner(
+        LocalHost(),
+        Invocation(argv=["true"], companions=(hung, missing)),
+        tmp_path,
+        parser,
+        record=recorded.__setitem__,
+        log=logged.append,
+    )
+    started = time.monotonic()
+    while not parser.outputs and time.monotonic() - started < 10:
+        runner.poll()
+        time.sleep(0.02)
+    runner.close()
+    assert time.monotonic() - started < 5
+    ((name, output, status),) = parser.outputs
+    assert name == "hung" and output.startswith("7\n") and "[racperf: stopped after 0.5 s]" in output
+    assert status == -15  # SIGTERM
+    assert recorded["companion:missing"].startswith(f"cannot start {tmp_path}/no-such-program")
+    assert runner.failures == 2 and any("still running after 0.5 s" in line for line in logged)
+
+
+def test_the_end_of_the_run_stops_a_running_companion(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    script = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    companion = Companion("slow", [sys.executable, "-c", script], first_after_s=0.0, interval_s=10, timeout_s=60)
+    runner = CompanionRunner(LocalHost(), Invocation(argv=["true"], companions=(companion,)), tmp_path, Collecting())
+    deadline = time.monotonic() + 10
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline
+        runner.poll()
+        time.sleep(0.02)
+    pid = int(pid_file.read_text())
+    runner.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        ({"name": "../x"}, "letters, digits"),
+        ({"argv": []}, "empty argv"),
+        ({"interval_s": 0}, "must be > 0"),
+    ],
+)
+def test_a_companion_is_checked_when_planned(kwargs: dict, expected: str) -> None:
+    fields = {"name": "ok", "argv": ["true"], **kwargs}
+    with pytest.raises(ValueError, match=expected):
+        Companion(**fields)
+
+
+def test_under_a_subreaper_a_companion_never_stops_or_reaps_the_benchmark(tmp_path: Path) -> None:
+    """Every SupervisedProcess of a subreaper adopts its other children (orphans of its
+    tree): it must not adopt the benchmark beside it. Before, the companion's end sent the
+    running benchmark SIGTERM and reaped it, and the run never ended. In a process of its
+    own: the subreaper flag stays for the life of a process."""
+    code = textwrap.dedent(
+        f"""
+        import sys, time
+        from pathlib import Path
+        from racperf_tui.core.process import SupervisedProcess, set_child_subreaper
+        from racperf_tui.core.hosts import LocalHost
+        from racperf_tui.core.invocation import Companion, Invocation
+        from racperf_tui.orchestration.companions import CompanionRunner
+        assert set_child_subreaper()
+        main = SupervisedProcess([sys.executable, "-c", "import time; time.sleep(3); print('main done')"]).start()
+        companion = Companion("quick", [sys.executable, "-c", "print(1)"], first_after_s=0.0, interval_s=0.3)
+        class Parser:
+            answers = 0
+            def feed(self, line): return []
+            def finish(self): return []
+            def companion_output(self, name, output, status):
+                Parser.answers += 1
+                return []
+        planned = Invocation(argv=["x"], companions=(companion,))
+        runner = CompanionRunner(LocalHost(), planned, Path({str(tmp_path)!r}), Parser())
+        out = b""
+        while not main.finished:
+            for _, chunk in main.read(0.05):
+                out += chunk
+            runner.poll()
+            main.tick()
+        runner.close()
+        print(main.reap(), out.decode().strip(), Parser.answers >= 2)
+        main.close()
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "main", "done", "True"]

@@ -1,0 +1,170 @@
+"""ORION's live inference (tools/orion_live.py): the LUNs' devices through device-mapper,
+multipath and partitions (a recorded sysfs tree and a real loop device), the load of each
+data point from diskstats deltas, the outstanding I/O by Little's law against the plan."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from racperf_tui.core.diskstats import DeviceCounters, DiskSnapshot, read_snapshot
+from racperf_tui.tools import orion_live
+from racperf_tui.tools.orion_live import LunDevices, OrionLiveModel
+from tests.helpers.loopdev import loop_device, needs_loop
+
+
+def _sysfs_tree(root: Path) -> None:
+    """/dev/mapper/data1 -> dm-3, a multipath device over sdb and the partition sdc1; sdb1."""
+    block = root / "sys" / "block"
+    for name in ("dm-3", "sdb", "sdc"):
+        (block / name).mkdir(parents=True)
+        (block / name / "stat").write_text("0 " * 17)
+    for disk, part in (("sdb", "sdb1"), ("sdc", "sdc1")):
+        (block / disk / part).mkdir()
+        (block / disk / part / "partition").write_text("1\n")
+    (block / "dm-3" / "slaves").mkdir()
+    (block / "dm-3" / "slaves" / "sdb").symlink_to("../../sdb")
+    (block / "dm-3" / "slaves" / "sdc1").symlink_to("../../sdc/sdc1")
+    (block / "dm-3" / "dm").mkdir()
+    (block / "dm-3" / "dm" / "name").write_text("data1\n")
+    classes = root / "sys" / "class" / "block"
+    classes.mkdir(parents=True)
+    for name, target in (("dm-3", "dm-3"), ("sdb", "sdb"), ("sdc", "sdc"), ("sdb1", "sdb/sdb1"), ("sdc1", "sdc/sdc1")):
+        (classes / name).symlink_to(f"../../block/{target}")
+    (root / "dev" / "mapper").mkdir(parents=True)
+    (root / "dev" / "mapper" / "data1").symlink_to("../dm-3")
+    (root / "dev" / "disk" / "by-id").mkdir(parents=True)
+    (root / "dev" / "disk" / "by-id" / "wwn-1-part1").symlink_to("../../sdb1")
+
+
+def test_a_multipath_lun_resolves_to_its_dm_device_and_the_paths_below(tmp_path: Path) -> None:
+    _sysfs_tree(tmp_path)
+    found = orion_live.lun_devices("/dev/mapper/data1", tmp_path)
+    # the dm device counts ORION's I/O once; sdb and sdc1 (and sdc, its disk) see it again
+    assert found == LunDevices("/dev/mapper/data1", "dm-3", ("sdb", "sdc1", "sdc"))
+    assert orion_live.lun_devices("/dev/dm-3", tmp_path).device == "dm-3"
+
+
+def test_a_partition_lun_adds_its_disk(tmp_path: Path) -> None:
+    _sysfs_tree(tmp_path)
+    assert orion_live.lun_devices("/dev/sdb1", tmp_path) == LunDevices("/dev/sdb1", "sdb1", ("sdb",))
+    assert orion_live.lun_devices("/dev/disk/by-id/wwn-1-part1", tmp_path).all == ("sdb1", "sdb")
+
+
+def test_a_missing_lun_says_why(tmp_path: Path) -> None:
+    _sysfs_tree(tmp_path)
+    found = orion_live.lun_devices("/dev/mapper/nope", tmp_path)
+    assert found.device is None and found.problem.startswith("/dev/mapper/nope: ") and found.all == ()
+
+
+@needs_loop
+def test_a_real_loop_device_and_a_file_lun(tmp_path: Path) -> None:
+    with loop_device(tmp_path / "a.img", 16) as loop:
+        assert orion_live.lun_devices(loop.path) == LunDevices(loop.path, loop.name, ())
+    file_lun = tmp_path / "lun.img"
+    file_lun.write_bytes(b"\0" * 4096)
+    # a file LUN: the device of the file system holding it (its I/O is counted there)
+    found = orion_live.lun_devices(str(file_lun))
+    st = os.stat(file_lun)
+    link = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    if link.exists():
+        assert found.device == link.resolve().name
+    else:  # overlay and tmpfs have no block device
+        assert found.device is None and "no sysfs entry" in found.problem
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def _counters(name: str, ios: int, kib_each: int, ticks_ms: int, rq_ticks_ms: int | None = None) -> DeviceCounters:
+    return DeviceCounters(
+        253, 3, name, ios, 0, ios * kib_each * 2, ticks_ms, 0, 0, 0, 0, 0, 0,
+        ticks_ms if rq_ticks_ms is None else rq_ticks_ms,
+    )  # fmt: skip
+
+
+def _snapshot(at_s: float, **devices: DeviceCounters) -> DiskSnapshot:
+    return DiskSnapshot(at_s, at_s, dict(devices), uptime_cs=int(round(at_s * 100)))
+
+
+def test_little_s_law_gives_the_outstanding_small_ios_of_the_planned_point() -> None:
+    # basic matrix on 2 disks: (0,0), (1,0) ... (10,0), then (0,1) ... (0,4): 15 points
+    config = {"run": "advanced", "lun": ["/dev/mapper/data1"], "num_disks": 2}
+    model = OrionLiveModel(config, [LunDevices("/dev/mapper/data1", "dm-3", ("sdb",))])
+    assert len(model.points) == 15 and model.loads_of(11) == (10, 0)
+    model.observe(_snapshot(100.0, **{"dm-3": _counters("dm-3", 0, 8, 0), "sdb": _counters("sdb", 0, 8, 0)}), 11)
+    assert model.headline() == "data point 11 of 15 (small 10, large 0), measuring the load"
+    # 2000 8 KiB reads in 2 s, 10 ms each: 1000 IOPS x 10 ms = 10 in flight
+    model.observe(
+        _snapshot(102.0, **{"dm-3": _counters("dm-3", 2000, 8, 20000), "sdb": _counters("sdb", 2000, 8, 20000)}), 11
+    )
+    current = model.current
+    assert current is not None
+    assert current.iops == pytest.approx(1000) and current.await_ms == pytest.approx(10)
+    assert current.requests_in_flight == pytest.approx(10) and current.avgqu_sz == pytest.approx(10)
+    assert current.mbps == pytest.approx(1000 * 8 / 1024)
+    # sdb is shown, not added (it sees the same I/O)
+    assert set(model.rows) == {"dm-3", "sdb"} and model.devices == ["dm-3"]
+    outstanding = model.outstanding()
+    assert outstanding is not None and outstanding.small == pytest.approx(10) and outstanding.agrees
+    assert model.headline() == "data point 11 of 15 (small 10, large 0), about 10 small I/Os outstanding (planned 10)"
+
+
+def test_large_ios_split_by_the_block_layer_count_as_orion_s_ios() -> None:
+    config = {"run": "advanced", "lun": ["/dev/loop4"], "num_disks": 1}
+    model = OrionLiveModel(config, [LunDevices("/dev/loop4", "loop4")])
+    assert len(model.points) == 8 and model.loads_of(8) == (0, 2)
+    model.observe(_snapshot(10.0, loop4=_counters("loop4", 0, 512, 0)), 8)
+    # 2 large I/Os of 1 MiB outstanding = 4 requests of 512 KiB in flight: 400 req/s x 10 ms
+    model.observe(_snapshot(11.0, loop4=_counters("loop4", 400, 512, 4000)), 8)
+    found = model.outstanding()
+    assert found is not None and found.large == pytest.approx(2) and found.small is None and found.agrees
+    assert model.headline().endswith("about 2 large I/Os outstanding (planned 2)")
+
+
+def test_a_load_that_disagrees_names_the_point_it_fits() -> None:
+    config = {"run": "advanced", "lun": ["/dev/sdb"], "num_disks": 2}
+    model = OrionLiveModel(config, [LunDevices("/dev/sdb", "sdb")])
+    model.observe(_snapshot(0.0, sdb=_counters("sdb", 0, 8, 0)), 4)  # planned (3, 0)
+    model.observe(_snapshot(1.0, sdb=_counters("sdb", 1000, 8, 5000)), 4)  # 5 in flight: point 6
+    found = model.outstanding()
+    assert found is not None and not found.agrees and found.fits_point == 6
+    assert model.headline() == (
+        "data point 4 of 15 (small 3, large 0) by the clock; the disks' load fits data point 6 "
+        "(small 5, large 0): about 5 small I/Os outstanding (planned 5)"
+    )
+
+
+def test_each_point_s_figures_come_from_its_own_window() -> None:
+    config = {"run": "advanced", "lun": ["/dev/sdb"], "num_disks": 1, "matrix": "row", "num_large": 0}
+    model = OrionLiveModel(config, [LunDevices("/dev/sdb", "sdb")])
+    assert model.points == [(s, 0) for s in range(6)]
+    ios = ticks = 0
+    at = 0.0
+    model.observe(_snapshot(at, sdb=_counters("sdb", ios, 8, ticks)), 1)  # (0, 0): not charted
+    for number in range(2, 7):
+        small = number - 1
+        for _ in range(3):  # 3 s per point: 500 * small IOPS, 2 ms each -> small in flight
+            at += 1.0
+            ios += 500 * small
+            ticks += 500 * small * 2
+            model.observe(_snapshot(at, sdb=_counters("sdb", ios, 8, ticks)), number)
+    model.finish()
+    assert [(p.number, p.small) for p in model.completed] == [(n, n - 1) for n in range(2, 7)]
+    for point in model.completed:
+        # each window is the intervals measured at its point
+        assert point.figures.requests_in_flight == pytest.approx(point.small, rel=0.01)
+        assert point.figures.await_ms == pytest.approx(2.0)
+        assert point.figures.iops == pytest.approx(500 * point.small)
+
+
+def test_counters_missing_or_no_time_give_no_figures() -> None:
+    a = _snapshot(5.0, sdb=_counters("sdb", 10, 8, 10))
+    assert orion_live.window_figures(a, a, ["sdb"]) is None
+    assert orion_live.window_figures(a, _snapshot(6.0), ["sdb"]) is None
+    model = OrionLiveModel({"lun": "/dev/x"}, [LunDevices("/dev/x", None, (), "gone")])
+    model.observe(read_snapshot(), 1)
+    assert model.devices == [] and model.current is None
+    assert orion_live.luns_of({"lun": "/dev/x"}) == ["/dev/x"] and orion_live.luns_of({}) == []
