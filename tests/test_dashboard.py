@@ -374,7 +374,7 @@ async def test_help_lists_app_and_panel_keys(root: ReplayRoot) -> None:
 
 
 def test_model_drops_vanished_devices_and_helpers() -> None:
-    from racperf_tui.core.iostat import IostatReport, IostatRow
+    from racperf_tui.core.iostat_math import IostatReport, IostatRow
 
     def row(name: str) -> IostatRow:
         return IostatRow(name, *([0.0] * 13))
@@ -429,7 +429,7 @@ def test_racperf_root_starts_on_the_dashboard_in_a_pty(root: ReplayRoot) -> None
 def test_natural_name_order_and_ties() -> None:
     """Digit runs sort as numbers (loop2 < loop10, nvme0n1 < nvme1n1 < nvme10n1); ties in
     %util keep that order too."""
-    from racperf_tui.core.iostat import IostatReport, IostatRow
+    from racperf_tui.core.iostat_math import IostatReport, IostatRow
     from racperf_tui.ui.widgets.iostat_model import natural_key
 
     names = ["loop10", "sdb", "nvme10n1", "loop2", "sda", "nvme1n1", "sda10", "sda2", "nvme0n1", "dm-10", "dm-3"]

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from racperf_tui.core.diskstats import DeviceCounters, QueueFacts
-from racperf_tui.core.iostat import COLUMNS, IostatSampler, compute_row
+from racperf_tui.core.iostat import IostatSampler
+from racperf_tui.core.iostat_math import COLUMNS, compute_row
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysstat"
 WRAP = 1 << 32

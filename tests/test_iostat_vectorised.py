@@ -27,7 +27,8 @@ from racperf_tui.core.diskstats import (
     parse_diskstats,
     parse_diskstats_columns,
 )
-from racperf_tui.core.iostat import IostatReport, IostatRow, IostatSampler
+from racperf_tui.core.iostat import IostatSampler
+from racperf_tui.core.iostat_math import IostatReport, IostatRow
 from tests.helpers import needs_root
 from tests.helpers.iostat_binary import (
     IOSTAT,
@@ -130,11 +131,14 @@ def test_same_offsets_other_names_and_layout_reuse() -> None:
     assert moved.counters[COLUMN_FIELDS.index("fl_ios"), 0] == 115  # fl_ticks is not kept
 
 
-@pytest.mark.parametrize("grown", [[0], [199], [0, 57, 199], list(range(100, 164)), list(range(100, 165))])
+@pytest.mark.parametrize(
+    "grown", [[0], [199], [0, 57, 199], list(range(100, 125)), list(range(100, 126)), list(range(100, 165))]
+)
 def test_lines_that_change_length_shift_the_layout(grown: list[int]) -> None:
     """A few lines gaining a digit (a counter crossing 10**k, ~1 a second on a big busy host):
-    only those are laid out again, the others' fields are moved along (up to 64 lines;
-    beyond 64 lines, the whole file is laid out again). Both give the line parser's counters."""
+    only those are laid out again, the others' fields are moved along (up to 8 lines, or an
+    eighth of the file's, at most 64; beyond, the whole file is laid out again). Both give
+    the line parser's counters."""
     rng = random.Random(len(grown))
     lines = [
         (
@@ -151,7 +155,7 @@ def test_lines_that_change_length_shift_the_layout(grown: list[int]) -> None:
     data = "".join(kernel_line(*line) for line in lines).encode()
     b = np.frombuffer(data, np.uint8)
     shifted = _shifted_layout(data, b, b > 32, first.layout)
-    assert (shifted is not None) == (len(grown) <= 64)
+    assert (shifted is not None) == (len(grown) <= 200 // 8)
     moved = assert_same_counters(data, first)
     assert moved.names is first.names
     if shifted is not None:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.core.diskstats import QueueFacts, read_queue_facts
-from racperf_tui.core.iostat import IostatRow, IostatSampler
+from racperf_tui.core.iostat import IostatSampler
+from racperf_tui.core.iostat_math import IostatRow
 from racperf_tui.ui.widgets.iostat_model import IostatModel, SaturationRules
 from tests.helpers import needs_fio
 from tests.helpers.loopdev import loop_device, needs_loop

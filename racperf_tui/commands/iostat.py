@@ -18,7 +18,8 @@ from pathlib import Path
 
 from racperf_tui.core import strict_json
 from racperf_tui.core.diskstats import ProcFileError, printable_name, read_bounded
-from racperf_tui.core.iostat import COLUMNS, IostatReport, IostatSampler
+from racperf_tui.core.iostat import IostatSampler
+from racperf_tui.core.iostat_math import COLUMNS, IostatReport
 from racperf_tui.core.remote_diskstats import NodeInfo, RemoteDiskstats
 from racperf_tui.core.ssh import SshTarget, connect
 

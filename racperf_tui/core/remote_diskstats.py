@@ -9,7 +9,7 @@ banner shows. Sections are delimited by a random mark. The loop ends when the ch
 
 Here :meth:`RemoteDiskstats.refresh` writes what came into a private temp root laid out as the
 node's (ROOT/proc/diskstats, ROOT/proc/uptime, ROOT/sys/block/NAME/...), so the very same reader
-(core/diskstats.py) and iostat math (core/iostat.py, ``IostatSampler([root])``) turn it into
+(core/diskstats.py) and the iostat sampler (core/iostat.py, ``IostatSampler([root])``) turn it into
 reports: one code path for local, recorded and remote statistics.
 """
 

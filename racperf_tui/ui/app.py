@@ -10,8 +10,10 @@ from pathlib import Path
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from racperf_tui.ui.region_compositor import RegionScreen
 from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.screens.cluster_view import ClusterPanel, cluster_file_to_watch
 from racperf_tui.ui.screens.help import HelpScreen
@@ -58,6 +60,10 @@ class RacperfApp(App[int]):
         self.data_dir = data_dir
         self.cluster = cluster
         self.cluster_file = cluster_file_to_watch(cluster)
+
+    def get_default_screen(self) -> Screen:
+        # A tick's updates render only the widgets they change (ui/region_compositor.py).
+        return RegionScreen(id="_default")
 
     def compose(self) -> ComposeResult:
         # Its clock ticks with the Disks samples: one screen update a second, not two.

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run, stop_run
-from racperf_tui.tools import fio, fio_result
+from racperf_tui.tools import fio_result
 
 
 def job_args(target: Path, runtime_s: int, direct: bool) -> list[str]:
@@ -191,7 +191,10 @@ def main() -> int:
         data_dir = Path(tmp) / "data"
         data_dir.mkdir()
         args = job_args(Path(tmp) / "observer.dat", opts.runtime, opts.direct)
-        fio.build_argv({"extra_args": args})  # lays the file out once (read-only job)
+        # The read-only job needs its file laid out (fio --readonly will not extend it).
+        with open(Path(tmp) / "observer.dat", "wb") as layout:
+            for _ in range(64):
+                layout.write(os.urandom(1 << 20))
         fio_alone(job_args(Path(tmp) / "observer.dat", 1, opts.direct))  # warm the cache
         ratios: list[float] = []
         cpu_shares: list[float] = []

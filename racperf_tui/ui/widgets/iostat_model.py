@@ -14,9 +14,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 
-from racperf_tui.core.diskstats import QueueFacts
-from racperf_tui.core.iostat import IostatReport, IostatRow
+from racperf_tui.core.diskstats import QueueFacts, printable_name
+from racperf_tui.core.iostat_math import IostatReport, IostatRow
 
 #: Samples of history kept per device and metric; bounded so memory stays flat.
 HISTORY_LEN = 240
@@ -185,10 +186,17 @@ class DeviceState:
     busy_streak: int = 0
     queue_limit: int | None = None
     queue_limit_source: str = ""
+    serves_many: bool = False  # IostatModel.serves_many, judged with queue_limit
+    limit_of_facts: QueueFacts | None = None  # the facts queue_limit was judged from
     saturation_reason: str = ""  # empty: not saturated
     seen_tick: int = 0
     samples: int = 0  # values appended to history so far (sparklines extend incrementally)
     spark_cache: dict[str, tuple] = field(default_factory=dict)  # owned by the table
+    label: str = ""  # the name fit to print (control characters escaped), made once
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            self.label = printable_name(self.name)
 
     @property
     def saturated(self) -> bool:
@@ -233,6 +241,7 @@ class IostatModel:
         """Take one report. ``record_history=False`` for the since-boot report (not a sample)."""
         self.tick += 1
         self.last_report = report
+        spark_values = [(name, value_of) for name, (value_of, _scale) in SPARK_METRICS.items()]
         for row in report.rows:
             state = self.devices.get(row.device)
             if state is None:
@@ -246,8 +255,9 @@ class IostatModel:
             state.row = row
             state.seen_tick = self.tick
             if record_history:
-                for name, (value_of, _scale) in SPARK_METRICS.items():
-                    state.history[name].append(value_of(row))
+                history = state.history
+                for name, value_of in spark_values:
+                    history[name].append(value_of(row))
                 state.samples += 1
                 self._judge(state)
         # Devices that disappeared (hot-unplug, loop detach) leave with their history.
@@ -290,26 +300,28 @@ class IostatModel:
     def _knee(self, state: DeviceState) -> str:
         """The knee reason from the device's recent history, or ''."""
         w = self.rules.knee_window
-        qu, lat = state.history["avgqu-sz"], state.history["await"]
-        iops, mbs = state.history["IOPS"], state.history["MB/s"]
+        qu = state.history["avgqu-sz"]
         if len(qu) < 2 * w:
             return ""
 
         def means(series: deque[float]) -> tuple[float, float]:
-            values = [series[i] for i in range(len(series) - 2 * w, len(series))]  # no copy of the history
+            # The last 2w values, oldest first, read from the end (no copy of the history);
+            # each window summed oldest first, as always.
+            values = list(islice(reversed(series), 2 * w))
+            values.reverse()
             return sum(values[:w]) / w, sum(values[w:]) / w
 
-        (qu0, qu1), (lat0, lat1) = means(qu), means(lat)
-        (io0, io1), (mb0, mb1) = means(iops), means(mbs)
+        # Every condition must hold: the cheap ones first, most devices leave at the first.
         rise, flat = self.rules.knee_rise, self.rules.knee_flat
-        if qu0 <= 0.5 or lat0 <= 0 or io0 <= 0:
-            return ""  # an idle device has no knee
-        if (
-            qu1 >= qu0 * (1 + rise)
-            and lat1 >= lat0 * (1 + rise)
-            and io1 < io0 * (1 + flat)
-            and (mb0 <= 0 or mb1 < mb0 * (1 + flat))
-        ):
+        qu0, qu1 = means(qu)
+        if qu0 <= 0.5 or not qu1 >= qu0 * (1 + rise):
+            return ""  # an idle device has no knee; nor one whose queue did not grow
+        lat0, lat1 = means(state.history["await"])
+        if lat0 <= 0 or not lat1 >= lat0 * (1 + rise):
+            return ""
+        io0, io1 = means(state.history["IOPS"])
+        mb0, mb1 = means(state.history["MB/s"])
+        if io0 > 0 and io1 < io0 * (1 + flat) and (mb0 <= 0 or mb1 < mb0 * (1 + flat)):
             return (
                 f"knee: avgqu-sz {qu0:.1f} -> {qu1:.1f} and await {lat0:.2f} -> {lat1:.2f} ms, IOPS "
                 f"{io0:.0f} -> {io1:.0f} (more outstanding I/O, no more throughput)"
@@ -319,10 +331,16 @@ class IostatModel:
     def _judge(self, state: DeviceState) -> None:
         """Update the saturation streaks and the reason text of one device (SaturationRules)."""
         rules, row = self.rules, state.row
-        limit, source = self.queue_limit(state)
-        state.queue_limit, state.queue_limit_source = limit, source
+        facts = state.facts
+        if facts is not None and not facts.slaves and state.limit_of_facts is facts:
+            limit, source, many = state.queue_limit, state.queue_limit_source, state.serves_many
+        else:
+            # A device's own queue facts decide; those of a dm/md's paths are read each time.
+            limit, source = self.queue_limit(state)
+            many = self.serves_many(state)
+            state.queue_limit, state.queue_limit_source, state.serves_many = limit, source, many
+            state.limit_of_facts = facts
         queue_full = limit is not None and row.avgqu_sz >= rules.full_frac * limit
-        many = self.serves_many(state)
         # await/svctm is no evidence of waiting where the device serves many I/Os in parallel
         queueing = (
             not many

@@ -43,6 +43,16 @@ FACTS_REFRESH_S = 30.0
 _SHORT_SOURCES = {"SCSI queue_depth": "qd", "nr_requests": "nr"}
 
 
+def first_line(text: str, width: int) -> str:
+    """The words of ``text`` that fit in ``width`` cells, as a word-wrapped line shows them
+    (a first word longer than the width is cut): the detail and alert lines do not wrap
+    (app.tcss), so the panel cuts them itself, once per new text."""
+    if len(text) <= width:
+        return text
+    cut = text.rfind(" ", 0, width + 1)
+    return text[:width] if cut <= 0 else text[:cut].rstrip()
+
+
 class IostatPanel(Vertical):
     """The Disks tab. ``roots``: None for the live system, else replayed/updated root dirs."""
 
@@ -345,22 +355,25 @@ class IostatPanel(Vertical):
             ]
             width = self._line_width()
             detail = next((c for c in candidates if len(c) <= width), candidates[-1])
-        self._set_text(".iostat-detail", escape(detail))
+        self._set_text(".iostat-detail", escape(first_line(detail, self._line_width())))
         alert = self._lines[".iostat-alert"]
         saturated = model.saturated()
+        width = self._line_width()
         if self.error_text:
             text = f" [red]{escape(self.error_text)}[/]"
         elif saturated:
             first = next((s for s in saturated if s.name == self.table.cursor_device), saturated[0])
             others = [printable_name(s.name) for s in saturated if s is not first]
             also = f" (+{', '.join(others)})" if others else ""
-            text = escape(f" ! SATURATED {printable_name(first.name)}{also}: {first.saturation_reason}")
+            text = escape(
+                first_line(f" ! SATURATED {printable_name(first.name)}{also}: {first.saturation_reason}", width)
+            )
         else:
             rules = model.rules
             text = f" no saturation ({rules.describe()})"
-            if len(text) > self._line_width():
+            if len(text) > width:
                 text = f" no saturation ({rules.short()})"
-            text = escape(text)
+            text = escape(first_line(text, width))
         alert.set_class(bool(saturated) and not self.error_text, "-saturated")
         self._set_text(".iostat-alert", text)
 

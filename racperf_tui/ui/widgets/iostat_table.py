@@ -9,7 +9,7 @@ and sparkline stay frozen on the left when the figures scroll horizontally.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter
@@ -18,15 +18,17 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
-from textual.filter import ANSIToTruecolor
-from textual.geometry import Region, Size
+from textual.cache import FIFOCache
+from textual.color import Color
+from textual.filter import ANSIToTruecolor, LineFilter
+from textual.geometry import Offset, Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style as TextualStyle
 
-from racperf_tui.core.diskstats import QueueFacts, printable_name
-from racperf_tui.core.iostat import IostatRow
+from racperf_tui.core.diskstats import QueueFacts
+from racperf_tui.core.iostat_math import IostatRow
 from racperf_tui.ui.widgets.iostat_model import (
     SPARK_BLOCKS,
     SPARK_METRICS,
@@ -114,6 +116,43 @@ PAINT_STYLES = (
 )
 
 
+#: Strip's per-strip caches and their sizes (Textual 8's Strip.__init__).
+_STRIP_CACHES = {
+    "_divide_cache": 4,
+    "_crop_cache": 16,
+    "_style_cache": 16,
+    "_filter_cache": 4,
+    "_line_length_cache": 4,
+    "_crop_extend_cache": 4,
+    "_offsets_cache": 4,
+}
+
+
+class RowStrip(Strip):
+    """A table line: a Strip whose seven per-strip caches are made on first use.
+
+    Strip.__init__ makes them all up front, about half of a row's cost when 64 rows are
+    rebuilt every second; a row is painted once or twice and uses one or two of them.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, segments: list[Segment], cell_length: int) -> None:  # noqa: PLW0231 - the caches come later
+        self._segments = segments
+        self._cell_length = cell_length
+        self._render_cache = None
+        self._link_ids = None
+        self._cell_count = None
+
+    def __getattr__(self, name: str) -> FIFOCache:
+        size = _STRIP_CACHES.get(name)
+        if size is None:
+            raise AttributeError(name)
+        cache: FIFOCache = FIFOCache(size)
+        setattr(self, name, cache)
+        return cache
+
+
 class IostatTable(ScrollView, can_focus=True):
     """Rows of :class:`DeviceState`, one line each, under a fixed header line."""
 
@@ -165,9 +204,11 @@ class IostatTable(ScrollView, can_focus=True):
         self._figures_format = ""
         self._figures_width = 0
         self._values_of: Callable[[IostatRow], tuple[float, ...]] | None = None
-        self._facts_cache: dict[QueueFacts | None, str] = {}
+        self._facts_cache: dict[int, tuple[QueueFacts | None, str]] = {}
         self._runs_cache: dict[tuple, tuple[tuple[int, int, Style], ...]] = {}
-        self._segments_cache: dict[object, object] = {}  # name and facts Segments (_build_strip)
+        # A device's name and facts Segments (_build_strip), per layout and filters.
+        self._head_cache: dict[tuple[str, bool], Segment] = {}
+        self._tail_cache: dict[str, tuple[Segment, ...]] = {}
         self._name_width = 8
         self._spark_width = MIN_SPARK
         self._frozen_width = 0
@@ -182,7 +223,7 @@ class IostatTable(ScrollView, can_focus=True):
         self._filters_key: tuple = ()
         self._paint_styles: dict[Style, Style] = {style: style for style in PAINT_STYLES}
         self._paint_filters: tuple = ()
-        self._paint_scroll = None  # scroll offset while render_lines runs
+        self._paint_scroll: Offset | None = None  # scroll offset while render_lines runs
 
     # ---- layout --------------------------------------------------------------------------
     def _layout(self) -> bool:
@@ -214,17 +255,25 @@ class IostatTable(ScrollView, can_focus=True):
         self._columns = columns
         self._figure_columns = tuple(c for c in columns if c.kind != "fact")
         self._fact_columns = tuple(c for c in columns if c.kind == "fact")
-        self._figures_format = "".join(f" {{:{c.width}.2f}}" for c in self._figure_columns)
+        # printf-style: half the cost of str.format for the same digits
+        self._figures_format = "".join(f" %{c.width}.2f" for c in self._figure_columns)
         self._figures_width = sum(c.width + 1 for c in self._figure_columns)
         starts, offset = [], 0
         for column in columns:
             starts.append(offset)
             offset += column.width + 1
         self._column_starts = starts
-        self._values_of = attrgetter(*(c.attr for c in self._figure_columns)) if self._figure_columns else None
+        attrs = [c.attr for c in self._figure_columns]
+        if len(attrs) > 1:
+            self._values_of = attrgetter(*attrs)
+        elif attrs:
+            one = attrgetter(attrs[0])
+            self._values_of = lambda row: (one(row),)
+        else:
+            self._values_of = None
         self._facts_cache = {}
         self._runs_cache = {}
-        self._segments_cache = {}
+        self._head_cache, self._tail_cache = {}, {}
         self._frozen_width = frozen_base + self._spark_width
         # Rows fill the view exactly, so painting needs no crop or padding (no new Strips).
         self._row_pad = max(0, width - self._frozen_width - figures_width)
@@ -281,17 +330,22 @@ class IostatTable(ScrollView, can_focus=True):
         columns = self._figure_columns
         if not columns or self._values_of is None:  # a terminal too narrow for any figure
             return ""
-        values = self._values_of(row) if len(columns) > 1 else (self._values_of(row),)
-        text = self._figures_format.format(*values)
+        values = self._values_of(row)
+        text = self._figures_format % values
         if len(text) != self._figures_width:  # a figure too wide for its column: shorten it
             text = "".join(" " + format_number(v, c.width) for v, c in zip(values, self._figure_columns))
         return text
 
     def _facts_text(self, facts: QueueFacts | None) -> str:
-        text = self._facts_cache.get(facts)
-        if text is None:
-            text = "".join(" " + fact_text(facts, c) for c in self._fact_columns)
-            self._facts_cache[facts] = text
+        # By identity: a device keeps its QueueFacts object until they are read again, and
+        # hashing the dataclass's six fields cost more than the look-up.
+        cached = self._facts_cache.get(id(facts))
+        if cached is not None and cached[0] is facts:
+            return cached[1]
+        text = "".join(" " + fact_text(facts, c) for c in self._fact_columns)
+        if len(self._facts_cache) > 4096:
+            self._facts_cache.clear()
+        self._facts_cache[id(facts)] = (facts, text)
         return text
 
     def _row_key(self, state: DeviceState, is_cursor: bool) -> tuple:
@@ -300,7 +354,7 @@ class IostatTable(ScrollView, can_focus=True):
         level = self.thresholds.level
         styles = (level(row.await_ms), level(row.r_await_ms), level(row.w_await_ms), row.util_pct >= 90)
         return (
-            printable_name(state.name),
+            state.label,
             state.saturated,
             self._spark(state),
             self._figures_text(row),
@@ -312,25 +366,26 @@ class IostatTable(ScrollView, can_focus=True):
     def _paint_style(self, style: Style) -> Style:
         return self._paint_styles.get(style, style)
 
-    def _set_filters(self, filters: list, background) -> None:
+    def _set_filters(self, filters: Sequence[LineFilter], background: Color) -> None:
         """Build the rows for these line filters. When they are only ANSI-to-truecolor ones
         (the usual case), the few styles of the table are converted here, once, exactly as
         the filter converts each segment's style, so painting needs no filter pass (a new
         Strip per changed row); any other filter runs at paint time as usual."""
         self._filters_key = (tuple(filters), background)
         mapped: dict[Style, Style] = {}
-        prefilter = bool(filters) and all(isinstance(f, ANSIToTruecolor) for f in filters)
+        truecolor = [f for f in filters if isinstance(f, ANSIToTruecolor)]
+        prefilter = bool(filters) and len(truecolor) == len(filters)
         if prefilter:
             rich_background = background.rich_color
             for style in PAINT_STYLES:
                 final = style
-                for line_filter in filters:
+                for line_filter in truecolor:
                     final = line_filter.truecolor_style(final, rich_background)
                 mapped[style] = final
         self._paint_filters = () if prefilter else tuple(filters)
         self._paint_styles = mapped if prefilter else {style: style for style in PAINT_STYLES}
         self._runs_cache = {}
-        self._segments_cache = {}
+        self._head_cache, self._tail_cache = {}, {}
         self._header = self._build_header()
         self._strips = [self._build_strip(key) for key in self._keys]
 
@@ -369,25 +424,26 @@ class IostatTable(ScrollView, can_focus=True):
         paint = self._paint_styles.get
         # The name and the facts (with the padding) of a device are the same tick after
         # tick: their Segments (immutable) are kept, per layout and filters.
-        kept = self._segments_cache
-        if len(kept) > 4096:  # devices come and go (hot-plug): stay bounded
-            kept.clear()
-        head = kept.get((name, saturated))
+        heads, tails = self._head_cache, self._tail_cache
+        if len(heads) > 4096 or len(tails) > 4096:  # devices come and go (hot-plug): stay bounded
+            heads.clear()
+            tails.clear()
+        head = heads.get((name, saturated))
         if head is None:
-            head = kept[(name, saturated)] = Segment(
+            head = heads[(name, saturated)] = Segment(
                 ("!" if saturated else " ") + name[: self._name_width].ljust(self._name_width),
                 paint(STYLE_NAME_SATURATED if saturated else STYLE_NAME),
             )
-        tail = kept.get(facts)
+        tail = tails.get(facts)
         if tail is None:
-            tail = kept[facts] = ((Segment(facts, paint(STYLE_FACT)),) if facts else ()) + (
+            tail = tails[facts] = ((Segment(facts, paint(STYLE_FACT)),) if facts else ()) + (
                 (Segment(" " * self._row_pad),) if self._row_pad else ()
             )
         segments = [head, Segment(f" {spark} ", paint(STYLE_SPARK_SATURATED if saturated else STYLE_SPARK))]
         segments += [Segment(figures[start:end], style) for start, end, style in self._figure_runs(styles)]
         segments += tail
-        strip = Strip(segments, self._full_width)
-        return strip.apply_style(paint(STYLE_CURSOR)) if is_cursor else strip
+        strip = RowStrip(segments, self._full_width)
+        return strip.apply_style(self._paint_style(STYLE_CURSOR)) if is_cursor else strip
 
     def update_rows(self, states: list[DeviceState]) -> None:
         """Show these rows in this order; repaint only the lines that changed."""
@@ -472,7 +528,9 @@ class IostatTable(ScrollView, can_focus=True):
         self._paint_scroll = self.scroll_offset
         strips = []
         for y in crop.line_range:
-            strip = render_line(y).adjust_cell_length(width, pad_style)
+            strip = render_line(y)
+            if strip.cell_length != width:  # rows are built to the width: most need nothing
+                strip = strip.adjust_cell_length(width, pad_style)
             for line_filter in filters:
                 strip = strip.apply_filter(line_filter, background)
             strips.append(strip)
@@ -483,7 +541,8 @@ class IostatTable(ScrollView, can_focus=True):
         return strips
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self._paint_scroll or self.scroll_offset
+        # (An Offset at 0, 0 is falsy: "or" would read the reactive for every line.)
+        scroll_x, scroll_y = self.scroll_offset if self._paint_scroll is None else self._paint_scroll
         width = self._paint_width
         if y == 0:
             strip = self._header

@@ -1,0 +1,104 @@
+"""A screen whose partial updates render only the widgets that show a changed cell.
+
+Textual's compositor answers a partial update (a widget's ``refresh(region)``, a Static's
+``update``) by rendering every visible widget that overlaps the *bounding box* of all the
+changed regions, each over its whole visible area, then keeping the changed lines. On the
+Disks tab a tick changes the header clock (top line), the table's rows and the detail and
+alert lines (bottom): the box is the whole screen, so all 22 widgets (footer keys, tabs,
+title, the containers behind the table...) were rendered every second for the 70 lines
+that changed, the largest share of the dashboard's CPU on the hard case.
+
+:class:`RegionCompositor` keeps Textual's update and only chooses what is rendered: for
+each changed region it takes the visible widgets front to back, as the compositor
+composes them, until one covers the whole region (nothing behind it can show there), and
+each chosen widget renders only the lines of the changed regions it was chosen for, over
+its full visible width. The screen output is the same: in Textual's composition the front
+widget's strip of a cut always wins (no blending between widgets), every changed cell's
+front widget is rendered for its line, the renders are handed over in the compositor's
+own front-to-back order, and the update still writes only the changed spans
+(tests/test_region_compositor.py compares its output with Textual's own, update by update).
+Full updates (resize, layout, a new screen) are Textual's, unchanged.
+
+Built on Textual 8 internals (``Compositor._get_renders``, ``_dirty_regions``,
+``Screen._compositor``), like FastSparkline; pyproject pins textual < 9.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual._compositor import ChopsUpdate, Compositor
+from textual.geometry import Region
+from textual.screen import Screen
+from textual.strip import Strip
+from textual.widget import Widget
+
+
+def line_runs(lines: set[int]) -> list[tuple[int, int]]:
+    """Sorted line numbers as (first, count) runs of consecutive lines."""
+    runs: list[tuple[int, int]] = []
+    for y in sorted(lines):
+        if runs and runs[-1][0] + runs[-1][1] == y:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((y, 1))
+    return runs
+
+
+class RegionCompositor(Compositor):
+    """Textual's Compositor whose partial updates render only what shows a changed cell."""
+
+    #: The changed regions of the partial update being rendered (None: render as Textual does).
+    _update_regions: list[Region] | None = None
+    #: Widget renders of the last partial update (tests and the benchmark read it).
+    last_renders = 0
+
+    def render_partial_update(self) -> ChopsUpdate | None:
+        self._update_regions = list(self._dirty_regions)
+        try:
+            return super().render_partial_update()
+        finally:
+            self._update_regions = None
+
+    def needed_lines(self, regions: Iterable[Region]) -> dict[Widget, set[int]]:
+        """Per widget, the screen lines it must render for these changed regions: for each
+        region, the widgets overlapping it front to back, up to the first that covers it."""
+        visible = [(widget, region.intersection(clip)) for widget, (region, clip) in self.visible_widgets.items()]
+        needed: dict[Widget, set[int]] = {}
+        for changed in regions:
+            for widget, shown in visible:
+                overlap = shown.intersection(changed)
+                if not overlap:
+                    continue
+                needed.setdefault(widget, set()).update(overlap.line_range)
+                if shown.contains_region(changed):
+                    break  # in front of everything behind it, over the whole region
+        return needed
+
+    def _get_renders(self, crop: Region | None = None) -> Iterable[tuple[Region, Region, list[Strip]]]:
+        regions = self._update_regions
+        if regions is None:
+            yield from super()._get_renders(crop)
+            return
+        needed = self.needed_lines(regions)
+        renders = 0
+        # The compositor's order (front to back): the first strip of a cut wins.
+        for widget, (region, clip) in self.visible_widgets.items():
+            lines = needed.get(widget)
+            if not lines:
+                continue
+            shown = region.intersection(clip)
+            for first, count in line_runs(lines):
+                # Whole visible width: the compositor cuts a render at the widgets' edges.
+                part = Region(shown.x, first, shown.width, count)
+                renders += 1
+                yield region, part, widget.render_lines(part.translate((-region.x, -region.y)))
+        self.last_renders = renders
+
+
+class RegionScreen(Screen):
+    """A Screen composed by a :class:`RegionCompositor` (the dashboard's default screen)."""
+
+    def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name, id, classes)
+        self._compositor = RegionCompositor()
