@@ -6,14 +6,21 @@ stream parser that feeds the model the answers of the run's diskstats companion 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
+from racperf_tui.core import ssh
 from racperf_tui.core.diskstats import DeviceCounters, DiskSnapshot, read_snapshot
+from racperf_tui.core.invocation import Invocation
+from racperf_tui.core.ssh import SshTarget
+from racperf_tui.core.ssh_host import SshHost
+from racperf_tui.orchestration.companions import CompanionRunner
 from racperf_tui.tools import orion, orion_live
 from racperf_tui.tools.orion_live import LunDevices
 from tests.helpers.loopdev import loop_device, needs_loop
+from tests.helpers.sshd_helpers import Sshd
 
 
 def _sysfs_tree(root: Path) -> None:
@@ -226,11 +233,10 @@ def test_the_stream_parser_infers_and_records_each_point_from_the_companion_s_di
     record = sample.extra["orion_live"]
     assert record["headline"].endswith("about 3 small I/Os outstanding (planned 3)")
     # point 3 completed: its window 1000 s to 1008 s of uptime
-    (third,) = record["points"]
-    assert (third["number"], third["small"], third["large"]) == (3, 2, 0)
-    assert third["seconds"] == 8.0 and third["iops"] == 1000.0 and third["await_ms"] == 2.0
-    assert third["mbps"] == pytest.approx(7.812, abs=0.001)  # 1000 x 8 KiB
-    assert third["requests_in_flight"] == 2.0 and third["kib_in_flight"] == 16.0
+    fields = ["number", "small", "large", "seconds", "iops", "mbps", "await_ms", "avgqu_sz"]
+    assert record["point_fields"] == [*fields, "requests_in_flight", "kib_in_flight"]
+    # 1000 IOPS of 8 KiB (7.812 MB/s) at 2 ms: 2 in flight, 16 KiB; the kernel's queue says 2 too
+    assert record["points"] == [[3, 2, 0, 8.0, 1000.0, 7.812, 2.0, 2.0, 2.0, 16.0]]
     # ORION's results: the last point closes at the last answer
     now[0] = 36.0
     (done,) = parser.feed("Maximum Small IOPS=1500 @ Small=3 and Large=0")
@@ -264,3 +270,43 @@ def test_orion_s_invocation_reads_diskstats_beside_it(tmp_path: Path) -> None:
     (home / "bin" / "orion").chmod(0o755)
     planned = orion.invocation({"run": "simple", "lun": ["/dev/mapper/data1"], "oracle_home": str(home)})
     assert planned.companions == (orion.DISKSTATS_COMPANION,)
+
+
+@needs_loop
+@pytest.mark.timeout(120)
+def test_the_diskstats_companion_answers_over_ssh_as_on_the_local_host(
+    tmp_path: Path, sshd: Sshd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The companion as the supervisor runs it on a node (a real sshd on 127.0.0.1): its
+    answers reach the parser, the LUN's row is measured, and no answer is kept as raw output."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    target = SshTarget.parse(sshd.spec, identity=str(sshd.user_key), known_hosts=[str(sshd.known_hosts)])
+    try:
+        with loop_device(tmp_path / "lun.img", 16) as loop:
+            parser = orion.OrionStreamParser({"run": "simple", "lun": [loop.path]})
+            kept: list[tuple[str, str]] = []
+            run_dir = tmp_path / "runs" / "7"
+            run_dir.mkdir(parents=True)
+            runner = CompanionRunner(
+                SshHost(target, remote_base=str(tmp_path / "remote")),
+                Invocation(argv=["true"], companions=(orion.DISKSTATS_COMPANION,)),
+                run_dir,
+                parser,
+                record=lambda stream, text: kept.append((stream, text)),
+            )
+            samples = []
+            deadline = time.monotonic() + 60
+            while len(samples) < 2:
+                assert time.monotonic() < deadline, f"{len(samples)} answers in 60 s"
+                samples += runner.poll()
+                time.sleep(0.05)
+            runner.close()
+        records = [s.extra["orion_live"] for s in samples]
+        assert records[0]["rows"] == []
+        (row,) = records[1]["rows"]  # a loop device has no devices below it
+        assert row["shown"] == loop.name and row["lun"] == loop.path and row["util_pct"] == 0.0
+        assert kept == [] and runner.failures == 0 and runner.runs >= 2
+    finally:
+        ssh.close_all()

@@ -220,7 +220,8 @@ async def test_the_live_view_shows_the_point_and_its_outstanding_ios(
         assert len(records) >= 4, records
         last = records[-1]
         assert last["finished"] and last["headline"] == "ORION finished: 1 of 1 data points measured in diskstats"
-        (stored,) = last["points"]
+        (values,) = last["points"]
+        stored = dict(zip(last["point_fields"], values))
         assert (stored["number"], stored["small"], stored["large"]) == (1, 4, 0)
         assert stored["iops"] == pytest.approx(point.figures.iops, abs=0.001)
         assert stored["kib_in_flight"] == pytest.approx(point.figures.kib_in_flight, abs=0.001)

@@ -1061,13 +1061,16 @@ def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool,
 
 
 #: read on ORION's own host (the supervisor runs a companion where the benchmark runs, local or
-#: over SSH) once a second: the uptime on the first line, then the diskstats
+#: over SSH) once a second: the uptime on the first line, then the diskstats. Its answers are
+#: not kept as raw output (the whole file each second; the samples keep the LUNs' figures),
+#: its failures are.
 DISKSTATS_COMPANION = Companion(
     name="diskstats",
     argv=["cat", "/proc/uptime", "/proc/diskstats"],
     interval_s=1.0,
     timeout_s=10.0,
     first_after_s=0.5,
+    keep_output=False,
 )
 
 

@@ -372,6 +372,8 @@ class OrionLiveModel:
 
 #: the key of a sample's ``extra`` that carries :func:`recorded`
 RECORD_KEY = "orion_live"
+#: the values of a recorded point, in order: its number and loads, then its LoadFigures
+POINT_FIELDS = ("number", "small", "large", *LoadFigures.__dataclass_fields__)
 
 
 def _rounded(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -409,8 +411,11 @@ def recorded(model: OrionLiveModel, names: Mapping[str, str] | None = None) -> d
         "outstanding": _rounded(asdict(found)) if found is not None else None,
         "finished": model.finished,
         "rows": rows,
+        # every completed point in each sample (the newest alone draws the charts), so a
+        # row of values under one list of names: a third of the size of a dict per point
+        "point_fields": list(POINT_FIELDS),
         "points": [
-            {"number": p.number, "small": p.small, "large": p.large, **_rounded(asdict(p.figures))}
+            [p.number, p.small, p.large, *(round(getattr(p.figures, name), 3) for name in POINT_FIELDS[3:])]
             for p in model.completed
         ],
         "problems": [lun.problem for lun in model.luns if lun.problem],
@@ -431,13 +436,15 @@ def recorded_rows(record: Mapping[str, Any]) -> list[tuple[str, str, IostatRow]]
 
 def recorded_points(record: Mapping[str, Any]) -> list[PointFigures]:
     """The completed points of a :func:`recorded` dict."""
+    names = record.get("point_fields") or POINT_FIELDS
     found = []
-    for point in record.get("points") or []:
+    for values in record.get("points") or []:
         try:
-            figures = LoadFigures(**{name: float(point[name]) for name in LoadFigures.__dataclass_fields__})
+            point = dict(zip(names, values, strict=True))
+            figures = LoadFigures(**{name: float(point[name]) for name in POINT_FIELDS[3:]})
             found.append(PointFigures(int(point["number"]), int(point["small"]), int(point["large"]), figures))
         except (KeyError, TypeError, ValueError):
-            continue
+            continue  # a point of another racperf's record: left out, not a crash
     return found
 
 
