@@ -88,6 +88,41 @@ def test_a_companion_runs_every_interval_with_its_stdin_and_env(tmp_path: Path) 
     assert (tmp_path / f"{tmp_path.name}-companion-double" / "stdin.txt").read_text() == "21"
 
 
+def test_a_companion_that_keeps_no_output_keeps_its_failures(tmp_path: Path) -> None:
+    """keep_output=False: every answer to the parser, only the failed ones to the record."""
+    flag = tmp_path / "fail"
+    script = f"import os, sys, time\nif os.path.exists({str(flag)!r}): print('broken'); sys.exit(3)\nprint(time.time())"
+    companion = Companion("clock", [sys.executable, "-c", script], first_after_s=0.0, interval_s=0.2, keep_output=False)
+    recorded: list[tuple[str, str]] = []
+    parser = Collecting()
+    runner = CompanionRunner(
+        LocalHost(),
+        Invocation(argv=["true"], companions=(companion,)),
+        tmp_path,
+        parser,
+        record=lambda stream, text: recorded.append((stream, text)),
+    )
+
+    def answers(n: int) -> Callable[[], bool]:
+        return lambda: len(parser.outputs) >= n
+
+    samples: list[Sample] = []
+    for n, fails in ((2, False), (3, True), (4, False), (5, True)):
+        flag.touch() if fails else flag.unlink(missing_ok=True)
+        deadline = time.monotonic() + 20
+        while not answers(n)():
+            assert time.monotonic() < deadline
+            samples += runner.poll()
+            time.sleep(0.02)
+    runner.close()
+    # one answer at a time, each started after the flag was set for it
+    assert [status for _, _, status in parser.outputs] == [0, 0, 3, 0, 3]
+    assert len(samples) == 3  # "broken" is no number: the test's parser fails on it, no sample
+    assert len({out for _, out, status in parser.outputs if status == 0}) == 3  # a clock: each differs
+    # the successes are not kept; the same failure after a success is kept again
+    assert recorded == [("companion:clock", "broken\n")] * 2 and runner.failures == 2
+
+
 def test_a_parser_without_companion_output_gets_the_lines(tmp_path: Path) -> None:
     companion = Companion("lines", [sys.executable, "-c", "print('a'); print('b')"], first_after_s=0.0, interval_s=5)
     parser = LinesOnly()

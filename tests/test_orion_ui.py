@@ -160,7 +160,8 @@ async def test_the_live_view_shows_the_point_and_its_outstanding_ios(
 ) -> None:
     """4 emulator threads of 256 KB reads on a loop device that reads its file with O_DIRECT:
     the outstanding I/O by Little's law is about 4 (the emulator's Python between two I/Os
-    is small against a 256 KB read)."""
+    is small against a 256 KB read). Measured by the run's diskstats companion and kept with
+    the run's samples: a view opened after the run draws the same point."""
     monkeypatch.setenv("RACPERF_FAKE_ORION_POINT_S", "6")
     image = _filled_loop_image(tmp_path / "lun.img", 48)
     attach = subprocess.run(
@@ -185,15 +186,13 @@ async def test_the_live_view_shows_the_point_and_its_outstanding_ios(
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(pilot, lambda: isinstance(app.screen, RunView), 10, "the live view")
             panel = app.screen.query_one(OrionLivePanel)
-            headlines: list[str] = []
 
             def measured() -> bool:
-                if panel.view is not None and panel.view.headline not in headlines:
-                    headlines.append(panel.view.headline)
-                return any("small I/Os outstanding" in h for h in headlines[-1:]) and len(headlines) >= 3
+                return panel.view is not None and "small I/Os outstanding" in panel.view.headline
 
             await wait_until(pilot, measured, 30, "the outstanding I/O measured")
-            headline = headlines[-1]
+            assert panel.view is not None
+            headline = panel.view.headline
             assert headline.startswith("data point 1 of 1 (small 4, large 0), about ")
             outstanding = int(headline.split("about ")[1].split()[0])
             assert 2 <= outstanding <= 5, headline  # 4 threads; a loaded machine runs them less often
@@ -214,6 +213,30 @@ async def test_the_live_view_shows_the_point_and_its_outstanding_ios(
             await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view")
             charts = [c for c in app.screen.query(Chart) if c.title == "IOPS against small load"]
             assert charts and charts[0].series[0].xs == [4.0] and charts[0].series[0].ys[0] > 0
+        # recorded, not just shown: the store's samples carry the point's figures, about one
+        # diskstats answer a second over ORION's 6 s point
+        with Store.open(data_dir) as store:
+            records = [s.extra["orion_live"] for _, s in store.samples(run_id) if "orion_live" in s.extra]
+        assert len(records) >= 4, records
+        last = records[-1]
+        assert last["finished"] and last["headline"] == "ORION finished: 1 of 1 data points measured in diskstats"
+        (values,) = last["points"]
+        stored = dict(zip(last["point_fields"], values))
+        assert (stored["number"], stored["small"], stored["large"]) == (1, 4, 0)
+        assert stored["iops"] == pytest.approx(point.figures.iops, abs=0.001)
+        assert stored["kib_in_flight"] == pytest.approx(point.figures.kib_in_flight, abs=0.001)
+        assert stored["seconds"] >= 3.0 and stored["iops"] * 256 / 1024 == pytest.approx(stored["mbps"], rel=0.01)
+        running = [r for r in records if r["outstanding"] is not None]
+        assert running and all(r["data_point"] == 1 and r["small"] == 4 for r in running)
+        assert all(1.0 <= r["outstanding"]["small"] <= 6.0 for r in running[1:]), running
+        # a view opened after the run (the UI closed and reopened) draws it from the store
+        again = OneScreenApp(RunView(str(data_dir), run_id, tool="orion"))
+        async with again.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: isinstance(again.screen, RunView), 10, "the reopened view")
+            reopened = again.screen.query_one(OrionLivePanel)
+            await wait_until(pilot, lambda: reopened.view is not None, 10, "the reopened panel")
+            assert reopened.view is not None and reopened.view.points == (point,)
+            assert reopened.view.headline.startswith("ORION finished: 1 of 1 data points")
     finally:
         subprocess.run(["losetup", "-d", lun], capture_output=True)
 
@@ -268,7 +291,7 @@ def _counters(name: str, ios: int, kib_each: int, ticks_ms: int, busy_ms: int) -
 def recorded_model() -> OrionLiveModel:
     """A basic matrix on 2 disks, five small points done, the sixth running at 5 outstanding."""
     luns = [LunDevices("/dev/mapper/data1", "dm-3", ("sdb", "sdc"))]
-    model = OrionLiveModel({"run": "advanced", "lun": ["/dev/mapper/data1"], "num_disks": 2}, luns)
+    model = orion.live_model({"run": "advanced", "lun": ["/dev/mapper/data1"], "num_disks": 2}, luns)
     ios = ticks = 0
     at = busy = 1000.0
 
@@ -298,7 +321,7 @@ class PanelApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("run 7: orion on /dev/mapper/data1", id="title")
-        yield OrionLivePanel(follow=False)
+        yield OrionLivePanel()
         yield Footer()
 
     def on_mount(self) -> None:
@@ -318,7 +341,7 @@ def test_the_recorded_model_reads_as_the_snapshot_shows() -> None:
 
 def test_a_hostile_lun_name_is_shown_as_it_is() -> None:
     hostile = "/dev/[bold]x\x1b[31m"
-    model = OrionLiveModel({"lun": [hostile]}, [LunDevices(hostile, "sdb")])
+    model = orion.live_model({"lun": [hostile]}, [LunDevices(hostile, "sdb")])
     for at, ios in ((1.0, 0), (2.0, 100)):
         model.observe(DiskSnapshot(at, at, {"sdb": _counters("sdb", ios, 8, ios, 500)}, uptime_cs=int(at * 100)), 2)
     console = Console(width=120, record=True, color_system=None)

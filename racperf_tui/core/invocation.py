@@ -38,6 +38,12 @@ class Companion:
     the run's stream parser: ``parser.companion_output(name, output, exit_status)`` when it
     has that method, else each line to ``parser.feed``. It ends with the benchmark. It names
     no targets: a companion only looks (the write watch of the run watches it too).
+
+    The run keeps each output that differs from the previous one (raw output
+    ``companion:NAME``); ``keep_output=False`` keeps only the failed ones (a non-zero exit, a
+    timeout, a start that failed): for a companion whose every answer differs and whose
+    parser's samples already keep what it measured (ORION's diskstats: the whole file a
+    second would be most of the run's record).
     """
 
     name: str
@@ -47,6 +53,7 @@ class Companion:
     interval_s: float = 5.0
     timeout_s: float = 30.0
     first_after_s: float = 1.0
+    keep_output: bool = True
 
     def __post_init__(self) -> None:
         if not self.name.replace("_", "").replace("-", "").isalnum():

@@ -151,12 +151,14 @@ class CompanionRunner:
         finally:
             running.proc.close()
         output = b"".join(running.chunks).decode("utf-8", errors="replace")
+        failed = running.stopped_for_timeout or status != 0
         if running.stopped_for_timeout:
-            self.failures += 1
             output += f"\n[racperf: stopped after {companion.timeout_s:g} s]\n"
-        elif status != 0:
-            self.failures += 1
-        self._remember(companion.name, output)
+        self.failures += failed
+        if companion.keep_output or failed:
+            self._remember(companion.name, output)
+        else:
+            self._last_output.pop(companion.name, None)  # a failure after it is kept again
         return self._parse(companion.name, output, status)
 
     def _remember(self, name: str, output: str) -> None:

@@ -48,10 +48,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from racperf_tui.core import settings
+from racperf_tui.core.block_devices import dm_names
+from racperf_tui.core.diskstats import DiskSnapshot, snapshot_from_text
 from racperf_tui.core.events import Sample
-from racperf_tui.core.invocation import READ, WRITE, Invocation, Target, ToolNotFound
+from racperf_tui.core.invocation import READ, WRITE, Companion, Invocation, Target, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
 from racperf_tui.tools.base import OptionsConfig
+from racperf_tui.tools.orion_live import RECORD_KEY, LunDevices, OrionLiveModel, lun_devices, recorded
 
 name = "orion"
 
@@ -611,6 +614,7 @@ def invocation(config: Mapping[str, Any] | OrionConfig, run_dir: str | None = No
         targets=targets,
         hard_limit_s=hard_limit_s(cfg),
         notes=tuple(notes),
+        companions=(DISKSTATS_COMPANION,),
         detail=cfg,
     )
 
@@ -1056,6 +1060,33 @@ def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool,
 # --------------------------------------------------------------------------- live
 
 
+#: read on ORION's own host (the supervisor runs a companion where the benchmark runs, local or
+#: over SSH) once a second: the uptime on the first line, then the diskstats. Its answers are
+#: not kept as raw output (the whole file each second; the samples keep the LUNs' figures),
+#: its failures are.
+DISKSTATS_COMPANION = Companion(
+    name="diskstats",
+    argv=["cat", "/proc/uptime", "/proc/diskstats"],
+    interval_s=1.0,
+    timeout_s=10.0,
+    first_after_s=0.5,
+    keep_output=False,
+)
+
+
+def live_model(config: Mapping[str, Any] | OrionConfig, luns: list[LunDevices]) -> OrionLiveModel:
+    """The live model of a run (tools/orion_live.py) with its planned matrix and I/O sizes."""
+    try:
+        cfg = _config(config)
+        points = planned_matrix(cfg)
+        size_small = int(cfg.effective("size_small") or 8)
+        size_large = int(cfg.effective("size_large") or 1024)
+        streams = int(cfg.num_streamIO or 4) if cfg.effective("type") == "seq" else 1
+    except ValueError:
+        points, size_small, size_large, streams = [], 8, 1024, 1
+    return OrionLiveModel(luns, points, size_small, size_large, streams)
+
+
 class OrionStreamParser:
     """ORION's stdout -> a planned-duration sample, then progress samples over time.
 
@@ -1065,6 +1096,14 @@ class OrionStreamParser:
     the data point running is read off the planned schedule (an estimate: ORION does not say).
     ``tick()`` (called by the supervisor while ORION is silent) gives one sample per
     :data:`PROGRESS_INTERVAL_S`. ``clock`` is injectable for tests.
+
+    Each answer of the :data:`DISKSTATS_COMPANION` (the LUNs' diskstats read on ORION's host)
+    goes into an :class:`~racperf_tui.tools.orion_live.OrionLiveModel` at the data point
+    running, and its sample (a progress sample) carries the model's inference in
+    ``extra["orion_live"]`` (:func:`~racperf_tui.tools.orion_live.recorded`): kept in the store
+    with the run, so a live view opened at any time draws every point done so far. The LUNs'
+    devices are resolved once, at the first answer, in sysfs under ``root`` (racperf's own
+    host: on another node the LUN -> device names are this host's, see docs/ORION.md).
     """
 
     def __init__(
@@ -1072,6 +1111,7 @@ class OrionStreamParser:
         config: Mapping[str, Any] | None = None,
         clock: Any = time.monotonic,
         interval_s: float = PROGRESS_INTERVAL_S,
+        root: str | os.PathLike[str] = "/",
     ) -> None:
         self._clock = clock
         self._started = clock()
@@ -1079,12 +1119,18 @@ class OrionStreamParser:
         self._last_tick: float | None = None
         self._planned_model_s: float | None = None
         self._schedule: list[DataPoint] = []
+        self._config: Mapping[str, Any] = dict(config or {})
+        self._root = Path(root)
+        self._live: OrionLiveModel | None = None
+        self._dm_names: dict[str, str] = {}
+        self._last_snapshot: DiskSnapshot | None = None
         try:
             cfg = _config(config or {})
             self._schedule = schedule(cfg)
             self._planned_model_s = planned_duration_s(cfg)
+            self._luns = list(cfg.lun)
         except ValueError:
-            pass
+            self._luns = []
         self.planned_s: float | None = None
         self.orion_estimate_s: float | None = None
         self.done = False
@@ -1171,8 +1217,34 @@ class OrionStreamParser:
             _MAX_MBPS_RE.search(line) or _MAX_IOPS_RE.search(line) or _MIN_LAT_RE.search(line)
         ):
             self.done = True
-            return [self._sample(self._elapsed(), "done")]
+            sample = self._sample(self._elapsed(), "done")
+            if self._live is not None:
+                self._live.finish()  # the last point's window closes at the last answer
+                sample.extra[RECORD_KEY] = recorded(self._live, self._dm_names)
+            return [sample]
         return []
+
+    def companion_output(self, name: str, output: str, exit_status: int) -> list[Sample]:
+        """An answer of the diskstats companion: the LUNs' load into the live model at the
+        data point running now; a progress sample carrying the model's inference."""
+        if name != DISKSTATS_COMPANION.name or self.failed or self.done:
+            return []
+        if self._live is None:
+            self._live = live_model(self._config, [lun_devices(lun, self._root) for lun in self._luns])
+            self._dm_names = dm_names(self._root)
+        snapshot = snapshot_from_text(output, time.time(), "companion diskstats", self._last_snapshot)
+        if not snapshot.uptime_cs or not snapshot.devices:
+            # a failed read (cat missing, /proc unreadable): the model keeps its last state,
+            # the record says why once in the run's raw output (companion:diskstats)
+            return []
+        self._last_snapshot = snapshot
+        elapsed = self._elapsed()
+        number = self._point(elapsed)[0] if self.planned_s else 0
+        self._live.observe(snapshot, number)
+        self._last_tick = elapsed  # this sample is the second's progress sample too
+        sample = self._sample(elapsed, "running")
+        sample.extra[RECORD_KEY] = recorded(self._live, self._dm_names)
+        return [sample]
 
     def tick(self) -> list[Sample]:
         """A progress sample when PROGRESS_INTERVAL_S has passed since the last one."""
@@ -1190,7 +1262,14 @@ class OrionStreamParser:
         return [self._sample(elapsed, "running")]
 
     def finish(self) -> list[Sample]:
-        return []
+        """ORION ended without its results (stopped, failed): the points measured so far are
+        closed and recorded, the last one's window at the last answer."""
+        if self.done or self._live is None or self._live.finished:
+            return []
+        self._live.finish()
+        sample = self._sample(self._elapsed(), "ended")
+        sample.extra[RECORD_KEY] = recorded(self._live, self._dm_names)
+        return [sample]
 
 
 def stream_parser(config: Mapping[str, Any]) -> OrionStreamParser:

@@ -4,11 +4,15 @@ live panel (ui/widgets/orion_live_panel.py) shows what this module computes.
 
 ORION prints nothing while it runs, so the data point comes from the clock (the stream
 parser's ``data_point`` of ``data_points``, read off the planned schedule) and is checked
-against what the disks see. Little's law: the requests in flight are the request rate times
-the time each spends in flight (IOPS x await); times the average request size, the bytes in
-flight. ORION keeps ``small`` I/Os of ``size_small`` KB and ``large`` of ``size_large`` KB
-outstanding, so the bytes in flight divided by the planned I/O size are its outstanding I/Os
-whatever the block layer split or merged (a 1 MB I/O is two 512 KB requests on most disks).
+against what the disks see. The stream parser (tools/orion.py) feeds the model the diskstats
+its ``diskstats`` companion reads on ORION's host every second, and records :func:`recorded`
+in each answer's sample: the live panel draws from the run's samples, never from the disks.
+
+Little's law: the requests in flight are the request rate times the time each spends in
+flight (IOPS x await); times the average request size, the bytes in flight. ORION keeps
+``small`` I/Os of ``size_small`` KB and ``large`` of ``size_large`` KB outstanding, so the
+bytes in flight divided by the planned I/O size are its outstanding I/Os whatever the block
+layer split or merged (a 1 MB I/O is two 512 KB requests on most disks).
 
 Which devices: a LUN's own block device (``dm-3`` for ``/dev/mapper/data1``, ``sdb1``,
 ``loop4``; a file LUN's file system device) is where ORION's I/O is counted once; the devices
@@ -22,13 +26,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.diskstats import DiskSnapshot, list_dir, sysfs_name
 from racperf_tui.core.iostat import IostatRow, compute_row
-from racperf_tui.tools import orion
 
 #: the measured outstanding load agrees with the planned point when within this fraction
 AGREEMENT = 0.5
@@ -228,9 +231,13 @@ class OrionLiveModel:
     starts (its figures then go to ``completed``) or at :meth:`finish`.
     """
 
-    config: Mapping[str, Any]
     luns: Sequence[LunDevices]
+    #: the planned matrix, (small, large) per data point in ORION's order (orion.live_model)
     points: list[tuple[int, int]] = field(default_factory=list)
+    size_small: int = 8
+    size_large: int = 1024
+    #: ORION keeps num_streamIO I/Os outstanding per sequential large stream
+    large_ios_per_stream: int = 1
     completed: list[PointFigures] = field(default_factory=list)
     #: the last interval's figures of the LUNs' own devices, and the rows of every device shown
     current: LoadFigures | None = None
@@ -240,18 +247,6 @@ class OrionLiveModel:
     _previous: DiskSnapshot | None = None
     _window_start: DiskSnapshot | None = None
     _window_point: int = 0
-
-    def __post_init__(self) -> None:
-        try:
-            cfg = orion._config(self.config)
-            self.points = orion.planned_matrix(cfg)
-            self.size_small = int(cfg.effective("size_small") or 8)
-            self.size_large = int(cfg.effective("size_large") or 1024)
-            streams = int(cfg.num_streamIO or 4) if cfg.effective("type") == "seq" else 1
-        except ValueError:
-            self.size_small, self.size_large, streams = 8, 1024, 1
-        #: ORION keeps num_streamIO I/Os outstanding per sequential large stream
-        self.large_ios_per_stream = streams
 
     @property
     def devices(self) -> list[str]:
@@ -373,14 +368,98 @@ class OrionLiveModel:
         return f"{text}, {self._outstanding_text(found.kib, small, large)}"
 
 
+# --------------------------------------------------------------------------- the record
+
+#: the key of a sample's ``extra`` that carries :func:`recorded`
+RECORD_KEY = "orion_live"
+#: the values of a recorded point, in order: its number and loads, then its LoadFigures
+POINT_FIELDS = ("number", "small", "large", *LoadFigures.__dataclass_fields__)
+
+
+def _rounded(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in values.items()}
+
+
+def recorded(model: OrionLiveModel, names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What the model says now, as JSON for a sample's ``extra`` (kept in the store): the
+    headline and its data point, the outstanding estimate, the rows of the LUNs' devices
+    (``names``: dm-N -> its device-mapper name, shown beside it) and every completed point's
+    figures, so the newest sample alone draws the whole panel."""
+    names = names or {}
+    small, large = model.loads_of(model.point) or (None, None)
+    found = model.outstanding() if not model.finished else None
+    rows = []
+    for lun in model.luns:
+        for index, device in enumerate(lun.all):
+            row = model.rows.get(device)
+            if row is None:
+                continue
+            shown = f"{device} ({names[device]})" if device in names else device
+            rows.append(
+                {
+                    **_rounded(row._asdict()),
+                    "shown": shown if index == 0 else f"  {shown}",
+                    "lun": lun.lun if index == 0 else "below",
+                }
+            )
+    return {
+        "headline": model.headline(),
+        "data_point": model.point,
+        "data_points": len(model.points),
+        "small": small,
+        "large": large,
+        "outstanding": _rounded(asdict(found)) if found is not None else None,
+        "finished": model.finished,
+        "rows": rows,
+        # every completed point in each sample (the newest alone draws the charts), so a
+        # row of values under one list of names: a third of the size of a dict per point
+        "point_fields": list(POINT_FIELDS),
+        "points": [
+            [p.number, p.small, p.large, *(round(getattr(p.figures, name), 3) for name in POINT_FIELDS[3:])]
+            for p in model.completed
+        ],
+        "problems": [lun.problem for lun in model.luns if lun.problem],
+    }
+
+
+def recorded_rows(record: Mapping[str, Any]) -> list[tuple[str, str, IostatRow]]:
+    """(device as shown, its LUN or "below", its row) of a :func:`recorded` dict."""
+    found = []
+    for row in record.get("rows") or []:
+        try:
+            fields = {name: row[name] for name in IostatRow._fields if name in row}
+            found.append((str(row["shown"]), str(row["lun"]), IostatRow(**fields)))
+        except (KeyError, TypeError):
+            continue  # a row of another racperf's record: left out, not a crash
+    return found
+
+
+def recorded_points(record: Mapping[str, Any]) -> list[PointFigures]:
+    """The completed points of a :func:`recorded` dict."""
+    names = record.get("point_fields") or POINT_FIELDS
+    found = []
+    for values in record.get("points") or []:
+        try:
+            point = dict(zip(names, values, strict=True))
+            figures = LoadFigures(**{name: float(point[name]) for name in POINT_FIELDS[3:]})
+            found.append(PointFigures(int(point["number"]), int(point["small"]), int(point["large"]), figures))
+        except (KeyError, TypeError, ValueError):
+            continue  # a point of another racperf's record: left out, not a crash
+    return found
+
+
 __all__ = [
     "LoadFigures",
     "LunDevices",
     "OrionLiveModel",
     "Outstanding",
     "PointFigures",
+    "RECORD_KEY",
     "combine",
     "lun_devices",
     "luns_of",
+    "recorded",
+    "recorded_points",
+    "recorded_rows",
     "window_figures",
 ]

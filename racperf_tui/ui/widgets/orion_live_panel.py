@@ -2,32 +2,35 @@
 I/O, the iostat rows of the LUNs' devices (dm-N and the sdX paths below), and the charts of
 IOPS, MB/s and latency against load filled point by point as the points complete.
 
-The run view hands it the run's latest state (``show_live``: the store watcher's
-LiveRunState, read off the event loop); a worker thread of its own reads the LUNs'
-diskstats once a second (never the store); the inference is tools/orion_live.py's
-(headless, unit-tested); this widget posts and shows one immutable :class:`OrionLiveView`
-per second.
+It reads nothing itself: the run's supervisor reads the LUNs' diskstats on ORION's host (the
+``diskstats`` companion), ORION's stream parser infers the point and its load
+(tools/orion_live.py, headless, unit-tested) and records it in each answer's sample
+(``extra["orion_live"]``, kept in the store). The run view hands the panel the run's latest
+state (``show_live``: the store watcher's LiveRunState); the panel draws the newest record,
+so a view opened half-way, or of a run on another node, shows every point done so far.
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.widgets import Static
-from textual.worker import get_current_worker
 
-from racperf_tui.core.diskstats import dm_names, read_snapshot
 from racperf_tui.core.iostat import IostatRow
-from racperf_tui.tools.orion_live import OrionLiveModel, PointFigures, lun_devices, luns_of
+from racperf_tui.tools.orion_live import (
+    RECORD_KEY,
+    OrionLiveModel,
+    PointFigures,
+    recorded,
+    recorded_points,
+    recorded_rows,
+)
 from racperf_tui.ui.messages import LiveRunState
 from racperf_tui.ui.runs_data import LIVE_STATES
 from racperf_tui.ui.shown import plain
@@ -37,7 +40,7 @@ from racperf_tui.ui.widgets.orion_charts import live_point_series
 
 @dataclass(frozen=True)
 class OrionLiveView:
-    """What the panel shows at one moment (built on the worker thread, never changed)."""
+    """What the panel shows at one moment (built from one recorded sample, never changed)."""
 
     headline: str
     #: (device as shown, its LUN or the device it is below, its iostat row over the last second)
@@ -46,19 +49,32 @@ class OrionLiveView:
     problems: tuple[str, ...] = ()
 
 
+def view_of_record(record: Mapping[str, Any]) -> OrionLiveView:
+    """The panel's view of a recorded inference (a sample's ``extra["orion_live"]``)."""
+    return OrionLiveView(
+        str(record.get("headline") or ""),
+        tuple(recorded_rows(record)),
+        tuple(recorded_points(record)),
+        tuple(str(problem) for problem in record.get("problems") or ()),
+    )
+
+
 def view_of(model: OrionLiveModel, names: dict[str, str] | None = None) -> OrionLiveView:
-    """The panel's view of a model; ``names``: dm-N -> its device-mapper name."""
-    names = names or {}
-    rows = []
-    for lun in model.luns:
-        for index, device in enumerate(lun.all):
-            row = model.rows.get(device)
-            if row is None:
-                continue
-            shown = f"{device} ({names[device]})" if device in names else device
-            rows.append((shown if index == 0 else f"  {shown}", lun.lun if index == 0 else "below", row))
-    problems = tuple(lun.problem for lun in model.luns if lun.problem)
-    return OrionLiveView(model.headline(), tuple(rows), tuple(model.completed), problems)
+    """The panel's view of a model (``names``: dm-N -> its device-mapper name), through the
+    record the stream parser keeps: what is drawn is what is stored."""
+    return view_of_record(recorded(model, names))
+
+
+def newest_record(live: LiveRunState) -> Mapping[str, Any] | None:
+    """The newest recorded inference among the run's samples (progress samples between two
+    diskstats answers carry none)."""
+    if isinstance(live.extra.get(RECORD_KEY), Mapping):
+        return live.extra[RECORD_KEY]
+    for sample in reversed(live.samples):
+        found = sample.extra.get(RECORD_KEY)
+        if isinstance(found, Mapping):
+            return found
+    return None
 
 
 def rows_table(view: OrionLiveView) -> Table:
@@ -90,19 +106,8 @@ def rows_table(view: OrionLiveView) -> Table:
     return table
 
 
-@dataclass
-class OrionLiveChanged(Message):
-    """The panel's latest view; a newer one replaces one still queued."""
-
-    view: OrionLiveView
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, OrionLiveChanged)
-
-
 class OrionLivePanel(Vertical):
-    """The live panel of an ORION run (see the module docstring). ``root``: where diskstats
-    and sysfs are read (a recorded tree in tests); ``follow=False``: only :meth:`show`."""
+    """The live panel of an ORION run (see the module docstring)."""
 
     DEFAULT_CSS = """
     OrionLivePanel {
@@ -128,25 +133,11 @@ class OrionLivePanel(Vertical):
     }
     """
 
-    def __init__(
-        self,
-        *,
-        root: str | Path = "/",
-        interval_s: float = 1.0,
-        follow: bool = True,
-        id: str | None = None,
-    ) -> None:
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.root = Path(root)
-        self.interval_s = interval_s
-        self.follow = follow
         self.view: OrionLiveView | None = None
         self._charted = -1
-        #: what the worker reads of the run, set from show_live on the event loop (plain
-        #: values: a torn read between two of them costs one second's point at most)
-        self._config: dict[str, Any] | None = None
-        self._point = 0
-        self._state = "?"
+        self._shown_record: Mapping[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("ORION: waiting for the first data point", id="orion-headline", markup=False)
@@ -157,44 +148,17 @@ class OrionLivePanel(Vertical):
             yield Chart("latency ms by small load", x_label="small load", y_label="ms", id="orion-chart-lat")
 
     def show_live(self, live: LiveRunState) -> None:
-        """The run's latest state from the run view: its config (the LUNs), the data point of
-        its newest progress sample, its state; the first one starts the diskstats worker."""
-        for sample in live.samples:
-            value = sample.metrics.get("data_point")
-            if isinstance(value, (int, float)) and sample.extra.get("phase") != "done":
-                self._point = int(value)
-        self._state = live.state
-        if self._config is None and live.run is not None:
-            self._config = dict(live.run.config)
-            if self.follow:
-                self.watch_disks()
-
-    @work(thread=True, exclusive=True, group="orion-live")
-    def watch_disks(self) -> None:
-        """Once a second: a diskstats snapshot into the model at the run's data point, until
-        the run ends (then its last point's window closes)."""
-        worker = get_current_worker()
-        try:
-            config = self._config or {}
-            luns = [lun_devices(lun, self.root) for lun in luns_of(config)]
-            model = OrionLiveModel(config, luns)
-            names = dm_names(self.root)
-            while not worker.is_cancelled:
-                state = self._state
-                model.observe(read_snapshot(self.root), self._point)
-                ended = state not in LIVE_STATES and state != "?"
-                if ended:
-                    model.finish()
-                self.post_message(OrionLiveChanged(view_of(model, names)))
-                if ended:
-                    return
-                time.sleep(self.interval_s)
-        except Exception as error:  # an unreadable /proc, a LUN gone: say so, keep the view
-            self.post_message(OrionLiveChanged(OrionLiveView(f"ORION live panel: {error}")))
-
-    def on_orion_live_changed(self, message: OrionLiveChanged) -> None:
-        message.stop()
-        self.show(message.view)
+        """The run's latest state from the run view: its newest recorded inference, drawn when
+        it is a new one (a run of an older racperf, with none, says so once it ended)."""
+        record = newest_record(live)
+        if record is None:
+            if live.state not in LIVE_STATES and live.state != "?" and self.view is None:
+                self.show(OrionLiveView("ORION: no diskstats were recorded with this run"))
+            return
+        if record == self._shown_record:
+            return
+        self._shown_record = record
+        self.show(view_of_record(record))
 
     def show(self, view: OrionLiveView) -> None:
         """Paint a view: the headline and rows each second, the charts when a point completed."""
