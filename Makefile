@@ -44,12 +44,17 @@ check: $(VENV)/.installed-test
 	$(BIN)/ruff format --check racperf_tui tests
 	$(BIN)/mypy
 
+## Two workers (pytest-xdist), a test file whole in one of them (its module fixtures, its loop
+## devices and namespaces together); the slowest tests named at the end.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+
 test: system-deps $(VENV)/.installed-test check
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 ## The quick lane while developing: everything but the tests marked slow (see tests/conftest.py).
 test-fast: system-deps $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python tests/bench/run_all.py

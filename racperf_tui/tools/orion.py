@@ -37,6 +37,7 @@ latency always in microseconds (11.1 printed unitless milliseconds).
 
 from __future__ import annotations
 
+import glob
 import math
 import os
 import re
@@ -1027,8 +1028,6 @@ def parse_path(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def glob_escape(text: str) -> str:
-    import glob
-
     return glob.escape(text)
 
 

@@ -36,16 +36,14 @@ import random
 import re
 import secrets
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.sshd_helpers import PRIVSEP_DIR, SSHD, Sshd, sshd_available
+from tests.helpers.sshd_helpers import PRIVSEP_DIR, SSHD, Sshd, sshd_answers, sshd_available, write_config
 
 NETNS_PREFIX = "racperf-"
 _NETNS_NAME = re.compile(r"^racperf-(\d+)-([0-9a-f]{4})-(?:n\d+|sw)$")
@@ -247,45 +245,6 @@ def _keygen(path: Path, comment: str) -> None:
     )
 
 
-def _sshd_config(directory: Path, node: NetnsNode, host_key: Path, authorized_keys: Path) -> Path:
-    config = directory / "sshd_config"
-    config.write_text(
-        "Port 22\n"
-        f"ListenAddress {node.address}\n"
-        f"ListenAddress {node.interconnect}\n"
-        f"HostKey {host_key}\n"
-        f"PidFile {directory / 'sshd.pid'}\n"
-        f"AuthorizedKeysFile {authorized_keys}\n"
-        "UsePAM no\n"
-        "PermitRootLogin prohibit-password\n"
-        "PasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\n"
-        "PubkeyAuthentication yes\n"
-        "StrictModes no\n"
-        "UseDNS no\n"
-        "LogLevel VERBOSE\n"
-        "MaxSessions 64\n"
-        "MaxStartups 64\n"
-        # a dead link is noticed by our side's keepalives; the node's sessions go once the
-        # link is cut for as long (the watchdog's guarantee does not rest on these)
-        "ClientAliveInterval 5\n"
-        "ClientAliveCountMax 3\n"
-    )
-    return config
-
-
-def _banner(address: str, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((address, 22), timeout=1) as s:
-                if s.recv(64).startswith(b"SSH-"):
-                    return True
-        except OSError:
-            time.sleep(0.05)
-    return False
-
-
 def _start_node_sshd(node: NetnsNode, directory: Path, user_key: Path) -> Sshd:
     directory.mkdir(parents=True, exist_ok=True)
     host_key = directory / "ssh_host_ed25519_key"
@@ -294,7 +253,16 @@ def _start_node_sshd(node: NetnsNode, directory: Path, user_key: Path) -> Sshd:
     authorized_keys = directory / "authorized_keys"
     shutil.copyfile(f"{user_key}.pub", authorized_keys)
     PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)
-    config = _sshd_config(directory, node, host_key, authorized_keys)
+    config = write_config(
+        directory,
+        22,
+        host_key,
+        authorized_keys,
+        listen=(node.address, node.interconnect),
+        # a dead link is noticed by our side's keepalives; the node's sessions go once the
+        # link is cut for as long (the watchdog's guarantee does not rest on these)
+        extra="ClientAliveInterval 5\nClientAliveCountMax 3\n",
+    )
     log = directory / "sshd.log"
     with open(log, "ab") as log_fh:
         process = node.popen(
@@ -304,7 +272,7 @@ def _start_node_sshd(node: NetnsNode, directory: Path, user_key: Path) -> Sshd:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    if not _banner(node.address, 15.0):
+    if not sshd_answers(node.address, 22, 15.0):
         process.kill()
         process.wait()
         raise RuntimeError(f"sshd of {node.name} did not answer on {node.address}:22:\n{log.read_text()[-2000:]}")

@@ -111,12 +111,19 @@ def _free_port() -> int:
     raise RuntimeError("no free port on 127.0.0.1")
 
 
-def write_config(directory: Path, port: int, host_key: Path, authorized_keys: Path) -> Path:
+def write_config(
+    directory: Path,
+    port: int,
+    host_key: Path,
+    authorized_keys: Path,
+    *,
+    listen: tuple[str, ...] = ("127.0.0.1",),
+    extra: str = "Subsystem sftp internal-sftp\nAcceptEnv LANG LC_*\n",
+) -> Path:
+    """A throwaway sshd's config: key logins only, its files in ``directory``."""
     config = directory / "sshd_config"
     config.write_text(
-        f"Port {port}\n"
-        "ListenAddress 127.0.0.1\n"
-        f"HostKey {host_key}\n"
+        f"Port {port}\n" + "".join(f"ListenAddress {address}\n" for address in listen) + f"HostKey {host_key}\n"
         f"PidFile {directory / 'sshd.pid'}\n"
         f"AuthorizedKeysFile {authorized_keys}\n"
         "UsePAM no\n"
@@ -128,19 +135,17 @@ def write_config(directory: Path, port: int, host_key: Path, authorized_keys: Pa
         "UseDNS no\n"
         "LogLevel VERBOSE\n"
         "MaxSessions 64\n"
-        "MaxStartups 64\n"
-        "Subsystem sftp internal-sftp\n"
-        "AcceptEnv LANG LC_*\n"
+        "MaxStartups 64\n" + extra
     )
     return config
 
 
-def _listening(port: int, timeout_s: float) -> bool:
-    """sshd answers with its banner on the port."""
+def sshd_answers(address: str, port: int, timeout_s: float) -> bool:
+    """sshd answers with its banner at address:port within ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            with socket.create_connection((address, port), timeout=1) as s:
                 if s.recv(64).startswith(b"SSH-"):
                     return True
         except OSError:
@@ -172,7 +177,7 @@ def start_sshd(directory: Path) -> Sshd:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        if _listening(port, 10.0):
+        if sshd_answers("127.0.0.1", port, 10.0):
             key_type, key_data = Path(f"{host_key}.pub").read_text().split()[:2]
             known_hosts = directory / "known_hosts"
             known_hosts.write_text(f"[127.0.0.1]:{port} {key_type} {key_data}\n")
