@@ -247,7 +247,7 @@ class ToolDescription:
     #: extra widgets of the live view, by name (ui/live_panels.py maps a name to its widget;
     #: a name not known there is left out): e.g. ORION's progress through its load matrix
     live_panels: Sequence[str] = field(default_factory=tuple)
-    #: extra panels of the result view, by name (ui/widgets/tool_panels.py), e.g. ORION's charts
+    #: extra panels of the result view, by name (ui/result_panels.py), e.g. ORION's charts
     result_panels: Sequence[str] = field(default_factory=tuple)
     #: a New-run form of its own, by name (ui/screens/tool_picker.py: FORMS), instead of the
     #: one generated from the options ("" for that one)
