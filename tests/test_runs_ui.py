@@ -83,7 +83,8 @@ def stop_everything(data_dir: Path) -> None:
 
     A clean stop first (SIGTERM to the supervisor, which stops fio, which stops its workers):
     fio's job processes call setsid(), so after a SIGKILL of the supervisor a killpg of the
-    benchmark's group misses them. Then every process still naming a run's target is killed.
+    benchmark's group misses them. Then every process still naming the store's directory (the
+    supervisor's --data-dir, fio's job file in the run's directory) is killed.
     """
     from racperf_tui.orchestration.runs import stop_run
 
@@ -95,10 +96,11 @@ def stop_everything(data_dir: Path) -> None:
                 stop_run(run.id, data_dir, grace_s=10)
             except Exception:
                 pass
-    targets = [run.target for run in runs if run.target]
+    # by this store's directory, not the runs' targets: a loop device's name is reused by the
+    # other test worker, whose processes name it too (fio runs a job file from the run's directory)
     for proc in psutil.process_iter(["pid", "cmdline"]):
         cmdline = " ".join(proc.info["cmdline"] or [])
-        if proc.pid != os.getpid() and any(target in cmdline for target in targets):
+        if proc.pid != os.getpid() and str(data_dir) in cmdline:
             try:
                 proc.kill()
             except psutil.Error:
