@@ -433,6 +433,13 @@ class RemoteProcess:
         self.close()
 
 
+def remote_run_prefix(runs_dir: Path) -> str:
+    """How the run directories of the store whose runs live in ``runs_dir`` begin on a node:
+    this host's name and a hash of that directory."""
+    store = hashlib.sha256(str(runs_dir.absolute()).encode()).hexdigest()[:8]
+    return f"{socket.gethostname()}-{store}-"
+
+
 class SshHost:
     """A node reached over SSH (see the module doc). ``remote_base``: where runs' directories
     go on the node (default ~/.racperf/runs)."""
@@ -489,8 +496,7 @@ class SshHost:
     def remote_dir(self, directory: Path) -> str:
         """The run's directory on the node: this host's name, which data dir (run ids repeat
         across data dirs, and one login may serve several users' racperf), the run's id."""
-        store = hashlib.sha256(str(directory.parent.absolute()).encode()).hexdigest()[:8]
-        return f"{self.remote_base}/{socket.gethostname()}-{store}-{directory.name}"
+        return f"{self.remote_base}/{remote_run_prefix(directory.parent)}{directory.name}"
 
     def _mapper(self, directory: Path) -> Callable[[str], str]:
         local = str(directory)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.core import ssh
+from racperf_tui.core.ssh_host import remote_run_prefix
 from tests.helpers.sshd_helpers import Sshd
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,13 +55,18 @@ def remote_base(server: Sshd | None = None) -> Path:
 
 
 @pytest.fixture
-def remote_runs():
-    """The run directories the nodes' side made, removed after."""
+def remote_runs(tmp_path: Path):
+    """The run directories the nodes' side made for this test's data dirs, removed after. Only
+    this test's: the other test worker's runs live in the same ~/.racperf/runs (removing every
+    directory new since the start deleted the other worker's running benchmark's files)."""
     base = remote_base()
-    before = set(base.glob("*")) if base.exists() else set()
     yield base
-    for path in set(base.glob("*")) - before if base.exists() else ():
-        shutil.rmtree(path, ignore_errors=True)
+    if not base.exists():
+        return
+    mine = {remote_run_prefix(runs) for runs in tmp_path.rglob("runs") if runs.is_dir()}
+    for path in base.glob("*"):
+        if any(path.name.startswith(prefix) for prefix in mine):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def racperf(*args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
