@@ -178,14 +178,15 @@ _FIO_HELP = {
     "name": "the job's name",
 }
 
-#: fio's form and --set keys, from FioConfig's fields; the write guard's override is a
-#: typed device name in a form (destructive is headless), custom mode comes with its preset
+#: fio's form and --set keys, from FioConfig's fields. --set only: destructive (a form
+#: overrides the write guard by the typed device name), custom (comes with its preset), the
+#: interval and the job's name (the form keeps to the job's fields: 15 rows)
 OPTIONS = options_from_dataclass(
     FioConfig,
     _FIO_HELP,
     choices={"rw": RW_MODES, "ioengine": IOENGINES},
     kinds={"target": "target", "job_file": "path"},
-    not_in_form=("destructive", "custom"),
+    not_in_form=("destructive", "custom", "status_interval_s", "name"),
 )
 #: what a live fio run shows: bandwidth stored in KiB/s, shown in MiB/s
 METRICS = (

@@ -153,6 +153,14 @@ class ToolForm(ModalScreen[Any]):
 
     def on_mount(self) -> None:
         self.query_one("#form-fields", VerticalScroll).can_focus = False
+        # app.tcss gives the labels 17 cells; a tool with longer option names (netperf's
+        # remote_sockbuf_bytes) gets a column that holds them, so no name wraps
+        longest = max((len(o.name) for o in self.options), default=0) + 1
+        labels = list(self.query(".form-label"))
+        styled = labels[0].styles.width if labels else None
+        if labels and longest > (styled.value if styled is not None else 0):
+            for label in labels:
+                label.styles.width = longest
         if self.presets:
             self.fill_from_preset(self.presets[0].name)
         self._show_ends()
