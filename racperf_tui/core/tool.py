@@ -270,6 +270,10 @@ class ToolDescription:
     live_panels: Sequence[str] = field(default_factory=tuple)
     #: extra panels of the result view, by name (ui/result_panels.py), e.g. ORION's charts
     result_panels: Sequence[str] = field(default_factory=tuple)
+    #: read by nothing any more: every tool's form is generated from its description. Kept
+    #: so a description that still names a form of its own (another branch, another
+    #: package) loads; delete once none does
+    form: str = ""
     #: the New-run form's presets, in menu order (the first is the form's start); none: the
     #: form starts from the options' defaults
     presets: Sequence[Preset] = field(default_factory=tuple)
