@@ -215,7 +215,7 @@ def _table_widgets(table: ResultTable) -> list[Widget]:
 
 
 def where_it_ran(run: RunRecord) -> str:
-    """"on TARGET", "at NODE" where it ran elsewhere; a tool without a target (CALIBRATE_IO,
+    """ "on TARGET", "at NODE" where it ran elsewhere; a tool without a target (CALIBRATE_IO,
     the network tools) says only where it ran, never "on -"."""
     at = f"at {run.host}" if run.host and run.host != "local" else ""
     if run.target:
