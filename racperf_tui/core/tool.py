@@ -252,6 +252,9 @@ class ToolDescription:
     #: a New-run form of its own, by name (ui/screens/tool_picker.py: FORMS), instead of the
     #: one generated from the options ("" for that one)
     form: str = ""
+    #: what the live view says where the tool gives no live figures at all (fio's client
+    #: mode: "no live figures (fio issue 712)"), instead of empty sparklines; "" for none
+    live_note: str = ""
 
     def option(self, name: str) -> ToolOption | None:
         return next((o for o in self.options if o.name == name), None)
