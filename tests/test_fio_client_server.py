@@ -17,11 +17,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from racperf_tui.core.cluster import ClusterFileError
+from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.run_plan import PlanRefused, judge_run, node_with_address
+from racperf_tui.orchestration.runs import launch_run, stop_run
 from racperf_tui.tools import load_tool
 from racperf_tui.tools.fio_client_server import parse_servers
 from racperf_tui.tools.fio_client_server_result import SERVERS_FILE, parse_output, server_name
@@ -294,3 +297,40 @@ def test_output_that_is_not_a_client_report_is_a_clear_error() -> None:
         parse_output("fio: failed to connect to 127.0.0.1:1\n")
     with pytest.raises(FioParseError, match="not the output of fio --client"):
         parse_output('{\n"fio version": "fio-3.33", "jobs": []\n}\n')
+
+
+def test_a_stopped_run_ends_the_jobs_on_the_servers_and_keeps_what_they_did(
+    tmp_path: Path, fio_servers: list[int]
+) -> None:
+    """SIGTERM to the client: it tells its servers to stop, and prints what they did so far."""
+    data = tmp_path / "data"
+    config = {
+        "servers": [f"127.0.0.1:{port}" for port in fio_servers],
+        "target": str(tmp_path / "long.bin"),
+        "rw": "randread",
+        "size": "4m",
+        "runtime_s": 120,
+    }
+    run_id = launch_run("fio_cs", config, data_dir=data)
+    # the fixture's servers are this process's children; their jobs run in children of theirs
+    listeners = [
+        child
+        for child in psutil.Process().children()
+        if any(f"--server=127.0.0.1,{port}" in child.cmdline() for port in fio_servers)
+    ]
+    assert len(listeners) == 2
+    deadline = time.monotonic() + 30
+    while not all(listener.children(recursive=True) for listener in listeners):
+        assert time.monotonic() < deadline, "the servers never started the job"
+        time.sleep(0.2)
+    time.sleep(4)  # the file laid out, seconds of reads done
+    started = time.monotonic()
+    assert stop_run(run_id, data) is RunState.STOPPED
+    while any(listener.children(recursive=True) for listener in listeners):
+        assert time.monotonic() - started < 15, "a server's job outlived the stop"
+        time.sleep(0.1)
+    with Store.open(data) as store:
+        result = store.result(run_id)
+    assert result is not None
+    assert sorted(h["server"] for h in result["hosts"]) == sorted(config["servers"])
+    assert all(h["read"]["io_bytes"] > 0 for h in result["hosts"]), result["hosts"]

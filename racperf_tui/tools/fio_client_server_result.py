@@ -133,13 +133,13 @@ def parse_output(text: str, expected: list[str] | None = None) -> dict[str, Any]
     if total_entries:
         total = _sum_entries(total_entries)
         total["jobs"] = sum(h["jobs"] for h in per_host)
-        total["source"] = f"fio's {ALL_CLIENTS!r}"
+        total["source"] = "fio's own total"
     elif len(per_host) == 1:
         total = {key: value for key, value in per_host[0].items() if key not in ("server", "host", "port")}
-        total["source"] = "the one server"
+        total["source"] = "the one server's figures"
     else:
         total = _sum_entries([e for entries in hosts.values() for e in entries])
-        total["source"] = "racperf's sum of the hosts"
+        total["source"] = "racperf's sum of the servers (fio gave no total)"
     result: dict[str, Any] = {"hosts": per_host, "total": total}
     for direction in ("read", "write"):
         result[f"{direction}_iops"] = total[direction]["iops"]
