@@ -42,7 +42,7 @@ from racperf_tui.core.tool import MetricSpec, ResultTable, ToolDescription, Tool
 from racperf_tui.tools.fio import JOB_FILE_NAME, fio_path, install_hint, missing_fio_message, plan_hard_limit
 from racperf_tui.tools.fio import OPTIONS as FIO_OPTIONS
 from racperf_tui.tools.fio_client_server_result import SERVERS_FILE, parse_output, server_name, succeeded
-from racperf_tui.tools.fio_config import FioConfig, hard_limit
+from racperf_tui.tools.fio_config import FioConfig
 from racperf_tui.tools.fio_options import FioOptionError, option_table
 from racperf_tui.tools.fio_plan import FioPlan, FioPlanError, plan, split_fio_list, verify_job_file
 from racperf_tui.tools.fio_policy import LOG_PREFIX_OPTIONS
@@ -82,10 +82,11 @@ def _server(text: str) -> tuple[str, int]:
 
 
 def parse_servers(value: Any) -> list[tuple[str, int]]:
-    """The config's ``servers`` (a list, or one comma/space separated text) -> (host, port)
+    """The config's ``servers`` (a list, or one space separated text) -> (host, port)
     each, in order; ValueError naming the entry."""
-    items = value if isinstance(value, (list, tuple)) else str(value or "").split()
-    servers = [_server(str(item)) for item in items if str(item).strip()]
+    items = value if isinstance(value, (list, tuple)) else [value or ""]
+    # a form's field holds them all in one text, space separated
+    servers = [_server(word) for item in items for word in str(item).split()]
     if not servers:
         raise ValueError(f"{NAME}: servers: give at least one fio server, HOST[:PORT] (fio --server runs there)")
     if len(servers) > MAX_SERVERS:
@@ -173,7 +174,11 @@ def invocation(config: Mapping[str, Any], run_dir: str | None = None) -> Invocat
         with open(check_path, "w", encoding="utf-8") as handle:
             handle.write(fio_plan.job_file_text)
         verify_job_file(fio, check_path, fio_plan.jobs)
-    check_servers_answer(servers)
+    spec = config.get("host_spec")
+    if not (isinstance(spec, Mapping) and spec.get("host") not in (None, "local")):
+        # from this machine; a client run on another node (--node) connects from there, and
+        # a server it cannot reach fails the run by name at the end (parse_result_files)
+        check_servers_answer(servers)
     notes = ["fio client/server mode: the servers run the job; no live figures (fio issue 712)"]
     if fio_plan.top_level:
         given = ", ".join(f"--{a.name}" for a in fio_plan.top_level)
@@ -339,15 +344,17 @@ class FioClientServerDescription(ToolDescription):
         return notes + super().result_notes(result)
 
     def planned_duration_s(self, config: Mapping[str, Any]) -> float | None:
-        runtime = units.maybe_duration_s(str(config.get("runtime_s") or ""))
+        # a form records only the fields changed: the job's defaults count too
+        job = FioConfig.from_dict(config)
+        runtime = units.maybe_duration_s(str(job.runtime_s or ""))
         if not runtime:
             return None
-        return runtime + (units.maybe_duration_s(str(config.get("ramp_time_s") or "")) or 0.0)
+        return runtime + (units.maybe_duration_s(str(job.ramp_time_s or "")) or 0.0)
 
 
 DESCRIPTION = FioClientServerDescription(
     name=NAME,
-    summary="fio's own client/server mode: one job on the fio servers already running on the nodes",
+    summary="fio's own client/server mode: one job on fio servers already running",
     install_hint=install_hint,
     options=OPTIONS,
     results=RESULTS,
@@ -395,8 +402,7 @@ class FioClientServerTool:
         return succeeded(result, exit_status)
 
     def hard_limit_s(self, config: Mapping[str, Any]) -> float:
-        runtime = float(config.get("runtime_s") or 0)
-        return hard_limit(runtime) if runtime > 0 else FioConfig.from_dict(config).hard_limit_s()
+        return FioConfig.from_dict(config).hard_limit_s()
 
 
 TOOL = FioClientServerTool()
