@@ -130,6 +130,10 @@ def parse_output(text: str, expected: list[str] | None = None) -> dict[str, Any]
     for name, entries in hosts.items():
         host, port = addresses[name]
         per_host.append({"server": name, "host": host, "port": port, **_sum_entries(entries)})
+    if expected is not None:
+        # in the order the run named them (fio's is the order they finished)
+        order = {name: index for index, name in enumerate(expected)}
+        per_host.sort(key=lambda h: order.get(h["server"], len(order)))
     if total_entries:
         total = _sum_entries(total_entries)
         total["jobs"] = sum(h["jobs"] for h in per_host)
