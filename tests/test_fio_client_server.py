@@ -272,6 +272,9 @@ def test_client_mode_refuses_what_it_cannot_keep_safe(tmp_path: Path) -> None:
         module.TOOL.invocation(base)
     with pytest.raises(ValueError, match="no filename=: name the file"):
         module.TOOL.invocation({"servers": ["127.0.0.1:1"], "extra_args": ["--name=j", "--rw=read", "--size=1m"]})
+    relative_directory = ["--name=j", "--directory=rel", "--filename=f", "--rw=read", "--size=1m"]
+    with pytest.raises(ValueError, match="rel is relative"):
+        module.TOOL.invocation({"servers": ["127.0.0.1:1"], "extra_args": relative_directory})
     with pytest.raises(ValueError, match="write_bw_log writes its log on the servers"):
         module.TOOL.invocation({**base, "target": str(tmp_path / "t"), "extra_args": ["--write_bw_log=bw"]})
     with pytest.raises(ValueError, match="exec_prerun"):

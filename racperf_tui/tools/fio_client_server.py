@@ -127,9 +127,13 @@ def client_mode_refusals(fio_plan: FioPlan) -> list[str]:
                 f"{job.where}: no filename=: name the file or device on the servers (in client mode fio's "
                 "generated file names can carry the server's address)"
             )
-        for name in names + split_fio_list(job.options.get("directory")):
-            if not os.path.isabs(name):
-                problems.append(f"{job.where}: {name} is relative; a fio server opens it in its own working directory")
+        directories = split_fio_list(job.options.get("directory"))
+        # fio puts a name under every directory given: absolute directories make it absolute
+        in_absolute_directories = bool(directories) and all(os.path.isabs(d) for d in directories)
+        for name in [d for d in directories if not os.path.isabs(d)] + [
+            n for n in names if not os.path.isabs(n) and not in_absolute_directories
+        ]:
+            problems.append(f"{job.where}: {name} is relative; a fio server opens it in its own working directory")
         for option in sorted(LOG_PREFIX_OPTIONS & set(job.options)):
             problems.append(f"{job.where}: {option} writes its log on the servers; racperf refuses it in client mode")
     return problems
