@@ -277,6 +277,9 @@ class ToolDescription:
     #: the New-run form's presets, in menu order (the first is the form's start); none: the
     #: form starts from the options' defaults
     presets: Sequence[Preset] = field(default_factory=tuple)
+    #: what the live view says where the tool gives no live figures at all (fio's client
+    #: mode: "no live figures (fio issue 712)"), instead of empty sparklines; "" for none
+    live_note: str = ""
 
     def option(self, name: str) -> ToolOption | None:
         return next((o for o in self.options if o.name == name), None)

@@ -74,7 +74,7 @@ def _option_s(job_options: Mapping[str, Any], key: str) -> float:
     return units.maybe_duration_s(str(job_options.get(key) or "0")) or 0.0
 
 
-def _plan_hard_limit(fio_plan: FioPlan) -> float:
+def plan_hard_limit(fio_plan: FioPlan) -> float:
     """From every job's runtime + ramp_time; fio's default limit when a job has none."""
     longest = 0.0
     for job in fio_plan.jobs:
@@ -125,7 +125,7 @@ def invocation(config: Mapping[str, Any] | FioConfig, run_dir: str | None = None
         argv=argv,
         files={JOB_FILE_NAME: fio_plan.job_file_text},
         targets=tuple(fio_plan.targets),
-        hard_limit_s=_plan_hard_limit(fio_plan),
+        hard_limit_s=plan_hard_limit(fio_plan),
         notes=tuple(notes),
         detail=fio_plan,
     )
