@@ -81,15 +81,16 @@ async def test_iperf3_pair_from_the_seed_preset_runs_each_end_on_its_node(
         panel = app.query_one(NetworkPanel)
         preset = panel.query_one("#net-preset", Select)
         await until(pilot, lambda: panel.query_one("#net-preset-field").display, 10)
-        assert [str(label) for label, _ in preset._options] == ["-", "rac2 -> rac1 over 127.0.0.2"]
+        assert [str(label) for label, _ in preset._options] == ["-", "rac2 -> rac1"]
         server_node = panel.query_one("#net-server-node", Select)
         assert [value for _, value in server_node._options] == ["local", "rac1", "rac2"]
         panel.query_one("#net-tool", Select).value = "iperf3"
         await pilot.pause()
-        preset.value = "rac2 -> rac1 over 127.0.0.2"
+        preset.value = "rac2 -> rac1"
         await pilot.pause()
         assert server_node.value == "rac1" and panel.query_one("#net-client-node", Select).value == "rac2"
         assert panel.query_one("#net-host", Input).value == "127.0.0.2"  # rac1's interconnect
+        assert "over 127.0.0.2 (rac1's interconnect)" in text(panel, "#net-message")
         panel.query_one("#net-duration", Input).value = "3"
         await pilot.press("ctrl+l")
         try:

@@ -196,12 +196,13 @@ SEED_PRESET = ("rac1", "rac2")
 
 
 def node_presets(cluster: Cluster) -> dict[str, tuple[str, str]]:
-    """Preset label -> (server node, client node): the seed's "rac2 -> rac1 over ADDRESS" when
-    the cluster file names both nodes."""
+    """Preset label -> (server node, client node): the seed's "rac2 -> rac1" (over rac1's
+    interconnect address, which picking it puts in the server address) when the cluster file
+    names both nodes. Labels are short: the field has 14 columns at 80."""
     names = cluster.names()
     server, client = SEED_PRESET
     if server in names and client in names:
-        return {f"{client} -> {server} over {cluster.node(server).address}": (server, client)}
+        return {f"{client} -> {server}": (server, client)}
     return {}
 
 
@@ -474,7 +475,9 @@ class NetworkPanel(Vertical):
         server, client = ends
         self.query_one("#net-server-node", Select).value = server
         self.query_one("#net-client-node", Select).value = client
-        self.query_one("#net-host", Input).value = self.node(server).address
+        address = self.node(server).address
+        self.query_one("#net-host", Input).value = address
+        self._message(f"preset: client on {client}, server on {server}, over {address} ({server}'s interconnect)", "")
 
     def _remember_programs(self, form: Mapping[str, Any]) -> None:
         """Configured once: the program (and runtime) paths typed in are kept in the data dir."""
