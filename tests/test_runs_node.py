@@ -6,18 +6,24 @@ included; the listing's parser on its own."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
+from racperf_tui.core.cluster import load_cluster
+from racperf_tui.core.events import RunState
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.node_runs import parse_listing
 from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import SshHost, remote_run_prefix
+from racperf_tui.core.store import Store
+from racperf_tui.orchestration.runs import launch_run
 from tests.helpers.cluster_helpers import isolated_home, node_table, racperf, remote_runs  # noqa: F401 (fixtures)
-from tests.helpers.sshd_helpers import Sshd
+from tests.helpers.sshd_helpers import Sshd, _free_port
 
 pytestmark = pytest.mark.usefixtures("isolated_home", "remote_runs")
 
@@ -62,6 +68,7 @@ def _is_worker(argv: list[str], marker: str) -> bool:
     return len(argv) == 4 and argv[2].startswith("sleep 30") and argv[3] == marker
 
 
+@pytest.mark.slow
 def test_a_run_the_store_lost_is_listed_and_stopped_on_its_node(sshd: Sshd, tmp_path: Path) -> None:
     cluster = tmp_path / "cluster.toml"
     cluster.write_text(node_table("rac1", sshd))
@@ -119,3 +126,45 @@ def test_an_unreachable_node_is_one_line(sshd: Sshd, tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     done = racperf("runs", "list", "--node", "nosuch", "--cluster", str(cluster))
     assert done.returncode == 2 and "no node named 'nosuch'" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_recorded_run_is_stopped_through_its_supervisor_and_nothing_is_left_on_the_node(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    if shutil.which("iperf3") is None:
+        pytest.skip("iperf3 not installed")
+    port = _free_port()
+    server = subprocess.Popen(
+        ["iperf3", "-s", "-p", str(port), "-B", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text(node_table("rac1", sshd))
+    data = tmp_path / "data"
+    try:
+        time.sleep(0.5)
+        node = load_cluster(cluster).node("rac1")
+        run_id = launch_run("iperf3", {"host": "127.0.0.1", "port": port, "duration_s": 60}, data_dir=data, node=node)
+        with Store.open(data) as store:
+            deadline = time.monotonic() + 30
+            while store.sample_count(run_id) < 2:
+                assert time.monotonic() < deadline, "no samples from the node"
+                time.sleep(0.2)
+        args = ("--node", "rac1", "--cluster", str(cluster), "--data-dir", str(data))
+        rows = [json.loads(line) for line in racperf("runs", "list", *args, "--json").stdout.splitlines()]
+        (row,) = [r for r in rows if r["this_store"] and r["run_id"] == run_id]
+        assert row["running"] and row["recorded_state"] == "running" and "iperf3" in row["command"]
+        stopped = racperf("runs", "stop", str(run_id), *args, "--grace", "10")
+        assert stopped.returncode == 0, stopped.stderr
+        assert stopped.stdout.splitlines()[0] == f"run {run_id}: stopped"  # by its supervisor, recorded
+        with Store.open(data) as store:
+            assert store.get_run(run_id).state is RunState.STOPPED
+        rows = [json.loads(line) for line in racperf("runs", "list", *args, "--json").stdout.splitlines()]
+        assert not [r for r in rows if r["this_store"] and r["run_id"] == run_id and r["running"]]
+        other = racperf(
+            "runs", "stop", str(run_id), "--node", "rac2", "--cluster", str(cluster), "--data-dir", str(data)
+        )
+        assert other.returncode == 2 and "no node named 'rac2'" in other.stderr
+    finally:
+        server.kill()
+        server.wait()
