@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from racperf_tui.core.events import Sample
+from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Companion, Invocation, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import OptionsConfig
@@ -377,9 +378,17 @@ def oracledb_available() -> bool:
 def aio_problem(root: Path = Path("/")) -> str | None:
     """Why the host's asynchronous I/O slots would fail a calibration, or None."""
     try:
-        used = int((root / "proc/sys/fs/aio-nr").read_text().split()[0])
-        limit = int((root / "proc/sys/fs/aio-max-nr").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        text = (root / "proc/sys/fs/aio-nr").read_text() + "\n" + (root / "proc/sys/fs/aio-max-nr").read_text()
+    except OSError:
+        return None
+    return aio_problem_of(text)
+
+
+def aio_problem_of(text: str) -> str | None:
+    """:func:`aio_problem` from the text of aio-nr then aio-max-nr (a node's ``cat`` of both)."""
+    try:
+        used, limit = (int(word) for word in text.split()[:2])
+    except ValueError:
         return None
     if limit - used < AIO_SLOTS_NEEDED:
         return f"aio-nr {used} of aio-max-nr {limit} ({limit - used} free): {CHECK_FIXES['aio']}"
@@ -752,10 +761,17 @@ class CalibrateIoTool:
             first_after_s=min(cfg.status_interval_s, 2.0),
         )
 
-    def prepare(self, config: Mapping[str, Any], planned: Invocation) -> None:
-        problem = aio_problem(self.root)
+    def prepare(self, config: Mapping[str, Any], planned: Invocation, host: Host | None = None) -> None:
+        """The asynchronous I/O slots of the host the calibration runs on (here: under
+        ``root``; on a node: its /proc, read there)."""
+        if host is None or isinstance(host, LocalHost):
+            problem = aio_problem(self.root)
+        else:
+            answer = host.run_briefly(["cat", "/proc/sys/fs/aio-nr", "/proc/sys/fs/aio-max-nr"], 10.0)
+            problem = aio_problem_of(answer.stdout) if answer.returncode == 0 else None
         if problem:
-            raise ValueError(f"calibrate_io: {problem}")
+            where = f" on {host.name}" if host is not None and not isinstance(host, LocalHost) else ""
+            raise ValueError(f"calibrate_io{where}: {problem}")
 
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:
         return self.invocation(config).argv
@@ -787,7 +803,7 @@ class CalibrateIoTool:
     def hard_limit_s(self, config: Mapping[str, Any]) -> float:
         return 2.0 * _config(config).duration_estimate_s + 60.0
 
-    def tool_version(self, argv: list[str]) -> str | None:
+    def tool_version(self, argv: list[str], host: Host | None = None) -> str | None:
         return None
 
 

@@ -41,7 +41,6 @@ import glob
 import math
 import os
 import re
-import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,9 +51,10 @@ from racperf_tui.core import settings
 from racperf_tui.core.block_devices import dm_names
 from racperf_tui.core.diskstats import DiskSnapshot, snapshot_from_text
 from racperf_tui.core.events import Sample
+from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import READ, WRITE, Companion, Invocation, Target, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
-from racperf_tui.tools.base import OptionsConfig
+from racperf_tui.tools.base import OptionsConfig, program_output
 from racperf_tui.tools.orion_live import RECORD_KEY, LunDevices, OrionLiveModel, lun_devices, recorded
 
 name = "orion"
@@ -625,27 +625,18 @@ def build_argv(config: Mapping[str, Any] | OrionConfig) -> list[str]:
     return invocation(config).argv
 
 
-def tool_version(argv: list[str]) -> str | None:
-    """The version line of ``orion -help`` (run with its ORACLE_HOME's libraries)."""
+def tool_version(argv: list[str], host: Host | None = None) -> str | None:
+    """The version line of ``orion -help`` on the run's host (run with its ORACLE_HOME's
+    libraries)."""
     binary = argv[0]
-    env = dict(os.environ)
+    env: dict[str, str] = {}
     if os.path.basename(os.path.dirname(binary)) == "bin":
         home = os.path.dirname(os.path.dirname(binary))
-        env.setdefault("ORACLE_HOME", home)
+        # here, the ORACLE_HOME set wins; a node's environment is not ours to read
+        local = host is None or isinstance(host, LocalHost)
+        env["ORACLE_HOME"] = os.environ.get("ORACLE_HOME", home) if local else home
         env["LD_LIBRARY_PATH"] = os.path.join(env["ORACLE_HOME"], "lib")
-    try:
-        done = subprocess.run(
-            [binary, "-help"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    match = _VERSION_RE.search(done.stdout + done.stderr)
+    match = _VERSION_RE.search(program_output([binary, "-help"], 10.0, host, env) or "")
     return f"ORION {match[1]}" if match else None
 
 
@@ -1388,8 +1379,8 @@ class OrionTool:
     def hard_limit_s(self, config: Mapping[str, Any]) -> float:
         return hard_limit_s(config)
 
-    def tool_version(self, argv: list[str]) -> str | None:
-        return tool_version(argv)
+    def tool_version(self, argv: list[str], host: Host | None = None) -> str | None:
+        return tool_version(argv, host)
 
 
 TOOL = OrionTool()
