@@ -523,12 +523,6 @@ class SshHost:
 
         return map_text
 
-    def program_version(self, argv: list[str]) -> str | None:
-        """The first line of ``argv[0] --version`` on the node (5 s), else None."""
-        status, out, err = self._run(f"{q(argv[0])} --version </dev/null 2>&1", timeout_s=5.0, limit=4096)
-        text = out.decode("utf-8", "replace").strip()
-        return text.splitlines()[0][:200] if status == 0 and text else None
-
     # ---- the Host protocol ----------------------------------------------------------------
     def run_briefly(
         self,
