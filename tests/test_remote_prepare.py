@@ -25,7 +25,8 @@ from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import SshHost
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.supervisor import Supervisor
-from racperf_tui.tools import probe
+from racperf_tui.tools import calibrate_io, netperf, probe
+from tests.helpers import FAKES
 from tests.helpers.cluster_helpers import isolated_home, node_table, racperf, remote_base, remote_runs  # noqa: F401
 from tests.helpers.sshd_helpers import Sshd, sshd_answers
 
@@ -33,12 +34,13 @@ from tests.helpers.sshd_helpers import Sshd, sshd_answers
 pytestmark = [pytest.mark.usefixtures("isolated_home", "remote_runs"), pytest.mark.slow]
 
 
-def set_node_path(server: Sshd, *directories: Path | str) -> None:
+def set_node_path(server: Sshd, *directories: Path | str, env: dict[str, str] | None = None) -> None:
     """The node's commands get PATH=directories (the login shell's rc files may add more in
-    front, none of which holds the tools)."""
+    front, none of which holds the tools) and ``env`` (one SetEnv line: sshd keeps its first)."""
     config = server.directory / "sshd_config"
-    lines = [line for line in config.read_text().splitlines() if not line.startswith("SetEnv PATH=")]
-    lines.append("SetEnv PATH=" + ":".join(str(d) for d in directories))
+    lines = [line for line in config.read_text().splitlines() if not line.startswith("SetEnv ")]
+    settings = ["PATH=" + ":".join(str(d) for d in directories)] + [f"{k}={v}" for k, v in (env or {}).items()]
+    lines.append("SetEnv " + " ".join(settings))
     config.write_text("\n".join(lines) + "\n")
     os.kill(server.pid, signal.SIGHUP)
     time.sleep(0.5)
@@ -285,3 +287,34 @@ def test_a_tool_with_the_old_prepare_runs_here_and_is_refused_on_a_node_saying_w
         "(docs/ARCHITECTURE.md, How to add a tool)"
     )
     assert not old_style_tool.exists()  # nothing prepared here for a run there
+
+
+def test_netperf_on_a_node_is_adapted_to_the_nodes_build(sshd: Sshd, tmp_path: Path) -> None:
+    """The node's netperf is a build without --enable-demo (the emulator with
+    RACPERF_FAKE_NETPERF_DEMO=0 there); here it has -D. The plan for the node drops -D and
+    says which build; the plan here keeps it."""
+    set_node_path(
+        sshd, "/usr/bin", "/bin", env={"RACPERF_FAKE_NETPERF_DEMO": "0", "RACPERF_FAKE_NETPERF_VERSION": "2.6.0"}
+    )
+    fake = str(FAKES / "netperf")
+    config = {"role": "client", "host": "127.0.0.1", "netperf": fake, "duration_s": 5, "interim_s": 1}
+    here = netperf.invocation(config, None)
+    assert "-D" in here.argv and here.notes == ()
+    there = netperf.invocation(config, None, host_of(sshd))
+    assert "-D" not in there.argv
+    assert there.notes == (
+        "this netperf (2.6.0) was built without --enable-demo: no interim results (-D), only the final figures",
+    )
+    assert netperf.tool_version([fake], host_of(sshd)) == "Netperf version 2.6.0"
+    with pytest.raises(ValueError, match="netperf: '/no/such/netperf' not found on rac1"):
+        netperf.invocation({**config, "netperf": "/no/such/netperf"}, None, host_of(sshd))
+
+
+def test_calibrate_io_reads_the_aio_slots_of_its_node(sshd: Sshd) -> None:
+    tool = calibrate_io.TOOL
+    planned = tool.invocation({"sid": "ORCL", "oracle_home": "/x", "sqlplus": "/bin/true"})
+    assert calibrate_io.aio_problem() is None  # this machine (the node is this machine too)
+    assert tool.prepare({}, planned, host_of(sshd)) is None
+    assert calibrate_io.aio_problem_of("65000\n65536\n") == (
+        f"aio-nr 65000 of aio-max-nr 65536 (536 free): {calibrate_io.CHECK_FIXES['aio']}"
+    )
