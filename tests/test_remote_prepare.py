@@ -21,11 +21,12 @@ import pytest
 
 from racperf_tui.core.cluster import LOCAL, load_cluster, node_spec
 from racperf_tui.core.events import RunState
+from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import SshHost
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.supervisor import Supervisor
-from racperf_tui.tools import calibrate_io, netperf, probe
+from racperf_tui.tools import calibrate_io, netperf, orion, probe
 from tests.helpers import FAKES
 from tests.helpers.cluster_helpers import isolated_home, node_table, racperf, remote_base, remote_runs  # noqa: F401
 from tests.helpers.sshd_helpers import Sshd, sshd_answers
@@ -318,3 +319,30 @@ def test_calibrate_io_reads_the_aio_slots_of_its_node(sshd: Sshd) -> None:
     assert calibrate_io.aio_problem_of("65000\n65536\n") == (
         f"aio-nr 65000 of aio-max-nr 65536 (536 free): {calibrate_io.CHECK_FIXES['aio']}"
     )
+
+
+def test_orion_and_sqlplus_are_looked_for_on_the_node(sshd: Sshd, tmp_path: Path) -> None:
+    """ORION's home comes from the node's $ORACLE_HOME (unset here), its LUN files and the
+    binary must exist there; CALIBRATE_IO's sqlplus too, and this machine's PATH is not sent."""
+    lun = tmp_path / "lun.img"
+    lun.write_bytes(b"\0" * 4096)
+    home = tmp_path / "oracle"
+    (home / "bin").mkdir(parents=True)
+    shutil.copy(FAKES / "orion", home / "bin" / "orion")
+    set_node_path(sshd, "/usr/bin", "/bin", env={"ORACLE_HOME": str(home)})
+    host = host_of(sshd)
+    planned = orion.invocation({"run": "simple", "lun": [str(lun)]}, None, host)
+    assert planned.argv[0] == f"{home}/bin/orion"
+    assert planned.env == {"ORACLE_HOME": str(home), "LD_LIBRARY_PATH": f"{home}/lib"}
+    assert orion.tool_version(planned.argv, host) == "ORION 11.2.0.4.0"
+    missing = tmp_path / "no-such-lun"
+    with pytest.raises(ValueError, match=f"orion: LUN {missing} does not exist on rac1"):
+        orion.invocation({"run": "simple", "lun": [str(missing)]}, None, host)
+    with pytest.raises(ToolNotFound, match="orion: /no/bin/orion is not an executable file on rac1"):
+        orion.invocation({"run": "simple", "lun": [str(lun)], "orion": "/no/bin/orion"}, None, host)
+    base = {"sid": "ORCL", "oracle_home": "/x"}
+    with pytest.raises(ToolNotFound, match="calibrate_io: /no/sqlplus not found or not executable on rac1"):
+        calibrate_io.TOOL.invocation({**base, "sqlplus": "/no/sqlplus"}, None, host)
+    planned = calibrate_io.TOOL.invocation({**base, "sqlplus": "/bin/true"}, None, host)
+    assert planned.env["PATH"] == "/x/bin:" + calibrate_io.NODE_SYSTEM_PATH
+    assert planned.env["LD_LIBRARY_PATH"] == "/x/lib"

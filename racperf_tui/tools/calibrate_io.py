@@ -375,6 +375,10 @@ def oracledb_available() -> bool:
     return importlib.util.find_spec("oracledb") is not None
 
 
+#: the system's part of sqlplus's PATH on another node (its own PATH is not known here)
+NODE_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+
 def aio_problem(root: Path = Path("/")) -> str | None:
     """Why the host's asynchronous I/O slots would fail a calibration, or None."""
     try:
@@ -702,21 +706,34 @@ class CalibrateIoTool:
         #: where the host's /proc and /sys are read (a recorded machine in tests)
         self.root = root
 
-    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
+    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
+        """The calibration on ``host`` (this machine when None): its sqlplus looked for there."""
         cfg = _config(config)
         if cfg.connect:
             return self._oracledb_invocation(cfg)
         sqlplus = cfg.sqlplus_path()
-        if not os.access(sqlplus, os.X_OK):
+        if host is not None and not isinstance(host, LocalHost):
+            try:
+                found = host.run_briefly(["sh", "-c", '[ -f "$1" ] && [ -x "$1" ]', "racperf-sqlplus", sqlplus], 30.0)
+            except OSError as exc:
+                raise ToolNotFound(f"calibrate_io: cannot look for {sqlplus} on {host.name}: {exc}") from None
+            if found.returncode != 0:
+                raise ToolNotFound(
+                    f"calibrate_io: {sqlplus} not found or not executable on {host.name}; {install_hint}"
+                )
+        elif not os.access(sqlplus, os.X_OK):
             raise ToolNotFound(f"calibrate_io: {sqlplus} not found or not executable; {install_hint}")
         home = cfg.oracle_home
+        # this machine's PATH and LD_LIBRARY_PATH are not a node's: there, the home's and the
+        # system's directories only
+        remote = host is not None and not isinstance(host, LocalHost)
+        library_path = "" if remote else os.environ.get("LD_LIBRARY_PATH", "")
+        path = NODE_SYSTEM_PATH if remote else os.environ.get("PATH", "")
         env = {
             "ORACLE_HOME": home,
             "ORACLE_SID": cfg.sid,
-            "LD_LIBRARY_PATH": os.pathsep.join(
-                p for p in (os.path.join(home, "lib"), os.environ.get("LD_LIBRARY_PATH", "")) if p
-            ),
-            "PATH": os.pathsep.join((os.path.join(home, "bin"), os.environ.get("PATH", ""))),
+            "LD_LIBRARY_PATH": os.pathsep.join(p for p in (os.path.join(home, "lib"), library_path) if p),
+            "PATH": os.pathsep.join((os.path.join(home, "bin"), path)),
         }
         argv = [sqlplus, "-S", "-L", "/ as sysdba"]
         return Invocation(
