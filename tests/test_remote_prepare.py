@@ -26,7 +26,7 @@ from racperf_tui.core.ssh import SshTarget
 from racperf_tui.core.ssh_host import SshHost
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.supervisor import Supervisor
-from racperf_tui.tools import calibrate_io, netperf, orion, probe
+from racperf_tui.tools import calibrate_io, iperf3, netperf, orion, probe
 from tests.helpers import FAKES
 from tests.helpers.cluster_helpers import isolated_home, node_table, racperf, remote_base, remote_runs  # noqa: F401
 from tests.helpers.sshd_helpers import Sshd, sshd_answers
@@ -100,10 +100,10 @@ def test_the_run_reports_the_version_of_the_nodes_program(sshd: Sshd, cluster_fi
     if shutil.which("iperf3") is None:
         pytest.skip("iperf3 not installed")
     node_bin = tmp_path / "node-bin"
-    wrapper(node_bin, "iperf3", "iperf 3.99.1 (racperf node wrapper)", "/usr/bin/iperf3")
+    wrapper(node_bin, "iperf3", "iperf 3.9.1 (racperf node wrapper)", "/usr/bin/iperf3")
     set_node_path(sshd, node_bin, "/usr/bin", "/bin")
     here = subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    assert "3.99" not in here
+    assert "3.9.1" not in here
     server = subprocess.Popen(["iperf3", "-s", "-1", "-p", "5299", "-B", "127.0.0.1"], stdout=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
@@ -119,7 +119,7 @@ def test_the_run_reports_the_version_of_the_nodes_program(sshd: Sshd, cluster_fi
     with Store.open(data) as store:
         (record,) = store.list_runs()
     assert record.state is RunState.SUCCEEDED
-    assert record.tool_version == "iperf 3.99.1 (racperf node wrapper)"
+    assert record.tool_version == "iperf 3.9.1 (racperf node wrapper)"
 
 
 @pytest.mark.parametrize(
@@ -346,3 +346,14 @@ def test_orion_and_sqlplus_are_looked_for_on_the_node(sshd: Sshd, tmp_path: Path
     planned = calibrate_io.TOOL.invocation({**base, "sqlplus": "/bin/true"}, None, host)
     assert planned.env["PATH"] == "/x/bin:" + calibrate_io.NODE_SYSTEM_PATH
     assert planned.env["LD_LIBRARY_PATH"] == "/x/lib"
+
+
+def test_iperf3_json_stream_auto_is_decided_by_the_nodes_build(sshd: Sshd, tmp_path: Path) -> None:
+    """The node's iperf3 says 3.99 (json-stream since 3.17), this machine's is older: the plan
+    for the node streams JSON, the plan here does not."""
+    if shutil.which("iperf3") is None or iperf3.supports_json_stream("iperf3"):
+        pytest.skip("needs an iperf3 here without --json-stream")
+    wrapper(tmp_path / "node-bin", "iperf3", "iperf 3.99.1 (racperf node wrapper)", "/usr/bin/iperf3")
+    set_node_path(sshd, tmp_path / "node-bin", "/usr/bin", "/bin")
+    assert "--json-stream" not in iperf3.TOOL.invocation({"host": "h"}, None).argv
+    assert iperf3.TOOL.invocation({"host": "h"}, None, host_of(sshd)).argv[-2:] == ["-J", "--json-stream"]

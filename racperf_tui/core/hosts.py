@@ -93,6 +93,8 @@ class RunningProcess(Protocol):
 
 class Host(Protocol):
     name: str
+    #: another node (SshHost), not this machine: what a tool asks of it must be asked there
+    remote: bool
 
     def which(self, program: str) -> str | None: ...
 
@@ -133,6 +135,7 @@ class LocalHost:
     """This machine."""
 
     name = "local"
+    remote = False
 
     def which(self, program: str) -> str | None:
         return shutil.which(program)

@@ -458,6 +458,8 @@ class SshHost:
     """A node reached over SSH (see the module doc). ``remote_base``: where runs' directories
     go on the node (default ~/.racperf/runs)."""
 
+    remote = True
+
     def __init__(
         self,
         target: SshTarget,

@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
-from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import StreamParser, ToolDescription
+
+if TYPE_CHECKING:  # the Host protocol is a type here: its module (process, guard) is not needed
+    from racperf_tui.core.hosts import Host
 
 __all__ = [
     "ModuleTool",
@@ -42,6 +45,7 @@ __all__ = [
     "check_range",
     "option_number",
     "check_choice",
+    "on_another_node",
     "program_output",
     "run_briefly",
     "option_whole_number",
@@ -183,12 +187,20 @@ def run_briefly(
     )
 
 
+def on_another_node(host: Host | None) -> TypeGuard[Host]:
+    """Whether ``host`` is another node (None, and LocalHost, are this machine)."""
+    return host is not None and bool(getattr(host, "remote", False))
+
+
 def program_output(
     argv: list[str], timeout_s: float = 5.0, host: Host | None = None, env: Mapping[str, str] | None = None
 ) -> str | None:
     """stdout + stderr of a short informational command (``netperf -V``, ``java -version``)
     on ``host`` (this machine when None), ``env`` added; None when it cannot run or hangs."""
     try:
-        return (host or LocalHost()).run_briefly(argv, timeout_s, env=env).text
-    except (OSError, ValueError):
+        if host is not None:
+            return host.run_briefly(argv, timeout_s, env=env).text
+        proc = run_briefly(argv, timeout_s, None if env is None else {**os.environ, **env})
+    except (OSError, ValueError, subprocess.TimeoutExpired):
         return None
+    return proc.stdout + proc.stderr

@@ -46,14 +46,16 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Companion, Invocation, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
-from racperf_tui.tools.base import OptionsConfig
+from racperf_tui.tools.base import OptionsConfig, on_another_node
 from racperf_tui.tools.figures import OutputParseError
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 name = "calibrate_io"
 install_hint = (
@@ -712,7 +714,7 @@ class CalibrateIoTool:
         if cfg.connect:
             return self._oracledb_invocation(cfg)
         sqlplus = cfg.sqlplus_path()
-        if host is not None and not isinstance(host, LocalHost):
+        if on_another_node(host):
             try:
                 found = host.run_briefly(["sh", "-c", '[ -f "$1" ] && [ -x "$1" ]', "racperf-sqlplus", sqlplus], 30.0)
             except OSError as exc:
@@ -726,7 +728,7 @@ class CalibrateIoTool:
         home = cfg.oracle_home
         # this machine's PATH and LD_LIBRARY_PATH are not a node's: there, the home's and the
         # system's directories only
-        remote = host is not None and not isinstance(host, LocalHost)
+        remote = on_another_node(host)
         library_path = "" if remote else os.environ.get("LD_LIBRARY_PATH", "")
         path = NODE_SYSTEM_PATH if remote else os.environ.get("PATH", "")
         env = {
@@ -781,13 +783,13 @@ class CalibrateIoTool:
     def prepare(self, config: Mapping[str, Any], planned: Invocation, host: Host | None = None) -> None:
         """The asynchronous I/O slots of the host the calibration runs on (here: under
         ``root``; on a node: its /proc, read there)."""
-        if host is None or isinstance(host, LocalHost):
+        if not on_another_node(host):
             problem = aio_problem(self.root)
         else:
             answer = host.run_briefly(["cat", "/proc/sys/fs/aio-nr", "/proc/sys/fs/aio-max-nr"], 10.0)
             problem = aio_problem_of(answer.stdout) if answer.returncode == 0 else None
         if problem:
-            where = f" on {host.name}" if host is not None and not isinstance(host, LocalHost) else ""
+            where = f" on {host.name}" if on_another_node(host) else ""
             raise ValueError(f"calibrate_io{where}: {problem}")
 
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:

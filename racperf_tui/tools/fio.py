@@ -23,13 +23,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core import units
-from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ResultTable, ToolDescription, options_from_dataclass
 from racperf_tui.tools import fio_result_sections
+from racperf_tui.tools.base import on_another_node
 from racperf_tui.tools.fio_config import (
     DEFAULT_HARD_LIMIT_S,
     IOENGINES,
@@ -51,6 +51,9 @@ from racperf_tui.tools.fio_scratch import (
     lay_out_read_targets_on,
 )
 from racperf_tui.tools.fio_stream import DIRECTIONS, SAMPLE_PERCENTILES, FioStreamParser
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: what to tell a user whose machine has no fio
 install_hint = "apt-get install fio / dnf install fio / yum install fio"
@@ -105,7 +108,7 @@ def invocation(
     exactly the plan that was judged.
     """
     cfg = validated_config(config)
-    remote = host is not None and not isinstance(host, LocalHost)
+    remote = on_another_node(host)
     fio = host.which("fio") if remote and host is not None else fio_path()
     if fio is None:
         if remote and host is not None:
@@ -150,7 +153,7 @@ def prepare(config: Mapping[str, Any] | FioConfig, planned: Invocation, host: Ho
     (this machine when None): racperf's private scratch directory, and the files a read-only
     plan reads laid out. ValueError says what is wrong (and on which node)."""
     validated_config(config)  # the plan holds everything else
-    local = host is None or isinstance(host, LocalHost)
+    local = not on_another_node(host)
     scratch = os.path.abspath(default_scratch_dir())
     for target in planned.targets:
         if os.path.dirname(target.path) == scratch:

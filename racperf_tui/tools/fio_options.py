@@ -23,9 +23,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from racperf_tui.core.hosts import Host, LocalHost
-from racperf_tui.tools.base import run_briefly
+from racperf_tui.tools.base import on_another_node, run_briefly
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: fio's own (not per-job) options, from fio's init.c ``l_opts`` with their argument kind:
 #: "required", "optional" (only as --opt=value) or "none". Listed here because fio prints no
@@ -165,7 +168,7 @@ _REMOTE_TABLE_TIMEOUT_S = 300.0
 def _asker(fio: str, host: Host | None) -> Callable[[list[str]], list[str]]:
     """answers(queries): fio's answer (stdout + stderr) to each ``fio QUERY``: here in parallel
     processes, on another node in one sh loop over one channel."""
-    if host is None or isinstance(host, LocalHost):
+    if not on_another_node(host):
 
         def here(queries: list[str]) -> list[str]:
             with ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) * 2)) as pool:
@@ -277,7 +280,7 @@ def option_table(fio: str, host: Host | None = None) -> FioOptionTable:
     one: that fio's version decides the table), read once, then cached in
     ``$XDG_CACHE_HOME/racperf`` per binary (per node, path, version and checksum on a node);
     a changed binary is read again. FioOptionError when fio cannot be asked."""
-    remote = host is not None and not isinstance(host, LocalHost)
+    remote = on_another_node(host)
     try:
         key = _remote_cache_key(fio, host) if remote and host is not None else _cache_key(fio)
     except OSError as exc:

@@ -29,10 +29,10 @@ import stat
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeGuard
 
-from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Target
-from racperf_tui.tools.base import run_briefly
+from racperf_tui.tools.base import on_another_node, run_briefly
 from racperf_tui.tools.fio_options import (
     FioArg,
     FioOptionError,
@@ -48,6 +48,9 @@ from racperf_tui.tools.fio_policy import (
     refusal_names,
     top_level_refusal,
 )
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: rw= values that only read (anything else, trim included, writes or destroys)
 READ_ONLY_RW = frozenset({"read", "randread"})
@@ -124,9 +127,9 @@ def _parse_env(env: dict[str, str] | None) -> dict[str, str]:
     return parse_env
 
 
-def is_remote(host: Host | None) -> bool:
+def is_remote(host: Host | None) -> TypeGuard[Host]:
     """Whether ``host`` is another node (None and LocalHost are this machine)."""
-    return host is not None and not isinstance(host, LocalHost)
+    return on_another_node(host)
 
 
 def _fio(

@@ -11,10 +11,13 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from racperf_tui.core import units
-from racperf_tui.core.hosts import Host
 from racperf_tui.tools.fio_plan import FioPlan, job_paths
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 
 def _fs_type(path: str) -> str:

@@ -48,13 +48,19 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, ToolOption
-from racperf_tui.tools.base import check_choice, check_range, option_number, option_whole_number, program_output
+from racperf_tui.tools.base import (
+    check_choice,
+    check_range,
+    on_another_node,
+    option_number,
+    option_whole_number,
+    program_output,
+)
 from racperf_tui.tools.figures import (
     MAX_LINE_CHARS,
     OutputParseError,
@@ -69,6 +75,9 @@ from racperf_tui.tools.figures import (
     raw_decode,
     strict_decoder,
 )
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: the server line after which a client may connect
 READY_PATTERN = re.compile(r"Server listening on")
@@ -236,7 +245,7 @@ class Iperf3Tool:
         """The run on ``host``: ``json_stream: auto`` is decided by the iperf3 there (another
         node's build, not this machine's)."""
         binary = str(config.get("binary") or "iperf3")
-        if config.get("json_stream", "auto") == "auto" and host is not None and not isinstance(host, LocalHost):
+        if config.get("json_stream", "auto") == "auto" and on_another_node(host):
             config = dict(config, json_stream=supports_json_stream_on(host, binary))
         return Invocation(argv=self.build_argv(config), hard_limit_s=float(self.hard_limit_s(config)))
 

@@ -32,11 +32,10 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import (
@@ -44,10 +43,14 @@ from racperf_tui.tools.base import (
     OptionsConfig,
     check_choice,
     check_range,
+    on_another_node,
     option_whole_number,
     program_output,
 )
 from racperf_tui.tools.figures import MAX_LINE_CHARS, MAX_NUMBER_CHARS, OutputParseError, Warnings, check_finite
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 name = "netperf"
 
@@ -1037,7 +1040,7 @@ def invocation(config: Mapping[str, Any], run_dir: str | None = None, host: Host
     cannot do (-D, omni), saying so in the notes; everything else as :func:`build_argv`."""
     notes: list[str] = []
     cfg = NetperfConfig.from_mapping(config)
-    if cfg.role == "client" and host is not None and not isinstance(host, LocalHost):
+    if cfg.role == "client" and on_another_node(host):
         adapted, notes = adapt_to_capabilities(config, detect_capabilities_on(host, cfg.netperf))
         config = adapted
     return Invocation(argv=build_argv(config), hard_limit_s=float(hard_limit_s(config)), notes=tuple(notes))

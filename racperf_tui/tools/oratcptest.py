@@ -27,11 +27,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core import settings, units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import (
@@ -39,10 +38,14 @@ from racperf_tui.tools.base import (
     OptionsConfig,
     check_choice,
     check_range,
+    on_another_node,
     option_whole_number,
     program_output,
 )
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 name = "oratcptest"
 
@@ -400,7 +403,7 @@ def locate_java_on(host: Host, config: Mapping[str, Any] | None = None) -> tuple
 def invocation(config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
     """One end on ``host``: on another node, java is found there and the jar must be there
     (the config's ``jar_path``, else the remembered one, as a path on that node)."""
-    if host is None or isinstance(host, LocalHost):
+    if not on_another_node(host):
         return Invocation(argv=build_argv(config), hard_limit_s=hard_limit_s(config))
     cfg = OratcptestConfig.from_mapping(config)
     java, _source = locate_java_on(host, config)

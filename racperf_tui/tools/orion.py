@@ -47,17 +47,19 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core import settings
 from racperf_tui.core.block_devices import dm_names
 from racperf_tui.core.diskstats import DiskSnapshot, snapshot_from_text
 from racperf_tui.core.events import Sample
-from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import READ, WRITE, Companion, Invocation, Target, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
-from racperf_tui.tools.base import OptionsConfig, program_output
+from racperf_tui.tools.base import OptionsConfig, on_another_node, program_output
 from racperf_tui.tools.orion_live import RECORD_KEY, LunDevices, OrionLiveModel, lun_devices, recorded
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 name = "orion"
 
@@ -653,7 +655,7 @@ def invocation(
     and ORION are looked for there. ValueError names every problem of the config;
     ToolNotFound when no ORION is found."""
     cfg = _config(config)
-    remote = host is not None and not isinstance(host, LocalHost)
+    remote = on_another_node(host)
     if remote and host is not None:
         missing = _node_answer(host, _NODE_MISSING_SH, list(cfg.lun))[1].split()
         where = f" on {host.name}"
@@ -704,7 +706,7 @@ def tool_version(argv: list[str], host: Host | None = None) -> str | None:
     if os.path.basename(os.path.dirname(binary)) == "bin":
         home = os.path.dirname(os.path.dirname(binary))
         # here, the ORACLE_HOME set wins; a node's environment is not ours to read
-        local = host is None or isinstance(host, LocalHost)
+        local = not on_another_node(host)
         env["ORACLE_HOME"] = os.environ.get("ORACLE_HOME", home) if local else home
         env["LD_LIBRARY_PATH"] = os.path.join(env["ORACLE_HOME"], "lib")
     match = _VERSION_RE.search(program_output([binary, "-help"], 10.0, host, env) or "")

@@ -54,21 +54,31 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
-from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ToolDescription, ToolOption
 from racperf_tui.core.units import MIB, MIB_S_PER_MBIT_S
 from racperf_tui.tools import probe_server
-from racperf_tui.tools.base import check_choice, check_range, option_number, option_whole_number
+from racperf_tui.tools.base import (
+    check_choice,
+    check_range,
+    on_another_node,
+    option_number,
+    option_whole_number,
+    run_briefly,
+)
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
 from racperf_tui.tools.probe_client import ClientOptions, parse_size
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: the server file to copy to another node (``python3 probe_server.py --port N``)
 PROBE_SERVER_PATH = Path(probe_server.__file__).resolve()
@@ -274,7 +284,7 @@ class ProbeTool:
         hard_limit_s = float(self.hard_limit_s(config))
         if config.get("role", "client") != "server":
             return Invocation(argv=argv, hard_limit_s=hard_limit_s)
-        remote = host is not None and not isinstance(host, LocalHost)
+        remote = on_another_node(host)
         python = str(config.get("python") or ("python3" if remote else sys.executable))
         place = run_dir or "<run directory>"
         argv = [python, "-u", os.path.join(place, SERVER_FILE_NAME), *argv[3:]]
@@ -285,18 +295,22 @@ class ProbeTool:
         ValueError names the host and what it has."""
         if config.get("role", "client") != "server" or not planned.argv:
             return
-        host = host or LocalHost()
-        where = "" if isinstance(host, LocalHost) else f" on {host.name}"
+        where = f" on {host.name}" if host is not None and on_another_node(host) else ""
+        command = [planned.argv[0], "-c", _PYTHON_VERSION_CODE]
         try:
-            answer = host.run_briefly([planned.argv[0], "-c", _PYTHON_VERSION_CODE], 15.0)
-        except OSError as exc:
+            if host is not None:
+                answer = host.run_briefly(command, 15.0)
+                status, version, text = answer.returncode, answer.stdout.strip(), answer.text
+            else:
+                done = run_briefly(command, 15.0)
+                status, version, text = done.returncode, done.stdout.strip(), done.stdout + done.stderr
+        except (OSError, subprocess.TimeoutExpired) as exc:
             raise ValueError(f"probe: cannot run the server's python {planned.argv[0]!r}{where}: {exc}") from None
-        version = answer.stdout.strip()
         numbers = tuple(int(x) for x in version.split(".") if x.isdigit())
-        if answer.returncode != 0 or len(numbers) != 2:
+        if status != 0 or len(numbers) != 2:
             raise ValueError(
                 f"probe: {planned.argv[0]!r}{where} is not a python3 that racperf can use: "
-                f"{(answer.text.strip() or f'exit status {answer.returncode}')[:200]}"
+                f"{(text.strip() or f'exit status {status}')[:200]}"
             )
         if numbers < MIN_SERVER_PYTHON:
             raise ValueError(
