@@ -4,6 +4,11 @@
 operations over one SSH connection, so no tool changes when its runs move to another node:
 
 - ``which(program)``: the program's path there, or None;
+- ``run_briefly(argv, timeout_s, env=..., stdin=...)``: a short command run to its end there
+  (a version probe, fio's option table or its reading of a job): a :class:`BriefOutput`;
+  FileNotFoundError when the program is not there, TimeoutError past ``timeout_s``, another
+  OSError when it cannot be run (a tool's ``prepare(config, planned, host)`` and its version
+  probe ask the run's host, never this machine, for what that host has);
 - ``put_files(directory, files)``: write the Invocation's files (name -> text) there;
 - ``start(invocation, directory, ...)``: a supervised process with the Invocation's argv, env,
   working directory and standard input (its output read in chunks by the supervisor);
@@ -18,7 +23,9 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-from collections.abc import Iterable
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -32,6 +39,21 @@ MAX_RESULT_FILE_BYTES = 16 << 20
 #: at most this many result files per run
 MAX_RESULT_FILES = 64
 STDIN_FILE = "stdin.txt"
+
+
+@dataclass(frozen=True)
+class BriefOutput:
+    """What a short command said: its exit status and its output, decoded (undecodable bytes
+    replaced)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def text(self) -> str:
+        """stdout then stderr: what a version probe reads (``java -version`` says it on stderr)."""
+        return self.stdout + self.stderr
 
 
 class RunningProcess(Protocol):
@@ -71,8 +93,19 @@ class RunningProcess(Protocol):
 
 class Host(Protocol):
     name: str
+    #: another node (SshHost), not this machine: what a tool asks of it must be asked there
+    remote: bool
 
     def which(self, program: str) -> str | None: ...
+
+    def run_briefly(
+        self,
+        argv: list[str],
+        timeout_s: float,
+        *,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+    ) -> BriefOutput: ...
 
     def put_files(self, directory: Path, files: dict[str, str]) -> None: ...
 
@@ -102,9 +135,35 @@ class LocalHost:
     """This machine."""
 
     name = "local"
+    remote = False
 
     def which(self, program: str) -> str | None:
         return shutil.which(program)
+
+    def run_briefly(
+        self,
+        argv: list[str],
+        timeout_s: float,
+        *,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+    ) -> BriefOutput:
+        """``argv`` to its end (``env`` added to this process's environment, ``stdin`` text
+        else /dev/null); FileNotFoundError, TimeoutError, OSError (see the module doc)."""
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=timeout_s,
+                input=stdin,
+                stdin=subprocess.DEVNULL if stdin is None else None,
+                env=dict(os.environ, **env) if env else None,
+            )
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"{argv[0]} did not end within {timeout_s:g} s") from None
+        return BriefOutput(done.returncode, done.stdout or "", done.stderr or "")
 
     def judge_targets(self, targets: Iterable[Target], override: bool | set[str] = False) -> GuardVerdict:
         return judge(targets, override)

@@ -32,12 +32,12 @@ import shlex
 import signal
 import socket
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.devjail import unjail_argv
-from racperf_tui.core.hosts import MAX_RESULT_FILE_BYTES, MAX_RESULT_FILES, STDIN_FILE
+from racperf_tui.core.hosts import MAX_RESULT_FILE_BYTES, MAX_RESULT_FILES, STDIN_FILE, BriefOutput
 from racperf_tui.core.invocation import Invocation, Target
 from racperf_tui.core.node_facts import gather_and_judge
 from racperf_tui.core.node_net import NetReport, net_command
@@ -163,6 +163,20 @@ kill "$w" $tr $dm 2>/dev/null
 [ -z "$t" ] || rm -f "$t" "$t.new" "$t.ref" "$t.beat"
 exit "$rc"
 """
+
+#: $1 the program, $2 the limit (s), the rest: the command (``env NAME=VALUE ...`` first when
+#: it has variables). A program that is not there says so in a word of its own (exit 127), so
+#: "not installed on the node" is told apart from a program that exits 127 itself; the node's
+#: ``timeout`` (where present) ends a command that hangs there even when the link dies.
+BRIEF_SH = r"""
+p=$1 limit=$2; shift 2
+command -v -- "$p" >/dev/null 2>&1 || { printf '%s\n' racperf-program-not-found >&2; exit 127; }
+if command -v timeout >/dev/null 2>&1; then exec timeout -k 2 "$limit" "$@"; fi
+exec "$@"
+"""
+_NOT_FOUND_WORD = b"racperf-program-not-found"
+#: a brief command's link gets this much over its own limit (the node's timeout ends it first)
+BRIEF_MARGIN_S = 5.0
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: seconds start() waits for the remote group's id
@@ -447,6 +461,8 @@ class SshHost:
     """A node reached over SSH (see the module doc). ``remote_base``: where runs' directories
     go on the node (default ~/.racperf/runs)."""
 
+    remote = True
+
     def __init__(
         self,
         target: SshTarget,
@@ -512,13 +528,42 @@ class SshHost:
 
         return map_text
 
-    def program_version(self, argv: list[str]) -> str | None:
-        """The first line of ``argv[0] --version`` on the node (5 s), else None."""
-        status, out, err = self._run(f"{q(argv[0])} --version </dev/null 2>&1", timeout_s=5.0, limit=4096)
-        text = out.decode("utf-8", "replace").strip()
-        return text.splitlines()[0][:200] if status == 0 and text else None
-
     # ---- the Host protocol ----------------------------------------------------------------
+    def run_briefly(
+        self,
+        argv: list[str],
+        timeout_s: float,
+        *,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+    ) -> BriefOutput:
+        """``argv`` run to its end on the node (``env`` added, ``stdin`` text else nothing):
+        FileNotFoundError naming the node when the program is not there, TimeoutError past
+        ``timeout_s``, SshError (an OSError) when the node cannot be reached."""
+        if not argv:
+            raise ValueError("empty command line")
+        words = [argv[0], str(max(1, math.ceil(timeout_s)))]
+        if env:
+            bad = [name for name in env if not _ENV_NAME.match(name)]
+            if bad:
+                raise ValueError(f"environment variable name {bad[0]!r} is not a shell identifier")
+            words += ["env", *(f"{name}={value}" for name, value in env.items())]
+        words += argv
+        command = f"sh -c {q(BRIEF_SH)} racperf-brief " + " ".join(q(word) for word in words)
+        try:
+            status, out, err = self._run(
+                command, stdin=(stdin or "").encode("utf-8"), timeout_s=timeout_s + BRIEF_MARGIN_S
+            )
+        except TimeoutError:
+            raise TimeoutError(f"{self.name}: {argv[0]} did not end within {timeout_s:g} s") from None
+        if status == 127 and _NOT_FOUND_WORD in err:
+            raise FileNotFoundError(f"{self.name}: {argv[0]!r} not found on the node")
+        if status == 124:  # the node's timeout(1) ended it
+            raise TimeoutError(f"{self.name}: {argv[0]} did not end within {timeout_s:g} s")
+        if status is None:
+            raise SshError(f"{self.name}: the link ended while {argv[0]} ran")
+        return BriefOutput(status, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
     def which(self, program: str) -> str | None:
         status, out, _ = self._run(f"command -v -- {q(program)}", timeout_s=30.0)
         path = out.decode("utf-8", "replace").strip()

@@ -92,7 +92,9 @@ def wait_for_server_ready(
     deadline = time.monotonic() + timeout_s
     with Store.open(Path(data_dir)) as store:
         while True:
-            output = store.raw_output(server_run_id, None)
+            # its output only: the run's input files (the probe server's source) are raw
+            # output too, and their text must not read as the server's words
+            output = store.raw_output(server_run_id, "stdout") + store.raw_output(server_run_id, "stderr")
             match = ready.search(output)
             if match:
                 return match

@@ -17,6 +17,7 @@ racperf judges nothing it cannot look at.
 from __future__ import annotations
 
 import ipaddress
+import inspect
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -48,6 +49,19 @@ class JudgedRun:
     guard: GuardVerdict
 
 
+def takes_host(method: Any, positional: int) -> bool:
+    """Whether ``method`` takes the run's host as its ``positional``-th argument (a tool written
+    before hosts were passed, e.g. ``prepare(config, planned)``, does not)."""
+    try:
+        parameters = list(inspect.signature(method).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return True
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return len([p for p in parameters if p.kind in kinds]) >= positional
+
+
 def install_hint(module: ModuleType) -> str | None:
     """The tool's install hint (module ``install_hint`` or ``TOOL.install_hint``), if any."""
     return getattr(module, "install_hint", None) or getattr(getattr(module, "TOOL", None), "install_hint", None)
@@ -75,7 +89,10 @@ def plan_invocation(
     ToolNotFound when its program is missing)."""
     tool = module.TOOL
     planner = getattr(tool, "invocation", None)
-    if callable(planner):
+    if callable(planner) and host is not None and takes_host(planner, 3):
+        # the host's own programs plan the run (fio: the node's fio reads the job)
+        planned = planner(config, run_dir, host)
+    elif callable(planner):
         planned = planner(config, run_dir)
     else:
         planned = Invocation(argv=tool.build_argv(config), hard_limit_s=float(tool.hard_limit_s(config)))

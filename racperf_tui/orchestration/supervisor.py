@@ -15,7 +15,9 @@ Detached use (what :func:`racperf_tui.orchestration.runs.launch_run` starts)::
 the launcher (which then never has a zombie to reap) and runs in its own session.
 
 Optional tool attributes the supervisor honours (beyond the protocol in tools/base.py):
-``TOOL.tool_version(argv) -> str | None``, ``TOOL.install_hint`` (or module ``install_hint``),
+``TOOL.tool_version(argv, host) -> str | None`` (asked on the run's host), ``TOOL.prepare(config,
+planned, host)`` (side effects on the run's host after the guard: None or the Invocation adapted
+to the host), ``TOOL.install_hint`` (or module ``install_hint``),
 ``TOOL.merge_stderr`` (bool: feed stderr lines to the stream parser too) and
 ``TOOL.stop_grace_s`` (float: SIGTERM -> SIGKILL grace), ``TOOL.option_guard`` (str: what
 guards its options, for the run's record of protections); and of the stream parser, ``tick()``
@@ -28,11 +30,11 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import dataclasses
 import json
 import os
 import signal
 import stat
-import subprocess
 import sys
 import threading
 import time
@@ -45,7 +47,7 @@ from typing import Any
 from racperf_tui.core.cluster import host_for, node_of_config
 from racperf_tui.core.devjail import devjail_available, jail_argv
 from racperf_tui.core.events import RunState, Sample
-from racperf_tui.core.hosts import Host
+from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.lines import LineSplitter
 from racperf_tui.core.paths import run_dir
@@ -54,10 +56,10 @@ from racperf_tui.core.ssh import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.write_watch import WriteWatch
 from racperf_tui.orchestration.companions import CompanionRunner
-from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run
+from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run, takes_host
 from racperf_tui.tools import load_tool
 
-__all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "tool_version"]
+__all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "takes_host", "tool_version"]
 
 #: raw output is written in batches: whichever comes first
 RAW_FLUSH_INTERVAL_S = 0.2
@@ -70,22 +72,20 @@ TICK_S = 0.1
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-def tool_version(tool: Any, argv: list[str]) -> str | None:
-    """``TOOL.tool_version(argv)`` when the tool has one, else the first line of
-    ``argv[0] --version`` (5 s limit), else None."""
+def tool_version(tool: Any, argv: list[str], host: Host | None = None) -> str | None:
+    """The version of what runs, asked on ``host`` (this machine when None):
+    ``TOOL.tool_version(argv, host)`` when the tool has one, else the first line of
+    ``argv[0] --version`` there (5 s limit), else None. A tool's ``tool_version(argv)`` that
+    takes no host answers for this machine only, so on another node the generic question is
+    asked there instead."""
+    host = host or LocalHost()
     method = getattr(tool, "tool_version", None)
     try:
-        if callable(method):
+        if callable(method) and takes_host(method, 2):
+            return method(argv, host)
+        if callable(method) and isinstance(host, LocalHost):
             return method(argv)
-        out = subprocess.run(
-            [argv[0], "--version"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=5,
-            stdin=subprocess.DEVNULL,
-        )
-        text = (out.stdout or out.stderr).strip()
+        text = host.run_briefly([argv[0], "--version"], 5.0).text.strip()
         return text.splitlines()[0][:200] if text else None
     except Exception:  # a version is nice to have; never fail a run for it
         return None
@@ -120,6 +120,8 @@ class Supervisor:
         self._wake_r: int | None = None
         self._wake_w: int | None = None
         self.write_watch = write_watch
+        #: the run's safety record while it waits for the node's protections (a remote run)
+        self._safety: dict[str, Any] | None = None
         #: None: built from the run's config (its ``host_spec``: this machine when it has none)
         self.host: Host | None = host
 
@@ -179,8 +181,9 @@ class Supervisor:
             if self.host is None:
                 self.host = host_for(node_of_config(config))
             judged = judge_run(module, record.tool, config, str(directory), self.host)
+            judged = self._prepared(tool, record.tool, config, judged)
             argv, write_watch, protections = self._protections(judged, tool)
-            self._prepare(tool, config, judged, directory, protections)
+            self._record_plan(judged, directory, protections)
         except SshError as exc:  # the node cannot be reached or used: which, and why
             where = self.host.name if self.host is not None else "its node"
             self.store.set_state(self.run_id, RunState.FAILED, message=f"node {where}: {one_line(exc)}")
@@ -287,6 +290,7 @@ class Supervisor:
                     self.log(f"hard limit {hard_limit_s:g} s reached: stopping")
                     proc.stop(stop_grace_s)
                 proc.tick()
+                self._record_node_protections(proc)
                 if proc.violations and not killed_for_writing:
                     killed_for_writing = True
                     self.log(f"killed: {proc.violations[0]}: SIGKILL to the benchmark's tree")
@@ -300,6 +304,7 @@ class Supervisor:
                 self.log(f"stream parser failed at the end:\n{traceback.format_exc()}")
             flush_raw()
             exit_status = proc.reap()
+            self._record_node_protections(proc, final=True)
         finally:
             companions.close()
             if proc.pid is not None and proc.returncode is None:
@@ -327,15 +332,8 @@ class Supervisor:
         return self.host
 
     def _tool_version(self, tool: Any, argv: list[str]) -> str | None:
-        """The tool's own answer, else ``argv[0] --version`` where the run runs (a host that
-        can say: ``program_version``), else here."""
-        asker = getattr(self.host, "program_version", None)
-        if callable(getattr(tool, "tool_version", None)) or not callable(asker):
-            return tool_version(tool, argv)
-        try:
-            return asker(argv)
-        except Exception:  # a version is nice to have; never fail a run for it
-            return None
+        """The version of what runs, asked where the run runs (:func:`tool_version`)."""
+        return tool_version(tool, argv, self.host)
 
     def _collect_result_files(self, planned: Invocation, directory: Path) -> dict[str, str]:
         """The result files the run wrote, kept in the store (raw output ``result:NAME``)."""
@@ -365,6 +363,12 @@ class Supervisor:
         protections = ([str(option_guard)] if option_guard else []) + [
             "every target checked by the write guard (mounts, swap, holders, open files, signatures)"
         ]
+        if not isinstance(self.host, LocalHost):
+            # another node: its own net (core/node_net.py) jails and watches there; what it
+            # reports is recorded once it runs (_record_node_protections). A watch here only
+            # asks the node's host for that net; this machine's devices are not the node's
+            protections.append("write watch and device jail: the node's own, as it reports them")
+            return argv, self.write_watch or WriteWatch(set()), protections
         available, why = devjail_available()
         if available:
             argv = jail_argv(argv, [n for n in nodes if os.path.abspath(n).startswith("/dev/")])
@@ -384,28 +388,78 @@ class Supervisor:
         protections.append("write watch: the run is killed if it opens an uncleared block device for writing")
         return argv, watch, protections
 
-    def _prepare(
-        self, tool: Any, config: dict[str, Any], judged: JudgedRun, directory: Path, protections: list[str]
-    ) -> None:
-        """After the guard: the tool's own preparation, the Invocation's files in the run's
-        directory, and the record of what was planned and which protections are active."""
+    def _prepared(self, tool: Any, tool_name: str, config: dict[str, Any], judged: JudgedRun) -> JudgedRun:
+        """After the guard: the tool's own preparation on the run's host,
+        ``prepare(config, planned, host)``; it may hand back the Invocation adapted to what the
+        host has (a build's options), never with other targets than the guard judged. A
+        ``prepare(config, planned)`` of a tool written before hosts were passed prepares this
+        machine: it runs for a local run and refuses a run on another node, saying why."""
         prepare = getattr(tool, "prepare", None)
-        if callable(prepare):
-            prepare(config, judged.invocation)
+        if not callable(prepare):
+            return judged
+        host = self._on_host()
+        if takes_host(prepare, 3):
+            adapted = prepare(config, judged.invocation, host)
+        elif isinstance(host, LocalHost):
+            adapted = prepare(config, judged.invocation)
+        else:
+            raise ValueError(
+                f"{tool_name}: its prepare(config, planned) takes no host, so it would prepare this machine, "
+                f"not {host.name}; the tool must take prepare(config, planned, host) to run on another node "
+                "(docs/ARCHITECTURE.md, How to add a tool)"
+            )
+        if not isinstance(adapted, Invocation) or adapted is judged.invocation:
+            return judged
+        if tuple(adapted.targets) != tuple(judged.invocation.targets):
+            raise ValueError(
+                f"{tool_name}: its prepare changed the targets the write guard judged; refused "
+                "(prepare may adapt the command to the host, never what it reads or writes)"
+            )
+        return dataclasses.replace(judged, invocation=adapted)
+
+    def _record_plan(self, judged: JudgedRun, directory: Path, protections: list[str]) -> None:
+        """The Invocation's files in the run's directory on its host, and the record of what
+        was planned and which protections are active (on another node: recorded once the
+        node's own net reports them, :meth:`_record_node_protections`)."""
         self._on_host().put_files(directory, judged.invocation.files)
         for name, text in judged.invocation.files.items():
             self.store.add_raw(self.run_id, text, f"file:{name}")
         guard = judged.guard
-        safety = {
+        self._safety = {
             "targets": [{"path": t.path, "access": t.access, "origin": t.origin} for t in judged.invocation.targets],
             "overridden": [{"path": t.path, "reasons": v.reasons} for t, v in guard.overridden],
             "device_nodes": list(guard.device_nodes),
             "protections": protections,
         }
-        if judged.invocation.targets:
-            self.store.add_raw(self.run_id, json.dumps(safety), "safety")
+        if not judged.invocation.targets:
+            self._safety = None
+        elif isinstance(self.host, LocalHost):
+            self.store.add_raw(self.run_id, json.dumps(self._safety), "safety")
+            self._safety = None
         for target, verdict in guard.overridden:
             self.log(f"write guard overridden for {target.path}: {'; '.join(verdict.reasons)}")
+
+    def _record_node_protections(self, proc: Any, final: bool = False) -> None:
+        """A run on another node: the protections in force there are what its net said
+        (RemoteProcess.net, core/node_net.py), not this machine's; recorded once they are known
+        (or at the end, saying the node never reported them)."""
+        if self._safety is None:
+            return
+        net = getattr(proc, "net", None)
+        reported = list(net.protections) if net is not None else []
+        if not reported and not final:
+            return
+        where = getattr(self.host, "name", "the node")
+        kept = [
+            f"{p} on {where}" if p.startswith("every target checked") else p
+            for p in self._safety["protections"]
+            if not p.startswith(("device jail", "write watch"))
+        ]
+        if not reported:
+            reported = [f"the node's write watch and device jail did not report from {where} (not active)"]
+        self._safety["protections"] = kept + [f"{p} ({where})" for p in reported]
+        self.store.add_raw(self.run_id, json.dumps(self._safety), "safety")
+        self._safety = None
 
     def _emit(self, samples: list[Sample]) -> None:
         for sample in samples:

@@ -9,7 +9,12 @@ oratcptest, netperf) also exposes ``PAIR``, a :class:`racperf_tui.core.tool.Pair
 Here: :class:`ModuleTool` (a ``TOOL`` made of a module's own functions), :class:`OptionsConfig`
 (validated dataclass configs), the option checks every tool validates with
 (:func:`option_whole_number`, :func:`option_number`, :func:`check_range`, :func:`check_choice`)
-and :func:`program_output` (what a program says about its version).
+and :func:`program_output` (what a program says about its version, asked on the run's host).
+
+Side effects happen where the run runs: a tool's ``prepare(config, planned, host)`` and its
+``tool_version(argv, host)`` get the run's host (:class:`racperf_tui.core.hosts.Host`) and ask
+it (``host.run_briefly``, ``host.which``, ``host.put_files``), never this machine, what is
+installed there.
 
 One validation style for every tool: a bad option raises ValueError
 ``"TOOL: OPTION must be ..., got VALUE"`` at the first problem, naming the option (the form
@@ -21,12 +26,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
+from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import StreamParser, ToolDescription
+
+if TYPE_CHECKING:  # the Host protocol is a type here: its module (process, guard) is not needed
+    from racperf_tui.core.hosts import Host
 
 __all__ = [
     "ModuleTool",
@@ -35,6 +45,7 @@ __all__ = [
     "check_range",
     "option_number",
     "check_choice",
+    "on_another_node",
     "program_output",
     "run_briefly",
     "option_whole_number",
@@ -64,7 +75,8 @@ class ModuleTool:
     parse_result: Callable[[str], dict[str, Any]]
     succeeded: Callable[[Mapping[str, Any] | None, int], tuple[bool, str]]
     hard_limit_s: Callable[[Mapping[str, Any]], float]
-    tool_version: Callable[[list[str]], str | None]
+    #: ``tool_version(argv, host)``: the version of what runs, asked on the run's host
+    tool_version: Callable[[list[str], Host], str | None]
     install_hint: str
     #: whether stderr is read as part of the output the parsers see
     merge_stderr: bool = False
@@ -72,6 +84,9 @@ class ModuleTool:
     stop_grace_s: float = 3.0
     #: the tool's options and metrics (racperf_tui.core.tool)
     description: ToolDescription | None = None
+    #: ``invocation(config, run_dir, host)``: a plan that asks the run's host what its build
+    #: can do (None: an Invocation of ``build_argv``)
+    invocation: Callable[[Mapping[str, Any], str | None, Host | None], Invocation] | None = None
 
 
 class OptionsConfig:
@@ -172,11 +187,20 @@ def run_briefly(
     )
 
 
-def program_output(argv: list[str], timeout_s: float = 5.0) -> str | None:
-    """stdout + stderr of a short informational command (``netperf -V``, ``java -version``);
-    None when it cannot run or hangs."""
+def on_another_node(host: Host | None) -> TypeGuard[Host]:
+    """Whether ``host`` is another node (None, and LocalHost, are this machine)."""
+    return host is not None and bool(getattr(host, "remote", False))
+
+
+def program_output(
+    argv: list[str], timeout_s: float = 5.0, host: Host | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
+    """stdout + stderr of a short informational command (``netperf -V``, ``java -version``)
+    on ``host`` (this machine when None), ``env`` added; None when it cannot run or hangs."""
     try:
-        proc = run_briefly(argv, timeout_s)
-    except (OSError, subprocess.TimeoutExpired):
+        if host is not None:
+            return host.run_briefly(argv, timeout_s, env=env).text
+        proc = run_briefly(argv, timeout_s, None if env is None else {**os.environ, **env})
+    except (OSError, ValueError, subprocess.TimeoutExpired):
         return None
     return proc.stdout + proc.stderr

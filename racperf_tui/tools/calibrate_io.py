@@ -46,13 +46,16 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import Companion, Invocation, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ToolDescription, options_from_dataclass
-from racperf_tui.tools.base import OptionsConfig
+from racperf_tui.tools.base import OptionsConfig, on_another_node
 from racperf_tui.tools.figures import OutputParseError
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 name = "calibrate_io"
 install_hint = (
@@ -374,12 +377,24 @@ def oracledb_available() -> bool:
     return importlib.util.find_spec("oracledb") is not None
 
 
+#: the system's part of sqlplus's PATH on another node (its own PATH is not known here)
+NODE_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+
 def aio_problem(root: Path = Path("/")) -> str | None:
     """Why the host's asynchronous I/O slots would fail a calibration, or None."""
     try:
-        used = int((root / "proc/sys/fs/aio-nr").read_text().split()[0])
-        limit = int((root / "proc/sys/fs/aio-max-nr").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        text = (root / "proc/sys/fs/aio-nr").read_text() + "\n" + (root / "proc/sys/fs/aio-max-nr").read_text()
+    except OSError:
+        return None
+    return aio_problem_of(text)
+
+
+def aio_problem_of(text: str) -> str | None:
+    """:func:`aio_problem` from the text of aio-nr then aio-max-nr (a node's ``cat`` of both)."""
+    try:
+        used, limit = (int(word) for word in text.split()[:2])
+    except ValueError:
         return None
     if limit - used < AIO_SLOTS_NEEDED:
         return f"aio-nr {used} of aio-max-nr {limit} ({limit - used} free): {CHECK_FIXES['aio']}"
@@ -693,21 +708,34 @@ class CalibrateIoTool:
         #: where the host's /proc and /sys are read (a recorded machine in tests)
         self.root = root
 
-    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
+    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
+        """The calibration on ``host`` (this machine when None): its sqlplus looked for there."""
         cfg = _config(config)
         if cfg.connect:
             return self._oracledb_invocation(cfg)
         sqlplus = cfg.sqlplus_path()
-        if not os.access(sqlplus, os.X_OK):
+        if on_another_node(host):
+            try:
+                found = host.run_briefly(["sh", "-c", '[ -f "$1" ] && [ -x "$1" ]', "racperf-sqlplus", sqlplus], 30.0)
+            except OSError as exc:
+                raise ToolNotFound(f"calibrate_io: cannot look for {sqlplus} on {host.name}: {exc}") from None
+            if found.returncode != 0:
+                raise ToolNotFound(
+                    f"calibrate_io: {sqlplus} not found or not executable on {host.name}; {install_hint}"
+                )
+        elif not os.access(sqlplus, os.X_OK):
             raise ToolNotFound(f"calibrate_io: {sqlplus} not found or not executable; {install_hint}")
         home = cfg.oracle_home
+        # this machine's PATH and LD_LIBRARY_PATH are not a node's: there, the home's and the
+        # system's directories only
+        remote = on_another_node(host)
+        library_path = "" if remote else os.environ.get("LD_LIBRARY_PATH", "")
+        path = NODE_SYSTEM_PATH if remote else os.environ.get("PATH", "")
         env = {
             "ORACLE_HOME": home,
             "ORACLE_SID": cfg.sid,
-            "LD_LIBRARY_PATH": os.pathsep.join(
-                p for p in (os.path.join(home, "lib"), os.environ.get("LD_LIBRARY_PATH", "")) if p
-            ),
-            "PATH": os.pathsep.join((os.path.join(home, "bin"), os.environ.get("PATH", ""))),
+            "LD_LIBRARY_PATH": os.pathsep.join(p for p in (os.path.join(home, "lib"), library_path) if p),
+            "PATH": os.pathsep.join((os.path.join(home, "bin"), path)),
         }
         argv = [sqlplus, "-S", "-L", "/ as sysdba"]
         return Invocation(
@@ -752,10 +780,17 @@ class CalibrateIoTool:
             first_after_s=min(cfg.status_interval_s, 2.0),
         )
 
-    def prepare(self, config: Mapping[str, Any], planned: Invocation) -> None:
-        problem = aio_problem(self.root)
+    def prepare(self, config: Mapping[str, Any], planned: Invocation, host: Host | None = None) -> None:
+        """The asynchronous I/O slots of the host the calibration runs on (here: under
+        ``root``; on a node: its /proc, read there)."""
+        if not on_another_node(host):
+            problem = aio_problem(self.root)
+        else:
+            answer = host.run_briefly(["cat", "/proc/sys/fs/aio-nr", "/proc/sys/fs/aio-max-nr"], 10.0)
+            problem = aio_problem_of(answer.stdout) if answer.returncode == 0 else None
         if problem:
-            raise ValueError(f"calibrate_io: {problem}")
+            where = f" on {host.name}" if on_another_node(host) else ""
+            raise ValueError(f"calibrate_io{where}: {problem}")
 
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:
         return self.invocation(config).argv
@@ -787,7 +822,7 @@ class CalibrateIoTool:
     def hard_limit_s(self, config: Mapping[str, Any]) -> float:
         return 2.0 * _config(config).duration_estimate_s + 60.0
 
-    def tool_version(self, argv: list[str]) -> str | None:
+    def tool_version(self, argv: list[str], host: Host | None = None) -> str | None:
         return None
 
 

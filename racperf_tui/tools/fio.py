@@ -23,12 +23,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core import units
 from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ResultTable, ToolDescription, options_from_dataclass
 from racperf_tui.tools import fio_result_sections
+from racperf_tui.tools.base import on_another_node
 from racperf_tui.tools.fio_config import (
     DEFAULT_HARD_LIMIT_S,
     IOENGINES,
@@ -43,8 +44,17 @@ from racperf_tui.tools.fio_config import (
 from racperf_tui.tools.fio_options import FioOptionError, option_table
 from racperf_tui.tools.fio_plan import FioPlan, FioPlanError, plan, verify_job_file
 from racperf_tui.tools.fio_result import parse_output, succeeded
-from racperf_tui.tools.fio_scratch import default_scratch_dir, ensure_private_scratch, lay_out_read_targets
+from racperf_tui.tools.fio_scratch import (
+    default_scratch_dir,
+    ensure_private_scratch,
+    ensure_private_scratch_on,
+    lay_out_read_targets,
+    lay_out_read_targets_on,
+)
 from racperf_tui.tools.fio_stream import DIRECTIONS, SAMPLE_PERCENTILES, FioStreamParser
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: what to tell a user whose machine has no fio
 install_hint = "apt-get install fio / dnf install fio / yum install fio"
@@ -85,28 +95,36 @@ def plan_hard_limit(fio_plan: FioPlan) -> float:
     return hard_limit(longest) if longest else DEFAULT_HARD_LIMIT_S
 
 
-def invocation(config: Mapping[str, Any] | FioConfig, run_dir: str | None = None) -> Invocation:
+def invocation(
+    config: Mapping[str, Any] | FioConfig, run_dir: str | None = None, host: Host | None = None
+) -> Invocation:
     """The run: fio's own reading of the config, judged option by option, as one job file.
 
+    ``host``: where fio will run (this machine when None). The fio there reads the job: its
+    version decides the option table (cached per node, path, version and checksum) and its
+    parse trace the plan, so nothing of this machine's fio decides what runs on a node.
     ValueError (FioPlanError) names every refused option and why; ToolNotFound when fio is
-    missing. The Invocation's targets are every path of every job; the caller's write guard
-    judges them. Before returning, fio reads racperf's job file back and must find exactly
-    the plan that was judged.
+    missing (there). The Invocation's targets are every path of every job; the caller's write
+    guard judges them. Before returning, fio reads racperf's job file back and must find
+    exactly the plan that was judged.
     """
     cfg = validated_config(config)
-    fio = fio_path()
+    remote = on_another_node(host)
+    fio = host.which("fio") if remote and host is not None else fio_path()
     if fio is None:
+        if remote and host is not None:
+            raise ToolNotFound(f"fio is not installed on {host.name}; install it there with: {install_hint}")
         raise ToolNotFound(missing_fio_message())
     try:
-        table = option_table(fio)
+        table = option_table(fio, host)
     except FioOptionError as exc:
         raise FioPlanError([str(exc)]) from None
-    fio_plan = plan(fio, table, cfg.fio_args(), log_dir=run_dir)
+    fio_plan = plan(fio, table, cfg.fio_args(), log_dir=run_dir, host=host)
     with tempfile.TemporaryDirectory(prefix="racperf-fio-") as check_dir:
         check_path = os.path.join(check_dir, JOB_FILE_NAME)
         with open(check_path, "w", encoding="utf-8") as handle:
             handle.write(fio_plan.job_file_text)
-        verify_job_file(fio, check_path, fio_plan.jobs)
+        verify_job_file(fio, check_path, fio_plan.jobs, host=host)
     place = run_dir or _UNPLACED_RUN_DIR
     argv = [fio, "--output-format=json+"]
     user_interval = next((a.value for a in fio_plan.top_level if a.name == "status-interval"), None)
@@ -131,17 +149,26 @@ def invocation(config: Mapping[str, Any] | FioConfig, run_dir: str | None = None
     )
 
 
-def prepare(config: Mapping[str, Any] | FioConfig, planned: Invocation) -> None:
-    """Side effects before the run, once the guard cleared it: racperf's private scratch
-    directory, and the files a read-only plan reads laid out. ValueError says what is wrong."""
-    cfg = validated_config(config)
+def prepare(config: Mapping[str, Any] | FioConfig, planned: Invocation, host: Host | None = None) -> None:
+    """Side effects before the run, once the guard cleared it, on the host where fio runs
+    (this machine when None): racperf's private scratch directory, and the files a read-only
+    plan reads laid out. ValueError says what is wrong (and on which node)."""
+    validated_config(config)  # the plan holds everything else
+    local = not on_another_node(host)
     scratch = os.path.abspath(default_scratch_dir())
     for target in planned.targets:
         if os.path.dirname(target.path) == scratch:
-            ensure_private_scratch(scratch, target.path)
-    del cfg  # validated above; the plan holds everything else
+            if local:
+                ensure_private_scratch(scratch, target.path)
+            else:
+                assert host is not None
+                ensure_private_scratch_on(host, scratch, target.path)
     if isinstance(planned.detail, FioPlan):
-        lay_out_read_targets(planned.detail)
+        if local:
+            lay_out_read_targets(planned.detail)
+        else:
+            assert host is not None
+            lay_out_read_targets_on(host, planned.detail)
 
 
 def build_argv(config: Mapping[str, Any] | FioConfig) -> list[str]:
@@ -272,13 +299,13 @@ class FioTool:
         """True when a fio binary is on PATH."""
         return fio_path() is not None
 
-    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
+    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
         """See :func:`invocation`."""
-        return invocation(config, run_dir)
+        return invocation(config, run_dir, host)
 
-    def prepare(self, config: Mapping[str, Any], planned: Invocation) -> None:
+    def prepare(self, config: Mapping[str, Any], planned: Invocation, host: Host | None = None) -> None:
         """See :func:`prepare`."""
-        prepare(config, planned)
+        prepare(config, planned, host)
 
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:
         """Validated command line (ValueError says what is wrong)."""

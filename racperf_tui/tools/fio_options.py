@@ -19,11 +19,16 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from racperf_tui.tools.base import run_briefly
+from racperf_tui.tools.base import on_another_node, run_briefly
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: fio's own (not per-job) options, from fio's init.c ``l_opts`` with their argument kind:
 #: "required", "optional" (only as --opt=value) or "none". Listed here because fio prints no
@@ -138,23 +143,71 @@ def _help_details(text: str) -> tuple[str | None, str]:
     return alias, kind
 
 
-def _read_table(fio: str) -> dict[str, object]:
-    version = _run_fio(fio, "--version").strip().splitlines()[0:1]
-    listing = _run_fio(fio, "--cmdhelp=all")
+#: one line between the answers of a node's fio (what no answer of fio holds)
+_ANSWER_END = "racperf-fio-answer-end"
+#: every query to a node's fio in one command: one round trip, not ~290 channels; eight fio
+#: processes at a time, the answers printed in order, each followed by the end line
+_REMOTE_QUERIES_SH = r"""
+fio=$1; shift
+d=$(mktemp -d "${TMPDIR:-/tmp}/racperf-fio.XXXXXX") || exit 1
+trap 'rm -rf -- "$d"' EXIT
+i=0
+for a in "$@"; do
+  i=$((i+1))
+  "$fio" "$a" </dev/null >"$d/$i" 2>&1 &
+  if [ $((i % 8)) -eq 0 ]; then wait; fi
+done
+wait
+j=0
+while [ "$j" -lt "$i" ]; do j=$((j+1)); cat -- "$d/$j"; printf '\n%s\n' racperf-fio-answer-end; done
+"""
+#: seconds a node's fio may take to answer every query of its option table
+_REMOTE_TABLE_TIMEOUT_S = 300.0
+
+
+def _asker(fio: str, host: Host | None) -> Callable[[list[str]], list[str]]:
+    """answers(queries): fio's answer (stdout + stderr) to each ``fio QUERY``: here in parallel
+    processes, on another node in one sh loop over one channel."""
+    if not on_another_node(host):
+
+        def here(queries: list[str]) -> list[str]:
+            with ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) * 2)) as pool:
+                return list(pool.map(lambda q: _run_fio(fio, q), queries))
+
+        return here
+    node = host
+
+    def there(queries: list[str]) -> list[str]:
+        try:
+            answer = node.run_briefly(
+                ["sh", "-c", _REMOTE_QUERIES_SH, "racperf-fio-table", fio, *queries], _REMOTE_TABLE_TIMEOUT_S
+            )
+        except OSError as exc:
+            raise FioOptionError(f"cannot ask {fio} on {node.name} for its options: {exc}") from None
+        answers = answer.stdout.split(f"\n{_ANSWER_END}\n")
+        if len(answers) < len(queries):
+            raise FioOptionError(f"{fio} on {node.name} answered {len(answers) - 1} of {len(queries)} option queries")
+        return answers[: len(queries)]
+
+    return there
+
+
+def _read_table(fio: str, host: Host | None = None) -> dict[str, object]:
+    ask = _asker(fio, host)
+    version_text, listing = ask(["--version", "--cmdhelp=all"])
+    version = version_text.strip().splitlines()[0:1]
     job_names = [m.group(1) for m in map(_HELP_NAME_RE.match, listing.splitlines()) if m]
     if len(job_names) < 50:
         raise FioOptionError(f"{fio} --cmdhelp=all listed {len(job_names)} options; cannot read fio's option table")
     engines: dict[str, list[str]] = {}
-    for engine in KNOWN_ENGINES:
-        text = _run_fio(fio, f"--enghelp={engine}")
+    for engine, text in zip(KNOWN_ENGINES, ask([f"--enghelp={engine}" for engine in KNOWN_ENGINES]), strict=True):
         engines[engine] = (
             [] if "has no options" in text else [m.group(1) for m in map(_HELP_NAME_RE.match, text.splitlines()) if m]
         )
     queries = [("job", name, f"--cmdhelp={name}") for name in job_names]
     queries += [("engine", name, f"--enghelp={engine},{name}") for engine, names in engines.items() for name in names]
-    # ~250 short fio processes: in parallel, once per fio binary (then cached on disk)
-    with ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) * 2)) as pool:
-        answers = list(pool.map(lambda q: _run_fio(fio, q[2]), queries))
+    # ~250 short fio processes: once per fio binary (then cached on disk)
+    answers = ask([q[2] for q in queries])
     options: dict[str, dict[str, object]] = {}
     for (kind, name, _query), answer in zip(queries, answers):
         alias, arg = _help_details(answer)
@@ -205,15 +258,31 @@ def _cache_key(fio: str) -> str:
     return hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}\0{_CACHE_VERSION}".encode()).hexdigest()[:20]
 
 
+def _remote_cache_key(fio: str, host: Host) -> str:
+    """A node's fio: its node, path, version and checksum (a changed binary is read again)."""
+    try:
+        answer = host.run_briefly(
+            ["sh", "-c", '"$1" --version </dev/null 2>&1; cksum < "$1"', "racperf-fio", fio], 30.0
+        )
+    except OSError as exc:
+        raise FioOptionError(f"cannot examine {fio} on {host.name}: {exc}") from None
+    if answer.returncode != 0:
+        raise FioOptionError(f"cannot examine {fio} on {host.name}: {answer.text.strip()[:200]}")
+    key = f"{host.name}\0{fio}\0{answer.stdout}\0{_CACHE_VERSION}"
+    return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
 _memo: dict[str, FioOptionTable] = {}
 
 
-def option_table(fio: str) -> FioOptionTable:
-    """The option table of the fio binary at ``fio`` (read once, then cached in
-    ``$XDG_CACHE_HOME/racperf``; a changed binary is read again). FioOptionError when fio
-    cannot be asked."""
+def option_table(fio: str, host: Host | None = None) -> FioOptionTable:
+    """The option table of the fio binary at ``fio`` (on ``host``'s node when it is another
+    one: that fio's version decides the table), read once, then cached in
+    ``$XDG_CACHE_HOME/racperf`` per binary (per node, path, version and checksum on a node);
+    a changed binary is read again. FioOptionError when fio cannot be asked."""
+    remote = on_another_node(host)
     try:
-        key = _cache_key(fio)
+        key = _remote_cache_key(fio, host) if remote and host is not None else _cache_key(fio)
     except OSError as exc:
         raise FioOptionError(f"cannot examine {fio}: {exc.strerror}") from None
     if key in _memo:
@@ -227,7 +296,7 @@ def option_table(fio: str) -> FioOptionTable:
     except (OSError, ValueError, AttributeError):
         data = None
     if data is None:
-        data = _read_table(fio)
+        data = _read_table(fio, host)
         try:
             cache.parent.mkdir(parents=True, exist_ok=True)
             partial = cache.with_suffix(f".{os.getpid()}.tmp")

@@ -29,9 +29,10 @@ import stat
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeGuard
 
 from racperf_tui.core.invocation import Target
-from racperf_tui.tools.base import run_briefly
+from racperf_tui.tools.base import on_another_node, run_briefly
 from racperf_tui.tools.fio_options import (
     FioArg,
     FioOptionError,
@@ -47,6 +48,9 @@ from racperf_tui.tools.fio_policy import (
     refusal_names,
     top_level_refusal,
 )
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: rw= values that only read (anything else, trim included, writes or destroys)
 READ_ONLY_RW = frozenset({"read", "randread"})
@@ -123,13 +127,33 @@ def _parse_env(env: dict[str, str] | None) -> dict[str, str]:
     return parse_env
 
 
-def _fio(fio: str, args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+def is_remote(host: Host | None) -> TypeGuard[Host]:
+    """Whether ``host`` is another node (None and LocalHost are this machine)."""
+    return on_another_node(host)
+
+
+def _fio(
+    fio: str,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    host: Host | None = None,
+    stdin: str | None = None,
+) -> tuple[int, str]:
+    """fio's answer (status, stdout + stderr) where the run runs: here, or on ``host``'s node
+    (``stdin``: a job file's text for the job named ``-``)."""
+    where = f" on {host.name}" if host is not None and is_remote(host) else ""
     try:
+        if is_remote(host):
+            assert host is not None
+            answer = host.run_briefly(
+                [fio, *args], _FIO_TIMEOUT_S, env={**(env or {}), "PATH": _NO_COMMANDS_PATH}, stdin=stdin
+            )
+            return answer.returncode, answer.text
         done = run_briefly([fio, *args], _FIO_TIMEOUT_S, _parse_env(env))
-    except subprocess.TimeoutExpired:
-        raise FioPlanError([f"fio did not finish reading the job within {_FIO_TIMEOUT_S:g} s"]) from None
+    except (subprocess.TimeoutExpired, TimeoutError):
+        raise FioPlanError([f"fio{where} did not finish reading the job within {_FIO_TIMEOUT_S:g} s"]) from None
     except OSError as exc:
-        raise FioPlanError([f"cannot run {fio}: {exc.strerror}"]) from None
+        raise FioPlanError([f"cannot run {fio}{where}: {exc.strerror or exc}"]) from None
     return done.returncode, done.stdout + done.stderr
 
 
@@ -188,10 +212,11 @@ def _trace_jobs(trace: str, where: str, *, first_file_stonewall: bool) -> list[F
 
 
 def resolve_jobs(
-    fio: str, table: FioOptionTable, args: list[str], env: dict[str, str] | None = None
+    fio: str, table: FioOptionTable, args: list[str], env: dict[str, str] | None = None, host: Host | None = None
 ) -> tuple[list[FioJob], list[FioArg]]:
-    """Every job of the fio command line ``args`` (options and job files) as fio parses it,
-    and fio's own options that racperf passes on. FioPlanError lists everything refused."""
+    """Every job of the fio command line ``args`` (options and job files) as fio parses it
+    (the fio of ``host``'s node when it is another one), and fio's own options that racperf
+    passes on. FioPlanError lists everything refused."""
     line = read_command_line(args, table, refusal_names())
     problems = list(line.problems)
     top_level: list[FioArg] = []
@@ -208,6 +233,12 @@ def resolve_jobs(
             reason = job_option_refusal(arg.name, arg.value)
             if reason:
                 problems.append(f"{arg.where}: fio option {arg.name}={arg.value or ''} {reason}; racperf refuses it")
+    if is_remote(host) and line.job_files:
+        assert host is not None
+        problems.append(
+            f"job file {line.job_files[0]}: a run on {host.name} takes fio options, not a job file "
+            "(the file is here, its includes would be read there); give the job as options"
+        )
     for path in line.job_files:
         problems.extend(_screen_job_file(fio, table, path, env))
     if problems:
@@ -218,7 +249,7 @@ def resolve_jobs(
     parses = [(cli + line.job_files[:1], "the command line" + (f" and {line.job_files[0]}" if line.job_files else ""))]
     parses += [([path], path) for path in line.job_files[1:]]
     for index, (parse_args, where) in enumerate(parses):
-        status, trace = _fio(fio, ["--parse-only", "--debug=parse", *parse_args], env)
+        status, trace = _fio(fio, ["--parse-only", "--debug=parse", *parse_args], env, host)
         if status != 0:
             raise FioPlanError([f"fio refuses {where}: {_fio_messages(trace)}"])
         jobs.extend(_trace_jobs(trace, where, first_file_stonewall=index > 0))
@@ -531,9 +562,17 @@ def _comparable(jobs: list[FioJob]) -> list[tuple[str, dict[str, str | None]]]:
     return [(job.name, {k: v for k, v in job.options.items() if k != "name"}) for job in jobs]
 
 
-def verify_job_file(fio: str, path: str, jobs: list[FioJob], env: dict[str, str] | None = None) -> None:
-    """FioPlanError unless fio reads the job file at ``path`` back as exactly ``jobs``."""
-    status, trace = _fio(fio, ["--parse-only", "--debug=parse", path], env)
+def verify_job_file(
+    fio: str, path: str, jobs: list[FioJob], env: dict[str, str] | None = None, host: Host | None = None
+) -> None:
+    """FioPlanError unless fio reads the job file at ``path`` back as exactly ``jobs`` (on
+    another node: the file's text, read here, fed to that node's fio as the job ``-``)."""
+    if is_remote(host):
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        status, trace = _fio(fio, ["--parse-only", "--debug=parse", "-"], env, host, stdin=text)
+    else:
+        status, trace = _fio(fio, ["--parse-only", "--debug=parse", path], env)
     if status != 0:
         raise FioPlanError([f"fio refuses racperf's own job file {path}: {_fio_messages(trace)}"])
     again = _trace_jobs(trace, path, first_file_stonewall=False)
@@ -559,15 +598,32 @@ def verify_job_file(fio: str, path: str, jobs: list[FioJob], env: dict[str, str]
 
 
 def plan(
-    fio: str, table: FioOptionTable, args: list[str], *, log_dir: str | None = None, env: dict[str, str] | None = None
+    fio: str,
+    table: FioOptionTable,
+    args: list[str],
+    *,
+    log_dir: str | None = None,
+    env: dict[str, str] | None = None,
+    host: Host | None = None,
 ) -> FioPlan:
-    """Resolve, judge the options of, and list the targets of the fio command line ``args``.
-    FioPlanError says everything refused. The write guard itself judges ``targets`` later,
-    outside the tool (the same guard serves every tool)."""
+    """Resolve, judge the options of, and list the targets of the fio command line ``args``,
+    read by the fio at ``fio`` on ``host`` (this machine when None). FioPlanError says
+    everything refused. The write guard itself judges ``targets`` later, outside the tool (the
+    same guard serves every tool)."""
     try:
-        jobs, top_level = resolve_jobs(fio, table, args, env)
+        jobs, top_level = resolve_jobs(fio, table, args, env, host)
     except FioOptionError as exc:
         raise FioPlanError([str(exc)]) from None
     jobs = with_log_dir(jobs, log_dir)
+    if is_remote(host):
+        assert host is not None
+        relative = [path for job in jobs for path in job_paths(job)[0] if not path.startswith("/")]
+        if relative:
+            raise FioPlanError(
+                [
+                    f"file {relative[0]!r}: a run on {host.name} needs absolute file names "
+                    "(filename=/path or directory=/path): a relative one means a directory there racperf cannot judge"
+                ]
+            )
     targets = plan_targets(jobs)
     return FioPlan(jobs=jobs, top_level=top_level, targets=targets, job_file_text=job_file_text(jobs))

@@ -11,9 +11,13 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from racperf_tui.core import units
 from racperf_tui.tools.fio_plan import FioPlan, job_paths
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 
 def _fs_type(path: str) -> str:
@@ -91,18 +95,12 @@ def _lay_out(path: str, size: int, *, replace: bool = False) -> None:
             os.unlink(partial)
 
 
-def lay_out_read_targets(fio_plan: FioPlan) -> list[str]:
-    """Lay out the files a read-only plan needs; return the paths written.
-
-    fio lays out missing files by writing them, which ``--readonly`` forbids. So before a
-    read-only run racperf writes the files that do not exist yet (a new file destroys
-    nothing) and grows racperf's own scratch file. An existing user file is never written:
-    if it is too short, fio says so. Real data, not a sparse file: reading holes would
-    measure nothing. Paths under /dev are never created (the guard refused them already).
-    """
+def read_layouts(fio_plan: FioPlan) -> list[tuple[str, int]]:
+    """(absolute path, bytes) of every file a read-only plan reads that racperf may lay out
+    (never under /dev); nothing for a plan that writes (fio lays those out itself)."""
     if fio_plan.writes:
         return []
-    written: list[str] = []
+    wanted_files: list[tuple[str, int]] = []
     for job in fio_plan.jobs:
         paths, _problems = job_paths(job)
         if not paths:
@@ -114,16 +112,82 @@ def lay_out_read_targets(fio_plan: FioPlan) -> list[str]:
             continue
         for path in paths:
             absolute = os.path.abspath(path)
-            if absolute == "/dev" or absolute.startswith("/dev/"):
-                continue
-            kind = target_kind(absolute)
-            ours = in_scratch_dir(absolute)
-            parent = os.path.dirname(absolute)
-            if kind == "missing" and (ours or os.path.isdir(parent)):
-                os.makedirs(parent, exist_ok=True)
-            elif not (kind == "file" and ours and os.path.getsize(absolute) < wanted):
-                continue
-            _lay_out(absolute, wanted, replace=kind == "file")
+            if absolute != "/dev" and not absolute.startswith("/dev/"):
+                wanted_files.append((absolute, wanted))
+    return wanted_files
+
+
+def lay_out_read_targets(fio_plan: FioPlan) -> list[str]:
+    """Lay out the files a read-only plan needs; return the paths written.
+
+    fio lays out missing files by writing them, which ``--readonly`` forbids. So before a
+    read-only run racperf writes the files that do not exist yet (a new file destroys
+    nothing) and grows racperf's own scratch file. An existing user file is never written:
+    if it is too short, fio says so. Real data, not a sparse file: reading holes would
+    measure nothing. Paths under /dev are never created (the guard refused them already).
+    """
+    written: list[str] = []
+    for absolute, wanted in read_layouts(fio_plan):
+        kind = target_kind(absolute)
+        ours = in_scratch_dir(absolute)
+        parent = os.path.dirname(absolute)
+        if kind == "missing" and (ours or os.path.isdir(parent)):
+            os.makedirs(parent, exist_ok=True)
+        elif not (kind == "file" and ours and os.path.getsize(absolute) < wanted):
+            continue
+        _lay_out(absolute, wanted, replace=kind == "file")
+        written.append(absolute)
+    return written
+
+
+#: :func:`lay_out_read_targets` on a node, in sh: $1 the path, $2 its bytes, $3 1 when it is
+#: in racperf's scratch dir. The same rules: a missing file is written to a new name (noclobber)
+#: and linked (EEXIST if anything appeared there), racperf's own short scratch file replaced,
+#: anything else left alone; real data from /dev/urandom. Prints "laid-out" when it wrote.
+REMOTE_LAYOUT_SH = r"""
+p=$1 size=$2 ours=$3
+parent=$(dirname -- "$p")
+if [ ! -e "$p" ] && [ ! -L "$p" ]; then
+  if [ "$ours" = 1 ]; then mkdir -p -- "$parent" || exit 1; fi
+  [ -d "$parent" ] || exit 0
+  replace=0
+elif [ "$ours" = 1 ] && [ -f "$p" ] && [ ! -L "$p" ] && [ "$(wc -c < "$p")" -lt "$size" ]; then
+  replace=1
+else
+  exit 0
+fi
+t="$p.$$.racperf-layout"
+( umask 077; set -C; : > "$t" ) || exit 1
+head -c "$size" /dev/urandom >> "$t" || { rm -f -- "$t"; exit 1; }
+if [ "$replace" = 1 ]; then
+  mv -f -- "$t" "$p" || { rm -f -- "$t"; exit 1; }
+else
+  ln -- "$t" "$p"; rc=$?; rm -f -- "$t"; [ "$rc" = 0 ] || exit 1
+fi
+echo laid-out
+"""
+#: seconds a node may take to lay out one file (256 MiB of urandom on a slow node)
+REMOTE_LAYOUT_TIMEOUT_S = 600.0
+
+
+def lay_out_read_targets_on(host: Host, fio_plan: FioPlan) -> list[str]:
+    """:func:`lay_out_read_targets` on the run's node (``host``); ValueError names the file
+    and the node when one cannot be laid out."""
+    scratch = default_scratch_dir()
+    written: list[str] = []
+    for absolute, wanted in read_layouts(fio_plan):
+        ours = "1" if os.path.dirname(absolute) == scratch else "0"
+        try:
+            answer = host.run_briefly(
+                ["sh", "-c", REMOTE_LAYOUT_SH, "racperf-layout", absolute, str(wanted), ours], REMOTE_LAYOUT_TIMEOUT_S
+            )
+        except OSError as exc:
+            raise ValueError(f"target: cannot lay out {absolute} on {host.name}: {exc}") from None
+        if answer.returncode != 0:
+            raise ValueError(
+                f"target: cannot lay out {absolute} on {host.name}: {answer.text.strip() or answer.returncode}"
+            )
+        if "laid-out" in answer.stdout:
             written.append(absolute)
     return written
 
@@ -192,3 +256,42 @@ def ensure_private_scratch(scratch_dir: str, target: str) -> None:
         )
     if file_info.st_uid != os.geteuid():
         raise ValueError(f"target: the scratch file {target} belongs to uid {file_info.st_uid}; {advice}")
+
+
+#: :func:`ensure_private_scratch` on a node, in sh: $1 the directory, $2 the scratch file.
+#: Exit 3: the directory is not racperf's own (the reason on stdout); 4: the file is not.
+REMOTE_SCRATCH_SH = r"""
+d=$1 f=$2
+mkdir -m 700 -- "$d" 2>/dev/null
+if [ -L "$d" ]; then echo "is a symbolic link"; exit 3; fi
+if [ ! -d "$d" ]; then echo "is not a directory (or cannot be created)"; exit 3; fi
+if [ ! -O "$d" ]; then echo "does not belong to you ($(id -un))"; exit 3; fi
+case $(ls -ld -- "$d" 2>/dev/null) in d????w*|d???????w*) echo "is writable by other users"; exit 3 ;; esac
+if [ -L "$f" ] || { [ -e "$f" ] && [ ! -f "$f" ]; }; then
+  echo "is not a regular file (a symbolic link or a device)"; exit 4
+fi
+if [ -e "$f" ] && [ ! -O "$f" ]; then echo "does not belong to you ($(id -un))"; exit 4; fi
+exit 0
+"""
+
+
+def ensure_private_scratch_on(host: Host, scratch_dir: str, target: str) -> None:
+    """:func:`ensure_private_scratch` on the run's node (``host``): the same checks, in sh
+    there. ValueError says what is wrong, and where."""
+    advice = (
+        "racperf writes there only when it is its own; remove it, or set TMPDIR to a "
+        "directory of yours, or give a target of your own"
+    )
+    try:
+        answer = host.run_briefly(["sh", "-c", REMOTE_SCRATCH_SH, "racperf-scratch", scratch_dir, target], 30.0)
+    except OSError as exc:
+        raise ValueError(
+            f"target: cannot check racperf's scratch directory {scratch_dir} on {host.name}: {exc}"
+        ) from None
+    reason = answer.stdout.strip() or answer.stderr.strip()
+    if answer.returncode == 3:
+        raise ValueError(f"target: racperf's scratch directory {scratch_dir} on {host.name} {reason}; {advice}")
+    if answer.returncode == 4:
+        raise ValueError(f"target: the scratch file {target} on {host.name} {reason}; {advice}")
+    if answer.returncode != 0:
+        raise ValueError(f"target: cannot check racperf's scratch directory {scratch_dir} on {host.name}: {reason}")

@@ -48,11 +48,19 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core.events import Sample
+from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, ToolOption
-from racperf_tui.tools.base import check_choice, check_range, option_number, option_whole_number
+from racperf_tui.tools.base import (
+    check_choice,
+    check_range,
+    on_another_node,
+    option_number,
+    option_whole_number,
+    program_output,
+)
 from racperf_tui.tools.figures import (
     MAX_LINE_CHARS,
     OutputParseError,
@@ -67,6 +75,9 @@ from racperf_tui.tools.figures import (
     raw_decode,
     strict_decoder,
 )
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: the server line after which a client may connect
 READY_PATTERN = re.compile(r"Server listening on")
@@ -230,6 +241,14 @@ class Iperf3Tool:
                 argv.append("-V")
         return argv
 
+    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
+        """The run on ``host``: ``json_stream: auto`` is decided by the iperf3 there (another
+        node's build, not this machine's)."""
+        binary = str(config.get("binary") or "iperf3")
+        if config.get("json_stream", "auto") == "auto" and on_another_node(host):
+            config = dict(config, json_stream=supports_json_stream_on(host, binary))
+        return Invocation(argv=self.build_argv(config), hard_limit_s=float(self.hard_limit_s(config)))
+
     @staticmethod
     def _use_json_stream(config: Mapping[str, Any], binary: str) -> bool:
         wanted = config.get("json_stream", "auto")
@@ -299,6 +318,14 @@ def supports_json_stream(binary: str = "iperf3") -> bool:
         return True
     version = detect_version(binary)
     return version is not None and version >= (3, 17)
+
+
+def supports_json_stream_on(host: Host, binary: str = "iperf3") -> bool:
+    """:func:`supports_json_stream` for the iperf3 of another node (asked there)."""
+    if "--json-stream" in (program_output([binary, "--help"], host=host) or ""):
+        return True
+    match = re.search(r"iperf (\d+)\.(\d+)", program_output([binary, "--version"], host=host) or "")
+    return match is not None and (int(match.group(1)), int(match.group(2))) >= (3, 17)
 
 
 # ---------------------------------------------------------------- live stream

@@ -32,20 +32,25 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
+from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import (
     ModuleTool,
     OptionsConfig,
     check_choice,
     check_range,
+    on_another_node,
     option_whole_number,
     program_output,
 )
 from racperf_tui.tools.figures import MAX_LINE_CHARS, MAX_NUMBER_CHARS, OutputParseError, Warnings, check_finite
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 name = "netperf"
 
@@ -533,12 +538,28 @@ def _detect_cached(path: str, mtime_ns: int, env_key: str) -> NetperfCapabilitie
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ValueError(f"netperf: cannot run {path!r} to check its version: {exc}") from None
-    out = proc.stdout + proc.stderr
+    return capabilities_of(proc.stdout + proc.stderr)
+
+
+def capabilities_of(out: str) -> NetperfCapabilities:
+    """What ``netperf -D 1 -V`` said: its version, demo (-D) support, omni."""
     match = re.search(r"Netperf version (\S+)", out)
     version = match[1] if match else None
     demo = "Demo Mode not configured" not in out
     numbers = tuple(int(x) for x in re.findall(r"\d+", version or ""))[:3]
     return NetperfCapabilities(version=version, demo=demo, omni=bool(numbers) and numbers >= OMNI_MIN_VERSION, raw=out)
+
+
+def detect_capabilities_on(host: Host, netperf: str = "netperf") -> NetperfCapabilities:
+    """:func:`detect_capabilities` of the netperf on another node, asked there (``-V`` touches
+    no network). ValueError names the node when it is not there or cannot run."""
+    try:
+        answer = host.run_briefly([netperf, "-D", "1", "-V"], 10.0)
+    except FileNotFoundError:
+        raise ValueError(f"netperf: {netperf!r} not found on {host.name} (install netperf there)") from None
+    except OSError as exc:
+        raise ValueError(f"netperf: cannot run {netperf!r} on {host.name} to check its version: {exc}") from None
+    return capabilities_of(answer.text)
 
 
 def detect_capabilities(netperf: str = "netperf") -> NetperfCapabilities:
@@ -1003,9 +1024,26 @@ def parse_server_output(text: str) -> dict[str, Any]:
 
 
 def adapt_client(config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Ask the client's netperf what it supports; drop the options it lacks (-D, omni), saying so."""
+    """Ask the client's netperf here what it supports; drop the options it lacks (-D, omni),
+    saying so. No netperf here: the config as it is (a client on another node is adapted to
+    that node's build by :func:`invocation`; one here is refused as not installed)."""
     cfg = NetperfConfig.from_mapping({**config, "role": "client"})
-    return adapt_to_capabilities(config, detect_capabilities(cfg.netperf))
+    try:
+        caps = detect_capabilities(cfg.netperf)
+    except ValueError:
+        return dict(config), []
+    return adapt_to_capabilities(config, caps)
+
+
+def invocation(config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
+    """The run on ``host``: a client on another node drops what that node's netperf build
+    cannot do (-D, omni), saying so in the notes; everything else as :func:`build_argv`."""
+    notes: list[str] = []
+    cfg = NetperfConfig.from_mapping(config)
+    if cfg.role == "client" and on_another_node(host):
+        adapted, notes = adapt_to_capabilities(config, detect_capabilities_on(host, cfg.netperf))
+        config = adapted
+    return Invocation(argv=build_argv(config), hard_limit_s=float(hard_limit_s(config)), notes=tuple(notes))
 
 
 #: How both ends run (read by racperf_tui.orchestration.pair_runs).
@@ -1040,9 +1078,9 @@ install_hint = (
 )
 
 
-def tool_version(argv: list[str]) -> str | None:
-    """``netperf -V`` / ``netserver -V``: "Netperf version 2.7.1"."""
-    match = re.search(r"Netperf version \S+", program_output([argv[0], "-V"]) or "")
+def tool_version(argv: list[str], host: Host | None = None) -> str | None:
+    """``netperf -V`` / ``netserver -V`` on the run's host: "Netperf version 2.7.1"."""
+    match = re.search(r"Netperf version \S+", program_output([argv[0], "-V"], host=host) or "")
     return match[0] if match else None
 
 
@@ -1108,4 +1146,5 @@ TOOL = ModuleTool(
     merge_stderr=True,
     stop_grace_s=2.0,
     description=DESCRIPTION,
+    invocation=invocation,
 )

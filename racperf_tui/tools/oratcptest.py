@@ -27,20 +27,25 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core import settings, units
 from racperf_tui.core.events import Sample
+from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import (
     ModuleTool,
     OptionsConfig,
     check_choice,
     check_range,
+    on_another_node,
     option_whole_number,
     program_output,
 )
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 name = "oratcptest"
 
@@ -359,6 +364,56 @@ def build_argv(config: Mapping[str, Any]) -> list[str]:
     """``[java, "-jar", jar, ...options]`` for one end; ValueError says what is wrong."""
     cfg = OratcptestConfig.from_mapping(config)
     return [find_java(config), "-jar", find_jar(config), *cfg.options()]
+
+
+#: java on a node, looked for there in :func:`locate_java`'s order: $1 the config's java
+#: (may be empty). Prints the path and where it came from, or exits 1 saying where it looked.
+_NODE_JAVA_SH = r"""
+if [ -n "$1" ]; then
+  j=$1; case $j in */*) ;; *) j=$(command -v -- "$j") ;; esac
+  if [ -n "$j" ] && [ -f "$j" ] && [ -x "$j" ]; then printf '%s\tthe java option\n' "$j"; exit 0; fi
+  echo "java $1 (from the java option) is not an executable file"; exit 1
+fi
+if [ -n "$JAVA_HOME" ] && [ -x "$JAVA_HOME/bin/java" ]; then printf '%s\t$JAVA_HOME\n' "$JAVA_HOME/bin/java"; exit 0; fi
+if [ -n "$ORACLE_HOME" ] && [ -x "$ORACLE_HOME/jdk/bin/java" ]; then
+  printf '%s\t$ORACLE_HOME\n' "$ORACLE_HOME/jdk/bin/java"; exit 0
+fi
+j=$(command -v java) && [ -n "$j" ] && { printf '%s\tPATH\n' "$j"; exit 0; }
+echo "looked at \$JAVA_HOME/bin/java, \$ORACLE_HOME/jdk/bin/java, java on PATH"; exit 1
+"""
+
+
+def locate_java_on(host: Host, config: Mapping[str, Any] | None = None) -> tuple[str, str]:
+    """:func:`locate_java` on another node (its JAVA_HOME, ORACLE_HOME and PATH; this
+    machine's remembered java is this machine's). ValueError names the node."""
+    explicit = str((config or {}).get("java") or "")
+    try:
+        answer = host.run_briefly(["sh", "-c", _NODE_JAVA_SH, "racperf-java", explicit], 15.0)
+    except OSError as exc:
+        raise ValueError(f"oratcptest: cannot look for java on {host.name}: {exc}") from None
+    path, _, source = answer.stdout.strip().partition("\t")
+    if answer.returncode != 0 or not path.startswith("/"):
+        raise ValueError(
+            f"oratcptest needs Java (JRE 6 or later) on {host.name} and none was found there: "
+            f"{answer.text.strip()[:200] or answer.returncode}. Set the java option to a java on {host.name}"
+        )
+    return path, f"{source} on {host.name}"
+
+
+def invocation(config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
+    """One end on ``host``: on another node, java is found there and the jar must be there
+    (the config's ``jar_path``, else the remembered one, as a path on that node)."""
+    if not on_another_node(host):
+        return Invocation(argv=build_argv(config), hard_limit_s=hard_limit_s(config))
+    cfg = OratcptestConfig.from_mapping(config)
+    java, _source = locate_java_on(host, config)
+    jar = str(config.get("jar_path") or settings.get(SETTING_JAR_PATH) or "")
+    if not jar:
+        find_jar(config)  # the message of a jar never configured
+    answer = host.run_briefly(["sh", "-c", '[ -f "$1" ]', "racperf-jar", jar], 15.0)
+    if answer.returncode != 0:
+        raise ValueError(f"oratcptest: jar_path {jar!r} does not exist on {host.name} or is not a file")
+    return Invocation(argv=[java, "-jar", jar, *cfg.options()], hard_limit_s=hard_limit_s(config))
 
 
 def hard_limit_s(config: Mapping[str, Any]) -> float:
@@ -726,9 +781,10 @@ install_hint = (
 )
 
 
-def tool_version(argv: list[str]) -> str | None:
-    """The jar prints no version; record the java that ran it (``java -version``, first line)."""
-    text = (program_output([argv[0], "-version"]) or "").strip()
+def tool_version(argv: list[str], host: Host | None = None) -> str | None:
+    """The jar prints no version; record the java that ran it (``java -version`` on the run's
+    host, first line)."""
+    text = (program_output([argv[0], "-version"], host=host) or "").strip()
     return f"oratcptest.jar on {text.splitlines()[0][:150]}" if text else None
 
 
@@ -812,4 +868,5 @@ TOOL = ModuleTool(
     merge_stderr=True,
     stop_grace_s=3.0,
     description=DESCRIPTION,
+    invocation=invocation,
 )

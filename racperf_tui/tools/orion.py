@@ -40,13 +40,14 @@ from __future__ import annotations
 import glob
 import math
 import os
+import posixpath
 import re
-import subprocess
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core import settings
 from racperf_tui.core.block_devices import dm_names
@@ -54,8 +55,11 @@ from racperf_tui.core.diskstats import DiskSnapshot, snapshot_from_text
 from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import READ, WRITE, Companion, Invocation, Target, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ToolDescription, ToolOption
-from racperf_tui.tools.base import OptionsConfig
+from racperf_tui.tools.base import OptionsConfig, on_another_node, program_output
 from racperf_tui.tools.orion_live import RECORD_KEY, LunDevices, OrionLiveModel, lun_devices, recorded
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 name = "orion"
 
@@ -585,16 +589,85 @@ def resolve_binary(
 # --------------------------------------------------------------------------- the run
 
 
-def invocation(config: Mapping[str, Any] | OrionConfig, run_dir: str | None = None) -> Invocation:
-    """The run (see the module docstring). ValueError names every problem of the config;
+#: a node's candidate homes, read there: its login's $ORACLE_HOME, /etc/oratab, olr.loc
+_NODE_HOMES_SH = r"""
+printf '%s\n' "${ORACLE_HOME:-}"; echo racperf-sep
+cat /etc/oratab 2>/dev/null; echo racperf-sep
+cat /etc/oracle/olr.loc 2>/dev/null; true
+"""
+#: $@: homes; prints the first whose bin/orion is an executable file
+_NODE_ORION_SH = r"""
+for h in "$@"; do if [ -f "$h/bin/orion" ] && [ -x "$h/bin/orion" ]; then printf '%s\n' "$h"; exit 0; fi; done
+exit 1
+"""
+#: $@: LUNs; prints those (not under /dev) that do not exist there
+_NODE_MISSING_SH = r"""
+for l in "$@"; do case $l in /dev/*) ;; *) [ -e "$l" ] || [ -L "$l" ] || printf '%s\n' "$l" ;; esac; done
+"""
+
+
+def _node_answer(host: Host, script: str, args: list[str]) -> tuple[int, str]:
+    try:
+        answer = host.run_briefly(["sh", "-c", script, "racperf-orion", *args], 30.0)
+    except OSError as exc:
+        raise ToolNotFound(f"orion: cannot look on {host.name}: {exc}") from None
+    return answer.returncode, answer.stdout
+
+
+def resolve_binary_on(host: Host, cfg: OrionConfig) -> tuple[str, str | None]:
+    """:func:`resolve_binary` on another node: ``orion`` or ``oracle_home`` as paths there,
+    else the homes that node names (its login's $ORACLE_HOME, /etc/oratab, olr.loc; this
+    machine's remembered home is this machine's). ToolNotFound names the node."""
+    if cfg.orion or cfg.oracle_home:
+        home = cfg.oracle_home.rstrip("/") if cfg.oracle_home else None
+        binary = cfg.orion or f"{home}/bin/orion"
+        if not binary.startswith("/"):
+            raise ToolNotFound(f"orion: {binary!r}: a run on {host.name} needs the absolute path there")
+        status, _ = _node_answer(host, '[ -f "$1" ] && [ -x "$1" ]', [binary])
+        if status != 0:
+            raise ToolNotFound(f"orion: {binary} is not an executable file on {host.name}")
+        if home is None and posixpath.basename(posixpath.dirname(binary)) == "bin":
+            home = posixpath.dirname(posixpath.dirname(binary))
+        return binary, home
+    _status, text = _node_answer(host, _NODE_HOMES_SH, [])
+    env_home, _, rest = text.partition("racperf-sep\n")
+    oratab, _, olr = rest.partition("racperf-sep\n")
+    with tempfile.TemporaryDirectory(prefix="racperf-orion-node-") as root:
+        (Path(root) / "etc" / "oracle").mkdir(parents=True)
+        (Path(root) / "etc" / "oratab").write_text(oratab)
+        (Path(root) / "etc" / "oracle" / "olr.loc").write_text(olr)
+        databases, grids = _oratab_homes(Path(root))
+        grid = _olr_grid_home(Path(root))
+    homes = [h for h in [env_home.strip().rstrip("/"), *databases, *grids, grid or ""] if h.startswith("/")]
+    homes = list(dict.fromkeys(homes))
+    status, found = _node_answer(host, _NODE_ORION_SH, homes) if homes else (1, "")
+    if status != 0 or not found.strip():
+        tried = ", ".join(homes) or "no $ORACLE_HOME, /etc/oratab or olr.loc there"
+        raise ToolNotFound(f"orion: no ORACLE_HOME with bin/orion on {host.name} (tried: {tried}); {install_hint}")
+    home = found.strip()
+    return f"{home}/bin/orion", home
+
+
+def invocation(
+    config: Mapping[str, Any] | OrionConfig, run_dir: str | None = None, host: Host | None = None
+) -> Invocation:
+    """The run on ``host`` (this machine when None; see the module docstring): the LUN files
+    and ORION are looked for there. ValueError names every problem of the config;
     ToolNotFound when no ORION is found."""
     cfg = _config(config)
-    missing = [lun for lun in cfg.lun if not lun.startswith("/dev/") and not os.path.lexists(lun)]
+    remote = on_another_node(host)
+    if remote and host is not None:
+        missing = _node_answer(host, _NODE_MISSING_SH, list(cfg.lun))[1].split()
+        where = f" on {host.name}"
+    else:
+        missing = [lun for lun in cfg.lun if not lun.startswith("/dev/") and not os.path.lexists(lun)]
+        where = ""
     if missing:
         raise ValueError(
-            f"orion: LUN {', '.join(missing)} does not exist (ORION opens each LUN; create the file or name a device)"
+            f"orion: LUN {', '.join(missing)} does not exist{where} "
+            "(ORION opens each LUN; create the file or name a device)"
         )
-    binary, home = resolve_binary(cfg)
+    binary, home = resolve_binary_on(host, cfg) if remote and host is not None else resolve_binary(cfg)
     env: dict[str, str] = {}
     if home:
         env = {"ORACLE_HOME": home, "LD_LIBRARY_PATH": os.path.join(home, "lib")}
@@ -625,27 +698,18 @@ def build_argv(config: Mapping[str, Any] | OrionConfig) -> list[str]:
     return invocation(config).argv
 
 
-def tool_version(argv: list[str]) -> str | None:
-    """The version line of ``orion -help`` (run with its ORACLE_HOME's libraries)."""
+def tool_version(argv: list[str], host: Host | None = None) -> str | None:
+    """The version line of ``orion -help`` on the run's host (run with its ORACLE_HOME's
+    libraries)."""
     binary = argv[0]
-    env = dict(os.environ)
+    env: dict[str, str] = {}
     if os.path.basename(os.path.dirname(binary)) == "bin":
         home = os.path.dirname(os.path.dirname(binary))
-        env.setdefault("ORACLE_HOME", home)
+        # here, the ORACLE_HOME set wins; a node's environment is not ours to read
+        local = not on_another_node(host)
+        env["ORACLE_HOME"] = os.environ.get("ORACLE_HOME", home) if local else home
         env["LD_LIBRARY_PATH"] = os.path.join(env["ORACLE_HOME"], "lib")
-    try:
-        done = subprocess.run(
-            [binary, "-help"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    match = _VERSION_RE.search(done.stdout + done.stderr)
+    match = _VERSION_RE.search(program_output([binary, "-help"], 10.0, host, env) or "")
     return f"ORION {match[1]}" if match else None
 
 
@@ -1358,8 +1422,8 @@ class OrionTool:
     #: the run's record of protections (core.supervisor)
     option_guard = "options: ORION's own, each validated by racperf (no free-form arguments)"
 
-    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
-        return invocation(config, run_dir)
+    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
+        return invocation(config, run_dir, host)
 
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:
         return build_argv(config)
@@ -1388,8 +1452,8 @@ class OrionTool:
     def hard_limit_s(self, config: Mapping[str, Any]) -> float:
         return hard_limit_s(config)
 
-    def tool_version(self, argv: list[str]) -> str | None:
-        return tool_version(argv)
+    def tool_version(self, argv: list[str], host: Host | None = None) -> str | None:
+        return tool_version(argv, host)
 
 
 TOOL = OrionTool()

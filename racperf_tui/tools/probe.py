@@ -52,23 +52,49 @@ Client result (``parse_output`` of client output)::
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core import units
 from racperf_tui.core.events import Sample
+from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ToolDescription, ToolOption
 from racperf_tui.core.units import MIB, MIB_S_PER_MBIT_S
 from racperf_tui.tools import probe_server
-from racperf_tui.tools.base import check_choice, check_range, option_number, option_whole_number
+from racperf_tui.tools.base import (
+    check_choice,
+    check_range,
+    on_another_node,
+    option_number,
+    option_whole_number,
+    run_briefly,
+)
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
 from racperf_tui.tools.probe_client import ClientOptions, parse_size
 
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
+
 #: the server file to copy to another node (``python3 probe_server.py --port N``)
 PROBE_SERVER_PATH = Path(probe_server.__file__).resolve()
+#: its name in a run's directory (an input file of the server's Invocation)
+SERVER_FILE_NAME = "probe_server.py"
+#: the oldest python3 the server file runs on
+MIN_SERVER_PYTHON = (3, 6)
+#: what a python says of its version, in a syntax every python answers (a python 2 too)
+_PYTHON_VERSION_CODE = "import sys; sys.stdout.write('%d.%d' % sys.version_info[:2])"
+
+
+def server_source() -> str:
+    """The server file's text (the Invocation's input file)."""
+    return PROBE_SERVER_PATH.read_text(encoding="utf-8")
+
+
 DEFAULT_PORT = probe_server.DEFAULT_PORT
 #: the server line after which clients may connect
 READY_PATTERN = re.compile(r"Probe server listening on (?P<host>\S+):(?P<port>\d+)")
@@ -249,7 +275,50 @@ class ProbeTool:
             argv += ["--sockbuf", str(options.sockbuf_bytes)]
         return argv
 
-    def tool_version(self, argv: list[str]) -> str:
+    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
+        """The server: :mod:`~racperf_tui.tools.probe_server`'s one stdlib file as an input file
+        of the run, written into the run's directory on the host where it runs and started
+        there with that host's python3 (this interpreter here; ``python`` when set). Nothing of
+        racperf needs to be installed on a node for it. The client: :meth:`build_argv`."""
+        argv = self.build_argv(config)
+        hard_limit_s = float(self.hard_limit_s(config))
+        if config.get("role", "client") != "server":
+            return Invocation(argv=argv, hard_limit_s=hard_limit_s)
+        remote = on_another_node(host)
+        python = str(config.get("python") or ("python3" if remote else sys.executable))
+        place = run_dir or "<run directory>"
+        argv = [python, "-u", os.path.join(place, SERVER_FILE_NAME), *argv[3:]]
+        return Invocation(argv=argv, files={SERVER_FILE_NAME: server_source()}, hard_limit_s=hard_limit_s)
+
+    def prepare(self, config: Mapping[str, Any], planned: Invocation, host: Host | None = None) -> None:
+        """The server's python on its host must be 3.6 or later (the file's only need);
+        ValueError names the host and what it has."""
+        if config.get("role", "client") != "server" or not planned.argv:
+            return
+        where = f" on {host.name}" if host is not None and on_another_node(host) else ""
+        command = [planned.argv[0], "-c", _PYTHON_VERSION_CODE]
+        try:
+            if host is not None:
+                answer = host.run_briefly(command, 15.0)
+                status, version, text = answer.returncode, answer.stdout.strip(), answer.text
+            else:
+                done = run_briefly(command, 15.0)
+                status, version, text = done.returncode, done.stdout.strip(), done.stdout + done.stderr
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ValueError(f"probe: cannot run the server's python {planned.argv[0]!r}{where}: {exc}") from None
+        numbers = tuple(int(x) for x in version.split(".") if x.isdigit())
+        if status != 0 or len(numbers) != 2:
+            raise ValueError(
+                f"probe: {planned.argv[0]!r}{where} is not a python3 that racperf can use: "
+                f"{(text.strip() or f'exit status {status}')[:200]}"
+            )
+        if numbers < MIN_SERVER_PYTHON:
+            raise ValueError(
+                f"probe: the server needs python3 >= {'.'.join(map(str, MIN_SERVER_PYTHON))}; "
+                f"{planned.argv[0]}{where} is {version}"
+            )
+
+    def tool_version(self, argv: list[str], host: Host | None = None) -> str:
         return PROBE_VERSION
 
     def stream_parser(self, config: Mapping[str, Any]) -> ProbeStreamParser:

@@ -120,6 +120,9 @@ class RunResultLoaded(Message):
     result: Mapping[str, Any] | None
     samples: tuple[Sample, ...]
     error: str = ""
+    #: what the supervisor recorded of its targets and the protections in force where it ran
+    #: (None: a run without targets)
+    safety: Mapping[str, Any] | None = None
 
 
 @dataclass

@@ -10,6 +10,7 @@ while nothing was committed (``PRAGMA data_version``).
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import weakref
@@ -172,7 +173,16 @@ class ResultWatch(Watch):
         except KeyError:
             return RunResultLoaded(self.run_id, None, None, (), f"no run {self.run_id} in the store")
         samples = tuple(sample for _seq, sample in store.samples(self.run_id, after_seq=0))
-        return RunResultLoaded(self.run_id, run, store.result(self.run_id), samples)
+        return RunResultLoaded(self.run_id, run, store.result(self.run_id), samples, safety=_safety(store, run.id))
+
+
+def _safety(store: Store, run_id: int) -> dict[str, Any] | None:
+    """The run's recorded targets and protections (raw output ``safety``), None without."""
+    try:
+        record = json.loads(store.raw_output(run_id, "safety") or "null")
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 @dataclass

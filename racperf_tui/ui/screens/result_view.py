@@ -60,6 +60,7 @@ class ResultView(Screen[None]):
         self.description = ToolDescription()
         self.result: Mapping[str, Any] | None = None
         self.samples: tuple[Sample, ...] = ()
+        self.safety: Mapping[str, Any] | None = None
         self.sections: list[ResultTable] = []
         self.load_error = ""
         #: the run was read (the tabs are there)
@@ -74,6 +75,7 @@ class ResultView(Screen[None]):
         if message.run_id != self.run_id:
             return
         self.run, self.result, self.samples = message.run, message.result, message.samples
+        self.safety = message.safety
         self.load_error = message.error
         if self.run is not None:
             self.description = description_of(self.run.tool)
@@ -108,6 +110,9 @@ class ResultView(Screen[None]):
             if tab == DETAILS_TAB:
                 widgets.append(Label("Command line", classes="section"))
                 widgets.append(Static(self._command_text(), id="result-command", markup=False))
+                if self.safety:
+                    widgets.append(Label("Targets and protections", classes="section"))
+                    widgets.append(Static(self._safety_text(), id="result-safety", markup=False))
             scroll = VerticalScroll(*widgets, id="details" if tab == DETAILS_TAB else None)
             panes.append(TabPane(tab, scroll, id=tab_id(tab)))
         tabbed = TabbedContent(initial=tab_id(tabs[0]))
@@ -147,6 +152,23 @@ class ResultView(Screen[None]):
         if self.run is None:
             return ""
         return shlex.join(str(a) for a in (self.run.argv or [])) or "-"
+
+    def _safety_text(self) -> str:
+        """The targets the write guard judged and the protections in force where it ran (on
+        another node: what that node's net reported)."""
+        safety = self.safety or {}
+        lines = [
+            f"{t.get('access', '?'):<5} {t.get('path', '?')}  ({t.get('origin', '')})"
+            for t in safety.get("targets", [])
+            if isinstance(t, Mapping)
+        ]
+        lines += [
+            f"OVERRIDDEN by the user: {o.get('path', '?')}: {'; '.join(map(str, o.get('reasons', [])))}"
+            for o in safety.get("overridden", [])
+            if isinstance(o, Mapping)
+        ]
+        lines += [f"- {p}" for p in safety.get("protections", [])]
+        return "\n".join(lines) or "-"
 
     # ---- charts ----------------------------------------------------------------------------
     def _draw_charts(self) -> None:
