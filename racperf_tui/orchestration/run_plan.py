@@ -16,8 +16,8 @@ racperf judges nothing it cannot look at.
 
 from __future__ import annotations
 
-import ipaddress
 import inspect
+import ipaddress
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace

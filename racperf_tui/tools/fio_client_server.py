@@ -34,11 +34,12 @@ import socket
 import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core import units
 from racperf_tui.core.invocation import Invocation, Target, ToolNotFound
 from racperf_tui.core.tool import MetricSpec, ResultTable, ToolDescription, ToolOption
+from racperf_tui.tools.base import on_another_node
 from racperf_tui.tools.fio import JOB_FILE_NAME, fio_path, install_hint, missing_fio_message, plan_hard_limit
 from racperf_tui.tools.fio import OPTIONS as FIO_OPTIONS
 from racperf_tui.tools.fio_client_server_result import SERVERS_FILE, parse_output, server_name, succeeded
@@ -46,6 +47,9 @@ from racperf_tui.tools.fio_config import FioConfig
 from racperf_tui.tools.fio_options import FioOptionError, option_table
 from racperf_tui.tools.fio_plan import FioPlan, FioPlanError, plan, split_fio_list, verify_job_file
 from racperf_tui.tools.fio_policy import LOG_PREFIX_OPTIONS
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 NAME = "fio_cs"
 #: fio's default server port (fio's server.h FIO_NET_PORT)
@@ -156,20 +160,24 @@ def check_servers_answer(servers: list[tuple[str, int]], timeout_s: float = CONN
         raise ValueError(f"{NAME}: " + "; ".join(problems))
 
 
-def invocation(config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
+def invocation(config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
     """``fio --output-format=json --client=S1 JOB --client=S2 JOB ...`` on the job fio itself
     resolved and racperf judged; every path of it a target on every server. ValueError
-    (FioPlanError) names every refused option, a bad server or one that does not answer."""
+    (FioPlanError) names every refused option, a bad server or one that does not answer.
+    ``host``: where the client runs (--node): the fio there reads the job, as for the fio tool."""
     servers = parse_servers(config.get("servers"))
     cfg = job_config(config)
-    fio = fio_path()
+    remote = on_another_node(host)
+    fio = host.which("fio") if remote and host is not None else fio_path()
     if fio is None:
+        if remote and host is not None:
+            raise ToolNotFound(f"fio is not installed on {host.name}; install it there with: {install_hint}")
         raise ToolNotFound(missing_fio_message())
     try:
-        table = option_table(fio)
+        table = option_table(fio, host)
     except FioOptionError as exc:
         raise FioPlanError([str(exc)]) from None
-    fio_plan = plan(fio, table, cfg.fio_args())
+    fio_plan = plan(fio, table, cfg.fio_args(), host=host)
     problems = client_mode_refusals(fio_plan)
     if problems:
         raise FioPlanError(problems)
@@ -177,7 +185,7 @@ def invocation(config: Mapping[str, Any], run_dir: str | None = None) -> Invocat
         check_path = os.path.join(check_dir, JOB_FILE_NAME)
         with open(check_path, "w", encoding="utf-8") as handle:
             handle.write(fio_plan.job_file_text)
-        verify_job_file(fio, check_path, fio_plan.jobs)
+        verify_job_file(fio, check_path, fio_plan.jobs, host=host)
     spec = config.get("host_spec")
     if not (isinstance(spec, Mapping) and spec.get("host") not in (None, "local")):
         # from this machine; a client run on another node (--node) connects from there, and
@@ -190,10 +198,10 @@ def invocation(config: Mapping[str, Any], run_dir: str | None = None) -> Invocat
     job_path = os.path.join(run_dir or "<run directory>", JOB_FILE_NAME)
     argv = [fio, "--output-format=json"]
     targets: list[Target] = []
-    for host, port in servers:
-        argv += [client_argument(host, port), job_path]
-        name = server_name(host, port)
-        targets += [Target(t.path, t.access, f"{t.origin} on fio server {name}", node=host) for t in fio_plan.targets]
+    for server, port in servers:
+        argv += [client_argument(server, port), job_path]
+        name = server_name(server, port)
+        targets += [Target(t.path, t.access, f"{t.origin} on fio server {name}", node=server) for t in fio_plan.targets]
     return Invocation(
         argv=argv,
         cwd=".",
@@ -384,8 +392,8 @@ class FioClientServerTool:
     def available(self) -> bool:
         return fio_path() is not None
 
-    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None) -> Invocation:
-        return invocation(config, run_dir)
+    def invocation(self, config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
+        return invocation(config, run_dir, host)
 
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:
         return build_argv(config)
