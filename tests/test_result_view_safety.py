@@ -67,7 +67,7 @@ async def test_the_details_tab_shows_the_targets_and_the_nodes_protections(tmp_p
         await wait_until(pilot, lambda: isinstance(app.screen, ResultView) and app.screen.loaded, 10, "the run")
         text = str(app.screen.query_one("#result-safety", Static).render())
         title = str(app.screen.query_one("#result-title").render())
-    assert "fio fio-3.33 on /data/f.fio (node rac1)" in title
+    assert "fio fio-3.33 on /data/f.fio at rac1 " in title
     assert text.splitlines() == [
         "read  /data/f.fio  (command-line job 'r' (rw=read))",
         *(f"- {p}" for p in SAFETY["protections"]),
