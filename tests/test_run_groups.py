@@ -20,10 +20,14 @@ import pytest
 
 from racperf_tui.core.cluster import load_cluster
 from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.iostat_math import IostatRow
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.calibration_watch import devices_to_watch
+from racperf_tui.orchestration.cluster_monitor import NodeState
 from racperf_tui.orchestration.run_groups import (
     interval_totals,
     launch_group,
+    node_figures,
     result_total,
     stop_group,
     total_of,
@@ -31,6 +35,7 @@ from racperf_tui.orchestration.run_groups import (
 from racperf_tui.tools import tool_description
 from tests.helpers import FAKES
 from tests.helpers.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_runs  # noqa: F401
+from tests.helpers.loopdev import loop_device, needs_loop
 from tests.helpers.sshd_helpers import Sshd, _free_port, start_sshd
 
 FIO = tool_description("fio")
@@ -78,6 +83,29 @@ def test_result_total_of_fio_jobs_and_orion_peaks() -> None:
         "max_small_iops": 12000.0,
         "max_large_mbps": 100.5,
     }
+
+
+def _lun_row(shown: str, lun: str, r_s: float, w_s: float, await_ms: float) -> dict:
+    row = IostatRow(shown, r_s, w_s, r_s * 8, w_s * 8, 0, 0, 16, 1, await_ms, await_ms, await_ms, 0.1, 50)._asdict()
+    return {**row, "shown": shown, "lun": lun}
+
+
+def test_a_node_s_orion_load_is_its_luns_own_devices_and_adds_up() -> None:
+    """ORION's live record (its diskstats companion's rows): the LUNs' own devices count, the
+    paths below them carry the same I/O again and do not."""
+    record = {"rows": [_lun_row("dm-3", "/dev/mapper/data1", 300, 100, 2.0), _lun_row("  sdb", "below", 300, 100, 2.0),
+                       _lun_row("dm-4", "/dev/mapper/data2", 100, 0, 6.0)]}  # fmt: skip
+    sample = Sample(1.0, {"progress_pct": 10.0}, {"orion_live": record})
+    figures = node_figures(sample)
+    assert figures["lun_iops"] == 500 and figures["lun_mbps"] == pytest.approx((400 + 100) * 8 / 1024)
+    assert figures["lun_await_ms"] == pytest.approx((400 * 2.0 + 100 * 6.0) / 500)
+    other = node_figures(
+        Sample(1.0, {"progress_pct": 20.0}, {"orion_live": {"rows": [_lun_row("dm-5", "/x", 500, 0, 1.0)]}})
+    )
+    total = total_of(tool_description("orion"), {"rac1": figures, "rac2": other})
+    assert total["lun_iops"] == 1000 and total["progress_pct"] == 10.0
+    assert total["lun_await_ms"] == pytest.approx((500 * figures["lun_await_ms"] + 500 * 1.0) / 1000)
+    assert "data_point" not in total  # a number, not a figure that adds up
 
 
 # --------------------------------------------------------------------------- two real nodes
@@ -145,7 +173,10 @@ def test_fio_on_two_nodes_per_node_figures_and_their_total(two_nodes: Path, tmp_
             expected = sum(p * w for p, w in zip(p99s, weights)) / sum(weights)
             assert total["metrics"]["read_clat_p99_us"] == pytest.approx(expected, rel=1e-9)
     results = {line["node"]: line for line in lines if line["type"] == "result"}
-    assert set(results) == {"rac1", "rac2"} and all(r["state"] == "succeeded" for r in results.values())
+    assert list(results) == ["rac1", "rac2"] and all(r["state"] == "succeeded" for r in results.values())
+    # the order they were named in, whichever run was recorded first
+    assert all(total["nodes"] == [n for n in ("rac1", "rac2") if n in total["nodes"]] for total in totals)
+    assert totals[0]["nodes"] == ["rac1", "rac2"]
     final = lines[-1]
     assert final["type"] == "group_result" and final["states"] == {"rac1": "succeeded", "rac2": "succeeded"}
     node_iops = [sum(job["read"]["iops"] for job in r["result"]["jobs"]) for r in results.values()]
@@ -157,9 +188,7 @@ def test_fio_on_two_nodes_per_node_figures_and_their_total(two_nodes: Path, tmp_
         assert record.tool == "fio" and record.nodes == ["rac1", "rac2"]
         assert record.message == "started on rac1, rac2"
         runs = store.group_runs(group["group_id"])
-        assert [(r.host, r.group_id) for r in runs] == [("rac1", record.id), ("rac2", record.id)] or [
-            (r.host, r.group_id) for r in runs
-        ] == [("rac2", record.id), ("rac1", record.id)]
+        assert sorted((r.host, r.group_id) for r in runs) == [("rac1", record.id), ("rac2", record.id)]
         # each node's run is a normal run: its own samples, its write guard's record
         for run in runs:
             assert store.sample_count(run.id) == len(by_node[run.host])
@@ -197,6 +226,17 @@ def test_an_unreachable_node_is_left_out_and_said_why(
         assert group.nodes == ["rac1", "rac2"]
         assert (group.message or "").startswith("started on rac1; not started on rac2: ")
         assert "cannot connect: Connection refused" in (group.message or "")
+    # no node reachable: exit 3, every node's reason, nothing recorded
+    cluster.write_text(node_table("rac1", sshd, port=_free_port()) + node_table("rac2", sshd, port=_free_port()))
+    done = racperf(
+        "run", "fio", "--nodes", "all", "--cluster", str(cluster), "--data-dir", str(tmp_path / "none"),
+        "--", "--name=r", f"--filename={target}", "--rw=read", "--size=8m",
+    )  # fmt: skip
+    assert done.returncode == 3 and done.stdout == "", (done.stdout, done.stderr)
+    (said,) = done.stderr.strip().splitlines()
+    assert said.startswith("racperf run fio: no node could be reached: rac1: ") and "; rac2: " in said, said
+    with Store.open(tmp_path / "none") as store:
+        assert store.list_groups() == [] and store.list_runs() == []
 
 
 @pytest.mark.slow
@@ -262,37 +302,39 @@ def oracle_home(tmp_path: Path) -> Path:
     return home
 
 
+@needs_loop
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path, oracle_home: Path) -> None:
-    """The seed's setup: ORION started on every node against the shared LUN (here one file both
-    nodes read), each node's write guard judging it, one result per node and the total."""
-    lun = _read_target(tmp_path, 16)
-    done = racperf(
-        "run", "orion", "--nodes", "rac1,rac2", "--cluster", str(two_nodes), "--data-dir", str(tmp_path / "data"),
-        "--set", "run=simple", "--set", f"lun={lun}", "--set", f"oracle_home={oracle_home}",
-        "--set", "hugenotneeded=true", timeout_s=200,
-    )  # fmt: skip
+    """The seed's setup: ORION started on every node against the shared LUN (here one loop
+    device both nodes read), each node's write guard judging it, each node's diskstats
+    companion measuring the LUN's device there; one result per node and the total."""
+    with loop_device(tmp_path / "lun.img", 16) as lun:
+        done = racperf(
+            "run", "orion", "--nodes", "rac1,rac2", "--cluster", str(two_nodes), "--data-dir", str(tmp_path / "data"),
+            "--set", "run=simple", "--set", f"lun={lun.path}", "--set", f"oracle_home={oracle_home}",
+            "--set", "hugenotneeded=true", timeout_s=200,
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout[-2000:]
     lines = _lines(done.stdout)
     results = {line["node"]: line for line in lines if line["type"] == "result"}
-    assert set(results) == {"rac1", "rac2"} and all(r["state"] == "succeeded" for r in results.values())
+    assert list(results) == ["rac1", "rac2"] and all(r["state"] == "succeeded" for r in results.values())
     peaks = [r["result"]["max_small_iops"] for r in results.values()]
     assert min(peaks) > 0
     final = lines[-1]
     assert final["total"]["max_small_iops"] == pytest.approx(sum(peaks))
+    samples = [line for line in lines if line["type"] == "sample"]
     totals = [line for line in lines if line["type"] == "total"]
     assert totals and totals[-1]["metrics"]["progress_pct"] == 100.0
     for total in totals:
         n = total["interval"]
-        mine = [line for line in lines if line["type"] == "sample"]
-        nth = {}
-        for node in total["nodes"]:
-            series = [line for line in mine if line["node"] == node]
-            nth[node] = series[n - 1]["metrics"]
+        nth = {node: [s for s in samples if s["node"] == node][n - 1]["metrics"] for node in total["nodes"]}
         assert total["metrics"]["progress_pct"] == min(m["progress_pct"] for m in nth.values())
-        if all("lun_iops" in m for m in nth.values()):
+        # the emulator's runs are seconds long: whether each node's diskstats companion
+        # answered twice in them (the first answer is the baseline) depends on the load
+        if len(nth) == 2 and all("lun_iops" in m for m in nth.values()):
             assert total["metrics"]["lun_iops"] == pytest.approx(sum(m["lun_iops"] for m in nth.values()))
+            assert total["metrics"]["lun_mbps"] == pytest.approx(sum(m["lun_mbps"] for m in nth.values()))
 
 
 @pytest.mark.slow
@@ -322,3 +364,17 @@ def test_a_signal_stops_every_node(two_nodes: Path, tmp_path: Path) -> None:
     final = json.loads(out.strip().splitlines()[-1])
     assert final["type"] == "group_result" and final["states"] == {"rac1": "stopped", "rac2": "stopped"}
     assert final["total"]["read_iops"] > 0
+
+
+def test_calibrate_io_s_devices_are_watched_on_every_node_by_the_lun_s_identity() -> None:
+    """CALIBRATE_IO on rac1 loads dm-3 (and sdb, sdc below it) there: rac2 watches its own
+    names of the same LUN (dm-7, sdf, sdg), rac3 sharing none watches nothing."""
+    states = {
+        "rac1": NodeState("rac1", "x", luns={"wwid:360a98": ("dm-3", "sdb", "sdc"), "wwid:360a99": ("dm-4",)}),
+        "rac2": NodeState("rac2", "y", luns={"wwid:360a99": ("dm-2",), "wwid:360a98": ("dm-7", "sdf", "sdg")}),
+        "rac3": NodeState("rac3", "z", luns={"wwid:ffff": ("sda",)}),
+    }
+    watched = devices_to_watch("rac1", ["dm-3", "sdb", "sdc"], states)
+    assert watched == {"rac1": ("dm-3", "sdb", "sdc"), "rac2": ("dm-7", "sdf", "sdg"), "rac3": ()}
+    assert devices_to_watch("rac1", ["nvme0n1"], states) == {"rac1": ("nvme0n1",), "rac2": (), "rac3": ()}
+    assert devices_to_watch("rac9", ["dm-3"], states) == {"rac9": ("dm-3",)}

@@ -50,6 +50,7 @@ from racperf_tui.orchestration.run_groups import (
     GroupEvent,
     GroupFollower,
     GroupRefused,
+    in_node_order,
     launch_group,
     node_figures,
     result_total,
@@ -404,7 +405,7 @@ def _run_group(tool: str, config: dict[str, Any], nodes: list[Node], target: str
     with Store.open(data_dir) as store:
         follower = GroupFollower(store, started.group_id)
         follower.follow(on_event)
-        runs = store.group_runs(started.group_id)
+        runs = in_node_order(follower.group, store.group_runs(started.group_id))
         results = {run.host: store.result(run.id) for run in runs}
     for run in runs:
         say(

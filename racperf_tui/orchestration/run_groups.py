@@ -50,6 +50,7 @@ __all__ = [
     "node_figures",
     "headline_figures",
     "start_skew_s",
+    "in_node_order",
 ]
 
 #: the figures a node's ORION run measures of its LUNs (from the diskstats companion's rows)
@@ -136,7 +137,7 @@ def launch_group(
     left_out = {name: _why(exc, name) for name, exc in verdicts.items() if exc is not None}
     reachable = [node for node in nodes if verdicts[node.name] is None]
     if not reachable:
-        raise SshError("no node could be reached: " + "; ".join(f"{n}: {why}" for n, why in left_out.items()))
+        raise SshError("no node could be reached: " + _reasons(left_out))
     data_dir = Path(data_dir)
     with Store.open(data_dir) as store:
         group_id = store.create_group(tool, dict(config), names)
@@ -156,8 +157,14 @@ def launch_group(
                 runs[node.name] = outcome
     started = GroupStart(group_id, runs, {name: left_out[name] for name in names if name in left_out})
     with Store.open(data_dir) as store:
-        store.set_group_message(group_id, started.message)
+        store.set_group_message(group_id, started.message if runs else "started on no node: " + _reasons(left_out))
+    if not runs:  # every launch failed between the judging and the start
+        raise SshError("started on no node: " + _reasons(left_out))
     return started
+
+
+def _reasons(left_out: Mapping[str, str]) -> str:
+    return "; ".join(f"{name}: {why}" for name, why in left_out.items())
 
 
 def stop_group(group_id: int, data_dir: Path, grace_s: float = 15.0) -> dict[str, RunState]:
@@ -170,6 +177,13 @@ def stop_group(group_id: int, data_dir: Path, grace_s: float = 15.0) -> dict[str
     with ThreadPoolExecutor(max_workers=max(1, len(runs))) as pool:
         states = pool.map(lambda run: stop_run(run.id, data_dir, grace_s=grace_s), runs)
         return {run.host: state for run, state in zip(runs, states)}
+
+
+def in_node_order(group: GroupRecord, runs: Iterable[RunRecord]) -> list[RunRecord]:
+    """A group's runs in the order its nodes were named (the runs are recorded as their
+    launches finish)."""
+    order = {name: index for index, name in enumerate(group.nodes)}
+    return sorted(runs, key=lambda run: (order.get(run.host, len(order)), run.id))
 
 
 def start_skew_s(runs: Iterable[RunRecord]) -> float | None:
@@ -338,7 +352,7 @@ class GroupFollower:
     def poll(self) -> list[GroupEvent]:
         self.store.mark_interrupted_runs()
         events: list[GroupEvent] = []
-        for run in self.store.group_runs(self.group.id):
+        for run in in_node_order(self.group, self.store.group_runs(self.group.id)):
             self.runs[run.host] = run
             series = self.samples.setdefault(run.host, [])
             for seq, sample in self.store.samples(run.id, self._after.get(run.id, 0)):
