@@ -52,6 +52,7 @@ SLOW_MODULES = frozenset(
         "test_netperf",
         "test_iperf3",
         "test_orion_runs",
+        "test_fio_client_server",
     }
 )
 

@@ -113,6 +113,8 @@ async def test_the_form_the_live_view_and_the_result(
         rows = {str(summary.get_row_at(i)[0]): str(summary.get_row_at(i)[1]) for i in range(summary.row_count)}
         assert rows["max IOPS"] == "13,070 IOPS" and rows["max MB/s"] == "1,200 MB/s"
         assert rows["latency at max IOPS"] == "10.868 ms"
+        title = text_of(app.screen.query_one("#result-title"))
+        assert " calibrate_io " in title and " on this host " in title and " on -" not in title, title
     with Store.open(data_dir) as store:
         (run,) = store.list_runs()
         assert run.state is RunState.SUCCEEDED and run.config["max_latency"] == 25

@@ -26,11 +26,11 @@ from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
-from racperf_tui.ui.screens.fio_form import FioForm
 from racperf_tui.ui.screens.quit_dialog import QuitDialog
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
+from racperf_tui.ui.screens.tool_form import ToolForm
 from racperf_tui.ui.widgets.iostat_model import SaturationRules
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from tests.helpers import FIXTURES, needs_fio
@@ -116,7 +116,7 @@ def runs_data_dir(data_dir: Path) -> Iterator[Path]:
         stop_everything(data_dir)
 
 
-def fill(form: FioForm, name: str, value: str) -> None:
+def fill(form: ToolForm, name: str, value: str) -> None:
     form.query_one(f"#field-{name}", Input).value = value
 
 
@@ -126,8 +126,8 @@ async def test_form_validates_bs_and_previews_the_exact_command(runs_data_dir: P
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "enter")  # the New run picker: fio is first
-        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
-        form: FioForm = app.screen  # type: ignore[assignment]
+        await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, "the fio form")
+        form: ToolForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
         preview = form.query_one("#preview", Static)
         before = str(preview.render())
@@ -158,13 +158,13 @@ async def test_form_without_fio_says_how_to_install_it(
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "enter")  # the New run picker: fio is first
-        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
+        await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, "the fio form")
         form = app.screen
-        message = str(form.query_one("#fio-missing", Static).render())
+        message = str(form.query_one("#tool-missing", Static).render())
         assert "apt-get install fio" in message and "dnf install fio" in message
         assert form.query_one("#launch", Button).disabled
         await pilot.press("escape")
-        await wait_until(pilot, lambda: not isinstance(app.screen, FioForm), 10, "the form to close")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ToolForm), 10, "the form to close")
         assert app.query_one(RunsPanel).is_mounted  # the rest keeps working
 
 
@@ -175,11 +175,11 @@ async def test_launch_from_form_live_samples_then_result(runs_data_dir: Path, tm
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "enter")  # the New run picker: fio is first
-        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
-        form: FioForm = app.screen  # type: ignore[assignment]
+        await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, "the fio form")
+        form: ToolForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
-        randread = next(i for i, (name, _) in enumerate(form.presets) if name.lower().startswith("8k random read"))
-        form.query_one("#preset", Select).value = randread
+        assert form.description.preset("8k-randread").label.startswith("8k random read")  # type: ignore[union-attr]
+        form.query_one("#preset", Select).value = "8k-randread"
         await pilot.pause()
         fill(form, "target", str(target))
         fill(form, "size", "16M")
@@ -343,13 +343,10 @@ async def test_form_refuses_ext4_loop_device_until_its_name_is_typed(runs_data_d
         app = RunsApp(runs_data_dir)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("n", "enter")  # the New run picker: fio is first
-            await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
-            form: FioForm = app.screen  # type: ignore[assignment]
+            await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, "the fio form")
+            form: ToolForm = app.screen  # type: ignore[assignment]
             await pilot.pause()
-            randwrite = next(
-                i for i, (name, _) in enumerate(form.presets) if name.lower().startswith("8k random write")
-            )
-            form.query_one("#preset", Select).value = randwrite
+            form.query_one("#preset", Select).value = "8k-randwrite"
             await pilot.pause()
             fill(form, "target", loop.path)
             fill(form, "size", "8M")
@@ -390,10 +387,9 @@ async def test_form_refuses_ext4_loop_device_until_its_name_is_typed(runs_data_d
 def _launch_background_run(data_dir: Path, target: Path, runtime_s: int = 30) -> int:
     """A real fio run under a detached supervisor, as the form launches it."""
     from racperf_tui.orchestration.runs import launch_run
-    from racperf_tui.ui.screens.fio_form import config_dict, preset_items
+    from racperf_tui.tools.fio_config import preset_config
 
-    name, preset = next((n, c) for n, c in preset_items() if n.lower().startswith("8k random read"))
-    config = config_dict(preset)
+    config = preset_config("8k-randread").to_dict()
     config.update(target=str(target), size="16M", runtime_s=runtime_s, time_based=True, ramp_time_s=0)
     return launch_run("fio", config, data_dir=data_dir, target=str(target))
 
@@ -549,8 +545,8 @@ async def test_form_empty_number_field_says_what_it_needs(runs_data_dir: Path) -
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "enter")  # the New run picker: fio is first
-        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
-        form: FioForm = app.screen  # type: ignore[assignment]
+        await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, "the fio form")
+        form: ToolForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
         assert app.focused is form.query_one("#field-target", Input)
         await pilot.press("shift+tab")
@@ -941,8 +937,8 @@ async def test_form_checkboxes_are_empty_when_unchecked(runs_data_dir: Path) -> 
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "enter")  # the New run picker: fio is first
-        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
-        form: FioForm = app.screen  # type: ignore[assignment]
+        await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, "the fio form")
+        form: ToolForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
         direct = form.query_one("#field-direct", Checkbox)
         assert direct.value is True and direct.render_line(0).text.rstrip() == "▐X▌"
@@ -964,8 +960,8 @@ async def test_form_target_and_extra_args_get_the_rows_width(runs_data_dir: Path
     app = RunsApp(runs_data_dir)
     async with app.run_test(size=(columns, 40)) as pilot:
         await pilot.press("n", "enter")  # the New run picker: fio is first
-        await wait_until(pilot, lambda: isinstance(app.screen, FioForm), 10, "the fio form")
-        form: FioForm = app.screen  # type: ignore[assignment]
+        await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, "the fio form")
+        form: ToolForm = app.screen  # type: ignore[assignment]
         await pilot.pause()
         fill(form, "target", str(target))
         fill(form, "extra_args", extra)

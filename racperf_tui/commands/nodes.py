@@ -6,6 +6,11 @@ with ORACLE_HOME ($ORACLE_HOME of the login, the homes in /etc/oratab).
 One line per node: its name, ``ok`` or ``FAILED (stage)`` with the reason, the programs found
 and those missing, the Oracle homes. ``--json``: one object per node.
 
+``--accept-new-host-keys``: a node seen for the first time (no key of it on record in any
+known_hosts file consulted) has the key it offers recorded in racperf's own known_hosts, as
+OpenSSH's ``StrictHostKeyChecking=accept-new``; a key that differs from the record is refused
+all the same. Each key recorded is said on stderr with its fingerprint.
+
 Exit status: 0 every node passed; 1 at least one failed; 2 no cluster file, or a wrong one.
 """
 
@@ -18,6 +23,7 @@ from racperf_tui.core import strict_json
 from racperf_tui.core.cluster import ClusterFileError, default_cluster_path, load_cluster
 from racperf_tui.core.diskstats import printable_name
 from racperf_tui.core.node_check import PROGRAMS, NodeCheck, check_nodes
+from racperf_tui.core.ssh import racperf_known_hosts
 
 #: seconds a node may take to answer, key exchange and login included
 DEFAULT_TIMEOUT_S = 10.0
@@ -34,6 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"seconds each node may take to connect and log in (default {DEFAULT_TIMEOUT_S:g}); "
         "all are checked at once",
+    )
+    parser.add_argument(
+        "--accept-new-host-keys",
+        action="store_true",
+        help="first contact only (as ssh's StrictHostKeyChecking=accept-new): a node with no key on record "
+        "in any known_hosts file has the key it offers recorded in racperf's own known_hosts, unverified: "
+        "use it only on a network you trust, and compare the fingerprints it prints; a CHANGED key is "
+        "always refused",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per node instead of a line")
 
@@ -64,9 +78,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.timeout > 0:
         print("racperf nodes: --timeout must be more than 0 s", file=sys.stderr)
         return 2
-    checks = check_nodes(cluster.nodes, timeout_s=args.timeout)
+    checks = check_nodes(cluster.nodes, timeout_s=args.timeout, accept_new=args.accept_new_host_keys)
     width = max(len(check.node.name) for check in checks)
     for check in checks:
+        if check.recorded_key:
+            print(
+                f"racperf nodes: recorded the new host key of {printable_name(check.node.name)} "
+                f"({printable_name(check.recorded_key)}) in {racperf_known_hosts()}",
+                file=sys.stderr,
+            )
         if args.json:
             print(strict_json.dumps(check.to_json()))
         else:

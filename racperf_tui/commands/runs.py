@@ -9,6 +9,15 @@
   ``t`` column and one column per metric (samples only; with ``-o FILE.csv`` the result goes
   to ``FILE.result.json`` beside it).
 - ``racperf runs stop ID [--grace S]``: stop a running run.
+- ``racperf runs list --node NAME | --ssh [user@]host[:port]``: racperf's runs on that node, as
+  the node sees them (core/node_runs.py): each watchdog still running there (its run, pid,
+  age, command) and each run directory left in ~/.racperf/runs, with the id and state this
+  store has of the runs that are its own.
+- ``racperf runs stop ID --node NAME | --ssh ...``: stop run ID (this store's), through its
+  supervisor here when it still has one, then on the node whatever of it still runs there,
+  even when this store lost track of it (its supervisor gone, or no such run any more); ID
+  may also be a name ``runs list --node`` shows (another data dir's run, or an older one's
+  mark).
 
 Every form first marks runs whose supervisor vanished as interrupted, except where the data
 dir cannot be written (a read-only mount, a store copied from another node): list, show and
@@ -16,8 +25,9 @@ export then read the store read-only and show the states as recorded. They never
 store: where there is none they say so.
 
 Exit status: 0 done; 1 no run with that id, or no store to show or export from; 2 the store
-cannot be used (the message names the file and what to do); 3 ``stop`` of a run that had
-already finished (nothing was stopped; its state is printed).
+cannot be used (the message names the file and what to do), or a wrong --node/--ssh; 3
+``stop`` of a run that had already finished (nothing was stopped; its state is printed) or
+that nothing of runs on the node; 4 the node cannot be reached (one line saying why).
 """
 
 from __future__ import annotations
@@ -35,13 +45,19 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.core import strict_json
+from racperf_tui.core.cluster import ClusterFileError, Node, add_node_arguments, node_from_args
 from racperf_tui.core.diskstats import printable_name
+from racperf_tui.core.node_runs import NodeRun, list_node_runs, stop_node_run
 from racperf_tui.core.paths import resolve_data_dir, store_path
+from racperf_tui.core.ssh import Connection, SshError, connect, one_line
+from racperf_tui.core.ssh_host import remote_run_prefix
 from racperf_tui.core.store import NoStore, RunNotFound, RunRecord, Store, StoreError
 from racperf_tui.orchestration.runs import stop_run
 
 #: ``racperf runs stop`` of a run that had already finished
 EXIT_ALREADY_FINISHED = 3
+#: the node named by --node / --ssh cannot be reached
+EXIT_NODE_UNREACHABLE = 4
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     lst.add_argument("--limit", type=int, default=None, metavar="N", help="at most N runs (default: all)")
     lst.add_argument("--json", action="store_true", help="one JSON object per run instead of a table")
+    add_node_arguments(lst, what="the runs racperf left")
     show = sub.add_parser(
         "show",
         help="one run in detail",
@@ -84,7 +101,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "report), SIGKILL after the grace. Exit status 3 when the "
         "run had already finished (nothing to stop).",
     )
-    stop.add_argument("run_id", type=int, metavar="ID", help="the run's id (first column of 'racperf runs')")
+    stop.add_argument(
+        "run_id",
+        type=_run_ref,
+        metavar="ID",
+        help="the run's id (first column of 'racperf runs'); with --node/--ssh also a RUN name "
+        "'racperf runs list --node' shows",
+    )
+    add_node_arguments(stop, what="stop what of the run still runs")
     stop.add_argument(
         "--grace",
         type=float,
@@ -94,6 +118,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     for p in (lst, show, export, stop):
         p.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def _run_ref(text: str) -> int | str:
+    """A run id, or a run's name on a node (HOST-HASH-ID, or an older run's mark)."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    if not text or not all(ch.isalnum() or ch in "._-" for ch in text):
+        raise argparse.ArgumentTypeError(f"{text!r}: a run id or a run name from 'racperf runs list --node'")
+    return text
 
 
 def format_duration(seconds: float) -> str:
@@ -240,8 +274,28 @@ def export_csv(store: Store, record: RunRecord) -> str:
     return out.getvalue()
 
 
+def _node_of(args: argparse.Namespace) -> Node | None:
+    """The node --node / --ssh name (None: none named); ClusterFileError."""
+    if getattr(args, "node", None) is None and getattr(args, "ssh", None) is None:
+        if getattr(args, "identity", None) or getattr(args, "known_hosts", None):
+            node_from_args(args)  # says what is wrong
+        return None
+    node = node_from_args(args)
+    return None if node.is_local else node
+
+
 def run(args: argparse.Namespace) -> int:
     action = args.action or "list"
+    try:
+        node = _node_of(args) if action in ("list", "stop") else None
+    except ClusterFileError as exc:
+        print(f"racperf runs {action}: {exc}", file=sys.stderr)
+        return 2
+    if node is not None:
+        return _on_node(args, action, node)
+    if isinstance(getattr(args, "run_id", None), str):
+        print(f"racperf runs {action}: a run name ({args.run_id}) goes with --node or --ssh", file=sys.stderr)
+        return 2
     try:
         store = _open_store(args, action)
     except NoStore as exc:
@@ -290,6 +344,134 @@ def _act(store: Store, action: str, args: argparse.Namespace) -> int:
         print(f"run {record.id}: {state.value}")
         return 0
     return 2
+
+
+# ---- on a node ---------------------------------------------------------------------------
+
+
+def _on_node(args: argparse.Namespace, action: str, node: Node) -> int:
+    """``runs list`` / ``runs stop`` with --node / --ssh: the node's own view of the runs."""
+    data_dir = resolve_data_dir(args.data_dir, create=False)
+    prefix = remote_run_prefix(data_dir / "runs")
+    try:
+        connection = connect(node.ssh_target())
+    except (SshError, OSError) as exc:
+        print(f"racperf runs {action}: node {node.name}: {one_line(exc)}", file=sys.stderr)
+        return EXIT_NODE_UNREACHABLE
+    try:
+        runs = list_node_runs(connection)
+        if action == "list":
+            return _list_node(node, runs, prefix, data_dir, getattr(args, "json", False))
+        return _stop_on_node(args, node, connection, runs, prefix, data_dir)
+    except (OSError, TimeoutError) as exc:
+        print(f"racperf runs {action}: node {node.name}: {one_line(exc)}", file=sys.stderr)
+        return EXIT_NODE_UNREACHABLE
+    finally:
+        connection.close()
+
+
+def _local_records(data_dir: Path) -> dict[int, RunRecord]:
+    """This store's runs by id ({} without a store: the node may know runs the store lost)."""
+    if not store_path(data_dir).exists():
+        return {}
+    try:
+        with Store.open(data_dir, read_only=True) as store:
+            return {r.id: r for r in store.list_runs()}
+    except (OSError, StoreError):
+        return {}
+
+
+def _list_node(node: Node, runs: list[NodeRun], prefix: str, data_dir: Path, as_json: bool) -> int:
+    records = _local_records(data_dir)
+    rows = []
+    for run in runs:
+        mine = run.of_store(prefix)
+        record = records.get(run.run_id) if mine and run.run_id is not None else None
+        rows.append((run, mine, record))
+    if as_json:
+        for run, mine, record in rows:
+            print(
+                strict_json.dumps(
+                    {
+                        "node": node.name,
+                        "name": run.name,
+                        "running": run.running,
+                        "pid": run.pid,
+                        "elapsed_s": None if run.elapsed_s is None else round(run.elapsed_s, 1),
+                        "command": run.command or None,
+                        "this_store": mine,
+                        "run_id": run.run_id if mine else None,
+                        "recorded_state": record.state.value if record is not None else None,
+                    }
+                )
+            )
+        return 0
+    if not rows:
+        print(f"no racperf runs on {printable_name(node.name)}")
+        return 0
+    header = ["RUN", "ON NODE", "PID", "AGE", "HERE", "COMMAND"]
+    table = [
+        [
+            printable_name(run.name),
+            "running" if run.running else "ended",
+            str(run.pid or "-"),
+            format_duration(run.elapsed_s) if run.elapsed_s is not None else "-",
+            (f"#{run.run_id} {record.state.value}" if record else f"#{run.run_id} not in this store")
+            if mine
+            else "another store",
+            _short_command(run.command),
+        ]
+        for run, mine, record in rows
+    ]
+    widths = [max(len(row[i]) for row in [header, *table]) for i in range(len(header))]
+    for row in [header, *table]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return 0
+
+
+def _short_command(command: str, width: int = 60) -> str:
+    """The command a watchdog runs, for a table column (its shell's ``exec`` left out)."""
+    command = command.removeprefix("exec ")
+    return printable_name(command[:width] + ("..." if len(command) > width else "")) or "-"
+
+
+def _stop_on_node(
+    args: argparse.Namespace, node: Node, connection: Connection, runs: list[NodeRun], prefix: str, data_dir: Path
+) -> int:
+    ref = args.run_id
+    said = []
+    if isinstance(ref, int):
+        # first through its supervisor here, which records the stop (and the result)
+        record = _local_records(data_dir).get(ref)
+        if record is not None and record.host != node.name:
+            where = f"{printable_name(record.host)}, not on {printable_name(node.name)}"
+            print(f"racperf runs stop: run {ref} ran on {where}", file=sys.stderr)
+            return 2
+        if record is not None and not record.state.finished:
+            state = stop_run(ref, data_dir, grace_s=args.grace)
+            said.append(f"run {ref}: {state.value}")
+            runs = list_node_runs(connection)
+        name = f"{prefix}{ref}"
+        mine = [run for run in runs if run.running and run.name == name]
+    else:
+        mine = [run for run in runs if run.running and ref in (run.name, run.mark)]
+    if not mine:
+        for line in said:
+            print(line)
+        if said:
+            return 0
+        what = f"run {ref}" if isinstance(ref, int) else ref
+        print(f"racperf runs stop: nothing of {what} runs on {printable_name(node.name)}", file=sys.stderr)
+        return EXIT_ALREADY_FINISHED
+    for run in mine:
+        stopped = stop_node_run(connection, run, grace_s=args.grace)
+        how = f"{stopped.killed} killed after {args.grace:g} s" if stopped.killed else "ended on TERM"
+        said.append(
+            f"{run.name} on {node.name}: stopped (watchdog pid {run.pid}, {stopped.signalled} signalled, {how})"
+        )
+    for line in said:
+        print(printable_name(line))
+    return 0
 
 
 def _show(store: Store, record: RunRecord, as_json: bool) -> int:

@@ -18,11 +18,15 @@ WRITE = "write"
 @dataclass(frozen=True)
 class Target:
     """A path the benchmark will open: ``access`` is "read" or "write" (trim and delete count
-    as write); ``origin`` says which part of the config makes it a target, for messages."""
+    as write); ``origin`` says which part of the config makes it a target, for messages.
+    ``node``: the address of another machine the path is on, as the tool's config names it
+    (a fio server's); the orchestration judges it on that node (orchestration/run_plan.py).
+    "" is the run's own host."""
 
     path: str
     access: str
     origin: str = ""
+    node: str = ""
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,14 @@ from typing import Any
 from racperf_tui.core.cluster import Node
 from racperf_tui.core.ssh import (
     CONNECT_TIMEOUT_S,
+    Connection,
     HostKeyError,
     LoginRefused,
     SshError,
     Unreachable,
     connect,
     one_line,
+    record_host_key,
 )
 
 #: the programs racperf runs on a node, in the order a line lists them
@@ -52,6 +54,8 @@ class NodeCheck:
     kernel: str = ""
     hostname: str = ""
     seconds: float = 0.0
+    #: ``accept_new``: the key recorded at this first contact ("[host]:port type SHA256:...")
+    recorded_key: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -84,6 +88,7 @@ class NodeCheck:
             "kernel": self.kernel or None,
             "hostname": self.hostname or None,
             "seconds": round(self.seconds, 3),
+            "recorded_host_key": self.recorded_key,
         }
 
 
@@ -125,8 +130,26 @@ def _check_local(node: Node) -> NodeCheck:
     return check
 
 
-def check_node(node: Node, timeout_s: float = CONNECT_TIMEOUT_S) -> NodeCheck:
-    """Check one node (see the module doc); never raises."""
+def _connect(node: Node, timeout_s: float, accept_new: bool, check: NodeCheck) -> Connection:
+    """The node's connection; ``accept_new``: a host with no key on record at all (first
+    contact) has the key it offers recorded and is connected again, as OpenSSH's
+    StrictHostKeyChecking=accept-new; a changed key is refused all the same."""
+    try:
+        return connect(node.ssh_target(), fresh=True, timeout_s=timeout_s)
+    except HostKeyError as exc:
+        if not accept_new or exc.changed or exc.offer is None:
+            raise
+        offer = exc.offer
+    try:
+        record_host_key(offer)
+    except OSError as exc:
+        raise SshError(f"cannot record the host key of {offer.host} in {offer.file}: {exc.strerror or exc}") from None
+    check.recorded_key = f"{offer.host} {offer.algorithm} {offer.fingerprint}"
+    return connect(node.ssh_target(), fresh=True, timeout_s=timeout_s)
+
+
+def check_node(node: Node, timeout_s: float = CONNECT_TIMEOUT_S, *, accept_new: bool = False) -> NodeCheck:
+    """Check one node (see the module doc); never raises. ``accept_new``: see :func:`_connect`."""
     started = time.monotonic()
     if node.is_local:
         check = _check_local(node)
@@ -134,7 +157,7 @@ def check_node(node: Node, timeout_s: float = CONNECT_TIMEOUT_S) -> NodeCheck:
         return check
     check = NodeCheck(node)
     try:
-        connection = connect(node.ssh_target(), fresh=True, timeout_s=timeout_s)
+        connection = _connect(node, timeout_s, accept_new, check)
     except HostKeyError as exc:
         check.stage, check.error = "host key", one_line(exc)
     except LoginRefused as exc:
@@ -160,10 +183,12 @@ def check_node(node: Node, timeout_s: float = CONNECT_TIMEOUT_S) -> NodeCheck:
     return check
 
 
-def check_nodes(nodes: Iterable[Node], timeout_s: float = CONNECT_TIMEOUT_S) -> list[NodeCheck]:
+def check_nodes(
+    nodes: Iterable[Node], timeout_s: float = CONNECT_TIMEOUT_S, *, accept_new: bool = False
+) -> list[NodeCheck]:
     """Every node checked at once, in the order given."""
     nodes = list(nodes)
     if not nodes:
         return []
     with ThreadPoolExecutor(max_workers=min(32, len(nodes)), thread_name_prefix="racperf-check") as pool:
-        return list(pool.map(lambda node: check_node(node, timeout_s), nodes))
+        return list(pool.map(lambda node: check_node(node, timeout_s, accept_new=accept_new), nodes))

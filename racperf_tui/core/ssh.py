@@ -1,10 +1,12 @@
 """SSH connections to the cluster's nodes, with asyncssh, behind a synchronous API.
 
 - Host keys are always verified: against racperf's own known_hosts file (DATA_DIR/known_hosts)
-  and ~/.ssh/known_hosts, or the files given (``--known-hosts``). Nothing is ever asked or
-  accepted on the fly (racperf runs headless): an unknown host is refused with its key's
-  fingerprint and the line that would trust it; a host whose key differs from the one on
-  record is refused loudly (:class:`HostKeyError`).
+  and ~/.ssh/known_hosts, or the files given (``--known-hosts``). Nothing is accepted on the
+  fly here: an unknown host is refused with its key's fingerprint and the line that would
+  trust it, the offer (:class:`HostKeyOffer`) in the error, so a UI can show it and, once
+  the user confirms, :func:`record_host_key` appends it to racperf's file; a host whose key
+  differs from the one on record is refused loudly, both fingerprints and the file:line on
+  record named (:class:`HostKeyError`), and never offered.
 - ~/.ssh/config (User, Port, HostName, IdentityFile...) and the agent ($SSH_AUTH_SOCK) are
   honoured, as OpenSSH does; ``identity`` adds a key file.
 - Keepalives every KEEPALIVE_INTERVAL_S, the link declared dead after KEEPALIVE_COUNT_MAX
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import fcntl
 import os
 import re
 import select
@@ -60,15 +63,55 @@ class LoginRefused(SshError):
     """The node answered and its host key is known, but it refused the login."""
 
 
-class HostKeyError(SshError):
-    """The node's host key is not on record (``changed`` False) or differs from it (True)."""
+@dataclass(frozen=True)
+class HostKeyOffer:
+    """A host key a node offered that no known_hosts file trusts: what a user is shown (the
+    host as known_hosts names it, the key type, the SHA256 fingerprint as OpenSSH prints it)
+    and what recording it writes (``line`` into ``file``)."""
 
-    def __init__(self, message: str, *, changed: bool, fingerprint: str, summary: str = "") -> None:
+    host: str  # ``host`` for port 22, else ``[host]:port``
+    algorithm: str  # ssh-ed25519, ecdsa-sha2-nistp256, rsa-sha2-512...
+    fingerprint: str  # SHA256:...
+    line: str  # the known_hosts line that trusts it
+    file: str  # where it is recorded: racperf's own known_hosts (or the first --known-hosts)
+
+
+@dataclass(frozen=True)
+class RecordedKey:
+    """A key on record for a host: the file and line (1-based) that holds it."""
+
+    file: str
+    line: int
+    algorithm: str
+    fingerprint: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class HostKeyError(SshError):
+    """The node's host key is not on record (``changed`` False: ``offer`` is what it offered)
+    or differs from it (True: ``recorded`` are the keys on record, with their file and line)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        changed: bool,
+        fingerprint: str,
+        summary: str = "",
+        offer: HostKeyOffer | None = None,
+        recorded: tuple[RecordedKey, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.changed = changed
         self.fingerprint = fingerprint
         #: the refusal in one line (what a list of nodes shows)
         self.summary = summary or " ".join(message.split())
+        #: an unknown key only (never a changed one): what the node offered
+        self.offer = None if changed else offer
+        self.recorded = recorded
 
 
 def one_line(exc: BaseException) -> str:
@@ -205,6 +248,30 @@ def _known_hosts_pattern(host: str, port: int) -> str:
     return host if port == 22 else f"[{host}]:{port}"
 
 
+def _recorded_keys(files: list[str], host: str, addr: str, port: int) -> tuple[RecordedKey, ...]:
+    """The keys on record for the host, each with the file and line that holds it (a line is
+    read on its own by asyncssh, so hashed names and patterns match as they do when checking)."""
+    found: list[RecordedKey] = []
+    for file in files:
+        try:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                lines = handle.read(8 << 20).splitlines()
+        except OSError:
+            continue
+        for number, text in enumerate(lines, 1):
+            if not text.strip() or text.lstrip().startswith("#"):
+                continue
+            try:
+                keys = asyncssh.match_known_hosts(asyncssh.import_known_hosts(text + "\n"), host, addr, port)[0]
+            except (ValueError, asyncssh.Error):
+                continue
+            for key in keys:  # the name and the address may both match the line: one record
+                recorded = RecordedKey(file, number, key.get_algorithm(), key.get_fingerprint("sha256"))
+                if recorded not in found:
+                    found.append(recorded)
+    return tuple(found)
+
+
 def _host_key_message(
     target: SshTarget, port: int, key: asyncssh.SSHKey, known: asyncssh.SSHKnownHosts, files: list[str], addr: str
 ) -> HostKeyError:
@@ -213,20 +280,29 @@ def _host_key_message(
     where = _known_hosts_pattern(target.host, port)
     on_record = asyncssh.match_known_hosts(known, target.host, addr, port)[0]
     if on_record:
-        recorded = ", ".join(f"{k.get_algorithm()} {k.get_fingerprint('sha256')}" for k in on_record)
+        recorded_keys = _recorded_keys(files, target.host, addr, port)
+        if recorded_keys:
+            recorded = ", ".join(f"{k.algorithm} {k.fingerprint} ({k.where})" for k in recorded_keys)
+            fix = " ".join(sorted({k.where for k in recorded_keys}))
+        else:
+            recorded = ", ".join(f"{k.get_algorithm()} {k.get_fingerprint('sha256')}" for k in on_record)
+            recorded += f" ({', '.join(files)})"
+            fix = ", ".join(files)
         return HostKeyError(
             f"@@@ HOST KEY OF {where} HAS CHANGED: refused @@@\n"
-            f"  it offers {algorithm} {fingerprint}, the record ({', '.join(files)}) says {recorded}.\n"
+            f"  it offers {algorithm} {fingerprint}, the record says {recorded}.\n"
             "  Someone may be intercepting the connection, or the node was reinstalled. Verify the new "
-            "key on the node (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then replace its line in "
-            "the known_hosts file.",
+            "key on the node (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then remove or replace the "
+            f"line on record ({fix}).",
             changed=True,
             fingerprint=fingerprint,
             summary=f"{where}: HOST KEY HAS CHANGED, refused: it offers {algorithm} {fingerprint}, "
-            f"{', '.join(files)} says {recorded}",
+            f"the record says {recorded}",
+            recorded=recorded_keys,
         )
     own = target.known_hosts[0] if target.known_hosts else str(racperf_known_hosts())
-    line = f"{where} {key.export_public_key('openssh').decode().split()[0]} ..."
+    key_type, key_data = key.export_public_key("openssh").decode().split()[:2]
+    line = f"{where} {key_type} ..."
     port_option = f"-p {port} " if port != 22 else ""
     scan = f"ssh-keyscan {port_option}-t {algorithm.replace('ssh-', '')} {target.host}"
     return HostKeyError(
@@ -238,7 +314,29 @@ def _host_key_message(
         changed=False,
         fingerprint=fingerprint,
         summary=f"{where}: host key unknown ({algorithm} {fingerprint}): verify it, then: {scan} >> {shlex.quote(own)}",
+        offer=HostKeyOffer(where, algorithm, fingerprint, f"{where} {key_type} {key_data}", own),
     )
+
+
+def record_host_key(offer: HostKeyOffer) -> Path:
+    """Append the offered key to its known_hosts file (made 0600, its directory 0700, where
+    missing), under an exclusive lock so two racperf processes never interleave lines. Only
+    for a key the user confirmed: the caller shows the offer first. OSError."""
+    path = Path(offer.file)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "r+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        size = os.fstat(handle.fileno()).st_size
+        # a file whose last line lacks its newline would have ours glued onto it
+        gap = b""
+        if size:
+            handle.seek(size - 1)
+            gap = b"" if handle.read(1) == b"\n" else b"\n"
+        handle.write(gap + offer.line.encode() + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return path
 
 
 # ---- connections ----------------------------------------------------------------------------

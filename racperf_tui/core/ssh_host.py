@@ -247,14 +247,17 @@ class RemoteProcess:
         limit_s: float | None = None,
         linger_s: float = 1.0,
         net: NetReport | None = None,
+        run_name: str = "",
     ) -> None:
+        """``run_name``: the run's remote directory name, in the watchdog's mark, so the node's
+        processes say which run they are (``racperf runs list/stop --node``, core/node_runs.py)."""
         self.connection = connection
         self.net = net
         self.command = command
         self.grace_s = grace_s
         self.limit_s = limit_s
         self.linger_s = linger_s
-        self.mark = "racperf-" + secrets.token_hex(6)
+        self.mark = "racperf-" + (f"{run_name}-" if run_name else "") + secrets.token_hex(6)
         self.remote_pgid: int | None = None
         self.returncode: int | None = None
         self.violations: list[Violation] = net.violations if net is not None else []
@@ -581,7 +584,9 @@ class SshHost:
             net = NetReport("racperf-" + secrets.token_hex(6))
             command = net_command(command, net.mark, [map_text(t.path) for t in invocation.targets])
         limit = invocation.hard_limit_s + REMOTE_LIMIT_MARGIN_S if invocation.hard_limit_s else None
-        return RemoteProcess(self.connection, command, grace_s=grace_s, limit_s=limit, net=net).start()
+        return RemoteProcess(
+            self.connection, command, grace_s=grace_s, limit_s=limit, net=net, run_name=posixpath.basename(remote)
+        ).start()
 
     def fetch_files(self, directory: Path, invocation: Invocation) -> dict[str, str]:
         """The files matching the Invocation's result patterns on the node (expanded by the

@@ -21,8 +21,10 @@ from racperf_tui.core.events import Sample
 
 #: the option that says which end of a two-ended tool a config runs (ToolOption.end)
 ROLE_OPTION = "role"
-#: option kinds: how text typed by a user becomes a config value
-KINDS = ("str", "int", "float", "bool", "choice", "list", "path")
+#: option kinds: how text typed by a user becomes a config value. "target" is a path the
+#: tool reads or writes (a file, a directory or a device: a form suggests the devices racperf
+#: sees); "path" any other path (a program, a home)
+KINDS = ("str", "int", "float", "bool", "choice", "list", "path", "target")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -42,6 +44,9 @@ class ToolOption:
     choices: tuple[str, ...] = ()
     end: str = "both"
     repeatable: bool = False
+    #: False: ``--set`` only, no field in the form (fio's ``destructive``: a form overrides
+    #: the write guard by the typed device name; ``custom``: set by a preset)
+    in_form: bool = True
 
     def convert(self, text: Any) -> Any:
         """A typed value from user text (or an already typed value); ValueError names the
@@ -230,6 +235,22 @@ def natural_key(text: Any) -> tuple[int, float, str]:
         return (1, 0.0, str(text))
 
 
+@dataclass(frozen=True)
+class Preset:
+    """A named set of option values a form offers first ("8k random read"): choosing it fills
+    each field with its value here, or the option's default. ``uses`` names the only options
+    the preset's runs read (fio's custom: its extra arguments and job file); the form
+    disables the others. Empty: every option."""
+
+    name: str
+    label: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    uses: tuple[str, ...] = ()
+
+    def applies(self, option: str) -> bool:
+        return not self.uses or option in self.uses
+
+
 @dataclass
 class ToolDescription:
     """Defaults every tool inherits; a tool overrides what it has."""
@@ -249,15 +270,38 @@ class ToolDescription:
     live_panels: Sequence[str] = field(default_factory=tuple)
     #: extra panels of the result view, by name (ui/result_panels.py), e.g. ORION's charts
     result_panels: Sequence[str] = field(default_factory=tuple)
-    #: a New-run form of its own, by name (ui/screens/tool_picker.py: FORMS), instead of the
-    #: one generated from the options ("" for that one)
+    #: read by nothing any more: every tool's form is generated from its description. Kept
+    #: so a description that still names a form of its own (another branch, another
+    #: package) loads; delete once none does
     form: str = ""
+    #: the New-run form's presets, in menu order (the first is the form's start); none: the
+    #: form starts from the options' defaults
+    presets: Sequence[Preset] = field(default_factory=tuple)
+    #: what the live view says where the tool gives no live figures at all (fio's client
+    #: mode: "no live figures (fio issue 712)"), instead of empty sparklines; "" for none
+    live_note: str = ""
 
     def option(self, name: str) -> ToolOption | None:
         return next((o for o in self.options if o.name == name), None)
 
     def metric(self, key: str) -> MetricSpec | None:
         return next((m for m in self.metrics if m.key == key), None)
+
+    def preset(self, name: str) -> Preset | None:
+        return next((p for p in self.presets if p.name == name), None)
+
+    # ---- what a form asks of a tool before it plans -----------------------------------------
+    def problems(self, config: Mapping[str, Any]) -> list[str]:
+        """Every problem of ``config`` a tool can name without planning, each beginning with
+        the option it is about (``"bs: '12q' is not a size like 4k"``): the form puts each
+        under its field at once. By default none (planning, ``build_argv`` / ``invocation``,
+        checks the config)."""
+        return []
+
+    def command_line(self, config: Mapping[str, Any]) -> str | None:
+        """The command as the user reads it, shell-quoted, where the planned argv does not show
+        it (fio runs a job file written from it): the form's preview. None: the planned argv."""
+        return None
 
     def metric_or_bare(self, key: str) -> MetricSpec:
         """The declared metric, or one without a unit for a key the tool did not declare."""
@@ -400,9 +444,12 @@ def options_from_dataclass(
     choices: Mapping[str, Sequence[str]] | None = None,
     ends: Mapping[str, str] | None = None,
     skip: Sequence[str] = (),
+    kinds: Mapping[str, str] | None = None,
+    not_in_form: Sequence[str] = (),
 ) -> tuple[ToolOption, ...]:
-    """The options of a config dataclass: name, kind (from the field's annotation) and default
-    from the field, help from ``helps`` (every field must have one: a test checks)."""
+    """The options of a config dataclass: name, kind (from the field's annotation, or
+    ``kinds``: "target" for the path a tool works on) and default from the field, help from
+    ``helps`` (every field must have one: a test checks); ``not_in_form`` are ``--set`` only."""
     found = []
     for item in dataclasses.fields(cls):
         if item.name in skip:
@@ -412,6 +459,7 @@ def options_from_dataclass(
         kind = "list" if base.startswith(("Sequence", "list", "tuple")) else _KIND_OF_ANNOTATION.get(base, "str")
         if choices and item.name in choices:
             kind = "choice"
+        kind = (kinds or {}).get(item.name, kind)
         if item.default is not dataclasses.MISSING:
             default = item.default
         elif item.default_factory is not dataclasses.MISSING:
@@ -426,6 +474,7 @@ def options_from_dataclass(
                 helps.get(item.name, ""),
                 tuple((choices or {}).get(item.name, ())),
                 (ends or {}).get(item.name, "both"),
+                in_form=item.name not in not_in_form,
             )
         )
     return tuple(found)

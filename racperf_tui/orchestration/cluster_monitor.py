@@ -282,6 +282,8 @@ class ClusterMonitor:
         self.remote_roots = dict(remote_roots or {})
         self._states: dict[str, NodeState] = {n.name: NodeState(n.name, _spec(n)) for n in nodes}
         self._stop = threading.Event()
+        #: set by retry_now: the node's backoff wait ends at once (a host key just accepted)
+        self._retry = {n.name: threading.Event() for n in nodes}
         self._threads: list[threading.Thread] = []
         self._connections: dict[str, Connection] = {}
 
@@ -306,6 +308,10 @@ class ClusterMonitor:
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         self._threads = []
+
+    def retry_now(self, name: str) -> None:
+        """End the node's wait before its next attempt (its host key was just recorded)."""
+        self._retry[name].set()
 
     def drop_link(self, name: str) -> None:
         """Abort the node's connection as a dead link would (tests, and a user's 'reconnect')."""
@@ -333,7 +339,12 @@ class ClusterMonitor:
         first, longest = self.backoff_s
         wait = min(longest, first * 2 ** max(0, failures - 1))
         self._states[name] = replace(self._states[name], retry_at=time.time() + wait)
-        self._stop.wait(wait)
+        deadline = time.monotonic() + wait
+        retry = self._retry[name]
+        while not self._stop.is_set() and not retry.wait(min(0.25, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                break
+        retry.clear()
 
     def _run_node(self, node: Node) -> None:
         name = node.name

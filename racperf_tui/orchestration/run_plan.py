@@ -6,19 +6,30 @@ A tool with ``invocation(config, run_dir)`` plans itself (fio); one with only
 ``build_argv(config)`` gets an Invocation without targets. Every target goes through the write
 guard (:func:`racperf_tui.core.target_guard.judge`); a refusal is a :class:`PlanRefused`
 (a ValueError) whose message names every target and reason.
+
+A target on another machine (``Target.node``: the address a tool's config names, fio's client
+mode's servers) is judged on that node: the cluster file's node with that address (host,
+interconnect or public; the file the config's ``cluster_file`` names, else the default one),
+this machine for a loopback address no node claims. An address no node has blocks its targets:
+racperf judges nothing it cannot look at.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import shutil
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
+from racperf_tui.core.cluster import LOCAL, ClusterFileError, Node, host_for, load_cluster
 from racperf_tui.core.hosts import Host
-from racperf_tui.core.invocation import Invocation, ToolNotFound
+from racperf_tui.core.invocation import Invocation, Target, ToolNotFound
 from racperf_tui.core.target_guard import GuardVerdict, judge, overrides_from_config
+
+#: the config key naming the cluster file whose nodes a target's ``node`` address is looked up in
+CLUSTER_FILE_KEY = "cluster_file"
 
 
 class PlanRefused(ValueError):
@@ -83,7 +94,75 @@ def judge_run(
     is cleared or overridden by that host's write guard."""
     planned = plan_invocation(module, tool_name, config, run_dir, host)
     override = overrides_from_config(dict(config))
-    verdict = host.judge_targets(planned.targets, override) if host is not None else judge(planned.targets, override)
+    own = [t for t in planned.targets if not t.node]
+    verdict = host.judge_targets(own, override) if host is not None else judge(own, override)
+    elsewhere = [t for t in planned.targets if t.node]
+    if elsewhere:
+        verdict = _with_verdicts_elsewhere(verdict, elsewhere, override, config.get(CLUSTER_FILE_KEY), host)
     if not verdict.allowed:
         raise PlanRefused(f"{tool_name}: " + verdict.message(), verdict)
     return JudgedRun(planned, verdict)
+
+
+def _is_loopback(address: str) -> bool:
+    if address.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def node_with_address(address: str, cluster_file: object = None) -> Node:
+    """The node a server address is on: the cluster file's node whose host, interconnect or
+    public address it is, else this machine for a loopback address. ClusterFileError names the
+    address and the file when no node has it."""
+    cluster = load_cluster(str(cluster_file) if cluster_file else None)
+    wanted = address.strip("[]").lower()
+    for node in cluster.nodes:
+        if wanted in {(a or "").lower() for a in (node.host, node.interconnect, node.public)}:
+            return node
+    if _is_loopback(address):
+        return LOCAL
+    where = str(cluster.path) if cluster.path else "the cluster file (there is none)"
+    raise ClusterFileError(
+        f"no node of {where} has the address {address} (host, interconnect or public): racperf cannot "
+        "judge the targets there; add the node to the cluster file"
+    )
+
+
+def _with_verdicts_elsewhere(
+    verdict: GuardVerdict,
+    targets: Sequence[Target],
+    override: bool | set[str],
+    cluster_file: object,
+    host: Host | None,
+) -> GuardVerdict:
+    """``verdict`` (the run's own host's) with every other node's verdict on its targets (a
+    loopback address no node claims is the run's host: this machine, or the node the run is
+    on). Only
+    the own host's device nodes stay in ``device_nodes``: the jail and the write watch are the
+    run's host's, and another node's paths mean nothing here."""
+    by_address: dict[str, list[Target]] = {}
+    for target in targets:
+        by_address.setdefault(target.node, []).append(target)
+    for address, group in by_address.items():
+        try:
+            node = node_with_address(address, cluster_file)
+        except ClusterFileError as exc:
+            verdict.blocked += [f"{t.path} ({t.origin}): {exc}" for t in group]
+            continue
+        on_host = host if node.is_local and host is not None else None
+        where = on_host.name if on_host is not None else node.name
+        # the refusal says where the path was judged, not only whose server opens it
+        group = [replace(t, origin=f"{t.origin}, judged on {where}") for t in group]
+        if on_host is not None:
+            answer = on_host.judge_targets(group, override)
+        elif node.is_local:
+            answer = judge(group, override)
+        else:
+            answer = host_for(node).judge_targets(group, override)
+        verdict.refused += answer.refused
+        verdict.blocked += answer.blocked
+        verdict.overridden += answer.overridden
+    return verdict

@@ -22,6 +22,7 @@ ENTRY_POINT_GROUP = "racperf.tools"
 BUILTIN_TOOLS: dict[str, str] = {
     # in the order the New run picker lists them: storage first, fio at the top
     "fio": "racperf_tui.tools.fio",
+    "fio_cs": "racperf_tui.tools.fio_client_server",
     "orion": "racperf_tui.tools.orion",
     "calibrate_io": "racperf_tui.tools.calibrate_io",
     "probe": "racperf_tui.tools.probe",

@@ -36,6 +36,7 @@ from racperf_tui.tools.fio_config import (
     PRESETS,
     RW_MODES,
     FioConfig,
+    form_presets,
     hard_limit,
     validated_config,
 )
@@ -73,7 +74,7 @@ def _option_s(job_options: Mapping[str, Any], key: str) -> float:
     return units.maybe_duration_s(str(job_options.get(key) or "0")) or 0.0
 
 
-def _plan_hard_limit(fio_plan: FioPlan) -> float:
+def plan_hard_limit(fio_plan: FioPlan) -> float:
     """From every job's runtime + ramp_time; fio's default limit when a job has none."""
     longest = 0.0
     for job in fio_plan.jobs:
@@ -124,7 +125,7 @@ def invocation(config: Mapping[str, Any] | FioConfig, run_dir: str | None = None
         argv=argv,
         files={JOB_FILE_NAME: fio_plan.job_file_text},
         targets=tuple(fio_plan.targets),
-        hard_limit_s=_plan_hard_limit(fio_plan),
+        hard_limit_s=plan_hard_limit(fio_plan),
         notes=tuple(notes),
         detail=fio_plan,
     )
@@ -177,8 +178,16 @@ _FIO_HELP = {
     "name": "the job's name",
 }
 
-#: fio's form and --set keys, from FioConfig's fields
-OPTIONS = options_from_dataclass(FioConfig, _FIO_HELP, choices={"rw": RW_MODES, "ioengine": IOENGINES})
+#: fio's form and --set keys, from FioConfig's fields. --set only: destructive (a form
+#: overrides the write guard by the typed device name), custom (comes with its preset), the
+#: interval and the job's name (the form keeps to the job's fields: 15 rows)
+OPTIONS = options_from_dataclass(
+    FioConfig,
+    _FIO_HELP,
+    choices={"rw": RW_MODES, "ioengine": IOENGINES},
+    kinds={"target": "target", "job_file": "path"},
+    not_in_form=("destructive", "custom", "status_interval_s", "name"),
+)
 #: what a live fio run shows: bandwidth stored in KiB/s, shown in MiB/s
 METRICS = (
     MetricSpec("read_iops", "read IOPS", "IOPS", decimals=0, chart="iops"),
@@ -216,10 +225,24 @@ class FioDescription(ToolDescription):
         return fio_result_sections.result_notes(result or {})
 
     def planned_duration_s(self, config: Mapping[str, Any]) -> float | None:
-        runtime = units.maybe_duration_s(str(config.get("runtime_s") or ""))
+        # FioConfig's reading: a config holds only what differs from its defaults (a form,
+        # --set), so a runtime_s left at 60 is not in it
+        cfg = FioConfig.from_dict(config)
+        if cfg.custom:
+            return None  # fio's own options: its plan knows, the config does not
+        runtime = units.maybe_duration_s(str(cfg.runtime_s or ""))
         if not runtime:
             return None
-        return runtime + (units.maybe_duration_s(str(config.get("ramp_time_s") or "")) or 0.0)
+        return runtime + (units.maybe_duration_s(str(cfg.ramp_time_s or "")) or 0.0)
+
+    def problems(self, config: Mapping[str, Any]) -> list[str]:
+        try:
+            return FioConfig.from_dict(config).validate()
+        except TypeError as error:  # a value of the wrong type for a field
+            return [str(error)]
+
+    def command_line(self, config: Mapping[str, Any]) -> str | None:
+        return FioConfig.from_dict(config).command_preview()
 
 
 DESCRIPTION = FioDescription(
@@ -229,7 +252,7 @@ DESCRIPTION = FioDescription(
     options=OPTIONS,
     metrics=METRICS,
     takes_raw_args=True,
-    form="fio_presets",
+    presets=form_presets(),
 )
 
 

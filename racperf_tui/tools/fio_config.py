@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from racperf_tui.core.tool import Preset
 from racperf_tui.tools.fio_policy import engine_refusal
 from racperf_tui.tools.fio_scratch import default_scratch_target, in_scratch_dir, target_kind
 
@@ -357,6 +358,27 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "throughput": "throughput: 64k sequential read, iodepth 32, 16 jobs",
     "custom": "custom: any fio options, or a job file",
 }
+
+
+#: the only fields a custom run reads (the command line is fio + these)
+CUSTOM_FIELDS = ("extra_args", "job_file")
+
+
+def form_presets() -> tuple[Preset, ...]:
+    """The presets as the New-run form offers them: each one's values that differ from
+    FioConfig's defaults (the target stays the user's). ``custom`` is said either way, so a
+    form config of a few fields plus extra arguments is never read as custom mode."""
+    default = FioConfig()
+    presets = []
+    for name, cfg in PRESETS.items():
+        values: dict[str, Any] = {
+            f.name: getattr(cfg, f.name)
+            for f in fields(cfg)
+            if f.name != "target" and getattr(cfg, f.name) != getattr(default, f.name)
+        }
+        values["custom"] = cfg.custom
+        presets.append(Preset(name, PRESET_DESCRIPTIONS[name], values, CUSTOM_FIELDS if cfg.custom else ()))
+    return tuple(presets)
 
 
 def preset_config(name: str) -> FioConfig:

@@ -74,7 +74,7 @@ class RacperfApp(App[int]):
             with TabPane("Runs [2]", id="runs"):
                 yield RunsPanel(data_dir=self.data_dir)
             with TabPane("Network [3]", id="network"):
-                yield NetworkPanel(data_dir=self.data_dir)
+                yield NetworkPanel(data_dir=self.data_dir, cluster_file=self.cluster_file)
             if self.cluster_file is not None:
                 with TabPane("Cluster [4]", id="cluster"):
                     yield ClusterPanel(self.cluster_file, interval_s=self.interval_s, first=bool(self.cluster))

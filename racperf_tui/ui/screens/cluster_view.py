@@ -24,6 +24,7 @@ from racperf_tui.core.cluster import ClusterFileError, default_cluster_path, loa
 from racperf_tui.core.diskstats import QueueFacts
 from racperf_tui.core.iostat import IostatReport
 from racperf_tui.orchestration.cluster_monitor import OK, ClusterMonitor, NodeState, shared_luns
+from racperf_tui.ui.screens.host_key_dialog import NodeHostKeys
 from racperf_tui.ui.shown import plain
 from racperf_tui.ui.widgets.cluster_luns import LunView, SharedLunTable
 from racperf_tui.ui.widgets.cluster_node_card import NodeCard
@@ -82,6 +83,7 @@ class ClusterPanel(Vertical):
         self._status_text = ""
         self._pending: set[str] = set()
         self._paint_timer: Timer | None = None
+        self.host_keys = NodeHostKeys(self, self._host_key_trusted)
         try:
             self.cluster = load_cluster(cluster_file, required=True)
             self.names = self.cluster.names()
@@ -161,6 +163,12 @@ class ClusterPanel(Vertical):
             report = IostatReport(state.sampled_at, state.interval_s, rows, list(state.errors), state.since_boot)
             model.update(report, record_history=not state.since_boot)
         self.card(name).show(state, model)
+        if state.reason.startswith("host key"):
+            self.host_keys.check(self.cluster.node(name), state.reason)
+
+    def _host_key_trusted(self, name: str) -> None:
+        if self.monitor is not None:
+            self.monitor.retry_now(name)
 
     def _show_luns(self) -> None:
         self._lun_timer = None

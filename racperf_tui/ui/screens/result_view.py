@@ -129,7 +129,7 @@ class ResultView(Screen[None]):
         started = datetime.fromtimestamp(run.started_at).strftime("%Y-%m-%d %H:%M:%S")
         version = f" {run.tool_version}" if run.tool_version else ""
         return (
-            f"[b]run {run.id}[/b]  {markup(run.tool)}{markup(version)} on {markup(run.target or '-')}  "
+            f"[b]run {run.id}[/b]  {markup(run.tool)}{markup(version)} {markup(where_it_ran(run))}  "
             f"[b]{run.state.value}[/b]  started {started}  "
             f"took {format_duration(run.duration_s)}  exit {run.exit_status}"
         )
@@ -212,3 +212,12 @@ def _table_widgets(table: ResultTable) -> list[Widget]:
     for cells in table.cells():
         data.add_row(*cells)
     return [Label(table.title, classes="section", id=f"label-{table.key}" if table.key else None), data]
+
+
+def where_it_ran(run: RunRecord) -> str:
+    """ "on TARGET", "at NODE" where it ran elsewhere; a tool without a target (CALIBRATE_IO,
+    the network tools) says only where it ran, never "on -"."""
+    at = f"at {run.host}" if run.host and run.host != "local" else ""
+    if run.target:
+        return f"on {run.target} {at}".rstrip()
+    return at or "on this host"

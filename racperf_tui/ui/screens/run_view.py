@@ -84,10 +84,17 @@ class RunView(Screen[None]):
         with Horizontal(id="run-progress-row"):
             yield RunProgressBar(total=100, show_eta=False, id="run-progress")
         with VerticalScroll(id="run-metrics"):
+            # a tool without live figures says so instead of showing empty sparklines
+            note = Static(self._live_note(), id="run-live-note", markup=False)
+            note.display = bool(self._live_note())
+            yield note
             yield from self.sparklines.values()
             yield from self.panels
         yield Static("", id="run-jobs")
         yield Footer()
+
+    def _live_note(self) -> str:
+        return description_of(self.tool).live_note if self.tool else ""
 
     def on_mount(self) -> None:
         store_watcher(self.app, self.data_dir).watch_run(self, self.run_id, self.poll_interval_s)
@@ -153,6 +160,9 @@ class RunView(Screen[None]):
         """The tool's live panels: mounted once its name is known, each given every update."""
         if live.tool and live.tool != self.tool:
             self.tool = live.tool
+            note = self.query_one("#run-live-note", Static)
+            note.update(self._live_note())
+            note.display = bool(self._live_note())
             panels = live_panels_for(list(description_of(live.tool).live_panels))
             if panels:
                 self.query_one("#run-metrics", VerticalScroll).mount_all(panels)

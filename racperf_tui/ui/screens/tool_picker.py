@@ -1,14 +1,12 @@
 """New run: every tool racperf knows (its own and other packages', by their ``racperf.tools``
 entry points), each with its summary; choosing one opens its form.
 
-Dismisses with the tool's name, or None when cancelled. :func:`form_for` gives the form: a
-tool's own screen where it has one (fio's presets and its job resolution), else the form
-generated from its options.
+Dismisses with the tool's name, or None when cancelled. :func:`form_for` gives the form,
+generated from the tool's description (its options and presets), the same for every tool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -21,18 +19,12 @@ from textual.widgets.option_list import Option
 
 from racperf_tui.tools import tool_modules
 from racperf_tui.ui.runs_data import description_of
-from racperf_tui.ui.screens.fio_form import FioForm
 from racperf_tui.ui.screens.tool_form import ToolForm
-
-#: the forms of their own a tool's description may name (``ToolDescription.form``: data_dir ->
-#: screen); every other tool's is a ToolForm generated from its options
-FORMS: dict[str, Callable[[Any], Screen[Any]]] = {"fio_presets": FioForm}
 
 
 def form_for(tool: str, data_dir: Any) -> Screen[Any]:
     """The New-run form of ``tool``."""
-    own = FORMS.get(description_of(tool).form)
-    return own(data_dir) if own is not None else ToolForm(tool, data_dir)
+    return ToolForm(tool, data_dir)
 
 
 class ToolPicker(ModalScreen[str | None]):

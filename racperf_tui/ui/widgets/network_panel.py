@@ -9,6 +9,13 @@ of each end its PairSpec names (a field neither end takes is disabled), the prog
 runtime fields are its ProgramFields, and the figures are the description's metrics that
 measure a throughput or a latency (``MetricSpec.quantity``), in their declared units.
 
+Each end runs on a node: the Server node and Client node pickers list this machine and the
+cluster file's nodes; picking a server node puts its interconnect address (``Node.address``)
+in the server address field. With nodes named rac1 and rac2 the seed's scenario, "rac2 ->
+rac1 over rac1's interconnect", is a preset. A node is first reached from here, in the
+launch's worker: an unknown host key is shown for the user to accept
+(ui/screens/host_key_dialog.py) before anything runs.
+
 Both ends are ordinary recorded runs (:mod:`racperf_tui.orchestration.pair_runs` over
 :mod:`racperf_tui.orchestration.runs`): the server run starts first, the client run once the
 server said it is ready. The store watcher (ui/store_watcher.py) reads both runs and the
@@ -29,6 +36,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from racperf_tui.core import settings
+from racperf_tui.core.cluster import LOCAL, LOCAL_NODE, Cluster, ClusterFileError, Node, load_cluster
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.net_guidance import (
     Verdict,
@@ -44,6 +52,8 @@ from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pa
 from racperf_tui.tools import tool_modules
 from racperf_tui.ui.messages import PairSnapshot, PairUpdate
 from racperf_tui.ui.runs_data import description_of
+from racperf_tui.ui.screens.host_key_dialog import trust_host_key
+from racperf_tui.ui.shown import plain
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from racperf_tui.ui.widgets.tick_box import TickBox
@@ -179,6 +189,23 @@ def result_throughput_mbit_s(description: ToolDescription, result: Mapping[str, 
     return None
 
 
+#: the preset's value in the Preset field: nothing picked
+NO_PRESET = "-"
+#: the seed scenario: netperf from rac2 to rac1 over rac1's private interconnect (rac1-priv)
+SEED_PRESET = ("rac1", "rac2")
+
+
+def node_presets(cluster: Cluster) -> dict[str, tuple[str, str]]:
+    """Preset label -> (server node, client node): the seed's "rac2 -> rac1" (over rac1's
+    interconnect address, which picking it puts in the server address) when the cluster file
+    names both nodes. Labels are short: the field has 14 columns at 80."""
+    names = cluster.names()
+    server, client = SEED_PRESET
+    if server in names and client in names:
+        return {f"{client} -> {server}": (server, client)}
+    return {}
+
+
 def free_port(host: str) -> int:
     """A port free on ``host`` right now (for tools that cannot pick one themselves)."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
@@ -202,9 +229,16 @@ class NetworkPanel(Vertical):
         ),
     ]
 
-    def __init__(self, data_dir: str | None = None, poll_interval_s: float = 0.25) -> None:
+    def __init__(
+        self, data_dir: str | None = None, poll_interval_s: float = 0.25, cluster_file: str | Path | None = None
+    ) -> None:
+        """``cluster_file``: the nodes the pickers offer (None: this machine only)."""
         super().__init__()
         self.data_dir = data_dir
+        self.cluster_file = cluster_file
+        #: the cluster file's nodes (read in a worker once mounted)
+        self.cluster = Cluster()
+        self.presets: dict[str, tuple[str, str]] = {}
         self.poll_interval_s = poll_interval_s
         #: the two-ended tools, their PairSpecs
         self.specs = pair_tools()
@@ -269,6 +303,18 @@ class NetworkPanel(Vertical):
             # label, placeholder and value set per tool (_show_program_fields)
             yield self._field("Program", Input("", compact=True, id="net-program"))
             yield self._field("Runtime", Input("", compact=True, id="net-runtime"))
+            # the nodes of the cluster file, once read (hidden without one)
+            local = [("this host", LOCAL_NODE)]
+            yield self._field(
+                "Server node", Select(local, value=LOCAL_NODE, allow_blank=False, compact=True, id="net-server-node")
+            )
+            yield self._field(
+                "Client node", Select(local, value=LOCAL_NODE, allow_blank=False, compact=True, id="net-client-node")
+            )
+            yield self._field(
+                "Preset",
+                Select([(NO_PRESET, NO_PRESET)], value=NO_PRESET, allow_blank=False, compact=True, id="net-preset"),
+            )
         with Horizontal(id="net-buttons"):
             yield Button("Start pair", id="net-start", variant="primary", compact=True)
             yield Button("Stop", id="net-stop", disabled=True, compact=True)
@@ -293,11 +339,15 @@ class NetworkPanel(Vertical):
         return self.specs[tool]
 
     def on_mount(self) -> None:
+        for widget_id in ("#net-server-node", "#net-client-node", "#net-preset"):
+            self.query_one(f"{widget_id}-field").display = False
         if not self.tools:
             self._message("no two-ended tool is installed (probe, iperf3...)", "bad")
             self.query_one("#net-start", Button).disabled = True
             return
         self._show_program_fields(self.tools[0])
+        if self.cluster_file is not None:
+            self.run_worker(self._read_cluster, thread=True, group="net-cluster")
         # no reads of the store here: the watcher finds a pair an earlier racperf left running
         store_watcher(self.app, self.data_dir).unfinished_runs(self, self._reattach)
 
@@ -353,11 +403,81 @@ class NetworkPanel(Vertical):
             )
             widget = self.query_one(widget_id, Input)
             widget.placeholder = program.placeholder if program else "not needed"
-            widget.value = self._setting(program.setting) if program else ""
+            widget.value = ""
             widget.disabled = program is None
         for name in OPTIONAL_FIELDS:
             taken = name in spec.client_fields or name in spec.server_fields
             self.query_one(FIELD_IDS[name]).disabled = not taken
+        if spec.program is not None or spec.runtime is not None:
+            # the settings file is read in a worker: a slow or hung data dir (NFS) never
+            # stalls the screen
+            self.run_worker(
+                lambda: self._read_program_settings(tool), thread=True, exclusive=True, group="net-settings"
+            )
+
+    def _read_program_settings(self, tool: str) -> None:
+        """Worker thread: the remembered program / runtime paths of ``tool``."""
+        spec = self._spec(tool)
+        values = {
+            widget_id: self._setting(program.setting)
+            for widget_id, program in (("#net-program", spec.program), ("#net-runtime", spec.runtime))
+            if program is not None
+        }
+        self.app.call_from_thread(self._show_program_settings, tool, values)
+
+    def _show_program_settings(self, tool: str, values: Mapping[str, str]) -> None:
+        if str(self.query_one("#net-tool", Select).value) != tool:
+            return  # another tool was picked meanwhile: its own read fills the fields
+        for widget_id, value in values.items():
+            widget = self.query_one(widget_id, Input)
+            if not widget.value:  # what the user typed meanwhile stays
+                widget.value = value
+
+    # ------------------------------------------------------------------ nodes
+    def _read_cluster(self) -> None:
+        """Worker thread: the cluster file's nodes for the pickers."""
+        try:
+            cluster = load_cluster(self.cluster_file, required=True)
+        except ClusterFileError as exc:
+            self.app.call_from_thread(self._message, f"nodes: {exc}", "bad")
+            return
+        self.app.call_from_thread(self._show_nodes, cluster)
+
+    def _show_nodes(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.presets = node_presets(cluster)
+        nodes = [("this host", LOCAL_NODE)] + [(plain(n.name), n.name) for n in cluster.nodes if not n.is_local]
+        for widget_id in ("#net-server-node", "#net-client-node"):
+            picker = self.query_one(widget_id, Select)
+            picker.set_options(nodes)
+            picker.value = LOCAL_NODE
+            self.query_one(f"{widget_id}-field").display = len(nodes) > 1
+        preset = self.query_one("#net-preset", Select)
+        preset.set_options([(NO_PRESET, NO_PRESET)] + [(plain(label), label) for label in self.presets])
+        preset.value = NO_PRESET
+        self.query_one("#net-preset-field").display = bool(self.presets)
+
+    def node(self, name: object) -> Node:
+        return LOCAL if name in (LOCAL_NODE, Select.NULL, None) else self.cluster.node(str(name))
+
+    @on(Select.Changed, "#net-server-node")
+    def _server_node_changed(self, event: Select.Changed) -> None:
+        """The server's address: the node's interconnect one (this machine: loopback)."""
+        if event.value is Select.NULL:
+            return
+        self.query_one("#net-host", Input).value = self.node(event.value).address
+
+    @on(Select.Changed, "#net-preset")
+    def _preset_changed(self, event: Select.Changed) -> None:
+        ends = self.presets.get(str(event.value))
+        if ends is None:
+            return
+        server, client = ends
+        self.query_one("#net-server-node", Select).value = server
+        self.query_one("#net-client-node", Select).value = client
+        address = self.node(server).address
+        self.query_one("#net-host", Input).value = address
+        self._message(f"preset: client on {client}, server on {server}, over {address} ({server}'s interconnect)", "")
 
     def _remember_programs(self, form: Mapping[str, Any]) -> None:
         """Configured once: the program (and runtime) paths typed in are kept in the data dir."""
@@ -457,6 +577,8 @@ class NetworkPanel(Vertical):
             "write": not self.query_one("#net-write").disabled and self.query_one("#net-write", Checkbox).value,
             "program": self.query_one("#net-program", Input).value.strip(),
             "runtime": self.query_one("#net-runtime", Input).value.strip(),
+            "server_node": self.node(self.query_one("#net-server-node", Select).value),
+            "client_node": self.node(self.query_one("#net-client-node", Select).value),
         }
 
     def redo_mb_s(self) -> float | None:
@@ -483,19 +605,36 @@ class NetworkPanel(Vertical):
         self._reset_live()
         self.mode_of_pair, self.pair_tool = form["mode"], form["tool"]
         self._set_buttons(start=False, stop=False)
-        self._message(f"starting the {form['tool']} server on {form['host']}...", "")
+        server_node = form["server_node"]
+        on = f" (node {plain(server_node.name)})" if not server_node.is_local else ""
+        self._message(f"starting the {form['tool']} server on {plain(form['host'])}{on}...", "")
         self.run_worker(lambda: self._launch(form), thread=True, exclusive=True, group="net-launch")
 
     def _launch(self, form: dict[str, Any]) -> None:
         """Worker thread: launch the pair; report back on the UI thread."""
         tool = form["tool"]
         self._remember_programs(form)
+        server_node, client_node = form["server_node"], form["client_node"]
         try:
+            # each node reached here first: an unknown host key is the user's to accept (a
+            # dialog), before anything runs; the detached supervisors then find it on record
+            for node in dict.fromkeys((server_node, client_node)):
+                if not node.is_local:
+                    trust_host_key(self.app, node.ssh_target(), node.name)
             # a server that names the port it picked in its ready line is given 0 itself
             if form["port"] == 0 and "port" not in self._spec(tool).ready_pattern.groupindex:
-                form = dict(form, port=free_port(form["host"]))
+                # a port free here says nothing of another node's: the tool's own there
+                port = free_port(form["host"]) if server_node.is_local else self._spec(tool).default_port
+                form = dict(form, port=port)
             server_cfg, client_cfg = pair_configs(tool, form)
-            pair = launch_pair(tool, server_cfg, client_cfg, data_dir=self._data_dir())
+            pair = launch_pair(
+                tool,
+                server_cfg,
+                client_cfg,
+                data_dir=self._data_dir(),
+                server_node=server_node,
+                client_node=client_node,
+            )
         except Exception as exc:  # every failure is shown, none crashes the UI
             text = str(exc)
             # the tools' own errors mostly name the tool already ("oratcptest: the path of...")
@@ -599,6 +738,8 @@ class NetworkPanel(Vertical):
     @staticmethod
     def _state_text(role: str, record: RunRecord, result: Mapping[str, Any] | None) -> str:
         text = f"{role}: run #{record.id} {record.tool} {record.state.value}"
+        if record.host != LOCAL_NODE:
+            text += f" on {plain(record.host)}"
         if record.state.finished and record.message:
             text += f" ({record.message})"
         figure = description_of(record.tool).headline(result) if result else ""
