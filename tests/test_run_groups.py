@@ -29,7 +29,6 @@ from racperf_tui.orchestration.run_groups import (
     launch_group,
     node_figures,
     result_total,
-    stop_group,
     total_of,
 )
 from racperf_tui.tools import tool_description
@@ -261,7 +260,7 @@ def test_a_refusal_refuses_the_group(two_nodes: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_a_group_is_stopped_at_once(two_nodes: Path, tmp_path: Path) -> None:
+def test_a_group_is_stopped_at_once_by_runs_stop(two_nodes: Path, tmp_path: Path) -> None:
     target = _read_target(tmp_path, 8)
     data = tmp_path / "data"
     nodes = list(load_cluster(two_nodes).nodes)
@@ -275,13 +274,15 @@ def test_a_group_is_stopped_at_once(two_nodes: Path, tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "no samples from both nodes within 60 s"
             time.sleep(0.2)
     began = time.monotonic()
-    states = stop_group(started.group_id, data)
+    done = racperf("runs", "stop", f"g{started.group_id}", "--data-dir", str(data))
     took = time.monotonic() - began
-    assert states == {"rac1": RunState.STOPPED, "rac2": RunState.STOPPED} or all(
-        s in (RunState.STOPPED, RunState.SUCCEEDED) for s in states.values()
-    ), states
-    assert took < 15.0, took
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"group g{started.group_id}: rac1 stopped, rac2 stopped\n", done.stdout
+    assert took < 30.0, took  # the command's start-up included (seconds on a loaded machine)
+    again = racperf("runs", "stop", f"g{started.group_id}", "--data-dir", str(data))
+    assert again.returncode == 3 and "had already ended (rac1 stopped, rac2 stopped)" in again.stderr
     with Store.open(data) as store:
+        assert [run.state for run in store.group_runs(started.group_id)] == [RunState.STOPPED] * 2
         ended = [run.ended_at for run in store.group_runs(started.group_id)]
         assert all(e is not None for e in ended) and max(ended) - min(ended) < 5.0  # type: ignore[operator]
 
@@ -378,3 +379,11 @@ def test_calibrate_io_s_devices_are_watched_on_every_node_by_the_lun_s_identity(
     assert watched == {"rac1": ("dm-3", "sdb", "sdc"), "rac2": ("dm-7", "sdf", "sdg"), "rac3": ()}
     assert devices_to_watch("rac1", ["nvme0n1"], states) == {"rac1": ("nvme0n1",), "rac2": (), "rac3": ()}
     assert devices_to_watch("rac9", ["dm-3"], states) == {"rac9": ("dm-3",)}
+
+
+def test_runs_stop_of_an_unknown_group_is_named(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with Store.open(data) as store:
+        store.create_run("fio", "local", None, {}, [], None)
+    done = racperf("runs", "stop", "g7", "--data-dir", str(data))
+    assert done.returncode == 1 and done.stderr.strip() == f"racperf runs stop: no run group g7 in {data}"

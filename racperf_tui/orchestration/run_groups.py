@@ -169,11 +169,10 @@ def _reasons(left_out: Mapping[str, str]) -> str:
 
 def stop_group(group_id: int, data_dir: Path, grace_s: float = 15.0) -> dict[str, RunState]:
     """Stop every unfinished run of the group at once (a thread per run); each node's final
-    state. KeyError (GroupNotFound) when there is no such group."""
+    state, in the group's node order. KeyError (GroupNotFound) when there is no such group."""
     data_dir = Path(data_dir)
     with Store.open(data_dir) as store:
-        store.get_group(group_id)
-        runs = store.group_runs(group_id)
+        runs = in_node_order(store.get_group(group_id), store.group_runs(group_id))
     with ThreadPoolExecutor(max_workers=max(1, len(runs))) as pool:
         states = pool.map(lambda run: stop_run(run.id, data_dir, grace_s=grace_s), runs)
         return {run.host: state for run, state in zip(runs, states)}
