@@ -14,7 +14,7 @@ import pytest
 
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.paths import resolve_data_dir, store_path
-from racperf_tui.core.store import RunNotFound, Store, StoreError
+from racperf_tui.core.store import GroupNotFound, RunNotFound, Store, StoreError
 
 
 @pytest.fixture
@@ -254,3 +254,76 @@ def test_concurrent_first_opens_of_a_new_store(tmp_path: Path) -> None:
         for t in threads:
             t.join()
     assert errors == []
+
+
+#: the schema of racperf's first store (version 1), as that racperf wrote it
+_SCHEMA_1 = """
+CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, tool TEXT NOT NULL, host TEXT NOT NULL,
+    target TEXT, config TEXT NOT NULL, argv TEXT NOT NULL, tool_version TEXT, started_at REAL NOT NULL,
+    ended_at REAL, state TEXT NOT NULL, exit_status INTEGER, message TEXT, supervisor_pid INTEGER,
+    supervisor_started_at REAL, benchmark_pgid INTEGER);
+CREATE TABLE samples (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+    t REAL NOT NULL, metrics TEXT NOT NULL, extra TEXT, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+CREATE TABLE raw_output (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL REFERENCES runs(id)
+    ON DELETE CASCADE, stream TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX raw_output_run ON raw_output(run_id, id);
+CREATE TABLE results (run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE, result TEXT NOT NULL);
+PRAGMA user_version = 1;
+"""
+
+
+def _version_1_store(data: Path) -> None:
+    data.mkdir(parents=True)
+    conn = sqlite3.connect(store_path(data))
+    conn.executescript(_SCHEMA_1)
+    conn.execute(
+        "INSERT INTO runs (tool, host, target, config, argv, started_at, ended_at, state) VALUES "
+        "('fio', 'rac1', '/u02/x', '{}', '[]', 100.0, 160.0, 'succeeded')"
+    )
+    conn.execute("INSERT INTO samples VALUES (1, 1, 1.0, '{\"read_iops\": 5.0}', NULL)")
+    conn.commit()
+    conn.close()
+
+
+def test_a_version_1_store_is_read_as_it_is_and_migrated_on_the_first_write_open(tmp_path: Path) -> None:
+    """An older racperf's store: a read-only open reads its runs (no groups); the first
+    writable open adds the run groups (schema 2) and keeps every run and sample."""
+    data = tmp_path / "data"
+    _version_1_store(data)
+    with Store.open(data, read_only=True) as old:
+        (run,) = old.list_runs()
+        assert (run.id, run.host, run.group_id) == (1, "rac1", None)
+        assert old.list_groups() == [] and old.group_runs(1) == []
+    conn = sqlite3.connect(store_path(data))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1  # the read changed nothing
+    conn.close()
+    with Store.open(data) as store:
+        (run,) = store.list_runs()
+        assert (run.tool, run.target, run.state, run.group_id) == ("fio", "/u02/x", RunState.SUCCEEDED, None)
+        assert [s.metrics for _, s in store.samples(1)] == [{"read_iops": 5.0}]
+        group = store.create_group("fio", {"rw": "read"}, ["rac1", "rac2"])
+        ids = [store.create_run("fio", name, None, {}, [], None, group_id=group) for name in ("rac1", "rac2")]
+        store.set_group_message(group, "started on rac1, rac2")
+        assert [r.id for r in store.group_runs(group)] == ids
+        assert store.get_run(ids[0]).group_id == group and store.get_run(ids[0]).to_json()["group_id"] == group
+        record = store.get_group(group)
+        assert (record.tool, record.config, record.nodes, record.message) == (
+            "fio",
+            {"rw": "read"},
+            ["rac1", "rac2"],
+            "started on rac1, rac2",
+        )
+        assert [g.id for g in store.list_groups()] == [group]
+    conn = sqlite3.connect(store_path(data))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    conn.close()
+
+
+def test_an_unknown_group_is_named(store: Store) -> None:
+    with pytest.raises(GroupNotFound):
+        store.get_group(7)
+    with pytest.raises(GroupNotFound):
+        store.set_group_message(7, "x")
+    assert store.group_runs(7) == []

@@ -1,8 +1,17 @@
 """``racperf run TOOL [--data-dir D] [--destructive] [--target T] [--set KEY=VALUE]...
-[--ssh [USER@]HOST[:PORT] | --node NAME] [-- FIO_ARGS...]``
+[--ssh [USER@]HOST[:PORT] | --node NAME... | --nodes all|A,B] [-- FIO_ARGS...]``
 
 ``--ssh`` / ``--node`` run it on another node over SSH (docs/CLUSTER.md): recorded here, the
 node's name in the store's host column, its output streamed back.
+
+Several ``--node`` (or ``--nodes``) run it on every node at once as a run group
+(orchestration/run_groups.py, docs/CLUSTER.md): first ``{"type": "group", "group_id", "runs":
+{NODE: RUN_ID}, "left_out": {NODE: WHY}}``, then each node's samples as above with ``"node"``
+and ``"run_id"``, per interval ``{"type": "total", "interval": N, "nodes": [...], "metrics":
+{...}}`` (IOPS and bandwidth summed, latency weighted by IOPS), then one ``result`` line per
+node (with ``"node"``) and ``{"type": "group_result", "group_id", "states", "start_skew_s",
+"total", "left_out"}``. The runs are detached: a signal here stops them all; a kill -9 of this
+process leaves them running (``racperf runs stop`` each).
 
 fio takes its own options after ``--``, untouched. Every tool (fio too) takes config keys with
 ``--set KEY=VALUE``: the pair tools (iperf3, probe, oratcptest, netperf) are configured that
@@ -15,8 +24,9 @@ partial interval, so a mean of rates over a run weights by it), then
 ``{"type": "result", "run_id": N, "state": ..., "message": ..., "result": {...}}``.
 
 Exit status: 0 the tool succeeded (judged by the tool, not only its exit status); 1 it failed;
-2 the configuration was refused (the reason on stderr); 3 the node cannot be reached or
-logged into (why, in one line with its name); 127 the tool is not installed (with the install
+2 the configuration was refused (the reason on stderr; a group: refused on any node, nothing
+started); 3 the node cannot be reached or logged into (why, in one line with its name; a group:
+a node left out, the others ran and succeeded, or none reached); 127 the tool is not installed (with the install
 command); 130 stopped by a signal (SIGINT / SIGTERM / SIGHUP stop it cleanly).
 """
 
@@ -25,15 +35,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from typing import Any
 
 from racperf_tui.core import settings, strict_json
-from racperf_tui.core.cluster import ClusterFileError, add_node_arguments, node_from_args
+from racperf_tui.core.cluster import ClusterFileError, Node, add_node_arguments, nodes_from_args
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.process import set_child_subreaper
 from racperf_tui.core.store import Store, StoreError
+from racperf_tui.orchestration.run_groups import (
+    GroupEvent,
+    GroupFollower,
+    GroupRefused,
+    in_node_order,
+    launch_group,
+    node_figures,
+    result_total,
+    start_skew_s,
+    stop_group,
+)
 from racperf_tui.orchestration.runs import ToolNotFound, run_foreground
 from racperf_tui.tools import orion, tool_description, tool_modules
 from racperf_tui.tools.base import RUN_LEVEL_KEYS
@@ -64,7 +87,7 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         dest="settings",
         help="an option of the tool (repeatable); 'racperf run TOOL --help' lists them with their kinds and defaults",
     )
-    add_node_arguments(parser)
+    add_node_arguments(parser, several=True)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -109,7 +132,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 _OPTIONS_WITH_VALUES = frozenset(
-    {"--data-dir", "--target", "--set", "--ssh", "--node", "--identity", "--known-hosts", "--cluster"}
+    {"--data-dir", "--target", "--set", "--ssh", "--node", "--nodes", "--identity", "--known-hosts", "--cluster"}
 )
 
 
@@ -252,10 +275,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"racperf run {args.tool}: {exc}", file=sys.stderr)
         return 2
     try:
-        node = node_from_args(args)
+        nodes = nodes_from_args(args)
     except ClusterFileError as exc:
         print(f"racperf run: {exc}", file=sys.stderr)
         return 2
+    node = nodes[0]
     target = args.target
     if target is None and args.tool == "fio":
         target = fio_target_from_args(list(args.tool_args))
@@ -277,6 +301,9 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:  # a corrupt settings file: named, not a traceback
             print(f"racperf run orion: {exc}", file=sys.stderr)
             return 2
+
+    if len(nodes) > 1 or getattr(args, "nodes", None) is not None:
+        return _run_group(args.tool, config, nodes, target, data_dir)
 
     def on_sample(sample: Sample) -> None:
         _print_json(sample.to_json())
@@ -320,3 +347,92 @@ def run(args: argparse.Namespace) -> int:
     if record.state is not RunState.STOPPED and record.message:
         _say_error(f"racperf run {args.tool}: {record.state.value}: {record.message}")
     return 130 if record.state is RunState.STOPPED else 1
+
+
+def _run_group(tool: str, config: dict[str, Any], nodes: list[Node], target: str | None, data_dir: Any) -> int:
+    """The tool on every node at once (a run group), followed from the store until every
+    node's run ended; SIGINT / SIGTERM / SIGHUP stop them all."""
+    try:
+        started = launch_group(tool, config, nodes, data_dir=data_dir, target=target)
+    except GroupRefused as exc:
+        _say_error(f"racperf run {tool}: {exc}")
+        return 2
+    except StoreError as exc:
+        _say_error(f"racperf run: {exc}")
+        return 2
+    except KeyError as exc:
+        _say_error(f"racperf run: {exc.args[0] if exc.args else exc}")
+        return 2
+    except ValueError as exc:
+        _say_error(f"racperf run {tool}: {exc}")
+        return 2
+    except OSError as exc:  # no node could be reached: every node's reason
+        _say_error(f"racperf run {tool}: {exc}")
+        return EXIT_UNREACHABLE
+    for name, why in started.left_out.items():
+        _say_error(f"racperf run {tool}: node {name}: {why} (not started there; the other nodes go on)")
+    stopping = threading.Event()
+
+    def stop_all(signum: int, frame: Any) -> None:
+        if not stopping.is_set():
+            stopping.set()
+            threading.Thread(target=stop_group, args=(started.group_id, data_dir), daemon=True).start()
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop_all)
+    consumer_gone = False
+
+    def say(line: dict[str, Any]) -> None:
+        nonlocal consumer_gone
+        if consumer_gone:
+            return
+        try:
+            _print_json(line)
+        except OSError:  # nobody reads us any more: the runs are stopped, their results kept
+            consumer_gone = True
+            stop_all(signal.SIGPIPE, None)
+
+    say({"type": "group", "group_id": started.group_id, "runs": started.runs, "left_out": started.left_out})
+
+    def on_event(event: GroupEvent) -> None:
+        if event.interval is not None:
+            say(event.interval.to_json())
+        elif event.sample is not None:
+            line = event.sample.to_json()
+            line["metrics"] = node_figures(event.sample)
+            say({"type": "sample", "node": event.node, "run_id": event.run_id, **line})
+
+    with Store.open(data_dir) as store:
+        follower = GroupFollower(store, started.group_id)
+        follower.follow(on_event)
+        runs = in_node_order(follower.group, store.group_runs(started.group_id))
+        results = {run.host: store.result(run.id) for run in runs}
+    for run in runs:
+        say(
+            {
+                "type": "result",
+                "node": run.host,
+                "run_id": run.id,
+                "state": run.state.value,
+                "exit_status": run.exit_status,
+                "message": run.message,
+                "result": results[run.host],
+            }
+        )
+        if run.state not in (RunState.SUCCEEDED, RunState.STOPPED) and run.message:
+            _say_error(f"racperf run {tool}: node {run.host}: {run.state.value}: {run.message}")
+    say(
+        {
+            "type": "group_result",
+            "group_id": started.group_id,
+            "states": {run.host: run.state.value for run in runs},
+            "start_skew_s": start_skew_s(runs),
+            "total": result_total(results),
+            "left_out": started.left_out,
+        }
+    )
+    if stopping.is_set() or any(run.state is RunState.STOPPED for run in runs):
+        return 130
+    if any(run.state is not RunState.SUCCEEDED for run in runs):
+        return 1
+    return EXIT_UNREACHABLE if started.left_out else 0

@@ -8,7 +8,8 @@
   ``{"run": {...}, "samples": [{"seq", "t", "metrics", "extra"}], "result": {...}}``; csv: a
   ``t`` column and one column per metric (samples only; with ``-o FILE.csv`` the result goes
   to ``FILE.result.json`` beside it).
-- ``racperf runs stop ID [--grace S]``: stop a running run.
+- ``racperf runs stop ID [--grace S]``: stop a running run; ``gN`` stops every node's run of
+  run group N at once (orchestration/run_groups.py).
 - ``racperf runs list --node NAME | --ssh [user@]host[:port]``: racperf's runs on that node, as
   the node sees them (core/node_runs.py): each watchdog still running there (its run, pid,
   age, command) and each run directory left in ~/.racperf/runs, with the id and state this
@@ -51,7 +52,8 @@ from racperf_tui.core.node_runs import NodeRun, list_node_runs, stop_node_run
 from racperf_tui.core.paths import resolve_data_dir, store_path
 from racperf_tui.core.ssh import Connection, SshError, connect, one_line
 from racperf_tui.core.ssh_host import remote_run_prefix
-from racperf_tui.core.store import NoStore, RunNotFound, RunRecord, Store, StoreError
+from racperf_tui.core.store import GroupNotFound, NoStore, RunNotFound, RunRecord, Store, StoreError
+from racperf_tui.orchestration.run_groups import in_node_order, stop_group
 from racperf_tui.orchestration.runs import stop_run
 
 #: ``racperf runs stop`` of a run that had already finished
@@ -105,8 +107,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "run_id",
         type=_run_ref,
         metavar="ID",
-        help="the run's id (first column of 'racperf runs'); with --node/--ssh also a RUN name "
-        "'racperf runs list --node' shows",
+        help="the run's id (first column of 'racperf runs'), or gN: every node's run of run group N; "
+        "with --node/--ssh also a RUN name 'racperf runs list --node' shows",
     )
     add_node_arguments(stop, what="stop what of the run still runs")
     stop.add_argument(
@@ -293,6 +295,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if node is not None:
         return _on_node(args, action, node)
+    if action == "stop" and isinstance(args.run_id, str) and args.run_id[:1] == "g" and args.run_id[1:].isdigit():
+        return _stop_group(args, int(args.run_id[1:]))
     if isinstance(getattr(args, "run_id", None), str):
         print(f"racperf runs {action}: a run name ({args.run_id}) goes with --node or --ssh", file=sys.stderr)
         return 2
@@ -344,6 +348,28 @@ def _act(store: Store, action: str, args: argparse.Namespace) -> int:
         print(f"run {record.id}: {state.value}")
         return 0
     return 2
+
+
+def _stop_group(args: argparse.Namespace, group_id: int) -> int:
+    """``racperf runs stop gN``: every node's run of the group at once; 3 when all had ended."""
+    data_dir = resolve_data_dir(args.data_dir, create=False)
+    try:
+        with Store.open(data_dir) as store:
+            store.mark_interrupted_runs()
+            runs = in_node_order(store.get_group(group_id), store.group_runs(group_id))
+    except GroupNotFound:
+        print(f"racperf runs stop: no run group g{group_id} in {data_dir}", file=sys.stderr)
+        return 1
+    except (OSError, StoreError) as exc:
+        print(f"racperf runs: {exc}", file=sys.stderr)
+        return 2
+    if all(run.state.finished for run in runs):
+        said = ", ".join(f"{run.host} {run.state.value}" for run in runs) or "no runs"
+        print(f"racperf runs stop: group g{group_id} had already ended ({said}): nothing to stop", file=sys.stderr)
+        return EXIT_ALREADY_FINISHED
+    states = stop_group(group_id, data_dir, grace_s=args.grace)
+    print(f"group g{group_id}: " + ", ".join(f"{node} {state.value}" for node, state in states.items()))
+    return 0
 
 
 # ---- on a node ---------------------------------------------------------------------------

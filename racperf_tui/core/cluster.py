@@ -281,11 +281,28 @@ def node_from_spec(spec: str, *, identity: str | None = None, known_hosts: Itera
 # ---- the options every headless subcommand that acts on a node takes ------------------------
 
 
-def add_node_arguments(parser: argparse.ArgumentParser, *, what: str = "run it") -> None:
+def add_node_arguments(parser: argparse.ArgumentParser, *, what: str = "run it", several: bool = False) -> None:
+    """``several``: --node is repeatable and --nodes all|A,B names several (read them with
+    :func:`nodes_from_args`)."""
     group = parser.add_argument_group("node (default: this machine)")
     where = group.add_mutually_exclusive_group()
     where.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", default=None, help=f"{what} on another node, over SSH")
-    where.add_argument("--node", metavar="NAME", default=None, help=f"{what} on the cluster file's node NAME")
+    if several:
+        where.add_argument(
+            "--node",
+            metavar="NAME",
+            action="append",
+            default=None,
+            help=f"{what} on the cluster file's node NAME (repeatable: on every node named at once)",
+        )
+        where.add_argument(
+            "--nodes",
+            metavar="all|NAME,...",
+            default=None,
+            help=f"{what} on all the cluster file's nodes, or those named",
+        )
+    else:
+        where.add_argument("--node", metavar="NAME", default=None, help=f"{what} on the cluster file's node NAME")
     group.add_argument("--identity", metavar="FILE", default=None, help="with --ssh: a private key file")
     group.add_argument(
         "--known-hosts",
@@ -307,11 +324,37 @@ def node_from_args(args: argparse.Namespace) -> Node:
         return node_from_spec(ssh, identity=identity, known_hosts=known)
     if identity is not None or known:
         raise ClusterFileError("--identity and --known-hosts go with --ssh (a --node takes them from the cluster file)")
+    if isinstance(name, list):  # add_node_arguments(several=True): one of them
+        if len(name) != 1:
+            raise ClusterFileError(f"one node expected, got {len(name)}: {', '.join(name)}")
+        name = name[0]
     if name is not None:
         if name == LOCAL_NODE:
             return LOCAL
         return load_cluster(getattr(args, "cluster", None), required=True).node(name)
     return LOCAL
+
+
+def nodes_from_args(args: argparse.Namespace) -> list[Node]:
+    """The nodes the options name (add_node_arguments(several=True)): every --node, the
+    --nodes list or all the cluster file's nodes, else the one node of :func:`node_from_args`."""
+    names, listed = getattr(args, "node", None), getattr(args, "nodes", None)
+    if listed is not None:
+        cluster = load_cluster(getattr(args, "cluster", None), required=True)
+        if listed.strip() == "all":
+            if not cluster.nodes:
+                raise ClusterFileError(f"--nodes all: no nodes in {cluster.path}")
+            return list(cluster.nodes)
+        names = [part.strip() for part in listed.split(",") if part.strip()]
+        if not names:
+            raise ClusterFileError("--nodes: all, or node names separated by commas")
+    if isinstance(names, list) and len(names) > 1:
+        if len(set(names)) != len(names):
+            raise ClusterFileError(f"a node is named twice: {', '.join(names)}")
+        return nodes_named(load_cluster(getattr(args, "cluster", None), required=True), names)
+    if isinstance(names, list) and listed is not None:
+        args = argparse.Namespace(**dict(vars(args), node=names))
+    return [node_from_args(args)]
 
 
 def nodes_named(cluster: Cluster, names: Sequence[str]) -> list[Node]:

@@ -6,8 +6,13 @@ loses at most the sample in flight; a run whose supervisor vanished is marked
 ``INTERRUPTED`` by :meth:`Store.mark_interrupted_runs`, which every reader calls on open.
 
 Tables: ``runs`` (one row per run), ``samples`` (time series, ``seq`` 1, 2, ... per run),
-``raw_output`` (the tool's output in chunks, per stream), ``results`` (parsed result JSON).
-Times are Unix epoch seconds (float).
+``raw_output`` (the tool's output in chunks, per stream), ``results`` (parsed result JSON),
+``run_groups`` (one tool and config on several nodes: the runs of a group name it in their
+``group_id``; schema 2). Times are Unix epoch seconds (float).
+
+Migrations: a store is brought up to :data:`SCHEMA_VERSION` one step at a time on the first
+writable open (``_MIGRATIONS``: what each version adds, additive only, so an older racperf's
+runs are kept as they are); a read-only open reads a store of any older version as it is.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any, TypeVar
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.paths import store_path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -71,6 +76,22 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 
+#: what each schema version adds to the one before (version 1 is ``_SCHEMA``)
+_MIGRATIONS: dict[int, str] = {
+    2: """
+CREATE TABLE IF NOT EXISTS run_groups (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    tool TEXT NOT NULL,
+    config TEXT NOT NULL,
+    nodes TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    message TEXT
+);
+ALTER TABLE runs ADD COLUMN group_id INTEGER REFERENCES run_groups(id);
+CREATE INDEX IF NOT EXISTS runs_group ON runs(group_id);
+""",
+}
+
 #: a PENDING run with no supervisor recorded after this long never got one
 _PENDING_TIMEOUT_S = 60.0
 #: psutil's create_time and ours are both rounded; a reused pid differs by far more
@@ -79,6 +100,10 @@ _CREATE_TIME_TOLERANCE_S = 1.0
 
 class RunNotFound(KeyError):
     """No run with that id in the store."""
+
+
+class GroupNotFound(KeyError):
+    """No run group with that id in the store."""
 
 
 class StoreError(RuntimeError):
@@ -153,6 +178,8 @@ class RunRecord:
     supervisor_pid: int | None
     supervisor_started_at: float | None = None
     benchmark_pgid: int | None = None
+    #: the run group this run is one node's run of (None: a run of its own)
+    group_id: int | None = None
 
     @property
     def duration_s(self) -> float:
@@ -176,6 +203,31 @@ class RunRecord:
             "exit_status": self.exit_status,
             "message": self.message,
             "supervisor_pid": self.supervisor_pid,
+            "group_id": self.group_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRecord:
+    """One row of ``run_groups``: a tool and its config started on several nodes at once.
+    ``nodes`` are the node names asked for, in order; ``message`` says what happened at the
+    start (a node that could not be reached and why, the start skew)."""
+
+    id: int
+    tool: str
+    config: dict[str, Any]
+    nodes: list[str]
+    created_at: float
+    message: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tool": self.tool,
+            "config": self.config,
+            "nodes": self.nodes,
+            "created_at": self.created_at,
+            "message": self.message,
         }
 
 
@@ -213,6 +265,8 @@ class Store:
         self.read_only = False
         #: opened immutable (the directory is not writable): the -wal file is not read
         self.immutable = False
+        #: the file's schema version (older than SCHEMA_VERSION only in a read-only open)
+        self.schema_version = SCHEMA_VERSION
 
     # ---- life cycle -------------------------------------------------------------------------
     @classmethod
@@ -301,9 +355,10 @@ class Store:
                     f"{path}: store schema version {version} is newer than this racperf "
                     f"understands ({SCHEMA_VERSION}); upgrade racperf or use another --data-dir"
                 )
-            if version < SCHEMA_VERSION:
+            if version < 1:
                 conn.close()
                 raise NoStore(f"the run store {path} is empty (no runs recorded there)")
+            store.schema_version = version
             return store
         raise StoreError(f"cannot read the run store {path}: {problem}")
 
@@ -328,9 +383,12 @@ class Store:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     # statements one by one: executescript() would commit the open transaction
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            self._conn.execute(statement)
+                    steps = [_SCHEMA] if version < 1 else []
+                    steps += [_MIGRATIONS[v] for v in range(max(version, 1) + 1, SCHEMA_VERSION + 1)]
+                    for step in steps:
+                        for statement in step.split(";"):
+                            if statement.strip():
+                                self._conn.execute(statement)
                     self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                     self._conn.execute("COMMIT")
                 except BaseException:
@@ -373,11 +431,13 @@ class Store:
         config: dict[str, Any],
         argv: list[str],
         tool_version: str | None,
+        group_id: int | None = None,
     ) -> int:
-        """Record a new run in state PENDING, started now; returns its id."""
+        """Record a new run in state PENDING, started now; returns its id. ``group_id``: the
+        run group it is one node's run of."""
         cur = self._write(
-            "INSERT INTO runs (tool, host, target, config, argv, tool_version, started_at, state)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO runs (tool, host, target, config, argv, tool_version, started_at, state, group_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 tool,
                 host,
@@ -387,10 +447,29 @@ class Store:
                 tool_version,
                 time.time(),
                 RunState.PENDING.value,
+                group_id,
             ),
         )
         assert cur.lastrowid is not None  # an INSERT always has one
         return int(cur.lastrowid)
+
+    @_store_errors
+    def create_group(self, tool: str, config: dict[str, Any], nodes: list[str]) -> int:
+        """Record a run group (``tool`` and ``config`` on the ``nodes`` named); returns its id.
+        Its runs are recorded with :meth:`create_run` (``group_id``)."""
+        cur = self._write(
+            "INSERT INTO run_groups (tool, config, nodes, created_at) VALUES (?, ?, ?, ?)",
+            (tool, _dumps(dict(config)), _dumps(list(nodes)), time.time()),
+        )
+        assert cur.lastrowid is not None
+        return int(cur.lastrowid)
+
+    @_store_errors
+    def set_group_message(self, group_id: int, message: str) -> None:
+        """What the group's start said (unreachable nodes and why, the start skew)."""
+        cur = self._write("UPDATE run_groups SET message = ? WHERE id = ?", (message, group_id))
+        if cur.rowcount == 0:
+            raise GroupNotFound(group_id)
 
     @_store_errors
     def set_state(
@@ -548,6 +627,42 @@ class Store:
         return json.loads(row[0]) if row else None
 
     @_store_errors
+    def get_group(self, group_id: int) -> GroupRecord:
+        """One run group; :class:`GroupNotFound` (a KeyError) when there is none (also in a
+        store older than run groups)."""
+        if self.schema_version < 2:
+            raise GroupNotFound(group_id)
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id, tool, config, nodes, created_at, message FROM run_groups WHERE id = ?", (group_id,)
+            ).fetchone()
+        if row is None:
+            raise GroupNotFound(group_id)
+        return _group(row)
+
+    @_store_errors
+    def list_groups(self, limit: int | None = None) -> list[GroupRecord]:
+        """Run groups, newest first (at most ``limit``)."""
+        if self.schema_version < 2:
+            return []
+        sql = "SELECT id, tool, config, nodes, created_at, message FROM run_groups ORDER BY id DESC"
+        params: tuple[Any, ...] = ()
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = (int(limit),)
+        with self._lock:
+            return [_group(row) for row in self._conn.execute(sql, params).fetchall()]
+
+    @_store_errors
+    def group_runs(self, group_id: int) -> list[RunRecord]:
+        """The runs of a group, in the order they were recorded (oldest first)."""
+        if self.schema_version < 2:
+            return []
+        with self._lock:
+            cur = self._conn.execute("SELECT * FROM runs WHERE group_id = ? ORDER BY id", (group_id,))
+            return [_record(cur.description, row) for row in cur.fetchall()]
+
+    @_store_errors
     def unfinished_runs(self) -> list[RunRecord]:
         """Runs in PENDING or RUNNING state, oldest first."""
         with self._lock:
@@ -610,7 +725,13 @@ def _record(description: Any, row: tuple[Any, ...]) -> RunRecord:
         supervisor_pid=data["supervisor_pid"],
         supervisor_started_at=data["supervisor_started_at"],
         benchmark_pgid=data["benchmark_pgid"],
+        group_id=data.get("group_id"),
     )
+
+
+def _group(row: tuple[Any, ...]) -> GroupRecord:
+    group_id, tool, config, nodes, created_at, message = row
+    return GroupRecord(group_id, tool, json.loads(config), json.loads(nodes), created_at, message)
 
 
 def _process_create_time(pid: int) -> float | None:

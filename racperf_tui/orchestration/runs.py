@@ -44,7 +44,7 @@ __all__ = [
 _LAUNCH_TIMEOUT_S = 30.0
 
 
-def _prepare(tool: str, config: dict[str, Any], node: Node) -> tuple[dict[str, Any], list[str]]:
+def prepare_run(tool: str, config: dict[str, Any], node: Node) -> tuple[dict[str, Any], list[str]]:
     """Plan and judge on the node before anything is recorded: ValueError when the tool or
     the write guard refuses (run_plan.PlanRefused), ToolNotFound when its executable is
     missing there, KeyError for an unknown tool, SshError (an OSError) when the node cannot
@@ -69,11 +69,13 @@ def launch_run(
     data_dir: Path,
     target: str | None = None,
     node: Node = LOCAL,
+    group_id: int | None = None,
 ) -> int:
     """Record a run of ``tool`` with ``config`` and start its detached supervisor; return the
     run id once the run is recorded and its supervisor pid is known.
 
     ``node``: where it runs (this machine by default); the store's host column is its name.
+    ``group_id``: the run group (orchestration/run_groups.py) it is one node's run of.
 
     Raises ValueError (bad config, from the tool's ``build_argv``; a target the node's write
     guard refuses), ToolNotFound (executable missing there; message has the install hint),
@@ -81,11 +83,11 @@ def launch_run(
     says why), RuntimeError when the supervisor could not be started. ``target`` defaults to
     ``config["target"]``.
     """
-    config, argv = _prepare(tool, config, node)
+    config, argv = prepare_run(tool, config, node)
     data_dir = Path(data_dir)
     with Store.open(data_dir) as store:
         run_id = store.create_run(
-            tool, node.name, target if target is not None else config.get("target"), config, argv, None
+            tool, node.name, target if target is not None else config.get("target"), config, argv, None, group_id
         )
         log_path = log_dir(data_dir) / f"run-{run_id}.log"
         command = [
@@ -257,7 +259,7 @@ def run_foreground(
     A command-line process may call ``process.set_child_subreaper()`` first so the benchmark's
     orphans are reaped by it; a long-lived process (the UI, a test runner) should not.
     """
-    config, argv = _prepare(tool, config, node)
+    config, argv = prepare_run(tool, config, node)
     with Store.open(Path(data_dir)) as store:
         store.mark_interrupted_runs()
         run_id = store.create_run(

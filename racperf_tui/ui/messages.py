@@ -17,7 +17,7 @@ from typing import Any
 from textual.message import Message
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.store import RunRecord
+from racperf_tui.core.store import GroupRecord, RunRecord
 from racperf_tui.core.tool import MetricSpec
 
 
@@ -76,6 +76,8 @@ class RunsSnapshot:
     devices: tuple[str, ...] = ()
     interrupted_on_start: tuple[int, ...] = ()
     error: str = ""
+    #: a run group's IOPS: its nodes' latest (running) or final (ended) IOPS added up
+    group_iops: Mapping[int, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -109,6 +111,33 @@ class PairUpdate(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, PairUpdate) and message.pair.client.id == self.pair.client.id
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    """A run group as its view shows it: the group, each node's run (in the group's node
+    order), each node's and the total's recent headline figures per interval (``iops``,
+    ``mib_s``, ``progress_pct``: orchestration/run_groups.headline_figures), the start skew.
+    ``error`` says why it cannot be read."""
+
+    group_id: int
+    group: GroupRecord | None = None
+    runs: tuple[RunRecord, ...] = ()
+    node_series: Mapping[str, Mapping[str, tuple[float, ...]]] = field(default_factory=dict)
+    total_series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    intervals: int = 0
+    start_skew_s: float | None = None
+    error: str = ""
+
+
+@dataclass
+class GroupUpdate(Message):
+    """The latest state of a run group; supersedes an older one of the same group."""
+
+    snapshot: GroupSnapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, GroupUpdate) and message.snapshot.group_id == self.snapshot.group_id
 
 
 @dataclass

@@ -14,6 +14,7 @@ import json
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +25,20 @@ from textual.message_pump import MessagePump
 from textual.worker import get_current_worker
 
 from racperf_tui.core.events import Sample
-from racperf_tui.core.store import RunRecord, Store
+from racperf_tui.core.store import GroupNotFound, RunRecord, Store
+from racperf_tui.core.tool import ToolDescription
+from racperf_tui.orchestration.run_groups import (
+    RESULT_FIGURES,
+    GroupFollower,
+    headline_figures,
+    in_node_order,
+    node_figures,
+    result_figures,
+    start_skew_s,
+)
 from racperf_tui.ui.messages import (
+    GroupSnapshot,
+    GroupUpdate,
     LiveRunState,
     PairSnapshot,
     PairUpdate,
@@ -38,6 +51,8 @@ from racperf_tui.ui.runs_data import LIVE_STATES, LivePoller, block_devices_of, 
 
 #: how many runs the list shows
 RUNS_LISTED = 500
+#: the units of a node's final figures (run_groups.RESULT_FIGURES), for a group's IOPS
+RESULT_DESCRIPTION = ToolDescription(metrics=RESULT_FIGURES)
 #: how long the watcher sleeps with nothing subscribed (a subscription wakes it at once)
 IDLE_S = 1.0
 
@@ -68,6 +83,8 @@ class RunsWatch(Watch):
     _live_seq: dict[int, int] = field(default_factory=dict)
     _live_figure: dict[int, str] = field(default_factory=dict)
     _finished_figure: dict[int, str] = field(default_factory=dict)
+    #: a group's run id -> its IOPS now (live) or in its result (finished)
+    _group_iops: dict[int, float] = field(default_factory=dict)
 
     def poll(self, store: Store) -> Message | None:
         if self._first:
@@ -85,7 +102,12 @@ class RunsWatch(Watch):
             if run.state.finished:
                 self._live_seq.pop(run.id, None)
                 if run.id not in self._finished_figure:
-                    self._finished_figure[run.id] = description_of(run.tool).headline(store.result(run.id))
+                    result = store.result(run.id)
+                    self._finished_figure[run.id] = description_of(run.tool).headline(result)
+                    if run.group_id is not None:
+                        iops = headline_figures(RESULT_DESCRIPTION, result_figures(result)).get("iops")
+                        if iops is not None:
+                            self._group_iops[run.id] = iops
                 figures[run.id] = self._finished_figure[run.id]
                 continue
             new = store.samples(run.id, after_seq=self._live_seq.get(run.id, 0))
@@ -93,11 +115,19 @@ class RunsWatch(Watch):
                 seq, sample = new[-1]
                 self._live_seq[run.id] = seq
                 self._live_figure[run.id] = description_of(run.tool).sample_headline(sample.metrics)
+                if run.group_id is not None:
+                    iops = headline_figures(description_of(run.tool), node_figures(sample)).get("iops")
+                    if iops is not None:
+                        self._group_iops[run.id] = iops
             figures[run.id] = self._live_figure.get(run.id, "")
             for name in block_devices_of(run.target):
                 if name not in devices:
                     devices.append(name)
-        snapshot = RunsSnapshot(tuple(runs), figures, tuple(devices), self._interrupted)
+        group_iops: dict[int, float] = {}
+        for run in runs:
+            if run.group_id is not None and run.id in self._group_iops:
+                group_iops[run.group_id] = group_iops.get(run.group_id, 0.0) + self._group_iops[run.id]
+        snapshot = RunsSnapshot(tuple(runs), figures, tuple(devices), self._interrupted, group_iops=group_iops)
         # a running run's duration moves every second: the list repaints it
         if snapshot == self._last and not any(not r.state.finished for r in runs):
             return None
@@ -157,6 +187,62 @@ class PairWatch(Watch):
             return None
         self._last = snapshot
         return PairUpdate(snapshot)
+
+
+#: how many intervals a group view keeps per node and for the total (2 minutes at 1 s)
+GROUP_HISTORY = 120
+
+
+@dataclass
+class GroupWatch(Watch):
+    """A run group (the group view): each node's run and headline figures per sample, the
+    total per complete interval (computed by orchestration/run_groups, never here); posts
+    when something changed or once a second, done once every node's run ended."""
+
+    group_id: int = 0
+    interval_s: float = 0.25
+    follower: GroupFollower | None = None
+    _nodes: dict[str, dict[str, deque[float]]] = field(default_factory=dict)
+    _total: dict[str, deque[float]] = field(default_factory=dict)
+    _intervals: int = 0
+    _last: GroupSnapshot | None = None
+    _posted_at: float = 0.0
+
+    def poll(self, store: Store) -> Message | None:
+        if self.follower is None:
+            try:
+                self.follower = GroupFollower(store, self.group_id)
+            except GroupNotFound:
+                self.done = True
+                return GroupUpdate(GroupSnapshot(self.group_id, error=f"no run group {self.group_id} in the store"))
+        follower = self.follower
+        for event in follower.poll():
+            if event.interval is not None:
+                self._intervals = event.interval.index
+                _append(self._total, headline_figures(follower.description, event.interval.total))
+            elif event.sample is not None and event.node is not None:
+                figures = headline_figures(follower.description, node_figures(event.sample))
+                _append(self._nodes.setdefault(event.node, {}), figures)
+        runs = tuple(in_node_order(follower.group, follower.runs.values()))
+        snapshot = GroupSnapshot(
+            self.group_id,
+            follower.group,
+            runs,
+            {node: {key: tuple(values) for key, values in series.items()} for node, series in self._nodes.items()},
+            {key: tuple(values) for key, values in self._total.items()},
+            self._intervals,
+            start_skew_s(runs),
+        )
+        self.done = follower.finished
+        if snapshot == self._last and time.monotonic() - self._posted_at < 1.0:
+            return None
+        self._last, self._posted_at = snapshot, time.monotonic()
+        return GroupUpdate(snapshot)
+
+
+def _append(series: dict[str, deque[float]], figures: dict[str, float]) -> None:
+    for key, value in figures.items():
+        series.setdefault(key, deque(maxlen=GROUP_HISTORY)).append(value)
 
 
 @dataclass
@@ -224,6 +310,9 @@ class StoreWatcher:
 
     def watch_pair(self, target: MessagePump, server_id: int, client_id: int, interval_s: float = 0.25) -> PairWatch:
         return self._add(PairWatch(target, interval_s, server_id=server_id, client_id=client_id))
+
+    def watch_group(self, target: MessagePump, group_id: int, interval_s: float = 0.25) -> GroupWatch:
+        return self._add(GroupWatch(target, interval_s, group_id=group_id))
 
     def load_result(self, target: MessagePump, run_id: Any) -> ResultWatch:
         return self._add(ResultWatch(target, 0.0, run_id=run_id))
@@ -313,6 +402,8 @@ def _unreadable(watch: Watch, text: str) -> Message | None:
     if isinstance(watch, ResultWatch):
         watch.done = True
         return RunResultLoaded(watch.run_id, None, None, (), text)
+    if isinstance(watch, GroupWatch):
+        return GroupUpdate(GroupSnapshot(watch.group_id, error=text))
     return None
 
 

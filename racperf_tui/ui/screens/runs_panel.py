@@ -3,6 +3,10 @@
 The store is the source of truth: the store watcher (ui/store_watcher.py, a worker thread)
 re-reads the list every second and posts it, so a run launched by an earlier racperf (left
 running when it quit) shows up here, live, and can be stopped. Nothing here reads the store.
+
+A run group (one tool on several nodes: orchestration/run_groups.py) is one row, ``g`` and
+its id, its nodes in the target column: enter opens the group view (a row per node and the
+total; a node's own run view from there), ``s`` stops every node's run.
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ from racperf_tui.core.store import RunRecord
 from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
 from racperf_tui.ui.runs_data import format_duration
+from racperf_tui.ui.screens.group_view import GroupView, confirm_and_stop_group
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.tool_picker import ToolPicker, form_for
 from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+from racperf_tui.ui.widgets.metric_sparkline import format_value
 
 #: the run states drawn in a colour of the theme (RunsTable's component classes, in app.tcss)
 STYLED_STATES = ("running", "pending", "failed", "stopped", "interrupted")
@@ -119,6 +125,8 @@ class RunsPanel(Vertical):
         self._hint_shown: str | None = None
         #: the run whose view was set aside for another tab: it comes back with the Runs tab
         self._run_set_aside: int | None = None
+        #: the group whose view was set aside for another tab
+        self._group_set_aside: int | None = None
         #: (tool, target, started) column widths the table was built with
         self._widths: tuple[int, int, int] | None = None
 
@@ -201,6 +209,9 @@ class RunsPanel(Vertical):
         """Switching to the Runs tab puts the keys (n, enter, s, r) on the runs list at once,
         or brings back the run view set aside for another tab."""
         self.query_one(DataTable).focus()
+        if self._group_set_aside is not None:
+            group_id, self._group_set_aside = self._group_set_aside, None
+            self.open_group(group_id)
         if self._run_set_aside is not None:
             run_id, self._run_set_aside = self._run_set_aside, None
             self.open_run(run_id)  # live again, or its result if it ended meanwhile
@@ -209,10 +220,13 @@ class RunsPanel(Vertical):
         """Close the run views on top of the dashboard (the runs go on: they are the store's),
         remembering the top one's run for the Runs tab; False when the screen on top is
         something else (a dialog, the form), which keeps its keys."""
-        if not isinstance(self.app.screen, (RunView, ResultView)):
+        if not isinstance(self.app.screen, (RunView, ResultView, GroupView)):
             return False
-        self._run_set_aside = self.app.screen.run_id
-        while isinstance(self.app.screen, (RunView, ResultView)):
+        screen = self.app.screen
+        self._run_set_aside = screen.run_id if isinstance(screen, (RunView, ResultView)) else None
+        while isinstance(self.app.screen, (RunView, ResultView, GroupView)):
+            if isinstance(self.app.screen, GroupView):
+                self._group_set_aside = self.app.screen.group_id
             self.app.pop_screen()
         return True
 
@@ -222,14 +236,20 @@ class RunsPanel(Vertical):
     # ---- the list ---------------------------------------------------------------------------
     def refresh_runs(self) -> None:
         """Repaint the table from the latest list (newest first), keeping the cursor on its run."""
-        selected = self.selected_run_id()  # before a new layout clears the table
+        selected = self.selected_key()  # before a new layout clears the table
         runs = list(self.snapshot.runs)
         self.runs = {run.id: run for run in runs}
         self._layout_columns()  # a new tool's name may widen the tool column
         tool_width, target_width, started_width = self._widths or self._column_widths([])
         table = self.query_one(RunsTable)
         rows: dict[str, tuple[Any, ...]] = {}
+        groups = _groups_of(runs)
         for run in runs:
+            if run.group_id is not None:
+                if f"g{run.group_id}" not in rows:
+                    members = groups[run.group_id]
+                    rows[f"g{run.group_id}"] = self._group_cells(run.group_id, members, table, tool_width, target_width)
+                continue
             state = run.state.value
             live = not run.state.finished
             style = table.state_style(state)
@@ -254,7 +274,30 @@ class RunsPanel(Vertical):
             self.query_one("#runs-hint", Static).update(hint)
         self._tell_disks_panel(list(self.snapshot.devices))
 
-    def _apply_rows(self, rows: dict[str, tuple[Any, ...]], selected: int | None) -> None:
+    def _group_cells(
+        self, group_id: int, members: list[RunRecord], table: RunsTable, tool_width: int, target_width: int
+    ) -> tuple[Any, ...]:
+        """A group's row: its id as ``gN``, the tool, its nodes, the state of the group
+        (running while a node runs, else the worst node's), the earliest start, the longest
+        run, how many nodes still run."""
+        live = [run for run in members if not run.state.finished]
+        states = [run.state.value for run in members]
+        state = "running" if live else next((s for s in ("failed", "interrupted", "stopped") if s in states), states[0])
+        style = table.state_style(state)
+        tool = members[0].tool
+        nodes = ", ".join(plain(run.host) for run in sorted(members, key=lambda run: run.id))
+        started = min(run.started_at for run in members)
+        return (
+            Text(f"g{group_id}", style=style),
+            Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
+            Text(_short_target(f"{len(members)} nodes: {nodes}", target_width), no_wrap=True),
+            Text(("● " if live else "") + state, style=style),
+            _started_text(started, wide=self._widths is not None and self._widths[2] == STARTED_WIDTHS[1]),
+            format_duration(max(run.duration_s for run in members)),
+            _group_figure(self.snapshot.group_iops.get(group_id), len(live), len(members)),
+        )
+
+    def _apply_rows(self, rows: dict[str, tuple[Any, ...]], selected: int | str | None) -> None:
         """Change only the cells that changed; rebuild only when the set or order of runs (or
         the columns) did, keeping the cursor on the ``selected`` run."""
         table = self.query_one(DataTable)
@@ -282,8 +325,8 @@ class RunsPanel(Vertical):
         for panel in self.app.query(IostatPanel):  # none when the panel is mounted alone
             panel.set_benchmark_devices(set(devices))
 
-    def selected_run_id(self) -> int | None:
-        """The id of the run under the cursor, if any."""
+    def selected_key(self) -> str | None:
+        """The row key under the cursor: a run's id, or ``gN`` for a run group."""
         table = self.query_one(DataTable)
         if table.row_count == 0:
             return None
@@ -291,7 +334,17 @@ class RunsPanel(Vertical):
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
         except Exception:
             return None
-        return int(key.value) if key.value is not None else None
+        return key.value
+
+    def selected_run_id(self) -> int | None:
+        """The id of the run under the cursor, if any (None on a group's row)."""
+        key = self.selected_key()
+        return int(key) if key is not None and key.isdigit() else None
+
+    def selected_group_id(self) -> int | None:
+        """The id of the run group under the cursor, if any."""
+        key = self.selected_key()
+        return int(key[1:]) if key is not None and key.startswith("g") and key[1:].isdigit() else None
 
     # ---- actions ----------------------------------------------------------------------------
     def action_refresh(self) -> None:
@@ -321,13 +374,26 @@ class RunsPanel(Vertical):
         self.open_run(message.run_id, live=True)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            self.open_run(int(event.row_key.value))
+        key = event.row_key.value
+        if key is not None and key.startswith("g"):
+            self.open_group(int(key[1:]))
+        elif key is not None:
+            self.open_run(int(key))
 
     def action_open_run(self) -> None:
+        group_id = self.selected_group_id()
+        if group_id is not None:
+            self.open_group(group_id)
+            return
         run_id = self.selected_run_id()
         if run_id is not None:
             self.open_run(run_id)
+
+    def open_group(self, group_id: int) -> None:
+        """The group view: a row per node and the total, each node's run view from there."""
+        members = [run for run in self.runs.values() if run.group_id == group_id]
+        title = f"group {group_id}: {plain(members[0].tool)} on {len(members)} nodes" if members else ""
+        self.app.push_screen(GroupView(self.data_dir, group_id, title=title), lambda _: self.reread())
 
     def open_run(self, run_id: int, live: bool = False) -> None:
         """The live view of a running run (or of one just ``live``-launched, not listed yet),
@@ -341,6 +407,14 @@ class RunsPanel(Vertical):
             self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.reread())
 
     def action_stop_run(self) -> None:
+        group_id = self.selected_group_id()
+        if group_id is not None:
+            members = [run for run in self.runs.values() if run.group_id == group_id]
+            if all(run.state.finished for run in members):
+                self.notify(f"group {group_id} is not running", severity="warning")
+                return
+            confirm_and_stop_group(self.app, self.data_dir, group_id)
+            return
         run_id = self.selected_run_id()
         if run_id is None:
             return
@@ -349,6 +423,22 @@ class RunsPanel(Vertical):
             self.notify(f"run {run_id} is not running", severity="warning")
             return
         confirm_and_stop(self.app, self.data_dir, run_id, after=self.reread)
+
+
+def _group_figure(iops: float | None, live: int, nodes: int) -> str:
+    """A group's figure: its nodes' IOPS added up, else how many of its nodes still run."""
+    if iops is not None:
+        return f"{format_value(iops)} IOPS"
+    return f"{live}/{nodes} live" if live else ""
+
+
+def _groups_of(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
+    """The runs of each run group listed."""
+    groups: dict[int, list[RunRecord]] = {}
+    for run in runs:
+        if run.group_id is not None:
+            groups.setdefault(run.group_id, []).append(run)
+    return groups
 
 
 def _short_target(target: str | None, width: int) -> str:
