@@ -85,3 +85,34 @@ def test_a_sample_is_one_packet_and_an_unreadable_file_is_named_as_the_nodes(ssh
         sampler = IostatSampler([remote.root], partitions=True)
         report = sampler.sample(remote.raw)
     assert report.rows == [] and report.errors == [f"{sshd.spec}:/proc/diskstats: cannot read"]
+
+
+def laid_out(root: Path) -> dict[str, str]:
+    block = root / "sys" / "block"
+    return {
+        str(path.relative_to(block)): path.read_text() if path.is_file() else "/" for path in sorted(block.rglob("*"))
+    }
+
+
+def test_the_sysfs_facts_are_laid_out_again_only_for_the_devices_that_changed(sshd: Sshd, tmp_path: Path) -> None:
+    tree = tmp_path / "node"
+    shutil.copytree(ROOT1, tree)
+    conn = ssh.connect(target(sshd))
+    with RemoteDiskstats(conn, remote_root=str(tree), write_proc=False) as kept:
+        kept.refresh(full=True)
+        block = kept.root / "sys" / "block"
+        untouched = (block / "sda" / "stat").stat().st_ino
+        shutil.rmtree(tree / "sys/block/sdb")  # a device goes, one comes, one's scheduler changes
+        (tree / "sys/block/sdz/queue").mkdir(parents=True)
+        (tree / "sys/block/sdz/stat").write_text("")
+        (tree / "sys/block/sdz/queue/scheduler").write_text("[none] mq-deadline\n")
+        (tree / "sys/block/sdc/queue").mkdir(parents=True, exist_ok=True)
+        (tree / "sys/block/sdc/queue/scheduler").write_text("[bfq] none\n")
+        kept.refresh(full=True)
+        assert kept.sysfs_changed
+        with RemoteDiskstats(conn, remote_root=str(tree), write_proc=False) as fresh:
+            fresh.refresh(full=True)
+            assert laid_out(kept.root) == laid_out(fresh.root)
+        assert not (block / "sdb").exists() and (block / "sdz" / "stat").is_file()
+        assert (block / "sdc" / "queue" / "scheduler").read_text() == "[bfq] none\n"
+        assert (block / "sda" / "stat").stat().st_ino == untouched  # not made again
