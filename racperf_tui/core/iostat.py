@@ -259,11 +259,14 @@ class IostatSampler:
             self._selection_cache = (set(devices), names)
         return {n: devices[n] for n in names}
 
-    def sample(self) -> IostatReport:
-        """Read the next snapshot; the first report covers the time since boot."""
+    def sample(self, raw: RawSample | None = None) -> IostatReport:
+        """Read the next snapshot; the first report covers the time since boot. ``raw``: the
+        files as already read elsewhere (another node's, over SSH), laid out under the root
+        for everything else (sysfs): not written to disk and read back every sample."""
         root = self._next_root()
         self._current_root = root
-        raw = read_raw(root)
+        if raw is None:
+            raw = read_raw(root)
         # The previous sample's columns, whichever root it came from (sysstat's slots do
         # not care either; the parse only reuses what it re-checks).
         last_columns = self._last_columns

@@ -363,7 +363,7 @@ class ClusterMonitor:
                 self._publish(name, state=RECONNECTING)
             try:
                 conn = ssh.connect(target)
-                remote = RemoteDiskstats(conn, remote_root=self.remote_roots.get(name, ""))
+                remote = RemoteDiskstats(conn, remote_root=self.remote_roots.get(name, ""), write_proc=False)
             except (SshError, OSError) as exc:
                 failures += 1
                 self._publish(name, state=LOST if before.seq else UNREACHABLE, reason=failure_reason(exc))
@@ -421,7 +421,7 @@ class ClusterMonitor:
                 last_full = requested - (random.uniform(0, SYSFS_REFRESH_S) if first else 0.0)
             timeout = self.sysfs_timeout_s if full else self.sample_timeout_s
             remote.refresh(full=full, timeout_s=timeout)
-            report = sampler.sample()
+            report = sampler.sample(remote.raw)
             if report.since_boot or report.interval_s > STALE_INTERVAL_S or report.errors:
                 # LUNs and queue facts are read again only when the node's sysfs facts changed
                 changed = full and (remote.sysfs_changed or not self._states[name].facts)

@@ -19,8 +19,9 @@ Three measurements, each its own process, for ``--seconds``:
 2. ``dashboard``: ``racperf --cluster FILE`` itself, the whole app (Disks tab sampling this
    machine too) on a pseudo-terminal of 200x60 showing the Cluster tab; CPU as above.
 3. ``screen``: the app headless (Textual's run_test, 200x60), every NodeCard's paint timed:
-   request sent -> the card's lines made with that sample (the compositor asks for them when
-   it draws the card's new content).
+   request sent -> the compositor takes the card's lines made with that sample (it asks for
+   them when it draws the screen update). A sample that changes none of a card's lines
+   (an idle node) has nothing to draw: counted apart ("unchanged").
 
 Targets (issue 10): <= 5 % of one core (median), <= 300 ms p99. The load average of the
 machine during each measurement is printed with it: the figures are the machine's, shared.
@@ -105,17 +106,17 @@ def child_screen(cluster_file: str, seconds: float, interval: float) -> None:
 
     painted: list[float] = []
     last: dict[str, int] = {}
-    render = cluster_node_card.NodeCard._make_strips
+    render = cluster_node_card.NodeCard.render_lines
 
-    def timed_render(self: cluster_node_card.NodeCard, width: int) -> object:
-        result = render(self, width)
+    def timed_render(self: cluster_node_card.NodeCard, crop: object) -> object:
+        result = render(self, crop)  # type: ignore[arg-type]
         state = self.state
         if state is not None and state.state == "ok" and state.seq > 2 and last.get(self.node_name) != state.seq:
             last[self.node_name] = state.seq
             painted.append(time.monotonic() - state.requested_at)
         return result
 
-    cluster_node_card.NodeCard._make_strips = timed_render  # type: ignore[method-assign, assignment]
+    cluster_node_card.NodeCard.render_lines = timed_render  # type: ignore[method-assign, assignment]
 
     async def main() -> None:
         app = RacperfApp(cluster=cluster_file, interval_s=interval, clock=True)
@@ -126,7 +127,10 @@ def child_screen(cluster_file: str, seconds: float, interval: float) -> None:
                 await pilot.pause(0.5)
             panel = app.query_one(ClusterPanel)
             ok = sum(1 for s in panel.monitor.states().values() if s.state == "ok") if panel.monitor else 0
-        print(json.dumps({"latencies": painted, "ok": ok}), flush=True)
+            cards = list(app.query(cluster_node_card.NodeCard))
+            unchanged = sum(card.shows_unchanged for card in cards)
+            lines = sum(card.lines_repainted for card in cards)
+        print(json.dumps({"latencies": painted, "ok": ok, "unchanged": unchanged, "lines": lines}), flush=True)
 
     asyncio.run(main())
 
@@ -228,6 +232,10 @@ def main() -> int:
                 else:
                     cpu, result, load = run_child(kind, cluster.cluster_file, args.seconds, args.interval)
                     latencies, nodes_ok = result["latencies"], str(result["ok"])
+                    if "unchanged" in result:
+                        nodes_ok += (
+                            f" | samples that changed no line {result['unchanged']}, lines repainted {result['lines']}"
+                        )
                 rows.append((kind, cpu, latencies, load, nodes_ok))
                 lat = (
                     f"p50 {1000 * percentile(latencies, 50):.1f} ms, p99 {1000 * percentile(latencies, 99):.1f} ms, "

@@ -1,11 +1,12 @@
 """The Cluster tab: every node of the cluster file side by side, and the shared LUNs with the
 cluster total.
 
-The panel owns a :class:`ClusterMonitor` (worker threads, one per node). Each new sample of a
-node is posted here as a :class:`NodeSampled` message (Textual's message queue is thread-safe)
-and fed into that node's :class:`IostatModel`, so the card's saturation flags are the Disks
-tab's; the shared LUNs are grouped once the tick's samples are in (a short debounce after the
-first), and their totals judged by a model of their own.
+The panel owns a :class:`ClusterMonitor` (worker threads, one per node). Each new state of a
+node is posted here as a :class:`NodeSampled` message holding it (Textual's message queue is
+thread-safe; a newer state of the same node replaces one still queued) and shown at once: fed
+into that node's :class:`IostatModel`, so the card's saturation flags are the Disks tab's, and
+the card repaints the lines that changed. The shared LUNs are grouped once the tick's samples
+are in (a short debounce after the first), and their totals judged by a model of their own.
 """
 
 from __future__ import annotations
@@ -33,9 +34,6 @@ from racperf_tui.ui.widgets.iostat_model import IostatModel
 #: seconds after a node's sample before the shared LUNs are recomputed (the others of the
 #: same tick arrive within it: every node samples at the same wall-clock instants)
 LUN_DEBOUNCE_S = 0.1
-#: seconds the first sample of a tick waits for the other nodes' before the cards are painted
-#: together (one screen update a tick instead of one per node)
-PAINT_GATHER_S = 0.05
 
 
 def cluster_file_to_watch(path: str | Path | None) -> Path | None:
@@ -51,7 +49,11 @@ def cluster_file_to_watch(path: str | Path | None) -> Path | None:
 class NodeSampled(Message):
     """The monitor published something new of a node (posted from its worker thread)."""
 
-    name: str
+    state: NodeState
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer state of the same node makes the queued one moot."""
+        return isinstance(message, NodeSampled) and message.state.name == self.state.name
 
 
 class ClusterPanel(Vertical):
@@ -81,8 +83,6 @@ class ClusterPanel(Vertical):
         self._lun_timer: Timer | None = None
         self._totals_of: tuple[tuple[str, int], ...] = ()
         self._status_text = ""
-        self._pending: set[str] = set()
-        self._paint_timer: Timer | None = None
         self.host_keys = NodeHostKeys(self, self._host_key_trusted)
         try:
             self.cluster = load_cluster(cluster_file, required=True)
@@ -126,32 +126,27 @@ class ClusterPanel(Vertical):
 
     # any thread
     def _from_worker(self, name: str) -> None:
-        self.post_message(NodeSampled(name))
+        assert self.monitor is not None
+        self.post_message(NodeSampled(self.monitor.state(name)))
 
     # the UI thread
     def card(self, name: str) -> NodeCard:
         return self.query_one(f"#node-{self.names.index(name)}", NodeCard)
 
     def on_node_sampled(self, message: NodeSampled) -> None:
-        """Gather the nodes of this tick (they sample at the same instants) for one paint."""
+        """Show the node's state now: waiting for the other nodes of the tick made the first
+        node's sample wait too (the cards repaint only their changed lines, and Textual
+        draws the screen at most 60 times a second whoever asked)."""
         if self.monitor is None:
             return
-        self._pending.add(message.name)
-        if self._paint_timer is None:
-            self._paint_timer = self.set_timer(PAINT_GATHER_S, self._show_pending)
-
-    def _show_pending(self) -> None:
-        self._paint_timer = None
-        pending, self._pending = self._pending, set()
-        for name in sorted(pending, key=self.names.index):
-            self._show_node(name)
+        self._show_node(message.state)
         if self._lun_timer is None:
             self._lun_timer = self.set_timer(LUN_DEBOUNCE_S, self._show_luns)
         self._status_line()
 
-    def _show_node(self, name: str) -> None:
+    def _show_node(self, state: NodeState) -> None:
         assert self.monitor is not None
-        state = self.monitor.state(name)
+        name = state.name
         model = self.models.get(name)
         if model is None:
             model = self.models[name] = IostatModel(facts_of=_facts_of(self.monitor, name))

@@ -1,0 +1,123 @@
+"""What the Cluster tab costs per second: a card repaints only the lines its node's new figures
+changed (none for an idle node), a newer state of a node replaces its queued one, and the
+Disks tab takes no samples while another tab is in front (issue 10: 16 nodes at 1 s within
+5 % of one core for the whole app)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.widgets import TabbedContent
+
+from racperf_tui.core.iostat import IostatReport, IostatRow
+from racperf_tui.orchestration.cluster_monitor import LOST, OK, NodeState
+from racperf_tui.ui.app import RacperfApp
+from racperf_tui.ui.screens.cluster_view import NodeSampled
+from racperf_tui.ui.widgets.cluster_node_card import NodeCard
+from racperf_tui.ui.widgets.iostat_model import IostatModel
+from racperf_tui.ui.widgets.iostat_panel import IostatPanel
+
+FIXTURE_ROOT = Path(__file__).parent / "fixtures" / "sysstat" / "root1"
+
+
+def row(device: str, iops: float, util: float) -> IostatRow:
+    return IostatRow(device, iops, 0.0, iops * 8, 0.0, 0.0, 0.0, 16.0, iops / 1000, 1.0, 1.0, 0.0, 0.5, util)
+
+
+def state_of(seq: int, rows: list[IostatRow], state: str = OK) -> NodeState:
+    # sampled now: the title's "0.0 s ago" is the same at every show
+    return NodeState("n1", "root@10.0.0.1:22", state, "", tuple(rows), False, 1.0, time.time(), 0.0, 0.0, seq)
+
+
+def fed(model: IostatModel, state: NodeState) -> IostatModel:
+    model.update(IostatReport(state.sampled_at, 1.0, list(state.rows), []))
+    return model
+
+
+class CardApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield NodeCard("n1", id="card")
+
+
+def painted_text(card: NodeCard) -> list[str]:
+    """The card's lines as the compositor gets them (kept, partly remade)."""
+    return [strip.text for strip in card.render_lines(card.region.reset_offset)]
+
+
+def fresh_text(card: NodeCard) -> list[str]:
+    """The card's lines made from nothing (what a full repaint would show)."""
+    width = card.outer_size.width
+    return [card._strip(text, width).text for text in card._texts(width)]
+
+
+async def test_a_card_repaints_only_the_lines_whose_figures_changed() -> None:
+    app = CardApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        card = app.query_one(NodeCard)
+        await pilot.pause()
+        assert card.lines_repainted == NodeCard.HEIGHT  # mounted, "not started": every line
+        model = IostatModel()
+        rows = [row("sda", 100, 10.0), row("sdb", 50, 5.0), row("sdc", 20, 2.0)]
+        card.show(state_of(1, rows), fed(model, state_of(1, rows)))
+        await pilot.pause()
+        first = painted_text(card)
+        assert first[0].startswith(" ● n1  ok") and "sda" in first[2] and "sdc" in first[4]
+        # the title, the heading and three devices; the two empty lines stay as they were
+        repainted = card.lines_repainted
+        assert repainted == NodeCard.HEIGHT + 5
+
+        # the same figures in the next sample: nothing to make, nothing to draw
+        card.show(state_of(2, rows), fed(model, state_of(2, rows)))
+        await pilot.pause()
+        assert card.lines_repainted == repainted and card.shows_unchanged == 1
+        assert painted_text(card) == first
+
+        # one device's IOPS moves (same order): that line alone
+        rows2 = [rows[0], row("sdb", 60, 5.0), rows[2]]
+        card.show(state_of(3, rows2), fed(model, state_of(3, rows2)))
+        await pilot.pause()
+        assert card.lines_repainted == repainted + 1
+        after = painted_text(card)
+        assert [i for i, (a, b) in enumerate(zip(first, after)) if a != b] == [3]
+        assert after[3].split()[:2] == ["sdb", "60"]
+        assert after == fresh_text(card)  # what a full repaint shows
+
+        # lost: another background, every line anew, and the strips say so
+        card.show(state_of(3, rows2, LOST), model)
+        await pilot.pause()
+        assert card.has_class("-bad") and card.lines_repainted == repainted + 1 + NodeCard.HEIGHT
+        assert "lost" in painted_text(card)[0]
+
+
+def test_a_newer_state_of_a_node_replaces_its_queued_one() -> None:
+    older, newer = state_of(1, []), state_of(2, [])
+    other = NodeState("n2", "root@10.0.0.2:22", OK, seq=5)
+    assert NodeSampled(newer).can_replace(NodeSampled(older))
+    assert not NodeSampled(newer).can_replace(NodeSampled(other))
+
+
+async def test_the_disks_tab_takes_no_samples_behind_another_tab() -> None:
+    app = RacperfApp(roots=[str(FIXTURE_ROOT)], interval_s=0.25, clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        panel = app.query_one(IostatPanel)
+        await pilot.pause(0.7)
+        assert panel.samples_taken >= 2  # in front: one every 0.25 s
+        app.query_one(TabbedContent).active = "runs"
+        await pilot.pause(0.3)
+        assert panel.hidden
+        hidden_at = panel.samples_taken
+        await pilot.pause(1.5)  # six intervals behind the Runs tab
+        assert panel.samples_taken == hidden_at
+        app.query_one(TabbedContent).active = "disks"
+        await pilot.pause(0.6)  # back in front: sampling again
+        assert not panel.hidden and panel.samples_taken >= hidden_at + 2
+        # the user's pause stays a pause across a tab switch
+        await pilot.press("space")
+        app.query_one(TabbedContent).active = "runs"
+        await pilot.pause(0.2)
+        app.query_one(TabbedContent).active = "disks"
+        paused_at = panel.samples_taken
+        await pilot.pause(0.8)
+        assert panel.paused and panel.samples_taken == paused_at
