@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
-from racperf_tui.core.cluster import ClusterFileError, default_cluster_path, load_cluster
+from racperf_tui.core.cluster import ClusterFileError, cluster_file_to_watch, load_cluster  # noqa: F401
 from racperf_tui.core.diskstats import QueueFacts
 from racperf_tui.core.iostat import IostatReport
 from racperf_tui.orchestration.cluster_monitor import OK, ClusterMonitor, NodeState, shared_luns
@@ -35,15 +35,6 @@ LUN_DEBOUNCE_S = 0.1
 #: seconds the first sample of a tick waits for the other nodes' before the cards are painted
 #: together (one screen update a tick instead of one per node)
 PAINT_GATHER_S = 0.05
-
-
-def cluster_file_to_watch(path: str | Path | None) -> Path | None:
-    """The cluster file the tab shows: the one given (--cluster), else the default one if it
-    exists; None: no Cluster tab."""
-    if path is not None:
-        return Path(path).expanduser()
-    default = default_cluster_path()
-    return default if default.is_file() else None
 
 
 @dataclass
