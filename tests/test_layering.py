@@ -43,6 +43,9 @@ NOT_AT_START = (
     "racperf_tui.core.ssh",
     "racperf_tui.ui.screens.cluster_view",
     "racperf_tui.ui.widgets.network_panel",
+    "racperf_tui.ui.screens.result_view",
+    "racperf_tui.ui.screens.run_view",
+    "racperf_tui.ui.screens.tool_picker",
 )
 
 
@@ -106,7 +109,8 @@ def test_startup_deferred_imports_are_still_there() -> None:
 
 def test_dashboard_import_leaves_out_what_the_first_paint_does_not_need() -> None:
     """`import racperf_tui.ui.app` in a fresh interpreter loads neither asyncssh nor plotext
-    (nor the modules behind the Cluster and Network tabs); each comes when first used."""
+    (nor the modules behind the Cluster and Network tabs and the run screens); each comes
+    when first used."""
     code = (
         f"import json, sys, racperf_tui.ui.app\nprint(json.dumps([m for m in {NOT_AT_START!r} if m in sys.modules]))\n"
     )

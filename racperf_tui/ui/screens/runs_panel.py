@@ -18,12 +18,10 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.core.store import RunRecord
+from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
 from racperf_tui.ui.runs_data import format_duration
-from racperf_tui.ui.screens.result_view import ResultView
-from racperf_tui.ui.screens.run_view import RunView
-from racperf_tui.ui.screens.tool_picker import ToolPicker, form_for
 from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
@@ -209,10 +207,11 @@ class RunsPanel(Vertical):
         """Close the run views on top of the dashboard (the runs go on: they are the store's),
         remembering the top one's run for the Runs tab; False when the screen on top is
         something else (a dialog, the form), which keeps its keys."""
-        if not isinstance(self.app.screen, (RunView, ResultView)):
+        run_views = (deferred("run_view").RunView, deferred("result_view").ResultView)
+        if not isinstance(self.app.screen, run_views):
             return False
         self._run_set_aside = self.app.screen.run_id
-        while isinstance(self.app.screen, (RunView, ResultView)):
+        while isinstance(self.app.screen, run_views):
             self.app.pop_screen()
         return True
 
@@ -312,9 +311,9 @@ class RunsPanel(Vertical):
 
         def picked(tool: str | None) -> None:
             if tool is not None:
-                self.app.push_screen(form_for(tool, self.data_dir), launched)
+                self.app.push_screen(deferred("tool_picker").form_for(tool, self.data_dir), launched)
 
-        self.app.push_screen(ToolPicker(), picked)
+        self.app.push_screen(deferred("tool_picker").ToolPicker(), picked)
 
     def on_run_launched(self, message: RunLaunched) -> None:
         self.reread()
@@ -336,9 +335,10 @@ class RunsPanel(Vertical):
         title = f"run {run_id}: {plain(run.tool)} on {plain(run.target or '-')}" if run is not None else ""
         if (run is not None and not run.state.finished) or (run is None and live):
             tool = run.tool if run is not None else ""
-            self.app.push_screen(RunView(self.data_dir, run_id, title=title, tool=tool), lambda _: self.reread())
+            run_view = deferred("run_view").RunView(self.data_dir, run_id, title=title, tool=tool)
+            self.app.push_screen(run_view, lambda _: self.reread())
         else:
-            self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.reread())
+            self.app.push_screen(deferred("result_view").ResultView(self.data_dir, run_id), lambda _: self.reread())
 
     def action_stop_run(self) -> None:
         run_id = self.selected_run_id()
