@@ -773,8 +773,12 @@ def parse_diskstats_columns(
     # control or non-ASCII bytes, so str.split() would see no other blanks), and every byte
     # of the numbers is a digit (the file has as many digits as the layout's fields, and
     # none elsewhere): no sign, no '_', no '0x'.
+    # (Nothing above 126: isascii and no DEL, C loops over the bytes, cheaper than a numpy
+    # pass over them; the newlines the only bytes below 32.)
     if (
-        np.count_nonzero((b - 32) >= 95) != n_lines
+        not data.isascii()
+        or b"\x7f" in data
+        or np.count_nonzero(b < 32) != n_lines
         or not (b[layout.line_ends] == 10).all()
         or np.count_nonzero((b - 48) < 10) != layout.digits
     ):
