@@ -20,6 +20,8 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
+# cluster_file_to_watch lives in core.cluster now (the app asks it without importing this
+# module, which brings asyncssh); re-exported for those who import it from here
 from racperf_tui.core.cluster import ClusterFileError, cluster_file_to_watch, load_cluster  # noqa: F401
 from racperf_tui.core.diskstats import QueueFacts
 from racperf_tui.core.iostat import IostatReport
