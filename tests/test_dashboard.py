@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.widgets import TabbedContent, TabPane
 
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.help import HelpScreen
@@ -28,6 +29,7 @@ from racperf_tui.ui.widgets.iostat_model import (
 )
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.iostat_table import STYLE_LEVEL, IostatTable
+from racperf_tui.ui.widgets.network_panel import NetworkPanel
 from tests.helpers.dashboard_root import DISKS, LOADS, DiskLoad, ReplayRoot
 
 
@@ -662,3 +664,22 @@ async def test_first_frame_says_its_figures_are_since_boot(root: ReplayRoot) -> 
         await pilot.pause()
         status = str(app.query_one(IostatPanel).query_one(".iostat-status").render())
         assert status.startswith(" since boot │ ")
+
+
+async def test_network_panel_is_made_when_its_tab_is_first_opened(root: ReplayRoot) -> None:
+    """The Network tab's panel (every tool module imported for its pair list) is no part of
+    the first paint: it is mounted when the tab is first opened, by its key or a click, once."""
+    app = make_app(root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert not app.query(NetworkPanel) and not app.query_one("#network", TabPane).children
+        await pilot.click("#--content-tab-network")
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "network"
+        panel = app.query_one(NetworkPanel)
+        assert {"probe", "iperf3"} <= set(panel.tools)  # its pair tools found then
+        await pilot.press("escape", "1")
+        await pilot.pause()
+        await pilot.press("3")
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "network"
+        assert list(app.query(NetworkPanel)) == [panel]  # the same one, not a second

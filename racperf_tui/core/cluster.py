@@ -32,8 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from racperf_tui.core.hosts import Host, LocalHost
-from racperf_tui.core.ssh import SshTarget
-from racperf_tui.core.ssh_host import SshHost
+from racperf_tui.core.ssh_target import SshTarget
 
 CLUSTER_FILE_NAME = "cluster.toml"
 LOCAL_NODE = "local"
@@ -131,6 +130,9 @@ def host_for(node: Node) -> Host:
     on first use, so building one never blocks)."""
     if node.is_local:
         return LocalHost()
+    # deferred for startup time, not a cycle: asyncssh only once a remote node is used
+    from racperf_tui.core.ssh_host import SshHost
+
     return SshHost(node.ssh_target(), name=node.name)
 
 
@@ -154,6 +156,15 @@ class Cluster:
 
     def names(self) -> list[str]:
         return [node.name for node in self.nodes]
+
+
+def cluster_file_to_watch(path: str | Path | None) -> Path | None:
+    """The cluster file the dashboard's Cluster tab shows: the one given (--cluster), else the
+    default one if it exists; None: no Cluster tab."""
+    if path is not None:
+        return Path(path).expanduser()
+    default = default_cluster_path()
+    return default if default.is_file() else None
 
 
 def default_cluster_path() -> Path:

@@ -463,9 +463,26 @@ class _Layout:
     padded: bool  # ... in the data with 16 spaces in front (a first number too early)
     masks: np.ndarray  # their _DIGIT_MASKS
     digits: int = 0  # line_digits.sum()
+    #: what _parse_numbers derives from window_at and masks, made on its first parse with
+    #: this layout (the common case reuses the layout for every sample)
+    decoding: _Decoding | None = None
 
     def __post_init__(self) -> None:
         self.digits = int(self.line_digits.sum())
+
+
+@dataclass(slots=True, eq=False)
+class _Decoding:
+    """The word indexes, shifts and masks of a layout's numbers, laid out for _parse_numbers:
+    every array contiguous (a strided numpy operation costs 3x a contiguous one)."""
+
+    first_word: np.ndarray  # index of the aligned word holding each window's first byte
+    second_word: np.ndarray  # ... the next two
+    third_word: np.ndarray
+    shift: np.ndarray  # bits to shift right: the window's offset in its first word
+    back: np.ndarray  # 64 - shift
+    masks: np.ndarray  # the high words' masks, then the low words' (2 * numbers)
+    padded_words: bool  # decode from a padded copy of the data (see _parse_numbers)
 
 
 def _names_at(name_starts: np.ndarray, name_lengths: np.ndarray) -> np.ndarray:
@@ -631,7 +648,7 @@ class DiskstatsColumns:
 
     data: bytes
     names: list[str]
-    counters: np.ndarray  # shape (len(COLUMN_FIELDS), len(names)), int64 (maybe a view)
+    counters: np.ndarray  # shape (len(COLUMN_FIELDS), len(names)), int64, C-contiguous
     fields_per_line: int
     line_ends: np.ndarray  # offset of each line's newline
     layout: _Layout = field(repr=False)
@@ -650,33 +667,52 @@ class DiskstatsColumns:
         return counters
 
 
+def _decoding(data: bytes, layout: _Layout) -> _Decoding:
+    """The layout's _Decoding for a file of ``len(data)`` bytes (the layout's own size)."""
+    at = layout.window_at.reshape(-1)  # ascending: line after line
+    n_words = len(data) // 8
+    padded_words = layout.padded or (int(at[-1]) >> 3) + 2 >= n_words
+    first = at >> 3
+    shift = ((at & 7) << 3).view(_U64)
+    masks = layout.masks.reshape(-1).view(_U64).reshape(-1, 2)
+    return _Decoding(
+        first,
+        first + 1,
+        first + 2,
+        shift,
+        _U64(64) - shift,  # a shift by 64 gives 0 in numpy (no C undefined behaviour)
+        np.concatenate((masks[:, 0], masks[:, 1])),
+        padded_words,
+    )
+
+
 def _parse_numbers(data: bytes, layout: _Layout) -> np.ndarray:
     """The numbers of the layout (all-digit tokens of at most 16 digits, each the end of the
     16 bytes at ``window_at``, its _DIGIT_MASKS in ``masks``), as int64: SWAR decoding of
-    the two 8-byte words, every step one numpy operation over all tokens."""
-    at = layout.window_at.reshape(-1)  # ascending: line after line
+    the two 8-byte words, every step one numpy operation over all tokens. Shape: (the
+    layout's ``kept`` counters, lines), C-contiguous."""
+    decoding = layout.decoding
+    if decoding is None:
+        decoding = layout.decoding = _decoding(data, layout)
     words = np.frombuffer(data, _U64, count=len(data) // 8)
-    if layout.padded or not words.flags.aligned or (int(at[-1]) >> 3) + 2 >= len(words):
+    if decoding.padded_words or not words.flags.aligned:
         buf = (b" " * 16 if layout.padded else b"") + data + bytes(24)
         words = np.frombuffer(buf, _U64, count=len(buf) // 8)
     # Each 16-byte window spans three aligned words: take() of aligned words is numpy's
     # fast path (several times faster than a gather of unaligned 16-byte items).
-    index = at >> 3
-    shift = ((at & 7) << 3).view(_U64)
-    back = _U64(64) - shift  # a shift by 64 gives 0 in numpy (no C undefined behaviour)
-    x = np.empty(2 * len(at), _U64)
-    high, low = x[0::2], x[1::2]
-    word = np.take(words, index)
+    shift, back = decoding.shift, decoding.back
+    n = len(shift)
+    x = np.empty(2 * n, _U64)
+    high, low = x[:n], x[n:]  # the windows' high words, then their low words
+    word = np.take(words, decoding.first_word)
     np.right_shift(word, shift, out=high)
-    index += 1
-    np.take(words, index, out=word)
+    np.take(words, decoding.second_word, out=word)
     high |= np.left_shift(word, back)
     np.right_shift(word, shift, out=low)
-    index += 1
-    np.take(words, index, out=word)
+    np.take(words, decoding.third_word, out=word)
     word <<= back
     low |= word
-    x &= layout.masks.reshape(-1).view(_U64)  # digit values 0..9, zeros before the token
+    x &= decoding.masks  # digit values 0..9, zeros before the token
     # Pairs, then quads, then all eight digits (first byte most significant); in place,
     # so the working set stays one array.
     x *= _U64(2561)  # 10 << 8 | 1
@@ -687,10 +723,13 @@ def _parse_numbers(data: bytes, layout: _Layout) -> np.ndarray:
     x &= _U64(0x0000FFFF0000FFFF)
     x *= _U64(42949672960001)  # 10000 << 32 | 1
     x >>= _U64(32)
-    pairs = x.reshape(-1, 2)
-    high = pairs[:, 0] * _U64(100_000_000)
-    high += pairs[:, 1]
-    return high.view(np.int64)
+    # One row per counter, contiguous (the figures are computed row by row): the last two
+    # steps read line after line and write counter after counter, no copy of their own.
+    lines, kept = layout.window_at.shape
+    numbers = np.empty((kept, lines), _U64)
+    np.multiply(high.reshape(lines, kept).T, _U64(100_000_000), out=numbers)
+    numbers += low.reshape(lines, kept).T
+    return numbers.view(np.int64)
 
 
 def parse_diskstats_columns(
@@ -734,8 +773,12 @@ def parse_diskstats_columns(
     # control or non-ASCII bytes, so str.split() would see no other blanks), and every byte
     # of the numbers is a digit (the file has as many digits as the layout's fields, and
     # none elsewhere): no sign, no '_', no '0x'.
+    # (Nothing above 126: isascii and no DEL, C loops over the bytes, cheaper than a numpy
+    # pass over them; the newlines the only bytes below 32.)
     if (
-        np.count_nonzero((b - 32) >= 95) != n_lines
+        not data.isascii()
+        or b"\x7f" in data
+        or np.count_nonzero(b < 32) != n_lines
         or not (b[layout.line_ends] == 10).all()
         or np.count_nonzero((b - 48) < 10) != layout.digits
     ):
@@ -750,7 +793,7 @@ def parse_diskstats_columns(
             return None  # a device listed twice: the line parser names it
         if previous is not None and names == previous.names:
             names = previous.names
-    values = _parse_numbers(data, layout).reshape(n_lines, len(layout.kept)).T
+    values = _parse_numbers(data, layout)
     if len(layout.kept) == len(COLUMN_FIELDS):
         counters = values
     else:  # 14- or 18-field lines: no discard / flush counters, zero as sysstat reads them

@@ -24,7 +24,7 @@ from racperf_tui.core.cluster import HOST_SPEC_KEY, LOCAL, Node, host_for, node_
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.invocation import ToolNotFound
 from racperf_tui.core.paths import log_dir
-from racperf_tui.core.ssh import SshError, one_line
+from racperf_tui.core.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store, supervisor_alive
 from racperf_tui.orchestration.run_plan import judge_run
 from racperf_tui.orchestration.supervisor import Supervisor

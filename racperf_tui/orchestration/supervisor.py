@@ -52,7 +52,7 @@ from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.lines import LineSplitter
 from racperf_tui.core.paths import run_dir
 from racperf_tui.core.process import set_child_subreaper
-from racperf_tui.core.ssh import SshError, one_line
+from racperf_tui.core.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.write_watch import WriteWatch
 from racperf_tui.orchestration.companions import CompanionRunner

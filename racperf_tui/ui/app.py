@@ -13,14 +13,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from racperf_tui.core.cluster import cluster_file_to_watch
+from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.region_compositor import RegionScreen
 from racperf_tui.ui.run_actions import ask_before_quit
-from racperf_tui.ui.screens.cluster_view import ClusterPanel, cluster_file_to_watch
 from racperf_tui.ui.screens.help import HelpScreen
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.widgets.header_clock import SecondClockHeader
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
-from racperf_tui.ui.widgets.network_panel import NetworkPanel
 
 #: the layout of every screen and panel (an app showing one of them alone uses it too)
 APP_CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -73,11 +73,15 @@ class RacperfApp(App[int]):
                 yield IostatPanel(roots=self.roots, interval_s=self.interval_s)
             with TabPane("Runs [2]", id="runs"):
                 yield RunsPanel(data_dir=self.data_dir)
-            with TabPane("Network [3]", id="network"):
-                yield NetworkPanel(data_dir=self.data_dir, cluster_file=self.cluster_file)
+            # its panel is made when the tab is first opened (_network_panel)
+            yield TabPane("Network [3]", id="network")
             if self.cluster_file is not None:
                 with TabPane("Cluster [4]", id="cluster"):
-                    yield ClusterPanel(self.cluster_file, interval_s=self.interval_s, first=bool(self.cluster))
+                    # its monitor connects at once: asyncssh comes with the tab, never without one
+                    cluster_view = deferred("cluster_view")
+                    yield cluster_view.ClusterPanel(
+                        self.cluster_file, interval_s=self.interval_s, first=bool(self.cluster)
+                    )
         yield Footer()
 
     def action_help(self) -> None:
@@ -99,7 +103,21 @@ class RacperfApp(App[int]):
         if self.screen is not dashboard:
             if tab == "runs" or not runs.set_views_aside():
                 return
+        if tab == "network":
+            self._network_panel()
         dashboard.query_one(TabbedContent).active = tab
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """A click on the Network tab opens it too."""
+        if event.pane.id == "network":
+            self._network_panel()
+
+    def _network_panel(self) -> None:
+        """Mount the Network tab's panel, once: finding the pair tools imports every tool
+        module, which the first paint of the Disks table does not need."""
+        pane = self.screen_stack[0].query_one("#network", TabPane)
+        if not pane.children:
+            pane.mount(deferred("network_panel").NetworkPanel(data_dir=self.data_dir, cluster_file=self.cluster_file))
 
     async def action_quit(self) -> None:
         """Quit; with runs still running, ask whether to stop them or leave them running."""

@@ -17,6 +17,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("bench_iostat_read.py", []),
     ("bench_dashboard_cpu.py", ["--seconds", "60", "--rounds", "3"]),
     ("bench_dashboard_cpu.py", ["--case", "hard", "--seconds", "60", "--rounds", "3"]),
+    ("bench_dashboard_startup.py", ["--runs", "7"]),
     ("bench_dashboard_memory.py", ["--seconds", "600"]),
     ("bench_supervisor.py", []),
     ("bench_fio_observer.py", ["--pairs", "7"]),

@@ -21,7 +21,9 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
-from racperf_tui.core.cluster import ClusterFileError, default_cluster_path, load_cluster
+# cluster_file_to_watch lives in core.cluster now (the app asks it without importing this
+# module, which brings asyncssh); re-exported for those who import it from here
+from racperf_tui.core.cluster import ClusterFileError, cluster_file_to_watch, load_cluster  # noqa: F401
 from racperf_tui.core.diskstats import QueueFacts
 from racperf_tui.core.iostat import IostatReport
 from racperf_tui.orchestration.cluster_monitor import OK, ClusterMonitor, NodeState, shared_luns
@@ -34,15 +36,6 @@ from racperf_tui.ui.widgets.iostat_model import IostatModel
 #: seconds after a node's sample before the shared LUNs are recomputed (the others of the
 #: same tick arrive within it: every node samples at the same wall-clock instants)
 LUN_DEBOUNCE_S = 0.1
-
-
-def cluster_file_to_watch(path: str | Path | None) -> Path | None:
-    """The cluster file the tab shows: the one given (--cluster), else the default one if it
-    exists; None: no Cluster tab."""
-    if path is not None:
-        return Path(path).expanduser()
-    default = default_cluster_path()
-    return default if default.is_file() else None
 
 
 @dataclass

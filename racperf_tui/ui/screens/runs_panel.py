@@ -22,13 +22,10 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.core.store import RunRecord
+from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
 from racperf_tui.ui.runs_data import format_duration
-from racperf_tui.ui.screens.group_view import GroupView, confirm_and_stop_group
-from racperf_tui.ui.screens.result_view import ResultView
-from racperf_tui.ui.screens.run_view import RunView
-from racperf_tui.ui.screens.tool_picker import ToolPicker, form_for
 from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
@@ -220,12 +217,13 @@ class RunsPanel(Vertical):
         """Close the run views on top of the dashboard (the runs go on: they are the store's),
         remembering the top one's run for the Runs tab; False when the screen on top is
         something else (a dialog, the form), which keeps its keys."""
-        if not isinstance(self.app.screen, (RunView, ResultView, GroupView)):
+        views = (deferred("run_view").RunView, deferred("result_view").ResultView, deferred("group_view").GroupView)
+        if not isinstance(self.app.screen, views):
             return False
         screen = self.app.screen
-        self._run_set_aside = screen.run_id if isinstance(screen, (RunView, ResultView)) else None
-        while isinstance(self.app.screen, (RunView, ResultView, GroupView)):
-            if isinstance(self.app.screen, GroupView):
+        self._run_set_aside = screen.run_id if not isinstance(screen, views[2]) else None
+        while isinstance(self.app.screen, views):
+            if isinstance(self.app.screen, views[2]):
                 self._group_set_aside = self.app.screen.group_id
             self.app.pop_screen()
         return True
@@ -365,9 +363,9 @@ class RunsPanel(Vertical):
 
         def picked(tool: str | None) -> None:
             if tool is not None:
-                self.app.push_screen(form_for(tool, self.data_dir), launched)
+                self.app.push_screen(deferred("tool_picker").form_for(tool, self.data_dir), launched)
 
-        self.app.push_screen(ToolPicker(), picked)
+        self.app.push_screen(deferred("tool_picker").ToolPicker(), picked)
 
     def on_run_launched(self, message: RunLaunched) -> None:
         self.reread()
@@ -393,7 +391,9 @@ class RunsPanel(Vertical):
         """The group view: a row per node and the total, each node's run view from there."""
         members = [run for run in self.runs.values() if run.group_id == group_id]
         title = f"group {group_id}: {plain(members[0].tool)} on {len(members)} nodes" if members else ""
-        self.app.push_screen(GroupView(self.data_dir, group_id, title=title), lambda _: self.reread())
+        self.app.push_screen(
+            deferred("group_view").GroupView(self.data_dir, group_id, title=title), lambda _: self.reread()
+        )
 
     def open_run(self, run_id: int, live: bool = False) -> None:
         """The live view of a running run (or of one just ``live``-launched, not listed yet),
@@ -402,9 +402,10 @@ class RunsPanel(Vertical):
         title = f"run {run_id}: {plain(run.tool)} on {plain(run.target or '-')}" if run is not None else ""
         if (run is not None and not run.state.finished) or (run is None and live):
             tool = run.tool if run is not None else ""
-            self.app.push_screen(RunView(self.data_dir, run_id, title=title, tool=tool), lambda _: self.reread())
+            run_view = deferred("run_view").RunView(self.data_dir, run_id, title=title, tool=tool)
+            self.app.push_screen(run_view, lambda _: self.reread())
         else:
-            self.app.push_screen(ResultView(self.data_dir, run_id), lambda _: self.reread())
+            self.app.push_screen(deferred("result_view").ResultView(self.data_dir, run_id), lambda _: self.reread())
 
     def action_stop_run(self) -> None:
         group_id = self.selected_group_id()
@@ -413,7 +414,7 @@ class RunsPanel(Vertical):
             if all(run.state.finished for run in members):
                 self.notify(f"group {group_id} is not running", severity="warning")
                 return
-            confirm_and_stop_group(self.app, self.data_dir, group_id)
+            deferred("group_view").confirm_and_stop_group(self.app, self.data_dir, group_id)
             return
         run_id = self.selected_run_id()
         if run_id is None:

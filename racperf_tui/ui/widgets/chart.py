@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import plotext
 from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
+
+from racperf_tui.ui.deferred import deferred
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,7 @@ def render_chart(
     seconds of the data). plotext keeps one global figure; the UI draws charts one at a
     time on its own thread, so clearing and rebuilding it here is safe.
     """
-    figure = plotext.figure
+    figure = deferred("plotext").figure
     figure.clear()
     # one line is kept for the title + legend, drawn here: plotext drops a title wider than
     # the plot, and its legend box would hide the first seconds of the data

@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import plotext
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
+
+from racperf_tui.ui.deferred import deferred
 
 #: the history keys the points come from (iostat_model's SPARK_METRICS)
 LOAD_KEY, IOPS_KEY, AWAIT_KEY = "avgqu-sz", "IOPS", "await"
@@ -33,7 +34,7 @@ def render_scatter(xs: Sequence[float], ys: Sequence[float], width: int, height:
     """A scatter of ``ys`` against the queue (plotext, ANSI colours), newest points last."""
     if not xs:
         return f" {title}: no I/O yet"
-    figure = plotext.figure
+    figure = deferred("plotext").figure
     figure.clear()
     figure.plot_size(max(width, 20), max(height - 1, 5))
     figure.theme("simple")
