@@ -31,7 +31,7 @@ from typing import Any
 from racperf_tui.core.cluster import Node
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.invocation import ToolNotFound
-from racperf_tui.core.ssh import SshError, one_line
+from racperf_tui.core.ssh_target import SshError, one_line
 from racperf_tui.core.store import GroupRecord, RunRecord, Store
 from racperf_tui.core.tool import MetricSpec, ToolDescription
 from racperf_tui.orchestration.runs import launch_run, prepare_run, stop_run
