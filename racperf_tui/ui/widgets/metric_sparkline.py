@@ -15,10 +15,18 @@ from racperf_tui.ui.widgets.fast_sparkline import FastSparkline
 DEFAULT_HISTORY = 120
 
 
+#: a time unit and the next larger one, 1000 times it: a latency reads in the unit that keeps
+#: it under 10 000 ("22.2 ms", never "22.2k µs")
+_LARGER_TIME_UNIT = {"ns": "µs", "µs": "ms", "us": "ms", "ms": "s"}
+
+
 def format_value(value: float | None, unit: str = "") -> str:
-    """A compact, fixed-ish width rendering of a metric value (k/M suffixes above 10 000)."""
+    """A compact, fixed-ish width rendering of a metric value: a time in the next larger unit
+    from 10 000 on, anything else with k/M suffixes above 10 000."""
     if value is None:
         return "-"
+    while unit in _LARGER_TIME_UNIT and abs(value) >= 10_000:
+        value, unit = value / 1000, _LARGER_TIME_UNIT[unit]
     magnitude = abs(value)
     if magnitude >= 10_000_000:
         text = f"{value / 1_000_000:.1f}M"
