@@ -73,7 +73,9 @@ started() {
 me=$(id -u)
 k=; a=; b=
 while read -r k a b rest; do [ "$k" = Uid: ] && break; done 2>/dev/null < "/proc/$w/status"
-if [ "$k" != Uid: ] || [ "$a" != "$me" ] || [ "$b" != "$me" ]; then echo "process $w is not a watchdog of this user's" >&2; exit 1; fi
+if [ "$k" != Uid: ] || [ "$a" != "$me" ] || [ "$b" != "$me" ]; then
+  echo "process $w is not a watchdog of this user's" >&2; exit 1
+fi
 list=; [ -f "$t" ] && [ ! -h "$t" ] && [ -O "$t" ] && read -r list 2>/dev/null < "$t"
 pg=${list%%:*}
 case $pg in ''|*[!0-9]*|0|1) pg= ;; esac
