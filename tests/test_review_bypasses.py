@@ -65,3 +65,48 @@ def test_runs_stop_on_a_node_never_signals_for_another_users_fake_watchdog(sshd:
             p.kill()
             p.wait()
         tracker.unlink(missing_ok=True)
+
+
+def test_the_watchdog_never_writes_through_a_link_another_user_planted_in_tmp(tmp_path: Path) -> None:
+    """The watchdog (root, on the node) kept its tracker as ``/tmp/MARK.PID`` and rewrote it
+    through ``/tmp/MARK.PID.new`` (also ``.ref``, ``.beat``): names any local user reads in
+    /proc (the mark is the watchdog's argv) and plants as a symlink between two writes; where
+    fs.protected_symlinks is 0 (kernels before 3.6, containers) root's ``>`` truncated the
+    link's target: any file, a datafile included."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root, as on the nodes")
+    if Path("/proc/sys/fs/protected_symlinks").read_text().strip() != "0":
+        pytest.skip("fs.protected_symlinks is on here: the kernel refuses the link")
+    from racperf_tui.core.ssh_host import WATCHDOG_SH
+
+    precious = tmp_path / "system01.dbf"
+    precious.write_text("precious data\n")
+    mark = f"racperf-review-{os.getpid()}-0123456789ab"
+    env = {**os.environ, "TMPDIR": "/tmp"}
+    command = "sleep 2; sleep 3"  # a new process at 2 s: the tracker writes its list again
+    watchdog = subprocess.Popen(
+        ["sh", "-c", WATCHDOG_SH, "racperf-watchdog", mark, "1", "0", command, "3"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    planted = [Path(f"/tmp/{mark}.{watchdog.pid}{suffix}") for suffix in (".new", ".ref", ".beat")]
+    try:
+        time.sleep(1.0)  # the first list is written: .new renamed away, the name free again
+        for link in planted:
+            _as_nobody(["ln", "-s", str(precious), str(link)]).wait(10)
+        assert watchdog.stdin is not None
+        for _ in range(7):  # the client's heartbeat: the watchdog touches .beat on each
+            watchdog.stdin.write(b"beat\n")
+            watchdog.stdin.flush()
+            time.sleep(0.5)
+        watchdog.stdin.close()
+        watchdog.wait(15)
+        assert precious.read_text() == "precious data\n", "the watchdog wrote through another user's link"
+    finally:
+        if watchdog.poll() is None:
+            watchdog.kill()
+        for link in planted:
+            if link.is_symlink():
+                link.unlink()

@@ -7,7 +7,7 @@ a hash of its data dir's runs directory, the run id: core/ssh_host.remote_run_pr
 its run directories are ``~/.racperf/runs/RUN``. So the node says which runs of which store
 still run there, even when the store here lost track of them (its supervisor gone, the data
 dir moved or lost), and a run is stopped there as its watchdog stops it: TERM to its group
-and every process the watchdog tracked (``$TMPDIR/MARK.PID``: pid and start time, so a pid
+and every process the watchdog tracked (``$TMPDIR/MARK.PID/list``: pid and start time, so a pid
 reused meanwhile is never signalled), KILL to what is left after the grace.
 
 One sh command each (``grep -l`` over /proc/*/cmdline, no walk of every process in sh).
@@ -64,7 +64,7 @@ true
 #: signalled), then "gone" or "killed N".
 STOP_SH = r"""
 w=$1 mark=$2 grace=$3
-t=${TMPDIR:-/tmp}/$mark.$w
+td=${TMPDIR:-/tmp}/$mark.$w t=${TMPDIR:-/tmp}/$mark.$w/list
 started() {
   s=; read -r s 2>/dev/null < "/proc/$1/stat" || return 1
   s=${s##*) }; set -- $s
@@ -76,7 +76,10 @@ while read -r k a b rest; do [ "$k" = Uid: ] && break; done 2>/dev/null < "/proc
 if [ "$k" != Uid: ] || [ "$a" != "$me" ] || [ "$b" != "$me" ]; then
   echo "process $w is not a watchdog of this user's" >&2; exit 1
 fi
-list=; [ -f "$t" ] && [ ! -h "$t" ] && [ -O "$t" ] && read -r list 2>/dev/null < "$t"
+list=
+if [ -d "$td" ] && [ ! -h "$td" ] && [ -O "$td" ] && [ -f "$t" ] && [ ! -h "$t" ] && [ -O "$t" ]; then
+  read -r list 2>/dev/null < "$t"
+fi
 pg=${list%%:*}
 case $pg in ''|*[!0-9]*|0|1) pg= ;; esac
 if [ -z "$pg" ]; then
