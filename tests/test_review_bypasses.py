@@ -110,3 +110,38 @@ def test_the_watchdog_never_writes_through_a_link_another_user_planted_in_tmp(tm
         for link in planted:
             if link.is_symlink():
                 link.unlink()
+
+
+@pytest.mark.skipif(subprocess.run(["which", "fio"], capture_output=True).returncode != 0, reason="no fio")
+def test_client_mode_judges_the_file_the_server_writes_under_a_directory(tmp_path: Path) -> None:
+    """With ``directory=`` a fio server puts the client's address before the name
+    (fio's set_name_idx, unique_filename=1 by default): the job ``directory=D filename=f``
+    judged D/f on the server's node while the server wrote D/127.0.0.1.f, a file nobody judged
+    (and ``filename=`` absolute under a directory: D/127.0.0.1./D/f, directories made)."""
+    from racperf_tui.tools import load_tool
+    from tests.test_fio_client_server import _start_server, _stop
+
+    module = load_tool("fio_cs")
+    served = tmp_path / "on-server"
+    served.mkdir()
+    (tmp_path / "cwd").mkdir()
+    proc, port = _start_server(tmp_path / "cwd")
+    try:
+        for extra in (
+            ["--name=j", f"--directory={served}", "--filename=f", "--rw=write", "--size=64k"],
+            ["--name=j", f"--directory={served}", f"--filename={served}/g", "--rw=write", "--size=64k"],
+        ):
+            run_dir = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
+            run_dir.mkdir()
+            try:
+                planned = module.TOOL.invocation({"servers": [f"127.0.0.1:{port}"], "extra_args": extra}, str(run_dir))
+            except ValueError:
+                continue  # refused: nothing written unjudged
+            for name, text in planned.files.items():
+                (run_dir / name).write_text(text)
+            subprocess.run(planned.argv, cwd=run_dir, capture_output=True, timeout=60)
+            judged = {os.path.realpath(t.path) for t in planned.targets}
+            written = {os.path.realpath(p) for p in served.rglob("*") if p.is_file()}
+            assert written <= judged, f"the server wrote {sorted(written - judged)}, judged only {sorted(judged)}"
+    finally:
+        _stop(proc)

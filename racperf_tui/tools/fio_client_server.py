@@ -132,12 +132,16 @@ def client_mode_refusals(fio_plan: FioPlan) -> list[str]:
                 "generated file names can carry the server's address)"
             )
         directories = split_fio_list(job.options.get("directory"))
-        # fio puts a name under every directory given: absolute directories make it absolute
-        in_absolute_directories = bool(directories) and all(os.path.isabs(d) for d in directories)
-        for name in [d for d in directories if not os.path.isabs(d)] + [
-            n for n in names if not os.path.isabs(n) and not in_absolute_directories
-        ]:
+        for name in [d for d in directories if not os.path.isabs(d)] + [n for n in names if not os.path.isabs(n)]:
             problems.append(f"{job.where}: {name} is relative; a fio server opens it in its own working directory")
+        if directories:
+            # a server puts the client's address before every name under a directory (fio's
+            # set_name_idx, unique_filename=1): D/f is written as D/ADDRESS.f, and an absolute
+            # name as D/ADDRESS./NAME: never the path judged
+            problems.append(
+                f"{job.where}: directory= in client mode: a fio server writes DIRECTORY/CLIENT-ADDRESS.NAME, "
+                "not the path racperf judges; give the file's absolute path in filename= instead"
+            )
         for option in sorted(LOG_PREFIX_OPTIONS & set(job.options)):
             problems.append(f"{job.where}: {option} writes its log on the servers; racperf refuses it in client mode")
     return problems
