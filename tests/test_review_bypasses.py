@@ -145,3 +145,39 @@ def test_client_mode_judges_the_file_the_server_writes_under_a_directory(tmp_pat
             assert written <= judged, f"the server wrote {sorted(written - judged)}, judged only {sorted(judged)}"
     finally:
         _stop(proc)
+
+
+@pytest.mark.skipif(subprocess.run(["which", "fio"], capture_output=True).returncode != 0, reason="no fio")
+@pytest.mark.usefixtures("isolated_home")
+def test_a_read_job_in_client_mode_never_rewrites_a_live_datafile_on_the_server(tmp_path: Path) -> None:
+    """fio lays out a file a read job finds shorter than its size: it rewrites it whole
+    (filesetup.c extend_file: new_layout for reads). The fio tool runs read-only plans with
+    ``--readonly``, which fio's client does not send to its servers: a file held open by another
+    process (a live datafile), cleared as a read target, was rewritten by the server."""
+    from racperf_tui.orchestration.run_plan import judge_run
+    from racperf_tui.tools import load_tool
+    from tests.test_fio_client_server import _start_server, _stop
+
+    module = load_tool("fio_cs")
+    data = tmp_path / "data.dbf"
+    data.write_bytes(b"precious\n" * 100)
+    (tmp_path / "cwd").mkdir()
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    proc, port = _start_server(tmp_path / "cwd")
+    with open(data, "rb") as handle:  # the database's open datafile
+        holder = subprocess.Popen(["sleep", "300"], stdin=handle)
+    try:
+        config = {"servers": [f"127.0.0.1:{port}"], "target": str(data), "rw": "read", "size": "1m", "runtime_s": 1}
+        try:
+            judged = judge_run(module, "fio_cs", config, str(run_dir))
+        except ValueError:
+            return  # refused: nothing runs
+        for name, text in judged.invocation.files.items():
+            (run_dir / name).write_text(text)
+        subprocess.run(judged.invocation.argv, cwd=run_dir, capture_output=True, timeout=60)
+        assert data.read_bytes() == b"precious\n" * 100, "a read job in client mode rewrote the file"
+    finally:
+        holder.kill()
+        holder.wait()
+        _stop(proc)

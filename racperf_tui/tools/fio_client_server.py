@@ -147,6 +147,16 @@ def client_mode_refusals(fio_plan: FioPlan) -> list[str]:
     return problems
 
 
+def _server_access(target: Target) -> str:
+    """What a server may do to the target: a file a read job finds shorter than its size is
+    laid out by fio, rewritten whole (filesetup.c extend_file), and only ``--readonly``, which
+    the client does not send, stops that: so every file is judged as written; a device (under
+    /dev) fio never lays out."""
+    if target.access == "read" and (target.path == "/dev" or target.path.startswith("/dev/")):
+        return "read"
+    return "write"
+
+
 def check_servers_answer(servers: list[tuple[str, int]], timeout_s: float = CONNECT_TIMEOUT_S) -> None:
     """ValueError naming every server that does not accept a connection on its port."""
     problems = []
@@ -205,7 +215,9 @@ def invocation(config: Mapping[str, Any], run_dir: str | None = None, host: Host
     for server, port in servers:
         argv += [client_argument(server, port), job_path]
         name = server_name(server, port)
-        targets += [Target(t.path, t.access, f"{t.origin} on fio server {name}", node=server) for t in fio_plan.targets]
+        targets += [
+            Target(t.path, _server_access(t), f"{t.origin} on fio server {name}", node=server) for t in fio_plan.targets
+        ]
     return Invocation(
         argv=argv,
         cwd=".",
