@@ -181,3 +181,36 @@ def test_a_read_job_in_client_mode_never_rewrites_a_live_datafile_on_the_server(
         holder.kill()
         holder.wait()
         _stop(proc)
+
+
+@pytest.mark.usefixtures("isolated_home")
+def test_runs_stop_on_a_node_never_signals_a_reused_watchdog_pid(sshd: Sshd, tmp_path: Path) -> None:
+    """Between the listing and the stop the watchdog may end and its pid be reused: the stop
+    took the group of any child of that pid that leads its own group (ps: ppid == pid, pid ==
+    pgid) and TERMed and KILLed it. Here a process of this user without the mark, whose child
+    leads its own session, stands in for the reused pid."""
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text(node_table("rac1", sshd))
+    other = subprocess.Popen(["sh", "-c", "setsid sleep 300 & wait"], stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        children: list[psutil.Process] = []
+        while not children and time.monotonic() < deadline:
+            time.sleep(0.1)
+            children = psutil.Process(other.pid).children()
+        assert children
+        connection = connect(load_cluster(cluster).node("rac1").ssh_target())
+        mark = "racperf-vm-00000000-9-0123456789ab"
+        try:
+            stop_node_run(connection, NodeRun("vm-00000000-9", 9, True, other.pid, mark), grace_s=1)
+        except OSError:
+            pass
+        time.sleep(0.3)
+        assert children[0].is_running() and children[0].status() != psutil.STATUS_ZOMBIE, (
+            "a process not racperf's was stopped"
+        )
+    finally:
+        for child in psutil.Process(other.pid).children():
+            child.kill()
+        other.kill()
+        other.wait()

@@ -57,7 +57,8 @@ fi
 true
 """
 
-#: $1 the watchdog's pid, $2 its mark, $3 grace (s). Nothing unless the watchdog is this
+#: $1 the watchdog's pid, $2 its mark, $3 grace (s). Nothing unless the process is still the
+#: watchdog of that mark (its argv; the pid may be reused since the listing) and this
 #: user's (real and effective uid) and its tracker file too (another user can write
 #: /tmp/MARK.PID: its first word was the group signalled, 1 meant every process). TERM to the
 #: run's group and every tracked process, KILL after the grace to what is left. Lines: "term N" (processes
@@ -76,6 +77,9 @@ while read -r k a b rest; do [ "$k" = Uid: ] && break; done 2>/dev/null < "/proc
 if [ "$k" != Uid: ] || [ "$a" != "$me" ] || [ "$b" != "$me" ]; then
   echo "process $w is not a watchdog of this user's" >&2; exit 1
 fi
+# the pid may have been reused since the listing: only the watchdog of this mark is stopped
+n=$(tr '\000' '\n' < "/proc/$w/cmdline" 2>/dev/null | grep -cxF -e racperf-watchdog -e "$mark")
+if [ "$n" != 2 ]; then echo "term 0"; echo gone; exit 0; fi
 list=
 if [ -d "$td" ] && [ ! -h "$td" ] && [ -O "$td" ] && [ -f "$t" ] && [ ! -h "$t" ] && [ -O "$t" ]; then
   read -r list 2>/dev/null < "$t"
