@@ -214,3 +214,19 @@ def test_runs_stop_on_a_node_never_signals_a_reused_watchdog_pid(sshd: Sshd, tmp
             child.kill()
         other.kill()
         other.wait()
+
+
+def test_a_host_name_with_known_hosts_pattern_characters_is_never_offered_for_recording() -> None:
+    """The offer's line is ``HOST TYPE KEY`` with HOST as given: a host 'rac1,*' (SshTarget.parse
+    takes it; ~/.ssh/config's ``Host rac1*`` can give it a HostName) recorded the key for ``*``,
+    every host, so whoever holds rac1's host key could then pass for any node."""
+    import asyncssh
+
+    from racperf_tui.core.ssh import SshTarget, _host_key_message
+
+    key = asyncssh.generate_private_key("ssh-ed25519").convert_to_public()
+    for host in ("rac1,*", "*", "!rac2", "rac?"):
+        error = _host_key_message(SshTarget.parse(host), 22, key, asyncssh.import_known_hosts(""), [], "127.0.0.1")
+        assert error.offer is None, f"{host!r}: offered {error.offer.line if error.offer else ''}"
+    plain = _host_key_message(SshTarget.parse("rac1"), 22, key, asyncssh.import_known_hosts(""), [], "127.0.0.1")
+    assert plain.offer is not None and plain.offer.line.startswith("rac1 ssh-ed25519 ")
