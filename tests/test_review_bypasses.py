@@ -230,3 +230,28 @@ def test_a_host_name_with_known_hosts_pattern_characters_is_never_offered_for_re
         assert error.offer is None, f"{host!r}: offered {error.offer.line if error.offer else ''}"
     plain = _host_key_message(SshTarget.parse("rac1"), 22, key, asyncssh.import_known_hosts(""), [], "127.0.0.1")
     assert plain.offer is not None and plain.offer.line.startswith("rac1 ssh-ed25519 ")
+
+
+def test_a_loopback_server_of_a_client_on_another_node_is_judged_on_that_node(tmp_path: Path) -> None:
+    """fio's client on node rac2 (--node) connects to 127.0.0.1 there: rac2's own server. A
+    cluster file whose node rac1 is entered by 127.0.0.1 (this machine as a node, as the test
+    fixtures do) had the targets judged on rac1, and rac2's files written unjudged."""
+    from racperf_tui.core.invocation import Target
+    from racperf_tui.core.target_guard import GuardVerdict
+    from racperf_tui.orchestration import run_plan
+
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text('[[node]]\nname = "rac1"\nhost = "127.0.0.1"\n')
+    asked: list[str] = []
+
+    class Rac2:
+        name = "rac2"
+        remote = True
+
+        def judge_targets(self, targets: list[Target], override: object) -> GuardVerdict:
+            asked.extend(t.path for t in targets)
+            return GuardVerdict()
+
+    target = Target("/u01/oradata/x.dbf", "write", "filename= on fio server 127.0.0.1", node="127.0.0.1")
+    run_plan._with_verdicts_elsewhere(GuardVerdict(), [target], False, str(cluster), Rac2())  # type: ignore[arg-type]
+    assert asked == ["/u01/oradata/x.dbf"], "the loopback server's targets were not judged on the client's node"
