@@ -79,7 +79,7 @@ if [ "$k" != Uid: ] || [ "$a" != "$me" ] || [ "$b" != "$me" ]; then
 fi
 # the pid may have been reused since the listing: only the watchdog of this mark is stopped
 n=$(tr '\000' '\n' < "/proc/$w/cmdline" 2>/dev/null | grep -cxF -e racperf-watchdog -e "$mark")
-if [ "$n" != 2 ]; then echo "term 0"; echo gone; exit 0; fi
+if [ "${n:-0}" -lt 2 ]; then echo "term 0"; echo gone; exit 0; fi
 list=
 if [ -d "$td" ] && [ ! -h "$td" ] && [ -O "$td" ] && [ -f "$t" ] && [ ! -h "$t" ] && [ -O "$t" ]; then
   read -r list 2>/dev/null < "$t"
