@@ -406,7 +406,7 @@ def test_without_ps_the_tracker_walks_proc_in_sh(tmp_path: Path) -> None:
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for program in ("sh", "setsid", "sleep", "mv", "rm", "fio"):
+    for program in ("sh", "setsid", "sleep", "mv", "rm", "mkdir", "rmdir", "fio"):
         os.symlink(shutil.which(program), bin_dir / program)
     argv, marker = fio_job(tmp_path)
     line = watchdog_command(shell_line(argv), "racperf-walk", 3, None)
@@ -419,7 +419,7 @@ def test_without_ps_the_tracker_walks_proc_in_sh(tmp_path: Path) -> None:
     )
     try:
         wait_until(lambda: len(processes_with(marker)) == 3, 20, "fio and its 2 workers")
-        tracked = tmp_path / f"racperf-walk.{watchdog.pid}"
+        tracked = tmp_path / f"racperf-walk.{watchdog.pid}" / "list"
         wait_until(lambda: tracked.exists() and len(tracked.read_text().split()) == 3, 5, "three tracked")
         pids = sorted(int(entry.split(":")[0]) for entry in tracked.read_text().split())
         assert pids == sorted(int(row.split()[1]) for row in processes_with(marker))

@@ -7,7 +7,7 @@ a hash of its data dir's runs directory, the run id: core/ssh_host.remote_run_pr
 its run directories are ``~/.racperf/runs/RUN``. So the node says which runs of which store
 still run there, even when the store here lost track of them (its supervisor gone, the data
 dir moved or lost), and a run is stopped there as its watchdog stops it: TERM to its group
-and every process the watchdog tracked (``$TMPDIR/MARK.PID``: pid and start time, so a pid
+and every process the watchdog tracked (``$TMPDIR/MARK.PID/list``: pid and start time, so a pid
 reused meanwhile is never signalled), KILL to what is left after the grace.
 
 One sh command each (``grep -l`` over /proc/*/cmdline, no walk of every process in sh).
@@ -27,13 +27,20 @@ WATCHDOG_NAME = "racperf-watchdog"
 _MARK = re.compile(r"^racperf-(?:(?P<run>.+-(?P<id>\d+))-)?(?P<token>[0-9a-f]{12})$")
 
 #: $1 the runs' base directory. Lines: "clock HZ UPTIME", "proc PID PPID START ARGV" (argv's
-#: NULs as \001) for every process whose argv names the watchdog, "dir MTIME NAME" for each
-#: run directory.
+#: NULs as \001) for every process of this user (real and effective uid: any user can start
+#: a process whose argv looks like a watchdog) whose argv names the watchdog, "dir MTIME NAME"
+#: for each run directory.
 LIST_SH = r"""
-base=$1
+base=$1 me=$(id -u)
+mine() {
+  k=; a=; b=
+  while read -r k a b rest; do [ "$k" = Uid: ] && break; done 2>/dev/null < "$1/status"
+  [ "$k" = Uid: ] && [ "$a" = "$me" ] && [ "$b" = "$me" ]
+}
 printf 'clock %s %s\n' "$(getconf CLK_TCK 2>/dev/null || echo 100)" "$(cut -d' ' -f1 /proc/uptime 2>/dev/null)"
 for f in $(grep -l racperf-watchdog /proc/[0-9]*/cmdline 2>/dev/null); do
   d=${f%/cmdline}
+  mine "$d" || continue
   s=; read -r s 2>/dev/null < "$d/stat" || continue
   s=${s##*) }; set -- $s
   [ "$1" = Z ] && continue
@@ -50,19 +57,35 @@ fi
 true
 """
 
-#: $1 the watchdog's pid, $2 its mark, $3 grace (s). TERM to the run's group and every
-#: tracked process, KILL after the grace to what is left. Lines: "term N" (processes
+#: $1 the watchdog's pid, $2 its mark, $3 grace (s). Nothing unless the process is still the
+#: watchdog of that mark (its argv; the pid may be reused since the listing) and this
+#: user's (real and effective uid) and its tracker file too (another user can write
+#: /tmp/MARK.PID: its first word was the group signalled, 1 meant every process). TERM to the
+#: run's group and every tracked process, KILL after the grace to what is left. Lines: "term N" (processes
 #: signalled), then "gone" or "killed N".
 STOP_SH = r"""
 w=$1 mark=$2 grace=$3
-t=${TMPDIR:-/tmp}/$mark.$w
+td=${TMPDIR:-/tmp}/$mark.$w t=${TMPDIR:-/tmp}/$mark.$w/list
 started() {
   s=; read -r s 2>/dev/null < "/proc/$1/stat" || return 1
   s=${s##*) }; set -- $s
   [ "$1" != Z ] && st=${20}
 }
-list=; [ -r "$t" ] && read -r list 2>/dev/null < "$t"
+me=$(id -u)
+k=; a=; b=
+while read -r k a b rest; do [ "$k" = Uid: ] && break; done 2>/dev/null < "/proc/$w/status"
+if [ "$k" != Uid: ] || [ "$a" != "$me" ] || [ "$b" != "$me" ]; then
+  echo "process $w is not a watchdog of this user's" >&2; exit 1
+fi
+# the pid may have been reused since the listing: only the watchdog of this mark is stopped
+n=$(tr '\000' '\n' < "/proc/$w/cmdline" 2>/dev/null | grep -cxF -e racperf-watchdog -e "$mark")
+if [ "${n:-0}" -lt 2 ]; then echo "term 0"; echo gone; exit 0; fi
+list=
+if [ -d "$td" ] && [ ! -h "$td" ] && [ -O "$td" ] && [ -f "$t" ] && [ ! -h "$t" ] && [ -O "$t" ]; then
+  read -r list 2>/dev/null < "$t"
+fi
 pg=${list%%:*}
+case $pg in ''|*[!0-9]*|0|1) pg= ;; esac
 if [ -z "$pg" ]; then
   pg=$(ps -e -o pid= -o ppid= -o pgid= 2>/dev/null | awk -v w="$w" '$2 == w && $1 == $3 { print $1; exit }')
 fi

@@ -157,6 +157,10 @@ def _recorded_keys(files: list[str], host: str, addr: str, port: int) -> tuple[R
     return tuple(found)
 
 
+#: characters known_hosts reads as patterns, lists, negation or a comment in a host name
+_KNOWN_HOSTS_PATTERN = re.compile(r"[*?!,|#\s]")
+
+
 def _host_key_message(
     target: SshTarget, port: int, key: asyncssh.SSHKey, known: asyncssh.SSHKnownHosts, files: list[str], addr: str
 ) -> HostKeyError:
@@ -187,6 +191,17 @@ def _host_key_message(
         )
     own = target.known_hosts[0] if target.known_hosts else str(racperf_known_hosts())
     key_type, key_data = key.export_public_key("openssh").decode().split()[:2]
+    if _KNOWN_HOSTS_PATTERN.search(target.host):
+        # recorded as given, 'rac1,*' would trust this key for every host (a pattern list)
+        return HostKeyError(
+            f"host {where} is not known: it offers {algorithm} key {fingerprint}, and its name has a "
+            "character known_hosts reads as a pattern (* ? ! , | #): racperf records no key for it; "
+            "connect by the node's real name or address",
+            changed=False,
+            fingerprint=fingerprint,
+            summary=f"{where}: host key unknown ({algorithm} {fingerprint}); a name with a pattern character "
+            "is never recorded",
+        )
     line = f"{where} {key_type} ..."
     port_option = f"-p {port} " if port != 22 else ""
     scan = f"ssh-keyscan {port_option}-t {algorithm.replace('ssh-', '')} {target.host}"

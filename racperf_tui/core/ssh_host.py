@@ -53,7 +53,8 @@ from racperf_tui.core.write_watch import Violation, WriteWatch
 #: or "KILL" on stdin signals the group and every tracked process; EOF stops them (TERM,
 #: grace, KILL). The tracker looks every second for 10 s, then every 3 s (ppid chains from
 #: the leader, and the group's members; with ps and awk where present, else a /proc walk in
-#: sh) and keeps "pid:starttime" of each in a file, so processes that left the group with
+#: sh) and keeps "pid:starttime" of each in a file (``$TMPDIR/MARK.PID/list``, in a 0700
+#: directory the watchdog made), so processes that left the group with
 #: setsid() (fio's workers) are stopped too, and a reused pid never is.
 WATCHDOG_SH = r"""
 mark=$1 grace=$2 limit=$3 cmd=$4 dead=${5:-0}
@@ -64,8 +65,10 @@ ss=
 if command -v setsid >/dev/null 2>&1; then ss=setsid; fi
 $ss sh -c 'printf "%s pgid %s\n" "$1" "$$" >&2; shift; exec "$@"' racperf-run "$mark" $to sh -c "$cmd" 3<&- &
 pg=$!
-t=${TMPDIR:-/tmp}/$mark.$$
-( umask 077; : > "$t" ) 2>/dev/null || t=
+# the tracker's files in a directory of its own, made here (mkdir fails on a name that
+# exists, a link included): $TMPDIR is everyone's, and the mark is in this sh's argv
+td=${TMPDIR:-/tmp}/$mark.$$ t=
+if ( umask 077; mkdir "$td" && : > "$td/list" ) 2>/dev/null; then t=$td/list; fi
 started() {
   s=; read -r s 2>/dev/null < "/proc/$1/stat" || return 1
   s=${s##*) }; set -- $s
@@ -160,7 +163,7 @@ exec 3<&-
 wait "$pg"; rc=$?
 if anyalive; then sleep 1; stopgroup; fi
 kill "$w" $tr $dm 2>/dev/null
-[ -z "$t" ] || rm -f "$t" "$t.new" "$t.ref" "$t.beat"
+[ -z "$t" ] || { rm -f "$t" "$t.new" "$t.ref" "$t.beat"; rmdir "$td"; } 2>/dev/null
 exit "$rc"
 """
 

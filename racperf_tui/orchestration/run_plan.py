@@ -10,7 +10,8 @@ guard (:func:`racperf_tui.core.target_guard.judge`); a refusal is a :class:`Plan
 A target on another machine (``Target.node``: the address a tool's config names, fio's client
 mode's servers) is judged on that node: the cluster file's node with that address (host,
 interconnect or public; the file the config's ``cluster_file`` names, else the default one),
-this machine for a loopback address no node claims. An address no node has blocks its targets:
+this machine for a loopback address no node claims (a run on another node: a loopback
+address is always that node, whatever node claims it). An address no node has blocks its targets:
 racperf judges nothing it cannot look at.
 """
 
@@ -163,12 +164,18 @@ def _with_verdicts_elsewhere(
     by_address: dict[str, list[Target]] = {}
     for target in targets:
         by_address.setdefault(target.node, []).append(target)
+    remote_run = host is not None and bool(getattr(host, "remote", False))
     for address, group in by_address.items():
-        try:
-            node = node_with_address(address, cluster_file)
-        except ClusterFileError as exc:
-            verdict.blocked += [f"{t.path} ({t.origin}): {exc}" for t in group]
-            continue
+        if remote_run and _is_loopback(address):
+            # the client connects from the run's node: its loopback is that node, whatever
+            # node of the cluster file claims the address (one entered as 127.0.0.1)
+            node = LOCAL
+        else:
+            try:
+                node = node_with_address(address, cluster_file)
+            except ClusterFileError as exc:
+                verdict.blocked += [f"{t.path} ({t.origin}): {exc}" for t in group]
+                continue
         on_host = host if node.is_local and host is not None else None
         where = on_host.name if on_host is not None else node.name
         # the refusal says where the path was judged, not only whose server opens it

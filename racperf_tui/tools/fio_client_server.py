@@ -132,15 +132,29 @@ def client_mode_refusals(fio_plan: FioPlan) -> list[str]:
                 "generated file names can carry the server's address)"
             )
         directories = split_fio_list(job.options.get("directory"))
-        # fio puts a name under every directory given: absolute directories make it absolute
-        in_absolute_directories = bool(directories) and all(os.path.isabs(d) for d in directories)
-        for name in [d for d in directories if not os.path.isabs(d)] + [
-            n for n in names if not os.path.isabs(n) and not in_absolute_directories
-        ]:
+        for name in [d for d in directories if not os.path.isabs(d)] + [n for n in names if not os.path.isabs(n)]:
             problems.append(f"{job.where}: {name} is relative; a fio server opens it in its own working directory")
+        if directories:
+            # a server puts the client's address before every name under a directory (fio's
+            # set_name_idx, unique_filename=1): D/f is written as D/ADDRESS.f, and an absolute
+            # name as D/ADDRESS./NAME: never the path judged
+            problems.append(
+                f"{job.where}: directory= in client mode: a fio server writes DIRECTORY/CLIENT-ADDRESS.NAME, "
+                "not the path racperf judges; give the file's absolute path in filename= instead"
+            )
         for option in sorted(LOG_PREFIX_OPTIONS & set(job.options)):
             problems.append(f"{job.where}: {option} writes its log on the servers; racperf refuses it in client mode")
     return problems
+
+
+def _server_access(target: Target) -> str:
+    """What a server may do to the target: a file a read job finds shorter than its size is
+    laid out by fio, rewritten whole (filesetup.c extend_file), and only ``--readonly``, which
+    the client does not send, stops that: so every file is judged as written; a device (under
+    /dev) fio never lays out."""
+    if target.access == "read" and (target.path == "/dev" or target.path.startswith("/dev/")):
+        return "read"
+    return "write"
 
 
 def check_servers_answer(servers: list[tuple[str, int]], timeout_s: float = CONNECT_TIMEOUT_S) -> None:
@@ -201,7 +215,9 @@ def invocation(config: Mapping[str, Any], run_dir: str | None = None, host: Host
     for server, port in servers:
         argv += [client_argument(server, port), job_path]
         name = server_name(server, port)
-        targets += [Target(t.path, t.access, f"{t.origin} on fio server {name}", node=server) for t in fio_plan.targets]
+        targets += [
+            Target(t.path, _server_access(t), f"{t.origin} on fio server {name}", node=server) for t in fio_plan.targets
+        ]
     return Invocation(
         argv=argv,
         cwd=".",
