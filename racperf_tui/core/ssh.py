@@ -25,6 +25,7 @@ import asyncio
 import collections
 import fcntl
 import os
+import re
 import select
 import shlex
 import socket
