@@ -117,3 +117,22 @@ async def test_a_group_is_one_row_and_its_view_shows_each_node_and_the_total(dat
         await wait_until(pilot, lambda: "failed" in str(panel._rows_shown[f"g{group}"][3]), 5, "the list's end")
         # no results recorded: the group's figure is the last samples' IOPS added (2000 + 1000)
         assert panel._rows_shown[f"g{group}"][6] == "3000 IOPS"
+
+
+async def test_a_group_that_ended_unseen_shows_its_nodes_last_figures_added(data_dir: Path) -> None:
+    """A list opened after the group ended (no results recorded): its newest samples' IOPS
+    added, not an empty figure."""
+    with Store.open(data_dir) as store:
+        group, runs = _group(store)
+        store.add_sample(runs["rac1"], _sample(1500.0))
+        store.add_sample(runs["rac1"], _sample(2500.0))
+        store.add_sample(runs["rac2"], _sample(700.0))
+        store.set_state(runs["rac1"], RunState.SUCCEEDED, exit_status=0)
+        store.set_state(runs["rac2"], RunState.FAILED, exit_status=1, message="x")
+        assert store.last_sample(runs["rac1"]) is not None and store.last_sample(alone := runs["rac2"]) is not None
+        assert store.last_sample(alone)[1].metrics["read_iops"] == 700.0
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(RunsPanel)
+        await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
+        assert panel._rows_shown[f"g{group}"][6] == "3200 IOPS"

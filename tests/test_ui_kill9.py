@@ -36,6 +36,7 @@ from textual.widgets import DataTable
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.orchestration.runs import stop_run, wait_for_run
+from racperf_tui.tools.fio_config import validated_config
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.quit_dialog import ConfirmDialog
 from racperf_tui.ui.screens.run_view import RunView
@@ -265,11 +266,21 @@ def launch_fio_from_the_form(ui: TerminalUI, data_dir: Path, target: Path, runti
     # what was typed is what runs: the form's keys reached the right fields
     assert run.tool == "fio" and run.target == str(target)
     assert run.config["rw"] == "randread" and run.config["size"] == "16m"
-    assert int(run.config["runtime_s"]) == runtime_s and run.config["time_based"] is True
+    # the form records what differs from fio's defaults (time_based is one): the run's
+    # config as fio's tool reads it, and the argv it ran, say it is timed
+    effective = validated_config(run.config)
+    assert effective.runtime_s == runtime_s and effective.time_based is True
+    job_lines = store_job(data_dir, run.id).splitlines()
+    assert f"runtime={runtime_s}" in job_lines and "time_based" in job_lines
     assert "--readonly" in run.argv and run.argv[-1].endswith(f"runs/{run.id}/job.fio")
     with Store.open(data_dir) as store:
         assert f"filename={target}" in store.raw_output(run.id, "file:job.fio")
     return run.id
+
+
+def store_job(data_dir: Path, run_id: int) -> str:
+    with Store.open(data_dir) as store:
+        return store.raw_output(run_id, "file:job.fio")
 
 
 # ---------------------------------------------------------------------------- processes

@@ -265,6 +265,11 @@ class Connection:
     def closed(self) -> bool:
         return self._closed.is_set()
 
+    def wait_closed(self, timeout_s: float) -> bool:
+        """Whether the connection is closed, waiting up to ``timeout_s`` for it: a channel
+        learns of a dropped connection one event-loop step before the connection says so."""
+        return self._closed.wait(timeout_s)
+
     def open_channel(self, command: str, *, stdin: bytes | None = None, eof: bool = False) -> Channel:
         """Run ``command`` (a shell command line, for the remote login shell) on a new session
         channel; its output as bytes. ``stdin``: written first; ``eof``: then closed."""

@@ -180,6 +180,10 @@ exec "$@"
 _NOT_FOUND_WORD = b"racperf-program-not-found"
 #: a brief command's link gets this much over its own limit (the node's timeout ends it first)
 BRIEF_MARGIN_S = 5.0
+#: how long a channel that ended without an exit status waits for its connection to say it
+#: dropped (asyncssh closes the channel first): an ended channel on a live connection is a
+#: command that ended, not a lost link
+LINK_LOST_SETTLE_S = 2.0
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: seconds start() waits for the remote group's id
@@ -374,7 +378,7 @@ class RemoteProcess:
             self._channel.closed
             and self._channel.exit_status is None
             and self._channel.exit_signal is None
-            and self.connection.closed
+            and self.connection.wait_closed(LINK_LOST_SETTLE_S)
         )
 
     @property

@@ -600,6 +600,18 @@ class Store:
         ]
 
     @_store_errors
+    def last_sample(self, run_id: int) -> tuple[int, Sample] | None:
+        """The run's newest sample as (seq, Sample), None before its first."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT seq, t, metrics, extra FROM samples WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,)
+            ).fetchone()
+        if row is None:
+            return None
+        seq, t, metrics, extra = row
+        return seq, Sample(t=t, metrics=json.loads(metrics), extra=json.loads(extra) if extra else {})
+
+    @_store_errors
     def sample_count(self, run_id: int) -> int:
         """How many samples a run has."""
         with self._lock:

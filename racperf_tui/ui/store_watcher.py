@@ -106,6 +106,12 @@ class RunsWatch(Watch):
                     self._finished_figure[run.id] = description_of(run.tool).headline(result)
                     if run.group_id is not None:
                         iops = headline_figures(RESULT_DESCRIPTION, result_figures(result)).get("iops")
+                        if iops is None and run.id not in self._group_iops:
+                            # no result, and the list never saw it live (opened after, or it
+                            # ended between two polls): its newest sample's figure
+                            last = store.last_sample(run.id)
+                            if last is not None:
+                                iops = headline_figures(description_of(run.tool), node_figures(last[1])).get("iops")
                         if iops is not None:
                             self._group_iops[run.id] = iops
                 figures[run.id] = self._finished_figure[run.id]
