@@ -133,7 +133,9 @@ async def test_every_node_marks_its_own_names_of_the_calibrations_luns_until_the
         assert line.plain.startswith(" CAL data1") and any(span.style == style for span in line.spans)
         said = panel.query_one("#cluster-calibration")
         assert said.display and said.region.y < cards["n1"].region.y
-        assert str(said.render()) == f"CALIBRATE_IO run {run_id} on n1: its datafiles' LUNs marked on every node"
+        assert str(said.render()) == (
+            f"CALIBRATE_IO run {run_id} on n1: its datafiles' LUNs marked on every node (none of them seen on n3)"
+        )
 
         store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
         await until(pilot, lambda: not any(c.marked for c in cards.values()), 5)
@@ -144,30 +146,36 @@ async def test_every_node_marks_its_own_names_of_the_calibrations_luns_until_the
     store.close()
 
 
-async def test_a_calibration_on_this_host_with_no_node_for_it_marks_nothing_and_says_why(
-    netns_cluster: NetnsCluster, tmp_path: Path
-) -> None:
+async def test_a_calibration_with_nothing_to_mark_says_why(netns_cluster: NetnsCluster, tmp_path: Path) -> None:
+    """On this host with no node of the file for it; still in its checks; on a disk no other
+    node shares, with a node that was never sampled."""
+    netns_cluster.node("n3").stop_sshd()
     data = tmp_path / "data"
     store = Store.open(data)
-    waiting = calibration_run(store, "n2", None)  # still in its checks: no devices yet
+    waiting = calibration_run(store, "n1", None)  # still in its checks: no devices yet
     local = calibration_run(store, "local", ["dm-0", "sdb", "sdc"])
+    own = calibration_run(store, "n2", ["sde"])  # a disk of n2's own: no identity to share
     trees = {name: tmp_path / name for name in ("n1", "n2", "n3")}
     write_trees(trees, 1)
     monitor = ClusterMonitor(
         load_cluster(netns_cluster.cluster_file).nodes, 0.25, remote_roots={k: str(v) for k, v in trees.items()}
     )
     panel = ClusterPanel(netns_cluster.cluster_file, 0.25, monitor=monitor, data_dir=str(data))
+    expected = [
+        f"CALIBRATE_IO run {waiting} on n1: the devices under its datafiles come when the calibration starts",
+        f"CALIBRATE_IO run {local} on this host (local): its datafiles' LUNs marked on no node: it runs on "
+        f'this host, and no node of {netns_cluster.cluster_file.name} is this host (host = "local" says which)',
+        f"CALIBRATE_IO run {own} on n2: its datafiles' LUNs marked on every node (none of them seen on n1; "
+        "n3 not sampled yet)",
+    ]
     async with PanelApp(panel).run_test(size=(80, 24)) as pilot:
         said = panel.query_one("#cluster-calibration")
-        await until(pilot, lambda: said.display and all(monitor.state(n).seq >= 1 for n in trees), 20)
+        await until(pilot, lambda: str(said.render()).splitlines() == expected, 20, lambda: str(said.render()))
+        await until(pilot, lambda: panel.card("n3").state is not None and panel.card("n3").state.state == "unreachable")
         await pilot.pause(0.3)
-        lines = str(said.render()).splitlines()
-        assert lines == [
-            f"CALIBRATE_IO run {waiting} on n2: the devices under its datafiles come when the calibration starts",
-            f"CALIBRATE_IO run {local} on this host (local): its datafiles' LUNs marked on no node: it runs on "
-            f'this host, and no node of {netns_cluster.cluster_file.name} is this host (host = "local" says which)',
-        ]
-        assert not any(panel.card(n).marked for n in trees)
+        assert str(said.render()).splitlines() == expected and said.display
+        assert panel.card("n2").marked == ("sde",) and device_lines(panel.card("n2"))[0].split()[:2] == ["CAL", "sde"]
+        assert panel.card("n1").marked == () and panel.card("n3").marked == ()
     store.close()
 
 

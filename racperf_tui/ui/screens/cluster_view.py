@@ -233,9 +233,10 @@ class ClusterPanel(Vertical):
             elif not run.devices:
                 said.append(f"{head}: no device found under its datafiles there")
             else:
-                for name, devices in devices_to_watch(node, run.devices, states).items():
+                watched = devices_to_watch(node, run.devices, states)
+                for name, devices in watched.items():
                     marks.setdefault(name, []).extend(devices)
-                said.append(f"{head}: its datafiles' LUNs marked on every node")
+                said.append(f"{head}: its datafiles' LUNs marked on every node{self._unmarked(node, watched, states)}")
         for name in self.names:
             self.card(name).mark(tuple(dict.fromkeys(marks.get(name, ()))))
         text = "\n".join(said)
@@ -244,6 +245,18 @@ class ClusterPanel(Vertical):
             line = self.query_one("#cluster-calibration", Static)
             line.update(text)
             line.display = bool(said)
+
+    def _unmarked(self, instance: str, watched: dict[str, tuple[str, ...]], states: dict[str, NodeState]) -> str:
+        """Why some node has no marks: it shares none of the LUNs, or is not sampled yet."""
+        others = [name for name in self.names if name != instance and not watched.get(name)]
+        unsampled = [plain(n) for n in others if n not in states or states[n].seq == 0]
+        sharing_none = [plain(n) for n in others if n in states and states[n].seq > 0]
+        parts = []
+        if sharing_none:
+            parts.append(f"none of them seen on {', '.join(sharing_none)}")
+        if unsampled:
+            parts.append(f"{', '.join(unsampled)} not sampled yet")
+        return f" ({'; '.join(parts)})" if parts else ""
 
     def _tick_clock(self) -> None:
         """Retry countdowns move once a second (a node that is ok is repainted by its samples)."""
