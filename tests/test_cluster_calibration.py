@@ -6,6 +6,7 @@ and takes it all away when the run ends."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from racperf_tui.ui.widgets.cluster_node_card import MARK, NodeCard
 from tests.helpers.netns_helpers import NetnsCluster
 from tests.test_cluster_monitor import PATH, SHARED, _line, _tree
 from tests.test_cluster_view import PanelApp, until
+from tests.test_store_watcher import store_calls  # noqa: F401 (the fixture: every Store call's thread)
 
 #: a node's own busy disks: five of them, busier than the LUN, so the LUN is on the card only pinned
 OWN = {"queue/nr_requests": "64"}
@@ -79,7 +81,9 @@ def device_lines(card: NodeCard) -> list[str]:
 
 
 async def test_every_node_marks_its_own_names_of_the_calibrations_luns_until_the_run_ends(
-    netns_cluster: NetnsCluster, tmp_path: Path
+    netns_cluster: NetnsCluster,
+    tmp_path: Path,
+    store_calls: list[tuple[str, threading.Thread]],  # noqa: F811
 ) -> None:
     trees = {name: tmp_path / name for name in ("n1", "n2", "n3")}
     write_trees(trees, 1)
@@ -89,6 +93,7 @@ async def test_every_node_marks_its_own_names_of_the_calibrations_luns_until_the
     run_id = calibration_run(store, "n1", ["dm-0", "sdb", "sdc"])
     other = store.create_run("fio", "n2", "/dev/sde", {}, ["fio"], "3.33")  # not a calibration
     store.set_state(other, RunState.RUNNING)
+    store_calls.clear()  # the seeding is the test's own
     monitor = ClusterMonitor(
         load_cluster(netns_cluster.cluster_file).nodes, 0.25, remote_roots={k: str(v) for k, v in trees.items()}
     )
@@ -144,6 +149,10 @@ async def test_every_node_marks_its_own_names_of_the_calibrations_luns_until_the
         assert not any(MARK in line for card in cards.values() for line in device_lines(card))
         assert device_lines(cards["n1"])[0].split()[:2] == ["sdi", "5000"]
     store.close()
+    # the panel read the store on the watcher's thread only: on this one, the test's own end
+    main = threading.main_thread()
+    assert {name for name, thread in store_calls if thread is main} == {"set_state"}
+    assert any(name == "unfinished_runs" for name, thread in store_calls if thread is not main)
 
 
 async def test_a_calibration_with_nothing_to_mark_says_why(netns_cluster: NetnsCluster, tmp_path: Path) -> None:
