@@ -8,13 +8,83 @@ knows each node's LUNs by their identity (WWID, dm uuid, dm name: ``NodeState.lu
 :func:`devices_to_watch` maps the instance's devices to each node's own kernel names of the
 same LUNs. What a view does with them (the Cluster tab marking them on each node) is the
 view's; a device with no identity known on the instance is watched on the instance only.
+
+Which runs: :class:`CalibrationFollower` reads the CALIBRATE_IO runs running now and the
+devices of each one's newest sample from the store (on the store watcher's thread), and
+:func:`instance_node` says which node of the cluster file a run's host is: ``local`` (this
+machine) is the node whose ``host`` is ``local``, if the file has one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from racperf_tui.orchestration.cluster_monitor import NodeState
+from racperf_tui.core.cluster import LOCAL_NODE, Cluster
+from racperf_tui.core.events import RunState
+from racperf_tui.core.store import Store
+
+if TYPE_CHECKING:  # a type only: the dashboard's store watcher imports this module, and the
+    # monitor's module brings asyncssh, which the first paint must not load
+    from racperf_tui.orchestration.cluster_monitor import NodeState
+
+#: the tool name CALIBRATE_IO's runs are recorded under
+CALIBRATE_IO = "calibrate_io"
+
+
+@dataclass(frozen=True)
+class CalibrationRun:
+    """A CALIBRATE_IO run running now: where (``host``: the run record's, "local" or a
+    node's name) and the devices under its datafiles there (None: no sample yet, the
+    calibration has not started)."""
+
+    run_id: int
+    host: str
+    devices: tuple[str, ...] | None = None
+
+
+@dataclass
+class CalibrationFollower:
+    """The CALIBRATE_IO runs in state running, oldest first, each with the devices of its
+    newest sample. Each poll reads only the samples recorded since the last one; a run that
+    ended is no longer listed (and forgotten)."""
+
+    _after_seq: dict[int, int] = field(default_factory=dict)
+    _devices: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+    def poll(self, store: Store) -> tuple[CalibrationRun, ...]:
+        running = [r for r in store.unfinished_runs() if r.tool == CALIBRATE_IO and r.state == RunState.RUNNING]
+        ids = {run.id for run in running}
+        for kept in (self._after_seq, self._devices):
+            for run_id in [k for k in kept if k not in ids]:
+                del kept[run_id]
+        found = []
+        for run in running:
+            for seq, sample in store.samples(run.id, after_seq=self._after_seq.get(run.id, 0)):
+                self._after_seq[run.id] = seq
+                devices = sample.extra.get("devices")
+                if isinstance(devices, list):
+                    self._devices[run.id] = tuple(str(name) for name in devices)
+            found.append(CalibrationRun(run.id, run.host, self._devices.get(run.id)))
+        return tuple(found)
+
+
+def instance_node(host: str, cluster: Cluster) -> tuple[str | None, str]:
+    """(the cluster file's node a run's ``host`` is, or None with why not).
+
+    ``host`` is a node's name, or ``local`` (this machine: the node whose host is ``local``),
+    or an ad hoc ``user@host:port`` (the node of that spec)."""
+    where = cluster.path.name if cluster.path else "the cluster file"
+    if host == LOCAL_NODE:
+        for node in cluster.nodes:
+            if node.is_local:
+                return node.name, ""
+        return None, f'it runs on this host, and no node of {where} is this host (host = "local" says which)'
+    for node in cluster.nodes:
+        if node.name == host or (not node.is_local and node.spec == host):
+            return node.name, ""
+    return None, f"its node {host} is not in {where}"
 
 
 def devices_to_watch(

@@ -80,7 +80,7 @@ class RacperfApp(App[int]):
                     # its monitor connects at once: asyncssh comes with the tab, never without one
                     cluster_view = deferred("cluster_view")
                     yield cluster_view.ClusterPanel(
-                        self.cluster_file, interval_s=self.interval_s, first=bool(self.cluster)
+                        self.cluster_file, interval_s=self.interval_s, first=bool(self.cluster), data_dir=self.data_dir
                     )
         yield Footer()
 

@@ -19,6 +19,7 @@ from textual.message import Message
 from racperf_tui.core.events import Sample
 from racperf_tui.core.store import GroupRecord, RunRecord
 from racperf_tui.core.tool import MetricSpec
+from racperf_tui.orchestration.calibration_watch import CalibrationRun
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +139,16 @@ class GroupUpdate(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, GroupUpdate) and message.snapshot.group_id == self.snapshot.group_id
+
+
+@dataclass
+class CalibrationUpdate(Message):
+    """The CALIBRATE_IO runs running now, with their devices (the Cluster tab marks them)."""
+
+    runs: tuple[CalibrationRun, ...]
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CalibrationUpdate)
 
 
 @dataclass

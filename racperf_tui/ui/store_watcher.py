@@ -27,6 +27,7 @@ from textual.worker import get_current_worker
 from racperf_tui.core.events import Sample
 from racperf_tui.core.store import GroupNotFound, RunRecord, Store
 from racperf_tui.core.tool import ToolDescription
+from racperf_tui.orchestration.calibration_watch import CalibrationFollower, CalibrationRun
 from racperf_tui.orchestration.run_groups import (
     RESULT_FIGURES,
     GroupFollower,
@@ -37,6 +38,7 @@ from racperf_tui.orchestration.run_groups import (
     start_skew_s,
 )
 from racperf_tui.ui.messages import (
+    CalibrationUpdate,
     GroupSnapshot,
     GroupUpdate,
     LiveRunState,
@@ -252,6 +254,28 @@ def _append(series: dict[str, deque[float]], figures: dict[str, float]) -> None:
 
 
 @dataclass
+class CalibrationWatch(Watch):
+    """The CALIBRATE_IO runs running now and their devices (the Cluster tab); posts when
+    they changed, the first time too (none)."""
+
+    interval_s: float = 1.0
+    follower: CalibrationFollower = field(default_factory=CalibrationFollower)
+    _version: int | None = None
+    _last: tuple[CalibrationRun, ...] | None = None
+
+    def poll(self, store: Store) -> Message | None:
+        version = store.data_version()
+        if version == self._version:
+            return None
+        self._version = version
+        runs = self.follower.poll(store)
+        if runs == self._last:
+            return None
+        self._last = runs
+        return CalibrationUpdate(runs)
+
+
+@dataclass
 class ResultWatch(Watch):
     """A finished run read once (the result view): the run, its result, every sample."""
 
@@ -319,6 +343,9 @@ class StoreWatcher:
 
     def watch_group(self, target: MessagePump, group_id: int, interval_s: float = 0.25) -> GroupWatch:
         return self._add(GroupWatch(target, interval_s, group_id=group_id))
+
+    def watch_calibration(self, target: MessagePump) -> CalibrationWatch:
+        return self._add(CalibrationWatch(target))
 
     def load_result(self, target: MessagePump, run_id: Any) -> ResultWatch:
         return self._add(ResultWatch(target, 0.0, run_id=run_id))

@@ -7,6 +7,11 @@ thread-safe; a newer state of the same node replaces one still queued) and shown
 into that node's :class:`IostatModel`, so the card's saturation flags are the Disks tab's, and
 the card repaints the lines that changed. The shared LUNs are grouped once the tick's samples
 are in (a short debounce after the first), and their totals judged by a model of their own.
+
+While a CALIBRATE_IO run is running (the app's store watcher says which, and the devices
+under its datafiles on its instance's node), every card marks its own names of those LUNs
+(orchestration/calibration_watch.py maps them by the monitor's LUN identities), and a line
+above the cards says which run; the marks go when the run ends.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.containers import ItemGrid, Vertical, VerticalScroll
 from textual.message import Message
+from textual.reactive import var
 from textual.timer import Timer
 from textual.widgets import Static
 
@@ -26,9 +32,12 @@ from textual.widgets import Static
 from racperf_tui.core.cluster import ClusterFileError, cluster_file_to_watch, load_cluster  # noqa: F401
 from racperf_tui.core.diskstats import QueueFacts
 from racperf_tui.core.iostat import IostatReport
+from racperf_tui.orchestration.calibration_watch import CalibrationRun, devices_to_watch, instance_node
 from racperf_tui.orchestration.cluster_monitor import OK, ClusterMonitor, NodeState, shared_luns
+from racperf_tui.ui.messages import CalibrationUpdate
 from racperf_tui.ui.screens.host_key_dialog import NodeHostKeys
 from racperf_tui.ui.shown import plain
+from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.cluster_luns import LunView, SharedLunTable
 from racperf_tui.ui.widgets.cluster_node_card import NodeCard
 from racperf_tui.ui.widgets.iostat_model import IostatModel
@@ -52,6 +61,9 @@ class NodeSampled(Message):
 class ClusterPanel(Vertical):
     """Cluster status line, the shared LUNs, then one card per node."""
 
+    #: the CALIBRATE_IO runs running now (the store watcher's latest word)
+    calibrations: var[tuple[CalibrationRun, ...]] = var((), init=False)
+
     def __init__(
         self,
         cluster_file: Path,
@@ -59,11 +71,15 @@ class ClusterPanel(Vertical):
         *,
         monitor: ClusterMonitor | None = None,
         first: bool = False,
+        data_dir: str | None = None,
         id: str | None = None,
     ) -> None:
         """``monitor``: one made by the caller (its nodes must be the file's), started here.
-        ``first``: take the focus once mounted, which brings its tab to the front (--cluster)."""
+        ``first``: take the focus once mounted, which brings its tab to the front (--cluster).
+        ``data_dir``: the run store's (None: the default), for the CALIBRATE_IO runs."""
         super().__init__(id=id)
+        self.data_dir = data_dir
+        self._calibration_text = ""
         self.first = first
         self.cluster_file = cluster_file
         self.interval_s = interval_s
@@ -91,6 +107,7 @@ class ClusterPanel(Vertical):
             yield Static("Shared LUNs", classes="cluster-heading")
             yield SharedLunTable(id="cluster-luns")
             yield Static("Nodes", classes="cluster-heading")
+            yield Static(id="cluster-calibration", markup=False)
             with ItemGrid(id="cluster-nodes", min_column_width=38):
                 for index, name in enumerate(self.names):
                     yield NodeCard(name, id=f"node-{index}")
@@ -105,6 +122,7 @@ class ClusterPanel(Vertical):
             self.monitor = ClusterMonitor(self.cluster.nodes, self.interval_s)
         self.monitor.on_sample = self._from_worker
         self.monitor.start()
+        store_watcher(self.app, self.data_dir).watch_calibration(self)
         self.set_interval(1.0, self._tick_clock)
         self._status_line()
 
@@ -114,6 +132,7 @@ class ClusterPanel(Vertical):
         self.query_one("#cluster-body").focus()
 
     def on_unmount(self) -> None:
+        store_watcher(self.app, self.data_dir).unwatch(self)
         if self.monitor is not None:
             self.monitor.stop(timeout_s=1.0)  # its threads are daemons: none outlives the app
 
@@ -185,6 +204,59 @@ class ClusterPanel(Vertical):
                     members.append((member.node, device.saturation_reason))
             views.append(LunView(group, self.totals.devices.get(group.label), tuple(members)))
         self.query_one(SharedLunTable).show(views)
+        if self.calibrations:  # the nodes' LUNs may be new (the first full sample of a node)
+            self._mark_calibration()
+
+    def on_calibration_update(self, message: CalibrationUpdate) -> None:
+        self.calibrations = message.runs
+
+    def watch_calibrations(self) -> None:
+        self._mark_calibration()
+
+    def _mark_calibration(self) -> None:
+        """Mark every node's names of the running calibrations' LUNs, and say which runs."""
+        if self.monitor is None:
+            return
+        states = self.monitor.states()
+        marks: dict[str, list[str]] = {}
+        said = []
+        for run in self.calibrations:
+            node, why = instance_node(run.host, self.cluster)
+            where = "this host (local)" if run.host == "local" else plain(run.host)
+            if node is not None and node != run.host:
+                where += f", node {plain(node)}"
+            head = f"CALIBRATE_IO run {run.run_id} on {where}"
+            if node is None:
+                said.append(f"{head}: its datafiles' LUNs marked on no node: {plain(why)}")
+            elif run.devices is None:
+                said.append(f"{head}: the devices under its datafiles come when the calibration starts")
+            elif not run.devices:
+                said.append(f"{head}: no device found under its datafiles there")
+            else:
+                watched = devices_to_watch(node, run.devices, states)
+                for name, devices in watched.items():
+                    marks.setdefault(name, []).extend(devices)
+                said.append(f"{head}: its datafiles' LUNs marked on every node{self._unmarked(node, watched, states)}")
+        for name in self.names:
+            self.card(name).mark(tuple(dict.fromkeys(marks.get(name, ()))))
+        text = "\n".join(said)
+        if text != self._calibration_text:  # an update re-lays the tab out: only when it changed
+            self._calibration_text = text
+            line = self.query_one("#cluster-calibration", Static)
+            line.update(text)
+            line.display = bool(said)
+
+    def _unmarked(self, instance: str, watched: dict[str, tuple[str, ...]], states: dict[str, NodeState]) -> str:
+        """Why some node has no marks: it shares none of the LUNs, or is not sampled yet."""
+        others = [name for name in self.names if name != instance and not watched.get(name)]
+        unsampled = [plain(n) for n in others if n not in states or states[n].seq == 0]
+        sharing_none = [plain(n) for n in others if n in states and states[n].seq > 0]
+        parts = []
+        if sharing_none:
+            parts.append(f"none of them seen on {', '.join(sharing_none)}")
+        if unsampled:
+            parts.append(f"{', '.join(unsampled)} not sampled yet")
+        return f" ({'; '.join(parts)})" if parts else ""
 
     def _tick_clock(self) -> None:
         """Retry countdowns move once a second (a node that is ok is repainted by its samples)."""

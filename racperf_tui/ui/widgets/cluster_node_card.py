@@ -5,6 +5,10 @@ NodeState) through the node's own :class:`IostatModel`, so a device's ``!`` is t
 saturation flag, by the same rules. A node that is not ok says why (refused, DNS, auth, host
 key, timeout, lost link) and when it is tried again; a lost node keeps its last rows, dimmed,
 with the time they were sampled.
+
+Devices marked on the card (:meth:`NodeCard.mark`: a CALIBRATE_IO run's datafile LUNs, by
+their kernel names on this node) are pinned at the top of its devices, busy or idle, named
+``CAL name`` in the card's ``node-card--calibration`` style; the busiest others fill the rest.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from rich.text import Text
 from textual.color import Color
 from textual.filter import LineFilter
 from textual.geometry import Region, Size
+from textual.reactive import var
 from textual.strip import Strip
 from textual.widget import Widget
 
+from racperf_tui.core.iostat import IostatRow
 from racperf_tui.orchestration.cluster_monitor import CONNECTING, LOST, OK, RECONNECTING, UNREACHABLE, NodeState
 from racperf_tui.ui.shown import plain
 from racperf_tui.ui.widgets.iostat_model import DeviceState, IostatModel, format_number
@@ -35,6 +41,8 @@ STATE_STYLE = {
 }
 #: the figures after the device name: (heading, width, decimals)
 COLUMNS = (("IOPS", 6, 0), ("MB/s", 5, 1), ("await", 5, 2), ("qu", 4, 1), ("%ut", 3, 0))
+#: what a marked device's name is preceded by on its line
+MARK = "CAL "
 
 
 def busiest(model: IostatModel, count: int) -> list[DeviceState]:
@@ -50,21 +58,47 @@ def busiest(model: IostatModel, count: int) -> list[DeviceState]:
     return sorted(active, key=load, reverse=True)[:count]
 
 
-def device_line(flag: bool, name: str, figures: tuple[float, ...], width: int) -> Text:
-    """``! name  IOPS MB/s await qu %ut`` fitted to ``width`` (the name gives way first)."""
+def device_line(flag: bool, name: str, figures: tuple[float, ...], width: int, mark: Style | None = None) -> Text:
+    """``! name  IOPS MB/s await qu %ut`` fitted to ``width`` (the name gives way first);
+    ``mark``: a marked device, ``CAL name`` in that style (red still says saturated)."""
     fixed = sum(w + 1 for _h, w, _d in COLUMNS)
     name_width = max(4, width - 1 - fixed)
     line = Text("!" if flag else " ", style="bold red" if flag else "")
+    if mark is not None:
+        name = MARK + name
     shown = name if len(name) <= name_width else name[: name_width - 1] + "…"
-    line.append(shown.ljust(name_width), style="bold red" if flag else "")
+    line.append(shown.ljust(name_width), style="bold red" if flag else (mark or ""))
     for (_heading, w, decimals), value in zip(COLUMNS, figures):
         line.append(" " + format_number(value, w, decimals))
     return line
 
 
 def figures_of(state: DeviceState) -> tuple[float, ...]:
-    r = state.row
+    return row_figures(state.row)
+
+
+def row_figures(r: IostatRow) -> tuple[float, ...]:
     return (r.r_s + r.w_s, (r.rkb_s + r.wkb_s) / 1024.0, r.await_ms, r.avgqu_sz, r.util_pct)
+
+
+def marked_devices(
+    state: NodeState, model: IostatModel, marked: Sequence[str]
+) -> list[tuple[str, tuple[float, ...], bool]]:
+    """(name, figures, saturated) of the marked kernel names this node's last rows have, in
+    their order: the model's judgement where it has the device (it is given only the devices
+    that did something), the bare row's figures where not (idle)."""
+    rows = {row.kernel_name or row.device: row for row in state.rows if not row.is_partition}
+    found = []
+    for kernel in dict.fromkeys(marked):
+        row = rows.get(kernel)
+        if row is None:
+            continue
+        device = model.devices.get(row.device)
+        if device is not None:
+            found.append((device.name, figures_of(device), device.saturated))
+        else:
+            found.append((row.device, row_figures(row), False))
+    return found
 
 
 def heading(width: int) -> Text:
@@ -90,6 +124,10 @@ class NodeCard(Widget):
     TOP = 4
     HEIGHT = TOP + 3
 
+    COMPONENT_CLASSES = {"node-card--calibration"}
+    #: the kernel names marked on the card (:meth:`mark`)
+    marked: var[tuple[str, ...]] = var((), init=False)
+
     DEFAULT_CSS = """
     NodeCard {
         height: 7;
@@ -99,6 +137,10 @@ class NodeCard(Widget):
     NodeCard.-bad {
         background: $error 15%;
     }
+    NodeCard > .node-card--calibration {
+        color: $accent;
+        text-style: bold;
+    }
     """
 
     def __init__(self, name: str, *, id: str | None = None) -> None:
@@ -106,6 +148,7 @@ class NodeCard(Widget):
         self.node_name = name
         self.state: NodeState | None = None
         self.model: IostatModel | None = None
+        self._mark_style: Style | None = None
         #: the lines as painted (text and spans) and their strips, for :attr:`_strips_width`
         self._shown: list[tuple[str, tuple[object, ...]]] = []
         self._strips: list[Strip] = []
@@ -125,6 +168,13 @@ class NodeCard(Widget):
             self._strips_width = 0
             self.refresh()
             return
+        self._repaint_changed()
+
+    def mark(self, devices: Sequence[str]) -> None:
+        """Pin and mark these devices (kernel names on this node; none: no marks)."""
+        self.marked = tuple(devices)
+
+    def watch_marked(self) -> None:
         self._repaint_changed()
 
     def refresh_clock(self) -> None:
@@ -162,6 +212,7 @@ class NodeCard(Widget):
         super().notify_style_update()
         self._strips_width = 0
         self._style_kept = None
+        self._mark_style = None
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return self.HEIGHT  # a grid's auto rows ask this, not the style's height
@@ -247,17 +298,28 @@ class NodeCard(Widget):
                 lines.append(Text(part, style=style))
         if not state.rows:
             return lines
-        devices = busiest(model, self.TOP - (1 if state.since_boot or state.state != OK else 0))
+        room = self.TOP - (1 if state.since_boot or state.state != OK else 0)
+        marked = marked_devices(state, model, self.marked) if self.marked else []
+        pinned = marked[:room] if len(marked) <= room else marked[: room - 1]
+        left_out = marked[len(pinned) :]
+        names = {name for name, _figures, _flagged in marked}
+        others = [d for d in busiest(model, room) if d.name not in names][: room - len(pinned) - (1 if left_out else 0)]
         dim = "" if state.state == OK else "dim"
         if state.since_boot:
             lines.append(Text("first sample: averages since boot", style="dim"))
-        if devices:
+        if pinned or others:
             lines.append(heading(width))
-            for device in devices:
-                line = device_line(device.saturated, plain(device.name), figures_of(device), width)
+            mark = self._calibration_style()
+            shown: list[tuple[str, tuple[float, ...], bool, Style | None]] = [(*p, mark) for p in pinned]
+            shown += [(d.name, figures_of(d), d.saturated, None) for d in others]
+            for device_name, figures, flagged, device_mark in shown:
+                line = device_line(flagged, plain(device_name), figures, width, device_mark)
                 if dim:
                     line.stylize(dim)
                 lines.append(line)
+            if left_out:
+                names_left = ", ".join(plain(name) for name, _figures, _flagged in left_out)
+                lines.append(Text(f" {MARK}+{len(left_out)}: {names_left}", style=mark))
         else:
             whole = sum(1 for row in state.rows if not row.is_partition)
             lines.append(Text(f"idle ({whole} devices)", style="dim"))
@@ -268,6 +330,12 @@ class NodeCard(Widget):
             text = f"! {plain(first.name)}: {first.saturation_reason}{more}"
             lines.append(Text(text[: 2 * width], style="bold red"))
         return lines
+
+    def _calibration_style(self) -> Style:
+        """The marked devices' style (the component class's), kept until the styles change."""
+        if self._mark_style is None:
+            self._mark_style = self.get_component_rich_style("node-card--calibration", partial=True)
+        return self._mark_style
 
 
 def _key_of(text: Text) -> tuple[str, tuple[object, ...]]:
