@@ -19,10 +19,10 @@ from racperf_tui.orchestration.calibration_watch import CalibrationFollower, Cal
 from racperf_tui.orchestration.cluster_monitor import ClusterMonitor
 from racperf_tui.ui.screens.cluster_view import ClusterPanel
 from racperf_tui.ui.widgets.cluster_node_card import MARK, NodeCard
+from tests.helpers.cluster_panel import PanelApp, until
+from tests.helpers.cluster_trees import PATH, SHARED, stat_line, write_tree
 from tests.helpers.netns_helpers import NetnsCluster
-from tests.test_cluster_monitor import PATH, SHARED, _line, _tree
-from tests.test_cluster_view import PanelApp, until
-from tests.test_store_watcher import store_calls  # noqa: F401 (the fixture: every Store call's thread)
+from tests.helpers.store_calls import store_calls  # noqa: F401 (the fixture: every Store call's thread)
 
 #: a node's own busy disks: five of them, busier than the LUN, so the LUN is on the card only pinned
 OWN = {"queue/nr_requests": "64"}
@@ -57,7 +57,7 @@ def write_trees(trees: dict[str, Path], step: int) -> None:
     up = 1000.0 + step
     for name, root in trees.items():
         own = [
-            _line(8, 64 + 16 * i, f"sd{c}", 1000 * step * (i + 1), 0, 0, 0, 500 * step, 0)
+            stat_line(8, 64 + 16 * i, f"sd{c}", 1000 * step * (i + 1), 0, 0, 0, 500 * step, 0)
             for i, c in enumerate("efghi")
         ]
         block: dict[str, dict[str, str]] = {f"sd{c}": OWN for c in "efghi"}
@@ -65,12 +65,12 @@ def write_trees(trees: dict[str, Path], step: int) -> None:
         dm = {"n1": "dm-0", "n2": "dm-7"}.get(name)
         if dm is not None:
             lun = [
-                _line(8, 16, "sdb", 0, 0, 0, 0, 0, 0),
-                _line(8, 32, "sdc", 0, 0, 0, 0, 0, 0),
-                _line(253, int(dm[3:]), dm, 0, 0, 0, 0, 0, 0),
+                stat_line(8, 16, "sdb", 0, 0, 0, 0, 0, 0),
+                stat_line(8, 32, "sdc", 0, 0, 0, 0, 0, 0),
+                stat_line(253, int(dm[3:]), dm, 0, 0, 0, 0, 0, 0),
             ]
             block.update({"sdb": PATH, "sdc": PATH, dm: SHARED})
-        _tree(root, up, lun + own, block)
+        write_tree(root, up, lun + own, block)
 
 
 def device_lines(card: NodeCard) -> list[str]:

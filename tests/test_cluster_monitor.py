@@ -33,6 +33,7 @@ from racperf_tui.orchestration.cluster_monitor import (
     shared_luns,
     sum_rows,
 )
+from tests.helpers.cluster_trees import PATH, SHARED, WWID, stat_line, write_tree
 from tests.helpers.netns_helpers import NetnsCluster
 
 
@@ -94,38 +95,6 @@ def test_failure_reasons_name_the_kind() -> None:
     assert failure_reason(SshError("h: the sampling channel closed")).startswith("lost link: ")
 
 
-# ---- recorded node trees (read on the node through the sampler's root prefix) ----------------
-
-
-def _tree(root: Path, uptime: float, lines: list[str], block: dict[str, dict[str, str]]) -> None:
-    (root / "proc").mkdir(parents=True, exist_ok=True)
-    for name, facts in block.items():
-        base = root / "sys" / "block" / name
-        base.mkdir(parents=True, exist_ok=True)
-        (base / "stat").touch()
-        for fact, value in facts.items():
-            if fact == "slaves":
-                for slave in value.split():
-                    (base / "slaves" / slave).mkdir(parents=True, exist_ok=True)
-                continue
-            (base / fact).parent.mkdir(parents=True, exist_ok=True)
-            (base / fact).write_text(value + "\n")
-    tmp = root / "proc" / "diskstats.new"
-    tmp.write_text("".join(line + "\n" for line in lines))
-    os.replace(tmp, root / "proc" / "diskstats")
-    (root / "proc" / "uptime").write_text(f"{uptime:.2f} 100.00\n")
-
-
-def _line(major: int, minor: int, name: str, rd: int, rd_ms: int, wr: int, wr_ms: int, busy_ms: int, wq_ms: int) -> str:
-    # reads, merged, sectors (8 per I/O: 4 KiB), ms; writes likewise; in flight, io ms, weighted ms
-    return f"{major} {minor} {name} {rd} 0 {rd * 8} {rd_ms} {wr} 0 {wr * 8} {wr_ms} 0 {busy_ms} {wq_ms}"
-
-
-WWID = "36000c29abcdef0123456789abcdef012"
-SHARED = {"dm/name": "data1", "dm/uuid": f"mpath-{WWID}", "slaves": "sdb sdc", "queue/nr_requests": "128"}
-PATH = {"device/wwid": "naa." + WWID[1:], "device/queue_depth": "32", "queue/nr_requests": "64"}
-
-
 def test_a_lun_seen_from_two_nodes_is_one_group_with_the_cluster_total(
     netns_cluster: NetnsCluster, tmp_path: Path
 ) -> None:
@@ -135,30 +104,30 @@ def test_a_lun_seen_from_two_nodes_is_one_group_with_the_cluster_total(
     # n3 has only a disk of its own
     def write(step: int) -> None:
         up = 1000.0 + step
-        _tree(
+        write_tree(
             trees["n1"],
             up,
             [
-                _line(8, 16, "sdb", 500 * step, 0, 0, 0, 0, 0),
-                _line(8, 32, "sdc", 500 * step, 0, 0, 0, 0, 0),
-                _line(253, 0, "dm-0", 1000 * step, 2000 * step, 0, 0, 600 * step, 4000 * step),
+                stat_line(8, 16, "sdb", 500 * step, 0, 0, 0, 0, 0),
+                stat_line(8, 32, "sdc", 500 * step, 0, 0, 0, 0, 0),
+                stat_line(253, 0, "dm-0", 1000 * step, 2000 * step, 0, 0, 600 * step, 4000 * step),
             ],
             {"sdb": PATH, "sdc": PATH, "dm-0": SHARED},
         )
-        _tree(
+        write_tree(
             trees["n2"],
             up,
             [
-                _line(8, 16, "sdb", 1500 * step, 0, 500 * step, 0, 0, 0),
-                _line(8, 32, "sdc", 1500 * step, 0, 500 * step, 0, 0, 0),
-                _line(253, 3, "dm-3", 3000 * step, 9000 * step, 1000 * step, 7000 * step, 950 * step, 12000 * step),
+                stat_line(8, 16, "sdb", 1500 * step, 0, 500 * step, 0, 0, 0),
+                stat_line(8, 32, "sdc", 1500 * step, 0, 500 * step, 0, 0, 0),
+                stat_line(253, 3, "dm-3", 3000 * step, 9000 * step, 1000 * step, 7000 * step, 950 * step, 12000 * step),
             ],
             {"sdb": PATH, "sdc": PATH, "dm-3": SHARED},
         )
-        _tree(
+        write_tree(
             trees["n3"],
             up,
-            [_line(8, 0, "sda", 10 * step, 10 * step, 0, 0, 10 * step, 10 * step)],
+            [stat_line(8, 0, "sda", 10 * step, 10 * step, 0, 0, 10 * step, 10 * step)],
             {"sda": {"device/wwid": "naa.5000c500aaaa0001"}},
         )
 
@@ -263,7 +232,7 @@ def test_invalid_utf8_in_one_nodes_output_leaves_the_others_sampling(
     netns_cluster: NetnsCluster, tmp_path: Path
 ) -> None:
     tree = tmp_path / "hostile"
-    _tree(tree, 100.0, [_line(8, 0, "sda", 1, 1, 1, 1, 1, 1)], {"sda": {}})
+    write_tree(tree, 100.0, [stat_line(8, 0, "sda", 1, 1, 1, 1, 1, 1)], {"sda": {}})
     # a device name, a sysfs fact and the uptime with bytes that are not UTF-8
     with open(tree / "proc" / "diskstats", "ab") as f:
         f.write(b"8 16 sd\xff\xfe 1 0 8 1 0 0 0 0 0 1 1\n\xc3\x28 garbage \x80\n")
@@ -320,7 +289,9 @@ def test_node_states_are_frozen_and_start_connecting() -> None:
 
 
 def test_lun_identities_fold_a_maps_paths(tmp_path: Path) -> None:
-    _tree(tmp_path, 1.0, [], {"sdb": PATH, "sdc": PATH, "dm-0": SHARED, "sdd": {"device/wwid": "naa.5000c500aaaa0001"}})
+    write_tree(
+        tmp_path, 1.0, [], {"sdb": PATH, "sdc": PATH, "dm-0": SHARED, "sdd": {"device/wwid": "naa.5000c500aaaa0001"}}
+    )
     (tmp_path / "sys" / "block" / "vg-root").mkdir()
     luns, labels = lun_identities(tmp_path)
     assert luns == {"wwid:naa." + WWID[1:]: ("dm-0",), "wwid:naa.5000c500aaaa0001": ("sdd",)}

@@ -5,11 +5,9 @@ flagged when all nodes together saturate it though no node alone does."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from textual.app import App, ComposeResult
 from textual.widgets import TabbedContent
 
 from racperf_tui.core import ssh
@@ -19,8 +17,9 @@ from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.cluster_view import ClusterPanel, cluster_file_to_watch
 from racperf_tui.ui.widgets.cluster_luns import SharedLunTable
 from racperf_tui.ui.widgets.cluster_node_card import NodeCard
+from tests.helpers.cluster_panel import PanelApp, until
+from tests.helpers.cluster_trees import PATH, SHARED, stat_line, write_tree
 from tests.helpers.netns_helpers import NetnsCluster
-from tests.test_cluster_monitor import PATH, SHARED, _line, _tree
 
 FIXTURE_ROOT = Path(__file__).parent / "fixtures" / "sysstat" / "root1"
 
@@ -35,26 +34,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     ssh.close_all()
 
 
-class PanelApp(App[None]):
-    def __init__(self, panel: ClusterPanel) -> None:
-        super().__init__()
-        self.panel = panel
-
-    def compose(self) -> ComposeResult:
-        yield self.panel
-
-
 def text_of(widget: NodeCard | SharedLunTable) -> str:
     return widget.render().plain
-
-
-async def until(pilot, what, timeout_s: float = 30.0, why=lambda: "") -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if what():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"not within {timeout_s} s: {why()}")
 
 
 async def test_every_node_side_by_side_and_a_dead_one_says_why(netns_cluster: NetnsCluster) -> None:
@@ -106,13 +87,13 @@ async def test_a_lun_saturated_by_all_nodes_together_is_flagged_on_its_total(
             c["rd_ms"] += int(iops * await_ms)
             c["wq"] += int(iops * await_ms)  # Little: avgqu-sz = IOPS x await
             c["busy"] += 700
-            _tree(
+            write_tree(
                 trees[name],
                 uptime[0],
                 [
-                    _line(8, 16, "sdb", c["reads"] // 2, 0, 0, 0, 0, 0),
-                    _line(8, 32, "sdc", c["reads"] - c["reads"] // 2, 0, 0, 0, 0, 0),
-                    _line(253, int(dm[3:]), dm, c["reads"], c["rd_ms"], 0, 0, c["busy"], c["wq"]),
+                    stat_line(8, 16, "sdb", c["reads"] // 2, 0, 0, 0, 0, 0),
+                    stat_line(8, 32, "sdc", c["reads"] - c["reads"] // 2, 0, 0, 0, 0, 0),
+                    stat_line(253, int(dm[3:]), dm, c["reads"], c["rd_ms"], 0, 0, c["busy"], c["wq"]),
                 ],
                 {"sdb": PATH, "sdc": PATH, dm: SHARED},
             )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from racperf_tui.tools.fio_client_server import parse_servers
 from racperf_tui.tools.fio_client_server_result import SERVERS_FILE, parse_output, server_name
 from racperf_tui.tools.fio_figures import FioParseError
 from tests.helpers.cluster_helpers import isolated_home, node_table, racperf  # noqa: F401
+from tests.helpers.fio_servers import start_fio_server, stop_fio_server
 from tests.helpers.sshd_helpers import Sshd
 
 pytestmark = pytest.mark.skipif(subprocess.run(["which", "fio"], capture_output=True).returncode != 0, reason="no fio")
@@ -41,39 +41,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_server(directory: Path) -> tuple[subprocess.Popen[bytes], int]:
-    for _ in range(5):
-        port = _free_port()
-        proc = subprocess.Popen(
-            ["fio", f"--server=127.0.0.1,{port}"],
-            cwd=directory,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return proc, port
-            except OSError:
-                time.sleep(0.05)
-        _stop(proc)
-    raise RuntimeError("no fio server would start")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    except ProcessLookupError:
-        proc.wait()
-
-
 @pytest.fixture
 def fio_servers(tmp_path: Path) -> Iterator[list[int]]:
     """Two real fio servers on 127.0.0.1, their ports; stopped (their whole group) after."""
@@ -82,11 +49,11 @@ def fio_servers(tmp_path: Path) -> Iterator[list[int]]:
         for index in range(2):
             directory = tmp_path / f"server{index}"
             directory.mkdir()
-            started.append(_start_server(directory))
+            started.append(start_fio_server(directory))
         yield [port for _, port in started]
     finally:
         for proc, _ in started:
-            _stop(proc)
+            stop_fio_server(proc)
 
 
 def _fio_client_report(output: str) -> dict:

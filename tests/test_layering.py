@@ -246,3 +246,17 @@ def test_ui_modules_import_no_cycle() -> None:
     for name in sorted(graph):
         if name not in state:
             visit(name, [])
+
+
+def test_no_test_imports_another_test_module() -> None:
+    """What tests share lives in tests/helpers: a test module importing another runs that
+    module's fixtures and globals under two names and ties the two files together."""
+    tests = Path(__file__).resolve().parent
+    offenders = []
+    for path in sorted(tests.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            offenders += [f"{path.name}: {name}" for name in names if name.startswith(("tests.test_", "test_"))]
+    assert offenders == []

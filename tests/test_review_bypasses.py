@@ -119,7 +119,8 @@ def test_client_mode_judges_the_file_the_server_writes_under_a_directory(tmp_pat
     judged D/f on the server's node while the server wrote D/127.0.0.1.f, a file nobody judged
     (and ``filename=`` absolute under a directory: D/127.0.0.1./D/f, directories made)."""
     from racperf_tui.tools import load_tool
-    from tests.test_fio_client_server import _start_server, _stop
+    from tests.helpers.fio_servers import start_fio_server as _start_server
+    from tests.helpers.fio_servers import stop_fio_server as _stop
 
     module = load_tool("fio_cs")
     served = tmp_path / "on-server"
@@ -156,7 +157,8 @@ def test_a_read_job_in_client_mode_never_rewrites_a_live_datafile_on_the_server(
     process (a live datafile), cleared as a read target, was rewritten by the server."""
     from racperf_tui.orchestration.run_plan import judge_run
     from racperf_tui.tools import load_tool
-    from tests.test_fio_client_server import _start_server, _stop
+    from tests.helpers.fio_servers import start_fio_server as _start_server
+    from tests.helpers.fio_servers import stop_fio_server as _stop
 
     module = load_tool("fio_cs")
     data = tmp_path / "data.dbf"

@@ -8,17 +8,14 @@ that could stall the UI behind SQLite's busy timeout.
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual.widgets import DataTable, Input
 
-from racperf_tui.core.store import Store
 from racperf_tui.orchestration.pair_runs import finish_pair
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.result_view import ResultView
@@ -27,43 +24,7 @@ from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.network_panel import NetworkPanel
 from tests.helpers.result_view_run import seed_finished_run
-
-#: every Store method that reads or writes the file
-STORE_METHODS = (
-    "data_version",
-    "list_runs",
-    "get_run",
-    "samples",
-    "sample_count",
-    "raw_output",
-    "result",
-    "unfinished_runs",
-    "mark_interrupted_runs",
-    "create_run",
-    "set_state",
-    "add_sample",
-    "set_result",
-)
-
-
-@pytest.fixture
-def store_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, threading.Thread]]:
-    """(method, thread) of every Store call and open made in this process from now on."""
-    calls: list[tuple[str, threading.Thread]] = []
-
-    def recording(name: str, method: Any) -> Any:
-        @functools.wraps(method)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            calls.append((name, threading.current_thread()))
-            return method(*args, **kwargs)
-
-        return wrapper
-
-    for name in STORE_METHODS:
-        monkeypatch.setattr(Store, name, recording(name, getattr(Store, name)))
-    opener = Store.open.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(Store, "open", classmethod(recording("open", opener)))
-    return calls
+from tests.helpers.store_calls import store_calls  # noqa: F401 (the fixture)
 
 
 async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
@@ -73,7 +34,7 @@ async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) ->
         await pilot.pause(0.05)
 
 
-async def test_no_store_read_happens_on_the_event_loop(data_dir: Path, store_calls: list[Any]) -> None:
+async def test_no_store_read_happens_on_the_event_loop(data_dir: Path, store_calls: list[Any]) -> None:  # noqa: F811
 
     finished_id = seed_finished_run(data_dir)
     store_calls.clear()  # the seeding is the test's own, on this thread

@@ -1,0 +1,39 @@
+"""Recorded node trees for the cluster monitor and view tests: a root with proc/diskstats,
+proc/uptime and the sysfs facts of each device, read on the node through the sampler's root
+prefix; a LUN seen on two nodes (its dm device and its paths)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def write_tree(root: Path, uptime: float, lines: list[str], block: dict[str, dict[str, str]]) -> None:
+    (root / "proc").mkdir(parents=True, exist_ok=True)
+    for name, facts in block.items():
+        base = root / "sys" / "block" / name
+        base.mkdir(parents=True, exist_ok=True)
+        (base / "stat").touch()
+        for fact, value in facts.items():
+            if fact == "slaves":
+                for slave in value.split():
+                    (base / "slaves" / slave).mkdir(parents=True, exist_ok=True)
+                continue
+            (base / fact).parent.mkdir(parents=True, exist_ok=True)
+            (base / fact).write_text(value + "\n")
+    tmp = root / "proc" / "diskstats.new"
+    tmp.write_text("".join(line + "\n" for line in lines))
+    os.replace(tmp, root / "proc" / "diskstats")
+    (root / "proc" / "uptime").write_text(f"{uptime:.2f} 100.00\n")
+
+
+def stat_line(
+    major: int, minor: int, name: str, rd: int, rd_ms: int, wr: int, wr_ms: int, busy_ms: int, wq_ms: int
+) -> str:
+    # reads, merged, sectors (8 per I/O: 4 KiB), ms; writes likewise; in flight, io ms, weighted ms
+    return f"{major} {minor} {name} {rd} 0 {rd * 8} {rd_ms} {wr} 0 {wr * 8} {wr_ms} 0 {busy_ms} {wq_ms}"
+
+
+WWID = "36000c29abcdef0123456789abcdef012"
+SHARED = {"dm/name": "data1", "dm/uuid": f"mpath-{WWID}", "slaves": "sdb sdc", "queue/nr_requests": "128"}
+PATH = {"device/wwid": "naa." + WWID[1:], "device/queue_depth": "32", "queue/nr_requests": "64"}
