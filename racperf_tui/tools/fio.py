@@ -41,7 +41,7 @@ from racperf_tui.tools.fio_config import (
     hard_limit,
     validated_config,
 )
-from racperf_tui.tools.fio_options import FioOptionError, option_table
+from racperf_tui.tools.fio_options import FioOptionError, FioOptionTable, option_table
 from racperf_tui.tools.fio_plan import FioPlan, FioPlanError, plan, verify_job_file
 from racperf_tui.tools.fio_result import parse_output, succeeded
 from racperf_tui.tools.fio_scratch import (
@@ -95,6 +95,35 @@ def plan_hard_limit(fio_plan: FioPlan) -> float:
     return hard_limit(longest) if longest else DEFAULT_HARD_LIMIT_S
 
 
+def fio_on(host: Host | None) -> str:
+    """The fio that runs on ``host`` (this machine when None or local); ToolNotFound naming
+    where it is missing and how to install it."""
+    remote = on_another_node(host)
+    fio = host.which("fio") if remote and host is not None else fio_path()
+    if fio is not None:
+        return fio
+    if remote and host is not None:
+        raise ToolNotFound(f"fio is not installed on {host.name}; install it there with: {install_hint}")
+    raise ToolNotFound(missing_fio_message())
+
+
+def fio_option_table(fio: str, host: Host | None) -> FioOptionTable:
+    """That fio's option table (read on ``host``), its failure as a plan refusal."""
+    try:
+        return option_table(fio, host)
+    except FioOptionError as exc:
+        raise FioPlanError([str(exc)]) from None
+
+
+def verify_planned_job(fio: str, fio_plan: FioPlan, host: Host | None) -> None:
+    """fio reads back the job file racperf will run and must find exactly the judged plan."""
+    with tempfile.TemporaryDirectory(prefix="racperf-fio-") as check_dir:
+        check_path = os.path.join(check_dir, JOB_FILE_NAME)
+        with open(check_path, "w", encoding="utf-8") as handle:
+            handle.write(fio_plan.job_file_text)
+        verify_job_file(fio, check_path, fio_plan.jobs, host=host)
+
+
 def invocation(
     config: Mapping[str, Any] | FioConfig, run_dir: str | None = None, host: Host | None = None
 ) -> Invocation:
@@ -109,22 +138,9 @@ def invocation(
     exactly the plan that was judged.
     """
     cfg = validated_config(config)
-    remote = on_another_node(host)
-    fio = host.which("fio") if remote and host is not None else fio_path()
-    if fio is None:
-        if remote and host is not None:
-            raise ToolNotFound(f"fio is not installed on {host.name}; install it there with: {install_hint}")
-        raise ToolNotFound(missing_fio_message())
-    try:
-        table = option_table(fio, host)
-    except FioOptionError as exc:
-        raise FioPlanError([str(exc)]) from None
-    fio_plan = plan(fio, table, cfg.fio_args(), log_dir=run_dir, host=host)
-    with tempfile.TemporaryDirectory(prefix="racperf-fio-") as check_dir:
-        check_path = os.path.join(check_dir, JOB_FILE_NAME)
-        with open(check_path, "w", encoding="utf-8") as handle:
-            handle.write(fio_plan.job_file_text)
-        verify_job_file(fio, check_path, fio_plan.jobs, host=host)
+    fio = fio_on(host)
+    fio_plan = plan(fio, fio_option_table(fio, host), cfg.fio_args(), log_dir=run_dir, host=host)
+    verify_planned_job(fio, fio_plan, host)
     place = run_dir or _UNPLACED_RUN_DIR
     argv = [fio, "--output-format=json+"]
     user_interval = next((a.value for a in fio_plan.top_level if a.name == "status-interval"), None)

@@ -31,21 +31,26 @@ import os
 import re
 import shlex
 import socket
-import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core import units
-from racperf_tui.core.invocation import Invocation, Target, ToolNotFound
+from racperf_tui.core.invocation import Invocation, Target
 from racperf_tui.core.tool import MetricSpec, ResultTable, ToolDescription, ToolOption
-from racperf_tui.tools.base import on_another_node
-from racperf_tui.tools.fio import JOB_FILE_NAME, fio_path, install_hint, missing_fio_message, plan_hard_limit
+from racperf_tui.tools.fio import (
+    JOB_FILE_NAME,
+    fio_on,
+    fio_option_table,
+    fio_path,
+    install_hint,
+    plan_hard_limit,
+    verify_planned_job,
+)
 from racperf_tui.tools.fio import OPTIONS as FIO_OPTIONS
 from racperf_tui.tools.fio_client_server_result import SERVERS_FILE, parse_output, server_name, succeeded
 from racperf_tui.tools.fio_config import FioConfig
-from racperf_tui.tools.fio_options import FioOptionError, option_table
-from racperf_tui.tools.fio_plan import FioPlan, FioPlanError, plan, split_fio_list, verify_job_file
+from racperf_tui.tools.fio_plan import FioPlan, FioPlanError, plan, split_fio_list
 from racperf_tui.tools.fio_policy import LOG_PREFIX_OPTIONS
 
 if TYPE_CHECKING:
@@ -181,25 +186,12 @@ def invocation(config: Mapping[str, Any], run_dir: str | None = None, host: Host
     ``host``: where the client runs (--node): the fio there reads the job, as for the fio tool."""
     servers = parse_servers(config.get("servers"))
     cfg = job_config(config)
-    remote = on_another_node(host)
-    fio = host.which("fio") if remote and host is not None else fio_path()
-    if fio is None:
-        if remote and host is not None:
-            raise ToolNotFound(f"fio is not installed on {host.name}; install it there with: {install_hint}")
-        raise ToolNotFound(missing_fio_message())
-    try:
-        table = option_table(fio, host)
-    except FioOptionError as exc:
-        raise FioPlanError([str(exc)]) from None
-    fio_plan = plan(fio, table, cfg.fio_args(), host=host)
+    fio = fio_on(host)
+    fio_plan = plan(fio, fio_option_table(fio, host), cfg.fio_args(), host=host)
     problems = client_mode_refusals(fio_plan)
     if problems:
         raise FioPlanError(problems)
-    with tempfile.TemporaryDirectory(prefix="racperf-fio-cs-") as check_dir:
-        check_path = os.path.join(check_dir, JOB_FILE_NAME)
-        with open(check_path, "w", encoding="utf-8") as handle:
-            handle.write(fio_plan.job_file_text)
-        verify_job_file(fio, check_path, fio_plan.jobs, host=host)
+    verify_planned_job(fio, fio_plan, host)
     spec = config.get("host_spec")
     if not (isinstance(spec, Mapping) and spec.get("host") not in (None, "local")):
         # from this machine; a client run on another node (--node) connects from there, and
