@@ -18,6 +18,7 @@ from racperf_tui.core.diskstats import (
     partitions_of,
     read_queue_facts,
     read_snapshot,
+    snapshot_from_text,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysstat"
@@ -189,3 +190,19 @@ def test_dm_names_from_sysfs_and_dev_mapper(tmp_path: Path) -> None:
     os.symlink("../dm-3", tmp_path / "dev/mapper/test1")
     os.symlink("../dm-0", tmp_path / "dev/mapper/other-name-for-0")
     assert dm_names(tmp_path) == {"dm-0": "vg-root", "dm-3": "test1"}
+
+
+def test_a_companions_answer_after_a_hosts_note_is_read() -> None:
+    """On an SSH node the write watch says "racperf-TOKEN net watch; jail" before the command's
+    own output (ORION's diskstats companion there gave no live figures for it)."""
+    body = (
+        "29537.23 16488.25\n"
+        + "   7       0 loop0 23458780 9 1145102824 3465658 2313429 1368232 57183390 674977 0 672388 4144450\n"
+    )
+    plain = snapshot_from_text(body, 0.0)
+    noted = snapshot_from_text("racperf-9ca9a515bd44 net watch; jail\n" + body, 0.0)
+    assert noted.uptime_cs == plain.uptime_cs == 2953723
+    assert noted.errors == plain.errors == []
+    assert noted.devices["loop0"] == plain.devices["loop0"]
+    bad = snapshot_from_text("racperf-x note\nnot an uptime\n", 0.0)
+    assert bad.uptime_cs == 0 and bad.errors[0].startswith("output:2: not an uptime")

@@ -361,21 +361,31 @@ def snapshot_from_raw(raw: RawSample, previous: DiskSnapshot | None = None) -> D
     )
 
 
+#: lines of a host's own notes ("racperf-TOKEN ...") skipped before a companion's uptime line
+MAX_NOTE_LINES = 4
+
+
 def snapshot_from_text(
     text: str, wall_time: float, source: str = "output", previous: DiskSnapshot | None = None
 ) -> DiskSnapshot:
     """A snapshot from ``cat /proc/uptime /proc/diskstats``'s output, read on another host or
     in another process (ORION's diskstats companion): the first line the uptime, the rest the
     diskstats. Never raises: ``errors`` says what could not be read ("SOURCE:LINE: what")."""
+    # a host's own note may come first (an SSH node's write watch: "racperf-TOKEN net watch;
+    # jail"): the uptime is the first line that reads as one, within the first few
+    skipped = 0
     uptime_line, _, diskstats = text.partition("\n")
+    while uptime_line.startswith("racperf-") and skipped < MAX_NOTE_LINES:
+        skipped += 1
+        uptime_line, _, diskstats = diskstats.partition("\n")
     errors: list[str] = []
     try:
         uptime_cs = parse_uptime_cs(uptime_line)
     except (ValueError, IndexError):
         uptime_cs = 0
-        errors.append(f"{source}:1: not an uptime: {uptime_line.strip()[:60]!r}")
-    # the diskstats lines start on the output's line 2: errors name the output's line numbers
-    devices, lines, line_errors, changed, basic = _parse("\n" + diskstats, source, previous)
+        errors.append(f"{source}:{skipped + 1}: not an uptime: {uptime_line.strip()[:60]!r}")
+    # the diskstats lines start on the line after the uptime: errors name the output's lines
+    devices, lines, line_errors, changed, basic = _parse("\n" * (skipped + 1) + diskstats, source, previous)
     errors.extend(line_errors)
     return DiskSnapshot(uptime_cs / 100.0, wall_time, devices, errors, uptime_cs, Path("/"), lines, changed, basic)
 
