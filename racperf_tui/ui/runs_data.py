@@ -234,3 +234,12 @@ def block_devices_of(target: str | os.PathLike[str] | None, sys_root: str = "/sy
             return []
     dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
     return devices_reached(os.major(dev), os.minor(dev), Path(sys_root).parent)
+
+
+def where_it_ran(run: RunRecord) -> str:
+    """ "on TARGET", "at NODE" where it ran elsewhere; a tool without a target (CALIBRATE_IO,
+    the network tools) says only where it ran, never "on -"."""
+    at = f"at {run.host}" if run.host and run.host != "local" else ""
+    if run.target:
+        return f"on {run.target} {at}".rstrip()
+    return at or "on this host"

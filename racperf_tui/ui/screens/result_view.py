@@ -25,7 +25,7 @@ from racperf_tui.core.store import RunRecord
 from racperf_tui.core.tool import ResultTable, ToolDescription
 from racperf_tui.ui.messages import RunResultLoaded
 from racperf_tui.ui.result_panels import result_panels
-from racperf_tui.ui.runs_data import description_of, format_duration
+from racperf_tui.ui.runs_data import description_of, format_duration, where_it_ran
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.chart import Chart, Series
@@ -234,12 +234,3 @@ def _table_widgets(table: ResultTable) -> list[Widget]:
     for cells in table.cells():
         data.add_row(*cells)
     return [Label(table.title, classes="section", id=f"label-{table.key}" if table.key else None), data]
-
-
-def where_it_ran(run: RunRecord) -> str:
-    """ "on TARGET", "at NODE" where it ran elsewhere; a tool without a target (CALIBRATE_IO,
-    the network tools) says only where it ran, never "on -"."""
-    at = f"at {run.host}" if run.host and run.host != "local" else ""
-    if run.target:
-        return f"on {run.target} {at}".rstrip()
-    return at or "on this host"

@@ -25,7 +25,7 @@ from racperf_tui.core.store import RunRecord
 from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
-from racperf_tui.ui.runs_data import format_duration
+from racperf_tui.ui.runs_data import format_duration, where_it_ran
 from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
 from racperf_tui.ui.widgets.iostat_panel import IostatPanel
@@ -399,7 +399,7 @@ class RunsPanel(Vertical):
         """The live view of a running run (or of one just ``live``-launched, not listed yet),
         the result view of a finished one (it says so when there is no such run)."""
         run = self.runs.get(run_id)
-        title = f"run {run_id}: {plain(run.tool)} on {plain(run.target or '-')}" if run is not None else ""
+        title = f"run {run_id}: {plain(run.tool)} {plain(where_it_ran(run))}" if run is not None else ""
         if (run is not None and not run.state.finished) or (run is None and live):
             tool = run.tool if run is not None else ""
             run_view = deferred("run_view").RunView(self.data_dir, run_id, title=title, tool=tool)
