@@ -5,42 +5,20 @@ samples), and the result view's figures with their units."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.app import App, ComposeResult
-from textual.widgets import DataTable, Footer, Input, OptionList, Static
+from textual.widgets import DataTable, Input, OptionList, Static
 
-import racperf_tui.ui
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
-from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.screens.tool_form import ToolForm
 from racperf_tui.ui.screens.tool_picker import ToolPicker
 from tests.helpers import FAKES
-
-
-class RunsApp(App[None]):
-    CSS_PATH = str(Path(racperf_tui.ui.__file__).parent / "app.tcss")
-
-    def __init__(self, data_dir: Path) -> None:
-        super().__init__()
-        self.data_dir = data_dir
-
-    def compose(self) -> ComposeResult:
-        yield RunsPanel(data_dir=str(self.data_dir))
-        yield Footer()
-
-
-async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        await pilot.pause(0.05)
+from tests.helpers.pilot_apps import RunsApp, wait_until
 
 
 def text_of(widget: Any) -> str:

@@ -11,23 +11,21 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from textual.app import App, ComposeResult
-from textual.widgets import DataTable, Footer, Input, OptionList, Static
+from textual.widgets import DataTable, Input, OptionList, Static
 
 import racperf_tui.ui
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.tools import tool_modules
-from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.screens.tool_form import ToolForm
 from racperf_tui.ui.screens.tool_picker import ToolPicker
 from racperf_tui.ui.widgets.chart import Chart
+from tests.helpers.pilot_apps import RunsApp, wait_until
 
 EXT_TOOL = Path(__file__).parent / "fixtures" / "ext_tool"
 
@@ -71,27 +69,6 @@ def test_racperf_run_lists_describes_and_runs_the_external_tool(ext_tool: dict[s
     assert lines[-1]["state"] == "succeeded" and lines[-1]["result"]["mean_ops_rate"] == pytest.approx(57.5)
     refused = racperf(ext_tool, "run", "demo", "--data-dir", str(data_dir), "--set", "ops=0")
     assert refused.returncode == 2 and "ops" in refused.stderr
-
-
-class RunsApp(App[None]):
-    CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
-
-    def __init__(self, data_dir: Path) -> None:
-        super().__init__()
-        self.data_dir = data_dir
-
-    def compose(self) -> ComposeResult:
-        yield RunsPanel(data_dir=str(self.data_dir))
-        yield Footer()
-
-
-async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        await pilot.pause(0.05)
 
 
 async def test_the_ui_picks_forms_watches_and_shows_the_external_tool(ext_tool: dict[str, str], data_dir: Path) -> None:

@@ -5,38 +5,16 @@ records one (runs with its group_id); samples are added while the view is open."
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any
 
-from textual.app import App, ComposeResult
-from textual.widgets import DataTable, Footer
+from textual.widgets import DataTable
 
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.store import Store
-from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.screens.group_view import TOTAL_ROW, GroupView, spark_text
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
-
-
-class RunsApp(App[None]):
-    CSS_PATH = APP_CSS_PATH
-
-    def __init__(self, data_dir: Path) -> None:
-        super().__init__()
-        self.data_dir = data_dir
-
-    def compose(self) -> ComposeResult:
-        yield RunsPanel(data_dir=str(self.data_dir))
-        yield Footer()
-
-
-async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        await pilot.pause(0.05)
+from tests.helpers.pilot_apps import RunsApp, wait_until
 
 
 def _sample(read_iops: float) -> Sample:

@@ -4,21 +4,18 @@ extra), read by the store watcher from a real store."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.store import Store
 from racperf_tui.core.tool import MetricSpec, ToolDescription
 from racperf_tui.ui import live_panels, runs_data
-from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.messages import LiveRunState
 from racperf_tui.ui.screens.run_view import RunView
+from tests.helpers.pilot_apps import ScreenApp, wait_until
 
 
 class PointsPanel(Static):
@@ -31,27 +28,6 @@ class PointsPanel(Static):
     def show_live(self, live: LiveRunState) -> None:
         self.updates.append(live)
         self.update(f"point {live.extra.get('point', '?')} of {live.run.config['points'] if live.run else '?'}")
-
-
-class ViewApp(App[None]):
-    CSS_PATH = APP_CSS_PATH
-
-    def __init__(self, data_dir: Path, run_id: int) -> None:
-        super().__init__()
-        self.data_dir, self.run_id = data_dir, run_id
-
-    def compose(self) -> ComposeResult:
-        yield Static("")
-
-    def on_mount(self) -> None:
-        self.push_screen(RunView(self.data_dir, self.run_id, tool="matrix"))
-
-
-async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        await pilot.pause(0.05)
 
 
 @pytest.fixture
@@ -70,7 +46,7 @@ async def test_a_tools_live_panel_is_mounted_and_gets_every_update(data_dir: Pat
     with Store.open(data_dir) as store:
         run_id = store.create_run("matrix", "local", None, {"points": 3}, ["matrix"], None)
         store.set_state(run_id, RunState.RUNNING)
-    app = ViewApp(data_dir, run_id)
+    app = ScreenApp(lambda: RunView(data_dir, run_id, tool="matrix"))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, RunView), 5, "the run view")
         view = app.screen

@@ -4,17 +4,16 @@ the protections in force where it ran (for a run on a node: what the node's net 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-from textual.app import App, ComposeResult
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
-import racperf_tui.ui
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.ui.screens.result_view import ResultView
+from tests.helpers.pilot_apps import wait_until
+from tests.helpers.result_view_run import ResultViewApp
 
 SAFETY = {
     "targets": [{"path": "/data/f.fio", "access": "read", "origin": "command-line job 'r' (rw=read)"}],
@@ -26,27 +25,6 @@ SAFETY = {
         "device jail not active on the node: the device jail needs root (rac1)",
     ],
 }
-
-
-class ResultApp(App[None]):
-    CSS_PATH = str(Path(racperf_tui.ui.__file__).parent / "app.tcss")
-
-    def __init__(self, data_dir: Path, run_id: int) -> None:
-        super().__init__()
-        self.data_dir, self.run_id = data_dir, run_id
-
-    def compose(self) -> ComposeResult:
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.push_screen(ResultView(str(self.data_dir), self.run_id))
-
-
-async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        await pilot.pause(0.05)
 
 
 def recorded_run(data: Path, safety: dict[str, Any] | None) -> int:
@@ -62,7 +40,7 @@ def recorded_run(data: Path, safety: dict[str, Any] | None) -> int:
 
 async def test_the_details_tab_shows_the_targets_and_the_nodes_protections(tmp_path: Path) -> None:
     run_id = recorded_run(tmp_path / "data", SAFETY)
-    app = ResultApp(tmp_path / "data", run_id)
+    app = ResultViewApp(tmp_path / "data", run_id)
     async with app.run_test(size=(200, 60)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, ResultView) and app.screen.loaded, 10, "the run")
         text = str(app.screen.query_one("#result-safety", Static).render())
@@ -76,7 +54,7 @@ async def test_the_details_tab_shows_the_targets_and_the_nodes_protections(tmp_p
 
 async def test_a_run_without_targets_has_no_safety_section(tmp_path: Path) -> None:
     run_id = recorded_run(tmp_path / "data", None)
-    app = ResultApp(tmp_path / "data", run_id)
+    app = ResultViewApp(tmp_path / "data", run_id)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, ResultView) and app.screen.loaded, 10, "the run")
         assert not app.screen.query("#result-safety")

@@ -17,14 +17,13 @@ import psutil
 import pytest
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
-from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Select, Static
+from textual.widgets import Button, Checkbox, DataTable, Input, Label, Select, Static
 
 from racperf_tui.core.events import RunState
 from racperf_tui.core.safety import check_write_target
 from racperf_tui.core.store import Store
 from racperf_tui.tools.fio_result import parse_output
 from racperf_tui.ui.app import APP_CSS_PATH
-from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.screens.quit_dialog import QuitDialog
@@ -36,39 +35,10 @@ from racperf_tui.ui.widgets.iostat_model import SaturationRules
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from tests.helpers import FIXTURES, needs_fio
 from tests.helpers.loopdev import loop_device, make_sparse_image, needs_loop, write_at
+from tests.helpers.pilot_apps import RunsApp, wait_until
 from tests.helpers.result_view_run import RESULT, ResultViewApp, loaded, seed_finished_run
 
 SIZE = (80, 24)
-
-
-class RunsApp(App[None]):
-    """The Runs panel alone, with the dashboard's quit behaviour (the Disks panel is not ours)."""
-
-    CSS_PATH = APP_CSS_PATH  # the app's layout of its screens and panels
-
-    BINDINGS = [("q", "quit", "Quit")]
-
-    def __init__(self, data_dir: Path) -> None:
-        super().__init__()
-        self.data_dir = data_dir
-
-    def compose(self) -> ComposeResult:
-        yield RunsPanel(data_dir=str(self.data_dir))
-        yield Footer()
-
-    async def action_quit(self) -> None:
-        await ask_before_quit(self, self.data_dir)
-
-
-async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
-    """Let the app run until ``predicate()`` holds; fail naming ``what`` after ``timeout_s``."""
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-        await pilot.pause(0.05)
 
 
 async def listed(pilot: Any, app: App[Any]) -> None:

@@ -9,7 +9,6 @@ that could stall the UI behind SQLite's busy timeout.
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -23,15 +22,9 @@ from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.network_panel import NetworkPanel
+from tests.helpers.pilot_apps import wait_until
 from tests.helpers.result_view_run import seed_finished_run
 from tests.helpers.store_calls import store_calls  # noqa: F401 (the fixture)
-
-
-async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        await pilot.pause(0.05)
 
 
 async def test_no_store_read_happens_on_the_event_loop(data_dir: Path, store_calls: list[Any]) -> None:  # noqa: F811

@@ -4,41 +4,18 @@ and a tool's headless wording (``--set lun=``) turned into the field's."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-from textual.app import App, ComposeResult
-from textual.widgets import Button, Footer, Input, Select, Static
+from textual.widgets import Button, Input, Select, Static
 
-import racperf_tui.ui
 from racperf_tui.core.tool import ToolOption
 from racperf_tui.tools import tool_description
 from racperf_tui.tools.fio_config import PRESET_DESCRIPTIONS, PRESETS
 from racperf_tui.ui.screens.tool_form import ToolForm, in_form_words
 from racperf_tui.ui.widgets.device_suggester import DeviceSuggester
 from tests.helpers import needs_fio
-
-
-class FormApp(App[None]):
-    CSS_PATH = str(Path(racperf_tui.ui.__file__).parent / "app.tcss")
-
-    def __init__(self, form: ToolForm) -> None:
-        super().__init__()
-        self.form = form
-
-    def compose(self) -> ComposeResult:
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.push_screen(self.form)
-
-
-async def wait_until(pilot: Any, predicate: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        await pilot.pause(0.05)
+from tests.helpers.pilot_apps import ScreenApp, wait_until
 
 
 def _text(widget: Any) -> str:
@@ -80,7 +57,7 @@ def test_set_lun_becomes_the_lun_field() -> None:
 
 
 async def test_the_orion_form_without_a_lun_names_its_field(data_dir: Path) -> None:
-    app = FormApp(ToolForm("orion", data_dir))
+    app = ScreenApp(lambda: ToolForm("orion", data_dir))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, "the ORION form")
         form: ToolForm = app.screen  # type: ignore[assignment]
@@ -96,7 +73,7 @@ async def test_fio_presets_fill_the_fields_keep_the_target_and_custom_takes_only
     data_dir: Path, tmp_path: Path
 ) -> None:
     target = str(tmp_path / "preset.dat")
-    app = FormApp(ToolForm("fio", data_dir))
+    app = ScreenApp(lambda: ToolForm("fio", data_dir))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, "the fio form")
         form: ToolForm = app.screen  # type: ignore[assignment]

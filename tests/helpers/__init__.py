@@ -6,7 +6,8 @@ tests that need root or fio. The modules beside this one: loopdev (loop devices,
 checksums), fio_helpers (judged fio plans), pair_helpers (server/client pairs to their end),
 sshd_helpers (a real OpenSSH sshd with throwaway keys), iostat_oracle and iostat_binary
 (sysstat's iostat as the reference), dashboard_root (replayed /proc and /sys roots),
-proc_helpers (waiting on and cleaning up processes).
+proc_helpers (waiting on and cleaning up processes), pilot_apps (the small apps the Pilot
+tests drive, and their wait_until).
 """
 
 from __future__ import annotations

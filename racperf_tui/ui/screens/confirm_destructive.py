@@ -16,6 +16,9 @@ class ConfirmDestructive(ModalScreen[bool]):
     """Dismisses with True only when the typed text names the refused device (override_matches)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    # declared, not queried in on_mount: a query there met a screen whose children were gone
+    # (NoMatches under load, once in a few hundred runs)
+    AUTO_FOCUS = "#override-name"
 
     def __init__(self, verdict: SafetyVerdict) -> None:
         super().__init__()
@@ -38,9 +41,6 @@ class ConfirmDestructive(ModalScreen[bool]):
             with Horizontal():
                 yield Button("Destroy and run", id="override", variant="error")
                 yield Button("Cancel", id="cancel", variant="primary")
-
-    def on_mount(self) -> None:
-        self.query_one("#override-name", Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self._try_override(event.value)
