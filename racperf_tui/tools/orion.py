@@ -1126,7 +1126,8 @@ def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool,
 #: read on ORION's own host (the supervisor runs a companion where the benchmark runs, local or
 #: over SSH) once a second: the uptime on the first line, then the diskstats. Its answers are
 #: not kept as raw output (the whole file each second; the samples keep the LUNs' figures),
-#: its failures are.
+#: its failures are. One loop for the run (``long_lived``): on a node one channel, not one a
+#: second, so the answers come every second there too.
 DISKSTATS_COMPANION = Companion(
     name="diskstats",
     argv=["cat", "/proc/uptime", "/proc/diskstats"],
@@ -1134,6 +1135,7 @@ DISKSTATS_COMPANION = Companion(
     timeout_s=10.0,
     first_after_s=0.5,
     keep_output=False,
+    long_lived=True,
 )
 
 
