@@ -347,3 +347,22 @@ def test_a_stalled_long_lived_companion_is_stopped_and_restarts_are_bounded(
         ("companion:hung", stalled),
         ("companion:hung", "[racperf: started 2 times: not started again in this run]\n"),
     ]
+
+
+def test_a_long_lived_companion_s_large_answers_are_cut_at_its_limit_and_framed_on(tmp_path: Path) -> None:
+    """300,000 bytes an answer in many chunks, cut at the companion's 100,000 as a finished
+    companion's output is; the next answer still found whole; a command killed by a signal
+    says so (a negative status)."""
+    script = 'head -c 300000 /dev/zero | tr "\\0" x; echo; printf "tail %s\\n" "$$"; kill -s KILL $$'
+    companion = Companion(
+        "big", ["sh", "-c", script], interval_s=0.2, first_after_s=0.0, long_lived=True, max_output_bytes=100_000
+    )
+    parser = Collecting()
+    runner = CompanionRunner(LocalHost(), Invocation(argv=["true"], companions=(companion,)), tmp_path, parser)
+    _poll_until(runner, lambda: len(parser.outputs) >= 3)
+    runner.close()
+    assert runner.runs == 1
+    for _, output, status in parser.outputs:
+        assert output == "x" * 100_000 and status == -9
+    with pytest.raises(ValueError, match="max_output_bytes"):
+        Companion("x", ["true"], max_output_bytes=0)

@@ -35,7 +35,8 @@ from racperf_tui.core.invocation import Companion, Invocation
 from racperf_tui.core.lines import LineSplitter
 from racperf_tui.core.write_watch import WriteWatch
 
-#: a companion's output beyond this is dropped (a status query prints a line or two)
+#: a companion's output beyond this is dropped (a status query prints a line or two), unless
+#: the companion says how much it prints (``Companion.max_output_bytes``)
 MAX_OUTPUT_BYTES = 64 * 1024
 #: the shortest interval between two starts of one companion, whatever a tool asks (a typo
 #: must not turn the supervisor into a fork loop)
@@ -75,6 +76,8 @@ class _Running:
     frames: _Frames | None = None
     #: when its last answer came (or it started)
     answered: float = 0.0
+    #: its output (a long-lived one's: each answer) is cut here
+    limit: int = MAX_OUTPUT_BYTES
 
 
 class _Frames:
@@ -93,20 +96,28 @@ class _Frames:
         self.notes = b""
 
     def feed(self, chunk: bytes) -> list[tuple[bytes, int]]:
+        """The answers ``chunk`` completed, with their exit statuses (a signal's death
+        negative, as a finished companion's returncode)."""
+        keep = len(self.head) + 16  # enough of the end for a mark line cut between two chunks
+        # where a mark line may start: not again in the part already searched (a large answer
+        # comes in many chunks)
+        start = max(0, len(self.buffer) - keep)
         self.buffer += chunk
         answers = []
         while True:
-            at = self.buffer.find(self.head)
+            at = self.buffer.find(self.head, start)
             end = self.buffer.find(b"\n", at + len(self.head)) if at >= 0 else -1
             if end < 0:
                 break
             word = bytes(self.buffer[at + len(self.head) : end]).strip()
             status = int(word) if word.isdigit() else 255
+            if 128 < status <= 128 + 64:  # sh's way of saying the command died of signal N
+                status = -(status - 128)
             answer = self.notes + bytes(self.buffer[: min(at, self.limit)])
             self.notes = b""
             answers.append((answer[: self.limit], status))
             del self.buffer[: end + 1]
-        keep = len(self.head) + 16  # enough of the end for a mark line cut between two chunks
+            start = 0
         if len(self.buffer) > self.limit + 2 * keep:
             del self.buffer[self.limit : len(self.buffer) - keep]
         return answers
@@ -205,6 +216,7 @@ class CompanionRunner:
     # ---- one companion ---------------------------------------------------------------------
     def _start(self, companion: Companion) -> None:
         argv, stdin, files, frames = list(companion.argv), companion.stdin, {}, None
+        limit = companion.max_output_bytes or MAX_OUTPUT_BYTES
         if companion.long_lived:
             # the loop takes no stdin: each run of the command reads the input file afresh
             mark = "racperf-" + secrets.token_hex(8)
@@ -212,7 +224,7 @@ class CompanionRunner:
             if stdin is not None:
                 files = {LOOP_INPUT_FILE: stdin}
             argv = ["sh", "-c", LOOP_SH, "racperf-companion", mark, interval, LOOP_INPUT_FILE if files else "", *argv]
-            stdin, frames = None, _Frames(mark, MAX_OUTPUT_BYTES)
+            stdin, frames = None, _Frames(mark, limit)
         planned = Invocation(argv=argv, env={**self.invocation.env, **companion.env}, cwd=".", stdin=stdin)
         # named after the run too: a host may keep only the last part of the name (SshHost)
         directory = self.directory / f"{self.directory.name}-companion-{companion.name}"
@@ -226,7 +238,7 @@ class CompanionRunner:
             return
         self.runs += 1
         now = self.clock()
-        self._running[companion.name] = _Running(proc, now, frames=frames, answered=now)
+        self._running[companion.name] = _Running(proc, now, frames=frames, answered=now, limit=limit)
 
     # ---- a long-lived companion --------------------------------------------------------------
     def _poll_loop(self, companion: Companion, running: _Running | None, now: float) -> list[Sample]:
@@ -304,8 +316,8 @@ class CompanionRunner:
 
     def _read(self, running: _Running) -> None:
         for _stream, chunk in running.proc.read(0.0):
-            if chunk and running.size < MAX_OUTPUT_BYTES:
-                running.chunks.append(chunk[: MAX_OUTPUT_BYTES - running.size])
+            if chunk and running.size < running.limit:
+                running.chunks.append(chunk[: running.limit - running.size])
                 running.size += len(running.chunks[-1])
 
     def _finish(self, companion: Companion, running: _Running) -> list[Sample]:

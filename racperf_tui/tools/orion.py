@@ -1136,6 +1136,8 @@ DISKSTATS_COMPANION = Companion(
     first_after_s=0.5,
     keep_output=False,
     long_lived=True,
+    # the whole diskstats of a node with thousands of paths (10,000 devices: about 1.5 MB)
+    max_output_bytes=8 << 20,
 )
 
 
