@@ -17,6 +17,7 @@ import pytest
 from racperf_tui.core.events import Sample
 from racperf_tui.core.hosts import LocalHost
 from racperf_tui.core.invocation import Companion, Invocation
+from racperf_tui.core.write_watch import WriteWatch
 from racperf_tui.orchestration import companions as companions_module
 from racperf_tui.orchestration.companions import CompanionRunner
 
@@ -366,3 +367,20 @@ def test_a_long_lived_companion_s_large_answers_are_cut_at_its_limit_and_framed_
         assert output == "x" * 100_000 and status == -9
     with pytest.raises(ValueError, match="max_output_bytes"):
         Companion("x", ["true"], max_output_bytes=0)
+
+
+def test_a_long_lived_companion_s_tracked_tree_stays_small(tmp_path: Path) -> None:
+    """Its loop forks a cat and a sleep each answer; the process tree a SupervisedProcess
+    tracks (and its write watch looks at 4 times a second) forgets the gone: it stayed at
+    every pid ever seen (7 after 3.6 s at 0.2 s, before; 2 now)."""
+    companion = Companion("clock", ["cat", "/proc/uptime"], interval_s=0.2, first_after_s=0.0, long_lived=True)
+    parser = Collecting()
+    runner = CompanionRunner(
+        LocalHost(), Invocation(argv=["true"], companions=(companion,)), tmp_path, parser, write_watch=WriteWatch(())
+    )
+    started = time.monotonic()
+    _poll_until(runner, lambda: time.monotonic() - started > 3.6)  # past the tree's 6 first looks
+    tracked = runner._running["clock"].proc.tracked_pids  # type: ignore[attr-defined]
+    runner.close()
+    assert len(parser.outputs) >= 12 and runner.runs == 1
+    assert len(tracked) <= 4, tracked

@@ -6,6 +6,7 @@ processes are this machine's, so ps sees them."""
 
 from __future__ import annotations
 
+import glob
 import os
 import signal
 import time
@@ -18,7 +19,7 @@ from racperf_tui.core.diskstats import snapshot_from_text
 from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import Companion, Invocation
 from racperf_tui.core.ssh import SshTarget
-from racperf_tui.core.ssh_host import SshHost
+from racperf_tui.core.ssh_host import RemoteProcess, SshHost
 from racperf_tui.core.write_watch import WriteWatch
 from racperf_tui.orchestration.companions import CompanionRunner
 from racperf_tui.tools.orion import DISKSTATS_COMPANION
@@ -81,18 +82,33 @@ def _loops(mark: str) -> list[int]:
 
 def test_orion_s_diskstats_over_one_channel_every_second_parsed_as_a_local_cat(sshd: Sshd, tmp_path: Path) -> None:
     """ORION's companion as the supervisor runs it (under the node's write watch, whose note
-    comes first): one channel, an answer every second, each read exactly as the recorded
-    files read here."""
+    comes first): one channel, an answer every second; a recorded diskstats answered every
+    0.2 s, each read exactly as the files read here."""
     recorded = Companion(
         "recorded", ["cat", str(ROOT / "proc" / "uptime"), str(ROOT / "proc" / "diskstats")],
-        interval_s=1.0, first_after_s=0.0, keep_output=False, long_lived=True,
+        interval_s=0.2, first_after_s=0.0, keep_output=False, long_lived=True,
     )  # fmt: skip
     parser = Answers()
     host = _host(sshd, tmp_path)
     invocation = Invocation(argv=["true"], companions=(recorded, DISKSTATS_COMPANION))
     runner = CompanionRunner(host, invocation, tmp_path / "7", parser, write_watch=WriteWatch(()))
     try:
-        _poll(runner, lambda: all(len(parser.by_name.get(name, ())) >= 3 for name in ("recorded", "diskstats")))
+        _poll(
+            runner,
+            lambda: len(parser.by_name.get("recorded", ())) >= 20 and len(parser.by_name.get("diskstats", ())) >= 3,
+        )
+        # the node's watchdog tracks the loop's tree, which forks a cat and a sleep each
+        # answer (and the node's write watch its own): the gone are forgotten, so the list is
+        # short between bursts (17 entries after 5 s at 0.2 s, before; 4 now)
+        watchdog = runner._running["recorded"].proc
+        assert isinstance(watchdog, RemoteProcess)
+        (tracked,) = glob.glob(f"{os.environ.get('TMPDIR', '/tmp')}/{watchdog.mark}.*/list")
+        sizes = []
+        for _ in range(30):
+            runner.poll()
+            sizes.append(len(Path(tracked).read_text().split()))
+            time.sleep(0.07)
+        assert min(sizes) <= 6, sizes
     finally:
         runner.close()
     assert runner.runs == 2 and runner.failures == 0

@@ -80,6 +80,13 @@ END { do { added = 0; for (i = 1; i <= NR; i++)
   if (!(pid[i] in k) && (pp[i] in k || gp[i] == pg)) { k[pid[i]] = 1; print pid[i]; added = 1 }
 } while (added) }'
 scan() {
+  # the gone are forgotten: a tree that forks all the time (a companion's loop) would grow
+  # the list for the whole run, past what one awk argument may hold
+  kept=
+  for e in $known; do
+    if started "${e%%:*}" && [ "$st" = "${e#*:}" ]; then kept="$kept $e"; fi
+  done
+  known=${kept# }
   if [ -n "$useps" ]; then
     for p in $(ps -e -o pid= -o ppid= -o pgid= 2>/dev/null | awk -v pg="$pg" -v known="$known" "$closure"); do
       if started "$p"; then known="$known $p:$st"; fi
