@@ -55,7 +55,8 @@ from racperf_tui.core.write_watch import Violation, WriteWatch
 #: the leader, and the group's members; with ps and awk where present, else a /proc walk in
 #: sh) and keeps "pid:starttime" of each in a file (``$TMPDIR/MARK.PID/list``, in a 0700
 #: directory the watchdog made), so processes that left the group with
-#: setsid() (fio's workers) are stopped too, and a reused pid never is.
+#: setsid() (fio's workers) are stopped too, and a reused pid never is; the gone are dropped
+#: from it at each look (a companion's loop forks all the time).
 WATCHDOG_SH = r"""
 mark=$1 grace=$2 limit=$3 cmd=$4 dead=${5:-0}
 exec 3<&0 </dev/null
