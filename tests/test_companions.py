@@ -17,6 +17,8 @@ import pytest
 from racperf_tui.core.events import Sample
 from racperf_tui.core.hosts import LocalHost
 from racperf_tui.core.invocation import Companion, Invocation
+from racperf_tui.core.write_watch import WriteWatch
+from racperf_tui.orchestration import companions as companions_module
 from racperf_tui.orchestration.companions import CompanionRunner
 
 
@@ -233,3 +235,152 @@ def test_under_a_subreaper_a_companion_never_stops_or_reaps_the_benchmark(tmp_pa
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", "main", "done", "True"]
+
+
+# ---- a long-lived companion: one loop for the run, its answers framed --------------------
+
+
+def _poll_until(runner: CompanionRunner, done: Callable[[], bool], timeout_s: float = 20.0) -> list[Sample]:
+    samples: list[Sample] = []
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < deadline, "the companion did not get there in time"
+        samples += runner.poll()
+        time.sleep(0.02)
+    return samples
+
+
+def test_a_long_lived_companion_is_one_process_whose_answers_arrive_whole_at_the_interval(tmp_path: Path) -> None:
+    """Every answer exactly as the command printed it (with or without its last newline), its
+    exit status, its stdin read afresh each time, the env; one process for all of them."""
+    script = 'read n; printf "%s %s\\n" $((n * 2)) "$ANSWER_UNIT"; printf "no newline"; exit $((n % 7))'
+    companion = Companion(
+        "double", ["sh", "-c", script], stdin="23\n", env={"ANSWER_UNIT": "units"}, interval_s=0.3,
+        first_after_s=0.0, long_lived=True,
+    )  # fmt: skip
+    recorded: list[tuple[str, str]] = []
+    parser = Collecting()
+    runner = CompanionRunner(
+        LocalHost(),
+        Invocation(argv=["true"], companions=(companion,)),
+        tmp_path,
+        parser,
+        record=lambda stream, text: recorded.append((stream, text)),
+    )
+    _poll_until(runner, lambda: len(parser.outputs) >= 5)
+    runner.close()
+    assert runner.runs == 1  # one loop, five answers
+    assert parser.outputs[:5] == [("double", "46 units\nno newline", 2)] * 5
+    # 23 % 7 = 2: each answer a failure, kept once (the same output), counted each time
+    assert recorded == [("companion:double", "46 units\nno newline")] and runner.failures >= 5
+    assert (tmp_path / f"{tmp_path.name}-companion-double" / "companion-input.txt").read_text() == "23\n"
+
+
+def test_a_long_lived_companion_answers_at_its_interval(tmp_path: Path) -> None:
+    companion = Companion("clock", ["cat", "/proc/uptime"], interval_s=0.25, first_after_s=0.0, long_lived=True)
+    parser = Collecting()
+    runner = CompanionRunner(LocalHost(), Invocation(argv=["true"], companions=(companion,)), tmp_path, parser)
+    _poll_until(runner, lambda: len(parser.outputs) >= 9)
+    runner.close()
+    uptimes = [float(output.split()[0]) for _, output, _ in parser.outputs]
+    gaps = [b - a for a, b in zip(uptimes, uptimes[1:])]
+    # the node's own clock (its uptime): every 0.25 s, never piled up nor skipped
+    assert all(0.15 <= gap <= 0.45 for gap in gaps), gaps
+    assert 0.22 <= sum(gaps) / len(gaps) <= 0.32, gaps
+    assert runner.runs == 1 and runner.failures == 0
+
+
+def test_a_killed_long_lived_companion_is_started_again_and_said(tmp_path: Path) -> None:
+    companion = Companion("clock", ["cat", "/proc/uptime"], interval_s=0.2, first_after_s=0.0, long_lived=True)
+    parser = Collecting()
+    recorded: list[tuple[str, str]] = []
+    logged: list[str] = []
+    runner = CompanionRunner(
+        LocalHost(),
+        Invocation(argv=["true"], companions=(companion,)),
+        tmp_path,
+        parser,
+        record=lambda stream, text: recorded.append((stream, text)),
+        log=logged.append,
+    )
+    _poll_until(runner, lambda: len(parser.outputs) >= 2)
+    loop = runner._running["clock"].proc
+    assert loop.pid is not None
+    os.kill(loop.pid, 9)
+    _poll_until(runner, lambda: runner.runs == 2 and len(parser.outputs) >= 6)
+    runner.close()
+    ended = "[racperf: the companion's loop ended (exit status -9)]\n"
+    assert ended in [output for _, output, _ in parser.outputs]
+    assert ("companion:clock", ended) in recorded and any("loop ended (exit status -9)" in line for line in logged)
+    # answers again after the restart
+    assert float(parser.outputs[-1][1].split()[0]) > 0 and parser.outputs[-1][2] == 0
+
+
+def test_a_stalled_long_lived_companion_is_stopped_and_restarts_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(companions_module, "MAX_RESTARTS", 1)
+    companion = Companion("hung", ["sleep", "60"], interval_s=0.2, timeout_s=0.4, first_after_s=0.0, long_lived=True)
+    recorded: list[tuple[str, str]] = []
+    logged: list[str] = []
+    parser = Collecting()
+    runner = CompanionRunner(
+        LocalHost(),
+        Invocation(argv=["true"], companions=(companion,)),
+        tmp_path,
+        parser,
+        record=lambda stream, text: recorded.append((stream, text)),
+        log=logged.append,
+    )
+    started = time.monotonic()
+    _poll_until(runner, lambda: any("not started again" in line for line in logged), 15)
+    took = time.monotonic() - started
+    for _ in range(20):  # it stays given up
+        runner.poll()
+        time.sleep(0.02)
+    runner.close()
+    stalled = "[racperf: no answer within 0.4 s: stopped]\n"
+    assert runner.runs == 2 and took < 6
+    assert [output for _, output, _ in parser.outputs] == [stalled, stalled]
+    assert all(status == -15 for _, _, status in parser.outputs)  # TERM
+    assert sum("no answer for 0.4 s: stopping it" in line for line in logged) == 2
+    assert recorded == [
+        ("companion:hung", stalled),
+        ("companion:hung", "[racperf: started 2 times: not started again in this run]\n"),
+    ]
+
+
+def test_a_long_lived_companion_s_large_answers_are_cut_at_its_limit_and_framed_on(tmp_path: Path) -> None:
+    """300,000 bytes an answer in many chunks, cut at the companion's 100,000 as a finished
+    companion's output is; the next answer still found whole; a command killed by a signal
+    says so (a negative status)."""
+    script = 'head -c 300000 /dev/zero | tr "\\0" x; echo; printf "tail %s\\n" "$$"; kill -s KILL $$'
+    companion = Companion(
+        "big", ["sh", "-c", script], interval_s=0.2, first_after_s=0.0, long_lived=True, max_output_bytes=100_000
+    )
+    parser = Collecting()
+    runner = CompanionRunner(LocalHost(), Invocation(argv=["true"], companions=(companion,)), tmp_path, parser)
+    _poll_until(runner, lambda: len(parser.outputs) >= 3)
+    runner.close()
+    assert runner.runs == 1
+    for _, output, status in parser.outputs:
+        assert output == "x" * 100_000 and status == -9
+    with pytest.raises(ValueError, match="max_output_bytes"):
+        Companion("x", ["true"], max_output_bytes=0)
+
+
+def test_a_long_lived_companion_s_tracked_tree_stays_small(tmp_path: Path) -> None:
+    """Its loop forks a cat and a sleep each answer; the process tree a SupervisedProcess
+    tracks (and its write watch looks at 4 times a second) forgets the gone: it stayed at
+    every pid ever seen (7 after 3.6 s at 0.2 s, before; 2 now)."""
+    companion = Companion("clock", ["cat", "/proc/uptime"], interval_s=0.2, first_after_s=0.0, long_lived=True)
+    parser = Collecting()
+    runner = CompanionRunner(
+        LocalHost(), Invocation(argv=["true"], companions=(companion,)), tmp_path, parser, write_watch=WriteWatch(())
+    )
+    started = time.monotonic()
+    _poll_until(runner, lambda: time.monotonic() - started > 3.6)  # past the tree's 6 first looks
+    tracked = runner._running["clock"].proc.tracked_pids  # type: ignore[attr-defined]
+    runner.close()
+    assert len(parser.outputs) >= 12 and runner.runs == 1
+    assert len(tracked) <= 4, tracked

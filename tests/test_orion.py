@@ -374,6 +374,24 @@ class Clock:
         return self.now
 
 
+def test_the_schedule_of_points_starts_at_orion_s_estimate_line() -> None:
+    """On a node ORION starts seconds after the supervisor (the channel, the node's net, its
+    own start): the data point running is read from the estimate line ORION prints right
+    before its first point, so the live figures go to the point that really runs."""
+    clock = Clock()
+    parser = orion.OrionStreamParser({"run": "simple", "lun": ["/dev/vdb"]}, clock=clock)  # 60 s points
+    clock.now += 20.0
+    [planned] = parser.feed("Calibration will take approximately 9 minutes.")
+    assert planned.metrics["elapsed_s"] == 20.0 and planned.metrics["data_point"] == 1
+    clock.now = 1000.0 + 75.0  # 55 s into ORION's points: still the first (0, 0)
+    [sample] = parser.tick()
+    assert sample.metrics["elapsed_s"] == 75.0 and sample.metrics["data_point"] == 1
+    assert sample.metrics["progress_pct"] == round(100 * 75 / 720, 2)  # progress stays the run's clock
+    clock.now = 1000.0 + 85.0  # 65 s into them: the second, small=1
+    [sample] = parser.tick()
+    assert sample.metrics["data_point"] == 2 and (sample.extra["small"], sample.extra["large"]) == (1, 0)
+
+
 def test_stream_parser_turns_the_estimate_into_progress_over_time() -> None:
     clock = Clock()
     config = {"run": "simple", "lun": ["/dev/vdb"]}  # 8 data points, 720 s planned with warming

@@ -289,17 +289,14 @@ def test_a_group_is_stopped_at_once_by_runs_stop(two_nodes: Path, tmp_path: Path
 
 @pytest.fixture
 def oracle_home(tmp_path: Path) -> Path:
-    """An ORACLE_HOME whose bin/orion is the emulator with short data points: the node's
-    session does not carry this process's environment, so a wrapper sets it there."""
+    """An ORACLE_HOME whose bin/orion is the emulator in real time (each data point its
+    -duration), so racperf's schedule of the points is the emulator's own."""
     home = tmp_path / "oracle_home"
     (home / "bin").mkdir(parents=True)
     (home / "lib").mkdir()
-    emulator = home / "bin" / "orion-emulator"
+    emulator = home / "bin" / "orion"
     shutil.copy(FAKES / "orion", emulator)
     os.chmod(emulator, 0o755)
-    wrapper = home / "bin" / "orion"
-    wrapper.write_text(f'#!/bin/sh\nRACPERF_FAKE_ORION_POINT_S=0.2 exec {emulator} "$@"\n')
-    os.chmod(wrapper, 0o755)
     return home
 
 
@@ -309,11 +306,15 @@ def oracle_home(tmp_path: Path) -> Path:
 def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path, oracle_home: Path) -> None:
     """The seed's setup: ORION started on every node against the shared LUN (here one loop
     device both nodes read), each node's write guard judging it, each node's diskstats
-    companion measuring the LUN's device there; one result per node and the total."""
+    companion measuring the LUN's device there (one channel a node, an answer a second): live
+    figures on each node at each of its three 2 s data points; one result per node and the
+    total."""
+    data = tmp_path / "data"
     with loop_device(tmp_path / "lun.img", 16) as lun:
         done = racperf(
-            "run", "orion", "--nodes", "rac1,rac2", "--cluster", str(two_nodes), "--data-dir", str(tmp_path / "data"),
-            "--set", "run=simple", "--set", f"lun={lun.path}", "--set", f"oracle_home={oracle_home}",
+            "run", "orion", "--nodes", "rac1,rac2", "--cluster", str(two_nodes), "--data-dir", str(data),
+            "--set", "run=advanced", "--set", "matrix=col", "--set", "num_small=2", "--set", "duration=3",
+            "--set", "cache_size=0", "--set", f"lun={lun.path}", "--set", f"oracle_home={oracle_home}",
             "--set", "hugenotneeded=true", timeout_s=200,
         )  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout[-2000:]
@@ -331,11 +332,26 @@ def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path
         n = total["interval"]
         nth = {node: [s for s in samples if s["node"] == node][n - 1]["metrics"] for node in total["nodes"]}
         assert total["metrics"]["progress_pct"] == min(m["progress_pct"] for m in nth.values())
-        # the emulator's runs are seconds long: whether each node's diskstats companion
-        # answered twice in them (the first answer is the baseline) depends on the load
         if len(nth) == 2 and all("lun_iops" in m for m in nth.values()):
             assert total["metrics"]["lun_iops"] == pytest.approx(sum(m["lun_iops"] for m in nth.values()))
             assert total["metrics"]["lun_mbps"] == pytest.approx(sum(m["lun_mbps"] for m in nth.values()))
+    both = [t for t in totals if len(t["nodes"]) == 2 and t["metrics"].get("lun_iops", 0) > 0]
+    assert len(both) >= 2, [t["metrics"] for t in totals]  # intervals where both nodes' live figures add up
+    with Store.open(data) as store:
+        for run in store.group_runs(final["group_id"]):
+            recorded = [s for _, s in store.samples(run.id)]
+            # the companion's answers (its start on a loaded node takes seconds): one a second
+            # over one channel, each after the first (the baseline) with the LUN's figures (a
+            # channel an answer gave 5 of 26 samples in a 3 s-a-point run, 4 to 5 s apart)
+            answers = [s for s in recorded if s.extra.get("phase") == "running" and "orion_live" in s.extra]
+            seen = [(round(s.t, 1), bool(s.extra["orion_live"]["rows"])) for s in answers]
+            assert len(answers) >= 5 and all(live for _, live in seen[1:]), (run.host, seen)
+            assert (answers[-1].t - answers[0].t) / (len(answers) - 1) < 1.5, (run.host, seen)
+            points = recorded[-1].extra["orion_live"]["points"]
+            fields = recorded[-1].extra["orion_live"]["point_fields"]
+            by_number = {p[0]: dict(zip(fields, p)) for p in points}
+            assert set(by_number) >= {2, 3}, (run.host, points)  # the first may be the baseline's
+            assert all(p["iops"] > 0 and p["seconds"] > 0 for p in by_number.values()), (run.host, points)
 
 
 @pytest.mark.slow

@@ -48,6 +48,18 @@ class Companion:
     timeout, a start that failed): for a companion whose every answer differs and whose
     parser's samples already keep what it measured (ORION's diskstats: the whole file a
     second would be most of the run's record).
+
+    ``long_lived``: the companion is one process for the whole run instead of one start per
+    answer: a POSIX-sh loop on the host runs ``argv`` every ``interval_s`` and frames each
+    answer with a mark line carrying its exit status; each framed answer goes to the parser
+    exactly as a finished companion's output does. On an SSH node that is one channel (and one
+    watchdog) for the run instead of a channel a start (ORION's diskstats: an answer every
+    1 s instead of every 4 to 5 s). For a command that is cheap to run again and needs no
+    session of its own (a ``cat`` of /proc files); no answer within ``timeout_s`` stops the
+    loop, a loop that ended is started again (a few times: orchestration/companions.py).
+
+    ``max_output_bytes``: its output (a long-lived one's: each answer) is cut there; None:
+    the runner's 64 KiB, for a status line or two.
     """
 
     name: str
@@ -58,6 +70,8 @@ class Companion:
     timeout_s: float = 30.0
     first_after_s: float = 1.0
     keep_output: bool = True
+    long_lived: bool = False
+    max_output_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if not self.name.replace("_", "").replace("-", "").isalnum():
@@ -66,6 +80,8 @@ class Companion:
             raise ValueError(f"companion {self.name}: empty argv")
         if not self.interval_s > 0 or not self.timeout_s > 0 or self.first_after_s < 0:
             raise ValueError(f"companion {self.name}: interval_s and timeout_s must be > 0, first_after_s >= 0")
+        if self.max_output_bytes is not None and self.max_output_bytes < 1:
+            raise ValueError(f"companion {self.name}: max_output_bytes must be > 0")
 
 
 @dataclass(frozen=True)

@@ -438,7 +438,13 @@ class SupervisedProcess:
         table = process_table() if table is None else table
         me = os.getpid()
         watchdog_pid = self._watchdog.pid if self._watchdog is not None else -1
-        roots = {pid for pid, start in self._known.items() if pid in table and table[pid].starttime == start}
+        # the gone (reaped) and the reused are forgotten: a tree that forks all the time (a
+        # companion's loop: a cat and a sleep a second) would grow the list, and every write
+        # watch's look at it, for the whole run
+        self._known = {
+            pid: start for pid, start in self._known.items() if pid in table and table[pid].starttime == start
+        }
+        roots = set(self._known)
         if not self._reaped and self.pid in table:
             roots.add(self.pid)
         if not self._reaped:  # once reaped, the group id may belong to someone else
@@ -512,7 +518,7 @@ class SupervisedProcess:
 
     @property
     def tracked_pids(self) -> list[int]:
-        """Every pid tracked so far (alive or not)."""
+        """The pids tracked (alive, or dead and not yet reaped, at the last look)."""
         return sorted(self._known)
 
     def _maybe_scan(self, now: float) -> None:

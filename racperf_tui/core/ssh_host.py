@@ -55,7 +55,8 @@ from racperf_tui.core.write_watch import Violation, WriteWatch
 #: the leader, and the group's members; with ps and awk where present, else a /proc walk in
 #: sh) and keeps "pid:starttime" of each in a file (``$TMPDIR/MARK.PID/list``, in a 0700
 #: directory the watchdog made), so processes that left the group with
-#: setsid() (fio's workers) are stopped too, and a reused pid never is.
+#: setsid() (fio's workers) are stopped too, and a reused pid never is; the gone are dropped
+#: from it at each look (a companion's loop forks all the time).
 WATCHDOG_SH = r"""
 mark=$1 grace=$2 limit=$3 cmd=$4 dead=${5:-0}
 exec 3<&0 </dev/null
@@ -80,6 +81,13 @@ END { do { added = 0; for (i = 1; i <= NR; i++)
   if (!(pid[i] in k) && (pp[i] in k || gp[i] == pg)) { k[pid[i]] = 1; print pid[i]; added = 1 }
 } while (added) }'
 scan() {
+  # the gone are forgotten: a tree that forks all the time (a companion's loop) would grow
+  # the list for the whole run, past what one awk argument may hold
+  kept=
+  for e in $known; do
+    if started "${e%%:*}" && [ "$st" = "${e#*:}" ]; then kept="$kept $e"; fi
+  done
+  known=${kept# }
   if [ -n "$useps" ]; then
     for p in $(ps -e -o pid= -o ppid= -o pgid= 2>/dev/null | awk -v pg="$pg" -v known="$known" "$closure"); do
       if started "$p"; then known="$known $p:$st"; fi

@@ -1126,7 +1126,8 @@ def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool,
 #: read on ORION's own host (the supervisor runs a companion where the benchmark runs, local or
 #: over SSH) once a second: the uptime on the first line, then the diskstats. Its answers are
 #: not kept as raw output (the whole file each second; the samples keep the LUNs' figures),
-#: its failures are.
+#: its failures are. One loop for the run (``long_lived``): on a node one channel, not one a
+#: second, so the answers come every second there too.
 DISKSTATS_COMPANION = Companion(
     name="diskstats",
     argv=["cat", "/proc/uptime", "/proc/diskstats"],
@@ -1134,6 +1135,9 @@ DISKSTATS_COMPANION = Companion(
     timeout_s=10.0,
     first_after_s=0.5,
     keep_output=False,
+    long_lived=True,
+    # the whole diskstats of a node with thousands of paths (10,000 devices: about 1.5 MB)
+    max_output_bytes=8 << 20,
 )
 
 
@@ -1156,7 +1160,8 @@ class OrionStreamParser:
     ORION says only how long it will take, so progress is time: ``planned_s`` is the larger of
     ORION's own estimate and :func:`planned_duration_s` (ORION leaves out cache warming);
     ``progress_pct`` = elapsed / planned (held below 100 until the results are printed), and
-    the data point running is read off the planned schedule (an estimate: ORION does not say).
+    the data point running is read off the planned schedule from the time ORION printed its
+    estimate, right before its first point (an estimate: ORION does not say).
     ``tick()`` (called by the supervisor while ORION is silent) gives one sample per
     :data:`PROGRESS_INTERVAL_S`. ``clock`` is injectable for tests.
 
@@ -1178,6 +1183,10 @@ class OrionStreamParser:
     ) -> None:
         self._clock = clock
         self._started = clock()
+        #: seconds after the start at which ORION printed its estimate, right before its first
+        #: data point: the schedule is read from there (on a node ORION starts seconds after
+        #: the supervisor, and a schedule read from the supervisor's start runs ahead of it)
+        self._points_from = 0.0
         self._interval_s = interval_s
         self._last_tick: float | None = None
         self._planned_model_s: float | None = None
@@ -1212,7 +1221,7 @@ class OrionStreamParser:
             return 0, None
         model_total = sum(p.length_s for p in self._schedule) or 1.0
         points_s = (self.orion_estimate_s or 0.0) - ORION_ESTIMATE_EXTRA_S
-        at = elapsed * model_total / max(model_total, points_s)
+        at = max(0.0, elapsed - self._points_from) * model_total / max(model_total, points_s)
         for index, point in enumerate(self._schedule):
             if at < point.start_s + point.length_s:
                 return index + 1, point
@@ -1275,6 +1284,7 @@ class OrionStreamParser:
             self.planned_s = max(self.orion_estimate_s, self._planned_model_s or 0.0)
             elapsed = self._elapsed()
             self._last_tick = elapsed
+            self._points_from = elapsed
             return [self._sample(elapsed, "planned")]
         if self.planned_s is not None and (
             _MAX_MBPS_RE.search(line) or _MAX_IOPS_RE.search(line) or _MIN_LAT_RE.search(line)
