@@ -799,12 +799,12 @@ def plan(
         assert host is not None
         relative = [(path, job) for job in jobs for path in job_paths(job)[0] if not path.startswith("/")]
         if relative:
-            path, job = relative[0]
             raise FioPlanError(
                 [
                     f"{job.where}: file {path!r}: a run on {host.name} needs absolute file names "
                     "(filename=/path or directory=/path): a relative one means a directory there racperf cannot "
                     "judge (fio takes it from its working directory, not from the job file's)"
+                    for path, job in relative[:5]
                 ]
             )
     targets = plan_targets(jobs, host)
