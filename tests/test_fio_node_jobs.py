@@ -180,7 +180,10 @@ def test_an_include_is_the_one_fio_here_would_read(
                 "ioengine='external:/tmp/x.so'",
             ],
         ),
-        ("[r]\nrw=read\nfilename=/dev/null\nbs=${A B}\n; \xe9t\xe9\n", ["${A B} in", "is not UTF-8 text (byte"]),
+        (
+            "[r]\nrw=read\nfilename=/dev/null\nbs=${A B}\ndescription=${LD_PRELOAD}\n; \xe9t\xe9\n",
+            ["${A B} in", "${LD_PRELOAD} in", "dynamic loader", "is not UTF-8 text (byte"],
+        ),
     ],
     ids=["relative", "includes", "for-the-node"],
 )
@@ -189,7 +192,8 @@ def test_what_a_node_cannot_be_given_as_read_here_is_refused(
 ) -> None:
     """Relative file names (a file name, a job's default JOB.0.0, a relative directory); an
     include missing here, a FIFO (which would never end), a library engine; what cannot go
-    to the node as it was read: a variable that is no name, a file that is not UTF-8."""
+    to the node as it was read: a variable that is no name or one of the dynamic loader's,
+    a file that is not UTF-8."""
     monkeypatch.chdir(tmp_path)
     os.mkfifo(tmp_path / "fifo")
     _job(tmp_path / "evil.fio", "ioengine=external:/tmp/x.so\n")

@@ -510,6 +510,12 @@ class NodeJobFiles:
                         f"job file {reading.path}: ${{{variable}}} in {file}: not a variable name racperf can "
                         f"send to {node}"
                     )
+                elif variable.startswith("LD_"):
+                    # sent with fio's command, it would steer the node's dynamic loader
+                    problems.append(
+                        f"job file {reading.path}: ${{{variable}}} in {file}: racperf does not send the dynamic "
+                        f"loader's variables to {node}; write the value"
+                    )
         if problems:
             return problems
         for file in order:
@@ -545,7 +551,8 @@ class NodeJobFiles:
         lines = [
             "umask 077",
             'd=$(mktemp -d "${TMPDIR:-/tmp}/racperf-fiojob.XXXXXX") || exit 1',
-            "trap 'cd /; rm -rf -- \"$d\"' EXIT HUP INT TERM",
+            "trap 'cd /; rm -rf -- \"$d\"' EXIT",
+            "trap 'exit 143' HUP INT TERM",
             'cd -- "$d" || exit 1',
         ]
         for name, text in self._copies.values():
