@@ -157,7 +157,7 @@ def invocation(
     argv.append(os.path.join(place, JOB_FILE_NAME))
     return Invocation(
         argv=argv,
-        files={JOB_FILE_NAME: fio_plan.job_file_text},
+        files={JOB_FILE_NAME: fio_plan.job_file_text, **fio_plan.input_files},
         targets=tuple(fio_plan.targets),
         hard_limit_s=plan_hard_limit(fio_plan),
         notes=tuple(notes),

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -81,7 +82,7 @@ KNOWN_ENGINES = ("psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_ur
 
 #: fio's answer to --cmdhelp must come within this (a hung fio must not hang the form)
 _FIO_TIMEOUT_S = 20.0
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
 class FioOptionError(ValueError):
@@ -101,6 +102,8 @@ class FioOptionTable:
     kinds: dict[str, str]
     args: dict[str, str]
     engine_options: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: the engines built into this fio (``fio --enghelp``): loading one runs no library code
+    builtin_engines: frozenset[str] = frozenset()
 
     def match(self, spelled: str) -> list[str]:
         """Spellings fio's getopt_long_only would consider for ``spelled``: the exact one, else
@@ -143,31 +146,103 @@ def _help_details(text: str) -> tuple[str | None, str]:
     return alias, kind
 
 
-#: one line between the answers of a node's fio (what no answer of fio holds)
-_ANSWER_END = "racperf-fio-answer-end"
-#: every query to a node's fio in one command: one round trip, not ~290 channels; eight fio
-#: processes at a time, the answers printed in order, each followed by the end line
-_REMOTE_QUERIES_SH = r"""
-fio=$1; shift
-d=$(mktemp -d "${TMPDIR:-/tmp}/racperf-fio.XXXXXX") || exit 1
-trap 'rm -rf -- "$d"' EXIT
-i=0
-for a in "$@"; do
-  i=$((i+1))
-  "$fio" "$a" </dev/null >"$d/$i" 2>&1 &
-  if [ $((i % 8)) -eq 0 ]; then wait; fi
-done
-wait
-j=0
-while [ "$j" -lt "$i" ]; do j=$((j+1)); cat -- "$d/$j"; printf '\n%s\n' racperf-fio-answer-end; done
-"""
 #: seconds a node's fio may take to answer every query of its option table
 _REMOTE_TABLE_TIMEOUT_S = 300.0
+#: fio processes at a time on a node while it answers the queries
+_REMOTE_LANES = 8
+#: a node's whole option table in one command: the first round (version, the job options,
+#: the built-in engines, each known engine's options), then one query per option name found
+#: in it, as _read_table asks them (a name once: job options first, then the engines in
+#: order); $lanes fio processes at a time, each lane working through its share of the list
+#: (no batch waits for its slowest); every answer printed after a line "MARK QUERY" and
+#: followed by "MARK-end". The names are read from the listings as _HELP_NAME_RE reads them.
+_REMOTE_TABLE_SH = r"""
+fio=$1 mark=$2 lanes=$3; shift 3
+d=$(mktemp -d "${TMPDIR:-/tmp}/racperf-fio.XXXXXX") || exit 1
+trap 'rm -rf -- "$d"' EXIT
+set -f
+ask_all() {
+  k=0
+  while [ "$k" -lt "$lanes" ]; do
+    (
+      i=0
+      while IFS= read -r a; do
+        i=$((i + 1))
+        if [ $(((i - 1) % lanes)) -eq "$k" ]; then "$fio" "$a" </dev/null >"$1.$i" 2>&1; fi
+      done <"$1"
+    ) &
+    k=$((k + 1))
+  done
+  wait
+}
+names() {
+  while IFS= read -r line; do
+    case $line in *:*) ;; *) continue ;; esac
+    set -- ${line%%:*}
+    [ $# -eq 1 ] || continue
+    case $1 in *[!A-Za-z0-9_-]*) continue ;; esac
+    printf '%s\n' "$1"
+  done
+}
+printf '%s\n' --version --cmdhelp=all --enghelp >"$d/q1"
+for e in "$@"; do printf '%s\n' "--enghelp=$e" >>"$d/q1"; done
+ask_all "$d/q1"
+seen=' '
+: >"$d/q2"
+names <"$d/q1.2" >"$d/n"
+while IFS= read -r n; do
+  case $seen in *" $n "*) continue ;; esac
+  seen="$seen$n "
+  printf '%s\n' "--cmdhelp=$n" >>"$d/q2"
+done <"$d/n"
+i=3
+for e in "$@"; do
+  i=$((i + 1))
+  case $(cat "$d/q1.$i") in *"has no options"*) continue ;; esac
+  names <"$d/q1.$i" >"$d/n"
+  while IFS= read -r n; do
+    case $seen in *" $n "*) continue ;; esac
+    seen="$seen$n "
+    printf '%s\n' "--enghelp=$e,$n" >>"$d/q2"
+  done <"$d/n"
+done
+ask_all "$d/q2"
+for list in q1 q2; do
+  i=0
+  while IFS= read -r a; do
+    i=$((i + 1))
+    printf '%s %s\n' "$mark" "$a"
+    cat -- "$d/$list.$i" 2>/dev/null
+    printf '\n%s-end\n' "$mark"
+  done <"$d/$list"
+done
+"""
+
+
+def _node_answers(fio: str, node: Host) -> dict[str, str]:
+    """Every answer of the node's fio to its option table's queries, from one command."""
+    mark = "racperf-fio-" + secrets.token_hex(8)
+    argv = ["sh", "-c", _REMOTE_TABLE_SH, "racperf-fio-table", fio, mark, str(_REMOTE_LANES), *KNOWN_ENGINES]
+    try:
+        answer = node.run_briefly(argv, _REMOTE_TABLE_TIMEOUT_S)
+    except OSError as exc:
+        raise FioOptionError(f"cannot ask {fio} on {node.name} for its options: {exc}") from None
+    answers: dict[str, str] = {}
+    for record in answer.stdout.split(f"\n{mark}-end\n"):
+        head, _, text = record.partition("\n")
+        if head.startswith(f"{mark} "):
+            answers[head[len(mark) + 1 :]] = text
+    if answer.returncode != 0 or "--cmdhelp=all" not in answers:
+        raise FioOptionError(
+            f"{fio} on {node.name} did not answer its option queries: {answer.text.strip()[:200] or 'no output'}"
+        )
+    return answers
 
 
 def _asker(fio: str, host: Host | None) -> Callable[[list[str]], list[str]]:
     """answers(queries): fio's answer (stdout + stderr) to each ``fio QUERY``: here in parallel
-    processes, on another node in one sh loop over one channel."""
+    processes; on another node every query of the table is answered by one command (the first
+    call), later calls are looked up in its answers."""
     if not on_another_node(host):
 
         def here(queries: list[str]) -> list[str]:
@@ -175,49 +250,60 @@ def _asker(fio: str, host: Host | None) -> Callable[[list[str]], list[str]]:
                 return list(pool.map(lambda q: _run_fio(fio, q), queries))
 
         return here
+    assert host is not None
     node = host
+    fetched: dict[str, str] = {}
 
     def there(queries: list[str]) -> list[str]:
-        try:
-            answer = node.run_briefly(
-                ["sh", "-c", _REMOTE_QUERIES_SH, "racperf-fio-table", fio, *queries], _REMOTE_TABLE_TIMEOUT_S
+        if not fetched:
+            fetched.update(_node_answers(fio, node))
+        missing = [query for query in queries if query not in fetched]
+        if missing:
+            raise FioOptionError(
+                f"{fio} on {node.name} answered {len(queries) - len(missing)} of {len(queries)} option queries "
+                f"(not {missing[0]})"
             )
-        except OSError as exc:
-            raise FioOptionError(f"cannot ask {fio} on {node.name} for its options: {exc}") from None
-        answers = answer.stdout.split(f"\n{_ANSWER_END}\n")
-        if len(answers) < len(queries):
-            raise FioOptionError(f"{fio} on {node.name} answered {len(answers) - 1} of {len(queries)} option queries")
-        return answers[: len(queries)]
+        return [fetched[query] for query in queries]
 
     return there
 
 
+def _listed_names(text: str) -> list[str]:
+    return [m.group(1) for m in map(_HELP_NAME_RE.match, text.splitlines()) if m]
+
+
 def _read_table(fio: str, host: Host | None = None) -> dict[str, object]:
     ask = _asker(fio, host)
-    version_text, listing = ask(["--version", "--cmdhelp=all"])
+    first = ask(["--version", "--cmdhelp=all", "--enghelp", *(f"--enghelp={engine}" for engine in KNOWN_ENGINES)])
+    version_text, listing, builtin_listing = first[:3]
     version = version_text.strip().splitlines()[0:1]
-    job_names = [m.group(1) for m in map(_HELP_NAME_RE.match, listing.splitlines()) if m]
+    job_names = _listed_names(listing)
     if len(job_names) < 50:
         raise FioOptionError(f"{fio} --cmdhelp=all listed {len(job_names)} options; cannot read fio's option table")
+    _, listed, builtin_names = builtin_listing.partition("Available IO engines:")
+    builtins = builtin_names.split() if listed else []
     engines: dict[str, list[str]] = {}
-    for engine, text in zip(KNOWN_ENGINES, ask([f"--enghelp={engine}" for engine in KNOWN_ENGINES]), strict=True):
-        engines[engine] = (
-            [] if "has no options" in text else [m.group(1) for m in map(_HELP_NAME_RE.match, text.splitlines()) if m]
-        )
-    queries = [("job", name, f"--cmdhelp={name}") for name in job_names]
-    queries += [("engine", name, f"--enghelp={engine},{name}") for engine, names in engines.items() for name in names]
-    # ~250 short fio processes: once per fio binary (then cached on disk)
-    answers = ask([q[2] for q in queries])
+    for engine, text in zip(KNOWN_ENGINES, first[3:], strict=True):
+        engines[engine] = [] if "has no options" in text else _listed_names(text)
+    # a name once (the first kind that has it wins): the node's command asks them the same way
+    queries: dict[str, tuple[str, str]] = {}
+    for name in job_names:
+        queries.setdefault(name, ("job", f"--cmdhelp={name}"))
+    for engine, names in engines.items():
+        for name in names:
+            queries.setdefault(name, ("engine", f"--enghelp={engine},{name}"))
+    # ~240 short fio processes: once per fio binary (then cached on disk)
+    answers = ask([query for _kind, query in queries.values()])
     options: dict[str, dict[str, object]] = {}
-    for (kind, name, _query), answer in zip(queries, answers):
+    for (name, (kind, _query)), answer in zip(queries.items(), answers, strict=True):
         alias, arg = _help_details(answer)
-        if name not in options:
-            options[name] = {"kind": kind, "alias": alias, "arg": arg}
+        options[name] = {"kind": kind, "alias": alias, "arg": arg}
     return {
         "cache_version": _CACHE_VERSION,
         "fio_version": version[0] if version else "?",
         "options": options,
         "engines": engines,
+        "builtin_engines": sorted(n for n in builtins if re.fullmatch(r"[a-z0-9_]+", n)),
     }
 
 
@@ -238,12 +324,15 @@ def _table_from_data(data: dict[str, object]) -> FioOptionTable:
                 args[spelling] = str(info["arg"])
     engines = data.get("engines") or {}
     assert isinstance(engines, dict)
+    builtins = data.get("builtin_engines") or []
+    assert isinstance(builtins, list)
     return FioOptionTable(
         fio_version=str(data.get("fio_version", "?")),
         names=names,
         kinds=kinds,
         args=args,
         engine_options={k: frozenset(v) for k, v in engines.items()},
+        builtin_engines=frozenset(str(name) for name in builtins),
     )
 
 

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
+import shlex
 import stat
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
@@ -105,6 +107,9 @@ class FioPlan:
     top_level: list[FioArg]
     targets: list[Target]
     job_file_text: str
+    #: on another node: the job files and includes as read here, as the node's fio read them
+    #: (copy name -> text); kept in the run's directory beside racperf's own job file
+    input_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def writes(self) -> bool:
@@ -138,16 +143,21 @@ def _fio(
     env: dict[str, str] | None = None,
     host: Host | None = None,
     stdin: str | None = None,
+    files: NodeJobFiles | None = None,
 ) -> tuple[int, str]:
     """fio's answer (status, stdout + stderr) where the run runs: here, or on ``host``'s node
-    (``stdin``: a job file's text for the job named ``-``)."""
+    (``stdin``: a job file's text for the job named ``-``; ``files``: the job files read here,
+    written to a private directory there that is fio's working directory, removed after)."""
     where = f" on {host.name}" if host is not None and is_remote(host) else ""
     try:
         if is_remote(host):
             assert host is not None
-            answer = host.run_briefly(
-                [fio, *args], _FIO_TIMEOUT_S, env={**(env or {}), "PATH": _NO_COMMANDS_PATH}, stdin=stdin
-            )
+            node_env = {**(env or {}), "PATH": _NO_COMMANDS_PATH}
+            if files is not None:
+                script = files.script(fio, args, node_env)
+                answer = host.run_briefly(["sh", "-s"], _FIO_TIMEOUT_S, stdin=script)
+            else:
+                answer = host.run_briefly([fio, *args], _FIO_TIMEOUT_S, env=node_env, stdin=stdin)
             return answer.returncode, answer.text
         done = run_briefly([fio, *args], _FIO_TIMEOUT_S, _parse_env(env))
     except (subprocess.TimeoutExpired, TimeoutError):
@@ -213,10 +223,11 @@ def _trace_jobs(trace: str, where: str, *, first_file_stonewall: bool) -> list[F
 
 def resolve_jobs(
     fio: str, table: FioOptionTable, args: list[str], env: dict[str, str] | None = None, host: Host | None = None
-) -> tuple[list[FioJob], list[FioArg]]:
+) -> tuple[list[FioJob], list[FioArg], dict[str, str]]:
     """Every job of the fio command line ``args`` (options and job files) as fio parses it
-    (the fio of ``host``'s node when it is another one), and fio's own options that racperf
-    passes on. FioPlanError lists everything refused."""
+    (the fio of ``host``'s node when it is another one: the job files read here, their
+    copies read there), fio's own options that racperf passes on, and those copies (name ->
+    text; none for this machine). FioPlanError lists everything refused."""
     line = read_command_line(args, table, refusal_names())
     problems = list(line.problems)
     top_level: list[FioArg] = []
@@ -233,25 +244,25 @@ def resolve_jobs(
             reason = job_option_refusal(arg.name, arg.value)
             if reason:
                 problems.append(f"{arg.where}: fio option {arg.name}={arg.value or ''} {reason}; racperf refuses it")
-    if is_remote(host) and line.job_files:
-        assert host is not None
-        problems.append(
-            f"job file {line.job_files[0]}: a run on {host.name} takes fio options, not a job file "
-            "(the file is here, its includes would be read there); give the job as options"
-        )
+    node_files = NodeJobFiles() if is_remote(host) else None
     for path in line.job_files:
-        problems.extend(_screen_job_file(fio, table, path, env))
+        problems.extend(_screen_job_file(fio, table, path, env, host, node_files))
     if problems:
         raise FioPlanError(problems)
+    if node_files is not None:
+        env = node_files.environment(env)
+    # on a node fio reads the copies (in its working directory there) in place of the paths
+    job_files = [node_files.name_of(path) for path in line.job_files] if node_files else line.job_files
 
     cli = [f"--{a.name}" if a.value is None else f"--{a.name}={a.value}" for a in job_args]
     jobs: list[FioJob] = []
-    parses = [(cli + line.job_files[:1], "the command line" + (f" and {line.job_files[0]}" if line.job_files else ""))]
-    parses += [([path], path) for path in line.job_files[1:]]
+    parses = [(cli + job_files[:1], "the command line" + (f" and {line.job_files[0]}" if line.job_files else ""))]
+    parses += [([copy], path) for copy, path in zip(job_files[1:], line.job_files[1:], strict=True)]
     for index, (parse_args, where) in enumerate(parses):
-        status, trace = _fio(fio, ["--parse-only", "--debug=parse", *parse_args], env, host)
+        status, trace = _fio(fio, ["--parse-only", "--debug=parse", *parse_args], env, host, files=node_files)
         if status != 0:
-            raise FioPlanError([f"fio refuses {where}: {_fio_messages(trace)}"])
+            said = _fio_messages(trace)
+            raise FioPlanError([f"fio refuses {where}: {node_files.restore(said) if node_files else said}"])
         jobs.extend(_trace_jobs(trace, where, first_file_stonewall=index > 0))
     if not jobs:
         raise FioPlanError(["no job: give fio options with --name=JOB, or a job file with a [JOB] section"])
@@ -267,12 +278,21 @@ def resolve_jobs(
             )
     if problems:
         raise FioPlanError(problems)
-    return jobs, top_level
+    return jobs, top_level, node_files.files() if node_files else {}
 
 
-def _screen_job_file(fio: str, table: FioOptionTable, path: str, env: dict[str, str] | None) -> list[str]:
+def _screen_job_file(
+    fio: str,
+    table: FioOptionTable,
+    path: str,
+    env: dict[str, str] | None,
+    host: Host | None = None,
+    node_files: NodeJobFiles | None = None,
+) -> list[str]:
     """Refusals for a job file, from fio's --showcmd (which never loads an engine), before the
-    file ever reaches fio's real parser."""
+    file ever reaches fio's real parser. For a run on another node (``node_files``) the file
+    and its includes are read here, as fio here would resolve them, and that node's fio reads
+    the copies (see :class:`NodeJobFiles`)."""
     try:
         size = os.stat(path).st_size
     except OSError as exc:
@@ -281,12 +301,22 @@ def _screen_job_file(fio: str, table: FioOptionTable, path: str, env: dict[str, 
         return [f"job file {path}: not a regular file"]
     if size > MAX_JOB_FILE_BYTES:
         return [f"job file {path}: {size} bytes; a job file is at most {MAX_JOB_FILE_BYTES} bytes"]
-    early = prescreen_job_file(path, builtin_engines(fio))
-    if early:
-        return early
-    status, output = _fio(fio, ["--showcmd", path], env)
+    reading = read_job_file(path, table.builtin_engines)
+    if reading.problems:
+        return reading.problems
+    if node_files is not None:
+        assert host is not None
+        early = node_files.add(reading, host.name)
+        if early:
+            return early
+        status, output = _fio(
+            fio, ["--showcmd", node_files.name_of(path)], node_files.environment(env), host, files=node_files
+        )
+    else:
+        status, output = _fio(fio, ["--showcmd", path], env)
     if status != 0:
-        return [f"job file {path}: fio cannot read it: {_fio_messages(output)}"]
+        said = _fio_messages(output)
+        return [f"job file {path}: fio cannot read it: {node_files.restore(said) if node_files else said}"]
     problems = []
     for arg in show_command_options(output, table):
         where = f"job file {path}, option {arg.name}"
@@ -310,21 +340,35 @@ _MATH_KEYWORDS = (b"$pagesize", b"$mb_memory", b"$ncpus")
 _MAX_INCLUDE_DEPTH = 8
 
 
-_builtin_engines: dict[str, frozenset[str]] = {}
+@dataclass
+class JobFileReading:
+    """A job file and everything it includes, read here as fio reads them: the refusals, the
+    bytes of every file read (by the path fio names it with), the include each include line
+    leads to as fio here would resolve it, and the ``${NAME}`` each file's option lines use."""
+
+    path: str
+    problems: list[str] = field(default_factory=list)
+    data: dict[str, bytes] = field(default_factory=dict)
+    #: (file, line index) -> the path fio opens for that include line
+    includes: dict[tuple[str, int], str] = field(default_factory=dict)
+    variables: dict[str, set[str]] = field(default_factory=dict)
 
 
-def builtin_engines(fio: str) -> frozenset[str]:
-    """The engines built into this fio (``fio --enghelp``): loading one runs no library code.
-    Any other name fio dlopen()s."""
-    if fio not in _builtin_engines:
-        status, output = _fio(fio, ["--enghelp"])
-        names = output.split("Available IO engines:", 1)[-1].split() if status == 0 else []
-        _builtin_engines[fio] = frozenset(n for n in names if re.fullmatch(r"[a-z0-9_]+", n))
-    return _builtin_engines[fio]
+def _fio_include(file: str, name: str) -> str:
+    """The file fio opens for ``include NAME`` in ``file`` (init.c: NAME as given when it exists
+    from fio's working directory, else NAME after the including file's directory)."""
+    if os.path.exists(name) or "/" not in file:
+        return name
+    return file[: file.rfind("/") + 1] + name
 
 
 def prescreen_job_file(path: str, builtins: frozenset[str] = frozenset()) -> list[str]:
-    """Refusals from the raw text of a job file and its includes, before fio reads it at all.
+    """Refusals from the raw text of a job file and its includes (:func:`read_job_file`)."""
+    return read_job_file(path, builtins).problems
+
+
+def read_job_file(path: str, builtins: frozenset[str] = frozenset()) -> JobFileReading:
+    """A job file and its includes, read before fio reads it at all.
 
     fio loads a job's ioengine (dlopen: the library's code runs) as soon as a section holds an
     option its main table does not know, an engine option for instance, and that happens in
@@ -332,24 +376,33 @@ def prescreen_job_file(path: str, builtins: frozenset[str] = frozenset()) -> lis
     allowed engine, or one built into fio (which loads no library; fio's own reading then says
     why racperf refuses it), exactly, before any fio sees the file. Lines are read as fio's ini parser
     reads them (parse_jobs_ini: blanks stripped, ';' and '#' end a line, ``include FILE``
-    relative to the working directory, else to the including file's directory); wherever
-    racperf's reading could differ from fio's it refuses (a '$' in an option name, a value
-    fio expands with ${VAR}, lines longer than fio's buffer, NUL bytes)."""
-    problems: list[str] = []
+    relative to the working directory, else to the including file's directory: both are read
+    when both exist); wherever racperf's reading could differ from fio's it refuses (a '$' in
+    an option name, lines longer than fio's buffer, NUL bytes, a file that is not a regular
+    one: a FIFO would never end)."""
+    reading = JobFileReading(path)
+    problems = reading.problems
 
     def scan(file: str, depth: int, where: str) -> None:
-        try:
-            with open(file, "rb") as handle:
-                data = handle.read(MAX_JOB_FILE_BYTES + 1)
-        except OSError as exc:
-            problems.append(f"{where}: {exc.strerror}")
-            return
-        if len(data) > MAX_JOB_FILE_BYTES:
-            problems.append(f"{where}: larger than {MAX_JOB_FILE_BYTES} bytes")
-            return
-        if b"\0" in data:
-            problems.append(f"{where}: holds NUL bytes, which fio reads differently")
-            return
+        data = reading.data.get(file)
+        if data is None:
+            try:
+                if not stat.S_ISREG(os.stat(file).st_mode):
+                    problems.append(f"{where}: not a regular file")
+                    return
+                with open(file, "rb") as handle:
+                    data = handle.read(MAX_JOB_FILE_BYTES + 1)
+            except OSError as exc:
+                problems.append(f"{where}: {exc.strerror}")
+                return
+            if len(data) > MAX_JOB_FILE_BYTES:
+                problems.append(f"{where}: larger than {MAX_JOB_FILE_BYTES} bytes")
+                return
+            if b"\0" in data:
+                problems.append(f"{where}: holds NUL bytes, which fio reads differently")
+                return
+            reading.data[file] = data
+        variables = reading.variables.setdefault(file, set())
         for number, raw in enumerate(data.split(b"\n"), 1):
             at = f"{where}, line {number}"
             if len(raw) >= _FIO_LINE_MAX - 1:
@@ -365,7 +418,9 @@ def prescreen_job_file(path: str, builtins: frozenset[str] = frozenset()) -> lis
                     problems.append(f"{at}: includes nested deeper than {_MAX_INCLUDE_DEPTH}")
                     continue
                 name = os.fsdecode(line[len(b"include") + 1 :])
-                candidates = [name, os.path.join(os.path.dirname(file), name)]
+                chosen = _fio_include(file, name)
+                reading.includes[(file, number - 1)] = chosen
+                candidates = [name, chosen, os.path.join(os.path.dirname(file), name)]
                 found = [c for c in dict.fromkeys(candidates) if c and os.path.exists(c)]
                 if not found:
                     problems.append(f"{at}: include {name!r}: no such file")
@@ -379,6 +434,8 @@ def prescreen_job_file(path: str, builtins: frozenset[str] = frozenset()) -> lis
                     "tell which option fio makes of it"
                 )
                 continue
+            # fio's option_dup_subs: ${NAME} up to the first '}' is the variable's value
+            variables.update(os.fsdecode(m) for m in re.findall(rb"\$\{([^}]+)\}", line))
             if any(word in line for word in _MATH_KEYWORDS) and any(c in value for c in b"+-*/"):
                 problems.append(
                     f"{at}: {os.fsdecode(line)!r}: fio computes this with bc (runs a program); give the number"
@@ -393,7 +450,125 @@ def prescreen_job_file(path: str, builtins: frozenset[str] = frozenset()) -> lis
                     )
 
     scan(path, 0, f"job file {path}")
-    return problems
+    return reading
+
+
+#: copies of job files and includes a node's fio reads in one planning directory, at most
+MAX_NODE_JOB_FILES = 64
+#: and at most this many bytes in all (they travel with each of the node's two fio commands)
+MAX_NODE_JOB_BYTES = 4 << 20
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_COPY_NAME_UNSAFE_RE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class NodeJobFiles:
+    """The job files of a run on another node and everything they include, read HERE (where the
+    user typed the path) and sent to the node as copies in one flat directory: each include
+    line names the copy of the file fio here would include, so the node's fio, run in that
+    directory, reads exactly the bytes racperf screened and never a file of the node's
+    (``include FILE`` is tried from fio's working directory first). ``${NAME}`` in the files
+    is this machine's variable (racperf's environment), sent with the command: unset here is
+    empty there, as fio makes an unset variable, whatever the node's login sets."""
+
+    def __init__(self) -> None:
+        #: path as fio names it here -> (copy's name, its text with the includes renamed)
+        self._copies: dict[str, tuple[str, str]] = {}
+        self._variables: set[str] = set()
+
+    def name_of(self, path: str) -> str:
+        return self._copies[path][0]
+
+    def add(self, reading: JobFileReading, node: str) -> list[str]:
+        """The copies of ``reading``'s files (fio's choice of each include); refusals of what
+        cannot go to ``node`` as it was read."""
+        order: list[str] = []
+        pending = [reading.path]
+        while pending:
+            file = pending.pop(0)
+            if file in self._copies or file in order:
+                continue
+            if len(self._copies) + len(order) >= MAX_NODE_JOB_FILES:
+                return [f"job file {reading.path}: more than {MAX_NODE_JOB_FILES} files with its includes"]
+            order.append(file)
+            pending += [chosen for (including, _), chosen in reading.includes.items() if including == file]
+        names = {file: self._name_for(file, len(self._copies) + n) for n, file in enumerate(order, 1)}
+        problems: list[str] = []
+        texts: dict[str, str] = {}
+        for file in order:
+            lines = reading.data[file].split(b"\n")
+            for (including, index), chosen in reading.includes.items():
+                if including == file:
+                    lines[index] = b"include " + (names.get(chosen) or self._copies[chosen][0]).encode()
+            try:
+                texts[file] = b"\n".join(lines).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(
+                    f"job file {reading.path}: {file} is not UTF-8 text (byte {exc.start}); "
+                    f"racperf sends a job file to {node} as text: write it in UTF-8"
+                )
+            for variable in sorted(reading.variables.get(file, ())):
+                if not _ENV_NAME_RE.match(variable):
+                    problems.append(
+                        f"job file {reading.path}: ${{{variable}}} in {file}: not a variable name racperf can "
+                        f"send to {node}"
+                    )
+                elif variable.startswith("LD_"):
+                    # sent with fio's command, it would steer the node's dynamic loader
+                    problems.append(
+                        f"job file {reading.path}: ${{{variable}}} in {file}: racperf does not send the dynamic "
+                        f"loader's variables to {node}; write the value"
+                    )
+        total = sum(len(text) for text in texts.values()) + sum(len(text) for _, text in self._copies.values())
+        if total > MAX_NODE_JOB_BYTES:
+            problems.append(
+                f"job file {reading.path}: {total} bytes with its includes; at most {MAX_NODE_JOB_BYTES} go to {node}"
+            )
+        if problems:
+            return problems
+        for file in order:
+            self._copies[file] = (names[file], texts[file])
+            self._variables.update(reading.variables.get(file, ()))
+        return []
+
+    @staticmethod
+    def _name_for(file: str, number: int) -> str:
+        return f"input-{number}-" + _COPY_NAME_UNSAFE_RE.sub("_", os.path.basename(file))[-40:]
+
+    def environment(self, env: dict[str, str] | None) -> dict[str, str]:
+        """``env`` and every ``${NAME}`` of the files with this machine's value ("" when unset)."""
+        return {**{name: os.environ.get(name, "") for name in sorted(self._variables)}, **(env or {})}
+
+    def files(self) -> dict[str, str]:
+        """Copy name -> text: what the node's fio reads (also kept in the run's directory)."""
+        return {name: text for name, text in self._copies.values()}
+
+    def restore(self, said: str) -> str:
+        """fio's words with the copies' names back to the paths they are copies of."""
+        for path, (name, _text) in self._copies.items():
+            said = said.replace(name, path)
+        return said
+
+    def script(self, fio: str, args: list[str], env: dict[str, str]) -> str:
+        """A sh script: a private directory, the copies in it, ``fio ARGS`` run there with
+        ``env``, the directory removed; the script's status is fio's."""
+        texts = [text for _name, text in self._copies.values()]
+        mark = "RACPERF_EOF_" + secrets.token_hex(8)
+        while any(mark in text for text in texts):
+            mark = "RACPERF_EOF_" + secrets.token_hex(8)
+        lines = [
+            "umask 077",
+            'd=$(mktemp -d "${TMPDIR:-/tmp}/racperf-fiojob.XXXXXX") || exit 1',
+            "trap 'cd /; rm -rf -- \"$d\"' EXIT",
+            "trap 'exit 143' HUP INT TERM",
+            'cd -- "$d" || exit 1',
+        ]
+        for name, text in self._copies.values():
+            body = text if text.endswith("\n") or not text else text + "\n"
+            lines.append(f"cat > {shlex.quote(name)} <<'{mark}'\n{body}{mark}")
+        words = ["env", *(f"{k}={v}" for k, v in env.items()), fio, *args]
+        lines.append(" ".join(shlex.quote(word) for word in words) + " </dev/null 2>&1")
+        lines.append('status=$?; cd /; rm -rf -- "$d"; trap - EXIT; exit "$status"')
+        return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -500,11 +675,30 @@ def _is_device_node(path: str) -> bool:
     return stat.S_ISBLK(mode) or stat.S_ISCHR(mode)
 
 
-def plan_targets(jobs: Iterable[FioJob]) -> list[Target]:
+#: prints each of its arguments that is a block or character device (on a node)
+_DEVICE_NODES_SH = 'for p in "$@"; do if [ -b "$p" ] || [ -c "$p" ]; then printf "%s\\n" "$p"; fi; done'
+
+
+def _device_nodes_on(host: Host, paths: list[str]) -> set[str]:
+    """Which of ``paths`` are device nodes on ``host``'s node (one command)."""
+    try:
+        answer = host.run_briefly(["sh", "-c", _DEVICE_NODES_SH, "racperf-devices", *paths], _FIO_TIMEOUT_S)
+    except (OSError, TimeoutError) as exc:
+        raise FioPlanError([f"cannot tell which files are devices on {host.name}: {exc}"]) from None
+    return set(answer.stdout.splitlines()) & set(paths)
+
+
+def plan_targets(jobs: Iterable[FioJob], host: Host | None = None) -> list[Target]:
     """Every path of every job, with read or write access (FioPlanError for what cannot be
-    told)."""
+    told); whether a path is a device is asked of ``host``'s node when it is another one."""
     jobs = list(jobs)
     plan_writes = any(job.writes for job in jobs)
+    is_device: Callable[[str], bool] = _is_device_node
+    if plan_writes and is_remote(host):
+        assert host is not None
+        read_paths = [os.path.abspath(p) for job in jobs if not job.writes for p in job_paths(job)[0]]
+        devices = _device_nodes_on(host, read_paths) if read_paths else set()
+        is_device = devices.__contains__
     targets: dict[tuple[str, str], Target] = {}
     problems: list[str] = []
     for job in jobs:
@@ -514,7 +708,7 @@ def plan_targets(jobs: Iterable[FioJob]) -> list[Target]:
             absolute = os.path.abspath(path)
             access = "write" if job.writes else "read"
             origin = f"{job.where} (rw={job.rw})"
-            if access == "read" and plan_writes and not _is_device_node(absolute):
+            if access == "read" and plan_writes and not is_device(absolute):
                 # no --readonly: fio lays out (unlinks and rewrites) a read job's file that is
                 # shorter than the job's size, so the file is judged as written
                 access = "write"
@@ -611,19 +805,23 @@ def plan(
     everything refused. The write guard itself judges ``targets`` later, outside the tool (the
     same guard serves every tool)."""
     try:
-        jobs, top_level = resolve_jobs(fio, table, args, env, host)
+        jobs, top_level, input_files = resolve_jobs(fio, table, args, env, host)
     except FioOptionError as exc:
         raise FioPlanError([str(exc)]) from None
     jobs = with_log_dir(jobs, log_dir)
     if is_remote(host):
         assert host is not None
-        relative = [path for job in jobs for path in job_paths(job)[0] if not path.startswith("/")]
+        relative = [(path, job) for job in jobs for path in job_paths(job)[0] if not path.startswith("/")]
         if relative:
             raise FioPlanError(
                 [
-                    f"file {relative[0]!r}: a run on {host.name} needs absolute file names "
-                    "(filename=/path or directory=/path): a relative one means a directory there racperf cannot judge"
+                    f"{job.where}: file {path!r}: a run on {host.name} needs absolute file names "
+                    "(filename=/path or directory=/path): a relative one means a directory there racperf cannot "
+                    "judge (fio takes it from its working directory, not from the job file's)"
+                    for path, job in relative[:5]
                 ]
             )
-    targets = plan_targets(jobs)
-    return FioPlan(jobs=jobs, top_level=top_level, targets=targets, job_file_text=job_file_text(jobs))
+    targets = plan_targets(jobs, host)
+    return FioPlan(
+        jobs=jobs, top_level=top_level, targets=targets, job_file_text=job_file_text(jobs), input_files=input_files
+    )
