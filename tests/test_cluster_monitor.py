@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -306,3 +307,23 @@ def test_the_local_node_is_sampled_here_without_ssh() -> None:
     assert state.state == OK and not state.since_boot and 0.1 < state.interval_s < 1.0
     assert {row.kernel_name or row.device for row in state.rows} <= here and len(state.rows) > 0
     assert state.facts  # the queue facts of the whole devices, read from /sys
+
+
+def test_every_node_is_sampled_by_a_coroutine_on_the_ssh_loop_not_a_thread_of_its_own(
+    netns_cluster: NetnsCluster,
+) -> None:
+    nodes = load_cluster(netns_cluster.cluster_file).nodes
+    before = {t.ident for t in threading.enumerate()}
+    callers: set[str] = set()
+    monitor = ClusterMonitor(nodes, 0.2)
+    monitor.on_sample = lambda name: callers.add(threading.current_thread().name)
+    with monitor:
+        wait_for(lambda: all(s.seq >= 5 for s in monitor.states().values()), 30, monitor.states)
+        during = [t for t in threading.enumerate() if t.ident not in before]
+        states = monitor.states()
+    # every change published from the SSH loop's one thread; the only threads that may come are
+    # that loop's (the first SSH use) and the executor's that laid out the first sysfs facts
+    assert callers == {"racperf-ssh"}
+    assert not [t.name for t in during if t.name.startswith("cluster-")]
+    assert len([t for t in during if t.name != "racperf-ssh"]) <= 3, [t.name for t in during]
+    assert all(s.state == OK and not s.since_boot and 0.1 < s.interval_s < 0.5 for s in states.values()), states
