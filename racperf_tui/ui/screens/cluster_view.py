@@ -1,9 +1,10 @@
 """The Cluster tab: every node of the cluster file side by side, and the shared LUNs with the
 cluster total.
 
-The panel owns a :class:`ClusterMonitor` (worker threads, one per node). Each new state of a
-node is posted here as a :class:`NodeSampled` message holding it (Textual's message queue is
-thread-safe; a newer state of the same node replaces one still queued) and shown at once: fed
+The panel owns a :class:`ClusterMonitor` (a coroutine per node on the SSH loop). A node with a
+new state is noted in :class:`SampledNodes` and one :class:`NodesSampled` message posted for
+all the nodes noted until it is handled (a tick's burst of 16 samples: one message, one pass
+over the cards, each node's newest state), and each is shown at once: fed
 into that node's :class:`IostatModel`, so the card's saturation flags are the Disks tab's, and
 the card repaints the lines that changed. The shared LUNs are grouped once the tick's samples
 are in (a short debounce after the first), and their totals judged by a model of their own.
@@ -16,6 +17,7 @@ above the cards says which run; the marks go when the run ends.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,14 +50,37 @@ LUN_DEBOUNCE_S = 0.1
 
 
 @dataclass
-class NodeSampled(Message):
-    """The monitor published something new of a node (posted from its worker thread)."""
+class NodesSampled(Message):
+    """The monitor published something new of one node or more (posted from the SSH loop's
+    thread): the names are taken from the panel's :class:`SampledNodes` when it is handled."""
 
-    state: NodeState
 
-    def can_replace(self, message: Message) -> bool:
-        """A newer state of the same node makes the queued one moot."""
-        return isinstance(message, NodeSampled) and message.state.name == self.state.name
+class SampledNodes:
+    """The nodes with a state not shown yet, handed from the SSH loop's thread to the UI: a
+    burst of the nodes' samples (every node samples at the same instants) is one message and
+    one pass over the cards, each node's newest state read when it is handled."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._names: dict[str, None] = {}
+        self._posted = False
+
+    def add(self, name: str) -> bool:
+        """Note the node; True when no message is on its way yet (the caller posts one)."""
+        with self._lock:
+            self._names[name] = None
+            if self._posted:
+                return False
+            self._posted = True
+            return True
+
+    def take(self) -> list[str]:
+        """The nodes noted since the last take, in the order they came."""
+        with self._lock:
+            names = list(self._names)
+            self._names.clear()
+            self._posted = False
+        return names
 
 
 class ClusterPanel(Vertical):
@@ -89,6 +114,7 @@ class ClusterPanel(Vertical):
         self.error = ""
         self.names: list[str] = []
         self._seen: dict[str, int] = {}
+        self._sampled = SampledNodes()
         self._lun_timer: Timer | None = None
         self._totals_of: tuple[tuple[str, int], ...] = ()
         self._status_text = ""
@@ -136,22 +162,27 @@ class ClusterPanel(Vertical):
         if self.monitor is not None:
             self.monitor.stop(timeout_s=1.0)  # its threads are daemons: none outlives the app
 
-    # any thread
+    # the SSH loop's thread
     def _from_worker(self, name: str) -> None:
-        assert self.monitor is not None
-        self.post_message(NodeSampled(self.monitor.state(name)))
+        if self._sampled.add(name):
+            self.post_message(NodesSampled())
 
     # the UI thread
     def card(self, name: str) -> NodeCard:
         return self.query_one(f"#node-{self.names.index(name)}", NodeCard)
 
-    def on_node_sampled(self, message: NodeSampled) -> None:
-        """Show the node's state now: waiting for the other nodes of the tick made the first
-        node's sample wait too (the cards repaint only their changed lines, and Textual
-        draws the screen at most 60 times a second whoever asked)."""
+    def on_nodes_sampled(self, message: NodesSampled) -> None:
+        """Show the nodes' new states now, all that came since the last message: waiting for
+        the other nodes of the tick would make the first node's sample wait too (the cards
+        repaint only their changed lines, and Textual draws the screen at most 60 times a
+        second whoever asked)."""
         if self.monitor is None:
             return
-        self._show_node(message.state)
+        names = self._sampled.take()
+        if not names:
+            return
+        for name in names:
+            self._show_node(self.monitor.state(name))
         if self._lun_timer is None:
             self._lun_timer = self.set_timer(LUN_DEBOUNCE_S, self._show_luns)
         self._status_line()
