@@ -327,3 +327,18 @@ def test_every_node_is_sampled_by_a_coroutine_on_the_ssh_loop_not_a_thread_of_it
     assert not [t.name for t in during if t.name.startswith("cluster-")]
     assert len([t for t in during if t.name != "racperf-ssh"]) <= 3, [t.name for t in during]
     assert all(s.state == OK and not s.since_boot and 0.1 < s.interval_s < 0.5 for s in states.values()), states
+
+
+def test_a_stop_right_after_the_start_ends_every_nodes_coroutine_at_once() -> None:
+    # port 9 on 127.0.0.1: refused at once, so the node waits in its backoff (30 s) when stopped
+    monitor = ClusterMonitor([Node("a", "127.0.0.1", port=9), Node("b", "127.0.0.1", port=9)], 0.5)
+    started = time.monotonic()
+    monitor.start()
+    monitor.stop(timeout_s=5.0)
+    assert time.monotonic() - started < 1.0
+    monitor.start()
+    wait_for(lambda: monitor.state("a").state == UNREACHABLE, 10, monitor.states)
+    stopping = time.monotonic()
+    monitor.stop(timeout_s=5.0)
+    assert time.monotonic() - stopping < 1.0  # the backoff's wait ends with the stop
+    assert monitor.state("a").reason.startswith("refused: ") and monitor.state("a").retry_at > time.time()

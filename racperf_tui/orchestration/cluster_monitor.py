@@ -288,9 +288,11 @@ class ClusterMonitor:
         self.remote_roots = dict(remote_roots or {})
         self._states: dict[str, NodeState] = {n.name: NodeState(n.name, _spec(n)) for n in nodes}
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopping: asyncio.Event | None = None
+        # made here, set only in the loop (an Event binds to the loop that first waits on it):
+        # a stop() right after start() is not lost before the coroutine has begun
+        self._stopping = asyncio.Event()
         #: set by retry_now: the node's backoff wait ends at once (a host key just accepted)
-        self._retry: dict[str, asyncio.Event] = {}
+        self._retry = {n.name: asyncio.Event() for n in nodes}
         self._running: Future[None] | None = None
         self._connections: dict[str, Connection] = {}
 
@@ -306,6 +308,7 @@ class ClusterMonitor:
         """Start every node's coroutine on the SSH loop (core/ssh.py's one thread)."""
         if self._running is not None:
             return
+        self._stopping = asyncio.Event()
         self._loop = ssh.runtime().loop
         self._running = asyncio.run_coroutine_threadsafe(self._run_all(), self._loop)
 
@@ -323,8 +326,8 @@ class ClusterMonitor:
 
     def retry_now(self, name: str) -> None:
         """End the node's wait before its next attempt (its host key was just recorded)."""
-        if self._loop is not None and name in self._states:
-            self._loop.call_soon_threadsafe(self._retry_event(name).set)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._retry[name].set)
 
     def drop_link(self, name: str) -> None:
         """Abort the node's connection as a dead link would (tests, and a user's 'reconnect')."""
@@ -341,14 +344,9 @@ class ClusterMonitor:
 
     # the SSH loop
     def _stop_now(self) -> None:
-        if self._stopping is not None:
-            self._stopping.set()
-
-    def _retry_event(self, name: str) -> asyncio.Event:
-        return self._retry.setdefault(name, asyncio.Event())
+        self._stopping.set()
 
     async def _run_all(self) -> None:
-        self._stopping = asyncio.Event()
         tasks = [asyncio.ensure_future(self._run_node(node)) for node in self.nodes]
         try:
             await self._stopping.wait()
@@ -370,7 +368,7 @@ class ClusterMonitor:
         first, longest = self.backoff_s
         wait = min(longest, first * 2 ** max(0, failures - 1))
         self._states[name] = replace(self._states[name], retry_at=time.time() + wait)
-        retry = self._retry_event(name)
+        retry = self._retry[name]
         try:
             await asyncio.wait_for(retry.wait(), wait)
         except TimeoutError:
