@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from textual.app import App, ComposeResult
@@ -28,7 +29,7 @@ def row(device: str, iops: float, util: float) -> IostatRow:
 
 
 def state_of(seq: int, rows: list[IostatRow], state: str = OK) -> NodeState:
-    # sampled now: the title's "0.0 s ago" is the same at every show
+    # sampled now: on time, so no age on the title
     return NodeState("n1", "root@10.0.0.1:22", state, "", tuple(rows), False, 1.0, time.time(), 0.0, 0.0, seq)
 
 
@@ -85,10 +86,18 @@ async def test_a_card_repaints_only_the_lines_whose_figures_changed() -> None:
         assert after[3].split()[:2] == ["sdb", "60"]
         assert after == fresh_text(card)  # what a full repaint shows
 
+        # a sample on time has no age on its title; one late by 4 s has, and the clock moves it
+        assert "ago" not in after[0]
+        late = state_of(4, rows2)
+        card.show(replace(late, sampled_at=time.time() - 4.0), fed(model, late))
+        await pilot.pause()
+        assert "4.0 s ago" in painted_text(card)[0] and card.is_stale(time.time())
+        assert card.lines_repainted == repainted + 2  # the title alone
+
         # lost: another background, every line anew, and the strips say so
         card.show(state_of(3, rows2, LOST), model)
         await pilot.pause()
-        assert card.has_class("-bad") and card.lines_repainted == repainted + 1 + NodeCard.HEIGHT
+        assert card.has_class("-bad") and card.lines_repainted == repainted + 2 + NodeCard.HEIGHT
         assert "lost" in painted_text(card)[0]
 
 

@@ -35,7 +35,7 @@ from racperf_tui.core.ssh import AsyncChannel, Channel, Connection, SshError
 #: $1 the mark, $2 a root prefix on the node ("" for the live files; tests point it at a tree).
 #: A sample's answer is gathered in ``a`` (the sysfs facts in ``s``) and written by one printf:
 #: one SSH data packet here instead of 3 to 6 (the sysfs facts: about 15 a device), each of
-#: which cost the SSH thread its decryption and dispatch and woke the node's worker thread
+#: which cost the SSH thread its decryption and dispatch and woke the node's reader
 #: (2.0 -> 1.5 ms of CPU a sample; 12 -> 1.9 ms the sysfs facts of 68 devices)
 SAMPLER_SH = r"""
 m=$1 r=$2

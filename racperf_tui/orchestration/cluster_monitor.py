@@ -9,7 +9,8 @@ the same reader and math as the local Disks tab (``IostatSampler`` over the node
 root). What it learns is published as a frozen :class:`NodeState` (rows, sample times, state
 with the reason) that any thread may read; ``on_sample(name)`` is called (in the SSH loop's
 thread) after each change. A sample with the sysfs facts (every 30 s a node) writes and reads
-files: that one is computed in a worker thread, the per-second ones in the loop from memory.
+files: that one is computed in the monitor's one worker thread, the per-second ones in the loop
+from memory.
 
 States: ``connecting`` (first attempt), ``ok``, ``unreachable`` (never reached: the reason says
 DNS, refused, auth, host key, timeout...), ``lost`` (was sampled, then the link or the node went:
@@ -34,10 +35,11 @@ import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import CancelledError, Future
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from racperf_tui.core import ssh
 from racperf_tui.core.cluster import Node
@@ -45,6 +47,8 @@ from racperf_tui.core.diskstats import QueueFacts, list_dir, read_queue_facts
 from racperf_tui.core.iostat import IostatReport, IostatRow, IostatSampler
 from racperf_tui.core.remote_diskstats import SAMPLE_TIMEOUT_S, SYSFS_REFRESH_S, AsyncRemoteDiskstats
 from racperf_tui.core.ssh import Connection, HostKeyError, SshError, SshTarget
+
+T = TypeVar("T")
 
 CONNECTING, OK, UNREACHABLE, LOST, RECONNECTING = "connecting", "ok", "unreachable", "lost", "reconnecting"
 #: the first and the longest wait between two attempts to reach a node
@@ -294,6 +298,8 @@ class ClusterMonitor:
         #: set by retry_now: the node's backoff wait ends at once (a host key just accepted)
         self._retry = {n.name: asyncio.Event() for n in nodes}
         self._running: Future[None] | None = None
+        #: the file work of the samples with the sysfs facts, one at a time
+        self._files: ThreadPoolExecutor | None = None
         self._connections: dict[str, Connection] = {}
 
     # any thread
@@ -309,6 +315,7 @@ class ClusterMonitor:
         if self._running is not None:
             return
         self._stopping = asyncio.Event()
+        self._files = ThreadPoolExecutor(1, thread_name_prefix="racperf-sysfs")
         self._loop = ssh.runtime().loop
         self._running = asyncio.run_coroutine_threadsafe(self._run_all(), self._loop)
 
@@ -323,6 +330,8 @@ class ClusterMonitor:
         except (FutureTimeout, CancelledError):
             pass
         self._running = None
+        if self._files is not None:
+            self._files.shutdown(wait=False, cancel_futures=True)
 
     def retry_now(self, name: str) -> None:
         """End the node's wait before its next attempt (its host key was just recorded)."""
@@ -430,8 +439,8 @@ class ClusterMonitor:
                 if full:
                     last_full = requested
                     # a walk of this machine's sysfs (every device's facts): off the loop
-                    report = await asyncio.to_thread(sampler.sample)
-                    changes = await asyncio.to_thread(self._facts_of, Path("/"), "", report)
+                    report = await self._in_files_thread(sampler.sample)
+                    changes = await self._in_files_thread(self._facts_of, Path("/"), "", report)
                 else:
                     report, changes = sampler.sample(), {}
                 self._publish_report(name, report, requested, changes)
@@ -456,7 +465,7 @@ class ClusterMonitor:
             if full:
                 # the sysfs facts laid out as files (only the devices that changed) and read
                 # back: file work every 30 s, kept off the loop the other nodes are read in
-                report, changes = await asyncio.to_thread(self._full_sample, name, remote, sampler, answer)
+                report, changes = await self._in_files_thread(self._full_sample, name, remote, sampler, answer)
             else:
                 remote.lay_out(answer)
                 report = sampler.sample(remote.raw)
@@ -464,6 +473,10 @@ class ClusterMonitor:
                 self._publish_report(name, report, requested, changes)
             # else: the node's uptime did not move (a recorded root not rewritten yet): no sample
             await self._wait_next()
+
+    async def _in_files_thread(self, function: Callable[..., T], *args: object) -> T:
+        assert self._files is not None
+        return await asyncio.get_running_loop().run_in_executor(self._files, function, *args)
 
     def _full_sample(
         self, name: str, remote: AsyncRemoteDiskstats, sampler: IostatSampler, answer: bytes

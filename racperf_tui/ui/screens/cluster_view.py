@@ -18,6 +18,7 @@ above the cards says which run; the marks go when the run ends.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,7 +137,7 @@ class ClusterPanel(Vertical):
             yield Static(id="cluster-calibration", markup=False)
             with ItemGrid(id="cluster-nodes", min_column_width=38):
                 for index, name in enumerate(self.names):
-                    yield NodeCard(name, id=f"node-{index}")
+                    yield NodeCard(name, interval_s=self.interval_s, id=f"node-{index}")
 
     def on_mount(self) -> None:
         if self.first:  # after the Disks table took the focus (mounted before this tab)
@@ -290,9 +291,11 @@ class ClusterPanel(Vertical):
         return f" ({'; '.join(parts)})" if parts else ""
 
     def _tick_clock(self) -> None:
-        """Retry countdowns move once a second (a node that is ok is repainted by its samples)."""
+        """Retry countdowns and the age of a sample that is late move once a second (a node
+        sampled on time is repainted by its samples)."""
+        now = time.time()
         for card in self.query(NodeCard):
-            if card.state is not None and card.state.state != OK:
+            if card.state is not None and (card.state.state != OK or card.is_stale(now)):
                 card.refresh_clock()
 
     def _status(self, text: str) -> None:
