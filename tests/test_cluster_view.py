@@ -169,3 +169,33 @@ async def test_a_broken_cluster_file_is_said_not_raised(tmp_path: Path) -> None:
         await pilot.pause()
         status = str(panel.query_one("#cluster-status").render())
     assert str(bad) in status and "node name 'a b'" in status and panel.monitor is None
+
+
+async def test_a_burst_of_sixteen_node_states_is_shown_in_a_pass_or_two(tmp_path: Path) -> None:
+    # 16 nodes refused at once (port 9 of 127.0.0.1): their states come in the same instant,
+    # twice (the first attempt, then the retry after the 1 s backoff)
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text("".join(f'[[node]]\nname = "n{i}"\nhost = "127.0.0.1"\nport = 9\n' for i in range(1, 17)))
+    panel = ClusterPanel(cluster, 0.5)
+    passes: list[int] = []
+    show = panel._show_node
+
+    def counted(state: object) -> None:
+        passes[-1] += 1
+        show(state)  # type: ignore[arg-type]
+
+    take = panel._sampled.take
+
+    def taken() -> list[str]:
+        passes.append(0)
+        return take()
+
+    panel._show_node = counted  # type: ignore[method-assign]
+    panel._sampled.take = taken  # type: ignore[method-assign]
+    async with PanelApp(panel).run_test(size=(200, 60)) as pilot:
+        cards = [panel.card(f"n{i}") for i in range(1, 17)]
+        await until(pilot, lambda: all(c.state is not None and c.state.state == "unreachable" for c in cards))
+        await pilot.pause(0.1)
+        first = sum(passes)
+        assert first == 16 and len([p for p in passes if p]) <= 3, passes
+        assert all("refused" in text_of(card) for card in cards)
