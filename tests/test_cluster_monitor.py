@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -306,3 +307,38 @@ def test_the_local_node_is_sampled_here_without_ssh() -> None:
     assert state.state == OK and not state.since_boot and 0.1 < state.interval_s < 1.0
     assert {row.kernel_name or row.device for row in state.rows} <= here and len(state.rows) > 0
     assert state.facts  # the queue facts of the whole devices, read from /sys
+
+
+def test_every_node_is_sampled_by_a_coroutine_on_the_ssh_loop_not_a_thread_of_its_own(
+    netns_cluster: NetnsCluster,
+) -> None:
+    nodes = load_cluster(netns_cluster.cluster_file).nodes
+    before = {t.ident for t in threading.enumerate()}
+    callers: set[str] = set()
+    monitor = ClusterMonitor(nodes, 0.2)
+    monitor.on_sample = lambda name: callers.add(threading.current_thread().name)
+    with monitor:
+        wait_for(lambda: all(s.seq >= 5 for s in monitor.states().values()), 30, monitor.states)
+        during = [t for t in threading.enumerate() if t.ident not in before]
+        states = monitor.states()
+    # every change published from the SSH loop's one thread; the only threads that may come are
+    # that loop's (the first SSH use) and the monitor's one for the sysfs facts' files
+    assert callers == {"racperf-ssh"}
+    assert not [t.name for t in during if t.name.startswith("cluster-")]
+    assert {t.name for t in during} <= {"racperf-ssh", "racperf-sysfs_0"}, [t.name for t in during]
+    assert all(s.state == OK and not s.since_boot and 0.1 < s.interval_s < 0.5 for s in states.values()), states
+
+
+def test_a_stop_right_after_the_start_ends_every_nodes_coroutine_at_once() -> None:
+    # port 9 on 127.0.0.1: refused at once, so the node waits in its backoff (30 s) when stopped
+    monitor = ClusterMonitor([Node("a", "127.0.0.1", port=9), Node("b", "127.0.0.1", port=9)], 0.5)
+    started = time.monotonic()
+    monitor.start()
+    monitor.stop(timeout_s=5.0)
+    assert time.monotonic() - started < 1.0
+    monitor.start()
+    wait_for(lambda: monitor.state("a").state == UNREACHABLE, 10, monitor.states)
+    stopping = time.monotonic()
+    monitor.stop(timeout_s=5.0)
+    assert time.monotonic() - stopping < 1.0  # the backoff's wait ends with the stop
+    assert monitor.state("a").reason.startswith("refused: ") and monitor.state("a").retry_at > time.time()

@@ -5,6 +5,9 @@ flagged when all nodes together saturate it though no node alone does."""
 
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from textual.widgets import TabbedContent
 
 from racperf_tui.core import ssh
 from racperf_tui.core.cluster import load_cluster
+from racperf_tui.core.iostat import IostatRow
 from racperf_tui.orchestration.cluster_monitor import ClusterMonitor
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.cluster_view import ClusterPanel, cluster_file_to_watch
@@ -169,3 +173,47 @@ async def test_a_broken_cluster_file_is_said_not_raised(tmp_path: Path) -> None:
         await pilot.pause()
         status = str(panel.query_one("#cluster-status").render())
     assert str(bad) in status and "node name 'a b'" in status and panel.monitor is None
+
+
+async def test_a_burst_of_sixteen_node_states_is_shown_in_a_pass_or_two(tmp_path: Path) -> None:
+    # 16 nodes refused at once (port 9 of 127.0.0.1); then, the monitor stopped, a tick's burst
+    # as the SSH loop makes it: the nodes' new states one after the other, 1 ms apart
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text("".join(f'[[node]]\nname = "n{i}"\nhost = "127.0.0.1"\nport = 9\n' for i in range(1, 17)))
+    panel = ClusterPanel(cluster, 1.0)
+    passes: list[int] = []
+    take = panel._sampled.take
+
+    def taken() -> list[str]:
+        names = take()
+        passes.append(len(names))
+        return names
+
+    panel._sampled.take = taken  # type: ignore[method-assign]
+    async with PanelApp(panel).run_test(size=(200, 60)) as pilot:
+        cards = [panel.card(f"n{i}") for i in range(1, 17)]
+        await until(pilot, lambda: all(c.state is not None and c.state.state == "unreachable" for c in cards))
+        monitor = panel.monitor
+        assert monitor is not None
+        monitor.stop(timeout_s=5.0)
+        passes.clear()
+        row = IostatRow("sda", 100.0, 0.0, 800.0, 0.0, 0.0, 0.0, 16.0, 0.1, 1.0, 1.0, 0.0, 0.5, 10.0)
+
+        def burst() -> None:
+            for i in range(1, 17):
+                name = f"n{i}"
+                state = monitor.state(name)
+                monitor._states[name] = replace(
+                    state, state="ok", reason="", rows=(row,), since_boot=False, interval_s=1.0,
+                    sampled_at=time.time(), seq=state.seq + 1,
+                )  # fmt: skip
+                panel._from_worker(name)
+                time.sleep(0.001)
+
+        feeder = threading.Thread(target=burst)
+        feeder.start()
+        await until(pilot, lambda: all(c.state is not None and c.state.state == "ok" for c in cards))
+        feeder.join()
+        # within the 30 ms window: one pass, two or three when the thread took longer (8 with a 1 ms window)
+        assert sum(passes) == 16 and len(passes) <= 3, passes
+        assert all("sda" in text_of(card) for card in cards)

@@ -7,13 +7,15 @@ partitions, queue_depth, nr_requests, scheduler, rotational and dm names, plus w
 banner shows. Sections are delimited by a random mark. The loop ends when the channel closes
 (its read reaches EOF), so it never outlives the link.
 
-Here :meth:`RemoteDiskstats.refresh` writes what came into a private temp root laid out as the
-node's (ROOT/proc/diskstats, ROOT/proc/uptime, ROOT/sys/block/NAME/...), so the very same reader
-(core/diskstats.py) and the iostat sampler (core/iostat.py, ``IostatSampler([root])``) turn it into
-reports: one code path for local, recorded and remote statistics. A caller that samples every
-second (the cluster monitor) takes the answer as :attr:`RemoteDiskstats.raw` instead
-(``write_proc=False``): /proc/uptime and /proc/diskstats are not written out and read back each
-time; only the sysfs facts, re-read every 30 s, are laid out.
+Here :meth:`RemoteDiskstats.refresh` (or, from a coroutine in the SSH loop,
+:class:`AsyncRemoteDiskstats`: ``request``, ``await answer``, ``lay_out``) writes what came
+into a private temp root laid out as the node's (ROOT/proc/diskstats, ROOT/proc/uptime,
+ROOT/sys/block/NAME/...), so the very same reader (core/diskstats.py) and the iostat sampler
+(core/iostat.py, ``IostatSampler([root])``) turn it into reports: one code path for local,
+recorded and remote statistics. A caller that samples every second (the cluster monitor) takes
+the answer as :attr:`RemoteDiskstats.raw` instead (``write_proc=False``): /proc/uptime and
+/proc/diskstats are not written out and read back each time; only the sysfs facts, re-read
+every 30 s, are laid out.
 """
 
 from __future__ import annotations
@@ -28,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from racperf_tui.core.diskstats import RawSample, parse_uptime_cs
-from racperf_tui.core.ssh import Channel, Connection, SshError
+from racperf_tui.core.ssh import AsyncChannel, Channel, Connection, SshError
 
 #: $1 the mark, $2 a root prefix on the node ("" for the live files; tests point it at a tree).
 #: A sample's answer is gathered in ``a`` (the sysfs facts in ``s``) and written by one printf:
 #: one SSH data packet here instead of 3 to 6 (the sysfs facts: about 15 a device), each of
-#: which cost the SSH thread its decryption and dispatch and woke the node's worker thread
+#: which cost the SSH thread its decryption and dispatch and woke the node's reader
 #: (2.0 -> 1.5 ms of CPU a sample; 12 -> 1.9 ms the sysfs facts of 68 devices)
 SAMPLER_SH = r"""
 m=$1 r=$2
@@ -125,11 +127,11 @@ def _safe(name: str) -> bool:
     return bool(name) and "/" not in name and name not in (".", "..") and "\0" not in name
 
 
-class RemoteDiskstats:
-    """The node's statistics under :attr:`root`, fresh after each :meth:`refresh`."""
+class _DiskstatsAnswers:
+    """What both ways of reading the channel share: the mark, the temp root, and an answer's
+    bytes -> :attr:`raw`, the node's banner facts and its sysfs tree under :attr:`root`."""
 
-    def __init__(self, connection: Connection, *, remote_root: str = "", write_proc: bool = True) -> None:
-        """``write_proc`` False: the samples' /proc files only as :attr:`raw`, not under the root."""
+    def __init__(self, connection: Connection, *, write_proc: bool) -> None:
         self.connection = connection
         self.write_proc = write_proc
         #: the last answer's /proc files as the iostat sampler takes them (IostatSampler.sample(raw))
@@ -145,48 +147,24 @@ class RemoteDiskstats:
         #: the last sysfs answer's lines by device (None: no tree laid out yet)
         self._sysfs_devices: dict[str, list[tuple[str, str]]] | None = None
         self.sysfs_changed = False
-        self._buffer = b""
-        self._channel: Channel | None = None
-        command = (
+
+    def _command(self, remote_root: str) -> str:
+        return (
             f"exec sh -c {shlex.quote(SAMPLER_SH)} racperf-sampler {shlex.quote(self.mark)} "
             f"{shlex.quote(remote_root.rstrip('/'))}"
         )
-        self._channel = connection.open_channel(command)
 
-    def refresh(self, *, full: bool | None = None, timeout_s: float = SAMPLE_TIMEOUT_S) -> None:
-        """Ask for one sample and lay it out under :attr:`root`; SshError when the channel is
-        gone or the node does not answer within ``timeout_s``. ``full`` None: sysfs every
-        SYSFS_REFRESH_S."""
-        assert self._channel is not None
-        now = time.monotonic()
-        if full is None:
-            full = now - self._last_full >= SYSFS_REFRESH_S
-        started = time.monotonic()
-        self._channel.write(b"full\n" if full else b"sample\n")
-        end = f"{self.mark} end\n".encode()
-        deadline = started + timeout_s
-        errors: list[bytes] = []
-        while end not in self._buffer:
-            if self._channel.closed and not self._channel.pending:
-                why = b"".join(errors).decode("utf-8", "replace").strip()
-                raise SshError(
-                    f"{self.connection.target.display}: the sampling channel closed" + (f": {why}" if why else "")
-                )
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise SshError(f"{self.connection.target.display}: no sample within {timeout_s:g} s")
-            for stream, chunk in self._channel.read(min(left, 1.0)):
-                if stream == "stdout":
-                    self._buffer += chunk
-                else:
-                    errors.append(chunk)
-            if len(self._buffer) > MAX_ANSWER_BYTES:
-                raise SshError(f"{self.connection.target.display}: a sample larger than {MAX_ANSWER_BYTES >> 20} MB")
-        answer, _, self._buffer = self._buffer.partition(end)
-        self.last_latency_s = time.monotonic() - started
-        self._lay_out(answer, full)
-        if full:
-            self._last_full = now
+    def _wants_full(self, full: bool | None) -> bool:
+        return time.monotonic() - self._last_full >= SYSFS_REFRESH_S if full is None else full
+
+    def _closed_error(self, why: str) -> SshError:
+        return SshError(f"{self.connection.target.display}: the sampling channel closed" + (f": {why}" if why else ""))
+
+    def _timeout_error(self, timeout_s: float) -> SshError:
+        return SshError(f"{self.connection.target.display}: no sample within {timeout_s:g} s")
+
+    def _too_large_error(self) -> SshError:
+        return SshError(f"{self.connection.target.display}: a sample larger than {MAX_ANSWER_BYTES >> 20} MB")
 
     def _sections(self, answer: bytes) -> dict[str, bytes | None]:
         """Section name -> its bytes; None for a file the node could not read."""
@@ -298,6 +276,49 @@ class RemoteDiskstats:
                 shutil.rmtree(block / disk, ignore_errors=True)
                 _lay_out_device(block, disk, lines)
 
+
+class RemoteDiskstats(_DiskstatsAnswers):
+    """The node's statistics under :attr:`root`, fresh after each :meth:`refresh` (any thread
+    but the SSH loop's: it waits for the answer)."""
+
+    def __init__(self, connection: Connection, *, remote_root: str = "", write_proc: bool = True) -> None:
+        """``write_proc`` False: the samples' /proc files only as :attr:`raw`, not under the root."""
+        super().__init__(connection, write_proc=write_proc)
+        self._buffer = b""
+        self._channel: Channel | None = None
+        self._channel = connection.open_channel(self._command(remote_root))
+
+    def refresh(self, *, full: bool | None = None, timeout_s: float = SAMPLE_TIMEOUT_S) -> None:
+        """Ask for one sample and lay it out under :attr:`root`; SshError when the channel is
+        gone or the node does not answer within ``timeout_s``. ``full`` None: sysfs every
+        SYSFS_REFRESH_S."""
+        assert self._channel is not None
+        now = time.monotonic()
+        full = self._wants_full(full)
+        started = time.monotonic()
+        self._channel.write(b"full\n" if full else b"sample\n")
+        end = f"{self.mark} end\n".encode()
+        deadline = started + timeout_s
+        errors: list[bytes] = []
+        while end not in self._buffer:
+            if self._channel.closed and not self._channel.pending:
+                raise self._closed_error(b"".join(errors).decode("utf-8", "replace").strip())
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._timeout_error(timeout_s)
+            for stream, chunk in self._channel.read(min(left, 1.0)):
+                if stream == "stdout":
+                    self._buffer += chunk
+                else:
+                    errors.append(chunk)
+            if len(self._buffer) > MAX_ANSWER_BYTES:
+                raise self._too_large_error()
+        answer, _, self._buffer = self._buffer.partition(end)
+        self.last_latency_s = time.monotonic() - started
+        self._lay_out(answer, full)
+        if full:
+            self._last_full = now
+
     def close(self) -> None:
         """Close the channel (the node's loop ends) and remove the temp root."""
         if self._channel is not None:
@@ -310,6 +331,68 @@ class RemoteDiskstats:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class AsyncRemoteDiskstats(_DiskstatsAnswers):
+    """:class:`RemoteDiskstats` for a coroutine in the SSH loop (the cluster monitor): made with
+    :meth:`open`, :meth:`request` then ``await`` :meth:`answer`, and :meth:`lay_out` the answer
+    (which writes files only when the sysfs facts changed: a caller may do that in a thread)."""
+
+    def __init__(self, connection: Connection, *, remote_root: str = "") -> None:
+        super().__init__(connection, write_proc=False)
+        self.remote_root = remote_root
+        self._channel: AsyncChannel | None = None
+        self._full = False
+        self._requested = 0.0
+
+    @classmethod
+    async def open(cls, connection: Connection, *, remote_root: str = "") -> AsyncRemoteDiskstats:
+        """The node's sampling loop started on a channel of its own; SshError."""
+        self = cls(connection, remote_root=remote_root)
+        try:
+            self._channel = await connection.open_stream(self._command(remote_root))
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+        return self
+
+    def request(self, *, full: bool | None = None) -> bool:
+        """Ask the node for a sample (``full``: with the sysfs facts; None: every
+        SYSFS_REFRESH_S); whether it is a full one."""
+        assert self._channel is not None
+        self._full = self._wants_full(full)
+        self._requested = time.monotonic()
+        self._channel.write(b"full\n" if self._full else b"sample\n")
+        return self._full
+
+    async def answer(self, timeout_s: float = SAMPLE_TIMEOUT_S) -> bytes:
+        """The requested sample's bytes; SshError when the channel is gone or the node does
+        not answer within ``timeout_s``."""
+        assert self._channel is not None
+        try:
+            answer = await self._channel.read_until(f"{self.mark} end\n".encode(), timeout_s, MAX_ANSWER_BYTES)
+        except EOFError as exc:
+            raise self._closed_error(str(exc)) from None
+        except TimeoutError:
+            raise self._timeout_error(timeout_s) from None
+        except ValueError:
+            raise self._too_large_error() from None
+        self.last_latency_s = time.monotonic() - self._requested
+        return answer
+
+    def lay_out(self, answer: bytes) -> None:
+        """The answer as :attr:`raw` (and, for a full one, the sysfs facts under :attr:`root`)."""
+        self._lay_out(answer, self._full)
+        if self._full:
+            self._last_full = self._requested
+
+    async def close(self) -> None:
+        """Close the channel (the node's loop ends) and remove the temp root."""
+        try:
+            if self._channel is not None:
+                await self._channel.close()
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _lay_out_device(block: Path, disk: str, lines: list[tuple[str, str]]) -> None:

@@ -17,6 +17,12 @@ asyncssh runs in one background thread's event loop (:func:`runtime`); every pub
 is synchronous and thread-safe. Channels (:class:`Channel`) hand their output over as bytes
 (asyncssh ``encoding=None``: an invalid UTF-8 byte is just a byte) through a queue whose wake-up
 pipe a caller can select() on with its own fds.
+
+Code that runs *in* that loop (coroutines handed to ``runtime().loop``: the cluster monitor,
+one coroutine per node) uses the async side instead, which never blocks the loop and never
+hops to another thread: :func:`connect_async` (the same pool), :meth:`Connection.open_stream`
+(an :class:`AsyncChannel`, read with ``await read_until(...)``) and
+:meth:`Connection.abort_async`.
 """
 
 from __future__ import annotations
@@ -309,6 +315,28 @@ class Connection:
         runtime().call(self._conn.abort)
         self._closed.wait(5.0)
 
+    # in the SSH thread's loop
+    async def open_stream(self, command: str) -> AsyncChannel:
+        """:meth:`open_channel` for a coroutine in the SSH loop: ``command`` on a new session
+        channel, its output gathered in memory and awaited with :meth:`AsyncChannel.read_until`."""
+        channel = AsyncChannel(self)
+        try:
+            chan, _session = await asyncio.wait_for(
+                self._conn.create_session(lambda: _StreamSession(channel), command, encoding=None), CONNECT_TIMEOUT_S
+            )
+        except (asyncssh.Error, OSError, TimeoutError) as exc:
+            raise SshError(f"{self.target.display}: cannot open a channel: {exc or type(exc).__name__}") from None
+        channel._chan = chan
+        return channel
+
+    async def abort_async(self, timeout_s: float = 5.0) -> None:
+        """:meth:`abort` for a coroutine in the SSH loop (the loop goes on while it waits)."""
+        self._conn.abort()
+        try:
+            await asyncio.wait_for(self._conn.wait_closed(), timeout_s)
+        except TimeoutError:
+            pass
+
 
 async def _connect(target: SshTarget, timeout_s: float = CONNECT_TIMEOUT_S) -> Connection:
     files = target.known_hosts_files()
@@ -387,6 +415,23 @@ def connect(target: SshTarget, *, fresh: bool = False, timeout_s: float = CONNEC
             conn = runtime().run(_connect(target, timeout_s), timeout_s + 10)
             _pool[target] = conn
         return conn
+
+
+async def connect_async(target: SshTarget, *, timeout_s: float = CONNECT_TIMEOUT_S) -> Connection:
+    """:func:`connect` for a coroutine in the SSH loop: the same pool (a connection made here
+    is the one a synchronous caller gets, and the other way round); SshError."""
+    with _pool_lock:
+        conn = _pool.get(target)
+    if conn is not None and not conn.closed:
+        return conn
+    conn = await asyncio.wait_for(_connect(target, timeout_s), timeout_s + 10)
+    with _pool_lock:
+        pooled = _pool.get(target)
+        if pooled is not None and not pooled.closed:  # another caller made one meanwhile: keep one
+            conn._conn.close()
+            return pooled
+        _pool[target] = conn
+    return conn
 
 
 def close_all() -> None:
@@ -556,3 +601,87 @@ class Channel:
             except OSError:
                 pass
         self._wake_r = self._wake_w = -1
+
+
+# ---- channels read from the SSH loop itself -------------------------------------------------
+
+
+class _StreamSession(asyncssh.SSHClientSession[bytes]):
+    def __init__(self, channel: AsyncChannel) -> None:
+        self.owner = channel
+
+    def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
+        self.owner._received(datatype == asyncssh.EXTENDED_DATA_STDERR, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner._lost(exc)
+
+
+class AsyncChannel:
+    """A command running on a node, read by a coroutine in the SSH loop: its stdout gathered
+    in a buffer, stderr kept (the last 4 kB) to say why it ended. Loop thread only."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.error: Exception | None = None
+        self.stderr = b""
+        self._buffer = bytearray()
+        self._arrived = asyncio.Event()
+        self._closed = False
+        self._chan: asyncssh.SSHClientChannel[bytes] | None = None
+
+    def _received(self, stderr: bool, data: bytes) -> None:
+        if stderr:
+            self.stderr = (self.stderr + data)[-4096:]
+            return
+        self._buffer += data
+        self._arrived.set()
+
+    def _lost(self, exc: Exception | None) -> None:
+        self.error = exc
+        self._closed = True
+        self._arrived.set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def write(self, data: bytes) -> None:
+        if self._chan is not None and not self._closed:
+            self._chan.write(data)
+
+    async def read_until(self, end: bytes, timeout_s: float, limit: int) -> bytes:
+        """The output up to and without ``end`` (taken off the buffer with it). TimeoutError
+        past ``timeout_s``; EOFError when the channel closed first; ValueError past ``limit``
+        bytes waiting."""
+        deadline = time.monotonic() + timeout_s
+        start = 0
+        while True:
+            found = self._buffer.find(end, start)
+            if found >= 0:
+                answer = bytes(self._buffer[:found])
+                del self._buffer[: found + len(end)]
+                return answer
+            if self._closed:
+                raise EOFError(self.stderr.decode("utf-8", "replace").strip())
+            if len(self._buffer) > limit:
+                raise ValueError(f"more than {limit} bytes without an end")
+            start = max(0, len(self._buffer) - len(end) + 1)  # the end may straddle two packets
+            self._arrived.clear()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            try:
+                await asyncio.wait_for(self._arrived.wait(), left)
+            except TimeoutError:
+                raise TimeoutError from None
+
+    async def close(self, timeout_s: float = 5.0) -> None:
+        """Close the channel (the remote command's stdin reaches EOF) and wait for its end."""
+        chan = self._chan
+        if chan is not None and not self._closed:
+            chan.close()
+            try:
+                await asyncio.wait_for(chan.wait_closed(), timeout_s)
+            except TimeoutError:
+                pass

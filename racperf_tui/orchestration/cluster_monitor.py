@@ -1,12 +1,16 @@
 """Every node's iostat, sampled at the interval over its one SSH channel, as plain state.
 
-One worker thread per node (a slow or dead node never holds up the others) connects
+One coroutine per node on core/ssh.py's event loop (no thread of its own: a slow or dead node
+holds up no other, since each waits for its answer without blocking the loop) connects
 (core/ssh.py's pool: one connection per node), opens the node's sampling channel
 (core/remote_diskstats.py) and, at whole multiples of the interval on the wall clock (every node
 samples at the same instants, so their figures line up), asks for a sample and computes it with
 the same reader and math as the local Disks tab (``IostatSampler`` over the node's laid-out
 root). What it learns is published as a frozen :class:`NodeState` (rows, sample times, state
-with the reason) that any thread may read; ``on_sample(name)`` is called after each change.
+with the reason) that any thread may read; ``on_sample(name)`` is called (in the SSH loop's
+thread) after each change. A sample with the sysfs facts (every 30 s a node) writes and reads
+files: that one is computed in the monitor's one worker thread, the per-second ones in the loop
+from memory.
 
 States: ``connecting`` (first attempt), ``ok``, ``unreachable`` (never reached: the reason says
 DNS, refused, auth, host key, timeout...), ``lost`` (was sampled, then the link or the node went:
@@ -25,21 +29,26 @@ total: IOPS and MB/s summed, await weighted by I/Os, avgqu-sz summed, %util the 
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import random
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from racperf_tui.core import ssh
 from racperf_tui.core.cluster import Node
 from racperf_tui.core.diskstats import QueueFacts, list_dir, read_queue_facts
 from racperf_tui.core.iostat import IostatReport, IostatRow, IostatSampler
-from racperf_tui.core.remote_diskstats import SAMPLE_TIMEOUT_S, SYSFS_REFRESH_S, RemoteDiskstats
+from racperf_tui.core.remote_diskstats import SAMPLE_TIMEOUT_S, SYSFS_REFRESH_S, AsyncRemoteDiskstats
 from racperf_tui.core.ssh import Connection, HostKeyError, SshError, SshTarget
+
+T = TypeVar("T")
 
 CONNECTING, OK, UNREACHABLE, LOST, RECONNECTING = "connecting", "ok", "unreachable", "lost", "reconnecting"
 #: the first and the longest wait between two attempts to reach a node
@@ -251,7 +260,7 @@ def shared_luns(states: Mapping[str, NodeState]) -> list[SharedLun]:
 
 
 class ClusterMonitor:
-    """Samples every node's iostat in worker threads; :meth:`states` is the plain state."""
+    """Samples every node's iostat in coroutines on the SSH loop; :meth:`states` is the plain state."""
 
     def __init__(
         self,
@@ -274,6 +283,7 @@ class ClusterMonitor:
             raise ValueError(f"nodes named twice: {sorted(n for n in names if names.count(n) > 1)}")
         self.nodes = list(nodes)
         self.interval_s = interval_s
+        #: called in the SSH loop's thread after each change of a node (keep it short)
         self.on_sample = on_sample
         self.sample_timeout_s = sample_timeout_s or max(10.0, 5 * interval_s)
         #: a sample with the sysfs facts (a walk of every device on the node) may take longer
@@ -281,10 +291,15 @@ class ClusterMonitor:
         self.backoff_s = backoff_s
         self.remote_roots = dict(remote_roots or {})
         self._states: dict[str, NodeState] = {n.name: NodeState(n.name, _spec(n)) for n in nodes}
-        self._stop = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # made here, set only in the loop (an Event binds to the loop that first waits on it):
+        # a stop() right after start() is not lost before the coroutine has begun
+        self._stopping = asyncio.Event()
         #: set by retry_now: the node's backoff wait ends at once (a host key just accepted)
-        self._retry = {n.name: threading.Event() for n in nodes}
-        self._threads: list[threading.Thread] = []
+        self._retry = {n.name: asyncio.Event() for n in nodes}
+        self._running: Future[None] | None = None
+        #: the file work of the samples with the sysfs facts, one at a time
+        self._files: ThreadPoolExecutor | None = None
         self._connections: dict[str, Connection] = {}
 
     # any thread
@@ -296,22 +311,32 @@ class ClusterMonitor:
         return self._states[name]
 
     def start(self) -> None:
-        for node in self.nodes:
-            thread = threading.Thread(target=self._run_node, args=(node,), name=f"cluster-{node.name}", daemon=True)
-            self._threads.append(thread)
-            thread.start()
+        """Start every node's coroutine on the SSH loop (core/ssh.py's one thread)."""
+        if self._running is not None:
+            return
+        self._stopping = asyncio.Event()
+        self._files = ThreadPoolExecutor(1, thread_name_prefix="racperf-sysfs")
+        self._loop = ssh.runtime().loop
+        self._running = asyncio.run_coroutine_threadsafe(self._run_all(), self._loop)
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop sampling; each node's channel is closed (its loop on the node ends)."""
-        self._stop.set()
-        deadline = time.monotonic() + timeout_s
-        for thread in self._threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        self._threads = []
+        running, loop = self._running, self._loop
+        if running is None or loop is None:
+            return
+        loop.call_soon_threadsafe(self._stop_now)
+        try:
+            running.result(timeout_s)
+        except (FutureTimeout, CancelledError):
+            pass
+        self._running = None
+        if self._files is not None:
+            self._files.shutdown(wait=False, cancel_futures=True)
 
     def retry_now(self, name: str) -> None:
         """End the node's wait before its next attempt (its host key was just recorded)."""
-        self._retry[name].set()
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._retry[name].set)
 
     def drop_link(self, name: str) -> None:
         """Abort the node's connection as a dead link would (tests, and a user's 'reconnect')."""
@@ -326,7 +351,20 @@ class ClusterMonitor:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # the node's worker
+    # the SSH loop
+    def _stop_now(self) -> None:
+        self._stopping.set()
+
+    async def _run_all(self) -> None:
+        tasks = [asyncio.ensure_future(self._run_node(node)) for node in self.nodes]
+        try:
+            await self._stopping.wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            # each node's coroutine closes its channel on the way out
+            await asyncio.gather(*tasks, return_exceptions=True)
+
     def _publish(self, name: str, **changes: object) -> None:
         self._states[name] = replace(self._states[name], **changes)  # type: ignore[arg-type]
         if self.on_sample is not None:
@@ -335,80 +373,82 @@ class ClusterMonitor:
             except Exception:  # noqa: BLE001 - a listener's bug never stops the sampling
                 pass
 
-    def _wait_backoff(self, name: str, failures: int) -> None:
+    async def _wait_backoff(self, name: str, failures: int) -> None:
         first, longest = self.backoff_s
         wait = min(longest, first * 2 ** max(0, failures - 1))
         self._states[name] = replace(self._states[name], retry_at=time.time() + wait)
-        deadline = time.monotonic() + wait
         retry = self._retry[name]
-        while not self._stop.is_set() and not retry.wait(min(0.25, max(0.0, deadline - time.monotonic()))):
-            if time.monotonic() >= deadline:
-                break
+        try:
+            await asyncio.wait_for(retry.wait(), wait)
+        except TimeoutError:
+            pass
         retry.clear()
 
-    def _run_node(self, node: Node) -> None:
+    async def _run_node(self, node: Node) -> None:
         name = node.name
         failures = 0
         if node.is_local:
-            self._local_loop(name)
+            await self._local_loop(name)
             return
         try:
             target: SshTarget = node.ssh_target()
         except ValueError as exc:
             self._publish(name, state=UNREACHABLE, reason=f"error: {exc}")
             return
-        while not self._stop.is_set():
+        while True:
             before = self._states[name]
             if before.seq:  # a node never reached stays unreachable (with its reason) while retried
                 self._publish(name, state=RECONNECTING)
             try:
-                conn = ssh.connect(target)
-                remote = RemoteDiskstats(conn, remote_root=self.remote_roots.get(name, ""), write_proc=False)
+                conn = await ssh.connect_async(target)
+                remote = await AsyncRemoteDiskstats.open(conn, remote_root=self.remote_roots.get(name, ""))
             except (SshError, OSError) as exc:
                 failures += 1
                 self._publish(name, state=LOST if before.seq else UNREACHABLE, reason=failure_reason(exc))
-                self._wait_backoff(name, failures)
+                await self._wait_backoff(name, failures)
                 continue
             self._connections[name] = conn
             try:
-                self._sample_loop(name, remote)
-                return  # stopped
+                await self._sample_loop(name, remote)
             except (SshError, OSError) as exc:
                 failures = 1
                 self._publish(name, state=LOST, reason=failure_reason(exc))
                 if not conn.closed:
-                    conn.abort()  # a stalled link: the pool must not hand it out again
+                    await conn.abort_async()  # a stalled link: the pool must not hand it out again
             except Exception as exc:  # noqa: BLE001 - what the node sent broke a reader: say so, go on
                 failures = 1
                 self._publish(name, state=LOST, reason=f"error: {type(exc).__name__}: {exc}")
             finally:
                 self._connections.pop(name, None)
-                remote.close()
-            self._wait_backoff(name, failures)
+                await remote.close()
+            await self._wait_backoff(name, failures)
 
-    def _wait_next(self) -> bool:
-        """Sleep to the next whole multiple of the interval; True when stopped."""
+    async def _wait_next(self) -> None:
+        """Sleep to the next whole multiple of the interval on the wall clock."""
         now = time.time()
-        return self._stop.wait((math.floor(now / self.interval_s) + 1) * self.interval_s - now)
+        await asyncio.sleep((math.floor(now / self.interval_s) + 1) * self.interval_s - now)
 
-    def _local_loop(self, name: str) -> None:
+    async def _local_loop(self, name: str) -> None:
         """The node "local" is this machine: the same sampler over / (no SSH)."""
         sampler = IostatSampler(partitions=True, dm_names=True)
         last_full = -math.inf
         while True:
             requested = time.monotonic()
             try:
-                report = sampler.sample()
                 full = requested - last_full >= SYSFS_REFRESH_S
                 if full:
                     last_full = requested
-                self._publish_report(name, Path("/"), "", report, requested, full)
+                    # a walk of this machine's sysfs (every device's facts): off the loop
+                    report = await self._in_files_thread(sampler.sample)
+                    changes = await self._in_files_thread(self._facts_of, Path("/"), "", report)
+                else:
+                    report, changes = sampler.sample(), {}
+                self._publish_report(name, report, requested, changes)
             except Exception as exc:  # noqa: BLE001 - say it and go on sampling
                 self._publish(name, state=LOST, reason=f"error: {type(exc).__name__}: {exc}")
-            if self._wait_next():
-                return
+            await self._wait_next()
 
-    def _sample_loop(self, name: str, remote: RemoteDiskstats) -> None:
+    async def _sample_loop(self, name: str, remote: AsyncRemoteDiskstats) -> None:
         sampler = IostatSampler([remote.root], partitions=True, dm_names=True)
         last_full = -math.inf
         while True:
@@ -419,40 +459,51 @@ class ClusterMonitor:
                 # (the first is at once); a walk of many devices may take its time
                 first = last_full == -math.inf
                 last_full = requested - (random.uniform(0, SYSFS_REFRESH_S) if first else 0.0)
-            timeout = self.sysfs_timeout_s if full else self.sample_timeout_s
-            remote.refresh(full=full, timeout_s=timeout)
-            report = sampler.sample(remote.raw)
+            remote.request(full=full)
+            answer = await remote.answer(self.sysfs_timeout_s if full else self.sample_timeout_s)
+            changes: dict[str, object] = {}
+            if full:
+                # the sysfs facts laid out as files (only the devices that changed) and read
+                # back: file work every 30 s, kept off the loop the other nodes are read in
+                report, changes = await self._in_files_thread(self._full_sample, name, remote, sampler, answer)
+            else:
+                remote.lay_out(answer)
+                report = sampler.sample(remote.raw)
             if report.since_boot or report.interval_s > STALE_INTERVAL_S or report.errors:
-                # LUNs and queue facts are read again only when the node's sysfs facts changed
-                changed = full and (remote.sysfs_changed or not self._states[name].facts)
-                self._publish_report(name, remote.root, remote.node.hostname, report, requested, changed)
+                self._publish_report(name, report, requested, changes)
             # else: the node's uptime did not move (a recorded root not rewritten yet): no sample
-            if self._wait_next():
-                return
+            await self._wait_next()
 
-    def _publish_report(
-        self,
-        name: str,
-        root: Path,
-        hostname: str,
-        report: IostatReport,
-        requested: float,
-        full: bool,
-    ) -> None:
+    async def _in_files_thread(self, function: Callable[..., T], *args: object) -> T:
+        assert self._files is not None
+        return await asyncio.get_running_loop().run_in_executor(self._files, function, *args)
+
+    def _full_sample(
+        self, name: str, remote: AsyncRemoteDiskstats, sampler: IostatSampler, answer: bytes
+    ) -> tuple[IostatReport, dict[str, object]]:
+        remote.lay_out(answer)
+        report = sampler.sample(remote.raw)
+        # LUNs and queue facts are read again only when the node's sysfs facts changed
+        if remote.sysfs_changed or not self._states[name].facts:
+            return report, self._facts_of(remote.root, remote.node.hostname, report)
+        return report, {}
+
+    @staticmethod
+    def _facts_of(root: Path, hostname: str, report: IostatReport) -> dict[str, object]:
+        luns, labels = lun_identities(root)
+        return {
+            "luns": luns,
+            "lun_labels": labels,
+            "facts": {
+                row.kernel_name or row.device: read_queue_facts(row.kernel_name or row.device, root)
+                for row in report.rows
+                if not row.is_partition
+            },
+            "hostname": hostname,
+        }
+
+    def _publish_report(self, name: str, report: IostatReport, requested: float, changes: Mapping[str, object]) -> None:
         state = self._states[name]
-        changes: dict[str, object] = {}
-        if full:
-            luns, labels = lun_identities(root)
-            changes.update(
-                luns=luns,
-                lun_labels=labels,
-                facts={
-                    row.kernel_name or row.device: read_queue_facts(row.kernel_name or row.device, root)
-                    for row in report.rows
-                    if not row.is_partition
-                },
-                hostname=hostname,
-            )
         self._publish(
             name,
             state=OK,

@@ -11,7 +11,7 @@ only racperf's own process is measured.
 
 Three measurements, each its own process, for ``--seconds``:
 
-1. ``monitor``: the ClusterMonitor alone (orchestration/cluster_monitor.py, a thread per node),
+1. ``monitor``: the ClusterMonitor alone (orchestration/cluster_monitor.py, a coroutine per node),
    headless. CPU % of one core each second from /proc/PID/task/*/schedstat (nanoseconds);
    and per sample the time from the moment the request left to the moment the computed rows
    were in the monitor's state (the node reads its /proc/diskstats in between: this bounds

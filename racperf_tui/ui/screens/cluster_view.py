@@ -1,9 +1,10 @@
 """The Cluster tab: every node of the cluster file side by side, and the shared LUNs with the
 cluster total.
 
-The panel owns a :class:`ClusterMonitor` (worker threads, one per node). Each new state of a
-node is posted here as a :class:`NodeSampled` message holding it (Textual's message queue is
-thread-safe; a newer state of the same node replaces one still queued) and shown at once: fed
+The panel owns a :class:`ClusterMonitor` (a coroutine per node on the SSH loop). A node with a
+new state is noted in :class:`SampledNodes` and one :class:`NodesSampled` message posted for
+all the nodes noted until it is handled (a tick's burst of 16 samples: one message, one pass
+over the cards, each node's newest state), and each is shown at once: fed
 into that node's :class:`IostatModel`, so the card's saturation flags are the Disks tab's, and
 the card repaints the lines that changed. The shared LUNs are grouped once the tick's samples
 are in (a short debounce after the first), and their totals judged by a model of their own.
@@ -16,6 +17,8 @@ above the cards says which run; the marks go when the run ends.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,17 +48,44 @@ from racperf_tui.ui.widgets.iostat_model import IostatModel
 #: seconds after a node's sample before the shared LUNs are recomputed (the others of the
 #: same tick arrive within it: every node samples at the same wall-clock instants)
 LUN_DEBOUNCE_S = 0.1
+#: seconds the first node's new state waits for the rest of its tick's burst: the SSH loop
+#: computes the nodes' answers one after the other (1 to 2 ms each), and each pass over the
+#: cards is one more screen update (3 to 4 ms) when they come apart
+BURST_WINDOW_S = 0.03
 
 
 @dataclass
-class NodeSampled(Message):
-    """The monitor published something new of a node (posted from its worker thread)."""
+class NodesSampled(Message):
+    """The monitor published something new of one node or more (posted from the SSH loop's
+    thread): the names are taken from the panel's :class:`SampledNodes` when it is handled."""
 
-    state: NodeState
 
-    def can_replace(self, message: Message) -> bool:
-        """A newer state of the same node makes the queued one moot."""
-        return isinstance(message, NodeSampled) and message.state.name == self.state.name
+class SampledNodes:
+    """The nodes with a state not shown yet, handed from the SSH loop's thread to the UI: a
+    burst of the nodes' samples (every node samples at the same instants) is one message and
+    one pass over the cards, each node's newest state read when it is handled."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._names: dict[str, None] = {}
+        self._posted = False
+
+    def add(self, name: str) -> bool:
+        """Note the node; True when no message is on its way yet (the caller posts one)."""
+        with self._lock:
+            self._names[name] = None
+            if self._posted:
+                return False
+            self._posted = True
+            return True
+
+    def take(self) -> list[str]:
+        """The nodes noted since the last take, in the order they came."""
+        with self._lock:
+            names = list(self._names)
+            self._names.clear()
+            self._posted = False
+        return names
 
 
 class ClusterPanel(Vertical):
@@ -89,7 +119,9 @@ class ClusterPanel(Vertical):
         self.error = ""
         self.names: list[str] = []
         self._seen: dict[str, int] = {}
+        self._sampled = SampledNodes()
         self._lun_timer: Timer | None = None
+        self._burst_timer: Timer | None = None
         self._totals_of: tuple[tuple[str, int], ...] = ()
         self._status_text = ""
         self.host_keys = NodeHostKeys(self, self._host_key_trusted)
@@ -110,7 +142,7 @@ class ClusterPanel(Vertical):
             yield Static(id="cluster-calibration", markup=False)
             with ItemGrid(id="cluster-nodes", min_column_width=38):
                 for index, name in enumerate(self.names):
-                    yield NodeCard(name, id=f"node-{index}")
+                    yield NodeCard(name, interval_s=self.interval_s, id=f"node-{index}")
 
     def on_mount(self) -> None:
         if self.first:  # after the Disks table took the focus (mounted before this tab)
@@ -136,22 +168,30 @@ class ClusterPanel(Vertical):
         if self.monitor is not None:
             self.monitor.stop(timeout_s=1.0)  # its threads are daemons: none outlives the app
 
-    # any thread
+    # the SSH loop's thread
     def _from_worker(self, name: str) -> None:
-        assert self.monitor is not None
-        self.post_message(NodeSampled(self.monitor.state(name)))
+        if self._sampled.add(name):
+            self.post_message(NodesSampled())
 
     # the UI thread
     def card(self, name: str) -> NodeCard:
         return self.query_one(f"#node-{self.names.index(name)}", NodeCard)
 
-    def on_node_sampled(self, message: NodeSampled) -> None:
-        """Show the node's state now: waiting for the other nodes of the tick made the first
-        node's sample wait too (the cards repaint only their changed lines, and Textual
-        draws the screen at most 60 times a second whoever asked)."""
-        if self.monitor is None:
+    def on_nodes_sampled(self, message: NodesSampled) -> None:
+        """Show the nodes' new states BURST_WINDOW_S after the first of a burst, all that came
+        by then in one pass (one screen update); waiting for every node of the tick would
+        make the first node's sample wait for the slowest (Textual draws the screen at most
+        60 times a second whoever asked)."""
+        if self.monitor is not None and self._burst_timer is None:
+            self._burst_timer = self.set_timer(BURST_WINDOW_S, self._show_sampled)
+
+    def _show_sampled(self) -> None:
+        self._burst_timer = None
+        names = self._sampled.take()
+        if self.monitor is None or not names:
             return
-        self._show_node(message.state)
+        for name in names:
+            self._show_node(self.monitor.state(name))
         if self._lun_timer is None:
             self._lun_timer = self.set_timer(LUN_DEBOUNCE_S, self._show_luns)
         self._status_line()
@@ -259,9 +299,11 @@ class ClusterPanel(Vertical):
         return f" ({'; '.join(parts)})" if parts else ""
 
     def _tick_clock(self) -> None:
-        """Retry countdowns move once a second (a node that is ok is repainted by its samples)."""
+        """Retry countdowns and the age of a sample that is late move once a second (a node
+        sampled on time is repainted by its samples)."""
+        now = time.time()
         for card in self.query(NodeCard):
-            if card.state is not None and card.state.state != OK:
+            if card.state is not None and (card.state.state != OK or card.is_stale(now)):
                 card.refresh_clock()
 
     def _status(self, text: str) -> None:

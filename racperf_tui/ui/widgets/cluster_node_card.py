@@ -143,9 +143,14 @@ class NodeCard(Widget):
     }
     """
 
-    def __init__(self, name: str, *, id: str | None = None) -> None:
+    #: a sample older than this many intervals has its age on the title (a fresh one's age,
+    #: 0.0 or 0.1 s, would change the title at every sample: a line to paint on every card)
+    STALE_INTERVALS = 1.5
+
+    def __init__(self, name: str, *, interval_s: float = 1.0, id: str | None = None) -> None:
         super().__init__(id=id)
         self.node_name = name
+        self.interval_s = interval_s
         self.state: NodeState | None = None
         self.model: IostatModel | None = None
         self._mark_style: Style | None = None
@@ -176,6 +181,15 @@ class NodeCard(Widget):
 
     def watch_marked(self) -> None:
         self._repaint_changed()
+
+    def is_stale(self, now: float) -> bool:
+        """The node's last sample is older than STALE_INTERVALS intervals (its age is shown)."""
+        state = self.state
+        return (
+            state is not None
+            and state.sampled_at > 0
+            and now - state.sampled_at > self.STALE_INTERVALS * self.interval_s
+        )
 
     def refresh_clock(self) -> None:
         """Repaint for the clock (a retry countdown), with the same state."""
@@ -282,7 +296,7 @@ class NodeCard(Widget):
         now = time.time()
         title = Text.assemble((glyph + " ", style), (name, "bold"), "  ", (state.state, style))
         # what changes with the clock stays on the title line: the card's height does not move
-        if state.state == OK and state.sampled_at:
+        if state.state == OK and self.is_stale(now):
             title.append(f"  {age(max(0.0, now - state.sampled_at))} ago", style="dim")
         elif state.state != RECONNECTING and state.retry_at > now:
             title.append(f"  retry {age(state.retry_at - now)}", style="dim")
