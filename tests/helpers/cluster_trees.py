@@ -24,7 +24,12 @@ def write_tree(root: Path, uptime: float, lines: list[str], block: dict[str, dic
     tmp = root / "proc" / "diskstats.new"
     tmp.write_text("".join(line + "\n" for line in lines))
     os.replace(tmp, root / "proc" / "diskstats")
-    (root / "proc" / "uptime").write_text(f"{uptime:.2f} 100.00\n")
+    # replaced whole, never truncated in place: a node's loop reading it mid-write saw an empty
+    # uptime (the two files can still be read one before and one after a write: see
+    # write_until_sampled)
+    tmp = root / "proc" / "uptime.new"
+    tmp.write_text(f"{uptime:.2f} 100.00\n")
+    os.replace(tmp, root / "proc" / "uptime")
 
 
 def stat_line(
