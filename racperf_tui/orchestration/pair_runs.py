@@ -7,8 +7,10 @@ visible from the Runs panel, surviving the UI): :func:`launch_pair` uses
 tool module's ``PAIR`` (:class:`racperf_tui.core.tool.PairSpec`):
 
 1. adapt the client config to what is installed (``PAIR.adapt_client``: netperf drops -D
-   and omni output its build lacks; the notes say so) and validate it: a typo must not leave
-   a server behind;
+   and omni output its build lacks; the notes say so) and plan it on the client's node
+   (:func:`racperf_tui.orchestration.runs.prepare_run`: what the client needs, oratcptest's
+   java and jar, the probe client's python, is looked for there, the messages naming the
+   node): a typo must not leave a server behind;
 2. refuse a taken port before anything starts (:func:`racperf_tui.core.ports.check_listen_port`,
    with a suggested free port; a port of the database's is a warning);
 3. launch the server run (``config["role"] = "server"``) and poll its raw output in the store
@@ -37,7 +39,7 @@ from racperf_tui.core.cluster import LOCAL, Node
 from racperf_tui.core.ports import check_listen_port
 from racperf_tui.core.store import Store
 from racperf_tui.core.tool import PairSpec
-from racperf_tui.orchestration.runs import launch_run, stop_run
+from racperf_tui.orchestration.runs import launch_run, prepare_run, stop_run
 from racperf_tui.tools import load_tool
 
 #: how often the store is read while waiting for the server
@@ -159,8 +161,10 @@ def launch_pair(
     if not client_cfg.get("host") and server_node != client_node:
         client_cfg["host"] = server_node.address
     client_cfg, notes = spec.adapted_client(client_cfg)
-    # validate the client before anything starts: a typo must not leave a server behind
-    load_tool(tool).TOOL.build_argv(dict(client_cfg, port=client_cfg.get("port") or 1))
+    # the client planned on its node before anything starts (a typo must not leave a server
+    # behind): its program and files are looked for there, not here (the server's are by its
+    # launch_run, on its node)
+    prepare_run(tool, dict(client_cfg, port=client_cfg.get("port") or 1), client_node)
     # a port is judged free here only for a server here (another node's ports are its own)
     warning = _check_port(tool, spec, server_cfg) if server_node.is_local else None
     server_run_id = launch_run(tool, server_cfg, data_dir=Path(data_dir), node=server_node)
