@@ -1,9 +1,10 @@
-"""``racperf pair`` with both ends on other nodes asks each end's needs of the node that runs
+"""``racperf pair`` with an end on another node asks that end's needs of the node that runs
 it (issue 10): oratcptest's java and jar are looked for on the client's node before the server
-starts, not on this machine. Two real OpenSSH sshd as rac1 and rac2; the nodes' commands get a
-PATH of their own (sshd's ``SetEnv``) whose ``java`` is the oratcptest emulator
-(tests/fakes/oratcptest stands in for ``java -jar oratcptest.jar``), while this machine's
-racperf runs with a PATH that has no java at all."""
+starts, not on this machine; the probe client is its one file copied to the node and run by
+the node's python3 (3.6 here), nothing of racperf there. Real OpenSSH sshd as rac1 and rac2;
+the nodes' commands get a PATH of their own (sshd's ``SetEnv``) whose ``java`` is the
+oratcptest emulator (tests/fakes/oratcptest stands in for ``java -jar oratcptest.jar``), while
+this machine's racperf runs with a PATH that has no java at all."""
 
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.core.events import RunState
+from racperf_tui.core.ssh_host import SshHost
+from racperf_tui.core.ssh_target import SshTarget
 from racperf_tui.core.store import Store
+from racperf_tui.tools import probe
 from tests.helpers import FAKES
-from tests.helpers.cluster_helpers import REPO, isolated_home, node_table, remote_runs  # noqa: F401 (fixtures)
+from tests.helpers.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_runs  # noqa: F401
 from tests.helpers.sshd_helpers import Sshd, sshd_answers, sshd_available, start_sshd
 
 # two sshd and a pair of detached runs for seconds: the slow lane
@@ -117,3 +121,61 @@ def test_a_client_node_without_java_or_jar_is_named_before_anything_runs(nodes, 
     )
     with Store.open(data) as store:
         assert store.list_runs() == []  # no server was started for a client that cannot run
+
+
+PYTHON36 = Path("/root/.pyenv/versions/3.6.15/bin/python3")
+
+
+def test_a_probe_client_on_a_node_is_its_file_run_by_the_nodes_python(sshd: Sshd, tmp_path: Path) -> None:
+    """rac1's python3 is 3.6 (when it is here; else the system's), without racperf."""
+    node_bin = tmp_path / "node-bin"
+    node_bin.mkdir()
+    python = PYTHON36 if PYTHON36.exists() else Path("/usr/bin/python3")
+    (node_bin / "python3").symlink_to(python)
+    node_path(sshd, node_bin, Path("/usr/bin"), Path("/bin"))
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text(node_table("rac1", sshd))
+    data = tmp_path / "data"
+    done = racperf(
+        "pair", "probe", "--client-node", "rac1", "--cluster", str(cluster), "--data-dir", str(data),
+        "--server", "bind=127.0.0.1", "--server", "port=0", "--set", "duration_s=1", "--set", "interval_s=0.25",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    head = json.loads(done.stdout.splitlines()[0])
+    with Store.open(data) as store:
+        client = store.get_run(head["client_run_id"])
+        copied = store.raw_output(client.id, f"file:{probe.CLIENT_FILE_NAME}")
+        stdout = store.raw_output(client.id, "stdout")
+        samples = [s.metrics for _seq, s in store.samples(client.id)]
+        server_result = store.result(head["server_run_id"])
+    assert client.host == "rac1" and client.state is RunState.SUCCEEDED, client.message
+    # the run's directory's copy, by the node's python3: this machine's interpreter is not named
+    assert client.argv[:3] == ["python3", "-u", str(data / "runs" / str(client.id) / probe.CLIENT_FILE_NAME)]
+    assert copied == probe.client_source()
+    target = SshTarget(sshd.host, sshd.user, sshd.port, str(sshd.user_key), (str(sshd.known_hosts),))
+    on_node = Path(SshHost(target, name="rac1").remote_dir(data / "runs" / str(client.id))) / probe.CLIENT_FILE_NAME
+    assert on_node.read_text() == probe.client_source()
+    result = probe.parse_output(stdout)
+    assert result["error"] is None and result["server_bytes_received"] == result["bytes_sent"] > 0
+    assert server_result["bytes_received"] == result["bytes_sent"]
+    assert len(samples) >= 3 and all(m["latency_ms"] > 0 for m in samples)
+
+
+def test_a_node_python_older_than_3_6_is_refused_for_the_probe_client(sshd: Sshd, tmp_path: Path) -> None:
+    old = tmp_path / "node-bin" / "python3"
+    old.parent.mkdir()
+    old.write_text("#!/bin/sh\nprintf 3.5\n")
+    old.chmod(0o755)
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text(node_table("rac1", sshd))
+    data = tmp_path / "data"
+    done = racperf(
+        "pair", "probe", "--client-node", "rac1", "--cluster", str(cluster), "--data-dir", str(data),
+        "--server", "bind=127.0.0.1", "--server", "port=0", "--set", f"python={old}", "--set", "duration_s=1",
+    )  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    message = f"probe: the client needs python3 >= 3.6; {old} on rac1 is 3.5"
+    assert done.stderr.strip().endswith(f"failed: {message}")
+    with Store.open(data) as store:
+        (client,) = [run for run in store.list_runs() if run.config.get("role") == "client"]
+    assert client.state is RunState.FAILED and client.message == message
