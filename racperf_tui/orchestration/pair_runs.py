@@ -148,7 +148,10 @@ def pick_server_port(spec: PairSpec, server_cfg: Mapping[str, Any], server_node:
         return None
     if server_node.is_local:
         bind = str(server_cfg.get("bind") or server_cfg.get("host") or "")
-        return free_port_here("" if bind in ("0.0.0.0", "::") else bind)
+        try:
+            return free_port_here("" if bind in ("0.0.0.0", "::") else bind)
+        except OSError as exc:  # an address not of this host: a usage error, not a node's
+            raise ValueError(f"cannot pick a free port on {bind or 'this host'} here: {exc.strerror or exc}") from None
     try:
         return free_port_on(host_for(server_node))
     except SshError as exc:  # which node, and why, in one line (as launch_run says it)
