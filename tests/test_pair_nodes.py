@@ -170,12 +170,12 @@ def test_a_node_python_older_than_3_6_is_refused_for_the_probe_client(sshd: Sshd
     cluster.write_text(node_table("rac1", sshd))
     data = tmp_path / "data"
     done = racperf(
-        "pair", "probe", "--client-node", "rac1", "--cluster", str(cluster), "--data-dir", str(data),
-        "--server", "bind=127.0.0.1", "--server", "port=0", "--set", f"python={old}", "--set", "duration_s=1",
+        "run", "probe", "--node", "rac1", "--cluster", str(cluster), "--data-dir", str(data),
+        "--set", "host=127.0.0.1", "--set", f"python={old}", "--set", "duration_s=1",
     )  # fmt: skip
     assert done.returncode == 1 and "Traceback" not in done.stderr
     message = f"probe: the client needs python3 >= 3.6; {old} on rac1 is 3.5"
-    assert done.stderr.strip().endswith(f"failed: {message}")
+    assert json.loads(done.stdout.splitlines()[-1])["message"] == message
     with Store.open(data) as store:
-        (client,) = [run for run in store.list_runs() if run.config.get("role") == "client"]
-    assert client.state is RunState.FAILED and client.message == message
+        (client,) = store.list_runs()
+    assert client.host == "rac1" and client.state is RunState.FAILED and client.message == message
