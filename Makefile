@@ -45,9 +45,12 @@ check: $(VENV)/.installed-test
 	$(BIN)/mypy
 
 ## Two workers (pytest-xdist), a test file whole in one of them (its module fixtures, its loop
-## devices and namespaces together); the slowest tests named at the end.
+## devices and namespaces together), handed out in collection order: the longest files first
+## (tests/conftest.py LONGEST_MODULES; xdist's default reorder puts files with many tests
+## first, and left the two-test test_matrix.py, a minute, to the end of one worker); the
+## slowest tests named at the end.
 PYTEST_WORKERS ?= 2
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 test: system-deps $(VENV)/.installed-test check
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL) $(PYTEST_ARGS)
