@@ -45,16 +45,24 @@ check: $(VENV)/.installed-test
 	$(BIN)/mypy
 
 ## Two workers (pytest-xdist), a test file whole in one of them (its module fixtures, its loop
-## devices and namespaces together); the slowest tests named at the end.
+## devices and namespaces together), handed out in collection order: the longest files first
+## (tests/conftest.py LONGEST_MODULES; xdist's default reorder puts files with many tests
+## first, and left the two-test test_matrix.py, a minute, to the end of one worker); the
+## slowest tests named at the end.
 PYTEST_WORKERS ?= 2
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
+## Bytecode written (this machine's environment sets PYTHONDONTWRITEBYTECODE): the suite starts
+## hundreds of `python -m racperf_tui` commands and supervisors, each compiled every module it
+## imports again without it (~0.3 s CPU a supervisor), and pytest rewrote every test module's
+## asserts in each worker. test_runs_cli.py: 123 s -> 108 s, CPU 53.5 -> 49.4 s at load ~6.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -p no:cacheprovider
 
 test: system-deps $(VENV)/.installed-test check
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 ## The quick lane while developing: everything but the tests marked slow (see tests/conftest.py).
 test-fast: system-deps $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+	$(PYTEST) -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python tests/bench/run_all.py

@@ -4,13 +4,38 @@ emulators of tools that cannot be installed (ORION, oratcptest, netperf, sqlplus
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.netns_helpers import netns_cluster, netns_cluster_factory  # noqa: F401
 from tests.helpers.sshd_helpers import sshd_available, start_sshd
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fio_option_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """XDG_CACHE_HOME for the whole session, one directory for both test workers (and the
+    racperf processes and supervisors the tests start): fio's option table
+    (tools/fio_options.py) is read once per fio binary, and per node name on a node, then
+    kept there. Read cold it is ~290 fio processes, 3-8 s here and ~20 s for two nodes over
+    SSH on a loaded machine; with the cache in each test's own HOME (tests that set HOME) or
+    in one directory per worker, every such test or every worker paid it again. The file is
+    written to a temp name and renamed, so two workers filling it at once only both read it."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's basetemp: popen-gw0 and popen-gw1 are below it
+    cache = base / "xdg-cache"
+    cache.mkdir(exist_ok=True)
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    yield cache
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
 
 
 @pytest.fixture
@@ -57,10 +82,46 @@ SLOW_MODULES = frozenset(
 )
 
 
+#: the modules with the longest wall time, longest first (seconds of one worker on 2 cores at
+#: a load of ~2, from --durations): they are handed out first, so that neither worker starts a
+#: minute-long file while the other has nothing left. `--dist loadfile` gives each worker the
+#: next file in collection order as it gets free (xdist's LoadScopeScheduling); alphabetical
+#: order left test_matrix.py or test_write_guard_bypasses.py to the end of one worker.
+LONGEST_MODULES = (
+    "test_run_groups",
+    "test_write_guard_bypasses",
+    "test_matrix",
+    "test_runs_ui",
+    "test_cluster_runs",
+    "test_remote_prepare",
+    "test_runs_cli",
+    "test_network_panel",
+    "test_node_guard",
+    "test_cluster_pairs",
+    "test_calibrate_io",
+    "test_ui_kill9",
+    "test_ssh_host",
+    "test_write_guard_hostile",
+    "test_dashboard",
+    "test_runs_node",
+    "test_network_panel_nodes",
+    "test_iostat_vectorised",
+    "test_iostat_cli",
+    "test_fio_live",
+)
+
+
+def _module_name(item: pytest.Item) -> str:
+    return item.module.__name__.rsplit(".", 1)[-1] if item.module is not None else ""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+        if _module_name(item) in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+    rank = {name: i for i, name in enumerate(LONGEST_MODULES)}
+    # stable: a module's tests keep their order, the rest keep collection order after these
+    items.sort(key=lambda item: rank.get(_module_name(item), len(rank)))
 
 
 @pytest.fixture

@@ -22,16 +22,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def isolated_home(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """No ~/.ssh of this machine's user, no agent (here and in the detached supervisors). The
-    cache stays one per test worker: fio's option table of a node is keyed by the node's name,
-    fio's path, version and checksum, and reading it cold over SSH takes ~20 s a test."""
+    cache (XDG_CACHE_HOME) stays the session's, shared by the test workers (tests/conftest.py
+    fio_option_cache): fio's option table of a node is keyed by the node's name, fio's path,
+    version and checksum, and reading it cold over SSH takes ~20 s a test."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "worker-cache"))
     yield home
     ssh.close_all()
 
