@@ -10,6 +10,7 @@ import json
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
@@ -133,6 +134,12 @@ def panel_for(path: Path) -> ClusterPanel:
     return ClusterPanel(path, 0.5, monitor=monitor)
 
 
+def dialog_ready(app: App[Any]) -> bool:
+    """The host-key dialog is up, composed and its Reject button has the focus."""
+    focused = app.focused
+    return isinstance(app.screen, HostKeyDialog) and focused is not None and focused.id == "host-key-reject"
+
+
 async def until(pilot, what, timeout_s: float = 20.0, why=lambda: "") -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -149,7 +156,8 @@ async def test_unknown_key_dialog_accept_records_it_and_the_next_connection_asks
     panel = panel_for(path)
     app = PanelApp(panel)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HostKeyDialog), why=lambda: panel.monitor.states())
+        # shown: mounted, its safe answer focused (a key pressed before that meets no dialog yet)
+        await until(pilot, lambda: dialog_ready(app), why=lambda: panel.monitor.states())
         dialog = app.screen
         assert isinstance(dialog, HostKeyDialog)
         shown = " ".join(str(w.render()) for w in dialog.query("Static"))
@@ -176,7 +184,7 @@ async def test_unknown_key_rejected_writes_nothing_and_is_not_asked_again(sshd: 
     panel = panel_for(cluster_file(tmp_path, sshd))
     app = PanelApp(panel)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HostKeyDialog))
+        await until(pilot, lambda: dialog_ready(app))
         await pilot.press("enter")  # the focus is on Reject: a stray enter trusts nothing
         await until(pilot, lambda: not isinstance(app.screen, HostKeyDialog))
         await pilot.pause(6.0)  # past the next attempt (5 s backoff)

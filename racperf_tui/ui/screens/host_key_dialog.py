@@ -36,6 +36,10 @@ class HostKeyDialog(ModalScreen[bool]):
         Binding("a", "answer(True)", "Accept"),
         Binding("r,escape", "answer(False)", "Reject"),
     ]
+    # a stray enter must not trust a key: the safe answer has the focus. Declared, not queried
+    # in on_mount: a key answered before the screen's mount (under load) left on_mount a
+    # screen without children (NoMatches)
+    AUTO_FOCUS = "#host-key-reject"
 
     def __init__(self, offer: HostKeyOffer, node: str = "") -> None:
         super().__init__()
@@ -59,10 +63,6 @@ class HostKeyDialog(ModalScreen[bool]):
             with Horizontal():
                 yield Button("Accept (a)", id="host-key-accept", variant="warning")
                 yield Button("Reject (r)", id="host-key-reject", variant="primary")
-
-    def on_mount(self) -> None:
-        # a stray enter must not trust a key: the safe answer has the focus
-        self.query_one("#host-key-reject", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "host-key-accept")
