@@ -10,6 +10,8 @@ import argparse
 import importlib
 import sys
 
+from racperf_tui.core.paths import use_data_dir
+
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "iostat": ("racperf_tui.commands.iostat", "iostat -x computed from /proc/diskstats"),
@@ -66,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         parser = argparse.ArgumentParser(prog=f"racperf {argv[0]}", description=help_text)
         module.add_arguments(parser)
         args = parser.parse_args(argv[1:])
+        # racperf's known_hosts and settings, and every supervisor started, follow --data-dir
+        use_data_dir(getattr(args, "data_dir", None))
         try:
             return int(module.run(args) or 0)
         except KeyboardInterrupt:
@@ -78,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"racperf {__version__}")
         return 0
+    use_data_dir(args.data_dir)
     from racperf_tui.ui.app import RacperfApp
 
     app = RacperfApp(roots=args.root, interval_s=args.interval, data_dir=args.data_dir, cluster=args.cluster)

@@ -1,7 +1,7 @@
 """The Network tab across nodes (Pilot), each node a real OpenSSH sshd of its own: the pickers
 list the cluster file's nodes, the seed's preset "rac2 -> rac1 over rac1's interconnect"
-sets both ends and the address, an iperf3 pair runs its server on rac1 and its client on
-rac2 with both ends live; a node whose host key is unknown asks first (rejected: nothing
+sets both ends and the address, an iperf3 pair runs its server on rac1 (port 0: one free
+there) and its client on rac2 with both ends live; a node whose host key is unknown asks first (rejected: nothing
 runs, nothing recorded); the remembered settings are read off the event loop."""
 
 from __future__ import annotations
@@ -113,6 +113,10 @@ async def test_iperf3_pair_from_the_seed_preset_runs_each_end_on_its_node(
         server, client = store.get_run(pair.server_run_id), store.get_run(pair.client_run_id)
     assert (server.host, client.host) == ("rac1", "rac2")
     assert client.config["host"] == "127.0.0.2" and client.state is RunState.SUCCEEDED
+    # the port field's 0: a port free on rac1 picked there (its ephemeral range; this machine's
+    # here), not iperf3's 5201, given to both ends
+    low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    assert low <= pair.port <= high and server.config["port"] == client.config["port"] == pair.port
 
 
 async def test_an_unknown_host_key_is_asked_before_the_pair_and_a_rejection_runs_nothing(

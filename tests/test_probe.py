@@ -240,8 +240,9 @@ def test_cli_client_and_exit_status(server: ProbeServerProcess) -> None:
 # ---------------------------------------------------------------- the server file stays 3.6-clean
 
 
-def test_server_file_is_stdlib_only_and_36_syntax() -> None:
-    source = probe.PROBE_SERVER_PATH.read_text()
+@pytest.mark.parametrize("path", [probe.PROBE_SERVER_PATH, probe.PROBE_CLIENT_PATH], ids=["server", "client"])
+def test_each_end_file_is_stdlib_only_and_36_syntax(path: Path) -> None:
+    source = path.read_text()
     tree = ast.parse(source)
     imported = set()
     for node in ast.walk(tree):
@@ -257,12 +258,41 @@ def test_server_file_is_stdlib_only_and_36_syntax() -> None:
     assert "racperf_tui" not in imported
     if PYTHON36.exists():
         compiled = subprocess.run(
-            [str(PYTHON36), "-m", "py_compile", str(probe.PROBE_SERVER_PATH)],
+            [str(PYTHON36), "-c", "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')", str(path)],
             capture_output=True,
             text=True,
             timeout=30,
         )
         assert compiled.returncode == 0, compiled.stderr
+
+
+def test_the_client_file_speaks_the_server_files_protocol() -> None:
+    """The client imports nothing of racperf: its copy of the wire constants is the server's."""
+    for name in ("PROTOCOL_MAGIC", "DEFAULT_PORT", "MIB", "MAX_MESSAGE_BYTES"):
+        assert getattr(probe_client, name) == getattr(probe_server, name), name
+    assert probe_client.MESSAGE_HEADER.format == probe_server.MESSAGE_HEADER.format
+
+
+def test_the_client_file_alone_measures_under_each_python(server: ProbeServerProcess, tmp_path: Path) -> None:
+    """The file copied somewhere without racperf, run by that python (3.6 when it is here, as
+    on an old node): the same lines and figures as the racperf client's."""
+    python = server.proc.args[0]
+    copy = tmp_path / probe.CLIENT_FILE_NAME
+    copy.write_text(probe.client_source())
+    argv = TOOL.build_argv({"host": "127.0.0.1", "port": server.port, "duration_s": 1, "interval_s": 0.5})
+    done = subprocess.run(
+        [python, "-u", str(copy), *argv[3:]],
+        capture_output=True, text=True, timeout=30, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = parse_output(done.stdout)
+    assert result["error"] is None and result["messages"] > 10
+    assert result["server_bytes_received"] == result["bytes_sent"] == result["messages"] * MIB
+    assert len(result["samples"]) == 2 and all(s["latency_ms"] > 0 for s in result["samples"])
+    bad = subprocess.run([python, str(copy), "127.0.0.1", "--rtt", "--mode", "ASYNC"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.strip() == (
+        "probe: rtt needs SYNC mode (a round trip is a message and its ACK)"
+    )
 
 
 # ---------------------------------------------------------------- parsers and the Tool
@@ -342,8 +372,8 @@ def test_build_argv_server_and_client() -> None:
             "sockbuf": "4M",
         }
     )
-    assert client_argv[:5] == [sys.executable, "-m", "racperf_tui", "probe", "client"]
-    assert client_argv[5:] == [
+    assert client_argv[:3] == [sys.executable, "-u", str(probe.PROBE_CLIENT_PATH)]
+    assert client_argv[3:] == [
         "stby",
         "--port",
         "6000",

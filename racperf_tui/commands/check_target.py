@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
     parser.add_argument("--root", default="/", metavar="DIR", help="read proc/ and sys/ under DIR (default /)")
     add_node_arguments(parser, what="check the paths")
+    parser.add_argument(
+        "--data-dir", metavar="DIR", default=None, help="with a node: the data dir whose known_hosts is racperf's own"
+    )
     parser.epilog = (
         f"Reads only, never writes. Exit status: 0 every PATH may be written; "
         f"{REFUSED_EXIT_STATUS} at least one is refused (the reasons are printed); 2 usage error, or the node "

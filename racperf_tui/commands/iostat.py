@@ -94,6 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="with --ssh: verify the host key against FILE (repeatable) instead of racperf's and ~/.ssh/known_hosts",
     )
+    parser.add_argument(
+        "--data-dir", metavar="DIR", default=None, help="with --ssh: the data dir whose known_hosts is racperf's own"
+    )
     # tests: the node's files under this prefix there (a tree laid out as /proc and /sys)
     parser.add_argument("--ssh-root", default="", help=argparse.SUPPRESS)
     parser.add_argument(

@@ -1,15 +1,16 @@
-"""``racperf nodes [--cluster FILE] [--timeout S] [--json]``: the cluster file's nodes, each
-checked at once (core/node_check.py): reachable, host key known, login accepted, and which of
-fio, iostat (sysstat), iperf3, netperf/netserver, java, sqlplus, python3 are installed there,
-with ORACLE_HOME ($ORACLE_HOME of the login, the homes in /etc/oratab).
+"""``racperf nodes [--cluster FILE] [--timeout S] [--json] [--accept-new-host-keys] [--data-dir D]``:
+the cluster file's nodes, each checked at once (core/node_check.py): reachable, host key
+known, login accepted, and which of fio, iostat (sysstat), iperf3, netperf/netserver, java,
+sqlplus, python3 are installed there, with ORACLE_HOME ($ORACLE_HOME of the login, the homes in /etc/oratab).
 
 One line per node: its name, ``ok`` or ``FAILED (stage)`` with the reason, the programs found
 and those missing, the Oracle homes. ``--json``: one object per node.
 
 ``--accept-new-host-keys``: a node seen for the first time (no key of it on record in any
 known_hosts file consulted) has the key it offers recorded in racperf's own known_hosts, as
-OpenSSH's ``StrictHostKeyChecking=accept-new``; a key that differs from the record is refused
-all the same. Each key recorded is said on stderr with its fingerprint.
+OpenSSH's ``StrictHostKeyChecking=accept-new`` (``DATA_DIR/known_hosts``: ``--data-dir`` names
+the data dir whose runs will use it); a key that differs from the record is refused all the
+same. Each key recorded is said on stderr with its fingerprint and the file.
 
 Exit status: 0 every node passed; 1 at least one failed; 2 no cluster file, or a wrong one.
 """
@@ -50,6 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "always refused",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per node instead of a line")
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=None,
+        help="the data dir whose known_hosts is racperf's own (default $RACPERF_DATA_DIR or ~/.local/share/racperf)",
+    )
 
 
 def node_line(check: NodeCheck, width: int) -> str:

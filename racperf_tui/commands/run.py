@@ -206,7 +206,7 @@ def tool_config(
 
 def _remembered_oratcptest_paths(config: dict[str, Any], data_dir: Any) -> None:
     """The jar and java remembered in THIS data dir (the UI keeps them there) unless given
-    with --set: the tool itself only looks in the default data dir."""
+    with --set, put in the run's config: what ran is recorded with the run."""
 
     for key, setting in (("jar_path", "oratcptest.jar_path"), ("java", "oratcptest.java")):
         if not config.get(key):

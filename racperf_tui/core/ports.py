@@ -4,15 +4,26 @@ A network benchmark server (oratcptest, netserver) started on a port that is tak
 (oratcptest: "Failed to listen a socket : Address already in use") or, worse, on a DB node,
 collides with the Oracle listener. We check first, say who holds the port when we can tell,
 and suggest a free one.
+
+A server asked for a free port (port 0) that cannot pick one and say it gets one picked for
+it: here by the kernel (:func:`free_port_here`), on another node from the node's own socket
+tables (:func:`free_port_on`), as the node's kernel would pick: in its
+``ip_local_port_range``, not in ``ip_local_reserved_ports`` (where a RAC keeps its own), not
+used by any TCP or UDP socket there, not a database port.
 """
 
 from __future__ import annotations
 
 import errno
+import random
 import socket
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import psutil
+
+if TYPE_CHECKING:
+    from racperf_tui.core.hosts import Host
 
 #: Ports a database node typically serves (the server would fight them), and what they are.
 DB_LISTENER_PORTS: dict[int, str] = {
@@ -155,3 +166,78 @@ def check_listen_port(port: int, host: str = "", *, what: str = "the server") ->
             f"started later would collide with {what}"
         )
     return PortCheck(host, port, False, owner=None, warning=warning)
+
+
+# ---- a free port on another node -----------------------------------------------------------
+
+#: the kernel's ephemeral range when a node does not say (Linux's default)
+DEFAULT_EPHEMERAL_RANGE = (32768, 60999)
+#: what a node is asked: its ephemeral range, its reserved ports, every socket table (a table
+#: missing, IPv6 off, is left out); each file after a ``== PATH`` line
+_NODE_PORTS_SH = (
+    "for f in /proc/sys/net/ipv4/ip_local_port_range /proc/sys/net/ipv4/ip_local_reserved_ports "
+    '/proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6; do [ -r "$f" ] && '
+    '{ echo "== $f"; cat "$f"; }; done; exit 0'
+)
+
+
+def free_port_here(host: str = "") -> int:
+    """A port free on ``host`` here right now, the kernel's pick ("" = all addresses)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _port_list(text: str) -> set[int]:
+    """``ip_local_reserved_ports``: "6100-6200,7000" -> the ports."""
+    ports: set[int] = set()
+    for part in text.replace("\n", ",").split(","):
+        low, _, high = part.strip().partition("-")
+        if low.isdigit() and (not high or high.isdigit()):
+            ports.update(range(int(low), int(high or low) + 1))
+    return ports
+
+
+def free_port_from_tables(text: str, rng: random.Random | None = None) -> int:
+    """A port free by a node's answer to :data:`_NODE_PORTS_SH`; ValueError when its range has
+    none (or says nothing that makes one)."""
+    sections: dict[str, list[str]] = {}
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("== "):
+            lines = sections.setdefault(line[3:].strip(), [])
+        else:
+            lines.append(line)
+    low, high = DEFAULT_EPHEMERAL_RANGE
+    bounds = " ".join(sections.get("/proc/sys/net/ipv4/ip_local_port_range", [])).split()
+    if len(bounds) == 2 and all(b.isdigit() for b in bounds) and 1024 <= int(bounds[0]) <= int(bounds[1]) <= 65535:
+        low, high = int(bounds[0]), int(bounds[1])
+    if "/proc/net/tcp" not in sections:
+        raise ValueError("its /proc/net/tcp cannot be read (the ports in use there are unknown)")
+    taken = _port_list(" ".join(sections.get("/proc/sys/net/ipv4/ip_local_reserved_ports", [])))
+    taken |= set(DB_LISTENER_PORTS)
+    for name, table in sections.items():
+        if not name.startswith("/proc/net/"):
+            continue
+        for row in table[1:]:  # the heading first
+            fields = row.split()
+            # "sl local_address ...": local_address is HEXADDR:HEXPORT, any state counts
+            if len(fields) > 1 and ":" in fields[1]:
+                try:
+                    taken.add(int(fields[1].rsplit(":", 1)[1], 16))
+                except ValueError:
+                    continue
+    free = [port for port in range(low, high + 1) if port not in taken]
+    if not free:
+        raise ValueError(f"no port of the range {low}-{high} is free")
+    return (rng or random.SystemRandom()).choice(free)
+
+
+def free_port_on(host: Host, rng: random.Random | None = None) -> int:
+    """A port free on the node ``host`` now (module doc); ValueError naming the node when it
+    cannot be told, OSError when the node cannot be reached."""
+    answer = host.run_briefly(["sh", "-c", _NODE_PORTS_SH], 15.0)
+    try:
+        return free_port_from_tables(answer.stdout, rng)
+    except ValueError as exc:
+        raise ValueError(f"cannot pick a free port on {host.name}: {exc}") from None

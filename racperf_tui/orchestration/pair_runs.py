@@ -7,10 +7,16 @@ visible from the Runs panel, surviving the UI): :func:`launch_pair` uses
 tool module's ``PAIR`` (:class:`racperf_tui.core.tool.PairSpec`):
 
 1. adapt the client config to what is installed (``PAIR.adapt_client``: netperf drops -D
-   and omni output its build lacks; the notes say so) and validate it: a typo must not leave
-   a server behind;
-2. refuse a taken port before anything starts (:func:`racperf_tui.core.ports.check_listen_port`,
-   with a suggested free port; a port of the database's is a warning);
+   and omni output its build lacks; the notes say so) and plan it on the client's node
+   (:func:`racperf_tui.orchestration.runs.prepare_run`: what the client needs, oratcptest's
+   java and jar, the probe client's python, is looked for there, the messages naming the
+   node): a typo must not leave a server behind;
+2. a server ``port`` of 0 is a free port: the server's own pick where its ready line names
+   the port (the probe server), else one picked on the server's node
+   (:func:`racperf_tui.core.ports.free_port_here`, :func:`~racperf_tui.core.ports.free_port_on`:
+   from that node's socket tables), given to both ends; a taken port is refused before
+   anything starts (:func:`racperf_tui.core.ports.check_listen_port` for a server here, with
+   a suggested free port; a port of the database's is a warning);
 3. launch the server run (``config["role"] = "server"``) and poll its raw output in the store
    for ``PAIR.ready_pattern``; ``PAIR.failure_pattern``, the server run ending, or
    ``PAIR.ready_timeout_s`` raise :class:`PairStartError` with the server's words, and the
@@ -33,11 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.cluster import LOCAL, Node
-from racperf_tui.core.ports import check_listen_port
+from racperf_tui.core.cluster import LOCAL, Node, host_for
+from racperf_tui.core.ports import check_listen_port, free_port_here, free_port_on
+from racperf_tui.core.ssh_target import SshError, one_line
 from racperf_tui.core.store import Store
 from racperf_tui.core.tool import PairSpec
-from racperf_tui.orchestration.runs import launch_run, stop_run
+from racperf_tui.orchestration.runs import launch_run, prepare_run, stop_run
 from racperf_tui.tools import load_tool
 
 #: how often the store is read while waiting for the server
@@ -132,6 +139,25 @@ def _check_port(tool: str, spec: PairSpec, server_cfg: Mapping[str, Any]) -> str
     return check.warning or None
 
 
+def pick_server_port(spec: PairSpec, server_cfg: Mapping[str, Any], server_node: Node) -> int | None:
+    """The port to give a server whose config asks for a free one (port 0) and that cannot
+    pick one and say which (no ``port`` group in its ready pattern): free on the server's node
+    now. None when the config names a port or the server picks itself. ValueError, OSError
+    (the node cannot be reached)."""
+    if int(server_cfg.get("port", spec.default_port) or 0) != 0 or "port" in spec.ready_pattern.groupindex:
+        return None
+    if server_node.is_local:
+        bind = str(server_cfg.get("bind") or server_cfg.get("host") or "")
+        try:
+            return free_port_here("" if bind in ("0.0.0.0", "::") else bind)
+        except OSError as exc:  # an address not of this host: a usage error, not a node's
+            raise ValueError(f"cannot pick a free port on {bind or 'this host'} here: {exc.strerror or exc}") from None
+    try:
+        return free_port_on(host_for(server_node))
+    except SshError as exc:  # which node, and why, in one line (as launch_run says it)
+        raise SshError(f"node {server_node.name}: {one_line(exc)}") from None
+
+
 def launch_pair(
     tool: str,
     server_config: Mapping[str, Any],
@@ -159,8 +185,13 @@ def launch_pair(
     if not client_cfg.get("host") and server_node != client_node:
         client_cfg["host"] = server_node.address
     client_cfg, notes = spec.adapted_client(client_cfg)
-    # validate the client before anything starts: a typo must not leave a server behind
-    load_tool(tool).TOOL.build_argv(dict(client_cfg, port=client_cfg.get("port") or 1))
+    # the client planned on its node before anything starts (a typo must not leave a server
+    # behind): its program and files are looked for there, not here (the server's are by its
+    # launch_run, on its node)
+    prepare_run(tool, dict(client_cfg, port=client_cfg.get("port") or 1), client_node)
+    picked = pick_server_port(spec, server_cfg, server_node)
+    if picked is not None:
+        server_cfg["port"] = picked
     # a port is judged free here only for a server here (another node's ports are its own)
     warning = _check_port(tool, spec, server_cfg) if server_node.is_local else None
     server_run_id = launch_run(tool, server_cfg, data_dir=Path(data_dir), node=server_node)

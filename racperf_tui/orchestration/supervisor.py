@@ -50,7 +50,7 @@ from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.hosts import Host, LocalHost
 from racperf_tui.core.invocation import Invocation, ToolNotFound
 from racperf_tui.core.lines import LineSplitter
-from racperf_tui.core.paths import run_dir
+from racperf_tui.core.paths import run_dir, use_data_dir
 from racperf_tui.core.process import set_child_subreaper
 from racperf_tui.core.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
@@ -577,6 +577,8 @@ def main(argv: list[str] | None = None) -> int:
         help="a block device the write guard cleared (repeatable; implies --write-watch)",
     )
     args = parser.parse_args(argv)
+    # the run's data dir is this process's: its known_hosts (the key the UI accepted), settings
+    use_data_dir(args.data_dir)
     cleared = []
     for text in args.cleared:
         major, _, minor = text.partition(":")

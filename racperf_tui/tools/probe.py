@@ -1,10 +1,11 @@
 """The built-in network probe: oratcptest's measurement without Java (client side + Tool).
 
-The server is :mod:`racperf_tui.tools.probe_server` (one self-contained file for python3 >= 3.6,
-copied to the other node and run there; its docstring describes the wire protocol). The client
-(what ``racperf probe client HOST`` runs) is :mod:`racperf_tui.tools.probe_client`; this module
-is the Tool for the runs machinery (``role: "server" | "client"``) and the parsers of both
-ends' output.
+The server is :mod:`racperf_tui.tools.probe_server` and the client (what ``racperf probe client
+HOST`` runs) :mod:`racperf_tui.tools.probe_client`: each one self-contained file for python3 >=
+3.6, an input file of its end's run, written into the run's directory on the node where it
+runs and started there by that node's python3 (the server's docstring describes the wire
+protocol). This module is the Tool for the runs machinery (``role: "server" | "client"``) and
+the parsers of both ends' output.
 
 Modes (as oratcptest's): SYNC sends a message and waits for the server's ACK (throughput and
 per-message latency); ASYNC streams (throughput only); ``rtt`` sends empty SYNC messages (the
@@ -65,7 +66,7 @@ from racperf_tui.core.events import Sample
 from racperf_tui.core.invocation import Invocation
 from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ToolDescription, ToolOption
 from racperf_tui.core.units import MIB, MIB_S_PER_MBIT_S
-from racperf_tui.tools import probe_server
+from racperf_tui.tools import probe_client, probe_server
 from racperf_tui.tools.base import (
     check_choice,
     check_range,
@@ -75,7 +76,7 @@ from racperf_tui.tools.base import (
     run_briefly,
 )
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
-from racperf_tui.tools.probe_client import ClientOptions, parse_size
+from racperf_tui.tools.probe_client import ClientOptions
 
 if TYPE_CHECKING:
     from racperf_tui.core.hosts import Host
@@ -84,15 +85,23 @@ if TYPE_CHECKING:
 PROBE_SERVER_PATH = Path(probe_server.__file__).resolve()
 #: its name in a run's directory (an input file of the server's Invocation)
 SERVER_FILE_NAME = "probe_server.py"
-#: the oldest python3 the server file runs on
-MIN_SERVER_PYTHON = (3, 6)
+#: the client file, likewise (``python3 probe_client.py HOST --port N ...``)
+PROBE_CLIENT_PATH = Path(probe_client.__file__).resolve()
+CLIENT_FILE_NAME = "probe_client.py"
+#: the oldest python3 both files run on
+MIN_PYTHON = (3, 6)
 #: what a python says of its version, in a syntax every python answers (a python 2 too)
 _PYTHON_VERSION_CODE = "import sys; sys.stdout.write('%d.%d' % sys.version_info[:2])"
 
 
 def server_source() -> str:
-    """The server file's text (the Invocation's input file)."""
+    """The server file's text (the server Invocation's input file)."""
     return PROBE_SERVER_PATH.read_text(encoding="utf-8")
+
+
+def client_source() -> str:
+    """The client file's text (the client Invocation's input file)."""
+    return PROBE_CLIENT_PATH.read_text(encoding="utf-8")
 
 
 DEFAULT_PORT = probe_server.DEFAULT_PORT
@@ -173,7 +182,7 @@ OPTIONS = (
     ToolOption("write_dir", "path", "", "where the server writes with write (on the standby redo disk)", end="server"),
     ToolOption("write_file", "path", "", "one file the server writes into with write", end="server"),
     ToolOption("fsync", "bool", False, "the server fsyncs each written message", end="server"),
-    ToolOption("python", "path", "", "the python3 that runs the server (>= 3.6)", end="server"),
+    ToolOption("python", "path", "", "the python3 that runs this end's file (>= 3.6; default python3 on a node)"),
 )
 METRICS = (
     MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit", quantity="throughput"),
@@ -198,7 +207,7 @@ RESULTS = (
 DESCRIPTION = ToolDescription(
     name="probe",
     summary="oratcptest's SYNC/ASYNC measurement without Java",
-    install_hint="nothing to install: the probe is part of racperf (server: python3 >= 3.6)",
+    install_hint="nothing to install: the probe is part of racperf (on another node: python3 >= 3.6)",
     options=OPTIONS,
     metrics=METRICS,
     results=RESULTS,
@@ -210,15 +219,16 @@ class ProbeTool:
 
     name = "probe"
     description = DESCRIPTION
-    install_hint = "nothing to install: the probe is part of racperf (server: python3 >= 3.6)"
+    install_hint = "nothing to install: the probe is part of racperf (on another node: python3 >= 3.6)"
     stop_grace_s = 3.0
 
     def build_argv(self, config: Mapping[str, Any]) -> list[str]:
-        """Config keys. Server: ``role: "server"``, ``bind`` ("0.0.0.0"), ``port``,
-        ``once`` (True), ``write_file``, ``write_dir``, ``fsync``, ``python`` (the interpreter,
-        default this one). Client: ``host``, ``port``, ``mode``, ``length`` (bytes or "1M"),
-        ``num_conn``, ``delay_ms``, ``write``, ``rtt``, ``interval_s``, ``duration_s``,
-        ``sockbuf``, ``payload``."""
+        """Config keys. Both ends: ``python`` (the interpreter, default this one). Server:
+        ``role: "server"``, ``bind`` ("0.0.0.0"), ``port``, ``once`` (True), ``write_file``,
+        ``write_dir``, ``fsync``. Client: ``host``, ``port``, ``mode``, ``length`` (bytes or
+        "1M"), ``num_conn``, ``delay_ms``, ``write``, ``rtt``, ``interval_s``, ``duration_s``,
+        ``sockbuf``, ``payload``. Each end's file as racperf has it (:meth:`invocation` runs
+        the run directory's copy)."""
         role = config.get("role", "client")
         check_choice("probe", "role", role, ("client", "server"))
         if role == "server":
@@ -244,11 +254,9 @@ class ProbeTool:
             return argv
         options = client_options_from_config(config)
         argv = [
-            sys.executable,
-            "-m",
-            "racperf_tui",
-            "probe",
-            "client",
+            str(config.get("python") or sys.executable),
+            "-u",
+            str(PROBE_CLIENT_PATH),
             options.host,
             "--port",
             str(options.port),
@@ -276,25 +284,26 @@ class ProbeTool:
         return argv
 
     def invocation(self, config: Mapping[str, Any], run_dir: str | None = None, host: Host | None = None) -> Invocation:
-        """The server: :mod:`~racperf_tui.tools.probe_server`'s one stdlib file as an input file
-        of the run, written into the run's directory on the host where it runs and started
-        there with that host's python3 (this interpreter here; ``python`` when set). Nothing of
-        racperf needs to be installed on a node for it. The client: :meth:`build_argv`."""
+        """Each end's one stdlib file (:mod:`~racperf_tui.tools.probe_server`,
+        :mod:`~racperf_tui.tools.probe_client`) as an input file of the run, written into the
+        run's directory on the host where it runs and started there with that host's python3
+        (this interpreter here; ``python`` when set). Nothing of racperf needs to be installed
+        on a node for either end."""
         argv = self.build_argv(config)
         hard_limit_s = float(self.hard_limit_s(config))
-        if config.get("role", "client") != "server":
-            return Invocation(argv=argv, hard_limit_s=hard_limit_s)
-        remote = on_another_node(host)
-        python = str(config.get("python") or ("python3" if remote else sys.executable))
+        server = config.get("role", "client") == "server"
+        name, source = (SERVER_FILE_NAME, server_source()) if server else (CLIENT_FILE_NAME, client_source())
+        python = str(config.get("python") or ("python3" if on_another_node(host) else sys.executable))
         place = run_dir or "<run directory>"
-        argv = [python, "-u", os.path.join(place, SERVER_FILE_NAME), *argv[3:]]
-        return Invocation(argv=argv, files={SERVER_FILE_NAME: server_source()}, hard_limit_s=hard_limit_s)
+        argv = [python, "-u", os.path.join(place, name), *argv[3:]]
+        return Invocation(argv=argv, files={name: source}, hard_limit_s=hard_limit_s)
 
     def prepare(self, config: Mapping[str, Any], planned: Invocation, host: Host | None = None) -> None:
-        """The server's python on its host must be 3.6 or later (the file's only need);
-        ValueError names the host and what it has."""
-        if config.get("role", "client") != "server" or not planned.argv:
+        """The python of either end on its host must be 3.6 or later (its file's only need);
+        ValueError names the end, the host and what it has."""
+        if not planned.argv:
             return
+        end = "server" if config.get("role", "client") == "server" else "client"
         where = f" on {host.name}" if host is not None and on_another_node(host) else ""
         command = [planned.argv[0], "-c", _PYTHON_VERSION_CODE]
         try:
@@ -305,16 +314,16 @@ class ProbeTool:
                 done = run_briefly(command, 15.0)
                 status, version, text = done.returncode, done.stdout.strip(), done.stdout + done.stderr
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ValueError(f"probe: cannot run the server's python {planned.argv[0]!r}{where}: {exc}") from None
+            raise ValueError(f"probe: cannot run the {end}'s python {planned.argv[0]!r}{where}: {exc}") from None
         numbers = tuple(int(x) for x in version.split(".") if x.isdigit())
         if status != 0 or len(numbers) != 2:
             raise ValueError(
                 f"probe: {planned.argv[0]!r}{where} is not a python3 that racperf can use: "
                 f"{(text.strip() or f'exit status {status}')[:200]}"
             )
-        if numbers < MIN_SERVER_PYTHON:
+        if numbers < MIN_PYTHON:
             raise ValueError(
-                f"probe: the server needs python3 >= {'.'.join(map(str, MIN_SERVER_PYTHON))}; "
+                f"probe: the {end} needs python3 >= {'.'.join(map(str, MIN_PYTHON))}; "
                 f"{planned.argv[0]}{where} is {version}"
             )
 
@@ -362,9 +371,9 @@ def _number(config: Mapping[str, Any], key: str, default: float) -> float:
 
 def _size(config: Mapping[str, Any], key: str, default: int) -> int:
     try:
-        return parse_size(config.get(key) or default)
+        return units.size_bytes(config.get(key) or default, key)
     except ValueError as exc:
-        raise ValueError(f"probe: {key}: {str(exc).removeprefix('size: ')}") from None
+        raise ValueError(f"probe: {exc}") from None
 
 
 def client_options_from_config(config: Mapping[str, Any]) -> ClientOptions:

@@ -14,7 +14,8 @@ cluster file's nodes; picking a server node puts its interconnect address (``Nod
 in the server address field. With nodes named rac1 and rac2 the seed's scenario, "rac2 ->
 rac1 over rac1's interconnect", is a preset. A node is first reached from here, in the
 launch's worker: an unknown host key is shown for the user to accept
-(ui/screens/host_key_dialog.py) before anything runs.
+(ui/screens/host_key_dialog.py) before anything runs. Port 0 is a port free where the server
+runs, picked there by launch_pair as for ``racperf pair``.
 
 Both ends are ordinary recorded runs (:mod:`racperf_tui.orchestration.pair_runs` over
 :mod:`racperf_tui.orchestration.runs`): the server run starts first, the client run once the
@@ -24,7 +25,6 @@ client's samples off the event loop; the runs go on if the UI goes away.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -204,13 +204,6 @@ def node_presets(cluster: Cluster) -> dict[str, tuple[str, str]]:
     if server in names and client in names:
         return {f"{client} -> {server}": (server, client)}
     return {}
-
-
-def free_port(host: str) -> int:
-    """A port free on ``host`` right now (for tools that cannot pick one themselves)."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 class NetworkPanel(Vertical):
@@ -621,11 +614,7 @@ class NetworkPanel(Vertical):
             for node in dict.fromkeys((server_node, client_node)):
                 if not node.is_local:
                     trust_host_key(self.app, node.ssh_target(), node.name)
-            # a server that names the port it picked in its ready line is given 0 itself
-            if form["port"] == 0 and "port" not in self._spec(tool).ready_pattern.groupindex:
-                # a port free here says nothing of another node's: the tool's own there
-                port = free_port(form["host"]) if server_node.is_local else self._spec(tool).default_port
-                form = dict(form, port=port)
+            # port 0: launch_pair has a free one picked on the server's node (as racperf pair)
             server_cfg, client_cfg = pair_configs(tool, form)
             pair = launch_pair(
                 tool,
