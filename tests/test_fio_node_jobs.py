@@ -286,3 +286,33 @@ def test_a_job_file_runs_on_two_nodes_as_a_group(two_nodes: Path, tmp_path: Path
         for run in runs:
             assert store.raw_output(run.id, "file:input-2-common.fio") == "size=1m\nbs=64k\n"
             assert "include input-2-common.fio" in (store.raw_output(run.id, "file:input-1-main.fio") or "")
+
+
+@needs_loop
+@pytest.mark.timeout(180)
+def test_a_job_file_writes_a_free_loop_device_the_nodes_guard_cleared(node: Sshd, tmp_path: Path) -> None:
+    """The include names a free loop device: the node's guard clears it, the node's fio writes
+    1 MiB there through racperf's job file, inside the node's net (write watch, jail)."""
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text('[cluster]\nname = "test"\n\n' + node_table("rac1", node))
+    image = make_sparse_image(tmp_path / "lun.img", 16)
+    with loop_device(image) as device:
+        _job(tmp_path / "lun.inc", f"filename={device.path}\n")
+        job = _job(tmp_path / "job.fio", "[w]\nrw=write\nbs=64k\nsize=1m\ndirect=1\ninclude lun.inc\n")
+        data = tmp_path / "data"
+        done = racperf(
+            "run", "fio", "--node", "rac1", "--cluster", str(cluster), "--data-dir", str(data),
+            "--set", f"job_file={job}", timeout_s=150,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])["result"]
+    assert sum(j["write"]["io_kib"] for j in result["jobs"]) == 1024
+    with open(image, "rb") as handle:
+        written = handle.read(2 << 20)
+    assert written[: 1 << 20].count(0) < (1 << 20) // 2 and written[1 << 20 :] == bytes(1 << 20)
+    with Store.open(data) as store:
+        (record,) = store.list_runs()
+        safety = json.loads(store.raw_output(record.id, "safety") or "{}")
+    assert [(t["path"], t["access"]) for t in safety["targets"]] == [(device.path, "write")]
+    shown = racperf("runs", "show", str(record.id), "--data-dir", str(data))
+    assert "on rac1" in shown.stdout and "write watch on the node" in shown.stdout

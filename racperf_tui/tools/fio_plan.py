@@ -471,6 +471,8 @@ def read_job_file(path: str, builtins: frozenset[str] = frozenset()) -> JobFileR
 
 #: copies of job files and includes a node's fio reads in one planning directory, at most
 MAX_NODE_JOB_FILES = 64
+#: and at most this many bytes in all (they travel with each of the node's two fio commands)
+MAX_NODE_JOB_BYTES = 4 << 20
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _COPY_NAME_UNSAFE_RE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -532,6 +534,11 @@ class NodeJobFiles:
                         f"job file {reading.path}: ${{{variable}}} in {file}: racperf does not send the dynamic "
                         f"loader's variables to {node}; write the value"
                     )
+        total = sum(len(text) for text in texts.values()) + sum(len(text) for _, text in self._copies.values())
+        if total > MAX_NODE_JOB_BYTES:
+            problems.append(
+                f"job file {reading.path}: {total} bytes with its includes; at most {MAX_NODE_JOB_BYTES} go to {node}"
+            )
         if problems:
             return problems
         for file in order:
