@@ -19,10 +19,15 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.app import App, ComposeResult
 
 from racperf_tui.core import ssh
+from racperf_tui.core.cluster import load_cluster
 from racperf_tui.core.events import RunState
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.cluster_monitor import ClusterMonitor
+from racperf_tui.ui.screens.cluster_view import ClusterPanel
+from racperf_tui.ui.screens.host_key_dialog import HostKeyDialog
 from tests.helpers.cluster_helpers import REPO, racperf, remote_runs  # noqa: F401 (fixture)
 from tests.helpers.sshd_helpers import Sshd
 
@@ -128,3 +133,47 @@ def test_a_key_accepted_under_data_dir_is_in_it_and_its_supervisors_use_it(
         client = store.get_run(head["client_run_id"])
     assert server.host == "rac1" and server.state is RunState.SUCCEEDED, server.message
     assert client.state is RunState.SUCCEEDED and head["port"] > 0
+
+
+def asking_threads() -> list[int]:
+    """The threads inside host_key_dialog.ask_in_thread now."""
+    found = []
+    for ident, frame in sys._current_frames().items():
+        walk = frame
+        while walk is not None:
+            if walk.f_code.co_name == "ask_in_thread":
+                found.append(ident)
+                break
+            walk = walk.f_back
+    return found
+
+
+class PanelApp(App[None]):
+    def __init__(self, panel: ClusterPanel) -> None:
+        super().__init__()
+        self.panel = panel
+
+    def compose(self) -> ComposeResult:
+        yield self.panel
+
+
+async def test_an_app_that_ends_with_the_host_key_dialog_open_leaves_no_thread_waiting(
+    sshd: Sshd, tmp_path: Path, dirs: tuple[Path, Path]
+) -> None:
+    """The dialog is asked from a worker thread: an app ended with it open (ctrl+q, a test that
+    failed) answers it "rejected", else that thread waits for ever and the process never exits."""
+    default, _ = dirs
+    cluster = cluster_file(tmp_path, sshd)
+    panel = ClusterPanel(cluster, 0.5, monitor=ClusterMonitor(load_cluster(cluster).nodes, 0.5, backoff_s=(5.0, 30.0)))
+    app = PanelApp(panel)
+    async with app.run_test(size=(80, 24)) as pilot:
+        deadline = time.monotonic() + 20
+        while not isinstance(app.screen, HostKeyDialog):
+            assert time.monotonic() < deadline, panel.monitor.states()
+            await pilot.pause(0.05)
+        assert asking_threads()  # the worker waiting for the answer
+    deadline = time.monotonic() + 10
+    while asking_threads():
+        assert time.monotonic() < deadline, f"the asking thread still waits after the app ended ({app.is_running=})"
+        time.sleep(0.05)
+    assert not (default / "known_hosts").exists()  # ended unanswered: nothing trusted

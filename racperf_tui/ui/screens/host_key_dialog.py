@@ -76,14 +76,21 @@ class HostKeyRejected(HostKeyError):
 
 
 def ask_in_thread(app: App[object], offer: HostKeyOffer, node: str = "") -> bool:
-    """From a worker thread: show the dialog on the UI thread and wait for the answer."""
+    """From a worker thread: show the dialog on the UI thread and wait for the answer; an app
+    that ends with the dialog open (ctrl+q) answers no, else this thread would wait for ever
+    and keep the process from exiting."""
     answer: Future[bool] = Future()
 
     def show() -> None:
         app.push_screen(HostKeyDialog(offer, node), lambda accepted: answer.set_result(bool(accepted)))
 
     app.call_from_thread(show)
-    return answer.result()
+    while True:
+        try:
+            return answer.result(timeout=0.25)
+        except TimeoutError:
+            if not app.is_running:
+                return False
 
 
 def trust_host_key(
