@@ -162,6 +162,9 @@ def invocation(
         hard_limit_s=plan_hard_limit(fio_plan),
         notes=tuple(notes),
         detail=fio_plan,
+        # on a node fio runs in the run's directory: what its working directory holds decides
+        # a job's file (a job name that is not a regular file there), and there racperf knows it
+        cwd="." if on_another_node(host) else None,
     )
 
 

@@ -110,6 +110,8 @@ class FioPlan:
     #: on another node: the job files and includes as read here, as the node's fio read them
     #: (copy name -> text); kept in the run's directory beside racperf's own job file
     input_files: dict[str, str] = field(default_factory=dict)
+    #: read by another node's fio, which runs in the run's directory there (see job_paths)
+    on_node: bool = False
 
     @property
     def writes(self) -> bool:
@@ -331,8 +333,13 @@ def _screen_job_file(
     return problems
 
 
-#: fio's line buffer (parse.h OPT_LEN_MAX): longer lines are split by fgets into several
-_FIO_LINE_MAX = 8192
+#: fio's line buffer: longer lines are split by fgets into several, the rest of a line read
+#: as a line of its own. 4096 before fio 3.15 (RHEL/OL 7 ship 3.7), OPT_LEN_MAX = 8192 since:
+#: the smaller, as a node's fio (or this machine's) may be the older one
+_FIO_LINE_MAX = 4096
+#: kernel pseudo-file systems: a "regular" file there can block a read for ever or take what it
+#: reads from others (/proc/kmsg hands the kernel log's lines to the first reader only)
+_PSEUDO_FS_ROOTS = ("/proc", "/sys")
 #: what fio's strip_blank_front/end remove (isspace, and iscntrl at the end), plus bytes >= 0x80:
 #: stripping more than fio only makes racperf see more lines as ioengine lines
 _BLANKS = bytes(range(0, 33)) + bytes(range(127, 256))
@@ -386,6 +393,12 @@ def read_job_file(path: str, builtins: frozenset[str] = frozenset()) -> JobFileR
     def scan(file: str, depth: int, where: str) -> None:
         data = reading.data.get(file)
         if data is None:
+            real = os.path.realpath(file)
+            if any(real == root or real.startswith(root + "/") for root in _PSEUDO_FS_ROOTS):
+                problems.append(
+                    f"{where}: a pseudo-file of the kernel ({real}), not a job file: racperf never reads it"
+                )
+                return
             try:
                 if not stat.S_ISREG(os.stat(file).st_mode):
                     problems.append(f"{where}: not a regular file")
@@ -406,7 +419,10 @@ def read_job_file(path: str, builtins: frozenset[str] = frozenset()) -> JobFileR
         for number, raw in enumerate(data.split(b"\n"), 1):
             at = f"{where}, line {number}"
             if len(raw) >= _FIO_LINE_MAX - 1:
-                problems.append(f"{at}: longer than fio's line buffer ({_FIO_LINE_MAX - 2} bytes)")
+                problems.append(
+                    f"{at}: longer than {_FIO_LINE_MAX - 2} bytes, the line fio before 3.15 reads "
+                    "(it reads the rest as a line of its own)"
+                )
                 continue
             line = raw.lstrip(_BLANKS)
             cut = min([i for i in (line.find(b";"), line.find(b"#")) if i >= 0], default=len(line))
@@ -619,9 +635,10 @@ def _expand_format(fmt: str, jobname: str, jobnum: int, filenum: int) -> str:
     return out
 
 
-def job_paths(job: FioJob) -> tuple[list[str], list[str]]:
+def job_paths(job: FioJob, on_node: bool = False) -> tuple[list[str], list[str]]:
     """(paths the job opens, problems). Relative paths are relative to fio's working
-    directory, this process's."""
+    directory: this process's, or on another node (``on_node``) the run's directory there,
+    which holds racperf's regular files only."""
     problems: list[str] = []
     options = job.options
     dirs = split_fio_list(options.get("directory"))
@@ -654,8 +671,9 @@ def job_paths(job: FioJob) -> tuple[list[str], list[str]]:
         for jobnum in range(max(1, numjobs)):
             for filenum in range(max(1, nrfiles)):
                 paths.append(in_dir(_expand_format(fmt, job.name, jobnum, filenum), jobnum))
-        if nrfiles == 1:
+        if nrfiles == 1 and not on_node:
             # fio uses the job name itself when it names something that is not a regular file
+            # in its working directory (never so on a node: there it is racperf's run directory)
             for jobnum in range(max(1, numjobs)):
                 candidate = in_dir(job.name, jobnum)
                 # fio's exists_and_not_regfile() uses lstat: a symbolic link (to anything) counts
@@ -696,13 +714,13 @@ def plan_targets(jobs: Iterable[FioJob], host: Host | None = None) -> list[Targe
     is_device: Callable[[str], bool] = _is_device_node
     if plan_writes and is_remote(host):
         assert host is not None
-        read_paths = [os.path.abspath(p) for job in jobs if not job.writes for p in job_paths(job)[0]]
+        read_paths = [os.path.abspath(p) for job in jobs if not job.writes for p in job_paths(job, True)[0]]
         devices = _device_nodes_on(host, read_paths) if read_paths else set()
         is_device = devices.__contains__
     targets: dict[tuple[str, str], Target] = {}
     problems: list[str] = []
     for job in jobs:
-        paths, job_problems = job_paths(job)
+        paths, job_problems = job_paths(job, is_remote(host))
         problems.extend(job_problems)
         for path in paths:
             absolute = os.path.abspath(path)
@@ -811,7 +829,7 @@ def plan(
     jobs = with_log_dir(jobs, log_dir)
     if is_remote(host):
         assert host is not None
-        relative = [(path, job) for job in jobs for path in job_paths(job)[0] if not path.startswith("/")]
+        relative = [(path, job) for job in jobs for path in job_paths(job, True)[0] if not path.startswith("/")]
         if relative:
             raise FioPlanError(
                 [
@@ -821,7 +839,22 @@ def plan(
                     for path, job in relative[:5]
                 ]
             )
+    too_long = [
+        f"{job.where}: option {name}: {len(line.encode())} bytes in racperf's job file line; fio before 3.15 "
+        f"reads at most {_FIO_LINE_MAX - 2} bytes a line (it would read the rest as a line of its own)"
+        for job in jobs
+        for name, value in job.options.items()
+        for line in [name if value is None else f"{name}={value}"]
+        if len(line.encode()) >= _FIO_LINE_MAX - 1
+    ]
+    if too_long:
+        raise FioPlanError(too_long[:5])
     targets = plan_targets(jobs, host)
     return FioPlan(
-        jobs=jobs, top_level=top_level, targets=targets, job_file_text=job_file_text(jobs), input_files=input_files
+        jobs=jobs,
+        top_level=top_level,
+        targets=targets,
+        job_file_text=job_file_text(jobs),
+        input_files=input_files,
+        on_node=is_remote(host),
     )

@@ -102,7 +102,7 @@ def read_layouts(fio_plan: FioPlan) -> list[tuple[str, int]]:
         return []
     wanted_files: list[tuple[str, int]] = []
     for job in fio_plan.jobs:
-        paths, _problems = job_paths(job)
+        paths, _problems = job_paths(job, fio_plan.on_node)
         if not paths:
             continue
         filesize = units.maybe_size_bytes(str(job.options.get("filesize") or ""))
