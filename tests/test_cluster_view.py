@@ -5,8 +5,11 @@ flagged when all nodes together saturate it though no node alone does."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,32 +45,60 @@ def text_of(widget: NodeCard | SharedLunTable) -> str:
     return widget.render().plain
 
 
-async def test_every_node_side_by_side_and_a_dead_one_says_why(netns_cluster: NetnsCluster) -> None:
+@contextlib.contextmanager
+def disk_writes(directory: Path) -> Iterator[None]:
+    """Writes reaching the disk under ``directory`` (64 KiB and an fsync, 20 times a second)
+    until the block ends: the namespace nodes read this machine's /proc/diskstats, and a card
+    of a node whose every disk was idle over the interval says "idle", with no figures."""
+    stop = threading.Event()
+
+    def write() -> None:
+        with open(directory / "disk-writes", "wb") as f:
+            while not stop.wait(0.05):
+                f.seek(0)
+                f.write(os.urandom(64 * 1024))
+                f.flush()
+                os.fsync(f.fileno())
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(5)
+
+
+async def test_every_node_side_by_side_and_a_dead_one_says_why(netns_cluster: NetnsCluster, tmp_path: Path) -> None:
     netns_cluster.node("n3").stop_sshd()
     panel = ClusterPanel(netns_cluster.cluster_file, 0.5)
     app = PanelApp(panel)
-    async with app.run_test(size=(80, 24)) as pilot:
-        cards = {name: panel.card(name) for name in ("n1", "n2", "n3")}
-        await until(
-            pilot,
-            lambda: (
-                all(c.state is not None and c.state.seq >= 2 for n, c in cards.items() if n != "n3")
-                and cards["n3"].state is not None
-                and cards["n3"].state.state == "unreachable"
-            ),
-            why=lambda: {n: c.state for n, c in cards.items()},
-        )
-        await pilot.pause(0.1)
-        n1, n3 = text_of(cards["n1"]), text_of(cards["n3"])
-        assert "n1" in n1 and "ok" in n1 and "IOPS" in n1 and "await" in n1
-        assert "n3" in n3 and "unreachable" in n3 and "refused" in n3 and "Connection refused" in n3
-        # two cards a row at 80 columns, all as tall, every line of theirs shown
-        assert cards["n1"].region.y == cards["n2"].region.y and cards["n3"].region.y > cards["n1"].region.y
-        for card in cards.values():
-            assert card.region.height == NodeCard.HEIGHT and len(card.render().plain.splitlines()) <= NodeCard.HEIGHT
-            assert len(card._lines(card.content_size.width)) <= NodeCard.HEIGHT, card.node_name
-        assert "2/3 nodes" in str(panel.query_one("#cluster-status").render())
-        assert text_of(panel.query_one(SharedLunTable)).startswith("No LUN seen")
+    with disk_writes(tmp_path):
+        async with app.run_test(size=(80, 24)) as pilot:
+            cards = {name: panel.card(name) for name in ("n1", "n2", "n3")}
+            await until(
+                pilot,
+                lambda: (
+                    all(c.state is not None and c.state.seq >= 2 for n, c in cards.items() if n != "n3")
+                    and cards["n3"].state is not None
+                    and cards["n3"].state.state == "unreachable"
+                    and "IOPS" in text_of(cards["n1"])
+                ),
+                why=lambda: {n: c.state for n, c in cards.items()},
+            )
+            await pilot.pause(0.1)
+            n1, n3 = text_of(cards["n1"]), text_of(cards["n3"])
+            assert "n1" in n1 and "ok" in n1 and "IOPS" in n1 and "await" in n1
+            assert "n3" in n3 and "unreachable" in n3 and "refused" in n3 and "Connection refused" in n3
+            # two cards a row at 80 columns, all as tall, every line of theirs shown
+            assert cards["n1"].region.y == cards["n2"].region.y and cards["n3"].region.y > cards["n1"].region.y
+            for card in cards.values():
+                assert (
+                    card.region.height == NodeCard.HEIGHT and len(card.render().plain.splitlines()) <= NodeCard.HEIGHT
+                )
+                assert len(card._lines(card.content_size.width)) <= NodeCard.HEIGHT, card.node_name
+            assert "2/3 nodes" in str(panel.query_one("#cluster-status").render())
+            assert text_of(panel.query_one(SharedLunTable)).startswith("No LUN seen")
 
 
 async def test_a_lun_saturated_by_all_nodes_together_is_flagged_on_its_total(
