@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.app import App, ComposeResult
 
 from racperf_tui.core import ssh
 from racperf_tui.core.cluster import load_cluster
@@ -29,6 +28,7 @@ from racperf_tui.orchestration.cluster_monitor import ClusterMonitor
 from racperf_tui.ui.screens.cluster_view import ClusterPanel
 from racperf_tui.ui.screens.host_key_dialog import HostKeyDialog
 from tests.helpers.cluster_helpers import REPO, racperf, remote_runs  # noqa: F401 (fixture)
+from tests.helpers.cluster_panel import PanelApp
 from tests.helpers.sshd_helpers import Sshd
 
 
@@ -146,15 +146,6 @@ def asking_threads() -> list[int]:
                 break
             walk = walk.f_back
     return found
-
-
-class PanelApp(App[None]):
-    def __init__(self, panel: ClusterPanel) -> None:
-        super().__init__()
-        self.panel = panel
-
-    def compose(self) -> ComposeResult:
-        yield self.panel
 
 
 async def test_an_app_that_ends_with_the_host_key_dialog_open_leaves_no_thread_waiting(
