@@ -19,13 +19,13 @@ from tests.helpers.sshd_helpers import sshd_available, start_sshd
 
 @pytest.fixture(scope="session", autouse=True)
 def fio_option_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """XDG_CACHE_HOME for the whole session, one directory for both test workers (and the
+    """XDG_CACHE_HOME for the whole session, one directory for every test worker (and the
     racperf processes and supervisors the tests start): fio's option table
     (tools/fio_options.py) is read once per fio binary, and per node name on a node, then
     kept there. Read cold it is ~290 fio processes, 3-8 s here and ~20 s for two nodes over
     SSH on a loaded machine; with the cache in each test's own HOME (tests that set HOME) or
     in one directory per worker, every such test or every worker paid it again. The file is
-    written to a temp name and renamed, so two workers filling it at once only both read it."""
+    written to a temp name and renamed, so workers filling it at once only each read it."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent  # the session's basetemp: popen-gw0 and popen-gw1 are below it

@@ -34,6 +34,7 @@ from racperf_tui.ui.widgets.orion_live_panel import OrionLivePanel, rows_table, 
 from tests.helpers import FAKES
 from tests.helpers.loopdev import loop_device, needs_loop
 from tests.helpers.loopdev import sha256_of as _sha
+from tests.helpers.pilot_apps import refusal_shown
 
 S112 = Path(__file__).parent / "fixtures" / "orion" / "11.2.0.4-advanced-stdout.txt"
 
@@ -125,7 +126,7 @@ async def test_the_form_takes_several_luns_and_write_goes_through_the_guard(
             await wait_until(pilot, lambda: not form.errors, 10, "write=30 again")
             await pilot.press("ctrl+l")
             # the ext4 LUN is refused, alone: its name must be typed to override
-            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDestructive), 20, "the guard's refusal")
+            await wait_until(pilot, lambda: refusal_shown(app), 20, "the guard's refusal")
             refusal: ConfirmDestructive = app.screen  # type: ignore[assignment]
             assert refusal.verdict.target == fs.path and refusal.device_name == fs.name
             assert any("ext2/3/4" in reason for reason in refusal.verdict.reasons)

@@ -35,7 +35,7 @@ from racperf_tui.ui.widgets.iostat_model import SaturationRules
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from tests.helpers import FIXTURES, needs_fio
 from tests.helpers.loopdev import loop_device, make_sparse_image, needs_loop, write_at
-from tests.helpers.pilot_apps import RunsApp, wait_until
+from tests.helpers.pilot_apps import RunsApp, refusal_shown, wait_until
 from tests.helpers.result_view_run import RESULT, ResultViewApp, loaded, seed_finished_run
 
 SIZE = (80, 24)
@@ -326,7 +326,7 @@ async def test_form_refuses_ext4_loop_device_until_its_name_is_typed(runs_data_d
             await pilot.pause()
             assert not form.errors, form.errors
             await pilot.click("#launch")
-            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDestructive), 10, "the refusal")
+            await wait_until(pilot, lambda: refusal_shown(app), 10, "the refusal")
             modal: ConfirmDestructive = app.screen  # type: ignore[assignment]
             assert any("ext2/3/4" in reason for reason in modal.verdict.reasons), modal.verdict.reasons
             modal.query_one("#override-name", Input).value = "loop"

@@ -19,6 +19,7 @@ from textual.widgets import Footer
 
 from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.run_actions import ask_before_quit
+from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.screens.runs_panel import RunsPanel
 
 
@@ -60,3 +61,10 @@ async def wait_until(pilot: Any, predicate: Callable[[], object], timeout_s: flo
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         await pilot.pause(0.05)
+
+
+def refusal_shown(app: App[Any]) -> bool:
+    """The write guard's refusal is up and composed, its name field focused: the screen is
+    pushed a step before its children are mounted, and a query or a key in between meets none."""
+    focused = app.focused
+    return isinstance(app.screen, ConfirmDestructive) and focused is not None and focused.id == "override-name"
