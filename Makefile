@@ -44,14 +44,14 @@ check: $(VENV)/.installed-test
 	$(BIN)/ruff format --check racperf_tui tests
 	$(BIN)/mypy
 
-## Three workers (pytest-xdist) on CI's two cores: the suite waits on SSH, fio runs and sleeps more
-## than it computes (load 2-4 through a whole run of two workers; 727 s with two, 620 s with three,
-## fresh clones on this 2-core machine), a test file whole in one of them (its module fixtures, its loop
+## Two workers (pytest-xdist) on CI's two cores (three made the suite 620 s instead of 727 s,
+## but starved the tests that measure: 815 Mbit/s on a shaped 1 Gbit link, an ORION point with
+## no live figures), a test file whole in one of them (its module fixtures, its loop
 ## devices and namespaces together), handed out in collection order: the longest files first
 ## (tests/conftest.py LONGEST_MODULES; xdist's default reorder puts files with many tests
 ## first, and left the two-test test_matrix.py, a minute, to the end of one worker); the
 ## slowest tests named at the end.
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 ## Bytecode written (this machine's environment sets PYTHONDONTWRITEBYTECODE): the suite starts
 ## hundreds of `python -m racperf_tui` commands and supervisors, each compiled every module it
