@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.core import ssh
 from racperf_tui.core.cluster import load_cluster, parse_cluster
 from racperf_tui.core.events import RunState, Sample
 from racperf_tui.core.store import Store
@@ -19,6 +18,7 @@ from racperf_tui.orchestration.calibration_watch import CalibrationFollower, Cal
 from racperf_tui.orchestration.cluster_monitor import ClusterMonitor, NodeState
 from racperf_tui.ui.screens.cluster_view import ClusterPanel
 from racperf_tui.ui.widgets.cluster_node_card import MARK, NodeCard
+from tests.helpers.cluster_helpers import isolated_home  # noqa: F401 (fixture)
 from tests.helpers.cluster_panel import PanelApp, until
 from tests.helpers.cluster_trees import PATH, SHARED, stat_line, write_tree
 from tests.helpers.netns_helpers import NetnsCluster
@@ -28,14 +28,8 @@ from tests.helpers.store_calls import store_calls  # noqa: F401 (the fixture: ev
 OWN = {"queue/nr_requests": "64"}
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    (tmp_path / "home").mkdir()
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    yield
-    ssh.close_all()
+# no ~/.ssh of this machine's user and no agent, for every test here
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 def calibration_run(store: Store, host: str, devices: list[str] | None) -> int:

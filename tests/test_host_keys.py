@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.app import App, ComposeResult
+from textual.app import App
 
 from racperf_tui.core import ssh
 from racperf_tui.core.cluster import load_cluster
@@ -22,6 +22,7 @@ from racperf_tui.orchestration.cluster_monitor import ClusterMonitor
 from racperf_tui.ui.screens.cluster_view import ClusterPanel
 from racperf_tui.ui.screens.host_key_dialog import HostKeyDialog
 from tests.helpers.cluster_helpers import racperf
+from tests.helpers.cluster_panel import PanelApp
 from tests.helpers.sshd_helpers import Sshd
 
 
@@ -117,15 +118,6 @@ def test_a_changed_key_names_both_fingerprints_and_the_line_on_record(sshd: Sshd
 
 
 # ---- the dialog, from the Cluster tab -----------------------------------------------------
-
-
-class PanelApp(App[None]):
-    def __init__(self, panel: ClusterPanel) -> None:
-        super().__init__()
-        self.panel = panel
-
-    def compose(self) -> ComposeResult:
-        yield self.panel
 
 
 def panel_for(path: Path) -> ClusterPanel:
