@@ -166,7 +166,7 @@ class ClusterPanel(Vertical):
     def on_unmount(self) -> None:
         store_watcher(self.app, self.data_dir).unwatch(self)
         if self.monitor is not None:
-            self.monitor.stop(timeout_s=1.0)  # its threads are daemons: none outlives the app
+            self.monitor.stop(timeout_s=1.0)  # its coroutines end on the SSH loop, a daemon thread
 
     # the SSH loop's thread
     def _from_worker(self, name: str) -> None:
