@@ -19,7 +19,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from dashboard_root import DiskLoad, DiskSpec, ReplayRoot  # noqa: E402
 
 from racperf_tui.ui.app import RacperfApp  # noqa: E402
-from racperf_tui.ui.widgets.iostat_panel import IostatPanel  # noqa: E402
+from racperf_tui.ui.tabs.iostat_panel import IostatPanel  # noqa: E402
 
 DISKS = [
     DiskSpec("sda", 8, 0, rotational=True, queue_depth=64),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.tools.fio_options import option_table
+from racperf_tui.tools.fio.options import option_table
 from tests.helpers.netns_helpers import netns_cluster, netns_cluster_factory  # noqa: F401
 from tests.helpers.sshd_helpers import sshd_available, start_sshd
 
@@ -21,7 +21,7 @@ from tests.helpers.sshd_helpers import sshd_available, start_sshd
 def fio_option_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """XDG_CACHE_HOME for the whole session, one directory for every test worker (and the
     racperf processes and supervisors the tests start): fio's option table
-    (tools/fio_options.py) is read once per fio binary, and per node name on a node, then
+    (tools/fio/options.py) is read once per fio binary, and per node name on a node, then
     kept there. Read cold it is ~290 fio processes, 3-8 s here and ~20 s for two nodes over
     SSH on a loaded machine; with the cache in each test's own HOME (tests that set HOME) or
     in one directory per worker, every such test or every worker paid it again. The file is

@@ -19,6 +19,7 @@ import racperf_tui
 from racperf_tui.ui.deferred import DEFERRED_MODULES
 
 PACKAGE = Path(racperf_tui.__file__).parent
+TESTS = Path(__file__).resolve().parent
 #: layer -> the layers it must not import
 FORBIDDEN = {
     "core": ("tools", "orchestration", "commands", "ui"),
@@ -29,20 +30,18 @@ FORBIDDEN = {
 #: modules allowed to import lazily: the entry point loads a subcommand (or the UI) only when
 #: asked, so `racperf iostat` starts without textual, numpy's first use, or the store
 LAZY_IMPORTS_ALLOWED = {"racperf_tui/cli.py", "racperf_tui/__main__.py"}
-#: the UI's own function-level imports go with its move onto the run contract (in progress)
-UI_BEING_MOVED: tuple[str, ...] = ()
 #: deferred for startup time, not to dodge a cycle (file -> the module it imports in a
 #: function): the dashboard starts without asyncssh, which only a remote node's host needs.
 #: The UI defers through one registry instead (ui/deferred.py, counted as imports below).
-STARTUP_DEFERRED = {("racperf_tui/core/cluster.py", "racperf_tui.core.ssh_host")}
+STARTUP_DEFERRED = {("racperf_tui/core/remote/cluster.py", "racperf_tui.core.remote.ssh_host")}
 #: what `import racperf_tui.ui.app` must not load: the first paint of the Disks table needs
 #: none of it (README Performance: asyncssh 0.25 s, plotext 0.39 s at load ~1)
 NOT_AT_START = (
     "asyncssh",
     "plotext",
-    "racperf_tui.core.ssh",
-    "racperf_tui.ui.screens.cluster_view",
-    "racperf_tui.ui.widgets.network_panel",
+    "racperf_tui.core.remote.ssh",
+    "racperf_tui.ui.tabs.cluster_panel",
+    "racperf_tui.ui.tabs.network_panel",
     "racperf_tui.ui.screens.result_view",
     "racperf_tui.ui.screens.run_view",
     "racperf_tui.ui.screens.tool_picker",
@@ -88,7 +87,7 @@ def test_no_import_hides_in_a_function() -> None:
     hidden = []
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = str(path.relative_to(PACKAGE.parent))
-        if relative in LAZY_IMPORTS_ALLOWED or relative.startswith(UI_BEING_MOVED):
+        if relative in LAZY_IMPORTS_ALLOWED:
             continue
         hidden += [
             f"{relative}:{line} imports {module} inside a function"
@@ -149,7 +148,7 @@ def _headless_modules() -> list[str]:
 
 def test_headless_modules_exist() -> None:
     names = _headless_modules()
-    assert "racperf_tui.core.events" in names
+    assert "racperf_tui.core.contract.events" in names
     assert "racperf_tui.orchestration.supervisor" in names
     assert "racperf_tui.cli" in names
 
@@ -174,9 +173,6 @@ def test_the_check_itself_sees_textual() -> None:
 
 
 def _ui_modules() -> dict[str, ast.Module]:
-    import ast
-    from pathlib import Path
-
     root = Path(racperf_tui.__file__).parent
     found = {}
     for path in sorted((root / "ui").rglob("*.py")):
@@ -188,8 +184,6 @@ def _ui_modules() -> dict[str, ast.Module]:
 def test_ui_imports_only_at_module_level() -> None:
     """No import inside a function or method in ui/: a late import hides a layering problem
     (an import cycle) instead of fixing it."""
-    import ast
-
     late = []
     for name, tree in _ui_modules().items():
         for node in ast.walk(tree):
@@ -225,8 +219,6 @@ def test_deferred_imports_are_seen() -> None:
 
 def test_ui_modules_import_no_cycle() -> None:
     """ui modules form a DAG (run_view and runs_panel imported each other)."""
-    import ast
-
     modules = _ui_modules()
     graph = {
         name: {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module in modules}
@@ -251,12 +243,168 @@ def test_ui_modules_import_no_cycle() -> None:
 def test_no_test_imports_another_test_module() -> None:
     """What tests share lives in tests/helpers: a test module importing another runs that
     module's fixtures and globals under two names and ties the two files together."""
-    tests = Path(__file__).resolve().parent
     offenders = []
-    for path in sorted(tests.glob("test_*.py")):
+    for path in sorted(TESTS.rglob("test_*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
-            offenders += [f"{path.name}: {name}" for name in names if name.startswith(("tests.test_", "test_"))]
+            offenders += [
+                f"{path.relative_to(TESTS)}: {name}"
+                for name in names
+                if name.rsplit(".", 1)[-1].startswith("test_") and name.startswith(("tests.", "test_"))
+            ]
     assert offenders == []
+
+
+# ------------------------------------------------------------------------------ the rooms
+
+#: core's folders by concern -> the other core folders each may import ("flat": core's own
+#: modules: process, store, paths, units...). textio and disks read files and numbers and know
+#: nothing of runs; the guard judges what a layout of /proc and /sys says, never over SSH itself.
+CORE_ROOMS = {
+    "textio": set(),
+    "disks": {"textio"},
+    "contract": {"textio", "flat", "guard", "disks"},
+    "guard": {"textio", "flat", "contract", "disks"},
+    "remote": {"textio", "flat", "contract", "guard", "disks"},
+    "flat": {"textio", "contract", "guard", "disks"},
+}
+#: the modules every tool may share; a tool's own modules import no other tool's
+TOOLS_SHARED = {"racperf_tui.tools", "racperf_tui.tools.base", "racperf_tui.tools.figures"}
+#: at most this many modules flat in core/: the rest live in its folders by concern
+MAX_FLAT_CORE = 10
+
+
+def _core_room(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["racperf_tui", "core"] or len(parts) < 3:
+        return None
+    return parts[2] if (PACKAGE / "core" / parts[2]).is_dir() else "flat"
+
+
+def _tool_of(module: str) -> str | None:
+    """The tool a module belongs to (its package or module under tools/), None for the shared ones."""
+    parts = module.split(".")
+    if parts[:2] != ["racperf_tui", "tools"] or len(parts) < 3 or ".".join(parts[:3]) in TOOLS_SHARED:
+        return None
+    return parts[2]
+
+
+def _module_name(path: Path) -> str:
+    return ("racperf_tui." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
+
+
+def _targets(path: Path) -> list[tuple[str, int]]:
+    """Every racperf module a file imports, with ``from PKG import module`` resolved to the module."""
+    found = []
+    for module, line, _inside in _imports(path):
+        found.append((module, line))
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("racperf_tui"):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                base = PACKAGE.parent / Path(*sub.split("."))
+                if base.with_suffix(".py").exists() or (base / "__init__.py").exists():
+                    found.append((sub, node.lineno))
+    return found
+
+
+def test_core_rooms_import_only_what_their_concern_needs() -> None:
+    wrong = []
+    for path in sorted((PACKAGE / "core").rglob("*.py")):
+        own = _core_room(_module_name(path))
+        if own is None:
+            continue
+        for module, line in _targets(path):
+            room = _core_room(module)
+            if room is not None and room != own and room not in CORE_ROOMS[own]:
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} ({own}) imports {module} ({room})")
+    assert wrong == []
+
+
+def test_core_keeps_few_modules_flat() -> None:
+    flat = sorted(p.name for p in (PACKAGE / "core").glob("*.py") if p.name != "__init__.py")
+    assert len(flat) <= MAX_FLAT_CORE, flat
+    assert set(CORE_ROOMS) - {"flat"} == {p.name for p in (PACKAGE / "core").iterdir() if (p / "__init__.py").exists()}
+
+
+def test_a_tool_imports_no_other_tool() -> None:
+    wrong = []
+    for path in sorted((PACKAGE / "tools").rglob("*.py")):
+        own = _tool_of(_module_name(path))
+        for module, line in _targets(path):
+            other = _tool_of(module)
+            if own is not None and other is not None and other != own:
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} ({own}) imports {module}")
+    assert wrong == []
+
+
+def test_the_room_checks_can_fail() -> None:
+    assert _core_room("racperf_tui.core.guard.safety") == "guard"
+    assert _core_room("racperf_tui.core.store") == "flat"
+    assert "remote" not in CORE_ROOMS["guard"]
+    assert _tool_of("racperf_tui.tools.fio.plan") == "fio"
+    assert _tool_of("racperf_tui.tools.base") is None
+    resolved = [m for m, _ in _targets(PACKAGE / "tools" / "fio" / "__init__.py")]
+    assert "racperf_tui.tools.fio.result_sections" in resolved
+
+
+def test_tests_mirror_the_source() -> None:
+    """Every folder of tests/ (but its helpers, fakes, fixtures, bench and snapshots) is a
+    package of the source, so a module's tests are where its path says."""
+    support = {"helpers", "fakes", "fixtures", "bench", "__snapshots__", "__pycache__"}
+    stray = []
+    for folder in sorted(p for p in TESTS.rglob("*") if p.is_dir()):
+        relative = folder.relative_to(TESTS)
+        if support & set(relative.parts):
+            continue
+        if not (PACKAGE / relative / "__init__.py").exists():
+            stray.append(str(relative))
+        if not (folder / "__init__.py").exists():
+            stray.append(f"{relative} (no __init__.py: two test files of one name would collide)")
+    assert stray == []
+
+
+#: what each ui folder holds, by the Textual class its modules' classes derive from
+UI_ROOMS = {
+    "tabs": "the tabs of the dashboard: widgets, never screens",
+    "screens": "full screens and the modal screens they open",
+    "dialogs": "modal questions: ModalScreens",
+    "widgets": "reusable widgets: never screens",
+    "tool_panels": "the widgets a tool asks for by name, and their registries: never screens",
+}
+
+
+def test_ui_rooms_hold_what_their_names_say() -> None:
+    code = (
+        "import importlib, json, pathlib, inspect\n"
+        "from textual.screen import Screen, ModalScreen\n"
+        "from textual.widget import Widget\n"
+        "import racperf_tui.ui as ui\n"
+        "root = pathlib.Path(ui.__file__).parent\n"
+        "out = []\n"
+        f"for room in {sorted(UI_ROOMS)!r}:\n"
+        "    for path in sorted((root / room).glob('*.py')):\n"
+        "        name = f'racperf_tui.ui.{room}.{path.stem}'\n"
+        "        module = importlib.import_module(name)\n"
+        "        for cls_name, cls in inspect.getmembers(module, inspect.isclass):\n"
+        "            if cls.__module__ != name: continue\n"
+        "            kind = 'modal' if issubclass(cls, ModalScreen) else 'screen' if issubclass(cls, Screen) \\\n"
+        "                else 'widget' if issubclass(cls, Widget) else None\n"
+        "            if kind: out.append([room, cls_name, kind])\n"
+        "print(json.dumps(out))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    classes = json.loads(out.stdout)
+    wrong = []
+    for room, cls_name, kind in classes:
+        # a screen's module may hold the small widgets only it uses (run_view's progress bar)
+        allowed = {"dialogs": {"modal", "widget"}, "screens": {"screen", "modal", "widget"}}.get(room, {"widget"})
+        if kind not in allowed:
+            wrong.append(f"ui/{room}: {cls_name} is a {kind}")
+    dialogs = {cls_name for room, cls_name, kind in classes if room == "dialogs" and kind == "modal"}
+    assert wrong == []
+    assert {"QuitDialog", "HostKeyDialog", "ConfirmDestructive"} <= dialogs
+    assert {room for room, _, _ in classes} == set(UI_ROOMS)

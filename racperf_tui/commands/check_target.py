@@ -4,7 +4,7 @@ workload on PATH destroy data, here or on that node?
 Prints one verdict per path (text, or one JSON object per line with ``--json``) and exits 0
 when every path may be written, 3 when at least one is refused, 2 when the node cannot be
 reached or named.  On a node the guard judges that node's mounts, holders, open files and
-signatures (core/node_facts.py) and prints exactly what it prints here.  Reads only; never writes.
+signatures (core/remote/node_facts.py) and prints exactly what it prints here.  Reads only; never writes.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from racperf_tui.core import strict_json
-from racperf_tui.core.cluster import ClusterFileError, add_node_arguments, node_from_args
-from racperf_tui.core.node_facts import check_write_targets
-from racperf_tui.core.safety import SafetyVerdict, check_write_target, explain
-from racperf_tui.core.ssh import connect
+from racperf_tui.core.guard.safety import SafetyVerdict, check_write_target, explain
+from racperf_tui.core.remote.cluster import ClusterFileError, add_node_arguments, node_from_args
+from racperf_tui.core.remote.node_facts import check_write_targets
+from racperf_tui.core.remote.ssh import connect
+from racperf_tui.core.textio import strict_json
 
 #: Exit status when at least one target is refused (2 is argparse's usage error).
 REFUSED_EXIT_STATUS = 3

@@ -16,12 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-from racperf_tui.core import strict_json
-from racperf_tui.core.diskstats import ProcFileError, printable_name, read_bounded
-from racperf_tui.core.iostat import IostatSampler
-from racperf_tui.core.iostat_math import COLUMNS, IostatReport
-from racperf_tui.core.remote_diskstats import NodeInfo, RemoteDiskstats
-from racperf_tui.core.ssh import SshTarget, connect
+from racperf_tui.core.disks.diskstats import ProcFileError, printable_name, read_bounded
+from racperf_tui.core.disks.iostat_math import COLUMNS, IostatReport
+from racperf_tui.core.disks.iostat_sampler import IostatSampler
+from racperf_tui.core.remote.remote_diskstats import NodeInfo, RemoteDiskstats
+from racperf_tui.core.remote.ssh import SshTarget, connect
+from racperf_tui.core.textio import strict_json
 
 #: Text column widths (header and figures right-aligned to them).
 _WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)

@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 
 from racperf_tui.commands.run import parse_setting
-from racperf_tui.core import strict_json
-from racperf_tui.core.cluster import ClusterFileError, default_cluster_path, load_cluster, nodes_named
 from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.remote.cluster import ClusterFileError, default_cluster_path, load_cluster, nodes_named
+from racperf_tui.core.textio import strict_json
 from racperf_tui.orchestration.interconnect_matrix import PairMeasurement, interconnect_matrix, matrix_table
 from racperf_tui.orchestration.pair_runs import pair_spec
 

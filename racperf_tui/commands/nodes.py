@@ -1,5 +1,5 @@
 """``racperf nodes [--cluster FILE] [--timeout S] [--json] [--accept-new-host-keys] [--data-dir D]``:
-the cluster file's nodes, each checked at once (core/node_check.py): reachable, host key
+the cluster file's nodes, each checked at once (core/remote/node_check.py): reachable, host key
 known, login accepted, and which of fio, iostat (sysstat), iperf3, netperf/netserver, java,
 sqlplus, python3 are installed there, with ORACLE_HOME ($ORACLE_HOME of the login, the homes in /etc/oratab).
 
@@ -20,11 +20,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from racperf_tui.core import strict_json
-from racperf_tui.core.cluster import ClusterFileError, default_cluster_path, load_cluster
-from racperf_tui.core.diskstats import printable_name
-from racperf_tui.core.node_check import PROGRAMS, NodeCheck, check_nodes
-from racperf_tui.core.ssh import racperf_known_hosts
+from racperf_tui.core.disks.diskstats import printable_name
+from racperf_tui.core.remote.cluster import ClusterFileError, default_cluster_path, load_cluster
+from racperf_tui.core.remote.node_check import PROGRAMS, NodeCheck, check_nodes
+from racperf_tui.core.remote.ssh import racperf_known_hosts
+from racperf_tui.core.textio import strict_json
 
 #: seconds a node may take to answer, key exchange and login included
 DEFAULT_TIMEOUT_S = 10.0

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.commands.run import parse_setting
-from racperf_tui.core import strict_json
-from racperf_tui.core.cluster import (
+from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.remote.cluster import (
     LOCAL,
     LOCAL_NODE,
     Cluster,
@@ -41,9 +42,8 @@ from racperf_tui.core.cluster import (
     load_cluster,
     node_from_spec,
 )
-from racperf_tui.core.events import RunState
-from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import Store
+from racperf_tui.core.textio import strict_json
 from racperf_tui.orchestration.pair_runs import PairStartError, finish_pair, launch_pair, stop_pair
 from racperf_tui.orchestration.runs import ToolNotFound, follow_run
 

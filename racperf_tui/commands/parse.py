@@ -15,8 +15,13 @@ import json
 import sys
 from pathlib import Path
 
-from racperf_tui.core import strict_json
-from racperf_tui.core.bounded_read import DEFAULT_LIMIT_BYTES, BoundedReadError, read_stream_bounded, read_text_bounded
+from racperf_tui.core.textio import strict_json
+from racperf_tui.core.textio.bounded_read import (
+    DEFAULT_LIMIT_BYTES,
+    BoundedReadError,
+    read_stream_bounded,
+    read_text_bounded,
+)
 from racperf_tui.tools import load_tool, tool_modules
 
 _LIMIT_MIB = DEFAULT_LIMIT_BYTES // (1024 * 1024)

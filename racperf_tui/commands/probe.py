@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from racperf_tui.tools import probe, probe_client, probe_server
+from racperf_tui.tools import probe
+from racperf_tui.tools.probe import client as probe_client
+from racperf_tui.tools.probe import server as probe_server
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

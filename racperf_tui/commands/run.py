@@ -40,12 +40,13 @@ import sys
 import threading
 from typing import Any
 
-from racperf_tui.core import settings, strict_json
-from racperf_tui.core.cluster import ClusterFileError, Node, add_node_arguments, nodes_from_args
-from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core import settings
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.process import set_child_subreaper
+from racperf_tui.core.remote.cluster import ClusterFileError, Node, add_node_arguments, nodes_from_args
 from racperf_tui.core.store import Store, StoreError
+from racperf_tui.core.textio import strict_json
 from racperf_tui.orchestration.run_groups import (
     GroupEvent,
     GroupFollower,

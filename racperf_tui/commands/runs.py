@@ -11,7 +11,7 @@
 - ``racperf runs stop ID [--grace S]``: stop a running run; ``gN`` stops every node's run of
   run group N at once (orchestration/run_groups.py).
 - ``racperf runs list --node NAME | --ssh [user@]host[:port]``: racperf's runs on that node, as
-  the node sees them (core/node_runs.py): each watchdog still running there (its run, pid,
+  the node sees them (core/remote/node_runs.py): each watchdog still running there (its run, pid,
   age, command) and each run directory left in ~/.racperf/runs, with the id and state this
   store has of the runs that are its own.
 - ``racperf runs stop ID --node NAME | --ssh ...``: stop run ID (this store's), through its
@@ -45,14 +45,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core import strict_json
-from racperf_tui.core.cluster import ClusterFileError, Node, add_node_arguments, node_from_args
-from racperf_tui.core.diskstats import printable_name
-from racperf_tui.core.node_runs import NodeRun, list_node_runs, stop_node_run
+from racperf_tui.core.disks.diskstats import printable_name
 from racperf_tui.core.paths import resolve_data_dir, store_path
-from racperf_tui.core.ssh import Connection, SshError, connect, one_line
-from racperf_tui.core.ssh_host import remote_run_prefix
+from racperf_tui.core.remote.cluster import ClusterFileError, Node, add_node_arguments, node_from_args
+from racperf_tui.core.remote.node_runs import NodeRun, list_node_runs, stop_node_run
+from racperf_tui.core.remote.ssh import Connection, SshError, connect, one_line
+from racperf_tui.core.remote.ssh_host import remote_run_prefix
 from racperf_tui.core.store import GroupNotFound, NoStore, RunNotFound, RunRecord, Store, StoreError
+from racperf_tui.core.textio import strict_json
 from racperf_tui.orchestration.run_groups import in_node_order, stop_group
 from racperf_tui.orchestration.runs import stop_run
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 if TYPE_CHECKING:
-    from racperf_tui.core.hosts import Host
+    from racperf_tui.core.contract.hosts import Host
 
 #: Ports a database node typically serves (the server would fight them), and what they are.
 DB_LISTENER_PORTS: dict[int, str] = {

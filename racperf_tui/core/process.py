@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from racperf_tui.core.write_watch import Violation, WriteWatch
+from racperf_tui.core.guard.write_watch import Violation, WriteWatch
 
 #: bytes per os.read(); large reads keep a 5 MB line to a few dozen system calls
 READ_CHUNK_BYTES = 256 * 1024

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.paths import store_path
 
 SCHEMA_VERSION = 2

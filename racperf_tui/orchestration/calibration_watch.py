@@ -2,7 +2,7 @@
 the shared LUNs that every node of the RAC sees (and loads itself, if its instance is busy).
 
 A CALIBRATE_IO run records the devices under its datafiles as kernel names on the instance's
-node (``extra["devices"]`` of its samples, the result's ``devices``; tools/calibrate_io.py).
+node (``extra["devices"]`` of its samples, the result's ``devices``; tools/calibrate_io/__init__.py).
 Another node names the same LUN differently (dm-3 there, dm-7 here): the cluster monitor
 knows each node's LUNs by their identity (WWID, dm uuid, dm name: ``NodeState.luns``), so
 :func:`devices_to_watch` maps the instance's devices to each node's own kernel names of the
@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from racperf_tui.core.cluster import LOCAL_NODE, Cluster
-from racperf_tui.core.events import RunState
+from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.remote.cluster import LOCAL_NODE, Cluster
 from racperf_tui.core.store import Store
 
 if TYPE_CHECKING:  # a type only: the dashboard's store watcher imports this module, and the

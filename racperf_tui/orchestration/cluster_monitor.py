@@ -1,9 +1,9 @@
 """Every node's iostat, sampled at the interval over its one SSH channel, as plain state.
 
-One coroutine per node on core/ssh.py's event loop (no thread of its own: a slow or dead node
+One coroutine per node on core/remote/ssh.py's event loop (no thread of its own: a slow or dead node
 holds up no other, since each waits for its answer without blocking the loop) connects
-(core/ssh.py's pool: one connection per node), opens the node's sampling channel
-(core/remote_diskstats.py) and, at whole multiples of the interval on the wall clock (every node
+(core/remote/ssh.py's pool: one connection per node), opens the node's sampling channel
+(core/remote/remote_diskstats.py) and, at whole multiples of the interval on the wall clock (every node
 samples at the same instants, so their figures line up), asks for a sample and computes it with
 the same reader and math as the local Disks tab (``IostatSampler`` over the node's laid-out
 root). What it learns is published as a frozen :class:`NodeState` (rows, sample times, state
@@ -41,12 +41,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-from racperf_tui.core import ssh
-from racperf_tui.core.cluster import Node
-from racperf_tui.core.diskstats import QueueFacts, list_dir, read_queue_facts
-from racperf_tui.core.iostat import IostatReport, IostatRow, IostatSampler
-from racperf_tui.core.remote_diskstats import SAMPLE_TIMEOUT_S, SYSFS_REFRESH_S, AsyncRemoteDiskstats
-from racperf_tui.core.ssh import Connection, HostKeyError, SshError, SshTarget
+from racperf_tui.core.disks.diskstats import QueueFacts, list_dir, read_queue_facts
+from racperf_tui.core.disks.iostat_sampler import IostatReport, IostatRow, IostatSampler
+from racperf_tui.core.remote import ssh
+from racperf_tui.core.remote.cluster import Node
+from racperf_tui.core.remote.remote_diskstats import SAMPLE_TIMEOUT_S, SYSFS_REFRESH_S, AsyncRemoteDiskstats
+from racperf_tui.core.remote.ssh import Connection, HostKeyError, SshError, SshTarget
 
 T = TypeVar("T")
 
@@ -311,7 +311,7 @@ class ClusterMonitor:
         return self._states[name]
 
     def start(self) -> None:
-        """Start every node's coroutine on the SSH loop (core/ssh.py's one thread)."""
+        """Start every node's coroutine on the SSH loop (core/remote/ssh.py's one thread)."""
         if self._running is not None:
             return
         self._stopping = asyncio.Event()

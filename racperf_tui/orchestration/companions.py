@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.events import Sample
-from racperf_tui.core.hosts import Host, RunningProcess
-from racperf_tui.core.invocation import Companion, Invocation
-from racperf_tui.core.lines import LineSplitter
-from racperf_tui.core.write_watch import WriteWatch
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.hosts import Host, RunningProcess
+from racperf_tui.core.contract.invocation import Companion, Invocation
+from racperf_tui.core.guard.write_watch import WriteWatch
+from racperf_tui.core.textio.lines import LineSplitter
 
 #: a companion's output beyond this is dropped (a status query prints a line or two), unless
 #: the companion says how much it prints (``Companion.max_output_bytes``)

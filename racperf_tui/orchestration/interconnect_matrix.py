@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.cluster import Node
-from racperf_tui.core.events import RunState
-from racperf_tui.core.invocation import ToolNotFound
+from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.contract.invocation import ToolNotFound
 from racperf_tui.core.net_guidance import Verdict, format_rate, interconnect_verdict
-from racperf_tui.core.ssh import one_line
+from racperf_tui.core.remote.cluster import Node
+from racperf_tui.core.remote.ssh import one_line
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.pair_runs import PairStartError, finish_pair, launch_pair, stop_pair
 from racperf_tui.orchestration.runs import wait_for_run

@@ -4,7 +4,7 @@ server said it is ready. The one way racperf runs a two-ended tool (UI, tests).
 Both ends are runs like any other (detached supervisors, samples and raw output in the store,
 visible from the Runs panel, surviving the UI): :func:`launch_pair` uses
 :func:`racperf_tui.orchestration.runs.launch_run` twice. What it needs to know of the tool is the
-tool module's ``PAIR`` (:class:`racperf_tui.core.tool.PairSpec`):
+tool module's ``PAIR`` (:class:`racperf_tui.core.contract.tool.PairSpec`):
 
 1. adapt the client config to what is installed (``PAIR.adapt_client``: netperf drops -D
    and omni output its build lacks; the notes say so) and plan it on the client's node
@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.cluster import LOCAL, Node, host_for
+from racperf_tui.core.contract.tool import PairSpec
 from racperf_tui.core.ports import check_listen_port, free_port_here, free_port_on
-from racperf_tui.core.ssh_target import SshError, one_line
+from racperf_tui.core.remote.cluster import LOCAL, Node, host_for
+from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import Store
-from racperf_tui.core.tool import PairSpec
 from racperf_tui.orchestration.runs import launch_run, prepare_run, stop_run
 from racperf_tui.tools import load_tool
 

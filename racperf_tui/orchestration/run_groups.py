@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.cluster import Node
-from racperf_tui.core.events import RunState, Sample
-from racperf_tui.core.invocation import ToolNotFound
-from racperf_tui.core.ssh_target import SshError, one_line
+from racperf_tui.core.contract.events import RunState, Sample
+from racperf_tui.core.contract.invocation import ToolNotFound
+from racperf_tui.core.contract.tool import MetricSpec, ToolDescription
+from racperf_tui.core.remote.cluster import Node
+from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import GroupRecord, RunRecord, Store
-from racperf_tui.core.tool import MetricSpec, ToolDescription
 from racperf_tui.orchestration.runs import launch_run, prepare_run, stop_run
 from racperf_tui.tools import tool_description
-from racperf_tui.tools.orion_live import recorded_rows
+from racperf_tui.tools.orion.live import recorded_rows
 
 __all__ = [
     "GroupRefused",

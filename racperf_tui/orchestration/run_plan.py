@@ -4,7 +4,7 @@ start, so what runs is judged against the system as it is then).
 
 A tool with ``invocation(config, run_dir)`` plans itself (fio); one with only
 ``build_argv(config)`` gets an Invocation without targets. Every target goes through the write
-guard (:func:`racperf_tui.core.target_guard.judge`); a refusal is a :class:`PlanRefused`
+guard (:func:`racperf_tui.core.guard.target_guard.judge`); a refusal is a :class:`PlanRefused`
 (a ValueError) whose message names every target and reason.
 
 A target on another machine (``Target.node``: the address a tool's config names, fio's client
@@ -25,10 +25,10 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from racperf_tui.core.cluster import LOCAL, ClusterFileError, Node, host_for, load_cluster
-from racperf_tui.core.hosts import Host
-from racperf_tui.core.invocation import Invocation, Target, ToolNotFound
-from racperf_tui.core.target_guard import GuardVerdict, judge, overrides_from_config
+from racperf_tui.core.contract.hosts import Host
+from racperf_tui.core.contract.invocation import Invocation, Target, ToolNotFound
+from racperf_tui.core.guard.target_guard import GuardVerdict, judge, overrides_from_config
+from racperf_tui.core.remote.cluster import LOCAL, ClusterFileError, Node, host_for, load_cluster
 
 #: the config key naming the cluster file whose nodes a target's ``node`` address is looked up in
 CLUSTER_FILE_KEY = "cluster_file"

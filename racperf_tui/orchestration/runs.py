@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.cluster import HOST_SPEC_KEY, LOCAL, Node, host_for, node_spec
-from racperf_tui.core.events import RunState, Sample
-from racperf_tui.core.invocation import ToolNotFound
+from racperf_tui.core.contract.events import RunState, Sample
+from racperf_tui.core.contract.invocation import ToolNotFound
 from racperf_tui.core.paths import log_dir
-from racperf_tui.core.ssh_target import SshError, one_line
+from racperf_tui.core.remote.cluster import HOST_SPEC_KEY, LOCAL, Node, host_for, node_spec
+from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store, supervisor_alive
 from racperf_tui.orchestration.run_plan import judge_run
 from racperf_tui.orchestration.supervisor import Supervisor

@@ -44,17 +44,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.cluster import host_for, node_of_config
-from racperf_tui.core.devjail import devjail_available, jail_argv
-from racperf_tui.core.events import RunState, Sample
-from racperf_tui.core.hosts import Host, LocalHost
-from racperf_tui.core.invocation import Invocation, ToolNotFound
-from racperf_tui.core.lines import LineSplitter
+from racperf_tui.core.contract.events import RunState, Sample
+from racperf_tui.core.contract.hosts import Host, LocalHost
+from racperf_tui.core.contract.invocation import Invocation, ToolNotFound
+from racperf_tui.core.guard.devjail import devjail_available, jail_argv
+from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.paths import run_dir, use_data_dir
 from racperf_tui.core.process import set_child_subreaper
-from racperf_tui.core.ssh_target import SshError, one_line
+from racperf_tui.core.remote.cluster import host_for, node_of_config
+from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
-from racperf_tui.core.write_watch import WriteWatch
+from racperf_tui.core.textio.lines import LineSplitter
 from racperf_tui.orchestration.companions import CompanionRunner
 from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run, takes_host
 from racperf_tui.tools import load_tool
@@ -364,7 +364,7 @@ class Supervisor:
             "every target checked by the write guard (mounts, swap, holders, open files, signatures)"
         ]
         if not isinstance(self.host, LocalHost):
-            # another node: its own net (core/node_net.py) jails and watches there; what it
+            # another node: its own net (core/remote/node_net.py) jails and watches there; what it
             # reports is recorded once it runs (_record_node_protections). A watch here only
             # asks the node's host for that net; this machine's devices are not the node's
             protections.append("write watch and device jail: the node's own, as it reports them")
@@ -441,7 +441,7 @@ class Supervisor:
 
     def _record_node_protections(self, proc: Any, final: bool = False) -> None:
         """A run on another node: the protections in force there are what its net said
-        (RemoteProcess.net, core/node_net.py), not this machine's; recorded once they are known
+        (RemoteProcess.net, core/remote/node_net.py), not this machine's; recorded once they are known
         (or at the end, saying the node never reported them)."""
         if self._safety is None:
             return

@@ -1,10 +1,14 @@
-"""One module per benchmark tool. Each describes itself (options, metrics: core.tool), plans a
-run (config -> argv or an Invocation with its targets), and parses its output (a stream parser
-for live Samples, a result parser for the whole output). Tools know nothing of hosts or the UI.
+"""The benchmark tools: a package per tool with role modules inside (fio/, orion/, netperf/,
+probe/, calibrate_io/), a module for a small one (iperf3, oratcptest). Each describes itself
+(options, metrics: core.contract.tool), plans a run (config -> argv or an Invocation with its
+targets; what depends on the node is asked of the host it is handed, never this machine), and
+parses its output (a stream parser for live Samples, a result parser for the whole output).
+Tools know nothing of SSH, orchestration or the UI, and no tool imports another's modules; what
+they share is base.py and figures.py.
 
 Tools are found by entry points in the ``racperf.tools`` group (``name = "package.module"``):
 racperf's own tools register there like any other package's, so a tool can live in a package of
-its own. The module must have ``TOOL`` (racperf_tui.core.tool.Tool) and ``parse_output``.
+its own. The module must have ``TOOL`` (racperf_tui.core.contract.tool.Tool) and ``parse_output``.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import importlib
 from importlib.metadata import entry_points
 from types import ModuleType
 
-from racperf_tui.core.tool import ToolDescription
+from racperf_tui.core.contract.tool import ToolDescription
 
 ENTRY_POINT_GROUP = "racperf.tools"
 
@@ -22,7 +26,7 @@ ENTRY_POINT_GROUP = "racperf.tools"
 BUILTIN_TOOLS: dict[str, str] = {
     # in the order the New run picker lists them: storage first, fio at the top
     "fio": "racperf_tui.tools.fio",
-    "fio_cs": "racperf_tui.tools.fio_client_server",
+    "fio_cs": "racperf_tui.tools.fio.client_server",
     "orion": "racperf_tui.tools.orion",
     "calibrate_io": "racperf_tui.tools.calibrate_io",
     "probe": "racperf_tui.tools.probe",

@@ -1,9 +1,9 @@
-"""The helpers tool modules share; the contract itself is :mod:`racperf_tui.core.tool`.
+"""The helpers tool modules share; the contract itself is :mod:`racperf_tui.core.contract.tool`.
 
 A tool module exposes a module-level ``TOOL`` object satisfying
-:class:`racperf_tui.core.tool.Tool`, and a ``parse_output(text: str) -> dict`` function used by
+:class:`racperf_tui.core.contract.tool.Tool`, and a ``parse_output(text: str) -> dict`` function used by
 ``racperf parse TOOL FILE``. A tool with two ends (a server and a client: iperf3, probe,
-oratcptest, netperf) also exposes ``PAIR``, a :class:`racperf_tui.core.tool.PairSpec` that
+oratcptest, netperf) also exposes ``PAIR``, a :class:`racperf_tui.core.contract.tool.PairSpec` that
 :mod:`racperf_tui.orchestration.pair_runs` reads to run both ends.
 
 Here: :class:`ModuleTool` (a ``TOOL`` made of a module's own functions), :class:`OptionsConfig`
@@ -12,7 +12,7 @@ Here: :class:`ModuleTool` (a ``TOOL`` made of a module's own functions), :class:
 and :func:`program_output` (what a program says about its version, asked on the run's host).
 
 Side effects happen where the run runs: a tool's ``prepare(config, planned, host)`` and its
-``tool_version(argv, host)`` get the run's host (:class:`racperf_tui.core.hosts.Host`) and ask
+``tool_version(argv, host)`` get the run's host (:class:`racperf_tui.core.contract.hosts.Host`) and ask
 it (``host.run_briefly``, ``host.which``, ``host.put_files``), never this machine, what is
 installed there.
 
@@ -32,11 +32,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
-from racperf_tui.core.invocation import Invocation
-from racperf_tui.core.tool import StreamParser, ToolDescription
+from racperf_tui.core.contract.invocation import Invocation
+from racperf_tui.core.contract.tool import StreamParser, ToolDescription
 
 if TYPE_CHECKING:  # the Host protocol is a type here: its module (process, guard) is not needed
-    from racperf_tui.core.hosts import Host
+    from racperf_tui.core.contract.hosts import Host
 
 __all__ = [
     "ModuleTool",
@@ -53,7 +53,7 @@ __all__ = [
 
 #: Keys the run machinery adds to a config (not options of any tool): tools accept and ignore them.
 #: keys of a run's config that are the run machinery's, not the tool's (``host_spec``: the
-#: node it runs on, core/cluster.py)
+#: node it runs on, core/remote/cluster.py)
 RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label", "host_spec"})
 
 
@@ -62,7 +62,7 @@ RUN_LEVEL_KEYS = frozenset({"peer_run_id", "target", "label", "host_spec"})
 
 @dataclass(frozen=True)
 class ModuleTool:
-    """A :class:`racperf_tui.core.tool.Tool` whose methods are the tool module's own functions.
+    """A :class:`racperf_tui.core.contract.tool.Tool` whose methods are the tool module's own functions.
 
     For modules written as functions (``build_argv(config)``, ``parse_result(output)`` ...),
     so the module is usable as is and ``TOOL`` adds nothing but the attributes the supervisor
@@ -82,7 +82,7 @@ class ModuleTool:
     merge_stderr: bool = False
     #: seconds between SIGTERM and SIGKILL when a run is stopped
     stop_grace_s: float = 3.0
-    #: the tool's options and metrics (racperf_tui.core.tool)
+    #: the tool's options and metrics (racperf_tui.core.contract.tool)
     description: ToolDescription | None = None
     #: ``invocation(config, run_dir, host)``: a plan that asks the run's host what its build
     #: can do (None: an Invocation of ``build_argv``)

@@ -50,9 +50,9 @@ import subprocess
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from racperf_tui.core.events import Sample
-from racperf_tui.core.invocation import Invocation
-from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, ToolOption
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.invocation import Invocation
+from racperf_tui.core.contract.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, ToolOption
 from racperf_tui.tools.base import (
     check_choice,
     check_range,
@@ -77,7 +77,7 @@ from racperf_tui.tools.figures import (
 )
 
 if TYPE_CHECKING:
-    from racperf_tui.core.hosts import Host
+    from racperf_tui.core.contract.hosts import Host
 
 #: the server line after which a client may connect
 READY_PATTERN = re.compile(r"Server listening on")
@@ -182,7 +182,7 @@ DESCRIPTION = ToolDescription(
 
 
 class Iperf3Tool:
-    """The iperf3 Tool (see racperf_tui.core.tool.Tool)."""
+    """The iperf3 Tool (see racperf_tui.core.contract.tool.Tool)."""
 
     name = "iperf3"
     description = DESCRIPTION

@@ -30,9 +30,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core import settings, units
-from racperf_tui.core.events import Sample
-from racperf_tui.core.invocation import Invocation
-from racperf_tui.core.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, options_from_dataclass
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.invocation import Invocation
+from racperf_tui.core.contract.tool import (
+    MetricSpec,
+    PairMode,
+    PairSpec,
+    ProgramField,
+    ToolDescription,
+    options_from_dataclass,
+)
 from racperf_tui.tools.base import (
     ModuleTool,
     OptionsConfig,
@@ -45,7 +52,7 @@ from racperf_tui.tools.base import (
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
 
 if TYPE_CHECKING:
-    from racperf_tui.core.hosts import Host
+    from racperf_tui.core.contract.hosts import Host
 
 name = "oratcptest"
 
@@ -854,7 +861,7 @@ DESCRIPTION = ToolDescription(
     results=RESULTS,
 )
 
-#: The Tool (racperf_tui.core.tool.Tool). The jar reports its failures on stdout; stderr holds
+#: The Tool (racperf_tui.core.contract.tool.Tool). The jar reports its failures on stdout; stderr holds
 #: JVM errors worth a look, so both are read.
 TOOL = ModuleTool(
     name,

@@ -1,6 +1,7 @@
-"""The racperf dashboard: one screen, three panels (Disks, Runs, Network) in tabs.
+"""The racperf dashboard: one screen, four tabs (Disks, Runs, Network, and Cluster when there
+is a cluster file).
 
-Each panel lives in its own module and owns its keys; the app owns only the frame
+Each tab lives in its own module under ui/tabs/ and owns its keys; the app owns only the frame
 (tabs, help, quit).
 """
 
@@ -13,14 +14,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from racperf_tui.core.cluster import cluster_file_to_watch
+from racperf_tui.core.remote.cluster import cluster_file_to_watch
 from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.region_compositor import RegionScreen
 from racperf_tui.ui.run_actions import ask_before_quit
 from racperf_tui.ui.screens.help import HelpScreen
-from racperf_tui.ui.screens.runs_panel import RunsPanel
+from racperf_tui.ui.tabs.iostat_panel import IostatPanel
+from racperf_tui.ui.tabs.runs_panel import RunsPanel
 from racperf_tui.ui.widgets.header_clock import SecondClockHeader
-from racperf_tui.ui.widgets.iostat_panel import IostatPanel
 
 #: the layout of every screen and panel (an app showing one of them alone uses it too)
 APP_CSS_PATH = Path(__file__).with_name("app.tcss")

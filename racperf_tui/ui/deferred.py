@@ -25,9 +25,9 @@ from types import ModuleType
 
 #: name -> the module it imports on first use
 DEFERRED_MODULES: dict[str, str] = {
-    "cluster_view": "racperf_tui.ui.screens.cluster_view",
+    "cluster_view": "racperf_tui.ui.tabs.cluster_panel",
     "group_view": "racperf_tui.ui.screens.group_view",
-    "network_panel": "racperf_tui.ui.widgets.network_panel",
+    "network_panel": "racperf_tui.ui.tabs.network_panel",
     "plotext": "plotext",
     "result_view": "racperf_tui.ui.screens.result_view",
     "run_view": "racperf_tui.ui.screens.run_view",

@@ -16,9 +16,9 @@ from typing import Any
 
 from textual.message import Message
 
-from racperf_tui.core.events import Sample
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.tool import MetricSpec
 from racperf_tui.core.store import GroupRecord, RunRecord
-from racperf_tui.core.tool import MetricSpec
 from racperf_tui.orchestration.calibration_watch import CalibrationRun
 
 
@@ -31,7 +31,7 @@ class LiveRunState:
     (seconds) of the newest sample and ``polled_at_monotonic`` the moment the poller read it,
     which the latency benchmark uses. ``run`` is the run as the store has it, ``samples`` its
     recent samples (bounded, oldest first) and ``extra`` the newest one's extra: what a live
-    panel of the tool (ui/live_panels.py) reads.
+    panel of the tool (ui/tool_panels/live_panels.py) reads.
     """
 
     run_id: Any

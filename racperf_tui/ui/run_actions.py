@@ -18,8 +18,8 @@ from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.run_plan import PlanRefused, judge_run
 from racperf_tui.orchestration.runs import launch_run, stop_run
-from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
-from racperf_tui.ui.screens.quit_dialog import ConfirmDialog, QuitDialog
+from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
+from racperf_tui.ui.dialogs.quit_dialog import ConfirmDialog, QuitDialog
 
 
 def confirm_and_stop(app: App[Any], data_dir: Any, run_id: Any, after: Callable[[], Any] | None = None) -> None:

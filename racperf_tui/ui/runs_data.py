@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.block_devices import devices_reached
-from racperf_tui.core.events import Sample
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.tool import ToolDescription
+from racperf_tui.core.disks.block_devices import devices_reached
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
-from racperf_tui.core.tool import ToolDescription
 from racperf_tui.tools import tool_description
 from racperf_tui.ui.messages import LiveRunState
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from racperf_tui.core.diskstats import printable_name
+from racperf_tui.core.disks.diskstats import printable_name
 
 
 def plain(text: object) -> str:

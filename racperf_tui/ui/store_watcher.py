@@ -24,9 +24,9 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.worker import get_current_worker
 
-from racperf_tui.core.events import Sample
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.tool import ToolDescription
 from racperf_tui.core.store import GroupNotFound, RunRecord, Store
-from racperf_tui.core.tool import ToolDescription
 from racperf_tui.orchestration.calibration_watch import CalibrationFollower, CalibrationRun
 from racperf_tui.orchestration.run_groups import (
     RESULT_FIGURES,

@@ -78,7 +78,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def child_monitor(cluster_file: str, seconds: float, interval: float) -> None:
-    from racperf_tui.core.cluster import load_cluster
+    from racperf_tui.core.remote.cluster import load_cluster
     from racperf_tui.orchestration.cluster_monitor import ClusterMonitor
 
     latencies: list[float] = []
@@ -101,7 +101,7 @@ def child_monitor(cluster_file: str, seconds: float, interval: float) -> None:
 
 def child_screen(cluster_file: str, seconds: float, interval: float) -> None:
     from racperf_tui.ui.app import RacperfApp
-    from racperf_tui.ui.screens.cluster_view import ClusterPanel
+    from racperf_tui.ui.tabs.cluster_panel import ClusterPanel
     from racperf_tui.ui.widgets import cluster_node_card
 
     painted: list[float] = []

@@ -37,7 +37,7 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run, run_foreground, stop_run
 from racperf_tui.ui.messages import RunLiveUpdate
@@ -49,7 +49,7 @@ TARGET_P99_MS = 100.0
 #: the UI-share writer: commits ``count`` samples, one every ``interval`` s, stamped at commit
 WRITER = r"""
 import sys, time
-from racperf_tui.core.events import Sample
+from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.store import Store
 data_dir, run_id, count, interval = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 store = Store.open(data_dir)

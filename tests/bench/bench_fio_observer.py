@@ -40,7 +40,7 @@ from pathlib import Path
 
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run, stop_run
-from racperf_tui.tools import fio_result
+from racperf_tui.tools.fio import result as fio_result
 
 
 def job_args(target: Path, runtime_s: int, direct: bool) -> list[str]:

@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from racperf_tui.core.iostat import IostatSampler
+from racperf_tui.core.disks.iostat_sampler import IostatSampler
 
 N_DEVICES = 2000
 #: (label, share of devices whose counters move, lines whose length grows each sample)

@@ -27,9 +27,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ
 
 import psutil  # noqa: E402
 
-from racperf_tui.core.events import RunState, Sample  # noqa: E402
-from racperf_tui.core.lines import LineSplitter  # noqa: E402
+from racperf_tui.core.contract.events import RunState, Sample  # noqa: E402
 from racperf_tui.core.store import Store  # noqa: E402
+from racperf_tui.core.textio.lines import LineSplitter  # noqa: E402
 from racperf_tui.orchestration.runs import launch_run, run_foreground, wait_for_run  # noqa: E402
 
 FAKE_TOOL = "tests.fakes.faketool"

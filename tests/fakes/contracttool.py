@@ -9,8 +9,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from racperf_tui.core.events import Sample
-from racperf_tui.core.invocation import Invocation
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.invocation import Invocation
 
 SCRIPT = r"""
 import json, os, sys

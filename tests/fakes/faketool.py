@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.events import Sample
+from racperf_tui.core.contract.events import Sample
 
 BENCH = Path(__file__).with_name("fakebench.py")
 install_hint = "it is a test fake: tests/fakes/fakebench.py"

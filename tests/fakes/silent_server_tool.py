@@ -11,8 +11,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from racperf_tui.core.events import Sample
-from racperf_tui.core.tool import PairSpec
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.tool import PairSpec
 
 PAIR = PairSpec(ready_pattern=re.compile(r"^never printed$", re.MULTILINE), failure_pattern=None, default_port=0)
 _SERVER = "import os, time; print('starting', os.getpid(), flush=True); time.sleep(60)"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.core import ssh
-from racperf_tui.core.ssh_host import remote_run_prefix
+from racperf_tui.core.remote import ssh
+from racperf_tui.core.remote.ssh_host import remote_run_prefix
 from tests.helpers.sshd_helpers import Sshd
 
 REPO = Path(__file__).resolve().parents[2]

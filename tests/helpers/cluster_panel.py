@@ -6,7 +6,7 @@ import time
 
 from textual.app import App, ComposeResult
 
-from racperf_tui.ui.screens.cluster_view import ClusterPanel
+from racperf_tui.ui.tabs.cluster_panel import ClusterPanel
 
 
 class PanelApp(App[None]):

@@ -7,7 +7,7 @@ from typing import Any
 
 from racperf_tui.orchestration.run_plan import JudgedRun, judge_run
 from racperf_tui.tools import fio
-from racperf_tui.tools.fio_config import FioConfig
+from racperf_tui.tools.fio.config import FioConfig
 
 
 def config_dict(config: Any) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from racperf_tui.core.iostat_math import IostatRow
+from racperf_tui.core.disks.iostat_math import IostatRow
 
 #: sysstat 12 column -> how to print ours the way sysstat prints that column.
 #: (areq-sz is printed in kB by sysstat 12: our avgrq-sz in sectors / 2.)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.events import Sample
+from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair
 from racperf_tui.orchestration.runs import stop_run, wait_for_run

@@ -18,9 +18,9 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from racperf_tui.ui.app import APP_CSS_PATH
+from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.run_actions import ask_before_quit
-from racperf_tui.ui.screens.confirm_destructive import ConfirmDestructive
-from racperf_tui.ui.screens.runs_panel import RunsPanel
+from racperf_tui.ui.tabs.runs_panel import RunsPanel
 
 
 class RunsApp(App[None]):

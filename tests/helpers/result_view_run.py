@@ -12,7 +12,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from racperf_tui.core.events import RunState, Sample
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.store import Store
 from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.screens.result_view import ResultView
@@ -68,7 +68,7 @@ LAT_DIST_PCT: dict[str, float] = {
     ">=2000000": 0.0,
 }
 
-#: the stored result: the shape tools/fio.py produces
+#: the stored result: the shape tools/fio/__init__.py produces
 RESULT: dict[str, Any] = {
     "tool": "fio",
     "version": "fio-3.33",

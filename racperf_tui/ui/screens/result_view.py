@@ -20,14 +20,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
-from racperf_tui.core.events import Sample
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.tool import ResultTable, ToolDescription
 from racperf_tui.core.store import RunRecord
-from racperf_tui.core.tool import ResultTable, ToolDescription
 from racperf_tui.ui.messages import RunResultLoaded
-from racperf_tui.ui.result_panels import result_panels
 from racperf_tui.ui.runs_data import description_of, format_duration, where_it_ran
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher
+from racperf_tui.ui.tool_panels.result_panels import result_panels
 from racperf_tui.ui.widgets.chart import Chart, Series
 
 #: charts at most (iperf3 records up to eight quantities)

@@ -1,5 +1,5 @@
 """The live view of one run: per-interval sparklines, progress, ETA, job states, and the
-tool's own live panels (ui/live_panels.py, named by its description's ``live_panels``).
+tool's own live panels (ui/tool_panels/live_panels.py, named by its description's ``live_panels``).
 
 The store watcher (ui/store_watcher.py, a worker thread) polls the store (one query for
 samples after the last seq seen) every ``poll_interval_s`` and posts a :class:`RunLiveUpdate`
@@ -20,14 +20,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Label, ProgressBar, Static
 
-from racperf_tui.core.tool import MetricSpec
-from racperf_tui.ui.live_panels import live_panels_for
+from racperf_tui.core.contract.tool import MetricSpec
 from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
 from racperf_tui.ui.runs_data import LIVE_STATES, description_of, format_duration
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher
+from racperf_tui.ui.tool_panels.live_panels import live_panels_for
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 #: how often the live view reads the store; the sample-to-sparkline target is p99 <= 100 ms
@@ -69,7 +69,7 @@ class RunView(Screen[None]):
         #: metric key -> its sparkline (no widget ids: a rebuild mounts the new ones while the
         #: old ones are still being removed)
         self.sparklines: dict[str, MetricSparkline] = _sparklines(self.metrics)
-        #: the tool's own live panels (ui/live_panels.py), once its name is known
+        #: the tool's own live panels (ui/tool_panels/live_panels.py), once its name is known
         self.tool = tool
         self.panels: list[Widget] = live_panels_for(list(description_of(tool).live_panels)) if tool else []
         #: monotonic time each update was painted, for the latency benchmark

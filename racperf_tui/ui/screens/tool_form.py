@@ -23,7 +23,7 @@ from textual.events import DescendantFocus
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from racperf_tui.core.tool import ROLE_OPTION, Preset, ToolOption
+from racperf_tui.core.contract.tool import ROLE_OPTION, Preset, ToolOption
 from racperf_tui.orchestration.run_plan import install_hint
 from racperf_tui.tools import load_tool, tool_description
 from racperf_tui.ui.run_actions import judge_then_launch

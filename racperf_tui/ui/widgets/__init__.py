@@ -1,0 +1,1 @@
+"""Reusable widgets (tables, sparklines, charts, cards): never screens, no tool named."""

@@ -15,11 +15,11 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
 
-from racperf_tui.core.iostat import IostatRow
+from racperf_tui.core.disks.iostat_model import DeviceState
+from racperf_tui.core.disks.iostat_sampler import IostatRow
 from racperf_tui.orchestration.cluster_monitor import SharedLun
 from racperf_tui.ui.shown import plain
 from racperf_tui.ui.widgets.cluster_node_card import COLUMNS, device_line
-from racperf_tui.ui.widgets.iostat_model import DeviceState
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,10 @@ from textual.reactive import var
 from textual.strip import Strip
 from textual.widget import Widget
 
-from racperf_tui.core.iostat import IostatRow
+from racperf_tui.core.disks.iostat_model import DeviceState, IostatModel, format_number
+from racperf_tui.core.disks.iostat_sampler import IostatRow
 from racperf_tui.orchestration.cluster_monitor import CONNECTING, LOST, OK, RECONNECTING, UNREACHABLE, NodeState
 from racperf_tui.ui.shown import plain
-from racperf_tui.ui.widgets.iostat_model import DeviceState, IostatModel, format_number
 
 STATE_STYLE = {
     OK: ("●", "green"),

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from textual.suggester import Suggester
 
-from racperf_tui.core.diskstats import list_dir
-from racperf_tui.ui.widgets.iostat_model import natural_key
+from racperf_tui.core.disks.diskstats import list_dir
+from racperf_tui.core.disks.iostat_model import natural_key
 
 
 def device_paths(root: str | os.PathLike[str] = "/") -> list[str]:

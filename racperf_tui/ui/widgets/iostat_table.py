@@ -27,9 +27,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style as TextualStyle
 
-from racperf_tui.core.diskstats import QueueFacts
-from racperf_tui.core.iostat_math import IostatRow
-from racperf_tui.ui.widgets.iostat_model import (
+from racperf_tui.core.disks.diskstats import QueueFacts
+from racperf_tui.core.disks.iostat_math import IostatRow
+from racperf_tui.core.disks.iostat_model import (
     SPARK_BLOCKS,
     SPARK_METRICS,
     AwaitThresholds,

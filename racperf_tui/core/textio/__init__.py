@@ -1,0 +1,1 @@
+"""Reading and writing text safely: output bytes into lines, bounded file reads, strict JSON."""

@@ -1,0 +1,297 @@
+"""fio's default target: racperf's private scratch directory and file, and the files a
+read-only plan reads, laid out before the run.
+
+The scratch directory is per user in a shared temp dir (see :func:`default_scratch_dir`), so
+:func:`ensure_private_scratch` checks it is ours before anything is written there.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from racperf_tui.core import units
+from racperf_tui.tools.fio.plan import FioPlan, job_paths
+
+if TYPE_CHECKING:
+    from racperf_tui.core.contract.hosts import Host
+
+
+def _fs_type(path: str) -> str:
+    """Filesystem type of the mount holding ``path`` ('' when unknown)."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return ""
+    real = os.path.realpath(path)
+    best, best_type = "", ""
+    for line in mounts:
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        mount_point = parts[1].replace("\\040", " ")
+        if (real == mount_point or real.startswith(mount_point.rstrip("/") + "/")) and len(mount_point) >= len(best):
+            best, best_type = mount_point, parts[2]
+    return best_type
+
+
+def default_scratch_dir() -> str:
+    """Where the default scratch file lives: ``$TMPDIR/racperf-scratch-<uid>``.
+
+    One directory per user (effective uid): root and oracle on the same DB node both run
+    racperf, and a shared name would make the second one refused by
+    :func:`ensure_private_scratch`. Not ``$XDG_RUNTIME_DIR``: that is a small tmpfs, where a
+    256 MiB file may not fit and would measure RAM. For the same reason tmpfs/ramfs temp
+    dirs are skipped when another one is writable (direct=1, O_DIRECT, also fails there on
+    older kernels).
+    """
+    name = f"racperf-scratch-{os.geteuid()}"
+    candidates = [os.environ.get("TMPDIR") or "", tempfile.gettempdir(), "/var/tmp", "/tmp"]
+    usable = [c for c in dict.fromkeys(candidates) if c and os.path.isdir(c) and os.access(c, os.W_OK)]
+    for candidate in usable:
+        if _fs_type(candidate) not in ("tmpfs", "ramfs"):
+            return os.path.join(candidate, name)
+    return os.path.join(usable[0] if usable else tempfile.gettempdir(), name)
+
+
+def default_scratch_target() -> str:
+    """The default target: a scratch file in a temporary directory (created on launch)."""
+    return os.path.join(default_scratch_dir(), "fio.scratch")
+
+
+def in_scratch_dir(path: str) -> bool:
+    """True for paths inside racperf's own scratch directory (nothing there to protect)."""
+    scratch = os.path.realpath(default_scratch_dir())
+    return os.path.realpath(os.path.dirname(os.path.abspath(path))) == scratch
+
+
+def _lay_out(path: str, size: int, *, replace: bool = False) -> None:
+    """Write ``size`` bytes of real (non-zero, not sparse) data to ``path`` atomically.
+
+    The data goes to a new file of a random name (O_EXCL: never through a name someone planted)
+    that is then linked as ``path``: a new path only (never replacing what appeared there since
+    it was judged), unless ``replace`` (racperf's own scratch file, grown)."""
+    chunk = os.urandom(1 << 20)
+    fd, partial = tempfile.mkstemp(
+        prefix=os.path.basename(path) + ".", suffix=".racperf-layout", dir=os.path.dirname(os.path.abspath(path))
+    )
+    try:
+        try:
+            remaining = size
+            while remaining > 0:
+                remaining -= os.write(fd, chunk[: min(len(chunk), remaining)])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if replace:
+            os.replace(partial, path)
+        else:
+            os.link(partial, path)  # EEXIST if anything is there now
+    finally:
+        if os.path.lexists(partial):
+            os.unlink(partial)
+
+
+def read_layouts(fio_plan: FioPlan) -> list[tuple[str, int]]:
+    """(absolute path, bytes) of every file a read-only plan reads that racperf may lay out
+    (never under /dev); nothing for a plan that writes (fio lays those out itself)."""
+    if fio_plan.writes:
+        return []
+    wanted_files: list[tuple[str, int]] = []
+    for job in fio_plan.jobs:
+        paths, _problems = job_paths(job, fio_plan.on_node)
+        if not paths:
+            continue
+        filesize = units.maybe_size_bytes(str(job.options.get("filesize") or ""))
+        total = units.maybe_size_bytes(str(job.options.get("size") or ""))
+        wanted = filesize if filesize else (total // len(paths) if total else None)
+        if not wanted or wanted <= 0:
+            continue
+        for path in paths:
+            absolute = os.path.abspath(path)
+            if absolute != "/dev" and not absolute.startswith("/dev/"):
+                wanted_files.append((absolute, wanted))
+    return wanted_files
+
+
+def lay_out_read_targets(fio_plan: FioPlan) -> list[str]:
+    """Lay out the files a read-only plan needs; return the paths written.
+
+    fio lays out missing files by writing them, which ``--readonly`` forbids. So before a
+    read-only run racperf writes the files that do not exist yet (a new file destroys
+    nothing) and grows racperf's own scratch file. An existing user file is never written:
+    if it is too short, fio says so. Real data, not a sparse file: reading holes would
+    measure nothing. Paths under /dev are never created (the guard refused them already).
+    """
+    written: list[str] = []
+    for absolute, wanted in read_layouts(fio_plan):
+        kind = target_kind(absolute)
+        ours = in_scratch_dir(absolute)
+        parent = os.path.dirname(absolute)
+        if kind == "missing" and (ours or os.path.isdir(parent)):
+            os.makedirs(parent, exist_ok=True)
+        elif not (kind == "file" and ours and os.path.getsize(absolute) < wanted):
+            continue
+        _lay_out(absolute, wanted, replace=kind == "file")
+        written.append(absolute)
+    return written
+
+
+#: :func:`lay_out_read_targets` on a node, in sh: $1 the path, $2 its bytes, $3 1 when it is
+#: in racperf's scratch dir. The same rules: a missing file is written to a new name (noclobber)
+#: and linked (EEXIST if anything appeared there), racperf's own short scratch file replaced,
+#: anything else left alone; real data from /dev/urandom. Prints "laid-out" when it wrote.
+REMOTE_LAYOUT_SH = r"""
+p=$1 size=$2 ours=$3
+parent=$(dirname -- "$p")
+if [ ! -e "$p" ] && [ ! -L "$p" ]; then
+  if [ "$ours" = 1 ]; then mkdir -p -- "$parent" || exit 1; fi
+  [ -d "$parent" ] || exit 0
+  replace=0
+elif [ "$ours" = 1 ] && [ -f "$p" ] && [ ! -L "$p" ] && [ "$(wc -c < "$p")" -lt "$size" ]; then
+  replace=1
+else
+  exit 0
+fi
+t="$p.$$.racperf-layout"
+( umask 077; set -C; : > "$t" ) || exit 1
+head -c "$size" /dev/urandom >> "$t" || { rm -f -- "$t"; exit 1; }
+if [ "$replace" = 1 ]; then
+  mv -f -- "$t" "$p" || { rm -f -- "$t"; exit 1; }
+else
+  ln -- "$t" "$p"; rc=$?; rm -f -- "$t"; [ "$rc" = 0 ] || exit 1
+fi
+echo laid-out
+"""
+#: seconds a node may take to lay out one file (256 MiB of urandom on a slow node)
+REMOTE_LAYOUT_TIMEOUT_S = 600.0
+
+
+def lay_out_read_targets_on(host: Host, fio_plan: FioPlan) -> list[str]:
+    """:func:`lay_out_read_targets` on the run's node (``host``); ValueError names the file
+    and the node when one cannot be laid out."""
+    scratch = default_scratch_dir()
+    written: list[str] = []
+    for absolute, wanted in read_layouts(fio_plan):
+        ours = "1" if os.path.dirname(absolute) == scratch else "0"
+        try:
+            answer = host.run_briefly(
+                ["sh", "-c", REMOTE_LAYOUT_SH, "racperf-layout", absolute, str(wanted), ours], REMOTE_LAYOUT_TIMEOUT_S
+            )
+        except OSError as exc:
+            raise ValueError(f"target: cannot lay out {absolute} on {host.name}: {exc}") from None
+        if answer.returncode != 0:
+            raise ValueError(
+                f"target: cannot lay out {absolute} on {host.name}: {answer.text.strip() or answer.returncode}"
+            )
+        if "laid-out" in answer.stdout:
+            written.append(absolute)
+    return written
+
+
+def target_kind(target: str) -> str:
+    """'block', 'file', 'directory', 'missing' or 'other' for a target path."""
+    if not target:
+        return "missing"
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "other"
+    if stat.S_ISBLK(st.st_mode):
+        return "block"
+    if stat.S_ISDIR(st.st_mode):
+        return "directory"
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    return "other"
+
+
+def ensure_private_scratch(scratch_dir: str, target: str) -> None:
+    """Create racperf's scratch directory (mode 0700), or check that the one there is ours.
+
+    It lives in a shared temp dir under a per-uid, hence guessable, name: another local user
+    could create it first, or put a symlink named like the scratch file there pointing at a
+    datafile, and racperf's write presets (exempt from the write guard inside the scratch
+    dir) would write through it. So the directory must be a real directory owned by us and
+    writable by nobody else, and the scratch file, when it exists, a regular file of ours.
+    ValueError says what is wrong.
+    """
+    try:
+        os.mkdir(scratch_dir, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise ValueError(f"target: cannot create racperf's scratch directory {scratch_dir}: {exc.strerror}") from None
+    advice = (
+        "racperf writes there only when it is its own; remove it, or set TMPDIR to a "
+        "directory of yours, or give a target of your own"
+    )
+    info = os.lstat(scratch_dir)
+    if stat.S_ISLNK(info.st_mode):
+        raise ValueError(f"target: racperf's scratch directory {scratch_dir} is a symbolic link; {advice}")
+    if not stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"target: racperf's scratch directory {scratch_dir} is not a directory; {advice}")
+    if info.st_uid != os.geteuid():
+        raise ValueError(
+            f"target: racperf's scratch directory {scratch_dir} belongs to uid "
+            f"{info.st_uid}, not to you (uid {os.geteuid()}); {advice}"
+        )
+    if info.st_mode & 0o022:
+        raise ValueError(
+            f"target: racperf's scratch directory {scratch_dir} is writable by other "
+            f"users (mode {stat.S_IMODE(info.st_mode):o}); {advice}"
+        )
+    try:
+        file_info = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(file_info.st_mode) or not stat.S_ISREG(file_info.st_mode):
+        raise ValueError(
+            f"target: the scratch file {target} is not a regular file (a symbolic link or a device); {advice}"
+        )
+    if file_info.st_uid != os.geteuid():
+        raise ValueError(f"target: the scratch file {target} belongs to uid {file_info.st_uid}; {advice}")
+
+
+#: :func:`ensure_private_scratch` on a node, in sh: $1 the directory, $2 the scratch file.
+#: Exit 3: the directory is not racperf's own (the reason on stdout); 4: the file is not.
+REMOTE_SCRATCH_SH = r"""
+d=$1 f=$2
+mkdir -m 700 -- "$d" 2>/dev/null
+if [ -L "$d" ]; then echo "is a symbolic link"; exit 3; fi
+if [ ! -d "$d" ]; then echo "is not a directory (or cannot be created)"; exit 3; fi
+if [ ! -O "$d" ]; then echo "does not belong to you ($(id -un))"; exit 3; fi
+case $(ls -ld -- "$d" 2>/dev/null) in d????w*|d???????w*) echo "is writable by other users"; exit 3 ;; esac
+if [ -L "$f" ] || { [ -e "$f" ] && [ ! -f "$f" ]; }; then
+  echo "is not a regular file (a symbolic link or a device)"; exit 4
+fi
+if [ -e "$f" ] && [ ! -O "$f" ]; then echo "does not belong to you ($(id -un))"; exit 4; fi
+exit 0
+"""
+
+
+def ensure_private_scratch_on(host: Host, scratch_dir: str, target: str) -> None:
+    """:func:`ensure_private_scratch` on the run's node (``host``): the same checks, in sh
+    there. ValueError says what is wrong, and where."""
+    advice = (
+        "racperf writes there only when it is its own; remove it, or set TMPDIR to a "
+        "directory of yours, or give a target of your own"
+    )
+    try:
+        answer = host.run_briefly(["sh", "-c", REMOTE_SCRATCH_SH, "racperf-scratch", scratch_dir, target], 30.0)
+    except OSError as exc:
+        raise ValueError(
+            f"target: cannot check racperf's scratch directory {scratch_dir} on {host.name}: {exc}"
+        ) from None
+    reason = answer.stdout.strip() or answer.stderr.strip()
+    if answer.returncode == 3:
+        raise ValueError(f"target: racperf's scratch directory {scratch_dir} on {host.name} {reason}; {advice}")
+    if answer.returncode == 4:
+        raise ValueError(f"target: the scratch file {target} on {host.name} {reason}; {advice}")
+    if answer.returncode != 0:
+        raise ValueError(f"target: cannot check racperf's scratch directory {scratch_dir} on {host.name}: {reason}")

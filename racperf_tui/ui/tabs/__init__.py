@@ -1,0 +1,1 @@
+"""The dashboard's tabs, one module each: Disks (iostat_panel), Runs, Network, Cluster."""

@@ -1,0 +1,827 @@
+"""The network panel: start a server/client pair of any two-ended tool (probe, iperf3, and
+oratcptest / netperf when their modules are present), watch both ends, the live throughput
+and latency sparklines, and a verdict against the guidance (RAC interconnect 1 GbE / 10 GbE;
+Data Guard bandwidth for a given redo rate).
+
+No tool is named here: the tools are those whose module has a ``PAIR`` with modes
+(core.tool.PairSpec); the Mode field lists its modes, each panel field goes to the option
+of each end its PairSpec names (a field neither end takes is disabled), the program and
+runtime fields are its ProgramFields, and the figures are the description's metrics that
+measure a throughput or a latency (``MetricSpec.quantity``), in their declared units.
+
+Each end runs on a node: the Server node and Client node pickers list this machine and the
+cluster file's nodes; picking a server node puts its interconnect address (``Node.address``)
+in the server address field. With nodes named rac1 and rac2 the seed's scenario, "rac2 ->
+rac1 over rac1's interconnect", is a preset. A node is first reached from here, in the
+launch's worker: an unknown host key is shown for the user to accept
+(ui/dialogs/host_key_dialog.py) before anything runs. Port 0 is a port free where the server
+runs, picked there by launch_pair as for ``racperf pair``.
+
+Both ends are ordinary recorded runs (:mod:`racperf_tui.orchestration.pair_runs` over
+:mod:`racperf_tui.orchestration.runs`): the server run starts first, the client run once the
+server said it is ready. The store watcher (ui/store_watcher.py) reads both runs and the
+client's samples off the event loop; the runs go on if the UI goes away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+
+from racperf_tui.core import settings
+from racperf_tui.core.contract.events import RunState, Sample
+from racperf_tui.core.contract.tool import ROLE_OPTION, PairMode, PairSpec, ToolDescription
+from racperf_tui.core.net_guidance import (
+    Verdict,
+    dataguard_verdict,
+    format_rate,
+    interconnect_verdict,
+)
+from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.remote.cluster import LOCAL, LOCAL_NODE, Cluster, ClusterFileError, Node, load_cluster
+from racperf_tui.core.store import RunRecord
+from racperf_tui.core.units import MIB_S_TO_MBIT_S
+from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, pair_spec, stop_pair
+from racperf_tui.tools import tool_modules
+from racperf_tui.ui.dialogs.host_key_dialog import trust_host_key
+from racperf_tui.ui.messages import PairSnapshot, PairUpdate
+from racperf_tui.ui.runs_data import description_of
+from racperf_tui.ui.shown import plain
+from racperf_tui.ui.store_watcher import store_watcher
+from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
+from racperf_tui.ui.widgets.tick_box import TickBox
+
+#: panel field -> its widget's id
+FIELD_IDS = {
+    "host": "#net-host",
+    "port": "#net-port",
+    "duration_s": "#net-duration",
+    "interval_s": "#net-interval",
+    "length": "#net-length",
+    "connections": "#net-connections",
+    "write": "#net-write",
+}
+#: the fields a tool may not take (the others every pair tool has)
+OPTIONAL_FIELDS = ("length", "connections", "write")
+#: a declared unit -> how many Mbit/s one of it is (a throughput metric's)
+_MBIT_S_PER_UNIT = {
+    "Mbit/s": 1.0,
+    "Gbit/s": 1000.0,
+    "kbit/s": 0.001,
+    "MiB/s": MIB_S_TO_MBIT_S,
+    "GiB/s": MIB_S_TO_MBIT_S * 1024,
+}
+#: a declared unit -> how many ms one of it is (a latency metric's)
+_MS_PER_UNIT = {"ms": 1.0, "µs": 0.001, "us": 0.001, "s": 1000.0}
+
+
+def pair_tools() -> dict[str, PairSpec]:
+    """The two-ended tools whose modules import here and declare the panel's modes, by name (a
+    missing or broken one is left out of the list, not fatal)."""
+    tools = {}
+    for name in tool_modules():
+        try:
+            spec = pair_spec(name)
+        except Exception:
+            continue
+        if spec.modes:
+            tools[name] = spec
+    return tools
+
+
+def available_tools() -> list[str]:
+    return list(pair_tools())
+
+
+def pair_configs(tool: str, form: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The panel's form -> (server config, client config) for ``tool``.
+
+    ``form`` keys: host, port, duration_s, interval_s, mode, length (bytes or None),
+    connections, write, and optionally program and runtime (the tool's ProgramFields). Each
+    value goes to the option of each end the tool's PairSpec names, converted to the option's
+    kind (a whole number of seconds for a tool that takes only those, at least 1).
+    """
+    try:
+        spec = pair_spec(tool)
+    except Exception:
+        raise ValueError(f"unknown network tool {tool!r}") from None
+    if not spec.modes:
+        raise ValueError(f"unknown network tool {tool!r}")
+    description = description_of(tool)
+    mode = spec.mode(str(form["mode"]))
+    server_cfg = _end_config(description, spec.server_fields, form, mode, "server")
+    client_cfg = _end_config(description, spec.client_fields, form, mode, "client")
+    client_cfg.update(mode.client)
+    for program, key in ((spec.program, "program"), (spec.runtime, "runtime")):
+        path = str(form.get(key) or "").strip()
+        if program is None or not path:
+            continue  # blank leaves the tool's own search (PATH, settings)
+        for config in (server_cfg, client_cfg):  # both ends run the same program
+            for option, file_name in program.options:
+                config[option] = str(Path(path).expanduser() / file_name) if file_name else path
+    return server_cfg, client_cfg
+
+
+def _end_config(
+    description: ToolDescription, fields: Mapping[str, str], form: Mapping[str, Any], mode: PairMode, end: str
+) -> dict[str, Any]:
+    """One end's config from the fields its tool maps to its options."""
+    config: dict[str, Any] = {}
+    for field_name, option_name in fields.items():
+        value = form.get(field_name)
+        if field_name in mode.unused_fields or value is None or value == "":
+            continue
+        if field_name == "connections":
+            value = int(value or 1)
+        option = description.option(option_name)
+        kind = option.kind if option is not None else "str"
+        if kind == "int" and isinstance(value, float):
+            value = max(1, round(value))
+        elif kind == "str" and not isinstance(value, str):
+            value = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+        elif kind == "bool":
+            value = bool(value)
+        config[option_name] = value
+    return config
+
+
+def _figure(
+    description: ToolDescription, metrics: Mapping[str, Any], quantity: str, per_unit: Mapping[str, float]
+) -> float | None:
+    for spec in description.metrics:
+        value = metrics.get(spec.key)
+        if spec.quantity == quantity and value is not None and spec.unit in per_unit:
+            return float(spec.shown(value)) * per_unit[spec.unit]
+    return None
+
+
+def sample_throughput_mbit_s(description: ToolDescription, sample: Sample) -> float | None:
+    """A sample's throughput in Mbit/s (10^6), from the metric the tool says measures it, in
+    its declared unit."""
+    return _figure(description, sample.metrics, "throughput", _MBIT_S_PER_UNIT)
+
+
+def sample_latency_ms(description: ToolDescription, sample: Sample) -> float | None:
+    """A sample's latency in ms: the tool's latency metric, else 1000 / its transaction rate."""
+    latency = _figure(description, sample.metrics, "latency", _MS_PER_UNIT)
+    if latency is not None:
+        return latency
+    rate = _figure(description, sample.metrics, "transaction_rate", {spec.unit: 1.0 for spec in description.metrics})
+    return 1000.0 / rate if rate else None
+
+
+def result_throughput_mbit_s(description: ToolDescription, result: Mapping[str, Any] | None) -> float | None:
+    """The final measured throughput (Mbit/s) of a client result: its first declared result
+    figure that measures a throughput (iperf3's: what got through)."""
+    if not result:
+        return None
+    for spec in description.results:
+        value = result.get(spec.key)
+        if spec.quantity == "throughput" and value is not None and spec.unit in _MBIT_S_PER_UNIT:
+            return float(spec.shown(value)) * _MBIT_S_PER_UNIT[spec.unit]
+    return None
+
+
+#: the preset's value in the Preset field: nothing picked
+NO_PRESET = "-"
+#: the seed scenario: netperf from rac2 to rac1 over rac1's private interconnect (rac1-priv)
+SEED_PRESET = ("rac1", "rac2")
+
+
+def node_presets(cluster: Cluster) -> dict[str, tuple[str, str]]:
+    """Preset label -> (server node, client node): the seed's "rac2 -> rac1" (over rac1's
+    interconnect address, which picking it puts in the server address) when the cluster file
+    names both nodes. Labels are short: the field has 14 columns at 80."""
+    names = cluster.names()
+    server, client = SEED_PRESET
+    if server in names and client in names:
+        return {f"{client} -> {server}": (server, client)}
+    return {}
+
+
+class NetworkPanel(Vertical):
+    """Pair launcher, both ends' state, live sparklines and the guidance verdicts."""
+
+    HELP_TITLE = "Network"
+
+    # In a text field (port, duration...) digits and q are typed: the app's 1 2 3 and q are
+    # not made priority bindings, which would make a port of 1521 untypeable. Esc leaves the
+    # field instead (shown in the footer while in one), and ctrl+q quits from anywhere.
+    BINDINGS = [
+        Binding("ctrl+l", "start_pair", "Start pair", tooltip="Start the server / client pair"),
+        Binding("ctrl+t", "stop_pair", "Stop pair", tooltip="Stop the pair (both ends)"),
+        Binding(
+            "escape", "leave_field", "Leave field", tooltip="Leave the text field: then 1 2 3 switch tabs and q quits"
+        ),
+    ]
+
+    def __init__(
+        self, data_dir: str | None = None, poll_interval_s: float = 0.25, cluster_file: str | Path | None = None
+    ) -> None:
+        """``cluster_file``: the nodes the pickers offer (None: this machine only)."""
+        super().__init__()
+        self.data_dir = data_dir
+        self.cluster_file = cluster_file
+        #: the cluster file's nodes (read in a worker once mounted)
+        self.cluster = Cluster()
+        self.presets: dict[str, tuple[str, str]] = {}
+        self.poll_interval_s = poll_interval_s
+        #: the two-ended tools, their PairSpecs
+        self.specs = pair_tools()
+        self.tools = list(self.specs)
+        self.pair: Any = None  # PairRuns of the pair on screen
+        self.after_seq = 0
+        self.throughput_values: list[float] = []
+        self.latency_values: list[float] = []
+        self.final_throughput_mbit_s: float | None = None
+        #: said after the verdicts when the client did not finish its test
+        self.unfinished_note = ""
+        self.mode_of_pair = ""
+        self.pair_tool = ""
+        self._finishing = False
+        #: both ends finished and shown: the poll has nothing left to read
+        self._settled = False
+        #: the state lines as last shown (an unchanged Static.update still costs a layout)
+        self._state_lines: dict[str, str] = {}
+        #: the tool of the pair on screen, for its figures' units (its description)
+        self.pair_description = ToolDescription()
+        #: client samples already in the sparklines (the watcher sends them all each time)
+        self._samples_shown = 0
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        # compact widgets and labels of <= 15 characters: the whole panel, verdicts included,
+        # fits an 80x24 terminal (a DBA's default SSH window)
+        with Horizontal(classes="net-row"):
+            yield self._field(
+                "Tool",
+                Select(
+                    [(t, t) for t in self.tools],
+                    value=self.tools[0] if self.tools else Select.NULL,
+                    allow_blank=not self.tools,
+                    compact=True,
+                    id="net-tool",
+                ),
+            )
+            yield self._field("Server address", Input("127.0.0.1", compact=True, id="net-host"))
+            yield self._field("Port (0: free)", Input("0", compact=True, id="net-port", type="integer"))
+            yield self._field("Duration s", Input("10", compact=True, id="net-duration", type="number"))
+            yield self._field("Interval s", Input("1", compact=True, id="net-interval", type="number"))
+        with Horizontal(classes="net-row"):
+            yield self._field(
+                "Mode",
+                Select(
+                    self._mode_options(self.tools[0] if self.tools else ""),
+                    allow_blank=False,
+                    compact=True,
+                    id="net-mode",
+                ),
+            )
+            yield self._field(
+                "Message bytes", Input("", placeholder="default", compact=True, id="net-length", type="integer")
+            )
+            yield self._field("Connections", Input("1", compact=True, id="net-connections", type="integer"))
+            yield self._field(
+                "Redo MB/s (DG)", Input("", placeholder="e.g. 50", compact=True, id="net-redo", type="number")
+            )
+            yield self._field("Server fsync", TickBox("write", compact=True, id="net-write"))
+        with Horizontal(classes="net-row"):
+            # label, placeholder and value set per tool (_show_program_fields)
+            yield self._field("Program", Input("", compact=True, id="net-program"))
+            yield self._field("Runtime", Input("", compact=True, id="net-runtime"))
+            # the nodes of the cluster file, once read (hidden without one)
+            local = [("this host", LOCAL_NODE)]
+            yield self._field(
+                "Server node", Select(local, value=LOCAL_NODE, allow_blank=False, compact=True, id="net-server-node")
+            )
+            yield self._field(
+                "Client node", Select(local, value=LOCAL_NODE, allow_blank=False, compact=True, id="net-client-node")
+            )
+            yield self._field(
+                "Preset",
+                Select([(NO_PRESET, NO_PRESET)], value=NO_PRESET, allow_blank=False, compact=True, id="net-preset"),
+            )
+        with Horizontal(id="net-buttons"):
+            yield Button("Start pair", id="net-start", variant="primary", compact=True)
+            yield Button("Stop", id="net-stop", disabled=True, compact=True)
+            yield Static("", id="net-message")
+        yield Static("server: -", id="net-server-state", classes="net-state")
+        yield Static("client: -", id="net-client-state", classes="net-state")
+        yield MetricSparkline("Throughput", "Mbit/s", id="net-throughput")
+        yield MetricSparkline("Latency", "ms", id="net-latency")
+        yield Static("interconnect: no measurement yet", id="net-verdict-interconnect", classes="net-verdict")
+        yield Static("Data Guard: give a redo rate (MB/s)", id="net-verdict-dataguard", classes="net-verdict")
+
+    @staticmethod
+    def _field(label: str, widget: Any) -> Vertical:
+        """A labelled field, ``#<widget id>-field`` (its width is set in CSS)."""
+        return Vertical(Label(label), widget, classes="net-field", id=f"{widget.id}-field")
+
+    def _mode_options(self, tool: str) -> list[tuple[str, str]]:
+        spec = self.specs.get(tool)
+        return [(m.name, m.name) for m in spec.modes] if spec is not None else [("-", "-")]
+
+    def _spec(self, tool: str) -> PairSpec:
+        return self.specs[tool]
+
+    def on_mount(self) -> None:
+        for widget_id in ("#net-server-node", "#net-client-node", "#net-preset"):
+            self.query_one(f"{widget_id}-field").display = False
+        if not self.tools:
+            self._message("no two-ended tool is installed (probe, iperf3...)", "bad")
+            self.query_one("#net-start", Button).disabled = True
+            return
+        self._show_program_fields(self.tools[0])
+        if self.cluster_file is not None:
+            self.run_worker(self._read_cluster, thread=True, group="net-cluster")
+        # no reads of the store here: the watcher finds a pair an earlier racperf left running
+        store_watcher(self.app, self.data_dir).unfinished_runs(self, self._reattach)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc (leave the field) is offered only in a text field."""
+        if action == "leave_field":
+            return isinstance(self.app.focused, Input)
+        return True
+
+    def action_leave_field(self) -> None:
+        """Out of the text field, onto the enabled button: the tab keys and q work again."""
+        start_button = self.query_one("#net-start", Button)
+        (start_button if not start_button.disabled else self.query_one("#net-stop", Button)).focus()
+
+    def _set_buttons(self, *, start: bool, stop: bool) -> None:
+        """Enable Start / Stop; when the focused button got disabled (focus is then lost and
+        with it the panel's keys), the enabled one takes the focus."""
+        start_button = self.query_one("#net-start", Button)
+        stop_button = self.query_one("#net-stop", Button)
+        focused = self.app.focused
+        lost = focused is None or (
+            focused in (start_button, stop_button) and not (start if focused is start_button else stop)
+        )
+        start_button.disabled = not start
+        stop_button.disabled = not stop
+        if lost and self.is_mounted and self.display:
+            for button, enabled in ((start_button, start), (stop_button, stop)):
+                if enabled:
+                    button.focus()
+                    break
+
+    def on_show(self) -> None:
+        """Focus the Start button when the tab is shown: the panel's keys (ctrl+l / ctrl+t)
+        work and show in the footer at once, and the tab keys (1 2 3) and q still do."""
+        if self.app.focused is None or self.app.focused not in self.query("*"):
+            self.query_one("#net-start", Button).focus()
+
+    def _setting(self, key: str) -> str:
+        """A remembered setting from this panel's data dir ('' when unset or unreadable)."""
+        try:
+            return str(settings.get(key, "", data_dir=self._data_dir()) or "")
+        except (OSError, ValueError):
+            return ""
+
+    def _show_program_fields(self, tool: str) -> None:
+        """Label, placeholder and remembered value of the program and runtime fields the tool
+        asks for (disabled when it asks for none); the fields no end of it takes, disabled."""
+        spec = self._spec(tool)
+        for widget_id, program in (("#net-program", spec.program), ("#net-runtime", spec.runtime)):
+            field = self.query_one(f"{widget_id}-field", Vertical)
+            field.query_one(Label).update(
+                program.label if program else ("Program" if widget_id == "#net-program" else "Runtime")
+            )
+            widget = self.query_one(widget_id, Input)
+            widget.placeholder = program.placeholder if program else "not needed"
+            widget.value = ""
+            widget.disabled = program is None
+        for name in OPTIONAL_FIELDS:
+            taken = name in spec.client_fields or name in spec.server_fields
+            self.query_one(FIELD_IDS[name]).disabled = not taken
+        if spec.program is not None or spec.runtime is not None:
+            # the settings file is read in a worker: a slow or hung data dir (NFS) never
+            # stalls the screen
+            self.run_worker(
+                lambda: self._read_program_settings(tool), thread=True, exclusive=True, group="net-settings"
+            )
+
+    def _read_program_settings(self, tool: str) -> None:
+        """Worker thread: the remembered program / runtime paths of ``tool``."""
+        spec = self._spec(tool)
+        values = {
+            widget_id: self._setting(program.setting)
+            for widget_id, program in (("#net-program", spec.program), ("#net-runtime", spec.runtime))
+            if program is not None
+        }
+        self.app.call_from_thread(self._show_program_settings, tool, values)
+
+    def _show_program_settings(self, tool: str, values: Mapping[str, str]) -> None:
+        if str(self.query_one("#net-tool", Select).value) != tool:
+            return  # another tool was picked meanwhile: its own read fills the fields
+        for widget_id, value in values.items():
+            widget = self.query_one(widget_id, Input)
+            if not widget.value:  # what the user typed meanwhile stays
+                widget.value = value
+
+    # ------------------------------------------------------------------ nodes
+    def _read_cluster(self) -> None:
+        """Worker thread: the cluster file's nodes for the pickers."""
+        try:
+            cluster = load_cluster(self.cluster_file, required=True)
+        except ClusterFileError as exc:
+            self.app.call_from_thread(self._message, f"nodes: {exc}", "bad")
+            return
+        self.app.call_from_thread(self._show_nodes, cluster)
+
+    def _show_nodes(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.presets = node_presets(cluster)
+        nodes = [("this host", LOCAL_NODE)] + [(plain(n.name), n.name) for n in cluster.nodes if not n.is_local]
+        for widget_id in ("#net-server-node", "#net-client-node"):
+            picker = self.query_one(widget_id, Select)
+            picker.set_options(nodes)
+            picker.value = LOCAL_NODE
+            self.query_one(f"{widget_id}-field").display = len(nodes) > 1
+        preset = self.query_one("#net-preset", Select)
+        preset.set_options([(NO_PRESET, NO_PRESET)] + [(plain(label), label) for label in self.presets])
+        preset.value = NO_PRESET
+        self.query_one("#net-preset-field").display = bool(self.presets)
+
+    def node(self, name: object) -> Node:
+        return LOCAL if name in (LOCAL_NODE, Select.NULL, None) else self.cluster.node(str(name))
+
+    @on(Select.Changed, "#net-server-node")
+    def _server_node_changed(self, event: Select.Changed) -> None:
+        """The server's address: the node's interconnect one (this machine: loopback)."""
+        if event.value is Select.NULL:
+            return
+        self.query_one("#net-host", Input).value = self.node(event.value).address
+
+    @on(Select.Changed, "#net-preset")
+    def _preset_changed(self, event: Select.Changed) -> None:
+        ends = self.presets.get(str(event.value))
+        if ends is None:
+            return
+        server, client = ends
+        self.query_one("#net-server-node", Select).value = server
+        self.query_one("#net-client-node", Select).value = client
+        address = self.node(server).address
+        self.query_one("#net-host", Input).value = address
+        self._message(f"preset: client on {client}, server on {server}, over {address} ({server}'s interconnect)", "")
+
+    def _remember_programs(self, form: Mapping[str, Any]) -> None:
+        """Configured once: the program (and runtime) paths typed in are kept in the data dir."""
+        spec = self._spec(form["tool"])
+        try:
+            for program, key in ((spec.program, "program"), (spec.runtime, "runtime")):
+                if program is not None:
+                    settings.set(program.setting, form.get(key) or None, data_dir=self._data_dir())
+        except (OSError, ValueError) as exc:  # the run can go on without remembering
+            self.app.call_from_thread(self.notify, f"cannot remember the program path: {exc}", severity="warning")
+
+    def _reattach(self, unfinished: list[RunRecord]) -> None:
+        """A pair still running from an earlier racperf (runs outlive the UI): show it."""
+        if self.pair is not None:
+            return
+        clients = [
+            r
+            for r in unfinished
+            if r.tool in self.specs and r.config.get(ROLE_OPTION) == "client" and r.config.get("peer_run_id")
+        ]
+        if not clients:
+            return
+        client = clients[-1]
+        self.pair = PairRuns(client.tool, int(client.config["peer_run_id"]), client.id, client.config.get("port"))
+        self.pair_tool = client.tool
+        self.mode_of_pair = self.specs[client.tool].mode_of(client.config, description_of(client.tool))
+        self._watch_pair(self.pair)
+        self._set_buttons(start=False, stop=True)
+        self._message(
+            f"{client.tool} pair from an earlier session (runs #{self.pair.server_run_id} and #{client.id}), live",
+            "good",
+        )
+
+    def _watch_pair(self, pair: PairRuns) -> None:
+        self._settled = False
+        self._samples_shown = 0
+        self.pair_description = description_of(pair.tool)
+        watcher = store_watcher(self.app, self.data_dir)
+        watcher.unwatch(self)
+        watcher.watch_pair(self, pair.server_run_id, pair.client_run_id, self.poll_interval_s)
+
+    def on_unmount(self) -> None:
+        store_watcher(self.app, self.data_dir).unwatch(self)
+
+    # ------------------------------------------------------------------ form
+    @on(Select.Changed, "#net-tool")
+    def _tool_changed(self, event: Select.Changed) -> None:
+        mode = self.query_one("#net-mode", Select)
+        options = self._mode_options(str(event.value))
+        mode.set_options(options)
+        mode.value = options[0][1]
+        self._show_program_fields(str(event.value))
+
+    @on(Input.Changed, "#net-redo")
+    def _redo_changed(self, event: Input.Changed) -> None:
+        self._update_verdicts()
+
+    def read_form(self) -> dict[str, Any]:
+        """The form's values; ValueError names the field that is wrong."""
+
+        def number(
+            widget_id: str, label: str, *, integer: bool = False, minimum: float = 0.0, blank: Any = ValueError
+        ) -> Any:
+            text = self.query_one(widget_id, Input).value.strip()
+            if not text:
+                if blank is ValueError:
+                    raise ValueError(f"{label}: a value is needed")
+                return blank
+            try:
+                value = int(text) if integer else float(text)
+            except ValueError:
+                raise ValueError(f"{label}: {text!r} is not a {'whole ' if integer else ''}number") from None
+            if value < minimum:
+                raise ValueError(f"{label}: must be at least {minimum:g}, not {value:g}")
+            return value
+
+        host = self.query_one("#net-host", Input).value.strip()
+        if not host:
+            raise ValueError("Server address: a host name or address is needed")
+        port = number("#net-port", "Port", integer=True)
+        if port > 65535:
+            raise ValueError(f"Port: must be at most 65535, not {port}")
+        return {
+            "tool": str(self.query_one("#net-tool", Select).value),
+            "host": host,
+            "port": port,
+            "duration_s": number("#net-duration", "Duration", minimum=1),
+            "interval_s": number("#net-interval", "Interval", minimum=0.1),
+            "mode": str(self.query_one("#net-mode", Select).value),
+            # a field the tool does not use (disabled) is neither validated nor passed on
+            "length": None
+            if self.query_one("#net-length").disabled
+            else number("#net-length", "Message bytes", integer=True, minimum=1, blank=None),
+            "connections": 1
+            if self.query_one("#net-connections").disabled
+            else number("#net-connections", "Connections", integer=True, minimum=1),
+            "write": not self.query_one("#net-write").disabled and self.query_one("#net-write", Checkbox).value,
+            "program": self.query_one("#net-program", Input).value.strip(),
+            "runtime": self.query_one("#net-runtime", Input).value.strip(),
+            "server_node": self.node(self.query_one("#net-server-node", Select).value),
+            "client_node": self.node(self.query_one("#net-client-node", Select).value),
+        }
+
+    def redo_mb_s(self) -> float | None:
+        """The redo rate typed in, None when blank or not a number."""
+        text = self.query_one("#net-redo", Input).value.strip()
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        return value if value >= 0 else None
+
+    # ------------------------------------------------------------------ start / stop
+    @on(Button.Pressed, "#net-start")
+    def action_start_pair(self) -> None:
+        """Validate the form and start the pair in a worker thread (launching blocks)."""
+        if self.pair is not None and not self._finishing:
+            self._message("a pair is running: stop it first", "warning")
+            return
+        try:
+            form = self.read_form()
+        except ValueError as exc:
+            self._message(str(exc), "bad")
+            return
+        self._reset_live()
+        self.mode_of_pair, self.pair_tool = form["mode"], form["tool"]
+        self._set_buttons(start=False, stop=False)
+        server_node = form["server_node"]
+        on = f" (node {plain(server_node.name)})" if not server_node.is_local else ""
+        self._message(f"starting the {form['tool']} server on {plain(form['host'])}{on}...", "")
+        self.run_worker(lambda: self._launch(form), thread=True, exclusive=True, group="net-launch")
+
+    def _launch(self, form: dict[str, Any]) -> None:
+        """Worker thread: launch the pair; report back on the UI thread."""
+        tool = form["tool"]
+        self._remember_programs(form)
+        server_node, client_node = form["server_node"], form["client_node"]
+        try:
+            # each node reached here first: an unknown host key is the user's to accept (a
+            # dialog), before anything runs; the detached supervisors then find it on record
+            for node in dict.fromkeys((server_node, client_node)):
+                if not node.is_local:
+                    trust_host_key(self.app, node.ssh_target(), node.name)
+            # port 0: launch_pair has a free one picked on the server's node (as racperf pair)
+            server_cfg, client_cfg = pair_configs(tool, form)
+            pair = launch_pair(
+                tool,
+                server_cfg,
+                client_cfg,
+                data_dir=self._data_dir(),
+                server_node=server_node,
+                client_node=client_node,
+            )
+        except Exception as exc:  # every failure is shown, none crashes the UI
+            text = str(exc)
+            # the tools' own errors mostly name the tool already ("oratcptest: the path of...")
+            self.app.call_from_thread(self._launch_failed, text if text.startswith(f"{tool}:") else f"{tool}: {text}")
+            return
+        self.app.call_from_thread(self._pair_started, pair)
+
+    def _launch_failed(self, message: str) -> None:
+        self._set_buttons(start=True, stop=False)
+        self._message(message, "bad")
+
+    def _pair_started(self, pair: Any) -> None:
+        self.pair = pair
+        self._finishing = False
+        self._watch_pair(pair)
+        self._set_buttons(start=False, stop=True)
+        # what launch_pair adapted (notes) or found worth knowing (warnings: e.g. a database
+        # listener's port) is said here, not only recorded
+        said = [*getattr(pair, "warnings", ()), *getattr(pair, "notes", ())]
+        self._message(
+            f"{pair.tool} pair running on port {pair.port} (runs #{pair.server_run_id} "
+            f"and #{pair.client_run_id})" + "".join(f"; {text}" for text in said),
+            "warning" if getattr(pair, "warnings", ()) else "good",
+        )
+
+    @on(Button.Pressed, "#net-stop")
+    def action_stop_pair(self) -> None:
+        """Stop both ends (in a worker thread: stopping waits for the runs to end)."""
+        if self.pair is None or self.query_one("#net-stop", Button).disabled:
+            return
+        pair = self.pair
+        self._set_buttons(start=False, stop=False)
+        self._message("stopping...", "")
+
+        def stop() -> None:
+            stop_pair(pair, self._data_dir())
+
+        self.run_worker(stop, thread=True, group="net-stop")
+
+    # ------------------------------------------------------------------ live
+    def _data_dir(self) -> Path:
+        return resolve_data_dir(self.data_dir)
+
+    def _reset_live(self) -> None:
+        self.pair = None
+        self.after_seq = 0
+        self.throughput_values = []
+        self.latency_values = []
+        self.final_throughput_mbit_s = None
+        self.unfinished_note = ""
+        # the last pair's ends ("run #1 probe succeeded") are no state of the pair starting now
+        self._show_state_line("#net-server-state", "server: -")
+        self._show_state_line("#net-client-state", "client: -")
+        self.query_one("#net-throughput", MetricSparkline).set_series([])
+        self.query_one("#net-latency", MetricSparkline).set_series([])
+        self._update_verdicts()
+
+    def on_pair_update(self, message: PairUpdate) -> None:
+        """The watcher's latest state of the pair: new client samples -> sparklines; both
+        runs' states -> the state lines; the client's end -> the final verdict."""
+        pair, snapshot = self.pair, message.pair
+        if pair is None or self._settled or snapshot.client.id != pair.client_run_id:
+            return
+        for sample in snapshot.client_samples[self._samples_shown :]:
+            self.add_sample(sample)
+        self._samples_shown = len(snapshot.client_samples)
+        server, client = snapshot.server, snapshot.client
+        self._show_state_line("#net-server-state", self._state_text("server", server, snapshot.server_result))
+        self._show_state_line("#net-client-state", self._state_text("client", client, None))
+        self._settled = server.state.finished and client.state.finished and self._finishing
+        if client.state.finished and not self._finishing:
+            self._finish(pair, snapshot)
+            self._settled = server.state.finished
+
+    def _finish(self, pair: PairRuns, snapshot: PairSnapshot) -> None:
+        client = snapshot.client
+        self._finishing = True
+        final = result_throughput_mbit_s(self.pair_description, snapshot.client_result)
+        if client.state is RunState.SUCCEEDED and final is not None:
+            self.final_throughput_mbit_s = final
+        else:
+            # a stopped or failed client's "result" (0 Mbit/s, or a partial one) is no
+            # measurement of the link: judge the intervals that did arrive, and say so
+            self.unfinished_note = f" ({client.state.value} early: mean of {len(self.throughput_values)} intervals)"
+        self._update_verdicts()
+        self._set_buttons(start=True, stop=False)
+        level = "good" if client.state is RunState.SUCCEEDED else "bad"
+        self._message(f"client run #{client.id} {client.state.value}: {client.message or ''}", level)
+
+        def finish() -> None:
+            finish_pair(pair, self._data_dir())
+
+        self.run_worker(finish, thread=True, group="net-finish")
+
+    def _show_state_line(self, selector: str, text: str) -> None:
+        """Update a state line only when its text changed (this runs 4 times a second)."""
+        if self._state_lines.get(selector) != text:
+            self._state_lines[selector] = text
+            self.query_one(selector, Static).update(text)
+
+    @staticmethod
+    def _state_text(role: str, record: RunRecord, result: Mapping[str, Any] | None) -> str:
+        text = f"{role}: run #{record.id} {record.tool} {record.state.value}"
+        if record.host != LOCAL_NODE:
+            text += f" on {plain(record.host)}"
+        if record.state.finished and record.message:
+            text += f" ({record.message})"
+        figure = description_of(record.tool).headline(result) if result else ""
+        if figure:
+            text += f" - {figure}"
+        return text
+
+    def add_sample(self, sample: Sample) -> None:
+        """One client sample into the sparklines (and the running verdict)."""
+        throughput = sample_throughput_mbit_s(self.pair_description, sample)
+        if throughput is not None:
+            self.throughput_values.append(throughput)
+            self.query_one("#net-throughput", MetricSparkline).push(throughput)
+        latency = sample_latency_ms(self.pair_description, sample)
+        if latency is not None:
+            self.latency_values.append(latency)
+            self.query_one("#net-latency", MetricSparkline).push(latency)
+        self._update_verdicts()
+
+    def measured_mbit_s(self) -> float | None:
+        """The final figure once the client finished, else the mean of the live samples."""
+        if self.final_throughput_mbit_s is not None:
+            return self.final_throughput_mbit_s
+        if self.throughput_values:
+            return sum(self.throughput_values) / len(self.throughput_values)
+        return None
+
+    def _current_mode(self) -> PairMode | None:
+        """The mode of the pair on screen (its latency-only and rate-cap facts)."""
+        spec = self.specs.get(self.pair_tool)
+        return next((m for m in spec.modes if m.name == self.mode_of_pair), None) if spec else None
+
+    def _update_verdicts(self) -> None:
+        measured = self.measured_mbit_s()
+        interconnect = self.query_one("#net-verdict-interconnect", Static)
+        dataguard = self.query_one("#net-verdict-dataguard", Static)
+        mode = self._current_mode()
+        if mode is not None and mode.latency_only:
+            latency = (
+                f"; mean latency {sum(self.latency_values) / len(self.latency_values):.3f} ms"
+                if self.latency_values
+                else ""
+            )
+            self._set_verdict(
+                interconnect,
+                Verdict("warning", f"interconnect: {self.mode_of_pair} measures latency, not throughput{latency}"),
+            )
+            self._set_verdict(
+                dataguard, Verdict("warning", "Data Guard: run a SYNC or stream test for a bandwidth verdict")
+            )
+            return
+        if measured is None:
+            self._set_verdict(interconnect, Verdict("", "interconnect: no measurement yet"))
+        elif mode is not None and mode.rate_cap:
+            # what arrives is capped by the target bitrate: judging it against 1/10 GbE would
+            # call a 10 GbE link "below 10 GbE"
+            self._set_verdict(
+                interconnect,
+                Verdict(
+                    "warning",
+                    f"interconnect: {mode.name} received {format_rate(measured)} at a "
+                    f"{mode.rate_cap}bit/s target rate (a loss check, not the link's "
+                    "capacity); run TCP for the 1/10 GbE verdict",
+                ),
+            )
+        else:
+            verdict = interconnect_verdict(measured)
+            self._set_verdict(
+                interconnect, Verdict(verdict.level, f"interconnect: {verdict.text}{self.unfinished_note}")
+            )
+        redo = self.redo_mb_s()
+        if mode is not None and mode.rate_cap and measured is not None:
+            self._set_verdict(
+                dataguard,
+                Verdict("warning", "Data Guard: redo transport is TCP: run a TCP test for the bandwidth verdict"),
+            )
+        elif redo is None:
+            self._set_verdict(dataguard, Verdict("", "Data Guard: give a redo rate (MB/s)"))
+        elif measured is None:
+            self._set_verdict(dataguard, Verdict("", f"Data Guard: redo {redo:g} MB/s; waiting for a measurement"))
+        else:
+            verdict = dataguard_verdict(redo, measured)
+            self._set_verdict(dataguard, Verdict(verdict.level, f"Data Guard: {verdict.text}{self.unfinished_note}"))
+
+    @staticmethod
+    def _set_verdict(widget: Static, verdict: Verdict) -> None:
+        widget.update(verdict.text)
+        widget.set_classes(["net-verdict"] + ([f"verdict-{verdict.level}"] if verdict.level else []))
+
+    def _message(self, text: str, level: str) -> None:
+        widget = self.query_one("#net-message", Static)
+        widget.update(text)
+        widget.set_classes([f"verdict-{level}"] if level else [])
+
+
+__all__ = ["NetworkPanel", "pair_configs", "available_tools", "format_rate"]

@@ -1,0 +1,458 @@
+"""The Runs panel: every recorded run, live ones highlighted; launch, open and stop runs.
+
+The store is the source of truth: the store watcher (ui/store_watcher.py, a worker thread)
+re-reads the list every second and posts it, so a run launched by an earlier racperf (left
+running when it quit) shows up here, live, and can be stopped. Nothing here reads the store.
+
+A run group (one tool on several nodes: orchestration/run_groups.py) is one row, ``g`` and
+its id, its nodes in the target column: enter opens the group view (a row per node and the
+total; a node's own run view from there), ``s`` stops every node's run.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from racperf_tui.core.store import RunRecord
+from racperf_tui.ui.deferred import deferred
+from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
+from racperf_tui.ui.run_actions import confirm_and_stop
+from racperf_tui.ui.runs_data import format_duration, where_it_ran
+from racperf_tui.ui.shown import markup, plain
+from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
+from racperf_tui.ui.tabs.iostat_panel import IostatPanel
+from racperf_tui.ui.widgets.metric_sparkline import format_value
+
+#: the run states drawn in a colour of the theme (RunsTable's component classes, in app.tcss)
+STYLED_STATES = ("running", "pending", "failed", "stopped", "interrupted")
+
+
+#: the columns, in order: (key, header, width); tool and target (None) share what the others
+#: leave of the row, started is STARTED_WIDTHS wide
+COLUMNS = (
+    ("id", "id", 4),
+    ("tool", "tool", None),
+    ("target", "target", None),
+    ("state", "state", 11),
+    ("started", "started", 0),
+    ("duration", "dur", 6),
+    ("figure", "figure", 11),
+)
+#: the started column: "11-30 02:33", and from WIDE_TABLE cells on "2025-11-30 02:33:20"
+STARTED_WIDTHS = (11, 19)
+WIDE_TABLE = 120
+#: cells of padding DataTable puts around every column (cell_padding 1 on each side)
+COLUMN_PADDING = 2
+#: kept free for the vertical scrollbar once the list is longer than the table is high
+SCROLLBAR_WIDTH = 2
+#: the tool column fits the longest tool name listed, within these bounds (the rest is the target's)
+TOOL_WIDTH = (4, 12)
+TARGET_MIN_WIDTH = 8
+
+
+class RunsTable(DataTable):
+    """The runs list. Home / End go to the first / last run: DataTable's own Home and End
+    move a row cursor nowhere (they go to the first / last column), so after Home the
+    highlighted run, the one ``s`` stops, was still the old one. Enter opens the run."""
+
+    HELP_TITLE = "Runs list"
+
+    #: a run's id and state in the colour of its state (the theme's: app.tcss)
+    COMPONENT_CLASSES = {f"runs-table--{state}" for state in STYLED_STATES}
+
+    def state_style(self, state: str) -> Style:
+        """The Rich style of a run state's cells ('' for a plain one)."""
+        return (
+            self.get_component_rich_style(f"runs-table--{state}", partial=True) if state in STYLED_STATES else Style()
+        )
+
+    BINDINGS = [
+        # DataTable's enter (select the row, which opens the run), declared again for the help
+        Binding(
+            "enter",
+            "select_cursor",
+            "Open run",
+            show=False,
+            tooltip="Open the highlighted run: live while it runs, else its result",
+        ),
+        Binding("home", "scroll_top", "First run", show=False, tooltip="First (newest) run"),
+        Binding("end", "scroll_bottom", "Last run", show=False, tooltip="Last (oldest) run"),
+    ]
+
+
+class RunsPanel(Vertical):
+    """The runs list and its keys: n new run (any tool), enter open, s stop, r refresh."""
+
+    HELP_TITLE = "Runs"
+
+    BINDINGS = [
+        Binding("n", "new_run", "New run", tooltip="New run: pick a tool, then its form and command preview"),
+        Binding(
+            "enter",
+            "open_run",
+            "Open run",
+            show=False,
+            tooltip="Open the highlighted run: live while it runs, else its result",
+        ),
+        Binding("s", "stop_run", "Stop run", tooltip="Stop the highlighted run (asks first)"),
+        Binding("r", "refresh", "Refresh", tooltip="Re-read the runs now (every second anyway)"),
+    ]
+
+    def __init__(self, data_dir: str | None = None) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+        self.runs: dict[int, RunRecord] = {}
+        #: the watcher's latest runs list (figures and devices included)
+        self.snapshot = RunsSnapshot()
+        self._watch: RunsWatch | None = None
+        self._benchmark_devices: list[str] = []
+        self.interrupted_on_start: list[int] = []
+        #: the first list came (the notes on runs from an earlier session are said once)
+        self._first_list = True
+        #: the cells on screen per run key, to update only what changed
+        self._rows_shown: dict[str, tuple[Any, ...]] = {}
+        self._hint_shown: str | None = None
+        #: the run whose view was set aside for another tab: it comes back with the Runs tab
+        self._run_set_aside: int | None = None
+        #: the group whose view was set aside for another tab
+        self._group_set_aside: int | None = None
+        #: (tool, target, started) column widths the table was built with
+        self._widths: tuple[int, int, int] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="runs-hint")
+
+    def on_mount(self) -> None:
+        self._layout_columns()
+        self._watch = store_watcher(self.app, self.data_dir).watch_runs(self)
+
+    def on_runs_update(self, message: RunsUpdate) -> None:
+        """The watcher's latest list: repaint it (and say, the first time, what an earlier
+        session left)."""
+        snapshot = message.snapshot
+        if snapshot.error:
+            # the whole message (which file, why, what to do) wraps: cut at 80 columns it
+            # named neither the file nor the reason
+            hint = snapshot.error
+            if hint != self._hint_shown:
+                self._hint_shown = hint
+                self.query_one("#runs-hint", Static).update(f"[$error]{markup(hint)}[/]")
+            return
+        self.snapshot = snapshot
+        self.refresh_runs()
+        if self._first_list:
+            self._first_list = False
+            self.interrupted_on_start = list(snapshot.interrupted_on_start)
+            live = [run for run in snapshot.runs if not run.state.finished]
+            if live:
+                names = ", ".join(f"{run.id} ({run.tool})" for run in live[:5])
+                self.notify(
+                    f"still running from an earlier session: run {names}. Runs tab [2], enter to watch live.",
+                    timeout=8,
+                )
+            if self.interrupted_on_start:
+                self.notify(
+                    "marked interrupted (their supervisor is gone): run "
+                    + ", ".join(str(r) for r in self.interrupted_on_start),
+                    severity="warning",
+                    timeout=8,
+                )
+
+    def on_resize(self) -> None:
+        """Tool and target take the width there is: rebuild the columns when it changed."""
+        if self._column_widths(self._tools_listed()) != self._widths:
+            self.refresh_runs()
+
+    def _tools_listed(self) -> list[str]:
+        return sorted({run.tool for run in self.runs.values()})
+
+    def _column_widths(self, tools: list[str]) -> tuple[int, int, int]:
+        """(tool, target, started) widths for the panel's width and the tools listed."""
+        width = self.size.width or 80
+        started = STARTED_WIDTHS[width >= WIDE_TABLE]
+        fixed = sum(w for _, _, w in COLUMNS if w) + started
+        # with a scrollbar the columns must leave it room, or the figure goes off screen
+        scrollbar = SCROLLBAR_WIDTH if len(self.runs) + 1 > self.query_one(DataTable).size.height else 0
+        room = width - scrollbar - fixed - COLUMN_PADDING * len(COLUMNS)
+        low, high = TOOL_WIDTH
+        tool = min(max([low, *(len(name) for name in tools)]), high, max(low, room - TARGET_MIN_WIDTH))
+        return tool, max(room - tool, TARGET_MIN_WIDTH), started
+
+    def _layout_columns(self) -> bool:
+        """(Re)build the columns when their widths change; True when they did (the rows
+        must be added again)."""
+        widths = self._column_widths(self._tools_listed())
+        if widths == self._widths:
+            return False
+        self._widths = widths
+        computed = dict(zip(("tool", "target", "started"), widths))
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        self._rows_shown = {}
+        for key, header, width in COLUMNS:
+            table.add_column(header, key=key, width=width or computed[key])
+        return True
+
+    def on_show(self) -> None:
+        """Switching to the Runs tab puts the keys (n, enter, s, r) on the runs list at once,
+        or brings back the run view set aside for another tab."""
+        self.query_one(DataTable).focus()
+        if self._group_set_aside is not None:
+            group_id, self._group_set_aside = self._group_set_aside, None
+            self.open_group(group_id)
+        if self._run_set_aside is not None:
+            run_id, self._run_set_aside = self._run_set_aside, None
+            self.open_run(run_id)  # live again, or its result if it ended meanwhile
+
+    def set_views_aside(self) -> bool:
+        """Close the run views on top of the dashboard (the runs go on: they are the store's),
+        remembering the top one's run for the Runs tab; False when the screen on top is
+        something else (a dialog, the form), which keeps its keys."""
+        views = (deferred("run_view").RunView, deferred("result_view").ResultView, deferred("group_view").GroupView)
+        if not isinstance(self.app.screen, views):
+            return False
+        screen = self.app.screen
+        self._run_set_aside = screen.run_id if not isinstance(screen, views[2]) else None
+        while isinstance(self.app.screen, views):
+            if isinstance(self.app.screen, views[2]):
+                self._group_set_aside = self.app.screen.group_id
+            self.app.pop_screen()
+        return True
+
+    def on_unmount(self) -> None:
+        store_watcher(self.app, self.data_dir).unwatch(self)
+
+    # ---- the list ---------------------------------------------------------------------------
+    def refresh_runs(self) -> None:
+        """Repaint the table from the latest list (newest first), keeping the cursor on its run."""
+        selected = self.selected_key()  # before a new layout clears the table
+        runs = list(self.snapshot.runs)
+        self.runs = {run.id: run for run in runs}
+        self._layout_columns()  # a new tool's name may widen the tool column
+        tool_width, target_width, started_width = self._widths or self._column_widths([])
+        table = self.query_one(RunsTable)
+        rows: dict[str, tuple[Any, ...]] = {}
+        groups = _groups_of(runs)
+        for run in runs:
+            if run.group_id is not None:
+                if f"g{run.group_id}" not in rows:
+                    members = groups[run.group_id]
+                    rows[f"g{run.group_id}"] = self._group_cells(run.group_id, members, table, tool_width, target_width)
+                continue
+            state = run.state.value
+            live = not run.state.finished
+            style = table.state_style(state)
+            rows[str(run.id)] = (
+                Text(str(run.id), style=style),
+                Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
+                Text(_short_target(plain(run.target) if run.target else None, target_width), no_wrap=True),
+                Text(("● " if live else "") + state, style=style),
+                _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
+                format_duration(run.duration_s),
+                self.snapshot.figures.get(run.id, ""),
+            )
+        self._apply_rows(rows, selected)
+        hint = (
+            "no runs yet: press n to start one (fio, the network tools...)"
+            if not runs
+            else "enter: open the run (live view while running, else its result)"
+        )
+        if hint != self._hint_shown:
+            # an unchanged Static.update still re-lays out the panel: about 0.5 % CPU a second
+            self._hint_shown = hint
+            self.query_one("#runs-hint", Static).update(hint)
+        self._tell_disks_panel(list(self.snapshot.devices))
+
+    def _group_cells(
+        self, group_id: int, members: list[RunRecord], table: RunsTable, tool_width: int, target_width: int
+    ) -> tuple[Any, ...]:
+        """A group's row: its id as ``gN``, the tool, its nodes, the state of the group
+        (running while a node runs, else the worst node's), the earliest start, the longest
+        run, how many nodes still run."""
+        live = [run for run in members if not run.state.finished]
+        states = [run.state.value for run in members]
+        state = "running" if live else next((s for s in ("failed", "interrupted", "stopped") if s in states), states[0])
+        style = table.state_style(state)
+        tool = members[0].tool
+        nodes = ", ".join(plain(run.host) for run in sorted(members, key=lambda run: run.id))
+        started = min(run.started_at for run in members)
+        return (
+            Text(f"g{group_id}", style=style),
+            Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
+            Text(_short_target(f"{len(members)} nodes: {nodes}", target_width), no_wrap=True),
+            Text(("● " if live else "") + state, style=style),
+            _started_text(started, wide=self._widths is not None and self._widths[2] == STARTED_WIDTHS[1]),
+            format_duration(max(run.duration_s for run in members)),
+            _group_figure(self.snapshot.group_iops.get(group_id), len(live), len(members)),
+        )
+
+    def _apply_rows(self, rows: dict[str, tuple[Any, ...]], selected: int | str | None) -> None:
+        """Change only the cells that changed; rebuild only when the set or order of runs (or
+        the columns) did, keeping the cursor on the ``selected`` run."""
+        table = self.query_one(DataTable)
+        if list(rows) != list(self._rows_shown):
+            table.clear()
+            for key, cells in rows.items():
+                table.add_row(*cells, key=key)
+            if selected is not None and str(selected) in table.rows:
+                table.move_cursor(row=table.get_row_index(str(selected)))
+        else:
+            column_keys = [column.key for column in table.ordered_columns]
+            for key, cells in rows.items():
+                old = self._rows_shown[key]
+                for column_key, before, after in zip(column_keys, old, cells):
+                    if before != after:
+                        table.update_cell(key, column_key, after)
+        self._rows_shown = rows
+
+    def _tell_disks_panel(self, devices: list[str]) -> None:
+        """The Disks panel filters on the devices running benchmarks touch (the watcher found
+        them in sysfs)."""
+        if devices == self._benchmark_devices:
+            return
+        self._benchmark_devices = devices
+        for panel in self.app.query(IostatPanel):  # none when the panel is mounted alone
+            panel.set_benchmark_devices(set(devices))
+
+    def selected_key(self) -> str | None:
+        """The row key under the cursor: a run's id, or ``gN`` for a run group."""
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return None
+        try:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        except Exception:
+            return None
+        return key.value
+
+    def selected_run_id(self) -> int | None:
+        """The id of the run under the cursor, if any (None on a group's row)."""
+        key = self.selected_key()
+        return int(key) if key is not None and key.isdigit() else None
+
+    def selected_group_id(self) -> int | None:
+        """The id of the run group under the cursor, if any."""
+        key = self.selected_key()
+        return int(key[1:]) if key is not None and key.startswith("g") and key[1:].isdigit() else None
+
+    # ---- actions ----------------------------------------------------------------------------
+    def action_refresh(self) -> None:
+        self.reread()
+
+    def reread(self) -> None:
+        """Ask the watcher for the list now (after a launch, a stop, a closed view)."""
+        if self._watch is not None:
+            store_watcher(self.app, self.data_dir).poke(self._watch)
+
+    def action_new_run(self) -> None:
+        """The tool picker, then the chosen tool's form; a launched run opens live."""
+
+        def launched(run_id: Any) -> None:
+            if run_id is not None:
+                self.reread()
+                self.open_run(run_id, live=True)
+
+        def picked(tool: str | None) -> None:
+            if tool is not None:
+                self.app.push_screen(deferred("tool_picker").form_for(tool, self.data_dir), launched)
+
+        self.app.push_screen(deferred("tool_picker").ToolPicker(), picked)
+
+    def on_run_launched(self, message: RunLaunched) -> None:
+        self.reread()
+        self.open_run(message.run_id, live=True)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value
+        if key is not None and key.startswith("g"):
+            self.open_group(int(key[1:]))
+        elif key is not None:
+            self.open_run(int(key))
+
+    def action_open_run(self) -> None:
+        group_id = self.selected_group_id()
+        if group_id is not None:
+            self.open_group(group_id)
+            return
+        run_id = self.selected_run_id()
+        if run_id is not None:
+            self.open_run(run_id)
+
+    def open_group(self, group_id: int) -> None:
+        """The group view: a row per node and the total, each node's run view from there."""
+        members = [run for run in self.runs.values() if run.group_id == group_id]
+        title = f"group {group_id}: {plain(members[0].tool)} on {len(members)} nodes" if members else ""
+        self.app.push_screen(
+            deferred("group_view").GroupView(self.data_dir, group_id, title=title), lambda _: self.reread()
+        )
+
+    def open_run(self, run_id: int, live: bool = False) -> None:
+        """The live view of a running run (or of one just ``live``-launched, not listed yet),
+        the result view of a finished one (it says so when there is no such run)."""
+        run = self.runs.get(run_id)
+        title = f"run {run_id}: {plain(run.tool)} {plain(where_it_ran(run))}" if run is not None else ""
+        if (run is not None and not run.state.finished) or (run is None and live):
+            tool = run.tool if run is not None else ""
+            run_view = deferred("run_view").RunView(self.data_dir, run_id, title=title, tool=tool)
+            self.app.push_screen(run_view, lambda _: self.reread())
+        else:
+            self.app.push_screen(deferred("result_view").ResultView(self.data_dir, run_id), lambda _: self.reread())
+
+    def action_stop_run(self) -> None:
+        group_id = self.selected_group_id()
+        if group_id is not None:
+            members = [run for run in self.runs.values() if run.group_id == group_id]
+            if all(run.state.finished for run in members):
+                self.notify(f"group {group_id} is not running", severity="warning")
+                return
+            deferred("group_view").confirm_and_stop_group(self.app, self.data_dir, group_id)
+            return
+        run_id = self.selected_run_id()
+        if run_id is None:
+            return
+        run = self.runs.get(run_id)
+        if run is None or run.state.finished:
+            self.notify(f"run {run_id} is not running", severity="warning")
+            return
+        confirm_and_stop(self.app, self.data_dir, run_id, after=self.reread)
+
+
+def _group_figure(iops: float | None, live: int, nodes: int) -> str:
+    """A group's figure: its nodes' IOPS added up, else how many of its nodes still run."""
+    if iops is not None:
+        return f"{format_value(iops)} IOPS"
+    return f"{live}/{nodes} live" if live else ""
+
+
+def _groups_of(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
+    """The runs of each run group listed."""
+    groups: dict[int, list[RunRecord]] = {}
+    for run in runs:
+        if run.group_id is not None:
+            groups.setdefault(run.group_id, []).append(run)
+    return groups
+
+
+def _short_target(target: str | None, width: int) -> str:
+    """A target cut to ``width`` cells keeps its end (the file or device name, the informative part)."""
+    if not target:
+        return "-"
+    return target if len(target) <= width else "…" + target[-(width - 1) :]
+
+
+def _started_text(started_at: float | None, wide: bool = False) -> str:
+    """When a run started, with its date: a list of yesterday's and today's runs at 02:33
+    cannot tell them apart by the time alone. ``wide`` adds the year and the seconds."""
+    if not started_at:
+        return "-"
+    moment = datetime.fromtimestamp(started_at)
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if wide else "%m-%d %H:%M")

@@ -1,0 +1,61 @@
+"""The live view's extension point: extra widgets a tool asks for by name.
+
+A tool's description lists names (``ToolDescription.live_panels``: tools know nothing of the
+UI); this table maps each name to a widget class. The run view mounts one of each, under the
+sparklines, in the order the tool lists them, and hands every live update to
+``show_live(live)``: the whole latest state of the run (its RunRecord, its recent Samples,
+the newest sample's extra, progress and ETA), read by the store watcher off the event loop.
+A name missing here is left out (a tool of a newer racperf, or a panel not installed).
+
+Adding a panel: a widget module under ui/widgets/ whose class has ``show_live``, one import
+and one line in LIVE_PANELS below. A tool from a package of its own registers its panels as
+``[project.entry-points."racperf.live_panels"] NAME = "package.module:WidgetClass"``.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Protocol
+
+from textual.widget import Widget
+
+from racperf_tui.ui.messages import LiveRunState
+from racperf_tui.ui.tool_panels.orion_live_panel import OrionLivePanel
+
+
+class LivePanel(Protocol):
+    """What the run view asks of a live panel (a Textual widget)."""
+
+    def show_live(self, live: LiveRunState) -> None:
+        """Show the run's latest state (called on the event loop; keep it cheap)."""
+        ...
+
+
+#: panel name (as tools list it) -> its widget class (constructed without arguments)
+LIVE_PANELS: dict[str, type[Widget]] = {
+    "orion_points": OrionLivePanel,
+}
+
+
+#: the entry point group of other packages' panels
+ENTRY_POINT_GROUP = "racperf.live_panels"
+
+
+def panel_class(name: str) -> type[Widget] | None:
+    """The widget class of a panel name: racperf's own, else another package's entry point
+    (None when there is none, or it does not load: the live view goes on without it)."""
+    if name in LIVE_PANELS:
+        return LIVE_PANELS[name]
+    for point in entry_points(group=ENTRY_POINT_GROUP, name=name):
+        try:
+            found = point.load()
+        except Exception:
+            return None
+        return found if isinstance(found, type) and issubclass(found, Widget) else None
+    return None
+
+
+def live_panels_for(names: tuple[str, ...] | list[str]) -> list[Widget]:
+    """A new widget for each name there is a panel for, in the tool's order."""
+    classes = [panel_class(name) for name in names]
+    return [cls() for cls in classes if cls is not None]

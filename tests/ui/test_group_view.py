@@ -1,0 +1,116 @@
+"""A run group in the UI: one row in the runs list (``gN``, its nodes), the group view with a
+live row per node and the TOTAL (the n-th samples' IOPS summed, by orchestration/run_groups),
+a node's own run view from there. The group is recorded in a real store as the launcher
+records one (runs with its group_id); samples are added while the view is open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from racperf_tui.core.contract.events import RunState, Sample
+from racperf_tui.core.store import Store
+from racperf_tui.ui.screens.group_view import TOTAL_ROW, GroupView, spark_text
+from racperf_tui.ui.screens.run_view import RunView
+from racperf_tui.ui.tabs.runs_panel import RunsPanel
+from tests.helpers.pilot_apps import RunsApp, wait_until
+
+
+def _sample(read_iops: float) -> Sample:
+    return Sample(1.0, {"read_iops": read_iops, "write_iops": 0.0, "read_bw_kib_s": read_iops * 8.0}, {"interval_s": 1})
+
+
+def _group(store: Store) -> tuple[int, dict[str, int]]:
+    group = store.create_group("fio", {"extra_args": ["--rw=randread"]}, ["rac1", "rac2"])
+    runs = {
+        name: store.create_run("fio", name, "/u02/x", {}, ["fio"], None, group_id=group) for name in ("rac1", "rac2")
+    }
+    for run_id in runs.values():
+        store.set_state(run_id, RunState.RUNNING)
+    store.set_group_message(group, "started on rac1, rac2")
+    return group, runs
+
+
+def test_spark_text_scales_to_the_maximum() -> None:
+    assert spark_text([0.0, 50.0, 100.0]) == "▁▅█"
+    assert spark_text([0.0, 0.0]) == "▁▁" and spark_text([]) == ""
+    assert len(spark_text(list(range(100)), 24)) == 24
+
+
+async def test_a_group_is_one_row_and_its_view_shows_each_node_and_the_total(data_dir: Path) -> None:
+    with Store.open(data_dir) as store:
+        alone = store.create_run("fio", "local", "/tmp/a", {}, ["fio"], None)
+        store.set_state(alone, RunState.SUCCEEDED, exit_status=0)
+        group, runs = _group(store)
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(RunsPanel)
+        await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
+        assert list(panel._rows_shown) == [f"g{group}", str(alone)]  # the nodes' runs are not rows
+        cells = panel._rows_shown[f"g{group}"]
+        assert str(cells[0]) == f"g{group}" and "2 nodes: rac1, rac2" in str(cells[2])
+        assert "running" in str(cells[3]) and cells[6] == "2/2 live"  # no sample yet
+        table = panel.query_one(DataTable)
+        table.move_cursor(row=0)
+        assert panel.selected_group_id() == group and panel.selected_run_id() is None
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, GroupView), 5, "the group view")
+        view = app.screen
+        assert isinstance(view, GroupView)
+        with Store.open(data_dir) as store:
+            store.add_sample(runs["rac1"], _sample(1000.0))
+            store.add_sample(runs["rac2"], _sample(3000.0))
+            store.add_sample(runs["rac1"], _sample(2000.0))  # rac1's second: no total yet
+
+        def both_seen() -> bool:
+            return view.snapshot is not None and len(view.snapshot.node_series.get("rac1", {}).get("iops", ())) == 2
+
+        await wait_until(pilot, both_seen, 5, "the samples")
+        snapshot = view.snapshot
+        assert snapshot is not None and snapshot.intervals == 1
+        assert snapshot.total_series["iops"] == (4000.0,)
+        assert snapshot.node_series["rac2"]["iops"] == (3000.0,)
+        assert snapshot.total_series["mib_s"] == (4000.0 * 8 / 1024,)
+        assert list(view._rows_shown) == ["rac1", "rac2", TOTAL_ROW]
+        assert str(view._rows_shown[TOTAL_ROW][3]) == "4000" and str(view._rows_shown["rac1"][3]) == "2000"
+        with Store.open(data_dir) as store:
+            store.add_sample(runs["rac2"], _sample(1000.0))
+        await wait_until(pilot, lambda: view.snapshot is not None and view.snapshot.intervals == 2, 5, "interval 2")
+        assert view.snapshot.total_series["iops"] == (4000.0, 3000.0)
+        # a node's own run view
+        view.query_one(DataTable).move_cursor(row=1)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunView), 5, "rac2's run view")
+        assert app.screen.run_id == runs["rac2"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, GroupView), 5, "back to the group")
+        with Store.open(data_dir) as store:
+            store.set_state(runs["rac1"], RunState.SUCCEEDED, exit_status=0)
+            store.set_state(runs["rac2"], RunState.FAILED, exit_status=1, message="x")
+        await wait_until(
+            pilot, lambda: str(view._rows_shown.get(TOTAL_ROW, ("",) * 3)[2]) == "failed", 5, "the group's end"
+        )
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: "failed" in str(panel._rows_shown[f"g{group}"][3]), 5, "the list's end")
+        # no results recorded: the group's figure is the last samples' IOPS added (2000 + 1000)
+        assert panel._rows_shown[f"g{group}"][6] == "3000 IOPS"
+
+
+async def test_a_group_that_ended_unseen_shows_its_nodes_last_figures_added(data_dir: Path) -> None:
+    """A list opened after the group ended (no results recorded): its newest samples' IOPS
+    added, not an empty figure."""
+    with Store.open(data_dir) as store:
+        group, runs = _group(store)
+        store.add_sample(runs["rac1"], _sample(1500.0))
+        store.add_sample(runs["rac1"], _sample(2500.0))
+        store.add_sample(runs["rac2"], _sample(700.0))
+        store.set_state(runs["rac1"], RunState.SUCCEEDED, exit_status=0)
+        store.set_state(runs["rac2"], RunState.FAILED, exit_status=1, message="x")
+        assert store.last_sample(runs["rac1"]) is not None and store.last_sample(alone := runs["rac2"]) is not None
+        assert store.last_sample(alone)[1].metrics["read_iops"] == 700.0
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(RunsPanel)
+        await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
+        assert panel._rows_shown[f"g{group}"][6] == "3200 IOPS"

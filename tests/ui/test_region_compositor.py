@@ -1,0 +1,153 @@
+"""The dashboard's RegionCompositor puts on the terminal exactly what Textual's compositor
+puts there, update by update, while rendering only the widgets that show a changed cell.
+
+Each tick is rendered twice from the same changed regions: first by the RegionCompositor
+(the dashboard's own update), then by Textual's Compositor.render_partial_update over the
+same screen (every widget in the regions' bounding box, whole); both updates must write the
+same characters in the same styles to the same cells. (Not the same bytes: Textual also
+emits a bare cursor move for a chop that starts where a changed span ends, when it
+rendered the widget behind it; ours did not render that widget there.)
+
+Ticks change the table's rows, the detail and alert lines and the header clock at once
+(the screen's corners apart: Textual's box is the whole screen), move the cursor, scroll
+the table and change the sort.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from rich.segment import ControlType
+from rich.style import Style
+from textual._compositor import ChopsUpdate, Compositor
+from textual.geometry import Region
+
+from racperf_tui.ui.app import RacperfApp
+from racperf_tui.ui.region_compositor import RegionCompositor, line_runs
+from racperf_tui.ui.tabs.iostat_panel import IostatPanel
+from racperf_tui.ui.widgets.header_clock import SecondClock
+from tests.helpers.dashboard_root import DiskLoad, DiskSpec, ReplayRoot
+
+DISKS = [DiskSpec(f"sd{chr(97 + i)}", 8, 16 * i) for i in range(24)]
+
+
+def random_loads(rng: random.Random) -> dict[str, DiskLoad]:
+    """Every device's figures change (a few idle), the busiest device moves."""
+    return {
+        disk.name: DiskLoad(
+            read_iops=rng.randrange(0, 3000),
+            write_iops=rng.randrange(0, 1500),
+            sectors_per_io=rng.choice((8, 16, 64, 256)),
+            await_ms=rng.uniform(0.1, 30),
+            util_pct=rng.uniform(0, 100),
+            avgqu_sz=rng.uniform(0, 40),
+        )
+        for disk in DISKS
+        if rng.random() > 0.1
+    }
+
+
+def written_cells(update: ChopsUpdate, console: Console) -> dict[tuple[int, int], tuple[str, Style | None]]:
+    """What the update writes to a terminal: (x, y) -> (character, style), from its
+    segments as the terminal gets them (cursor moves, then text written from there)."""
+    cells: dict[tuple[int, int], tuple[str, Style | None]] = {}
+    x = y = 0
+    for segment in update.__rich_console__(console, console.options):
+        if segment.control:
+            for control in segment.control:
+                if control[0] == ControlType.CURSOR_MOVE_TO:
+                    x, y = int(control[1]), int(control[2])
+            continue
+        if segment.text == "\n":
+            continue  # between spans: each span starts with a cursor move
+        for character in segment.text:
+            cells[(x, y)] = (character, segment.style)
+            x += 1
+    return cells
+
+
+def compare_updates(app: RacperfApp) -> list[tuple[object, object, int]]:
+    """From now on, every partial update of the dashboard's screen is also rendered by
+    Textual's own Compositor.render_partial_update from the same changed regions, after
+    ours: the list gets (the cells ours writes, Textual's, widget renders of ours) each time."""
+    compositor = app.screen._compositor
+    assert isinstance(compositor, RegionCompositor)
+    records: list[tuple[object, object, int]] = []
+    render_update = compositor.render_update
+
+    def render_both(full: bool = False, screen_stack: list | None = None, simplify: bool = False) -> object:
+        regions = set(compositor._dirty_regions)
+        partial = bool(regions) and not full and compositor.size.region not in regions
+        ours = render_update(full=full, screen_stack=screen_stack, simplify=simplify)
+        if partial:
+            renders = compositor.last_renders
+            compositor._dirty_regions.update(regions)
+            textuals = Compositor.render_partial_update(compositor)
+            assert isinstance(ours, ChopsUpdate) and isinstance(textuals, ChopsUpdate)
+            console = app.console
+            records.append((written_cells(ours, console), written_cells(textuals, console), renders))
+        return ours
+
+    compositor.render_update = render_both  # type: ignore[method-assign]
+    return records
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_partial_updates_write_what_textual_writes(tmp_path: Path, data_dir: Path, size: tuple[int, int]) -> None:
+    root = ReplayRoot(tmp_path / "root", DISKS)
+    rng = random.Random(7)
+    app = RacperfApp(roots=[str(root.path)], interval_s=10)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        panel = app.query_one(IostatPanel)
+        clock = app.query_one(SecondClock)
+        records = compare_updates(app)
+        for tick in range(12):
+            root.tick(random_loads(rng))
+            panel.sample_now()
+            clock.refresh()
+            if tick == 4:
+                panel.table.move_cursor_to(3)
+            if tick == 7:
+                panel.action_cycle_sort()
+            if tick == 9:
+                panel.table.scroll_to(y=2, animate=False)
+            await pilot.pause()
+        assert len(records) >= 10
+        for number, (ours, textuals, _renders) in enumerate(records):
+            assert ours == textuals, f"update {number}"
+        # The table, the detail and alert lines, the clock: not the 20-odd widgets of the
+        # whole screen that Textual's bounding box takes.
+        assert sorted(renders for _, _, renders in records)[len(records) // 2] <= 5
+
+
+def test_line_runs() -> None:
+    assert line_runs({5, 3, 4, 9, 0}) == [(0, 1), (3, 3), (9, 1)]
+    assert line_runs(set()) == []
+
+
+def test_a_region_is_rendered_by_its_front_widget_only() -> None:
+    """needed_lines: the widgets in front of the one that covers a region, and that one."""
+
+    class FakeCompositor(RegionCompositor):
+        def __init__(self, widgets: dict[str, tuple[Region, Region]]) -> None:
+            super().__init__()
+            self._fake = widgets
+
+        @property
+        def visible_widgets(self):  # type: ignore[override]
+            return self._fake
+
+    screen = Region(0, 0, 80, 24)
+    widgets = {
+        "clock": (Region(70, 0, 10, 1), screen),
+        "table": (Region(0, 2, 80, 20), screen),
+        "panel": (Region(0, 2, 80, 22), screen),
+        "screen": (screen, screen),
+    }
+    compositor = FakeCompositor(widgets)  # type: ignore[arg-type]
+    needed = compositor.needed_lines([Region(72, 0, 5, 1), Region(0, 5, 80, 3), Region(0, 23, 80, 1)])
+    assert needed == {"clock": {0}, "table": {5, 6, 7}, "panel": {23}}
