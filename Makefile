@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 SYSTEM_TOOLS := fio iostat iperf3 sshd sfdisk mkfs.xfs mkfs.ext4 mkswap losetup unshare
 APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux mount e2fsprogs iproute2 procps fdisk xfsprogs
 
-.PHONY: run test test-fast check venv system-deps bench clean
+.PHONY: run test test-fast check venv system-deps bench bundle bundle-lock clean
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -40,8 +40,8 @@ system-deps:
 
 ## Lint, format and types first (seconds), then the whole suite.
 check: $(VENV)/.installed-test
-	$(BIN)/ruff check racperf_tui tests
-	$(BIN)/ruff format --check racperf_tui tests
+	$(BIN)/ruff check racperf_tui tests scripts
+	$(BIN)/ruff format --check racperf_tui tests scripts
 	$(BIN)/mypy
 
 ## Two workers (pytest-xdist) on CI's two cores (three made the suite 620 s instead of 727 s,
@@ -66,8 +66,17 @@ test: system-deps $(VENV)/.installed-test check
 test-fast: system-deps $(VENV)/.installed-test
 	$(PYTEST) -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
+## The offline bundle for nodes with no network: dist/racperf-VERSION-offline.tar.gz (README:
+## Installing on a database node). bundle-lock resolves the dependencies again into
+## bundle/requirements.lock (every platform's wheel hashes); bundle takes exactly those.
+bundle: $(BIN)/python
+	$(BIN)/python scripts/bundle.py build
+
+bundle-lock: $(BIN)/python
+	$(BIN)/python scripts/bundle.py lock
+
 bench: $(VENV)/.installed-test
 	$(BIN)/python tests/bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache dist
