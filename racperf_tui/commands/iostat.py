@@ -16,12 +16,13 @@ import sys
 import time
 from pathlib import Path
 
-from racperf_tui.core.disks.diskstats import ProcFileError, printable_name, read_bounded
+from racperf_tui.core.disks.diskstats import printable_name
 from racperf_tui.core.disks.iostat_math import COLUMNS, IostatReport
 from racperf_tui.core.disks.iostat_sampler import IostatSampler
 from racperf_tui.core.remote.remote_diskstats import NodeInfo, RemoteDiskstats
 from racperf_tui.core.remote.ssh import SshTarget, connect
 from racperf_tui.core.textio import strict_json
+from racperf_tui.core.textio.bounded_read import BoundedReadError, read_regular_bytes_bounded
 
 #: Text column widths (header and figures right-aligned to them).
 _WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)
@@ -235,8 +236,8 @@ def _report(
             # what is not a proc file at all (a symlink to /dev/zero) stops here, once;
             # the sampler's reads are bounded the same way every time
             try:
-                read_bounded(str(root / name))
-            except ProcFileError as exc:
+                read_regular_bytes_bounded(root / name)
+            except BoundedReadError as exc:
                 print(f"racperf iostat: --root {root}: {exc}", file=sys.stderr)
                 return 2
             except OSError:

@@ -24,6 +24,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
+
 
 @dataclass(slots=True, frozen=True)
 class QueueFacts:
@@ -218,7 +220,7 @@ def dm_names(root: Path = Path("/")) -> dict[str, str]:
 def read_sysfs_text(path: Path) -> str | None:
     """A sysfs attribute, stripped; None when it cannot be read."""
     try:
-        return path.read_text(errors="replace").strip()
+        return read_regular_text_bounded(path).strip()
     except OSError:
         return None
 
