@@ -53,6 +53,7 @@ from racperf_tui.core.remote.ssh import Connection, SshError, connect, one_line
 from racperf_tui.core.remote.ssh_host import remote_run_prefix
 from racperf_tui.core.store import GroupNotFound, NoStore, RunNotFound, RunRecord, Store, StoreError
 from racperf_tui.core.textio import strict_json
+from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.run_groups import in_node_order, stop_group
 from racperf_tui.orchestration.runs import stop_run
 
@@ -130,17 +131,6 @@ def _run_ref(text: str) -> int | str:
     if not text or not all(ch.isalnum() or ch in "._-" for ch in text):
         raise argparse.ArgumentTypeError(f"{text!r}: a run id or a run name from 'racperf runs list --node'")
     return text
-
-
-def format_duration(seconds: float) -> str:
-    """12.3s, 4m05s, 2h03m."""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
 
 
 def format_time(epoch_s: float | None) -> str:

@@ -43,18 +43,6 @@ def description_of(tool: str) -> ToolDescription:
     return found
 
 
-def format_duration(seconds: float | None) -> str:
-    """``73`` -> ``1m13s``; ``None`` -> ``-``."""
-    if seconds is None or seconds < 0:
-        return "-"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-
-
 def open_store(data_dir: str | os.PathLike[str] | None) -> Store:
     """The store under ``data_dir`` (or the default data dir)."""
     return Store.open(resolve_data_dir(data_dir))

@@ -159,6 +159,25 @@ def test_runs_show(data: Path) -> None:
     assert missing.returncode == 1 and "no run with id 99" in missing.stderr
 
 
+def test_runs_list_and_show_print_durations_as_the_ui_does(data: Path) -> None:
+    """One format for how long a run took, in ``racperf runs`` as in the UI (core.units)."""
+    took = {"12.3s": 12.34, "4m05s": 245.2, "1h02m": 3725.0}
+    with Store.open(data) as store:
+        for seconds in took.values():
+            run_id = store.create_run("fio", "local", "/u02/fio.dat", {}, ["fio"], "fio-3.33")
+            store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+            store._conn.execute(
+                "UPDATE runs SET started_at = 1764000000.0, ended_at = ? WHERE id = ?", (1764000000.0 + seconds, run_id)
+            )
+    listed = racperf("runs", data=data)
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split()[0]: line.split()[-1] for line in listed.stdout.splitlines()[1:]}
+    assert rows == {"1": "12.3s", "2": "4m05s", "3": "1h02m"}
+    for run_id, text in zip(("1", "2", "3"), took):
+        shown = racperf("runs", "show", run_id, data=data)
+        assert f"duration:     {text}\n" in shown.stdout
+
+
 def test_runs_export_json_and_csv(data: Path, tmp_path: Path) -> None:
     _record_two_runs(data)
     doc = json.loads(racperf("runs", "export", "1", "--format", "json", data=data).stdout)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.units import LARGER_UNIT
 
 #: the option that says which end of a two-ended tool a config runs (ToolOption.end)
 ROLE_OPTION = "role"
@@ -148,8 +149,8 @@ class MetricSpec:
         if not _is_number(value):
             return "-"
         shown, unit = self.shown(value), self.unit  # type: ignore[arg-type]
-        while unit in _LARGER_UNIT and abs(shown) >= _LARGER_UNIT[unit][1]:
-            unit, factor = _LARGER_UNIT[unit]
+        while unit in LARGER_UNIT and abs(shown) >= LARGER_UNIT[unit][1]:
+            unit, factor = LARGER_UNIT[unit]
             shown /= factor
         magnitude = abs(shown)
         if magnitude >= 10_000_000:
@@ -166,16 +167,6 @@ class MetricSpec:
         if len(text) > width and decimals:
             text = f"{scaled:.0f}{suffix} {unit}".rstrip()
         return text
-
-
-#: a unit -> (the next larger one, how many of this make one of it), for compact figures
-_LARGER_UNIT = {
-    "Mbit/s": ("Gbit/s", 1000.0),
-    "KiB/s": ("MiB/s", 1024.0),
-    "MiB/s": ("GiB/s", 1024.0),
-    "KiB": ("MiB", 1024.0),
-    "MiB": ("GiB", 1024.0),
-}
 
 
 def _is_number(value: Any) -> bool:

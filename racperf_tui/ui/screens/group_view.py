@@ -21,10 +21,10 @@ from textual.widgets import DataTable, Footer, Label
 
 from racperf_tui.core.contract.events import RunState
 from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.run_groups import stop_group
 from racperf_tui.ui.dialogs.quit_dialog import ConfirmDialog
 from racperf_tui.ui.messages import GroupSnapshot, GroupUpdate
-from racperf_tui.ui.runs_data import format_duration
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.shown import markup, plain

@@ -21,9 +21,10 @@ from textual.widget import Widget
 from textual.widgets import Footer, Label, ProgressBar, Static
 
 from racperf_tui.core.contract.tool import MetricSpec
+from racperf_tui.core.units import format_duration
 from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
-from racperf_tui.ui.runs_data import LIVE_STATES, description_of, format_duration
+from racperf_tui.ui.runs_data import LIVE_STATES, description_of
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher

@@ -47,7 +47,7 @@ from racperf_tui.core.net_guidance import (
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.remote.cluster import LOCAL, LOCAL_NODE, Cluster, ClusterFileError, Node, load_cluster
 from racperf_tui.core.store import RunRecord
-from racperf_tui.core.units import MIB_S_TO_MBIT_S
+from racperf_tui.core.units import MBIT_S_PER_UNIT, MS_PER_UNIT
 from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, pair_spec, stop_pair
 from racperf_tui.tools import tool_modules
 from racperf_tui.ui.dialogs.host_key_dialog import trust_host_key
@@ -70,16 +70,6 @@ FIELD_IDS = {
 }
 #: the fields a tool may not take (the others every pair tool has)
 OPTIONAL_FIELDS = ("length", "connections", "write")
-#: a declared unit -> how many Mbit/s one of it is (a throughput metric's)
-_MBIT_S_PER_UNIT = {
-    "Mbit/s": 1.0,
-    "Gbit/s": 1000.0,
-    "kbit/s": 0.001,
-    "MiB/s": MIB_S_TO_MBIT_S,
-    "GiB/s": MIB_S_TO_MBIT_S * 1024,
-}
-#: a declared unit -> how many ms one of it is (a latency metric's)
-_MS_PER_UNIT = {"ms": 1.0, "µs": 0.001, "us": 0.001, "s": 1000.0}
 
 
 def pair_tools() -> dict[str, PairSpec]:
@@ -165,12 +155,12 @@ def _figure(
 def sample_throughput_mbit_s(description: ToolDescription, sample: Sample) -> float | None:
     """A sample's throughput in Mbit/s (10^6), from the metric the tool says measures it, in
     its declared unit."""
-    return _figure(description, sample.metrics, "throughput", _MBIT_S_PER_UNIT)
+    return _figure(description, sample.metrics, "throughput", MBIT_S_PER_UNIT)
 
 
 def sample_latency_ms(description: ToolDescription, sample: Sample) -> float | None:
     """A sample's latency in ms: the tool's latency metric, else 1000 / its transaction rate."""
-    latency = _figure(description, sample.metrics, "latency", _MS_PER_UNIT)
+    latency = _figure(description, sample.metrics, "latency", MS_PER_UNIT)
     if latency is not None:
         return latency
     rate = _figure(description, sample.metrics, "transaction_rate", {spec.unit: 1.0 for spec in description.metrics})
@@ -184,8 +174,8 @@ def result_throughput_mbit_s(description: ToolDescription, result: Mapping[str, 
         return None
     for spec in description.results:
         value = result.get(spec.key)
-        if spec.quantity == "throughput" and value is not None and spec.unit in _MBIT_S_PER_UNIT:
-            return float(spec.shown(value)) * _MBIT_S_PER_UNIT[spec.unit]
+        if spec.quantity == "throughput" and value is not None and spec.unit in MBIT_S_PER_UNIT:
+            return float(spec.shown(value)) * MBIT_S_PER_UNIT[spec.unit]
     return None
 
 

@@ -22,10 +22,11 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.core.store import RunRecord
+from racperf_tui.core.units import format_duration
 from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
-from racperf_tui.ui.runs_data import format_duration, where_it_ran
+from racperf_tui.ui.runs_data import where_it_ran
 from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
 from racperf_tui.ui.tabs.iostat_panel import IostatPanel

@@ -9,15 +9,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, Sparkline
 
+from racperf_tui.core.units import LARGER_TIME_UNIT
 from racperf_tui.ui.widgets.fast_sparkline import FastSparkline
 
 #: how many intervals a sparkline keeps unless told otherwise (2 minutes at 1 s)
 DEFAULT_HISTORY = 120
-
-
-#: a time unit and the next larger one, 1000 times it: a latency reads in the unit that keeps
-#: it under 10 000 ("22.2 ms", never "22.2k µs")
-_LARGER_TIME_UNIT = {"ns": "µs", "µs": "ms", "us": "ms", "ms": "s"}
 
 
 def format_value(value: float | None, unit: str = "") -> str:
@@ -25,8 +21,8 @@ def format_value(value: float | None, unit: str = "") -> str:
     from 10 000 on, anything else with k/M suffixes above 10 000."""
     if value is None:
         return "-"
-    while unit in _LARGER_TIME_UNIT and abs(value) >= 10_000:
-        value, unit = value / 1000, _LARGER_TIME_UNIT[unit]
+    while unit in LARGER_TIME_UNIT and abs(value) >= 10_000:
+        value, unit = value / 1000, LARGER_TIME_UNIT[unit]
     magnitude = abs(value)
     if magnitude >= 10_000_000:
         text = f"{value / 1_000_000:.1f}M"
