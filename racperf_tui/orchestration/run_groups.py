@@ -185,6 +185,17 @@ def in_node_order(group: GroupRecord, runs: Iterable[RunRecord]) -> list[RunReco
     return sorted(runs, key=lambda run: (order.get(run.host, len(order)), run.id))
 
 
+def group_state(states: Sequence[RunState]) -> RunState | None:
+    """A group's state from its nodes' runs': running while one of them may still change, else
+    the worst ending (failed, interrupted, stopped before succeeded); None without runs."""
+    if any(not state.finished for state in states):
+        return RunState.RUNNING
+    for worst in (RunState.FAILED, RunState.INTERRUPTED, RunState.STOPPED):
+        if worst in states:
+            return worst
+    return states[0] if states else None
+
+
 def start_skew_s(runs: Iterable[RunRecord]) -> float | None:
     """How far apart the nodes' benchmarks started (their runs' RUNNING times), in seconds;
     None before two of them ran."""

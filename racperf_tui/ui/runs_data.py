@@ -17,15 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import ToolDescription
 from racperf_tui.core.disks.block_devices import devices_reached
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.tools import tool_description
 from racperf_tui.ui.messages import LiveRunState
-
-LIVE_STATES = ("pending", "running")
 
 #: tool name -> its description, once found (a tool is looked up once per racperf)
 _DESCRIPTIONS: dict[str, ToolDescription] = {}
@@ -132,10 +130,10 @@ class LivePoller:
                 eta = max(planned - elapsed, 0.0)
             if progress is None:
                 progress = min(100.0, 100.0 * elapsed / planned)
-        state = run.state.value if run is not None else "?"
-        if state not in LIVE_STATES and state == "succeeded":
+        state = run.state if run is not None else None
+        if state is RunState.SUCCEEDED:
             progress, eta = 100.0, 0.0
-        elif state not in LIVE_STATES and planned and elapsed is not None:
+        elif state is not None and state.finished and planned and elapsed is not None:
             # fio's last report after a stop says 100 % / ETA 0: the bar shows how far it got
             progress, eta = min(100.0, 100.0 * elapsed / planned), None
         return LiveRunState(
@@ -150,7 +148,7 @@ class LivePoller:
             elapsed_s=elapsed,
             eta_s=eta,
             progress_pct=progress,
-            job_states=_job_states_text(extra) if state in LIVE_STATES else "",
+            job_states=_job_states_text(extra) if state is not None and not state.finished else "",
             polled_at_monotonic=time.monotonic(),
             run=run,
             samples=tuple(self.recent),

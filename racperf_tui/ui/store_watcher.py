@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.worker import get_current_worker
 
-from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import ToolDescription
 from racperf_tui.core.store import GroupNotFound, RunRecord, Store
 from racperf_tui.orchestration.calibration_watch import CalibrationFollower, CalibrationRun
@@ -49,7 +49,7 @@ from racperf_tui.ui.messages import (
     RunsSnapshot,
     RunsUpdate,
 )
-from racperf_tui.ui.runs_data import LIVE_STATES, LivePoller, block_devices_of, description_of, open_store
+from racperf_tui.ui.runs_data import LivePoller, block_devices_of, description_of, open_store
 
 #: how many runs the list shows
 RUNS_LISTED = 500
@@ -151,7 +151,7 @@ class LiveRunWatch(Watch):
     run_id: Any = None
     interval_s: float = 0.05
     poller: LivePoller | None = None
-    _posted: tuple[int, str] | None = None
+    _posted: tuple[int, RunState | None] | None = None
     _posted_at: float = 0.0
 
     def poll(self, store: Store) -> Message | None:
@@ -159,7 +159,7 @@ class LiveRunWatch(Watch):
             self.poller = LivePoller(None, self.run_id)
             self.poller.use_store(store)
         live = self.poller.poll()
-        self.done = live.state not in LIVE_STATES
+        self.done = not live.running
         if (live.samples_seen, live.state) == self._posted and time.monotonic() - self._posted_at < 1.0:
             return None
         self._posted, self._posted_at = (live.samples_seen, live.state), time.monotonic()
@@ -431,7 +431,7 @@ def _unreadable(watch: Watch, text: str) -> Message | None:
     if isinstance(watch, RunsWatch):
         return RunsUpdate(RunsSnapshot(error=text))
     if isinstance(watch, LiveRunWatch):
-        return RunLiveUpdate(LiveRunState(run_id=watch.run_id, state="?", error=text))
+        return RunLiveUpdate(LiveRunState(run_id=watch.run_id, state=None, error=text))
     if isinstance(watch, ResultWatch):
         watch.done = True
         return RunResultLoaded(watch.run_id, None, None, (), text)

@@ -25,6 +25,7 @@ from racperf_tui.core.store import Store
 from racperf_tui.orchestration.calibration_watch import devices_to_watch
 from racperf_tui.orchestration.cluster_monitor import NodeState
 from racperf_tui.orchestration.run_groups import (
+    group_state,
     interval_totals,
     launch_group,
     node_figures,
@@ -61,6 +62,17 @@ def test_the_total_sums_rates_and_weights_latency_by_iops() -> None:
             "read_iops": 300.0, "read_bw_kib_s": 1200.0, "read_clat_p99_us": 30.0}},
     )  # fmt: skip
     assert total == {"read_iops": 400.0, "read_bw_kib_s": 1600.0, "read_clat_p99_us": 25.0}
+
+
+def test_a_groups_state_is_running_while_a_node_may_change_else_its_worst_ending() -> None:
+    S = RunState
+    assert group_state([S.SUCCEEDED, S.PENDING]) is S.RUNNING
+    assert group_state([S.FAILED, S.RUNNING]) is S.RUNNING
+    assert group_state([S.SUCCEEDED, S.STOPPED, S.INTERRUPTED]) is S.INTERRUPTED
+    assert group_state([S.STOPPED, S.FAILED, S.INTERRUPTED]) is S.FAILED
+    assert group_state([S.SUCCEEDED, S.STOPPED]) is S.STOPPED
+    assert group_state([S.SUCCEEDED, S.SUCCEEDED]) is S.SUCCEEDED
+    assert group_state([]) is None
 
 
 def test_intervals_wait_for_every_running_node_and_skip_finished_ones() -> None:

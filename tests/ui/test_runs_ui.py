@@ -515,9 +515,9 @@ async def test_quit_without_running_runs_exits_at_once(data_dir: Path) -> None:
 def test_live_update_replaces_only_a_queued_update_of_the_same_run() -> None:
     from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate, RunsChanged
 
-    older = RunLiveUpdate(LiveRunState(run_id=1, state="running", samples_seen=3))
-    newer = RunLiveUpdate(LiveRunState(run_id=1, state="running", samples_seen=4))
-    other_run = RunLiveUpdate(LiveRunState(run_id=2, state="running"))
+    older = RunLiveUpdate(LiveRunState(run_id=1, state=RunState.RUNNING, samples_seen=3))
+    newer = RunLiveUpdate(LiveRunState(run_id=1, state=RunState.RUNNING, samples_seen=4))
+    other_run = RunLiveUpdate(LiveRunState(run_id=2, state=RunState.RUNNING))
     assert older.can_replace(newer)
     assert not older.can_replace(other_run)
     assert not older.can_replace(RunsChanged())

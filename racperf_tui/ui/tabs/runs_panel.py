@@ -21,8 +21,10 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from racperf_tui.core.contract.events import RunState
 from racperf_tui.core.store import RunRecord
 from racperf_tui.core.units import format_duration
+from racperf_tui.orchestration.run_groups import group_state
 from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
@@ -33,7 +35,7 @@ from racperf_tui.ui.tabs.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.metric_sparkline import format_value
 
 #: the run states drawn in a colour of the theme (RunsTable's component classes, in app.tcss)
-STYLED_STATES = ("running", "pending", "failed", "stopped", "interrupted")
+STYLED_STATES = (RunState.RUNNING, RunState.PENDING, RunState.FAILED, RunState.STOPPED, RunState.INTERRUPTED)
 
 
 #: the columns, in order: (key, header, width); tool and target (None) share what the others
@@ -67,13 +69,13 @@ class RunsTable(DataTable):
     HELP_TITLE = "Runs list"
 
     #: a run's id and state in the colour of its state (the theme's: app.tcss)
-    COMPONENT_CLASSES = {f"runs-table--{state}" for state in STYLED_STATES}
+    COMPONENT_CLASSES = {f"runs-table--{state.value}" for state in STYLED_STATES}
 
-    def state_style(self, state: str) -> Style:
+    def state_style(self, state: RunState | None) -> Style:
         """The Rich style of a run state's cells ('' for a plain one)."""
-        return (
-            self.get_component_rich_style(f"runs-table--{state}", partial=True) if state in STYLED_STATES else Style()
-        )
+        if state not in STYLED_STATES:
+            return Style()
+        return self.get_component_rich_style(f"runs-table--{state.value}", partial=True)
 
     BINDINGS = [
         # DataTable's enter (select the row, which opens the run), declared again for the help
@@ -249,14 +251,13 @@ class RunsPanel(Vertical):
                     members = groups[run.group_id]
                     rows[f"g{run.group_id}"] = self._group_cells(run.group_id, members, table, tool_width, target_width)
                 continue
-            state = run.state.value
             live = not run.state.finished
-            style = table.state_style(state)
+            style = table.state_style(run.state)
             rows[str(run.id)] = (
                 Text(str(run.id), style=style),
                 Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
                 Text(_short_target(plain(run.target) if run.target else None, target_width), no_wrap=True),
-                Text(("● " if live else "") + state, style=style),
+                Text(("● " if live else "") + run.state.value, style=style),
                 _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
                 format_duration(run.duration_s),
                 self.snapshot.figures.get(run.id, ""),
@@ -280,8 +281,7 @@ class RunsPanel(Vertical):
         (running while a node runs, else the worst node's), the earliest start, the longest
         run, how many nodes still run."""
         live = [run for run in members if not run.state.finished]
-        states = [run.state.value for run in members]
-        state = "running" if live else next((s for s in ("failed", "interrupted", "stopped") if s in states), states[0])
+        state = group_state([run.state for run in members])
         style = table.state_style(state)
         tool = members[0].tool
         nodes = ", ".join(plain(run.host) for run in sorted(members, key=lambda run: run.id))
@@ -290,7 +290,7 @@ class RunsPanel(Vertical):
             Text(f"g{group_id}", style=style),
             Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
             Text(_short_target(f"{len(members)} nodes: {nodes}", target_width), no_wrap=True),
-            Text(("● " if live else "") + state, style=style),
+            Text(("● " if live else "") + (state.value if state else "?"), style=style),
             _started_text(started, wide=self._widths is not None and self._widths[2] == STARTED_WIDTHS[1]),
             format_duration(max(run.duration_s for run in members)),
             _group_figure(self.snapshot.group_iops.get(group_id), len(live), len(members)),
