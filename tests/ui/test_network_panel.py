@@ -22,9 +22,6 @@ from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.tabs.network_panel import (
     NetworkPanel,
     pair_configs,
-    result_throughput_mbit_s,
-    sample_latency_ms,
-    sample_throughput_mbit_s,
 )
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from tests.helpers import FAKES
@@ -66,25 +63,6 @@ def test_format_rate() -> None:
     assert format_rate(25000) == "25.00 Gbit/s"
     assert format_rate(812.3) == "812 Mbit/s"
     assert format_rate(1.234) == "1.23 Mbit/s"
-
-
-def test_units_of_every_tool_become_mbit_s() -> None:
-    """The figures come from the metrics each tool declares as a throughput or a latency, in
-    their declared units (no key is named by the panel)."""
-    probe, iperf3, oratcptest, netperf = (tool_description(t) for t in ("probe", "iperf3", "oratcptest", "netperf"))
-    assert sample_throughput_mbit_s(oratcptest, Sample(0, {"throughput_mib_s": 100.0})) == pytest.approx(838.8608)
-    assert sample_throughput_mbit_s(probe, Sample(0, {"throughput_mbit_s": 940.0, "throughput_mib_s": 1})) == 940.0
-    assert sample_throughput_mbit_s(probe, Sample(0, {"throughput_mib_s": 1.0})) == pytest.approx(8.388608)
-    assert sample_latency_ms(netperf, Sample(0, {"trans_per_s": 20000.0})) == pytest.approx(0.05)
-    assert sample_latency_ms(netperf, Sample(0, {"rt_latency_us": 50.0, "trans_per_s": 1.0})) == pytest.approx(0.05)
-    assert sample_latency_ms(probe, Sample(0, {"throughput_mbit_s": 1.0})) is None
-    # iperf3's jitter is in ms but measures no latency
-    assert sample_latency_ms(iperf3, Sample(0, {"jitter_ms": 0.2})) is None
-    assert result_throughput_mbit_s(iperf3, {"received_mbit_s": 9400.0, "sent_mbit_s": 9500.0}) == 9400.0
-    assert result_throughput_mbit_s(probe, {"avg_throughput_mib_s": 10.0}) == pytest.approx(83.88608)
-    assert result_throughput_mbit_s(oratcptest, {"avg_throughput_mib_s": 10.0}) == pytest.approx(83.88608)
-    assert result_throughput_mbit_s(netperf, {"throughput_mbit_s": 941.5}) == 941.5
-    assert result_throughput_mbit_s(probe, None) is None
 
 
 def test_pair_configs_per_tool() -> None:
