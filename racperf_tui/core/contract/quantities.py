@@ -8,15 +8,17 @@ interconnect matrix) reads them here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.tool import MetricSpec, ToolDescription
+from racperf_tui.core.net_guidance import IntervalRate
 from racperf_tui.core.units import MBIT_S_PER_RATE_UNIT, MS_PER_TIME_UNIT
 
 
 def _declared(
-    specs: tuple[MetricSpec, ...], figures: Mapping[str, Any], quantity: str, per_unit: Mapping[str, float]
+    specs: Sequence[MetricSpec], figures: Mapping[str, Any], quantity: str, per_unit: Mapping[str, float]
 ) -> float | None:
     """The first figure a spec of ``quantity`` declares in a unit of ``per_unit``, converted."""
     for spec in specs:
@@ -47,3 +49,21 @@ def result_throughput_mbit_s(description: ToolDescription, result: Mapping[str, 
     if not result:
         return None
     return _declared(description.results, result, "throughput", MBIT_S_PER_RATE_UNIT)
+
+
+def throughput_intervals(description: ToolDescription, samples: Iterable[Sample]) -> list[IntervalRate]:
+    """The samples that carry a throughput, as intervals of the test: a sample's ``t`` is the
+    end of its interval; its start is the tool's own (iperf3's ``interval_start_s``, netperf's
+    ``interval_s`` back from the end), else the previous sample's end (0 for the first)."""
+    intervals: list[IntervalRate] = []
+    previous_end = 0.0
+    for sample in samples:
+        rate = throughput_mbit_s(description, sample.metrics)
+        if rate is None:
+            continue
+        start = sample.extra.get("interval_start_s")
+        if not isinstance(start, (int, float)):
+            start = sample.t - sample.interval_s if sample.interval_s is not None else previous_end
+        intervals.append(IntervalRate(float(start), sample.t, rate))
+        previous_end = sample.t
+    return intervals

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from racperf_tui.core.contract.quantities import latency_ms, result_throughput_mbit_s, throughput_mbit_s
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.quantities import (
+    latency_ms,
+    result_throughput_mbit_s,
+    throughput_intervals,
+    throughput_mbit_s,
+)
+from racperf_tui.core.net_guidance import IntervalRate
 from racperf_tui.core.units import MBIT_S_PER_RATE_UNIT, MIB_S_TO_MBIT_S
 from racperf_tui.tools import tool_description
 
@@ -40,3 +47,22 @@ def test_every_declared_throughput_unit_is_one_the_table_converts() -> None:
             if spec.quantity == "throughput":
                 assert spec.unit in MBIT_S_PER_RATE_UNIT, (name, spec.key, spec.unit)
     assert MBIT_S_PER_RATE_UNIT["MiB/s"] == MIB_S_TO_MBIT_S == 8.388608
+
+
+def test_samples_become_intervals_of_the_test() -> None:
+    iperf3, probe, netperf = (tool_description(t) for t in ("iperf3", "probe", "netperf"))
+    samples = [
+        Sample(1.0, {"throughput_mbit_s": 940.0}, {"interval_start_s": 0.0}),
+        Sample(2.0, {"throughput_mbit_s": 0.0}, {"interval_start_s": 1.0}),
+        Sample(2.5, {"retransmits": 3}),  # no throughput: no interval
+    ]
+    assert throughput_intervals(iperf3, samples) == [IntervalRate(0.0, 1.0, 940.0), IntervalRate(1.0, 2.0, 0.0)]
+    # the probe's lines carry no start: the previous end
+    probe_samples = [Sample(0.5, {"throughput_mib_s": 100.0}), Sample(1.0, {"throughput_mib_s": 50.0})]
+    assert throughput_intervals(probe, probe_samples) == [
+        IntervalRate(0.0, 0.5, pytest.approx(838.8608)),
+        IntervalRate(0.5, 1.0, pytest.approx(419.4304)),
+    ]
+    # netperf says how long its interim interval was
+    netperf_samples = [Sample(2.0, {"throughput_mbit_s": 11863.19}, {"interval_s": 1.004})]
+    assert throughput_intervals(netperf, netperf_samples) == [IntervalRate(pytest.approx(0.996), 2.0, 11863.19)]
