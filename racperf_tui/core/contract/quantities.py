@@ -51,19 +51,25 @@ def result_throughput_mbit_s(description: ToolDescription, result: Mapping[str, 
     return _declared(description.results, result, "throughput", MBIT_S_PER_RATE_UNIT)
 
 
+def throughput_interval(description: ToolDescription, sample: Sample, previous_end_s: float) -> IntervalRate | None:
+    """A sample that carries a throughput, as an interval of the test: its ``t`` is the end of
+    its interval; its start is the tool's own (iperf3's ``interval_start_s``, netperf's
+    ``interval_s`` back from the end), else ``previous_end_s`` (the previous interval's end, 0
+    for the first). None for a sample without a throughput."""
+    rate = throughput_mbit_s(description, sample.metrics)
+    if rate is None:
+        return None
+    start = sample.extra.get("interval_start_s")
+    if not isinstance(start, (int, float)):
+        start = sample.t - sample.interval_s if sample.interval_s is not None else previous_end_s
+    return IntervalRate(float(start), sample.t, rate)
+
+
 def throughput_intervals(description: ToolDescription, samples: Iterable[Sample]) -> list[IntervalRate]:
-    """The samples that carry a throughput, as intervals of the test: a sample's ``t`` is the
-    end of its interval; its start is the tool's own (iperf3's ``interval_start_s``, netperf's
-    ``interval_s`` back from the end), else the previous sample's end (0 for the first)."""
+    """The samples that carry a throughput, as intervals of the test (:func:`throughput_interval`)."""
     intervals: list[IntervalRate] = []
-    previous_end = 0.0
     for sample in samples:
-        rate = throughput_mbit_s(description, sample.metrics)
-        if rate is None:
-            continue
-        start = sample.extra.get("interval_start_s")
-        if not isinstance(start, (int, float)):
-            start = sample.t - sample.interval_s if sample.interval_s is not None else previous_end
-        intervals.append(IntervalRate(float(start), sample.t, rate))
-        previous_end = sample.t
+        interval = throughput_interval(description, sample, intervals[-1].end_s if intervals else 0.0)
+        if interval is not None:
+            intervals.append(interval)
     return intervals
