@@ -17,6 +17,16 @@ MIB = 1024 * 1024
 MIB_S_TO_MBIT_S = MIB * 8 / 1e6
 #: Mbit/s -> MiB/s: the divisor of a MetricSpec that stores MiB/s and shows Mbit/s
 MIB_S_PER_MBIT_S = 1.0 / MIB_S_TO_MBIT_S
+#: a declared rate unit (a MetricSpec's ``unit``) -> how many Mbit/s one of it is
+MBIT_S_PER_RATE_UNIT: dict[str, float] = {
+    "Mbit/s": 1.0,
+    "Gbit/s": 1000.0,
+    "kbit/s": 0.001,
+    "MiB/s": MIB_S_TO_MBIT_S,
+    "GiB/s": MIB_S_TO_MBIT_S * 1024,
+}
+#: a declared time unit (a latency MetricSpec's ``unit``) -> how many ms one of it is
+MS_PER_TIME_UNIT: dict[str, float] = {"ms": 1.0, "µs": 0.001, "us": 0.001, "s": 1000.0}
 
 _NUMBER_UNIT_RE = re.compile(r"^(?P<num>\d{1,30}(?:\.\d{1,30})?)\s*(?P<unit>[A-Za-z]{0,8})$")
 SIZE_UNITS_BYTES: dict[str, int] = {

@@ -90,6 +90,8 @@ class NetnsNode:
     public_dev: str = "ethp"  # inside the node
     interconnect_dev: str = "ethi"  # inside the node
     root_dev: str = ""  # the public veth's end in the root namespace (on the bridge)
+    switch_dev: str = ""  # the interconnect veth's end in the switch namespace (on its bridge)
+    switch_netns: str = ""
     sshd: Sshd | None = None
 
     def run(self, argv: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -124,6 +126,14 @@ class NetnsNode:
 
     def mend(self) -> None:
         _ip("link", "set", self.root_dev, "up")
+
+    def cut_interconnect(self) -> None:
+        """The node's interconnect goes dead as when its switch port fails: the switch's end
+        of its veth is set down (the node's end loses carrier; what is sent is dropped)."""
+        _ip("link", "set", self.switch_dev, "down", netns=self.switch_netns)
+
+    def mend_interconnect(self) -> None:
+        _ip("link", "set", self.switch_dev, "up", netns=self.switch_netns)
 
     def stop_sshd(self) -> None:
         if self.sshd is not None:
@@ -311,6 +321,8 @@ def start_netns_cluster(directory: Path, count: int, *, with_sshd: bool = True) 
             str(public.network_address + 10 + k),
             str(private.network_address + 10 + k),
             root_dev=f"rp{token}p{k}",
+            switch_dev=f"rp{token}i{k}",
+            switch_netns=f"{stem}-sw",
         )
         for k in range(1, count + 1)
     ]
@@ -334,7 +346,7 @@ def start_netns_cluster(directory: Path, count: int, *, with_sshd: bool = True) 
         _ip("netns", "add", cluster.switch_netns)
         _ip("link", "add", "br0", "type", "bridge", netns=cluster.switch_netns)
         _ip("link", "set", "br0", "up", netns=cluster.switch_netns)
-        for k, node in enumerate(nodes, 1):
+        for node in nodes:
             _ip("netns", "add", node.netns)
             _ip("link", "set", "lo", "up", netns=node.netns)
             # public: node <-> root bridge
@@ -343,10 +355,12 @@ def start_netns_cluster(directory: Path, count: int, *, with_sshd: bool = True) 
             _ip("addr", "add", f"{node.address}/24", "dev", node.public_dev, netns=node.netns)
             _ip("link", "set", node.public_dev, "up", netns=node.netns)
             # interconnect: node <-> the switch namespace's bridge
-            switch_dev = f"rp{token}i{k}"
-            _ip("link", "add", node.interconnect_dev, "netns", node.netns, "type", "veth", "peer", "name", switch_dev)
-            _ip("link", "set", switch_dev, "netns", cluster.switch_netns)
-            _ip("link", "set", switch_dev, "master", "br0", "up", netns=cluster.switch_netns)
+            _ip(
+                "link", "add", node.interconnect_dev, "netns", node.netns, "type", "veth", "peer", "name",
+                node.switch_dev,
+            )  # fmt: skip
+            _ip("link", "set", node.switch_dev, "netns", cluster.switch_netns)
+            _ip("link", "set", node.switch_dev, "master", "br0", "up", netns=cluster.switch_netns)
             _ip("addr", "add", f"{node.interconnect}/24", "dev", node.interconnect_dev, netns=node.netns)
             _ip("link", "set", node.interconnect_dev, "up", netns=node.netns)
         if with_sshd:
