@@ -62,9 +62,13 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -p no:cachep
 test: system-deps $(VENV)/.installed-test check
 	$(PYTEST) $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
-## The quick lane while developing: everything but the tests marked slow (see tests/conftest.py).
+## The quick lane while developing: the tests that need nothing heavy. Each test's needs are
+## markers derived at collection (tests/helpers/needs.py) from its skip markers, its fixtures
+## and the helpers they call: an sshd, network namespaces, loop devices, real fio, racperf on a
+## pty; `root` and the few tests marked slow by hand are left out too. No list of modules.
+FAST_LANE := not (needs_sshd or needs_netns or needs_loop or needs_fio or pty_ui or root or slow)
 test-fast: system-deps $(VENV)/.installed-test
-	$(PYTEST) -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+	$(PYTEST) -m "$(FAST_LANE)" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python tests/bench/run_all.py

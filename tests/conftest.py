@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.tools.fio.options import option_table
+from tests.helpers.needs import mark_needs
 from tests.helpers.netns_helpers import netns_cluster, netns_cluster_factory  # noqa: F401
 from tests.helpers.sshd_helpers import sshd_available, start_sshd
 
@@ -67,31 +68,6 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> None:
     time.tzset()
 
 
-#: modules whose tests run real benchmarks, UIs on a pty or sysstat's binary for seconds each:
-#: `make test-fast` (-m "not slow") leaves them out; `make test` runs everything
-SLOW_MODULES = frozenset(
-    {
-        "test_ui_kill9",
-        "test_iostat_vs_sysstat",
-        "test_write_guard_bypasses",
-        "test_fio_live",
-        "test_run_hangup",
-        "test_runs_ui",
-        "test_network_panel",
-        "test_pair_runs",
-        "test_devjail",
-        "test_write_watch",
-        "test_runs_ui_snapshot",
-        "test_dashboard_snapshot",
-        "test_oratcptest",
-        "test_netperf",
-        "test_iperf3",
-        "test_orion_runs",
-        "test_fio_client_server",
-    }
-)
-
-
 #: the modules with the longest wall time, longest first (seconds of one worker on 2 cores at
 #: a load of ~2, from --durations): they are handed out first, so that neither worker starts a
 #: minute-long file while the other has nothing left. `--dist loadfile` gives each worker the
@@ -126,9 +102,9 @@ def _module_name(item: pytest.Item) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if _module_name(item) in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
+    # what each test needs, from its skip markers, fixtures and the helpers they call
+    # (tests/helpers/needs.py): `make test-fast` leaves out the tests that need any of it
+    mark_needs(items)
     rank = {name: i for i, name in enumerate(LONGEST_MODULES)}
     # stable: a module's tests keep their order, the rest keep collection order after these
     items.sort(key=lambda item: rank.get(_module_name(item), len(rank)))

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import psutil
 
+from tests.helpers import reveals
+
 SSHD = "/usr/sbin/sshd"
 #: sshd refuses to start without its privilege separation directory (Debian's unit creates it)
 PRIVSEP_DIR = Path("/run/sshd")
@@ -153,6 +155,7 @@ def sshd_answers(address: str, port: int, timeout_s: float) -> bool:
     return False
 
 
+@reveals("needs_sshd")
 def start_sshd(directory: Path) -> Sshd:
     """Keys, config, known_hosts in ``directory``; sshd started and answering."""
     directory.mkdir(parents=True, exist_ok=True)
