@@ -4,6 +4,7 @@ emulators of tools that cannot be installed (ORION, oratcptest, netperf, sqlplus
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import time
@@ -25,8 +26,9 @@ def fio_option_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
     (tools/fio/options.py) is read once per fio binary, and per node name on a node, then
     kept there. Read cold it is ~290 fio processes, 3-8 s here and ~20 s for two nodes over
     SSH on a loaded machine; with the cache in each test's own HOME (tests that set HOME) or
-    in one directory per worker, every such test or every worker paid it again. The file is
-    written to a temp name and renamed, so workers filling it at once only each read it."""
+    in one directory per worker, every such test or every worker paid it again. One worker
+    reads it cold while the others wait on a lock, then read the file it wrote: both workers
+    reading it at once cost 6.5 s of CPU each (measured at load 36), twice for nothing."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent  # the session's basetemp: popen-gw0 and popen-gw1 are below it
@@ -38,10 +40,12 @@ def fio_option_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
     # in a test (a form's launch waited 10 s for the refusal) must not pay the cold read
     fio = shutil.which("fio")
     if fio is not None:
-        try:
-            option_table(fio)
-        except (OSError, ValueError):
-            pass  # the tests that need fio say why themselves
+        with open(cache / "fio-options.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+            try:
+                option_table(fio)
+            except (OSError, ValueError):
+                pass  # the tests that need fio say why themselves
     yield cache
     if before is None:
         os.environ.pop("XDG_CACHE_HOME", None)

@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
+from dataclasses import dataclass
+
+import pytest
 
 from tests.helpers import REPO
 
@@ -19,11 +21,19 @@ from tests.conftest import pytest_collection_modifyitems, sshd  # noqa: F401  th
 from tests.helpers.needs import DERIVED
 
 
-def pytest_collection_finish(session):
-    with open(os.environ["NEEDS_OUT"], "w") as out:
-        for item in session.items:
+def _write(items, lane):
+    with open(os.environ["NEEDS_OUT"], "a") as out:
+        for item in items:
             names = sorted(mark.name for mark in item.iter_markers() if mark.name in DERIVED)
-            out.write(f"{item.name} {','.join(names) or '-'}\\n")
+            out.write(f"{item.name} {','.join(names) or '-'} {lane}\\n")
+
+
+def pytest_deselected(items):
+    _write(items, "out")
+
+
+def pytest_collection_finish(session):
+    _write(session.items, "in")
 """
 
 SAMPLE_TESTS = """
@@ -95,18 +105,24 @@ def _fast_lane_expression() -> str:
     return match.group(1).strip()
 
 
-def _collected_needs(tmp_path: Path, *select: str) -> dict[str, str]:
-    """Collect the sample module with the project's pytest configuration (its declared markers,
-    strictly); the needs of each test collected (and selected by SELECT)."""
-    sample = tmp_path / "sample"
-    sample.mkdir(exist_ok=True)
+@dataclass(frozen=True)
+class Collected:
+    needs: dict[str, str]  # test name: its derived markers, or "-"
+    fast_lane: list[str]  # the tests the Makefile's FAST_LANE selects
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory: pytest.TempPathFactory) -> Collected:
+    """The sample module collected with the project's pytest configuration (its declared
+    markers, strictly) and selected by the Makefile's FAST_LANE expression, in one process."""
+    sample = tmp_path_factory.mktemp("sample")
     (sample / "conftest.py").write_text(SAMPLE_CONFTEST)
     (sample / "test_sample.py").write_text(SAMPLE_TESTS)
-    out = tmp_path / "needs.txt"
+    out = sample / "needs.txt"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--strict-markers"]
-        + ["-c", str(REPO / "pyproject.toml"), "--rootdir", str(sample), "--collect-only", *select]
-        + [str(sample / "test_sample.py")],
+        + ["-c", str(REPO / "pyproject.toml"), "--rootdir", str(sample), "--collect-only"]
+        + ["-m", _fast_lane_expression(), str(sample / "test_sample.py")],
         capture_output=True,
         text=True,
         timeout=120,
@@ -114,11 +130,12 @@ def _collected_needs(tmp_path: Path, *select: str) -> dict[str, str]:
         env={"PYTHONPATH": str(REPO), "NEEDS_OUT": str(out), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return dict(line.split(" ") for line in out.read_text().splitlines())
+    rows = [line.split(" ") for line in out.read_text().splitlines()]
+    return Collected({name: needs for name, needs, _ in rows}, [name for name, _, lane in rows if lane == "in"])
 
 
-def test_needs_come_from_fixtures_skip_markers_and_helpers_whatever_their_names(tmp_path: Path) -> None:
-    assert _collected_needs(tmp_path) == {
+def test_needs_come_from_fixtures_skip_markers_and_helpers_whatever_their_names(collected: Collected) -> None:
+    assert collected.needs == {
         "test_pure": "-",
         "test_that_only_names_an_sshd": "-",
         "test_with_the_sshd_fixture": "needs_sshd",
@@ -130,8 +147,5 @@ def test_needs_come_from_fixtures_skip_markers_and_helpers_whatever_their_names(
     }
 
 
-def test_the_fast_lane_of_the_makefile_holds_the_tests_that_need_nothing(tmp_path: Path) -> None:
-    assert _collected_needs(tmp_path, "-m", _fast_lane_expression()) == {
-        "test_pure": "-",
-        "test_that_only_names_an_sshd": "-",
-    }
+def test_the_fast_lane_of_the_makefile_holds_the_tests_that_need_nothing(collected: Collected) -> None:
+    assert collected.fast_lane == ["test_pure", "test_that_only_names_an_sshd"]

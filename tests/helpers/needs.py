@@ -85,7 +85,9 @@ def _reachable_needs(root: object) -> frozenset[str]:
             continue
         inner = inspect.unwrap(obj) if inspect.isfunction(obj) else obj  # contextmanager, wraps
         for each in (obj, inner):
-            found |= getattr(each, "reveals_needs", frozenset())
+            # only a function or class carries the tag (an object's __getattr__ may answer anything)
+            if inspect.isfunction(each) or inspect.isclass(each):
+                found |= getattr(each, "reveals_needs", frozenset())
         module = _module_of(inner)
         if module == home or module.startswith("tests."):
             todo.extend(_callees(inner))
