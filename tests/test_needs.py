@@ -38,12 +38,16 @@ def pytest_collection_finish(session):
 
 SAMPLE_TESTS = """
 import pty
+import subprocess
 
 import pytest
 
-from tests.helpers import needs_fio
+from tests.helpers import needs_fio, racperf_cmd
 from tests.helpers.loopdev import loop_device
 from tests.helpers.sshd_helpers import start_sshd
+
+
+RACPERF = racperf_cmd()
 
 
 @pytest.fixture
@@ -87,6 +91,10 @@ def test_through_a_module_helper(tmp_path):
 @needs_fio
 def test_skipped_without_fio():
     pass
+
+
+def test_through_the_cli_constant():
+    subprocess.run([*RACPERF, "runs"])
 
 
 def test_on_a_pty():
@@ -142,6 +150,7 @@ def test_needs_come_from_fixtures_skip_markers_and_helpers_whatever_their_names(
         "test_with_an_own_node_fixture": "needs_sshd",
         "test_through_a_module_helper": "needs_loop",
         "test_skipped_without_fio": "needs_fio",
+        "test_through_the_cli_constant": "subprocess_cli",
         "test_on_a_pty": "pty_ui",
         "test_in_a_class": "needs_sshd",
     }

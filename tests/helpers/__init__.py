@@ -31,6 +31,19 @@ REPO = TESTS_DIR.parent
 Helper = TypeVar("Helper")
 
 
+def reveals(*markers: str) -> Callable[[Helper], Helper]:
+    """Tag a helper that starts something heavy (an sshd, a loop device, a namespace): a test
+    that calls it, itself or through its fixtures and their helpers, gets these markers
+    (tests/helpers/needs.py), and ``make test-fast`` leaves it out."""
+
+    def tag(helper: Helper) -> Helper:
+        helper.reveals_needs = frozenset(markers)  # type: ignore[attr-defined]
+        return helper
+
+    return tag
+
+
+@reveals("subprocess_cli")
 def racperf_cmd() -> list[str]:
     """argv prefix that runs the racperf CLI with the interpreter running the tests."""
     return [sys.executable, "-m", "racperf_tui"]
@@ -42,15 +55,3 @@ def is_root() -> bool:
 
 needs_root = pytest.mark.skipif(not is_root(), reason="needs root")
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed")
-
-
-def reveals(*markers: str) -> Callable[[Helper], Helper]:
-    """Tag a helper that starts something heavy (an sshd, a loop device, a namespace): a test
-    that calls it, itself or through its fixtures and their helpers, gets these markers
-    (tests/helpers/needs.py), and ``make test-fast`` leaves it out."""
-
-    def tag(helper: Helper) -> Helper:
-        helper.reveals_needs = frozenset(markers)  # type: ignore[attr-defined]
-        return helper
-
-    return tag

@@ -7,7 +7,8 @@ declares the markers). Nothing here names a test module; a need is found in thre
   call, that are tagged with ``reveals`` (``start_sshd``, ``attach``, ``start_netns_cluster``,
   ``start_fio_server``): a module's own ``node`` fixture that starts an sshd is found too;
 - the standard modules those functions use for what no helper of ours wraps (``pty``: a UI on
-  a pseudo-terminal).
+  a pseudo-terminal), and the command line of racperf's CLI (``racperf_cmd()``), which modules
+  keep in a constant (``RACPERF = racperf_cmd()``) that no tag can ride on.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from functools import cache
 
 import pytest
 
-from tests.helpers import needs_fio, needs_root
+from tests.helpers import needs_fio, needs_root, racperf_cmd
 from tests.helpers.loopdev import needs_loop
 
 #: the skip markers that say what a test needs, and the marker each gives it
@@ -28,8 +29,11 @@ SKIP_NEEDS = ((needs_loop.mark, "needs_loop"), (needs_fio.mark, "needs_fio"), (n
 #: modules of the standard library whose use is itself the need
 MODULE_NEEDS = {"pty": "pty_ui"}
 
+#: a command line that starts with this runs racperf's CLI in a new interpreter (~1 s of CPU)
+RACPERF_ARGV = tuple(racperf_cmd())
+
 #: the markers this module derives; the fast lane is the tests with none of them
-DERIVED = frozenset({"needs_sshd", "needs_netns", "needs_loop", "needs_fio", "pty_ui", "root"})
+DERIVED = frozenset({"needs_sshd", "needs_netns", "needs_loop", "needs_fio", "pty_ui", "subprocess_cli", "root"})
 
 
 def _module_of(obj: object) -> str:
@@ -82,6 +86,10 @@ def _reachable_needs(root: object) -> frozenset[str]:
         if inspect.ismodule(obj):
             if obj.__name__ in MODULE_NEEDS:
                 found.add(MODULE_NEEDS[obj.__name__])
+            continue
+        if isinstance(obj, list | tuple):
+            if tuple(obj[: len(RACPERF_ARGV)]) == RACPERF_ARGV:
+                found.add("subprocess_cli")
             continue
         inner = inspect.unwrap(obj) if inspect.isfunction(obj) else obj  # contextmanager, wraps
         for each in (obj, inner):
