@@ -16,7 +16,7 @@ import pytest
 from racperf_tui.core.contract.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run
-from tests.helpers import FAKES, needs_fio, racperf_cmd
+from tests.helpers import FAKES, needs_fio, needs_root, racperf_cmd
 from tests.helpers.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
 
 ensure_repo_importable()
@@ -585,7 +585,7 @@ def _in_a_read_only_bind_mount(source: Path, mount_point: Path, argv: list[str])
     )
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount)")
+@needs_root  # a read-only bind mount in a mount namespace of its own
 def test_a_store_on_a_read_only_mount_is_read_and_run_says_why_it_cannot(data: Path, tmp_path: Path) -> None:
     _store_with_runs(data, runs=2)
     # a copy from another node: the store file alone, a dir we cannot write

@@ -16,6 +16,7 @@ import pytest
 
 from racperf_tui.core.remote import ssh
 from racperf_tui.core.remote.ssh_host import remote_run_prefix
+from tests.helpers import reveals
 from tests.helpers.sshd_helpers import Sshd
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,6 +73,7 @@ def remote_runs(tmp_path: Path):
             shutil.rmtree(path, ignore_errors=True)
 
 
+@reveals("subprocess_cli")
 def racperf(*args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "racperf_tui", *args],

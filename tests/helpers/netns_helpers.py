@@ -43,6 +43,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import reveals
 from tests.helpers.sshd_helpers import PRIVSEP_DIR, SSHD, Sshd, sshd_answers, sshd_available, write_config
 
 NETNS_PREFIX = "racperf-"
@@ -255,6 +256,7 @@ def _keygen(path: Path, comment: str) -> None:
     )
 
 
+@reveals("needs_sshd")
 def _start_node_sshd(node: NetnsNode, directory: Path, user_key: Path) -> Sshd:
     directory.mkdir(parents=True, exist_ok=True)
     host_key = directory / "ssh_host_ed25519_key"
@@ -301,6 +303,7 @@ def _start_node_sshd(node: NetnsNode, directory: Path, user_key: Path) -> Sshd:
     return node.sshd
 
 
+@reveals("needs_netns")
 def start_netns_cluster(directory: Path, count: int, *, with_sshd: bool = True) -> NetnsCluster:
     """``count`` nodes n1..nN as described in the module docstring; stop() removes them."""
     if not 1 <= count <= 200:

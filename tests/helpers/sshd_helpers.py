@@ -22,6 +22,8 @@ from pathlib import Path
 
 import psutil
 
+from tests.helpers import reveals
+
 SSHD = "/usr/sbin/sshd"
 #: sshd refuses to start without its privilege separation directory (Debian's unit creates it)
 PRIVSEP_DIR = Path("/run/sshd")
@@ -167,6 +169,7 @@ def set_node_path(server: Sshd, *directories: Path | str, env: dict[str, str] | 
     assert sshd_answers(server.host, server.port, 10.0), "sshd did not come back after SIGHUP"
 
 
+@reveals("needs_sshd")
 def start_sshd(directory: Path) -> Sshd:
     """Keys, config, known_hosts in ``directory``; sshd started and answering."""
     directory.mkdir(parents=True, exist_ok=True)
