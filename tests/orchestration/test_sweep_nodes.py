@@ -11,24 +11,12 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.core.store import Store
-from tests.helpers.cluster_helpers import isolated_home, node_table, racperf, remote_runs  # noqa: F401
-from tests.helpers.sshd_helpers import Sshd, start_sshd
-
-
-@pytest.fixture
-def two_nodes(sshd: Sshd, tmp_path: Path, isolated_home: Path, remote_runs: Path):  # noqa: F811
-    second = start_sshd(tmp_path / "sshd2")
-    path = tmp_path / "cluster.toml"
-    path.write_text('[cluster]\nname = "test"\n\n' + node_table("rac1", sshd) + node_table("rac2", second))
-    try:
-        yield path
-    finally:
-        second.stop()
+from tests.helpers.cluster_helpers import isolated_home, racperf, remote_runs, two_nodes  # noqa: F401
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_each_point_runs_on_both_nodes_and_adds_up(two_nodes: Path, tmp_path: Path) -> None:
+def test_each_point_runs_on_both_nodes_and_adds_up(two_nodes: Path, tmp_path: Path) -> None:  # noqa: F811
     target = tmp_path / "data.fio"
     target.write_bytes(os.urandom(1 << 20) * 16)
     data = tmp_path / "data"
