@@ -113,7 +113,7 @@ def _number(value: float | None, decimals: int = 1) -> str:
 
 _HEADER = (
     f"{'iodepth':>7} {'numjobs':>7} {'IOPS':>10} {'MiB/s':>9} {'mean ms':>9} {'p99 ms':>9} "
-    f"{'in flight':>9} {'depth':>6}  {'device':<10} {'util%':>6} {'queue':>7}"
+    f"{'in flight':>9} {'depth':>6}  {'device':<10} {'util%':>6} {'await ms':>8} {'queue':>7}"
 )
 
 
@@ -123,7 +123,8 @@ def _row(point: LoadPoint) -> str:
         f"{point.iodepth:>7} {point.numjobs:>7} {point.iops:>10.0f} {point.bw_kib_s / 1024:>9.2f} "
         f"{_ms(point.lat_mean_us):>9} {_ms(point.lat_p99_us):>9} {_number(point.littles_law_outstanding, 2):>9} "
         f"{point.configured_depth:>6}  {(device.name if device else '-'):<10.10} "
-        f"{_number(device.util_pct if device else None):>6} {_number(device.queue if device else None, 2):>7}"
+        f"{_number(device.util_pct if device else None):>6} {_number(device.await_ms if device else None, 3):>8} "
+        f"{_number(device.queue if device else None, 2):>7}"
         + (f"  run {point.run_id}" if point.run_id is not None else "")
     )
 
