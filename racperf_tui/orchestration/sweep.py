@@ -10,7 +10,8 @@ group's result.
   sweep's group (so every point is a normal run, planned and judged by the write guard on
   its node, with its own supervisor and store record), waits for it, reads its result as a
   load point, hands it on, and ends a curve by the stop rule; the group's result is the
-  curves (:mod:`racperf_tui.tools.fio.sweep_curves`).
+  curves (:mod:`racperf_tui.tools.fio.sweep_curves`), written after every point so the
+  curve builds in the store as it does on the screen.
 """
 
 from __future__ import annotations
@@ -232,6 +233,7 @@ def run_sweep(
                     break
                 points.append(found)
                 curve = curve_along(points, plan.varying, plan.stop_p99_us)
+                _record(data_dir, group_id, outcome, curve)  # the curve builds in the store too
                 if on_point is not None:
                     on_point(found, curve)
                 stopped = stop_reason(points, plan.stop_p99_us, plan.stop_knee)
@@ -245,10 +247,17 @@ def run_sweep(
             if outcome.ended is not None:
                 break
     finally:
-        with Store.open(data_dir) as store:
-            store.set_group_result(group_id, outcome.result())
-            store.set_group_message(group_id, _message(outcome))
+        _record(data_dir, group_id, outcome)
     return outcome
+
+
+def _record(data_dir: Path, group_id: int, outcome: SweepOutcome, building: Curve | None = None) -> None:
+    """The group's result and message as they stand, with the curve still being walked."""
+    now = SweepOutcome(outcome.group_id, outcome.plan, [*outcome.curves, *([building] if building else [])])
+    now.ended, now.left_out = outcome.ended, outcome.left_out
+    with Store.open(data_dir) as store:
+        store.set_group_result(group_id, now.result())
+        store.set_group_message(group_id, _message(now))
 
 
 def _message(outcome: SweepOutcome) -> str:
