@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "probe": ("racperf_tui.commands.probe", "built-in network probe (server / client)"),
     "pair": ("racperf_tui.commands.pair", "both ends of a network test, here or on nodes: server, then client"),
     "nodes": ("racperf_tui.commands.nodes", "the cluster's nodes: reachable, logged into, what is installed"),
+    "sweep": ("racperf_tui.commands.sweep", "walk fio's load up to the knee, or find it in fio JSON outputs"),
     "matrix": ("racperf_tui.commands.matrix", "the interconnect matrix: every node to every other, a verdict each"),
     "check-target": ("racperf_tui.commands.check_target", "would writing to this file/device destroy data?"),
 }

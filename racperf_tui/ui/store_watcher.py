@@ -132,8 +132,10 @@ class RunsWatch(Watch):
                 if name not in devices:
                     devices.append(name)
         group_iops: dict[int, float] = {}
-        for run in runs:
-            if run.group_id is not None and run.id in self._group_iops:
+        counted: set[tuple[int, str]] = set()
+        for run in runs:  # newest first: a node's latest run of the group (a sweep's point now)
+            if run.group_id is not None and run.id in self._group_iops and (run.group_id, run.host) not in counted:
+                counted.add((run.group_id, run.host))
                 group_iops[run.group_id] = group_iops.get(run.group_id, 0.0) + self._group_iops[run.id]
         snapshot = RunsSnapshot(tuple(runs), figures, tuple(devices), self._interrupted, group_iops=group_iops)
         # a running run's duration moves every second: the list repaints it

@@ -34,9 +34,9 @@ from racperf_tui.orchestration.run_groups import (
 )
 from racperf_tui.tools import tool_description
 from tests.helpers import FAKES
-from tests.helpers.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_runs  # noqa: F401
+from tests.helpers.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_runs, two_nodes  # noqa: F401
 from tests.helpers.loopdev import loop_device, needs_loop
-from tests.helpers.sshd_helpers import Sshd, _free_port, start_sshd
+from tests.helpers.sshd_helpers import Sshd, _free_port
 
 FIO = tool_description("fio")
 
@@ -122,18 +122,6 @@ def test_a_node_s_orion_load_is_its_luns_own_devices_and_adds_up() -> None:
 # --------------------------------------------------------------------------- two real nodes
 
 
-@pytest.fixture
-def two_nodes(sshd: Sshd, tmp_path: Path, isolated_home: Path, remote_runs: Path):  # noqa: F811
-    """rac1 and rac2: two sshd on 127.0.0.1, in a cluster file."""
-    second = start_sshd(tmp_path / "sshd2")
-    path = tmp_path / "cluster.toml"
-    path.write_text('[cluster]\nname = "test"\n\n' + node_table("rac1", sshd) + node_table("rac2", second))
-    try:
-        yield path
-    finally:
-        second.stop()
-
-
 def _lines(stdout: str) -> list[dict]:
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
@@ -147,7 +135,7 @@ def _read_target(tmp_path: Path, mib: int = 64) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_fio_on_two_nodes_per_node_figures_and_their_total(two_nodes: Path, tmp_path: Path) -> None:
+def test_fio_on_two_nodes_per_node_figures_and_their_total(two_nodes: Path, tmp_path: Path) -> None:  # noqa: F811
     target = _read_target(tmp_path)
     data = tmp_path / "data"
     done = racperf(
@@ -252,7 +240,7 @@ def test_an_unreachable_node_is_left_out_and_said_why(
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_a_refusal_refuses_the_group(two_nodes: Path, tmp_path: Path) -> None:
+def test_a_refusal_refuses_the_group(two_nodes: Path, tmp_path: Path) -> None:  # noqa: F811
     """An option fio's allow list refuses (it runs a command): judged on every node, each
     refusal named with its node, nothing recorded or started anywhere."""
     marker = tmp_path / "ran"
@@ -272,7 +260,7 @@ def test_a_refusal_refuses_the_group(two_nodes: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_a_group_is_stopped_at_once_by_runs_stop(two_nodes: Path, tmp_path: Path) -> None:
+def test_a_group_is_stopped_at_once_by_runs_stop(two_nodes: Path, tmp_path: Path) -> None:  # noqa: F811
     target = _read_target(tmp_path, 8)
     data = tmp_path / "data"
     nodes = list(load_cluster(two_nodes).nodes)
@@ -315,7 +303,7 @@ def oracle_home(tmp_path: Path) -> Path:
 @needs_loop
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path, oracle_home: Path) -> None:
+def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path, oracle_home: Path) -> None:  # noqa: F811
     """The seed's setup: ORION started on every node against the shared LUN (here one loop
     device both nodes read), each node's write guard judging it, each node's diskstats
     companion measuring the LUN's device there (one channel a node, an answer a second): live
@@ -368,7 +356,7 @@ def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_a_signal_stops_every_node(two_nodes: Path, tmp_path: Path) -> None:
+def test_a_signal_stops_every_node(two_nodes: Path, tmp_path: Path) -> None:  # noqa: F811
     """SIGINT to ``racperf run`` of a group stops every node's run; their results are kept."""
     target = _read_target(tmp_path, 8)
     data = tmp_path / "data"
