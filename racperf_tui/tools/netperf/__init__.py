@@ -84,8 +84,8 @@ METRICS = (
 )
 RESULTS = (
     MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", quantity="throughput"),
-    MetricSpec("trans_per_s", "transactions", "trans/s"),
-    MetricSpec("rt_latency_us", "round trip", "µs"),
+    MetricSpec("trans_per_s", "transactions", "trans/s", quantity="transaction_rate"),
+    MetricSpec("rt_latency_us", "round trip", "µs", quantity="latency"),
     MetricSpec("elapsed_s", "elapsed", "s", decimals=2),
 )
 DESCRIPTION = ToolDescription(

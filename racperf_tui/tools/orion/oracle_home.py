@@ -10,6 +10,7 @@ from pathlib import Path
 
 from racperf_tui.core import settings
 from racperf_tui.core.contract.invocation import ToolNotFound
+from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 from racperf_tui.tools.orion.config import OrionConfig
 
 #: the remembered ORACLE_HOME (core.settings)
@@ -26,7 +27,7 @@ def oratab_homes(root: Path) -> tuple[list[str], list[str]]:
     databases: list[str] = []
     grids: list[str] = []
     try:
-        text = (root / "etc" / "oratab").read_text(errors="replace")
+        text = read_regular_text_bounded(root / "etc" / "oratab")
     except OSError:
         return databases, grids
     for line in text.splitlines():
@@ -44,7 +45,7 @@ def oratab_homes(root: Path) -> tuple[list[str], list[str]]:
 def olr_grid_home(root: Path) -> str | None:
     """crs_home from ROOT/etc/oracle/olr.loc (where a cluster's grid home is recorded)."""
     try:
-        text = (root / "etc" / "oracle" / "olr.loc").read_text(errors="replace")
+        text = read_regular_text_bounded(root / "etc" / "oracle" / "olr.loc")
     except OSError:
         return None
     match = re.search(r"^\s*crs_home\s*=\s*(/\S+)", text, re.MULTILINE)
