@@ -20,7 +20,7 @@ from textual.coordinate import Coordinate
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Select, Static
 
 from racperf_tui.core.contract.events import RunState
-from racperf_tui.core.disks.iostat_model import SaturationRules
+from racperf_tui.core.disks.saturation import SaturationRules
 from racperf_tui.core.guard.safety import check_write_target
 from racperf_tui.core.store import Store
 from racperf_tui.tools.fio.result import parse_output
