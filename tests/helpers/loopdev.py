@@ -189,10 +189,14 @@ def throttled_loop(image: Path, iops: int, size_mib: int = 128) -> Iterator[Thro
     with loop_device(image, size_mib) as lower, stacked_loop(lower.path, direct_io=True) as upper:
         cgroup = BLKIO_V1 / f"racperf-test-{os.getpid()}-{upper.name}"
         cgroup.mkdir()
+        # a queue setting outlives the detach: the next user of this loop number gets it back
+        nr_requests = Path("/sys/block") / upper.name / "queue" / "nr_requests"
+        kept = nr_requests.read_text()
         try:
             (cgroup / "blkio.throttle.read_iops_device").write_text(f"{lower.major}:{lower.minor} {iops}")
             yield ThrottledLoop(upper, cgroup, iops)
         finally:
+            nr_requests.write_text(kept)
             deadline = time.monotonic() + 10
             while True:  # empty once the processes put there have exited
                 try:
