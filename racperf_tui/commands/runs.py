@@ -55,6 +55,8 @@ from racperf_tui.core.store import GroupNotFound, NoStore, RunNotFound, RunRecor
 from racperf_tui.core.textio import strict_json
 from racperf_tui.orchestration.run_groups import in_node_order, stop_group
 from racperf_tui.orchestration.runs import stop_run
+from racperf_tui.orchestration.saturation_watch import STREAM as SATURATION_STREAM
+from racperf_tui.orchestration.saturation_watch import episodes_text, recorded_episodes
 
 #: ``racperf runs stop`` of a run that had already finished
 EXIT_ALREADY_FINISHED = 3
@@ -504,10 +506,18 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
     result = store.result(record.id)
     count = store.sample_count(record.id)
     safety = _safety_record(store, record.id)
+    episodes = recorded_episodes(store.raw_output(record.id, SATURATION_STREAM))
     if as_json:
         print(
             strict_json.dumps(
-                {"run": record.to_json(), "sample_count": count, "result": result, "safety": safety}, indent=2
+                {
+                    "run": record.to_json(),
+                    "sample_count": count,
+                    "result": result,
+                    "safety": safety,
+                    "saturation": episodes,
+                },
+                indent=2,
             )
         )
         return 0
@@ -525,6 +535,7 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
         f"config:       {strict_json.dumps(record.config, sort_keys=True)}",
         f"samples:      {count}",
         *_safety_lines(safety),
+        *(["saturation:", *("  " + printable_name(line) for line in episodes_text(episodes))] if episodes else []),
         "result:",
         *("  " + line for line in result_summary(result)),
     ]

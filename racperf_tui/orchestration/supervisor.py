@@ -47,6 +47,7 @@ from typing import Any
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.hosts import Host, LocalHost
 from racperf_tui.core.contract.invocation import Invocation, ToolNotFound
+from racperf_tui.core.disks.block_devices import block_devices_of
 from racperf_tui.core.guard.devjail import devjail_available, jail_argv
 from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.paths import run_dir, use_data_dir
@@ -57,6 +58,8 @@ from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.textio.lines import LineSplitter
 from racperf_tui.orchestration.companions import CompanionRunner
 from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run, takes_host
+from racperf_tui.orchestration.saturation_watch import STREAM as SATURATION_STREAM
+from racperf_tui.orchestration.saturation_watch import SaturationWatch
 from racperf_tui.tools import load_tool
 
 __all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "takes_host", "tool_version"]
@@ -221,6 +224,7 @@ class Supervisor:
             record=lambda stream, text: self.store.add_raw(self.run_id, text, stream),
             log=self.log,
         )
+        saturation = self._saturation_watch(planned, config)
         try:
             self.store.set_benchmark_pgid(self.run_id, proc.pgid)
             self.store.set_state(self.run_id, RunState.RUNNING)
@@ -256,6 +260,8 @@ class Supervisor:
                         self.log(f"stream parser failed on a line:\n{traceback.format_exc()}")
                     return
                 self._emit(samples)
+                if saturation is not None and samples:
+                    saturation.saw(samples[-1])
 
             while not proc.finished:
                 chunks = proc.read(TICK_S, extra_fds=(self._wake_r,) if self._wake_r is not None else ())
@@ -271,6 +277,8 @@ class Supervisor:
                         handle_line(stream, line.text)
                 self._drain_wake()
                 self._emit(companions.poll())
+                if saturation is not None:
+                    saturation.poll()
                 if tick is not None:
                     try:
                         self._emit(tick())
@@ -303,6 +311,8 @@ class Supervisor:
             except Exception:
                 self.log(f"stream parser failed at the end:\n{traceback.format_exc()}")
             flush_raw()
+            if saturation is not None:
+                saturation.flush()
             exit_status = proc.reap()
             self._record_node_protections(proc, final=True)
         finally:
@@ -326,6 +336,22 @@ class Supervisor:
             files,
             lost_link_to=host.name if lost_link else None,
         )
+
+    def _saturation_watch(self, planned: Invocation, config: dict[str, Any]) -> SaturationWatch | None:
+        """The run's block devices judged while it runs (a local run with targets): its
+        queueing and saturated episodes go to its record (orchestration/saturation_watch.py)."""
+        if not isinstance(self.host, LocalHost) or not planned.targets:
+            return None
+        devices = sorted({name for target in planned.targets for name in block_devices_of(target.path)})
+        if not devices:
+            return None
+        try:
+            return SaturationWatch(
+                devices, config, lambda text: self.store.add_raw(self.run_id, text, SATURATION_STREAM)
+            )
+        except OSError as exc:  # no /proc/diskstats to read: the run goes on without
+            self.log(f"no saturation watch: {exc}")
+            return None
 
     def _on_host(self) -> Host:
         assert self.host is not None, "the host is known once the run is planned"

@@ -9,17 +9,14 @@ from a metric's name.
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.tool import ToolDescription
-from racperf_tui.core.disks.block_devices import devices_reached
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.tools import tool_description
@@ -213,27 +210,6 @@ def _job_states_text(extra: Mapping[str, Any]) -> str:
     parts.append("ramping up" if extra.get("ramp") else "running")
     parts.extend(errors)
     return "  ".join(parts)
-
-
-def block_devices_of(target: str | os.PathLike[str] | None, sys_root: str = "/sys") -> list[str]:
-    """Kernel names of the block devices I/O on ``target`` reaches (``["sda1", "sda"]``).
-
-    A block device is named by its own major:minor; a file or directory by the device of the
-    filesystem holding it (st_dev). A partition adds its whole disk; a device-mapper or md
-    device adds the devices under it (``slaves``), because iostat shows all of them.
-    """
-    if not target:
-        return []
-    try:
-        st = os.stat(target)
-    except OSError:
-        parent = Path(target).parent
-        try:
-            st = os.stat(parent)
-        except OSError:
-            return []
-    dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
-    return devices_reached(os.major(dev), os.minor(dev), Path(sys_root).parent)
 
 
 def where_it_ran(run: RunRecord) -> str:

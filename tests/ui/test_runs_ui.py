@@ -20,6 +20,7 @@ from textual.coordinate import Coordinate
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Select, Static
 
 from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.disks.block_devices import block_devices_of
 from racperf_tui.core.disks.saturation import SaturationRules
 from racperf_tui.core.guard.safety import check_write_target
 from racperf_tui.core.store import Store
@@ -27,7 +28,6 @@ from racperf_tui.tools.fio.result import parse_output
 from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.dialogs.quit_dialog import QuitDialog
-from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.tool_form import ToolForm

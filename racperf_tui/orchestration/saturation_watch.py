@@ -1,0 +1,130 @@
+"""A run's target devices judged by the saturation rule while it runs, episodes kept with it.
+
+The supervisor of a local run that touches block devices polls this every tick; once a
+second it samples /proc/diskstats for those devices (core/disks/iostat_sampler.py) and feeds
+the Disks tab's model (core/disks/saturation.py). Each queueing or saturated episode is kept
+with the benchmark's load when it began (its IOPS then, and fio's iodepth x numjobs when the
+run says them), and recorded in the run's store under the raw stream ``saturation`` (one JSON
+list, rewritten as episodes end), which ``racperf runs show`` lists.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.disks.diskstats import QueueFacts
+from racperf_tui.core.disks.iostat_model import IostatModel
+from racperf_tui.core.disks.iostat_sampler import IostatSampler
+from racperf_tui.core.disks.saturation import Episode, SaturationRules
+
+#: The raw output stream of a run that holds its saturation episodes.
+STREAM = "saturation"
+
+#: Seconds between two samples of the target devices.
+INTERVAL_S = 1.0
+
+
+def load_of(config: Mapping[str, Any], sample: Sample | None) -> str:
+    """The benchmark's load in words: 'iodepth 32 x 1 job, 1,950 IOPS' (what is known)."""
+    parts = []
+    iodepth, numjobs = config.get("iodepth"), config.get("numjobs")
+    if iodepth not in (None, ""):
+        jobs = int(str(numjobs)) if str(numjobs or "").isdigit() else 1
+        parts.append(f"iodepth {iodepth} x {jobs} job{'s' if jobs != 1 else ''}")
+    if sample is not None:
+        iops = [value for key, value in sample.metrics.items() if key.endswith("_iops") and value is not None]
+        if iops:
+            parts.append(f"{sum(iops):,.0f} IOPS")
+    return ", ".join(parts)
+
+
+class SaturationWatch:
+    """Poll with :meth:`poll` (cheap between samples); :meth:`episodes` says what was seen."""
+
+    def __init__(
+        self,
+        devices: list[str],
+        config: Mapping[str, Any],
+        record: Callable[[str], None],
+        *,
+        rules: SaturationRules | None = None,
+        sampler: IostatSampler | None = None,
+        interval_s: float = INTERVAL_S,
+    ) -> None:
+        """``devices``: kernel names (block_devices.devices_reached); ``record(text)`` stores
+        the episodes as the run's ``saturation`` stream."""
+        self.devices = sorted(set(devices))
+        self.config = config
+        self.record = record
+        self.interval_s = interval_s
+        self.sampler = sampler or IostatSampler(devices=self.devices, partitions=True)
+        try:
+            rules = rules or SaturationRules.from_env()
+        except ValueError:
+            rules = SaturationRules()  # the run goes on; the Disks tab says what is wrong
+        self.model = IostatModel(rules, facts_of=self._facts)
+        self.model.update(self.sampler.sample(), record_history=False)
+        self._next = time.monotonic() + interval_s
+        self._recorded = 0
+        self.last_sample: Sample | None = None
+
+    def _facts(self, name: str) -> QueueFacts | None:
+        try:
+            return self.sampler.queue_facts(name)
+        except (OSError, ValueError):
+            return None
+
+    def saw(self, sample: Sample) -> None:
+        """The benchmark's latest sample: its load is said with each episode that begins."""
+        self.last_sample = sample
+
+    def poll(self) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + self.interval_s
+        self.model.load_note = load_of(self.config, self.last_sample)
+        report = self.sampler.sample()
+        if report.interval_s > 0:
+            self.model.update(report)
+        if len(self.model.episodes) != self._recorded:
+            self.flush()
+
+    def episodes(self) -> list[Episode]:
+        return [e for e in self.model.episodes_so_far() if e.device in self.devices]
+
+    def flush(self) -> None:
+        """Record every episode so far (those still going end now, as far as the record says)."""
+        episodes = self.episodes()
+        self._recorded = len(self.model.episodes)
+        if episodes:
+            self.record(json.dumps([episode.as_dict() for episode in episodes]) + "\n")
+
+
+def recorded_episodes(stream_text: str) -> list[dict[str, Any]]:
+    """The episodes of a run's ``saturation`` stream (the last record written wins: each
+    holds every episode so far); [] when there are none or the record is unreadable."""
+    last = stream_text.strip().splitlines()[-1] if stream_text.strip() else ""
+    try:
+        episodes = json.loads(last) if last.startswith("[") else []
+    except ValueError:
+        return []
+    return [e for e in episodes if isinstance(e, dict)] if isinstance(episodes, list) else []
+
+
+def episodes_text(episodes: list[dict[str, Any]]) -> list[str]:
+    """One line per episode, as ``racperf runs show`` prints them."""
+    lines = []
+    for episode in episodes:
+        began = time.strftime("%H:%M:%S", time.localtime(float(episode.get("since", 0))))
+        lasted = max(0.0, float(episode.get("until", 0)) - float(episode.get("since", 0)))
+        at = f" at {episode['load']}" if episode.get("load") else ""
+        lines.append(
+            f"{episode.get('device', '?')} {episode.get('level', '?')} from {began} for {lasted:.0f} s{at}: "
+            f"{episode.get('reason', '')}"
+        )
+    return lines
