@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.disks.diskstats import printable_name
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, episodes_text, recorded_episodes
 from racperf_tui.core.paths import resolve_data_dir, store_path
 from racperf_tui.core.remote.cluster import ClusterFileError, Node, add_node_arguments, node_from_args
 from racperf_tui.core.remote.node_runs import NodeRun, list_node_runs, stop_node_run
@@ -55,8 +56,6 @@ from racperf_tui.core.store import GroupNotFound, NoStore, RunNotFound, RunRecor
 from racperf_tui.core.textio import strict_json
 from racperf_tui.orchestration.run_groups import in_node_order, stop_group
 from racperf_tui.orchestration.runs import stop_run
-from racperf_tui.orchestration.saturation_watch import STREAM as SATURATION_STREAM
-from racperf_tui.orchestration.saturation_watch import episodes_text, recorded_episodes
 
 #: ``racperf runs stop`` of a run that had already finished
 EXIT_ALREADY_FINISHED = 3
@@ -506,7 +505,7 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
     result = store.result(record.id)
     count = store.sample_count(record.id)
     safety = _safety_record(store, record.id)
-    episodes = recorded_episodes(store.raw_output(record.id, SATURATION_STREAM))
+    episodes = recorded_episodes(store.raw_output(record.id, EPISODES_STREAM))
     if as_json:
         print(
             strict_json.dumps(

@@ -5,7 +5,7 @@ second it samples /proc/diskstats for those devices (core/disks/iostat_sampler.p
 the Disks tab's model (core/disks/saturation.py). Each queueing or saturated episode is kept
 with the benchmark's load when it began (its IOPS then, and fio's iodepth x numjobs when the
 run says them), and recorded in the run's store under the raw stream ``saturation`` (one JSON
-list, rewritten as episodes end), which ``racperf runs show`` lists.
+list, written again as episodes begin and end), which ``racperf runs show`` lists.
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ from racperf_tui.core.disks.diskstats import QueueFacts
 from racperf_tui.core.disks.iostat_model import IostatModel
 from racperf_tui.core.disks.iostat_sampler import IostatSampler
 from racperf_tui.core.disks.saturation import Episode, SaturationRules
-
-#: The raw output stream of a run that holds its saturation episodes.
-STREAM = "saturation"
 
 #: Seconds between two samples of the target devices.
 INTERVAL_S = 1.0
@@ -69,7 +66,7 @@ class SaturationWatch:
         self.model = IostatModel(rules, facts_of=self._facts)
         self.model.update(self.sampler.sample(), record_history=False)
         self._next = time.monotonic() + interval_s
-        self._recorded = 0
+        self._recorded: tuple[tuple[str, str, float], ...] = ()
         self.last_sample: Sample | None = None
 
     def _facts(self, name: str) -> QueueFacts | None:
@@ -91,8 +88,12 @@ class SaturationWatch:
         report = self.sampler.sample()
         if report.interval_s > 0:
             self.model.update(report)
-        if len(self.model.episodes) != self._recorded:
+        # recorded as each begins or ends, so a live view shows it while it lasts
+        if self._key() != self._recorded:
             self.flush()
+
+    def _key(self) -> tuple[tuple[str, str, float], ...]:
+        return tuple((e.device, e.level, e.since) for e in self.episodes())
 
     def episodes(self) -> list[Episode]:
         return [e for e in self.model.episodes_so_far() if e.device in self.devices]
@@ -100,31 +101,6 @@ class SaturationWatch:
     def flush(self) -> None:
         """Record every episode so far (those still going end now, as far as the record says)."""
         episodes = self.episodes()
-        self._recorded = len(self.model.episodes)
+        self._recorded = self._key()
         if episodes:
             self.record(json.dumps([episode.as_dict() for episode in episodes]) + "\n")
-
-
-def recorded_episodes(stream_text: str) -> list[dict[str, Any]]:
-    """The episodes of a run's ``saturation`` stream (the last record written wins: each
-    holds every episode so far); [] when there are none or the record is unreadable."""
-    last = stream_text.strip().splitlines()[-1] if stream_text.strip() else ""
-    try:
-        episodes = json.loads(last) if last.startswith("[") else []
-    except ValueError:
-        return []
-    return [e for e in episodes if isinstance(e, dict)] if isinstance(episodes, list) else []
-
-
-def episodes_text(episodes: list[dict[str, Any]]) -> list[str]:
-    """One line per episode, as ``racperf runs show`` prints them."""
-    lines = []
-    for episode in episodes:
-        began = time.strftime("%H:%M:%S", time.localtime(float(episode.get("since", 0))))
-        lasted = max(0.0, float(episode.get("until", 0)) - float(episode.get("since", 0)))
-        at = f" at {episode['load']}" if episode.get("load") else ""
-        lines.append(
-            f"{episode.get('device', '?')} {episode.get('level', '?')} from {began} for {lasted:.0f} s{at}: "
-            f"{episode.get('reason', '')}"
-        )
-    return lines

@@ -48,6 +48,7 @@ from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.hosts import Host, LocalHost
 from racperf_tui.core.contract.invocation import Invocation, ToolNotFound
 from racperf_tui.core.disks.block_devices import block_devices_of
+from racperf_tui.core.disks.saturation import EPISODES_STREAM
 from racperf_tui.core.guard.devjail import devjail_available, jail_argv
 from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.paths import run_dir, use_data_dir
@@ -58,7 +59,6 @@ from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.textio.lines import LineSplitter
 from racperf_tui.orchestration.companions import CompanionRunner
 from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run, takes_host
-from racperf_tui.orchestration.saturation_watch import STREAM as SATURATION_STREAM
 from racperf_tui.orchestration.saturation_watch import SaturationWatch
 from racperf_tui.tools import load_tool
 
@@ -346,9 +346,7 @@ class Supervisor:
         if not devices:
             return None
         try:
-            return SaturationWatch(
-                devices, config, lambda text: self.store.add_raw(self.run_id, text, SATURATION_STREAM)
-            )
+            return SaturationWatch(devices, config, lambda text: self.store.add_raw(self.run_id, text, EPISODES_STREAM))
         except OSError as exc:  # no /proc/diskstats to read: the run goes on without
             self.log(f"no saturation watch: {exc}")
             return None

@@ -52,6 +52,8 @@ class LiveRunState:
     run: RunRecord | None = None
     samples: tuple[Sample, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: the run's saturation episodes so far, a line each (core/disks/saturation.episodes_text)
+    saturation: tuple[str, ...] = ()
 
 
 @dataclass

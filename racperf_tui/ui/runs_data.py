@@ -17,6 +17,7 @@ from typing import Any
 
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.tool import ToolDescription
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, episodes_text, recorded_episodes
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.tools import tool_description
@@ -78,6 +79,7 @@ class LivePoller:
     last_t: float | None = None
     last_extra: dict[str, Any] = field(default_factory=dict)
     recent: deque[Sample] = field(default_factory=lambda: deque(maxlen=120))
+    saturation: tuple[str, ...] = ()
     _store: Store | None = None
     #: False when the store is the caller's (the watcher's): not closed here
     _own_store: bool = True
@@ -119,6 +121,7 @@ class LivePoller:
                     continue
                 self.series.setdefault(key, deque(maxlen=self.history)).append(float(value))
                 self.current[key] = float(value)
+        self.saturation = tuple(episodes_text(recorded_episodes(self._store.raw_output(self.run_id, EPISODES_STREAM))))
         self._last_state, self._last_state_at = self.state(), time.monotonic()
         return self._last_state
 
@@ -164,6 +167,7 @@ class LivePoller:
             run=run,
             samples=tuple(self.recent),
             extra=dict(extra),
+            saturation=self.saturation,
         )
 
     def use_store(self, store: Store) -> None:

@@ -8,8 +8,9 @@ import subprocess
 from pathlib import Path
 
 from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, episodes_text, recorded_episodes
 from racperf_tui.core.store import Store
-from racperf_tui.orchestration.saturation_watch import STREAM, episodes_text, load_of, recorded_episodes
+from racperf_tui.orchestration.saturation_watch import load_of
 from tests.helpers import needs_fio, racperf_cmd
 from tests.helpers.loopdev import needs_blkio_throttle, throttled_loop
 
@@ -59,7 +60,7 @@ def test_a_run_that_fills_the_queue_keeps_its_episode(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     with Store.open(data) as store:
         [record] = store.list_runs()
-        episodes = recorded_episodes(store.raw_output(record.id, STREAM))
+        episodes = recorded_episodes(store.raw_output(record.id, EPISODES_STREAM))
     assert episodes, run.stderr[-2000:]
     full = [e for e in episodes if e["level"] == "saturated"]
     assert full and full[0]["device"] == ceiling.device.name, episodes

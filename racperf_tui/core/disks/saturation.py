@@ -26,11 +26,13 @@ from one second to the next.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 OK, BUSY, QUEUEING, SATURATED = "ok", "busy", "queueing", "saturated"
 
@@ -378,3 +380,33 @@ def flag_text(name: str, verdict: Verdict, load: str = "") -> str:
     iodepth=32): no more throughput: ...'."""
     at = f" (at {load})" if load else ""
     return f"{name} {verdict.level} since {clock(verdict.since)}{at}: {verdict.reason}"
+
+
+#: The raw output stream of a run that holds its saturation episodes (orchestration/
+#: saturation_watch.py writes it; runs show and the run view read it).
+EPISODES_STREAM = "saturation"
+
+
+def recorded_episodes(stream_text: str) -> list[dict[str, Any]]:
+    """The episodes of a run's ``saturation`` stream (the last record written wins: each
+    holds every episode so far); [] when there are none or the record is unreadable."""
+    last = stream_text.strip().splitlines()[-1] if stream_text.strip() else ""
+    try:
+        episodes = json.loads(last) if last.startswith("[") else []
+    except ValueError:
+        return []
+    return [e for e in episodes if isinstance(e, dict)] if isinstance(episodes, list) else []
+
+
+def episodes_text(episodes: list[dict[str, Any]]) -> list[str]:
+    """One line per episode, as ``racperf runs show`` prints them."""
+    lines = []
+    for episode in episodes:
+        began = time.strftime("%H:%M:%S", time.localtime(float(episode.get("since", 0))))
+        lasted = max(0.0, float(episode.get("until", 0)) - float(episode.get("since", 0)))
+        at = f" at {episode['load']}" if episode.get("load") else ""
+        lines.append(
+            f"{episode.get('device', '?')} {episode.get('level', '?')} from {began} for {lasted:.0f} s{at}: "
+            f"{episode.get('reason', '')}"
+        )
+    return lines
