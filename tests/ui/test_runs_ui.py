@@ -462,6 +462,10 @@ async def test_dashboard_quit_leave_running_and_disks_panel_told_the_devices(
             15,
             f"the Disks panel to be told {expected_devices}",
         )
+        # and the run's load, said with each saturation episode that begins there
+        await wait_until(
+            pilot, lambda: disks.model.load_note.startswith(f"run {run_id} iodepth "), 15, "the run's load"
+        )
         await pilot.press("q")
         await wait_until(pilot, lambda: isinstance(app.screen, QuitDialog), 10, "the quit dialog")
         await pilot.press("l")

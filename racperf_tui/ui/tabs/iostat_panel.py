@@ -417,9 +417,11 @@ class IostatPanel(Vertical):
             self._show_detail()
 
     # ---- API for other panels ------------------------------------------------------------
-    def set_benchmark_devices(self, names: set[str]) -> None:
-        """The devices a running benchmark touches; the 'b' filter shows only these."""
+    def set_benchmark_devices(self, names: set[str], load: str = "") -> None:
+        """The devices a running benchmark touches; the 'b' filter shows only these. ``load``:
+        the running benchmarks' load, kept with each saturation episode that begins."""
         self.model.set_benchmark_devices(names)
+        self.model.load_note = load
         if self.is_mounted:
             self._show()
 
