@@ -19,7 +19,8 @@ from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.disks.diskstats import QueueFacts
 from racperf_tui.core.disks.iostat_model import IostatModel
 from racperf_tui.core.disks.iostat_sampler import IostatSampler
-from racperf_tui.core.disks.saturation import Episode, SaturationRules
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, FOREIGN_IO_STREAM, Episode, SaturationRules
+from racperf_tui.orchestration.foreign_io import Figures, ForeignIoCheck
 
 #: Seconds between two samples of the target devices.
 INTERVAL_S = 1.0
@@ -46,14 +47,17 @@ class SaturationWatch:
         self,
         devices: list[str],
         config: Mapping[str, Any],
-        record: Callable[[str], None],
+        record: Callable[[str, str], None],
         *,
+        target_device: str = "",
         rules: SaturationRules | None = None,
         sampler: IostatSampler | None = None,
         interval_s: float = INTERVAL_S,
     ) -> None:
-        """``devices``: kernel names (block_devices.devices_reached); ``record(text)`` stores
-        the episodes as the run's ``saturation`` stream."""
+        """``devices``: kernel names (block_devices.devices_reached); ``record(stream, text)``
+        stores the episodes as the run's ``saturation`` stream and foreign I/O as its
+        ``foreign_io`` stream. ``target_device``: the device the benchmark's own I/O lands on,
+        compared with what it says it issued (orchestration/foreign_io.py; direct I/O only)."""
         self.devices = sorted(set(devices))
         self.config = config
         self.record = record
@@ -68,6 +72,8 @@ class SaturationWatch:
         self._next = time.monotonic() + interval_s
         self._recorded: tuple[tuple[str, str, float], ...] = ()
         self.last_sample: Sample | None = None
+        direct = str(config.get("direct", True)).lower() not in ("false", "0", "")
+        self.foreign = ForeignIoCheck(target_device) if target_device and direct else None
 
     def _facts(self, name: str) -> QueueFacts | None:
         try:
@@ -76,8 +82,15 @@ class SaturationWatch:
             return None
 
     def saw(self, sample: Sample) -> None:
-        """The benchmark's latest sample: its load is said with each episode that begins."""
+        """The benchmark's latest sample: its load is said with each episode that begins, and
+        what it issued is compared with what its device did."""
         self.last_sample = sample
+        if self.foreign is None or sample.extra.get("ramp"):
+            return
+        iops = [v for k, v in sample.metrics.items() if k.endswith("_iops") and v is not None]
+        kib = [v for k, v in sample.metrics.items() if k.endswith("_bw_kib_s") and v is not None]
+        if iops and kib:
+            self.foreign.benchmark(Figures(time.monotonic(), sum(iops), sum(kib)))
 
     def poll(self) -> None:
         now = time.monotonic()
@@ -88,9 +101,19 @@ class SaturationWatch:
         report = self.sampler.sample()
         if report.interval_s > 0:
             self.model.update(report)
+            self._check_foreign(now)
         # recorded as each begins or ends, so a live view shows it while it lasts
         if self._key() != self._recorded:
             self.flush()
+
+    def _check_foreign(self, now: float) -> None:
+        check = self.foreign
+        state = self.model.devices.get(check.device_name) if check is not None else None
+        if check is None or state is None:
+            return
+        row = state.row
+        if check.device(Figures(now, row.r_s + row.w_s, row.rkb_s + row.wkb_s)):
+            self.record(FOREIGN_IO_STREAM, check.note + "\n")
 
     def _key(self) -> tuple[tuple[str, str, float], ...]:
         return tuple((e.device, e.level, e.since) for e in self.episodes())
@@ -103,4 +126,4 @@ class SaturationWatch:
         episodes = self.episodes()
         self._recorded = self._key()
         if episodes:
-            self.record(json.dumps([episode.as_dict() for episode in episodes]) + "\n")
+            self.record(EPISODES_STREAM, json.dumps([episode.as_dict() for episode in episodes]) + "\n")

@@ -48,7 +48,6 @@ from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.hosts import Host, LocalHost
 from racperf_tui.core.contract.invocation import Invocation, ToolNotFound
 from racperf_tui.core.disks.block_devices import block_devices_of
-from racperf_tui.core.disks.saturation import EPISODES_STREAM
 from racperf_tui.core.guard.devjail import devjail_available, jail_argv
 from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.paths import run_dir, use_data_dir
@@ -125,6 +124,8 @@ class Supervisor:
         self.write_watch = write_watch
         #: the run's safety record while it waits for the node's protections (a remote run)
         self._safety: dict[str, Any] | None = None
+        #: what the run's message says beside the tool's own verdict (foreign I/O)
+        self._notes: list[str] = []
         #: None: built from the run's config (its ``host_spec``: this machine when it has none)
         self.host: Host | None = host
 
@@ -327,6 +328,8 @@ class Supervisor:
         if lost_link:
             self.log(f"lost link to {host.name}")
         files = {} if lost_link else self._collect_result_files(planned, directory)
+        if saturation is not None and saturation.foreign is not None and saturation.foreign.note:
+            self._notes.append(saturation.foreign.note)
         self._finish(
             tool,
             exit_status,
@@ -342,11 +345,18 @@ class Supervisor:
         queueing and saturated episodes go to its record (orchestration/saturation_watch.py)."""
         if not isinstance(self.host, LocalHost) or not planned.targets:
             return None
-        devices = sorted({name for target in planned.targets for name in block_devices_of(target.path)})
+        reached = [block_devices_of(target.path) for target in planned.targets]
+        devices = sorted({name for names in reached for name in names})
         if not devices:
             return None
         try:
-            return SaturationWatch(devices, config, lambda text: self.store.add_raw(self.run_id, text, EPISODES_STREAM))
+            return SaturationWatch(
+                devices,
+                config,
+                lambda stream, text: self.store.add_raw(self.run_id, text, stream),
+                # the first target's own device: where the benchmark's I/O lands
+                target_device=reached[0][0] if reached[0] else "",
+            )
         except OSError as exc:  # no /proc/diskstats to read: the run goes on without
             self.log(f"no saturation watch: {exc}")
             return None
@@ -561,6 +571,9 @@ class Supervisor:
             message = f"{stderr_tail[-1]} ({message})" if message else stderr_tail[-1]
         elif state is not RunState.SUCCEEDED and stderr_tail and not violations:
             message = f"{message}; stderr: {stderr_tail[-1]}" if message else f"stderr: {stderr_tail[-1]}"
+        if self._notes:
+            # what the run saw beside its own result (foreign I/O on its LUN)
+            message = "; ".join([*([message] if message else []), *self._notes])
         self.store.set_state(self.run_id, state, exit_status=exit_status, message=message)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.tool import ToolDescription
-from racperf_tui.core.disks.saturation import EPISODES_STREAM, episodes_text, recorded_episodes
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, FOREIGN_IO_STREAM, episodes_text, recorded_episodes
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.tools import tool_description
@@ -79,7 +79,7 @@ class LivePoller:
     last_t: float | None = None
     last_extra: dict[str, Any] = field(default_factory=dict)
     recent: deque[Sample] = field(default_factory=lambda: deque(maxlen=120))
-    saturation: tuple[str, ...] = ()
+    saturation: tuple[str, ...] = ()  # the saturation episodes, then the foreign I/O seen
     _store: Store | None = None
     #: False when the store is the caller's (the watcher's): not closed here
     _own_store: bool = True
@@ -121,7 +121,9 @@ class LivePoller:
                     continue
                 self.series.setdefault(key, deque(maxlen=self.history)).append(float(value))
                 self.current[key] = float(value)
-        self.saturation = tuple(episodes_text(recorded_episodes(self._store.raw_output(self.run_id, EPISODES_STREAM))))
+        episodes = recorded_episodes(self._store.raw_output(self.run_id, EPISODES_STREAM))
+        foreign = self._store.raw_output(self.run_id, FOREIGN_IO_STREAM).strip().splitlines()
+        self.saturation = (*episodes_text(episodes), *foreign[-1:])
         self._last_state, self._last_state_at = self.state(), time.monotonic()
         return self._last_state
 

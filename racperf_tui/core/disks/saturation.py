@@ -385,6 +385,9 @@ def flag_text(name: str, verdict: Verdict, load: str = "") -> str:
 #: The raw output stream of a run that holds its saturation episodes (orchestration/
 #: saturation_watch.py writes it; runs show and the run view read it).
 EPISODES_STREAM = "saturation"
+#: ... and the one that says the LUN carried I/O the benchmark did not issue (a line each time
+#: the excess grows; the last says the most).
+FOREIGN_IO_STREAM = "foreign_io"
 
 
 def recorded_episodes(stream_text: str) -> list[dict[str, Any]]:
