@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tests.helpers import needs_fio, racperf_cmd
 from tests.helpers.dashboard_root import DISKS, LOADS, ReplayRoot
+from tests.helpers.fio_helpers import randread_argv
 from tests.helpers.loopdev import needs_blkio_throttle, throttled_loop
 
 
@@ -94,20 +95,7 @@ def test_a_loop_device_at_its_ceiling_is_saturated_live(tmp_path: Path) -> None:
         )
         for iodepth, seconds in ((1, 5), (32, 8)):
             subprocess.run(
-                [
-                    "fio",
-                    "--name=sat",
-                    f"--filename={ceiling.device.path}",
-                    "--rw=randread",
-                    "--bs=4k",
-                    "--ioengine=libaio",
-                    f"--iodepth={iodepth}",
-                    "--direct=1",
-                    "--size=64m",
-                    f"--runtime={seconds}",
-                    "--time_based",
-                    "--readonly",
-                ],
+                randread_argv(ceiling.device.path, iodepth, seconds),
                 capture_output=True,
                 check=True,
                 preexec_fn=ceiling.join,

@@ -11,6 +11,7 @@ from racperf_tui.core.disks.saturation import FOREIGN_IO_STREAM
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.foreign_io import Figures, ForeignIoCheck
 from tests.helpers import needs_fio, racperf_cmd
+from tests.helpers.fio_helpers import randread_argv
 from tests.helpers.loopdev import loop_device, needs_loop
 
 
@@ -40,23 +41,6 @@ def test_past_the_margin_for_three_checks_it_is_said_with_the_excess() -> None:
     )
 
 
-def fio_argv(path: str, seconds: int) -> list[str]:
-    return [
-        "fio",
-        "--name=foreign",
-        f"--filename={path}",
-        "--rw=randread",
-        "--bs=4k",
-        "--ioengine=libaio",
-        "--iodepth=16",
-        "--direct=1",
-        "--size=64m",
-        f"--runtime={seconds}",
-        "--time_based",
-        "--readonly",
-    ]
-
-
 def racperf_run(data: Path, target: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
@@ -84,7 +68,7 @@ def test_a_run_whose_lun_another_fio_loads_says_so(tmp_path: Path) -> None:
         assert alone.wait(timeout=120) == 0, alone.stderr.read() if alone.stderr else ""
         shared = racperf_run(tmp_path / "shared", loop.path)
         time.sleep(2)
-        other = subprocess.run(fio_argv(loop.path, 6), capture_output=True, timeout=60)
+        other = subprocess.run(randread_argv(loop.path, 16, 6, name="foreign"), capture_output=True, timeout=60)
         assert other.returncode == 0, other.stderr
         assert shared.wait(timeout=120) == 0, shared.stderr.read() if shared.stderr else ""
     with Store.open(tmp_path / "alone") as store:

@@ -267,8 +267,15 @@ class IostatModel:
         judge = state.judge
         if judge is None:
             judge = state.judge = SaturationJudge(self.rules, state.name)
-        judge.load_note = self.load_note
         row = state.row
+        if (
+            row.avgqu_sz == 0
+            and row.r_s + row.w_s == 0
+            and row.util_pct < self.rules.busy_util_pct
+            and judge.feed_idle()
+        ):
+            return
+        judge.load_note = self.load_note
         judge.feed(
             DeviceSample(
                 row.avgqu_sz, row.r_s + row.w_s, (row.rkb_s + row.wkb_s) / 1024.0, row.await_ms, row.util_pct, wall_time

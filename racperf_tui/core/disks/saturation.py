@@ -116,9 +116,10 @@ class SaturationRules:
         )
 
     def short(self) -> str:
+        """The rule in the few words an 80-column alert line has room for."""
         return (
-            f"! = queue>={self.full_frac:g}xlimit | no more IOPS for 2x load | await>={self.queueing_ratio:g}x"
-            f"own low-load, >={self.latency_floor_ms:g}ms ({self.consecutive}x)"
+            f"! = qu>={self.full_frac:g}xlimit | flat IOPS at 2x load | await>={self.queueing_ratio:g}x"
+            f"own,>={self.latency_floor_ms:g}ms"
         )
 
 
@@ -132,6 +133,10 @@ class DeviceSample:
     await_ms: float
     util_pct: float
     wall_time: float
+
+
+#: An idle interval, as the window of recent samples keeps it.
+IDLE = DeviceSample(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,10 +217,25 @@ class SaturationJudge:
     finished: list[Episode] = field(default_factory=list)  # ended episodes not yet taken
     episode: Episode | None = None
     load_note: str = ""
+    _baseline_median: float | None = None
 
     def baseline_ms(self) -> float | None:
         """The device's await at low load in this session (median), None before any."""
-        return _median(list(self.baseline)) if self.baseline else None
+        if self._baseline_median is None and self.baseline:
+            self._baseline_median = _median(list(self.baseline))
+        return self._baseline_median
+
+    def feed_idle(self) -> bool:
+        """An idle interval (no I/O, nothing outstanding, %util under busy) of a device that is
+        ok with no streak: nothing can change but the window, so only that moves (most devices
+        of a host are idle on most ticks). False: not that case, :meth:`feed` it."""
+        if self.verdict.level != OK or self.below or any(self.streaks[1:]):
+            return False
+        self.tick += 1
+        self.recent.append(IDLE)
+        if len(self.recent) > self.rules.knee_window:
+            self.recent.popleft()
+        return True
 
     def feed(self, sample: DeviceSample, limit: QueueLimit) -> Verdict:
         rules = self.rules
@@ -227,6 +247,7 @@ class SaturationJudge:
             recent.popleft()
         if 0 < sample.avgqu_sz <= 1.0 and sample.iops > 0 and sample.await_ms > 0:
             self.baseline.append(sample.await_ms)
+            self._baseline_median = None
         kinds = self._kinds(sample, limit)
         band = _band(sample.avgqu_sz)
         if band is not None and sample.iops > 0:
@@ -251,13 +272,8 @@ class SaturationJudge:
         plateau = self._plateau()
         if plateau:
             found["no more throughput"] = (SATURATED, plateau)
-        base = self.baseline_ms()
-        if (
-            base is not None
-            and qu > rules.queueing_min_qu
-            and sample.await_ms >= rules.latency_floor_ms
-            and sample.await_ms >= rules.queueing_ratio * base
-        ):
+        base = self.baseline_ms() if qu > rules.queueing_min_qu and sample.await_ms >= rules.latency_floor_ms else None
+        if base is not None and sample.await_ms >= rules.queueing_ratio * base:
             # No low-load await seen yet, no queueing cue: 7 ms at 1.4 outstanding is a
             # queue on one device and the plain service time of another.
             found["queueing"] = (
@@ -279,8 +295,8 @@ class SaturationJudge:
         device carried and gives no more IOPS nor MB/s, only latency; else ''."""
         rules = self.rules
         recent = self.recent
-        if len(recent) < rules.knee_window:
-            return ""
+        if len(recent) < rules.knee_window or max(s.await_ms for s in recent) < rules.latency_floor_ms:
+            return ""  # too few samples, or sub-floor latency (no median can be above the max)
         now_qu = _median([s.avgqu_sz for s in recent])
         now_await = _median([s.await_ms for s in recent])
         if now_await < rules.latency_floor_ms:

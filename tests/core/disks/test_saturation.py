@@ -20,6 +20,7 @@ from racperf_tui.core.disks.iostat_model import IostatModel
 from racperf_tui.core.disks.iostat_sampler import IostatSampler
 from racperf_tui.core.disks.saturation import SaturationRules
 from tests.helpers import needs_fio
+from tests.helpers.fio_helpers import randread_argv
 from tests.helpers.loopdev import loop_device, needs_blkio_throttle, needs_loop, throttled_loop
 
 T0 = 1_700_000_000.0
@@ -207,6 +208,23 @@ def test_episodes_say_when_they_began_and_at_what_load() -> None:
     )
 
 
+def test_an_idle_device_ends_its_episode_and_is_judged_again_when_loaded() -> None:
+    """Idle intervals take a short path (most devices of a host, most ticks): the same verdicts."""
+    model = model_of({"sdb": SCSI_DISK})
+    full = row("sdb", r_s=3000, util=100, avgqu=31.5, await_ms=10.5)
+    idle = row("sdb", r_s=0, util=0, avgqu=0, await_ms=0, svctm=0)
+    feed(model, [full], 3)
+    sdb = model.devices["sdb"]
+    assert sdb.level == "saturated"
+    feed(model, [idle], 2)
+    assert sdb.level == "saturated"  # hysteresis: the idle path is not taken while flagged
+    feed(model, [idle], 1)
+    assert sdb.level == "ok" and [e.until for e in model.episodes] == [T0 + 5]
+    feed(model, [idle], 10)
+    feed(model, [full], 3)
+    assert sdb.level == "saturated" and sdb.verdict.since == T0 + 16
+
+
 def test_thresholds_are_configurable_and_the_rule_text_is_the_rule() -> None:
     rules = SaturationRules.from_env(
         {"RACPERF_SATURATION": "busy=80,queueing=3,samples=2,full=0.9,knee=0.5,flat=0.1,floor=1,release=4"}
@@ -244,23 +262,7 @@ def test_facts_read_hardware_queues_and_slaves_from_sysfs(tmp_path: Path) -> Non
 
 def fio(path: str, iodepth: int, seconds: int, preexec=None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [
-            "fio",
-            "--name=sat",
-            f"--filename={path}",
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=libaio",
-            f"--iodepth={iodepth}",
-            "--direct=1",
-            "--size=64m",
-            f"--runtime={seconds}",
-            "--time_based",
-            "--readonly",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=preexec,
+        randread_argv(path, iodepth, seconds), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=preexec
     )
 
 
