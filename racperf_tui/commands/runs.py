@@ -55,6 +55,7 @@ from typing import Any
 
 from racperf_tui.core.criteria import CriteriaError, Criterion, load_criteria
 from racperf_tui.core.disks.diskstats import printable_name
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, episodes_text, recorded_episodes
 from racperf_tui.core.paths import resolve_data_dir, store_path
 from racperf_tui.core.remote.cluster import ClusterFileError, Node, add_node_arguments, node_from_args
 from racperf_tui.core.remote.node_runs import NodeRun, list_node_runs, stop_node_run
@@ -521,10 +522,18 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
     result = store.result(record.id)
     count = store.sample_count(record.id)
     safety = _safety_record(store, record.id)
+    episodes = recorded_episodes(store.raw_output(record.id, EPISODES_STREAM))
     if as_json:
         print(
             strict_json.dumps(
-                {"run": record.to_json(), "sample_count": count, "result": result, "safety": safety}, indent=2
+                {
+                    "run": record.to_json(),
+                    "sample_count": count,
+                    "result": result,
+                    "safety": safety,
+                    "saturation": episodes,
+                },
+                indent=2,
             )
         )
         return 0
@@ -542,6 +551,7 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
         f"config:       {strict_json.dumps(record.config, sort_keys=True)}",
         f"samples:      {count}",
         *_safety_lines(safety),
+        *(["saturation:", *("  " + printable_name(line) for line in episodes_text(episodes))] if episodes else []),
         "result:",
         *("  " + line for line in result_summary(result)),
     ]

@@ -53,6 +53,9 @@ class LiveRunState:
     run: RunRecord | None = None
     samples: tuple[Sample, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: the run's saturation episodes so far, a line each (core/disks/saturation.episodes_text),
+    #: then what foreign I/O its LUN carried, if any (orchestration/foreign_io.py)
+    saturation: tuple[str, ...] = ()
 
     @property
     def running(self) -> bool:

@@ -9,17 +9,15 @@ from a metric's name.
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import ToolDescription
-from racperf_tui.core.disks.block_devices import devices_reached
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, FOREIGN_IO_STREAM, episodes_text, recorded_episodes
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.tools import tool_description
@@ -67,6 +65,7 @@ class LivePoller:
     last_t: float | None = None
     last_extra: dict[str, Any] = field(default_factory=dict)
     recent: deque[Sample] = field(default_factory=lambda: deque(maxlen=120))
+    saturation: tuple[str, ...] = ()  # the saturation episodes, then the foreign I/O seen
     _store: Store | None = None
     #: False when the store is the caller's (the watcher's): not closed here
     _own_store: bool = True
@@ -108,6 +107,9 @@ class LivePoller:
                     continue
                 self.series.setdefault(key, deque(maxlen=self.history)).append(float(value))
                 self.current[key] = float(value)
+        episodes = recorded_episodes(self._store.raw_output(self.run_id, EPISODES_STREAM))
+        foreign = self._store.raw_output(self.run_id, FOREIGN_IO_STREAM).strip().splitlines()
+        self.saturation = (*episodes_text(episodes), *foreign[-1:])
         self._last_state, self._last_state_at = self.state(), time.monotonic()
         return self._last_state
 
@@ -153,6 +155,7 @@ class LivePoller:
             run=run,
             samples=tuple(self.recent),
             extra=dict(extra),
+            saturation=self.saturation,
         )
 
     def use_store(self, store: Store) -> None:
@@ -199,27 +202,6 @@ def _job_states_text(extra: Mapping[str, Any]) -> str:
     parts.append("ramping up" if extra.get("ramp") else "running")
     parts.extend(errors)
     return "  ".join(parts)
-
-
-def block_devices_of(target: str | os.PathLike[str] | None, sys_root: str = "/sys") -> list[str]:
-    """Kernel names of the block devices I/O on ``target`` reaches (``["sda1", "sda"]``).
-
-    A block device is named by its own major:minor; a file or directory by the device of the
-    filesystem holding it (st_dev). A partition adds its whole disk; a device-mapper or md
-    device adds the devices under it (``slaves``), because iostat shows all of them.
-    """
-    if not target:
-        return []
-    try:
-        st = os.stat(target)
-    except OSError:
-        parent = Path(target).parent
-        try:
-            st = os.stat(parent)
-        except OSError:
-            return []
-    dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
-    return devices_reached(os.major(dev), os.minor(dev), Path(sys_root).parent)
 
 
 def where_it_ran(run: RunRecord) -> str:

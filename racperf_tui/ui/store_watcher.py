@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import ToolDescription
+from racperf_tui.core.disks.block_devices import block_devices_of
 from racperf_tui.core.store import GroupNotFound, RunRecord, Store
 from racperf_tui.orchestration.calibration_watch import CalibrationFollower, CalibrationRun
 from racperf_tui.orchestration.run_groups import (
@@ -49,7 +50,7 @@ from racperf_tui.ui.messages import (
     RunsSnapshot,
     RunsUpdate,
 )
-from racperf_tui.ui.runs_data import LivePoller, block_devices_of, description_of, open_store
+from racperf_tui.ui.runs_data import LivePoller, description_of, open_store
 
 #: how many runs the list shows
 RUNS_LISTED = 500

@@ -92,11 +92,12 @@ def write_at(image: Path, offset: int, data: bytes) -> None:
 
 
 @reveals("needs_loop")
-def attach(image: Path, *, partitions: bool = False, offset_bytes: int = 0) -> str:
+def attach(image: Path, *, partitions: bool = False, offset_bytes: int = 0, direct_io: bool = False) -> str:
     """losetup IMAGE on a free loop device; retried because other tests race for free ones."""
     argv = (
         ["losetup", "--find", "--show"]
         + (["--partscan"] if partitions else [])
+        + (["--direct-io=on"] if direct_io else [])
         + (["--offset", str(offset_bytes)] if offset_bytes else [])
         + [str(image)]
     )
@@ -156,14 +157,69 @@ def loop_device(
 
 
 @contextlib.contextmanager
-def stacked_loop(backing: str, offset_bytes: int = 0) -> Iterator[LoopDevice]:
+def stacked_loop(backing: str, offset_bytes: int = 0, *, direct_io: bool = False) -> Iterator[LoopDevice]:
     """A loop device whose backing file is the block device BACKING (``losetup -o OFFSET
-    /dev/loopN /dev/loopM``); its ``image`` is BACKING's path."""
-    path = attach(Path(backing), offset_bytes=offset_bytes)
+    /dev/loopN /dev/loopM``); its ``image`` is BACKING's path. ``direct_io``: its reads and
+    writes reach BACKING as I/O (O_DIRECT), not through BACKING's page cache."""
+    path = attach(Path(backing), offset_bytes=offset_bytes, direct_io=direct_io)
     try:
         yield LoopDevice(path=path, image=Path(backing))
     finally:
         detach(path)
+
+
+BLKIO_V1 = Path("/sys/fs/cgroup/blkio")
+
+
+def blkio_throttle_available() -> bool:
+    """cgroup v1's blkio controller with its throttle files, and loop devices."""
+    return not LOOP_MISSING and (BLKIO_V1 / "blkio.throttle.read_iops_device").exists()
+
+
+needs_blkio_throttle = pytest.mark.skipif(
+    not blkio_throttle_available(), reason="needs root, loop devices and the cgroup v1 blkio throttle"
+)
+
+
+@dataclass(frozen=True)
+class ThrottledLoop:
+    """A loop device with a real ceiling: ``device`` (direct I/O) is backed by another loop
+    device that the blkio cgroup ``cgroup`` lets do at most ``iops`` reads a second. Requests
+    of a process in ``cgroup`` wait on ``device`` (its avgqu-sz and await grow with the load,
+    its IOPS stay at the ceiling), as on a disk that can do no more."""
+
+    device: LoopDevice
+    cgroup: Path
+    iops: int
+
+    def join(self) -> None:
+        """Move the calling process into the throttled cgroup (a ``preexec_fn``)."""
+        (self.cgroup / "cgroup.procs").write_text(str(os.getpid()))
+
+
+@contextlib.contextmanager
+def throttled_loop(image: Path, iops: int, size_mib: int = 128) -> Iterator[ThrottledLoop]:
+    """A :class:`ThrottledLoop` on IMAGE; the cgroup and both loop devices go on every path."""
+    with loop_device(image, size_mib) as lower, stacked_loop(lower.path, direct_io=True) as upper:
+        cgroup = BLKIO_V1 / f"racperf-test-{os.getpid()}-{upper.name}"
+        cgroup.mkdir()
+        # a queue setting outlives the detach: the next user of this loop number gets it back
+        nr_requests = Path("/sys/block") / upper.name / "queue" / "nr_requests"
+        kept = nr_requests.read_text()
+        try:
+            (cgroup / "blkio.throttle.read_iops_device").write_text(f"{lower.major}:{lower.minor} {iops}")
+            yield ThrottledLoop(upper, cgroup, iops)
+        finally:
+            nr_requests.write_text(kept)
+            deadline = time.monotonic() + 10
+            while True:  # empty once the processes put there have exited
+                try:
+                    cgroup.rmdir()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
 
 
 @contextlib.contextmanager

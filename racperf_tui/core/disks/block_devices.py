@@ -21,6 +21,7 @@ Nothing here opens a device node or stats a path outside ``root/sys``.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -418,3 +419,24 @@ def devices_reached(major: int, minor: int, root: Path = Path("/")) -> list[str]
     if slaves.is_dir():
         names.extend(sorted(p.name for p in slaves.iterdir()))
     return list(dict.fromkeys(names))
+
+
+def block_devices_of(target: str | os.PathLike[str] | None, sys_root: str = "/sys") -> list[str]:
+    """Kernel names of the block devices I/O on ``target`` reaches (``["sda1", "sda"]``).
+
+    A block device is named by its own major:minor; a file or directory by the device of the
+    filesystem holding it (st_dev). A partition adds its whole disk; a device-mapper or md
+    device adds the devices under it (``slaves``), because iostat shows all of them.
+    """
+    if not target:
+        return []
+    try:
+        st = os.stat(target)
+    except OSError:
+        parent = Path(target).parent
+        try:
+            st = os.stat(parent)
+        except OSError:
+            return []
+    dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
+    return devices_reached(os.major(dev), os.minor(dev), Path(sys_root).parent)

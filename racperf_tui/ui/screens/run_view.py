@@ -35,6 +35,10 @@ from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 POLL_INTERVAL_S = 0.05
 
 
+#: The newest saturation episodes the live view lists.
+SATURATION_LINES = 3
+
+
 class RunProgressBar(ProgressBar):
     """A ProgressBar whose once-a-second ETA tick does not repaint it: the run view shows the
     run's own ETA in its status line (``show_eta=False``), and that tick was half of the view's
@@ -78,12 +82,17 @@ class RunView(Screen[None]):
         #: the texts shown, so an update repaints only what changed
         self._status_shown: str | None = None
         self._jobs_shown: str = ""
+        self._saturation_shown: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Label(self.run_title, id="run-title", markup=False)
         yield Label("waiting for the first sample...", id="run-status")
         with Horizontal(id="run-progress-row"):
             yield RunProgressBar(total=100, show_eta=False, id="run-progress")
+        # the target devices' saturation episodes, as the supervisor records them
+        saturation = Static("", id="run-saturation", markup=False)
+        saturation.display = False
+        yield saturation
         with VerticalScroll(id="run-metrics"):
             # a tool without live figures says so instead of showing empty sparklines
             note = Static(self._live_note(), id="run-live-note", markup=False)
@@ -129,6 +138,11 @@ class RunView(Screen[None]):
         self._show_status("  ".join(parts))
         if live.progress_pct is not None:
             self.query_one(ProgressBar).update(progress=live.progress_pct)
+        if live.saturation != self._saturation_shown:
+            self._saturation_shown = live.saturation
+            saturation = self.query_one("#run-saturation", Static)
+            saturation.update("\n".join(f"! {line}" for line in live.saturation[-SATURATION_LINES:]))
+            saturation.display = bool(live.saturation)
         jobs = f"jobs: {live.job_states}" if live.job_states else ""
         if jobs != self._jobs_shown:
             # the only text here whose height may change (it wraps): this one keeps its layout pass

@@ -25,6 +25,7 @@ from racperf_tui.core.contract.events import RunState
 from racperf_tui.core.store import RunRecord
 from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.run_groups import group_state
+from racperf_tui.orchestration.saturation_watch import load_of
 from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
@@ -117,6 +118,7 @@ class RunsPanel(Vertical):
         self.snapshot = RunsSnapshot()
         self._watch: RunsWatch | None = None
         self._benchmark_devices: list[str] = []
+        self._benchmark_load = ""
         self.interrupted_on_start: list[int] = []
         #: the first list came (the notes on runs from an earlier session are said once)
         self._first_list = True
@@ -272,7 +274,7 @@ class RunsPanel(Vertical):
             # an unchanged Static.update still re-lays out the panel: about 0.5 % CPU a second
             self._hint_shown = hint
             self.query_one("#runs-hint", Static).update(hint)
-        self._tell_disks_panel(list(self.snapshot.devices))
+        self._tell_disks_panel(list(self.snapshot.devices), self._live_load())
 
     def _group_cells(
         self, group_id: int, members: list[RunRecord], table: RunsTable, tool_width: int, target_width: int
@@ -315,14 +317,26 @@ class RunsPanel(Vertical):
                         table.update_cell(key, column_key, after)
         self._rows_shown = rows
 
-    def _tell_disks_panel(self, devices: list[str]) -> None:
+    def _live_load(self) -> str:
+        """The running benchmarks' load, said with each saturation episode that begins on the
+        Disks tab: 'run 12 iodepth 32 x 1 job: <its latest figure>'."""
+        parts = []
+        for run in self.snapshot.runs:
+            if run.state.finished or not run.target:
+                continue
+            config = load_of(run.config, None)
+            figure = self.snapshot.figures.get(run.id, "")
+            parts.append(f"run {run.id}" + (f" {config}" if config else "") + (f": {figure}" if figure else ""))
+        return "; ".join(parts)
+
+    def _tell_disks_panel(self, devices: list[str], load: str = "") -> None:
         """The Disks panel filters on the devices running benchmarks touch (the watcher found
-        them in sysfs)."""
-        if devices == self._benchmark_devices:
+        them in sysfs), and says their load with each saturation episode that begins."""
+        if (devices, load) == (self._benchmark_devices, self._benchmark_load):
             return
-        self._benchmark_devices = devices
+        self._benchmark_devices, self._benchmark_load = devices, load
         for panel in self.app.query(IostatPanel):  # none when the panel is mounted alone
-            panel.set_benchmark_devices(set(devices))
+            panel.set_benchmark_devices(set(devices), load)
 
     def selected_key(self) -> str | None:
         """The row key under the cursor: a run's id, or ``gN`` for a run group."""
