@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import reveals
+from tests.helpers.blkio_throttle import blkio_throttle_available, read_iops_capped
 
 #: every program this module and the loop device tests run: a machine with losetup but without
 #: sfdisk (util-linux's fdisk package) stopped `make test-fast` in the middle instead of skipping
@@ -168,16 +169,9 @@ def stacked_loop(backing: str, offset_bytes: int = 0, *, direct_io: bool = False
         detach(path)
 
 
-BLKIO_V1 = Path("/sys/fs/cgroup/blkio")
-
-
-def blkio_throttle_available() -> bool:
-    """cgroup v1's blkio controller with its throttle files, and loop devices."""
-    return not LOOP_MISSING and (BLKIO_V1 / "blkio.throttle.read_iops_device").exists()
-
-
 needs_blkio_throttle = pytest.mark.skipif(
-    not blkio_throttle_available(), reason="needs root, loop devices and the cgroup v1 blkio throttle"
+    bool(LOOP_MISSING) or not blkio_throttle_available(),
+    reason="needs root, loop devices and the cgroup v1 blkio throttle",
 )
 
 
@@ -200,26 +194,18 @@ class ThrottledLoop:
 @contextlib.contextmanager
 def throttled_loop(image: Path, iops: int, size_mib: int = 128) -> Iterator[ThrottledLoop]:
     """A :class:`ThrottledLoop` on IMAGE; the cgroup and both loop devices go on every path."""
-    with loop_device(image, size_mib) as lower, stacked_loop(lower.path, direct_io=True) as upper:
-        cgroup = BLKIO_V1 / f"racperf-test-{os.getpid()}-{upper.name}"
-        cgroup.mkdir()
+    with (
+        loop_device(image, size_mib) as lower,
+        stacked_loop(lower.path, direct_io=True) as upper,
+        read_iops_capped(lower.major, lower.minor, iops) as cgroup,
+    ):
         # a queue setting outlives the detach: the next user of this loop number gets it back
         nr_requests = Path("/sys/block") / upper.name / "queue" / "nr_requests"
         kept = nr_requests.read_text()
         try:
-            (cgroup / "blkio.throttle.read_iops_device").write_text(f"{lower.major}:{lower.minor} {iops}")
-            yield ThrottledLoop(upper, cgroup, iops)
+            yield ThrottledLoop(upper, cgroup.path, iops)
         finally:
             nr_requests.write_text(kept)
-            deadline = time.monotonic() + 10
-            while True:  # empty once the processes put there have exited
-                try:
-                    cgroup.rmdir()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
 
 
 @contextlib.contextmanager
