@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from racperf_tui.core.paths import use_data_dir
@@ -61,6 +62,16 @@ def _dashboard_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Dispatch to a subcommand, or start the dashboard."""
+    try:
+        return _dispatch(argv)
+    except BrokenPipeError:
+        # the reader went away (`racperf run fio --help | head`): stdout to /dev/null, as
+        # Python's signal docs advise, so the flush at exit does not raise a second time
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _dispatch(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         module_name, help_text = SUBCOMMANDS[argv[0]]
@@ -74,8 +85,6 @@ def main(argv: list[str] | None = None) -> int:
             return int(module.run(args) or 0)
         except KeyboardInterrupt:
             return 130
-        except BrokenPipeError:
-            return 0
     args = _dashboard_parser().parse_args(argv)
     if args.version:
         from racperf_tui import __version__

@@ -232,7 +232,7 @@ class OrionLiveModel:
     """
 
     luns: Sequence[LunDevices]
-    #: the planned matrix, (small, large) per data point in ORION's order (orion.live_model)
+    #: the planned matrix, (small, large) per data point in ORION's order (orion.stream.live_model)
     points: list[tuple[int, int]] = field(default_factory=list)
     size_small: int = 8
     size_large: int = 1024
