@@ -29,7 +29,7 @@ from typing import Any
 from racperf_tui.core.contract.hosts import Host
 from racperf_tui.core.contract.invocation import WRITE, Invocation, Target, ToolNotFound
 from racperf_tui.core.contract.tool import ACCESSES, HOME, RUNS, WRITES, ToolDescription, ToolOption
-from racperf_tui.core.guard.program_vetting import vet_program, vet_tree
+from racperf_tui.core.guard.program_vetting import vet_path, vet_program, vet_tree
 from racperf_tui.core.guard.target_guard import GuardVerdict, judge, overrides_from_config
 from racperf_tui.core.remote.cluster import LOCAL, ClusterFileError, Node, host_for, load_cluster
 
@@ -140,6 +140,28 @@ def vet_named_programs(module: ModuleType, tool_name: str, config: Mapping[str, 
             continue
 
 
+def vet_planned_code(planned: Invocation, tool_name: str) -> None:
+    """The code a planned run loads on this machine, vetted: the program of the run and of each
+    companion, the Oracle home its environment names (bin/, lib/) and every directory of its
+    LD_LIBRARY_PATH. A directory that does not exist passes: the walk reached a trusted
+    directory that lacks it, where nobody else can create it."""
+    for argv in [planned.argv, *(c.argv for c in planned.companions)]:
+        if argv:
+            vet_program(argv[0], f"{tool_name}: the program it runs")
+    for env in [planned.env, *(c.env for c in planned.companions)]:
+        if env.get("ORACLE_HOME"):
+            try:
+                vet_tree(env["ORACLE_HOME"], f"{tool_name}: ORACLE_HOME", ORACLE_HOME_CODE)
+            except FileNotFoundError:
+                pass
+        for directory in env.get("LD_LIBRARY_PATH", "").split(os.pathsep):
+            if directory:
+                try:
+                    vet_path(os.path.abspath(directory), f"{tool_name}: LD_LIBRARY_PATH")
+                except FileNotFoundError:
+                    pass
+
+
 def written_targets(module: ModuleType, config: Mapping[str, Any]) -> list[Target]:
     """A write Target for every path an option the tool declares WRITES names: judged by the
     write guard whatever the tool's own plan says. ValueError for a relative one (it would be
@@ -187,9 +209,7 @@ def judge_run(
     extra_targets = written_targets(module, config)
     planned = plan_invocation(module, tool_name, config, run_dir, host)
     if _is_local(host):
-        for argv in [planned.argv, *(c.argv for c in planned.companions)]:
-            if argv:
-                vet_program(argv[0], f"{tool_name}: the program it runs")
+        vet_planned_code(planned, tool_name)
     declared = {(t.path, t.access, t.node) for t in planned.targets}
     missing = tuple(t for t in extra_targets if (t.path, t.access, t.node) not in declared)
     if missing:

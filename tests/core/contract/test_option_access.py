@@ -42,6 +42,10 @@ NOT_PATHS = {
     ("fio_cs", "size"): "a size (256m, 10%), of the file or device the target names",
     ("fio_cs", "servers"): "HOST[:PORT] addresses; the help names the cluster file they are looked up in",
     ("netperf", "omni_output"): "a format name (csv, human, keyval)",
+    (
+        "orion",
+        "testname",
+    ): "a file name prefix of letters, digits, '_', '.', '-' (no '/'): ORION's files in the run's directory",
 }
 
 

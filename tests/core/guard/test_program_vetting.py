@@ -45,9 +45,10 @@ def nobodys(tmp_path: Path, marker: Path) -> Path:
     """root's directory with nobody's programs: iperf3, python3, java, a jar, and an Oracle home
     whose bin/ (with sqlplus) is nobody's."""
     home = tmp_path / "nobody"
-    for name in ("iperf3", "python3", "java"):
+    for name in ("iperf3", "python3", "java", "netperf", "netserver", "orion"):
         _program(home, name, marker, "iperf 3.9")
     _program(home / "bin", "sqlplus", marker, "SQL*Plus: Release 19.0.0.0.0")
+    _program(home / "bin", "orion", marker)
     (home / "oratcptest.jar").write_bytes(b"PK\x03\x04")
     for path in home.rglob("*"):
         os.chown(path, NOBODY, NOBODY)
@@ -62,6 +63,10 @@ def nobodys(tmp_path: Path, marker: Path) -> Path:
         ("oratcptest", {"role": "server", "java": "{home}/java", "jar_path": "{jar}"}, "{home}/java"),
         ("calibrate_io", {"sid": "ORCL", "oracle_home": "{home}"}, "{home}/bin"),
         ("calibrate_io", {"sid": "ORCL", "sqlplus": "{home}/bin/sqlplus"}, "{home}/bin"),
+        ("netperf", {"role": "client", "netperf": "{home}/netperf"}, "{home}/netperf"),
+        ("netperf", {"role": "server", "netserver": "{home}/netserver", "port": 0}, "{home}/netserver"),
+        ("orion", {"orion": "{home}/orion", "lun": ["/dev/null"]}, "{home}/orion"),
+        ("orion", {"oracle_home": "{home}", "lun": ["/dev/null"]}, "{home}/bin"),
     ],
 )
 def test_a_program_of_another_user_is_refused_before_anything_runs(
@@ -149,4 +154,19 @@ def test_the_settings_file_is_vetted_before_it_is_read(data_dir: Path, tmp_path:
     os.chown(program.parent, NOBODY, NOBODY)
     with pytest.raises(ValueError, match=rf"{program.parent} \(owner nobody"):
         launch_run("oratcptest", {"role": "server", "jar_path": str(jar)}, data_dir=data_dir)
+    assert not marker.exists()
+
+
+def test_the_oracle_home_a_tool_finds_itself_is_vetted(
+    tmp_path: Path, marker: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No option names it: ORION's home comes from $ORACLE_HOME here (/etc/oratab, the
+    remembered one alike); its lib/, on ORION's LD_LIBRARY_PATH, is nobody's."""
+    home = tmp_path / "dbhome"
+    _program(home / "bin", "orion", marker)
+    (home / "lib").mkdir()
+    os.chown(home / "lib", NOBODY, NOBODY)
+    monkeypatch.setenv("ORACLE_HOME", str(home))
+    with pytest.raises(ValueError, match=rf"{home}/lib \(owner nobody, mode drwxr-xr-x\)"):
+        launch_run("orion", {"lun": ["/dev/null"]}, data_dir=data_dir)
     assert not marker.exists()
