@@ -24,14 +24,15 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from racperf_tui.core.contract.hosts import Host
 from racperf_tui.core.contract.invocation import WRITE, Invocation, Target, ToolNotFound
 from racperf_tui.core.contract.tool import ACCESSES, HOME, RUNS, WRITES, ToolDescription, ToolOption
-from racperf_tui.core.guard.program_vetting import vet_path, vet_program, vet_tree
+from racperf_tui.core.guard.program_vetting import LOCAL_VETTER, Vetter
 from racperf_tui.core.guard.target_guard import GuardVerdict, judge, overrides_from_config
 from racperf_tui.core.remote.cluster import LOCAL, ClusterFileError, Node, host_for, load_cluster
+from racperf_tui.core.remote.node_vetting import NodeVetter
 
 #: the directories of an Oracle home whose code a tool runs (sqlplus, orion and their libraries)
 ORACLE_HOME_CODE = ("bin", "lib")
@@ -116,9 +117,14 @@ def _is_local(host: Host | None) -> bool:
     return host is None or not bool(getattr(host, "remote", False))
 
 
-def vet_named_programs(module: ModuleType, tool_name: str, config: Mapping[str, Any]) -> None:
-    """Every program and Oracle home the config names (else the option's default, and
-    $ORACLE_HOME for a home left empty) vetted on this machine before anything of the tool
+def vetter_for(host: Host | None) -> Vetter:
+    """The vetting of programs where the run runs: this machine's, or the node's over SSH."""
+    return LOCAL_VETTER if _is_local(host) else NodeVetter(cast(Host, host))
+
+
+def vet_named_programs(module: ModuleType, tool_name: str, config: Mapping[str, Any], vetter: Vetter) -> None:
+    """Every program and Oracle home the config names (else the option's default, and here
+    $ORACLE_HOME for a home left empty) vetted where the run runs before anything of the tool
     runs, planning included (a ``--version`` asked while planning runs the program):
     UntrustedPath (a ValueError) names the path, its owner and mode. A program that does not
     exist is left to the tool, which says it is missing."""
@@ -126,38 +132,38 @@ def vet_named_programs(module: ModuleType, tool_name: str, config: Mapping[str, 
         if option.access not in (RUNS, HOME):
             continue
         value = config.get(option.name) or option.default
-        if not value and option.access == HOME:
+        if not value and option.access == HOME and vetter is LOCAL_VETTER:
             value = os.environ.get("ORACLE_HOME", "")
         if not value or not isinstance(value, str):
             continue
         what = f"{tool_name}: {option.name}={value}"
         try:
             if option.access == RUNS:
-                vet_program(value, what)
+                vetter.program(value, what)
             else:
-                vet_tree(value, what, ORACLE_HOME_CODE)
+                vetter.tree(value, what, ORACLE_HOME_CODE)
         except FileNotFoundError:
             continue
 
 
-def vet_planned_code(planned: Invocation, tool_name: str) -> None:
-    """The code a planned run loads on this machine, vetted: the program of the run and of each
+def vet_planned_code(planned: Invocation, tool_name: str, vetter: Vetter) -> None:
+    """The code a planned run loads where it runs, vetted: the program of the run and of each
     companion, the Oracle home its environment names (bin/, lib/) and every directory of its
     LD_LIBRARY_PATH. A directory that does not exist passes: the walk reached a trusted
     directory that lacks it, where nobody else can create it."""
     for argv in [planned.argv, *(c.argv for c in planned.companions)]:
         if argv:
-            vet_program(argv[0], f"{tool_name}: the program it runs")
+            vetter.program(argv[0], f"{tool_name}: the program it runs")
     for env in [planned.env, *(c.env for c in planned.companions)]:
         if env.get("ORACLE_HOME"):
             try:
-                vet_tree(env["ORACLE_HOME"], f"{tool_name}: ORACLE_HOME", ORACLE_HOME_CODE)
+                vetter.tree(env["ORACLE_HOME"], f"{tool_name}: ORACLE_HOME", ORACLE_HOME_CODE)
             except FileNotFoundError:
                 pass
         for directory in env.get("LD_LIBRARY_PATH", "").split(os.pathsep):
-            if directory:
+            if directory.startswith("/"):
                 try:
-                    vet_path(os.path.abspath(directory), f"{tool_name}: LD_LIBRARY_PATH")
+                    vetter.path(directory, f"{tool_name}: LD_LIBRARY_PATH")
                 except FileNotFoundError:
                     pass
 
@@ -204,12 +210,11 @@ def judge_run(
     """Vet the programs the config names, plan, and judge on ``host`` (this machine by
     default): PlanRefused unless every target (the tool's, and every path an option declared
     WRITES names) is cleared or overridden by that host's write guard."""
-    if _is_local(host):
-        vet_named_programs(module, tool_name, config)
+    vetter = vetter_for(host)
+    vet_named_programs(module, tool_name, config, vetter)
     extra_targets = written_targets(module, config)
     planned = plan_invocation(module, tool_name, config, run_dir, host)
-    if _is_local(host):
-        vet_planned_code(planned, tool_name)
+    vet_planned_code(planned, tool_name, vetter)
     declared = {(t.path, t.access, t.node) for t in planned.targets}
     missing = tuple(t for t in extra_targets if (t.path, t.access, t.node) not in declared)
     if missing:

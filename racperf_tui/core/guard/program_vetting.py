@@ -47,44 +47,72 @@ def owner_name(uid: int) -> str:
         return f"uid {uid}"
 
 
-def _trusted_owners() -> frozenset[int]:
-    return frozenset({0, os.geteuid()})
+@dataclass(frozen=True)
+class Entry:
+    """What the walk needs of one path (its lstat): owner and mode."""
+
+    uid: int
+    mode: int
 
 
-def _describe(path: str, st: os.stat_result) -> str:
-    return f"{path} (owner {owner_name(st.st_uid)}, mode {stat.filemode(st.st_mode)})"
+class PathFacts:
+    """Where the walk reads entries: this machine (another node's facts: core/remote/node_vetting.py).
+    ``owners``: the users trusted besides root (the one racperf runs as there)."""
+
+    where = ""
+
+    def lstat(self, path: str) -> Entry:
+        st = os.lstat(path)
+        return Entry(st.st_uid, st.st_mode)
+
+    def readlink(self, path: str) -> str:
+        return os.readlink(path)
+
+    def owners(self) -> frozenset[int]:
+        return frozenset({0, os.geteuid()})
+
+    def user_name(self, uid: int) -> str:
+        return owner_name(uid)
 
 
-def _judge(path: str, st: os.stat_result, what: str) -> None:
+LOCAL_FACTS = PathFacts()
+
+
+def _describe(path: str, entry: Entry, facts: PathFacts) -> str:
+    return f"{path}{facts.where} (owner {facts.user_name(entry.uid)}, mode {stat.filemode(entry.mode)})"
+
+
+def _judge(path: str, entry: Entry, what: str, facts: PathFacts) -> None:
     """Refuse one walked entry. A sticky directory writable by others passes: each entry below
     it is judged in turn, and one owned by a trusted user cannot be renamed or removed there
     by anyone else."""
-    owners = _trusted_owners()
-    if st.st_uid not in owners:
+    owners = facts.owners()
+    if entry.uid not in owners:
+        others = sorted(uid for uid in owners if uid != 0)
         raise UntrustedPath(
-            f"{what}: {_describe(path, st)} is not owned by root"
-            + (f" or {owner_name(os.geteuid())}" if os.geteuid() != 0 else "")
+            f"{what}: {_describe(path, entry, facts)} is not owned by root"
+            + "".join(f" or {facts.user_name(uid)}" for uid in others)
             + ": another user could change what racperf runs as root"
         )
-    if stat.S_ISLNK(st.st_mode):
+    if stat.S_ISLNK(entry.mode):
         return  # a link's own mode means nothing; its directory and its target are examined
-    sticky_dir = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX
-    if st.st_mode & 0o022 and not sticky_dir:
+    sticky_dir = stat.S_ISDIR(entry.mode) and entry.mode & stat.S_ISVTX
+    if entry.mode & 0o022 and not sticky_dir:
         raise UntrustedPath(
-            f"{what}: {_describe(path, st)} is writable by "
-            + ("group and others" if st.st_mode & 0o022 == 0o022 else "its group" if st.st_mode & 0o020 else "others")
+            f"{what}: {_describe(path, entry, facts)} is writable by "
+            + ("group and others" if entry.mode & 0o022 == 0o022 else "its group" if entry.mode & 0o020 else "others")
             + ": another user could change what racperf runs as root"
         )
 
 
-def vet_path(path: str, what: str) -> str:
+def vet_path(path: str, what: str, facts: PathFacts = LOCAL_FACTS) -> str:
     """Walk absolute ``path`` as the kernel would and judge every entry on the way; return the
     real path. OSError when a component does not exist; UntrustedPath when one is not trusted."""
-    if not os.path.isabs(path):
+    if not path.startswith("/"):
         raise UntrustedPath(f"{what}: {path!r} is not an absolute path")
     pending = [part for part in path.split("/") if part]
     current = "/"
-    _judge("/", os.lstat("/"), what)
+    _judge("/", facts.lstat("/"), what, facts)
     links = 0
     while pending:
         part = pending.pop(0)
@@ -94,13 +122,13 @@ def vet_path(path: str, what: str) -> str:
             current = os.path.dirname(current) or "/"
             continue
         candidate = os.path.join(current, part)
-        st = os.lstat(candidate)
-        _judge(candidate, st, what)
-        if stat.S_ISLNK(st.st_mode):
+        entry = facts.lstat(candidate)
+        _judge(candidate, entry, what, facts)
+        if stat.S_ISLNK(entry.mode):
             links += 1
             if links > _MAX_LINKS:
                 raise UntrustedPath(f"{what}: {path} has more than {_MAX_LINKS} symbolic links on its way")
-            target = os.readlink(candidate)
+            target = facts.readlink(candidate)
             pending = [p for p in target.split("/") if p] + pending
             if target.startswith("/"):
                 current = "/"
@@ -120,28 +148,51 @@ def resolve_program(program: str, search_path: str | None = None) -> str:
     return os.path.abspath(found)
 
 
-def vet_program(program: str, what: str, search_path: str | None = None) -> Vetted:
-    """Vet the program ``program`` (a path, or a bare name looked up in PATH) that racperf is
-    about to run for ``what`` (e.g. "iperf3 binary="): UntrustedPath when it, or a directory on
-    its way, could be changed by another user; FileNotFoundError when it does not exist."""
-    path = resolve_program(program, search_path)
-    real = vet_path(path, what)
-    if not stat.S_ISREG(os.stat(real).st_mode):
-        raise UntrustedPath(f"{what}: {path} is not a regular file")
+def vet_program(program: str, what: str, search_path: str | None = None, facts: PathFacts = LOCAL_FACTS) -> Vetted:
+    """Vet the program ``program`` (a path, or a bare name looked up in PATH here; an absolute
+    path on another node's ``facts``) that racperf is about to run for ``what`` (e.g. "iperf3
+    binary="): UntrustedPath when it, or a directory on its way, could be changed by another
+    user; FileNotFoundError when it does not exist."""
+    path = resolve_program(program, search_path) if facts is LOCAL_FACTS else program
+    real = vet_path(path, what, facts)
+    if not stat.S_ISREG(facts.lstat(real).mode):
+        raise UntrustedPath(f"{what}: {path}{facts.where} is not a regular file")
     return Vetted(path, real)
 
 
-def vet_tree(directory: str, what: str, subdirectories: Iterable[str] = ()) -> str:
+def vet_tree(directory: str, what: str, subdirectories: Iterable[str] = (), facts: PathFacts = LOCAL_FACTS) -> str:
     """Vet a directory whose code racperf uses (an ORACLE_HOME: its ``bin`` and ``lib``), and
     each of ``subdirectories`` below it that exists; return the directory's real path."""
-    real = vet_path(os.path.abspath(os.path.expanduser(directory)), what)
+    start = os.path.abspath(os.path.expanduser(directory)) if facts is LOCAL_FACTS else directory
+    real = vet_path(start, what, facts)
     for sub in subdirectories:
-        below = os.path.join(real, sub)
-        if os.path.lexists(below):
-            vet_path(below, what)
+        try:
+            vet_path(os.path.join(real, sub), what, facts)
+        except FileNotFoundError:
+            pass  # its trusted parent lacks it: nobody else can make it
     return real
 
 
 def vet_file_for_reading(path: str, what: str) -> str:
     """Vet a file racperf reads as trusted (settings that name programs) the same way."""
     return vet_path(os.path.abspath(path), what)
+
+
+class Vetter:
+    """The vetting functions over one place's facts: this machine here; another node's through
+    core/remote/node_vetting.NodeVetter (the same judgement, the facts asked over SSH)."""
+
+    def __init__(self, facts: PathFacts = LOCAL_FACTS) -> None:
+        self.facts = facts
+
+    def program(self, program: str, what: str) -> Vetted:
+        return vet_program(program, what, facts=self.facts)
+
+    def tree(self, directory: str, what: str, subdirectories: Iterable[str] = ()) -> str:
+        return vet_tree(directory, what, subdirectories, self.facts)
+
+    def path(self, path: str, what: str) -> str:
+        return vet_path(path, what, self.facts)
+
+
+LOCAL_VETTER = Vetter()

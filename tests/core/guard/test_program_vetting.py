@@ -14,9 +14,15 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.core import settings
-from racperf_tui.core.guard.program_vetting import UntrustedPath, vet_path, vet_program
+from racperf_tui.core.guard.program_vetting import LOCAL_VETTER, UntrustedPath, vet_path, vet_program
+from racperf_tui.core.remote.node_vetting import NodeVetter
+from racperf_tui.core.remote.ssh import SshTarget
+from racperf_tui.core.remote.ssh_host import SshHost
+from racperf_tui.orchestration.run_plan import judge_run
 from racperf_tui.orchestration.runs import launch_run
+from racperf_tui.tools import load_tool
 from tests.helpers import is_root
+from tests.helpers.sshd_helpers import Sshd
 
 NOBODY = 65534
 
@@ -169,4 +175,40 @@ def test_the_oracle_home_a_tool_finds_itself_is_vetted(
     monkeypatch.setenv("ORACLE_HOME", str(home))
     with pytest.raises(ValueError, match=rf"{home}/lib \(owner nobody, mode drwxr-xr-x\)"):
         launch_run("orion", {"lun": ["/dev/null"]}, data_dir=data_dir)
+    assert not marker.exists()
+
+
+# ------------------------------------------------------------------ on another node (real sshd)
+
+
+@pytest.fixture
+def node(sshd: Sshd) -> SshHost:
+    return SshHost(SshTarget.parse(sshd.spec, identity=str(sshd.user_key), known_hosts=[str(sshd.known_hosts)]))
+
+
+def test_a_node_judges_as_this_machine_does(node: SshHost, nobodys: Path, tmp_path: Path, marker: Path) -> None:
+    """The same walk on the node's entries over SSH: the same verdicts, the node named."""
+    vetter = NodeVetter(node)
+    with pytest.raises(UntrustedPath) as remote:
+        vetter.program(str(nobodys / "iperf3"), "iperf3: binary=")
+    with pytest.raises(UntrustedPath) as local:
+        LOCAL_VETTER.program(str(nobodys / "iperf3"), "iperf3: binary=")
+    assert str(remote.value) == str(local.value).replace(f"{nobodys}/iperf3 (", f"{nobodys}/iperf3 on {node.name} (")
+    open_dir = tmp_path / "open"
+    target = _program(open_dir, "tool", marker)
+    open_dir.chmod(0o777)
+    (tmp_path / "link").symlink_to(target)
+    with pytest.raises(UntrustedPath, match=rf"{open_dir} on {node.name} \(owner root, mode drwxrwxrwx\)"):
+        vetter.program(str(tmp_path / "link"), "t")
+    assert vetter.program("sh", "t").path == LOCAL_VETTER.program("sh", "t").path
+    with pytest.raises(UntrustedPath, match=rf"{nobodys}/bin on {node.name} \(owner nobody"):
+        vetter.tree(str(nobodys), "calibrate_io: oracle_home=", ("bin", "lib"))
+    with pytest.raises(FileNotFoundError):
+        vetter.program("racperf-no-such-program", "t")
+
+
+def test_a_run_on_a_node_is_refused_before_its_program_runs_there(node: SshHost, nobodys: Path, marker: Path) -> None:
+    config = {"role": "server", "port": 0, "binary": str(nobodys / "iperf3")}
+    with pytest.raises(UntrustedPath, match=rf"{nobodys}/iperf3 on {node.name} \(owner nobody"):
+        judge_run(load_tool("iperf3"), "iperf3", config, host=node)
     assert not marker.exists()
