@@ -1,12 +1,14 @@
 """Programs and Oracle homes on another node vetted as on this machine (core/guard/program_vetting.py):
 the same walk and the same judgement, on the node's entries, asked over SSH in POSIX sh with
 nothing installed there (stat, readlink, id, command -v). Each round is one command; a walk
-that meets an entry not yet asked (a symlink leading elsewhere) asks again, at most
-:data:`MAX_ROUNDS` times. Trusted there: root and the login's user.
+that meets an entry not yet asked (a symlink leading elsewhere) asks again, with the way to
+every link's target met so far, at most :data:`MAX_ROUNDS` times. Trusted there: root and the
+login's user.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -15,8 +17,10 @@ from racperf_tui.core.guard.program_vetting import Entry, PathFacts, UntrustedPa
 
 T = TypeVar("T")
 
-#: commands a judgement may take before it gives up (each follows symlinks a step further)
-MAX_ROUNDS = 8
+#: commands a judgement may take before it gives up: each follows every symlink met a step
+#: further (a venv's python -> python3 -> /usr/bin/python3 -> python3.11 is 4), and the kernel
+#: itself follows at most 40
+MAX_ROUNDS = 40
 _TIMEOUT_S = 30.0
 
 #: $@: paths (lstat'ed) and which:NAME (looked up on the login's PATH); NUL-separated records
@@ -93,6 +97,15 @@ class NodePathFacts(PathFacts):
             else:
                 raise UntrustedPath(f"could not examine programs on {self.host.name}: unexpected answer {kind!r}")
 
+    def _link_targets(self) -> list[str]:
+        """The way to every link's target known so far (asked ahead: a chain of links costs a
+        round a link, not a round a component)."""
+        found = []
+        for link, target in self.links.items():
+            joined = target if target.startswith("/") else f"{link.rsplit('/', 1)[0]}/{target}"
+            found += _prefixes(os.path.normpath(joined))
+        return found
+
     def lstat(self, path: str) -> Entry:
         if path not in self.entries:
             raise _Unknown(path)
@@ -117,7 +130,7 @@ class NodePathFacts(PathFacts):
             try:
                 return judge()
             except _Unknown as unknown:
-                self.ask(_prefixes(unknown.path))
+                self.ask(_prefixes(unknown.path) + self._link_targets())
         raise UntrustedPath(f"could not examine programs on {self.host.name}: more than {MAX_ROUNDS} rounds")
 
 
