@@ -20,6 +20,7 @@ from racperf_tui.core.guard.isolated_python import isolated_module_argv, module_
 from racperf_tui.core.guard.program_vetting import UntrustedPath
 from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from tests.helpers import REPO, is_root
+from tests.helpers.pair_helpers import SHORT_PROBE_PAIR, probe_pair_command
 from tests.helpers.proc_helpers import FAKE_TOOL
 
 NOBODY = 65534
@@ -71,23 +72,7 @@ def test_a_probe_pair_started_in_a_planted_directory_runs_none_of_it(
     planted_cwd: dict[str, Path], data_dir: Path
 ) -> None:
     done = subprocess.run(
-        [
-            _console_racperf(),
-            "pair",
-            "probe",
-            "--data-dir",
-            str(data_dir),
-            "--server",
-            "bind=127.0.0.1",
-            "--server",
-            "port=0",
-            "--set",
-            "host=127.0.0.1",
-            "--set",
-            "duration_s=1",
-            "--set",
-            "interval_s=0.25",
-        ],
+        probe_pair_command([_console_racperf()], data_dir, *SHORT_PROBE_PAIR),
         capture_output=True,
         text=True,
         timeout=90,
