@@ -1,7 +1,8 @@
 """``racperf parse TOOL FILE...``: saved tool output -> result JSON on stdout.
 
 Exit status: 0 when every file gave a result, 1 when one was not the tool's output, 2 when one
-could not be read (missing, a device, larger than the cap). Warnings (lines skipped: too long,
+could not be read (missing, a device, a file of /proc, /sys or another kernel file system, a
+FIFO nobody writes to, a pipe silent for ``--wait`` seconds, larger than the cap). Warnings (lines skipped: too long,
 impossible figures) go to stderr as ``racperf parse TOOL: FILE: line N: ...`` and stay in the
 result's ``"warnings"``. Output is strict JSON (no NaN / Infinity).
 A tool module with ``parse_path(path)`` reads the path itself (ORION: a run directory with its
@@ -12,15 +13,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import stat
 import sys
 from pathlib import Path
 
 from racperf_tui.core.textio import strict_json
 from racperf_tui.core.textio.bounded_read import (
     DEFAULT_LIMIT_BYTES,
+    IDLE_TIMEOUT_S,
     BoundedReadError,
     read_stream_bounded,
     read_text_bounded,
+    refuse_kernel_file,
 )
 from racperf_tui.tools import load_tool, tool_modules
 
@@ -39,7 +43,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="FILE",
         help=f"saved output ('-' for stdin); at most {_LIMIT_MIB} MiB each, a regular "
-        "file or a pipe (devices are refused); orion: also a run directory",
+        "file or a pipe (devices, kernel files of /proc and /sys, FIFOs nobody writes to are "
+        "refused); orion: also a run directory",
+    )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=IDLE_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"give up on a pipe silent this long (default {IDLE_TIMEOUT_S:g})",
     )
     parser.add_argument("--indent", type=int, default=None, help="pretty-print with this indent")
 
@@ -50,14 +62,15 @@ def run(args: argparse.Namespace) -> int:
     parse_path = getattr(module, "parse_path", None)
     for name in args.files:
         try:
-            if name != "-" and callable(parse_path):
+            if name != "-" and callable(parse_path) and not stat.S_ISFIFO(refuse_kernel_file(name).st_mode):
                 result = parse_path(Path(name))
                 print(strict_json.dumps(result, indent=args.indent, sort_keys=False))
                 continue
             if name == "-":
-                text = read_stream_bounded(sys.stdin.buffer, DEFAULT_LIMIT_BYTES, "stdin").decode("utf-8", "replace")
+                data = read_stream_bounded(sys.stdin.buffer, DEFAULT_LIMIT_BYTES, "stdin", args.wait)
+                text = data.decode("utf-8", "replace")
             else:
-                text = read_text_bounded(name, DEFAULT_LIMIT_BYTES)
+                text = read_text_bounded(name, DEFAULT_LIMIT_BYTES, idle_timeout_s=args.wait)
         except BoundedReadError as exc:  # its message names the file and the reason
             print(f"racperf parse: {exc}", file=sys.stderr)
             status = max(status, 2)

@@ -24,11 +24,11 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from racperf_tui.core.guard.isolated_python import isolated_code_argv
 from racperf_tui.core.guard.write_watch import Violation, WriteWatch
 
 #: bytes per os.read(); large reads keep a 5 MB line to a few dozen system calls
@@ -273,7 +273,7 @@ class SupervisedProcess:
         read_fd, write_fd = os.pipe()
         try:
             self._watchdog = subprocess.Popen(
-                [sys.executable, "-S", "-c", _WATCHDOG_CODE, str(self.watchdog_grace_s)],
+                isolated_code_argv(_WATCHDOG_CODE, str(self.watchdog_grace_s)),
                 stdin=read_fd,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -1,7 +1,9 @@
 """Small persisted user settings (one JSON object in the data directory).
 
 Things a user configures once and expects remembered, e.g. ``oratcptest.jar_path`` or
-``oratcptest.java``. Not for run data (that lives in the store).
+``oratcptest.java``. Not for run data (that lives in the store). The file is vetted before it
+is read (core/guard/program_vetting.py), and the programs it remembers are vetted where they
+are run, like any program an option names.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from racperf_tui.core.guard.program_vetting import vet_file_for_reading
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 
@@ -24,9 +27,13 @@ def settings_path(data_dir: str | os.PathLike[str] | None = None) -> Path:
 
 
 def load_all(data_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Every setting; {} when the file does not exist. A corrupt file raises ValueError naming it."""
+    """Every setting; {} when the file does not exist. A corrupt file raises ValueError naming
+    it; one another user could have written (the file or a directory above it not root's or
+    this user's, or writable by group or others) raises UntrustedPath (a ValueError) naming its
+    owner and mode before it is read: it names programs racperf runs."""
     path = settings_path(data_dir)
     try:
+        vet_file_for_reading(str(path), "the settings file")
         text = read_regular_text_bounded(path)
     except FileNotFoundError:
         return {}

@@ -19,17 +19,23 @@ from __future__ import annotations
 
 import inspect
 import ipaddress
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from racperf_tui.core.contract.hosts import Host
-from racperf_tui.core.contract.invocation import Invocation, Target, ToolNotFound
+from racperf_tui.core.contract.invocation import WRITE, Invocation, Target, ToolNotFound
+from racperf_tui.core.contract.tool import ACCESSES, HOME, RUNS, WRITES, ToolDescription, ToolOption
+from racperf_tui.core.guard.program_vetting import LOCAL_VETTER, Vetter
 from racperf_tui.core.guard.target_guard import GuardVerdict, judge, overrides_from_config
 from racperf_tui.core.remote.cluster import LOCAL, ClusterFileError, Node, host_for, load_cluster
+from racperf_tui.core.remote.node_vetting import NodeVetter
 
+#: the directories of an Oracle home whose code a tool runs (sqlplus, orion and their libraries)
+ORACLE_HOME_CODE = ("bin", "lib")
 #: the config key naming the cluster file whose nodes a target's ``node`` address is looked up in
 CLUSTER_FILE_KEY = "cluster_file"
 
@@ -101,6 +107,99 @@ def plan_invocation(
     return planned
 
 
+def tool_options(module: ModuleType) -> tuple[ToolOption, ...]:
+    """The options the tool declares (none for a tool without a description)."""
+    description = getattr(getattr(module, "TOOL", None), "description", None)
+    return tuple(description.options) if isinstance(description, ToolDescription) else ()
+
+
+def _is_local(host: Host | None) -> bool:
+    return host is None or not bool(getattr(host, "remote", False))
+
+
+def vetter_for(host: Host | None) -> Vetter:
+    """The vetting of programs where the run runs: this machine's, or the node's over SSH."""
+    return LOCAL_VETTER if _is_local(host) else NodeVetter(cast(Host, host))
+
+
+def vet_named_programs(module: ModuleType, tool_name: str, config: Mapping[str, Any], vetter: Vetter) -> None:
+    """Every program and Oracle home the config names (else the option's default, and here
+    $ORACLE_HOME for a home left empty) vetted where the run runs before anything of the tool
+    runs, planning included (a ``--version`` asked while planning runs the program):
+    UntrustedPath (a ValueError) names the path, its owner and mode. A program that does not
+    exist is left to the tool, which says it is missing."""
+    for option in tool_options(module):
+        if option.access not in (RUNS, HOME):
+            continue
+        value = config.get(option.name) or option.default
+        if not value and option.access == HOME and vetter is LOCAL_VETTER:
+            value = os.environ.get("ORACLE_HOME", "")
+        if not value or not isinstance(value, str):
+            continue
+        what = f"{tool_name}: {option.name}={value}"
+        try:
+            if option.access == RUNS:
+                vetter.program(value, what)
+            else:
+                vetter.tree(value, what, ORACLE_HOME_CODE)
+        except FileNotFoundError:
+            continue
+
+
+def vet_planned_code(planned: Invocation, tool_name: str, vetter: Vetter) -> None:
+    """The code a planned run loads where it runs, vetted: the program of the run and of each
+    companion, the Oracle home its environment names (bin/, lib/) and every directory of its
+    LD_LIBRARY_PATH. A directory that does not exist passes: the walk reached a trusted
+    directory that lacks it, where nobody else can create it."""
+    for argv in [planned.argv, *(c.argv for c in planned.companions)]:
+        if argv:
+            vetter.program(argv[0], f"{tool_name}: the program it runs")
+    for env in [planned.env, *(c.env for c in planned.companions)]:
+        if env.get("ORACLE_HOME"):
+            try:
+                vetter.tree(env["ORACLE_HOME"], f"{tool_name}: ORACLE_HOME", ORACLE_HOME_CODE)
+            except FileNotFoundError:
+                pass
+        for directory in env.get("LD_LIBRARY_PATH", "").split(os.pathsep):
+            if directory.startswith("/"):
+                try:
+                    vetter.path(directory, f"{tool_name}: LD_LIBRARY_PATH")
+                except FileNotFoundError:
+                    pass
+
+
+def written_targets(module: ModuleType, config: Mapping[str, Any]) -> list[Target]:
+    """A write Target for every path an option the tool declares WRITES names: judged by the
+    write guard whatever the tool's own plan says. ValueError for a relative one (it would be
+    relative to the tool's working directory, not to where it was typed)."""
+    found = []
+    for option in tool_options(module):
+        value = config.get(option.name)
+        if option.access != WRITES or not value:
+            continue
+        for path in value if isinstance(value, list) else [value]:
+            if not str(path).startswith("/"):
+                raise PlanRefused(f"{option.name}: {path} is relative; give an absolute path")
+            found.append(Target(str(path), WRITE, origin=f"{option.name}="))
+    return found
+
+
+def absolute_paths(module: ModuleType, config: Mapping[str, Any], cwd: str) -> dict[str, Any]:
+    """``config`` with the relative paths its path options name made absolute from ``cwd``
+    (the caller's: the supervisor runs elsewhere): every written path; a read path or a
+    program given with a slash, or a read path that exists there. A bare name that is not a
+    file there stays: a program on PATH, or a word the option takes (oratcptest's RANDOM)."""
+    config = dict(config)
+    for option in tool_options(module):
+        value = config.get(option.name)
+        if option.access not in ACCESSES or not isinstance(value, str) or not value or value.startswith(("/", "~")):
+            continue
+        candidate = os.path.join(cwd, value)
+        if option.access == WRITES or "/" in value or (option.access != RUNS and os.path.exists(candidate)):
+            config[option.name] = os.path.normpath(candidate)
+    return config
+
+
 def judge_run(
     module: ModuleType,
     tool_name: str,
@@ -108,9 +207,18 @@ def judge_run(
     run_dir: str | None = None,
     host: Host | None = None,
 ) -> JudgedRun:
-    """Plan and judge on ``host`` (this machine by default): PlanRefused unless every target
-    is cleared or overridden by that host's write guard."""
+    """Vet the programs the config names, plan, and judge on ``host`` (this machine by
+    default): PlanRefused unless every target (the tool's, and every path an option declared
+    WRITES names) is cleared or overridden by that host's write guard."""
+    vetter = vetter_for(host)
+    vet_named_programs(module, tool_name, config, vetter)
+    extra_targets = written_targets(module, config)
     planned = plan_invocation(module, tool_name, config, run_dir, host)
+    vet_planned_code(planned, tool_name, vetter)
+    declared = {(t.path, t.access, t.node) for t in planned.targets}
+    missing = tuple(t for t in extra_targets if (t.path, t.access, t.node) not in declared)
+    if missing:
+        planned = replace(planned, targets=(*planned.targets, *missing))
     override = overrides_from_config(dict(config))
     own = [t for t in planned.targets if not t.node]
     verdict = host.judge_targets(own, override) if host is not None else judge(own, override)

@@ -22,11 +22,12 @@ from typing import Any
 
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.invocation import ToolNotFound
+from racperf_tui.core.guard.isolated_python import FIXED_CWD, isolated_env, isolated_module_argv, vetted_roots
 from racperf_tui.core.paths import log_dir
 from racperf_tui.core.remote.cluster import HOST_SPEC_KEY, LOCAL, Node, host_for, node_spec
 from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store, supervisor_alive
-from racperf_tui.orchestration.run_plan import judge_run
+from racperf_tui.orchestration.run_plan import absolute_paths, judge_run
 from racperf_tui.orchestration.supervisor import Supervisor
 from racperf_tui.tools import load_tool
 
@@ -50,13 +51,17 @@ def prepare_run(tool: str, config: dict[str, Any], node: Node) -> tuple[dict[str
     missing there, KeyError for an unknown tool, SshError (an OSError) when the node cannot
     be reached. The supervisor plans and judges again right before the start. Returns the
     config to record (a remote node's ``host_spec`` in it, so the supervisor rebuilds the
-    host) and the planned argv."""
+    host; on this machine, relative paths made absolute: the supervisor runs in a fixed
+    directory) and the planned argv."""
+    module = load_tool(tool)
     config = dict(config)
     config.pop(HOST_SPEC_KEY, None)
-    if not node.is_local:
+    if node.is_local:
+        config = absolute_paths(module, config, os.getcwd())
+    else:
         config[HOST_SPEC_KEY] = node_spec(node)
     try:
-        judged = judge_run(load_tool(tool), tool, config, host=host_for(node))
+        judged = judge_run(module, tool, config, host=host_for(node))
     except SshError as exc:  # which node, and why, in one line (a list of nodes shows it so)
         raise SshError(f"node {node.name}: {one_line(exc)}") from None
     return config, list(judged.invocation.argv)
@@ -84,15 +89,15 @@ def launch_run(
     ``config["target"]``.
     """
     config, argv = prepare_run(tool, config, node)
-    data_dir = Path(data_dir)
+    # the supervisor imports this tool as we did, from a vetted root, never from a cwd
+    roots = vetted_roots([load_tool(tool)])
+    data_dir = Path(data_dir).absolute()  # the supervisor runs in FIXED_CWD
     with Store.open(data_dir) as store:
         run_id = store.create_run(
             tool, node.name, target if target is not None else config.get("target"), config, argv, None, group_id
         )
         log_path = log_dir(data_dir) / f"run-{run_id}.log"
-        command = [
-            sys.executable,
-            "-m",
+        command = isolated_module_argv(
             "racperf_tui.orchestration.supervisor",
             "--data-dir",
             str(data_dir),
@@ -101,7 +106,8 @@ def launch_run(
             "--detach",
             "--log",
             str(log_path),
-        ]
+            roots=roots,
+        )
         try:
             proc = subprocess.run(
                 command,
@@ -109,7 +115,8 @@ def launch_run(
                 capture_output=True,
                 start_new_session=True,
                 timeout=_LAUNCH_TIMEOUT_S,
-                env=_child_env(),
+                env=isolated_env(),
+                cwd=FIXED_CWD,
             )
             pid = int(proc.stdout.decode().split()[0]) if proc.returncode == 0 and proc.stdout.strip() else None
         except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
@@ -121,23 +128,6 @@ def launch_run(
             raise RuntimeError(f"run {run_id}: could not start the supervisor: {problem}")
         store.set_supervisor_pid(run_id, pid)
     return run_id
-
-
-def _child_env() -> dict[str, str]:
-    """The supervisor must import what we imported (e.g. a tool module found via the cwd)."""
-    env = dict(os.environ)
-    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    paths = [
-        p
-        for p in sys.path
-        if p and os.path.isdir(p) and not any(os.path.abspath(p).startswith(prefix) for prefix in prefixes)
-    ]
-    paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    cwd = os.getcwd()
-    if cwd not in paths:
-        paths.insert(0, cwd)
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    return env
 
 
 def wait_for_run(run_id: int, data_dir: Path, timeout_s: float, poll_s: float = 0.05) -> RunRecord:

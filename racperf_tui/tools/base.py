@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
 from racperf_tui.core.contract.invocation import Invocation
 from racperf_tui.core.contract.tool import StreamParser, ToolDescription
+from racperf_tui.core.guard.program_vetting import vet_program
 
 if TYPE_CHECKING:  # the Host protocol is a type here: its module (process, guard) is not needed
     from racperf_tui.core.contract.hosts import Host
@@ -175,7 +176,9 @@ def run_briefly(
 ) -> subprocess.CompletedProcess[str]:
     """A short command a tool asks something of (a version, fio's option table or its reading
     of a job): no stdin, output captured as text (undecodable bytes replaced). OSError and
-    subprocess.TimeoutExpired as subprocess.run raises them: each caller says what failed."""
+    subprocess.TimeoutExpired as subprocess.run raises them: each caller says what failed.
+    The program is vetted first (UntrustedPath, a ValueError, names it, its owner and mode)."""
+    vet_program(argv[0], "a program racperf asks while planning")
     return subprocess.run(
         argv,
         capture_output=True,

@@ -52,7 +52,15 @@ from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.invocation import Invocation
-from racperf_tui.core.contract.tool import MetricSpec, PairMode, PairSpec, ProgramField, ToolDescription, ToolOption
+from racperf_tui.core.contract.tool import (
+    RUNS,
+    MetricSpec,
+    PairMode,
+    PairSpec,
+    ProgramField,
+    ToolDescription,
+    ToolOption,
+)
 from racperf_tui.tools.base import (
     check_choice,
     check_range,
@@ -60,6 +68,7 @@ from racperf_tui.tools.base import (
     option_number,
     option_whole_number,
     program_output,
+    run_briefly,
 )
 from racperf_tui.tools.figures import (
     MAX_LINE_CHARS,
@@ -152,7 +161,7 @@ OPTIONS = (
     ToolOption("window", "str", "", "socket buffer, e.g. 4M (-w)", end="client"),
     ToolOption("json_stream", "str", "auto", "true / false / auto: --json-stream where iperf3 has it", end="client"),
     ToolOption("verbose", "bool", True, "-V: adds the CPU line", end="client"),
-    ToolOption("binary", "str", "iperf3", "the iperf3 program"),
+    ToolOption("binary", "path", "iperf3", "the iperf3 program", access=RUNS),
 )
 METRICS = (
     MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput", quantity="throughput"),
@@ -297,7 +306,7 @@ def detect_version(binary: str = "iperf3") -> tuple[int, int] | None:
     if path is None:
         return None
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=5).stdout
+        out = run_briefly([path, "--version"], 5).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     match = re.search(r"iperf (\d+)\.(\d+)", out)
@@ -311,7 +320,7 @@ def supports_json_stream(binary: str = "iperf3") -> bool:
     if path is None:
         return False
     try:
-        proc = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=5)
+        proc = run_briefly([path, "--help"], 5)
     except (OSError, subprocess.SubprocessError):
         return False
     if "--json-stream" in proc.stdout + proc.stderr:

@@ -33,6 +33,9 @@ from racperf_tui.core import settings, units
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.invocation import Invocation
 from racperf_tui.core.contract.tool import (
+    READS,
+    RUNS,
+    WRITES,
     MetricSpec,
     PairMode,
     PairSpec,
@@ -40,6 +43,7 @@ from racperf_tui.core.contract.tool import (
     ToolDescription,
     options_from_dataclass,
 )
+from racperf_tui.core.guard.program_vetting import vet_program
 from racperf_tui.tools.base import (
     ModuleTool,
     OptionsConfig,
@@ -317,6 +321,7 @@ def locate_java(config: Mapping[str, Any] | None = None) -> tuple[str, str]:
         path = shutil.which(explicit) if os.sep not in explicit else explicit
         if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
             raise ValueError(f"oratcptest: java {explicit!r} (from {source}) is not an executable file")
+        vet_program(path, f"oratcptest: java (from {source})")
         return path, source
     looked = []
     for var, rel in (("JAVA_HOME", ("bin", "java")), ("ORACLE_HOME", ("jdk", "bin", "java"))):
@@ -356,6 +361,7 @@ def find_jar(config: Mapping[str, Any] | None = None) -> str:
     jar = os.path.expanduser(str(jar))
     if not os.path.isfile(jar):
         raise ValueError(f"oratcptest: jar_path {jar!r} does not exist or is not a file")
+    vet_program(os.path.abspath(jar), "oratcptest: jar_path (java runs its code)")
     return jar
 
 
@@ -823,6 +829,8 @@ OPTIONS = options_from_dataclass(
     OratcptestConfig,
     _HELP,
     choices={"role": ("client", "server"), "mode": ("SYNC", "ASYNC")},
+    kinds={"jar_path": "path", "java": "path", "file": "path", "output": "path"},
+    access={"jar_path": RUNS, "java": RUNS, "file": WRITES, "output": WRITES, "payload": READS},
     ends={k: "server" for k in ("file", "server_lifetime_s")}
     | {
         k: "client"

@@ -65,3 +65,22 @@ def assert_client_started_after_server_ready(done: FinishedPair, ready_line: str
     assert done.server.started_at <= done.pair.server_ready_at <= done.client.started_at
     assert done.client.config["peer_run_id"] == done.server.id
     assert done.server.config["role"] == "server" and done.client.config["role"] == "client"
+
+
+def probe_pair_command(racperf: list[str], data_dir: Path, *args: str) -> list[str]:
+    """``racperf pair probe`` (``racperf``: how the CLI is started) with its server on 127.0.0.1,
+    and ``args`` after."""
+    return [*racperf, "pair", "probe", "--data-dir", str(data_dir), "--server", "bind=127.0.0.1", *args]
+
+
+#: a one-second probe pair on 127.0.0.1 with live figures every 0.25 s, the server on a free port
+SHORT_PROBE_PAIR = (
+    "--server",
+    "port=0",
+    "--set",
+    "host=127.0.0.1",
+    "--set",
+    "duration_s=1",
+    "--set",
+    "interval_s=0.25",
+)

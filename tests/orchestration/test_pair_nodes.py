@@ -137,7 +137,7 @@ def test_a_probe_client_on_a_node_is_its_file_run_by_the_nodes_python(sshd: Sshd
         server_result = store.result(head["server_run_id"])
     assert client.host == "rac1" and client.state is RunState.SUCCEEDED, client.message
     # the run's directory's copy, by the node's python3: this machine's interpreter is not named
-    assert client.argv[:3] == ["python3", "-u", str(data / "runs" / str(client.id) / probe.CLIENT_FILE_NAME)]
+    assert client.argv[:4] == ["python3", "-I", "-u", str(data / "runs" / str(client.id) / probe.CLIENT_FILE_NAME)]
     assert copied == probe.client_source()
     target = SshTarget(sshd.host, sshd.user, sshd.port, str(sshd.user_key), (str(sshd.known_hosts),))
     on_node = Path(SshHost(target, name="rac1").remote_dir(data / "runs" / str(client.id))) / probe.CLIENT_FILE_NAME

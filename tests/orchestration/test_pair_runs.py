@@ -19,6 +19,7 @@ from racperf_tui.core.ports import check_listen_port
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.pair_runs import PairStartError, _check_port, pair_spec
 from tests.helpers import racperf_cmd
+from tests.helpers.pair_helpers import SHORT_PROBE_PAIR, probe_pair_command
 
 
 @pytest.mark.parametrize(
@@ -69,24 +70,12 @@ def test_port_check_refuses_a_taken_port_and_warns_of_the_databases() -> None:
 
 
 def _pair_cmd(data_dir: Path, *args: str) -> list[str]:
-    return racperf_cmd() + ["pair", "probe", "--data-dir", str(data_dir), "--server", "bind=127.0.0.1", *args]
+    return probe_pair_command(racperf_cmd(), data_dir, *args)
 
 
 def test_racperf_pair_runs_both_ends_and_prints_json_lines(data_dir: Path) -> None:
     proc = subprocess.run(
-        _pair_cmd(
-            data_dir,
-            "--server",
-            "port=0",
-            "--set",
-            "host=127.0.0.1",
-            "--set",
-            "duration_s=1",
-            "--set",
-            "interval_s=0.25",
-            "--set",
-            "length=32K",
-        ),
+        _pair_cmd(data_dir, *SHORT_PROBE_PAIR, "--set", "length=32K"),
         capture_output=True,
         text=True,
         timeout=60,

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Protocol
 
 from racperf_tui.core.contract.invocation import Invocation, Target
+from racperf_tui.core.guard.program_vetting import vet_program
 from racperf_tui.core.guard.target_guard import GuardVerdict, judge
 from racperf_tui.core.guard.write_watch import Violation, WriteWatch
 from racperf_tui.core.process import SupervisedProcess
@@ -149,7 +150,9 @@ class LocalHost:
         stdin: str | None = None,
     ) -> BriefOutput:
         """``argv`` to its end (``env`` added to this process's environment, ``stdin`` text
-        else /dev/null); FileNotFoundError, TimeoutError, OSError (see the module doc)."""
+        else /dev/null); FileNotFoundError, TimeoutError, OSError (see the module doc);
+        UntrustedPath (a ValueError) when the program is not vetted (program_vetting)."""
+        vet_program(argv[0], "a program racperf asks while planning")
         try:
             done = subprocess.run(
                 argv,

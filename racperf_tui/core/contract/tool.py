@@ -26,6 +26,15 @@ ROLE_OPTION = "role"
 #: tool reads or writes (a file, a directory or a device: a form suggests the devices racperf
 #: sees); "path" any other path (a program, a home)
 KINDS = ("str", "int", "float", "bool", "choice", "list", "path", "target")
+#: what a tool does with the path an option names (ToolOption.access); every option naming a
+#: path declares one (tests/core/contract/test_option_access.py walks every tool's options):
+#: READS: only read; GUARDED: read or written as the tool's own Invocation targets say (fio's
+#: target, ORION's LUNs); WRITES: created, written or truncated, judged by the write guard as
+#: a write target whatever the tool plans (orchestration/run_plan.py); RUNS: a program run,
+#: vetted before anything runs (core/guard/program_vetting.py); HOME: an Oracle home whose
+#: bin/ and lib/ are run, vetted the same way
+READS, GUARDED, WRITES, RUNS, HOME = "read", "guarded", "write", "run", "home"
+ACCESSES = (READS, GUARDED, WRITES, RUNS, HOME)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -48,6 +57,15 @@ class ToolOption:
     #: False: ``--set`` only, no field in the form (fio's ``destructive``: a form overrides
     #: the write guard by the typed device name; ``custom``: set by a preset)
     in_form: bool = True
+    #: what the tool does with the path this option names (ACCESSES); "" for no path; a
+    #: "target" option is GUARDED unless it says otherwise
+    access: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind == "target" and not self.access:
+            object.__setattr__(self, "access", GUARDED)
+        if self.access and self.access not in ACCESSES:
+            raise ValueError(f"option {self.name}: access {self.access!r} is not one of {', '.join(ACCESSES)}")
 
     def convert(self, text: Any) -> Any:
         """A typed value from user text (or an already typed value); ValueError names the
@@ -465,10 +483,12 @@ def options_from_dataclass(
     skip: Sequence[str] = (),
     kinds: Mapping[str, str] | None = None,
     not_in_form: Sequence[str] = (),
+    access: Mapping[str, str] | None = None,
 ) -> tuple[ToolOption, ...]:
     """The options of a config dataclass: name, kind (from the field's annotation, or
     ``kinds``: "target" for the path a tool works on) and default from the field, help from
-    ``helps`` (every field must have one: a test checks); ``not_in_form`` are ``--set`` only."""
+    ``helps`` (every field must have one: a test checks); ``not_in_form`` are ``--set`` only;
+    ``access`` what the tool does with the path a field names (ToolOption.access)."""
     found = []
     for item in dataclasses.fields(cls):
         if item.name in skip:
@@ -494,6 +514,7 @@ def options_from_dataclass(
                 tuple((choices or {}).get(item.name, ())),
                 (ends or {}).get(item.name, "both"),
                 in_form=item.name not in not_in_form,
+                access=(access or {}).get(item.name, ""),
             )
         )
     return tuple(found)

@@ -36,8 +36,12 @@ import stat
 import sys
 from dataclasses import dataclass
 
+from racperf_tui.core.guard.isolated_python import isolated_module_argv, module_of_argv
+
 #: exit status when the jail could not be set up; the command was not executed
 EXIT_UNAVAILABLE = 125
+#: the module a jailed command is started through
+JAIL_MODULE = "racperf_tui.core.guard.devjail"
 #: the command was found but could not be executed / was not found (as env(1) and the shell)
 EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
@@ -162,19 +166,18 @@ def devjail_available() -> tuple[bool, str]:
 
 
 def jail_argv(argv: list[str], allowed: list[str]) -> list[str]:
-    """``argv`` run inside a device jail that allows ``allowed``."""
-    prefix = [sys.executable, "-m", "racperf_tui.core.guard.devjail"]
-    for path in allowed:
-        prefix += ["--allow", path]
-    return prefix + ["--", *argv]
+    """``argv`` run inside a device jail that allows ``allowed`` (an isolated python: its
+    working directory and PYTHON* variables reach nothing it imports)."""
+    options = [word for path in allowed for word in ("--allow", path)]
+    return isolated_module_argv(JAIL_MODULE, *options, "--", *argv)
 
 
 def unjail_argv(argv: list[str]) -> tuple[list[str], list[str]] | None:
     """(the command, the allowed paths) of an argv made by :func:`jail_argv`; None for another."""
-    prefix = [sys.executable, "-m", "racperf_tui.core.guard.devjail"]
-    if argv[: len(prefix)] != prefix or "--" not in argv[len(prefix) :]:
+    found = module_of_argv(argv)
+    if found is None or found[0] != JAIL_MODULE or "--" not in found[1]:
         return None
-    rest = argv[len(prefix) :]
+    rest = found[1]
     split = rest.index("--")
     options, command = rest[:split], rest[split + 1 :]
     if len(options) % 2 or any(word != "--allow" for word in options[::2]):

@@ -107,6 +107,8 @@ printf '%s end\n' "$m"
 
 #: $1 the mark, then (kind, path, extra) triples: one answer each, after "MARK r INDEX"; first
 #: the stats of the open files listed on stdin (paths we built: /proc/PID/fd/N), in bulk.
+#: The python of the exclusive-open probe runs isolated as python 2 allows it too (-E -s -S: no
+#: PYTHON* variables, no site code) from /: a module in the login's home never runs.
 #: Only block devices and regular files are ever opened (the target's head is asked for with
 #: its stat, before its type is known here): a FIFO would block, a tape rewind, a watchdog arm.
 PATHS_SH = r"""
@@ -139,14 +141,14 @@ while [ $# -ge 3 ]; do
     if ! [ -b "$p" ]; then
       echo free
     elif [ -n "$py" ]; then
-      "$py" -c 'import errno, os, sys
+      (cd / && exec "$py" -E -s -S -c 'import errno, os, sys
 try:
     fd = os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK)
 except OSError as exc:
     print("busy" if exc.errno == errno.EBUSY else "free")
 else:
     os.close(fd)
-    print("free")' "$p" 2>/dev/null || echo none
+    print("free")' "$p") 2>/dev/null || echo none
     else
       echo none
     fi ;;

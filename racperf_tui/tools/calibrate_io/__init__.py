@@ -41,7 +41,6 @@ import json
 import os
 import re
 import stat
-import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -50,7 +49,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.invocation import Companion, Invocation, ToolNotFound
-from racperf_tui.core.contract.tool import MetricSpec, ToolDescription, options_from_dataclass
+from racperf_tui.core.contract.tool import HOME, RUNS, MetricSpec, ToolDescription, options_from_dataclass
+from racperf_tui.core.guard.isolated_python import isolated_module_argv
 from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 from racperf_tui.tools.base import OptionsConfig, on_another_node
 from racperf_tui.tools.figures import OutputParseError
@@ -204,7 +204,12 @@ _HELP = {
     "status_interval_s": "how often a second session reads V$IO_CALIBRATION_STATUS",
     "duration_estimate_s": "how long it may take before racperf stops it (its hard limit is twice this)",
 }
-OPTIONS = options_from_dataclass(CalibrateIoConfig, _HELP)
+OPTIONS = options_from_dataclass(
+    CalibrateIoConfig,
+    _HELP,
+    kinds={"oracle_home": "path", "sqlplus": "path"},
+    access={"oracle_home": HOME, "sqlplus": RUNS},
+)
 METRICS = (
     MetricSpec("elapsed_s", "calibrating for", "s", decimals=0, chart="elapsed"),
     MetricSpec("in_progress", "IN PROGRESS (V$IO_CALIBRATION_STATUS)", "", decimals=0, chart="in_progress"),
@@ -761,7 +766,7 @@ class CalibrateIoTool:
                 "calibrate_io: connect needs python-oracledb, which is not installed "
                 "(pip install 'racperf_tui[oracle]', or pip install oracledb); without connect, sqlplus is used"
             )
-        argv = [sys.executable, "-m", ORACLEDB_SESSION_MODULE, "--connect", cfg.connect, "--user", cfg.user]
+        argv = isolated_module_argv(ORACLEDB_SESSION_MODULE, "--connect", cfg.connect, "--user", cfg.user)
         return Invocation(
             argv=argv,
             cwd=".",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core import units
 from racperf_tui.core.contract.invocation import Invocation, ToolNotFound
-from racperf_tui.core.contract.tool import MetricSpec, ResultTable, ToolDescription, options_from_dataclass
+from racperf_tui.core.contract.tool import READS, MetricSpec, ResultTable, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import on_another_node
 from racperf_tui.tools.fio import result_sections as fio_result_sections
 from racperf_tui.tools.fio.config import (
@@ -232,6 +232,7 @@ OPTIONS = options_from_dataclass(
     _FIO_HELP,
     choices={"rw": RW_MODES, "ioengine": IOENGINES},
     kinds={"target": "target", "job_file": "path"},
+    access={"job_file": READS},
     not_in_form=("destructive", "custom", "status_interval_s", "name"),
 )
 #: what a live fio run shows: bandwidth stored in KiB/s, shown in MiB/s

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core import units
 from racperf_tui.core.contract.invocation import Invocation, Target
-from racperf_tui.core.contract.tool import MetricSpec, ResultTable, ToolDescription, ToolOption
+from racperf_tui.core.contract.tool import READS, MetricSpec, ResultTable, ToolDescription, ToolOption
 from racperf_tui.tools.fio import (
     JOB_FILE_NAME,
     fio_on,
@@ -280,6 +280,7 @@ _CLUSTER_OPTION = ToolOption(
     "path",
     None,
     "the cluster file whose nodes the servers are (default: ~/.config/racperf/cluster.toml)",
+    access=READS,
 )
 OPTIONS = (
     _SERVERS_OPTION,

@@ -345,6 +345,8 @@ _PSEUDO_FS_ROOTS = ("/proc", "/sys")
 _BLANKS = bytes(range(0, 33)) + bytes(range(127, 256))
 _MATH_KEYWORDS = (b"$pagesize", b"$mb_memory", b"$ncpus")
 _MAX_INCLUDE_DEPTH = 8
+#: what some editors put before the first line; fio takes it for part of the first line
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
@@ -413,6 +415,13 @@ def read_job_file(path: str, builtins: frozenset[str] = frozenset()) -> JobFileR
                 return
             if b"\0" in data:
                 problems.append(f"{where}: holds NUL bytes, which fio reads differently")
+                return
+            if data.startswith(UTF8_BOM):
+                problems.append(
+                    f"{where}: starts with a UTF-8 byte order mark (the bytes EF BB BF an editor on Windows "
+                    "adds), which fio reads as part of the first line; save the file without it "
+                    "(e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)"
+                )
                 return
             reading.data[file] = data
         variables = reading.variables.setdefault(file, set())

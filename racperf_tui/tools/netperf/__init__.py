@@ -31,7 +31,7 @@ The roles: :mod:`~racperf_tui.tools.netperf.config` (one end's config),
 
 from __future__ import annotations
 
-from racperf_tui.core.contract.tool import MetricSpec, ToolDescription, options_from_dataclass
+from racperf_tui.core.contract.tool import RUNS, MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import ModuleTool
 from racperf_tui.tools.netperf.config import TESTS, NetperfConfig
 from racperf_tui.tools.netperf.pair import PAIR
@@ -76,6 +76,8 @@ OPTIONS = options_from_dataclass(
     _HELP,
     choices={"role": ("client", "server"), "test": TESTS},
     ends={"netserver": "server", "server_lifetime_s": "server"},
+    kinds={"netperf": "path", "netserver": "path"},
+    access={"netperf": RUNS, "netserver": RUNS},
 )
 METRICS = (
     MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans", quantity="transaction_rate"),

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from racperf_tui.tools.base import run_briefly
+
 if TYPE_CHECKING:
     from racperf_tui.core.contract.hosts import Host
 
@@ -38,9 +40,7 @@ class NetperfCapabilities:
 @functools.lru_cache(maxsize=16)
 def _detect_cached(path: str, mtime_ns: int, env_key: str) -> NetperfCapabilities:
     try:
-        proc = subprocess.run(
-            [path, "-D", "1", "-V"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL
-        )
+        proc = run_briefly([path, "-D", "1", "-V"], 10)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ValueError(f"netperf: cannot run {path!r} to check its version: {exc}") from None
     return capabilities_of(proc.stdout + proc.stderr)

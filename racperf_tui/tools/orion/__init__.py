@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core.contract.invocation import Invocation
-from racperf_tui.core.contract.tool import MetricSpec, ToolDescription, ToolOption
+from racperf_tui.core.contract.tool import GUARDED, HOME, MetricSpec, ToolDescription, ToolOption
+from racperf_tui.core.contract.tool import RUNS as RUNS_PROGRAM
 from racperf_tui.tools.orion.config import DEFAULT_TESTNAME, MATRICES, RUNS, SIMULATES, TYPES, OrionConfig, orion_config
 from racperf_tui.tools.orion.matrix import (
     DataPoint,
@@ -89,7 +90,7 @@ _HELP = {
 OPTIONS: tuple[ToolOption, ...] = (
     ToolOption("run", "choice", "simple", _HELP["run"], RUNS),
     ToolOption("testname", "str", DEFAULT_TESTNAME, _HELP["testname"]),
-    ToolOption("lun", "path", None, _HELP["lun"], repeatable=True),
+    ToolOption("lun", "path", None, _HELP["lun"], repeatable=True, access=GUARDED),
     ToolOption("num_disks", "int", None, _HELP["num_disks"]),
     ToolOption("size_small", "int", None, _HELP["size_small"]),
     ToolOption("size_large", "int", None, _HELP["size_large"]),
@@ -105,8 +106,8 @@ OPTIONS: tuple[ToolOption, ...] = (
     ToolOption("hugenotneeded", "bool", False, _HELP["hugenotneeded"]),
     ToolOption("verbose", "bool", False, _HELP["verbose"]),
     ToolOption("storax", "str", None, _HELP["storax"]),
-    ToolOption("oracle_home", "path", "", _HELP["oracle_home"]),
-    ToolOption("orion", "path", "", _HELP["orion"]),
+    ToolOption("oracle_home", "path", "", _HELP["oracle_home"], access=HOME),
+    ToolOption("orion", "path", "", _HELP["orion"], access=RUNS_PROGRAM),
 )
 METRICS = (
     MetricSpec("progress_pct", "progress", "%", decimals=1, chart="progress"),

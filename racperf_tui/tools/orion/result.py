@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
+from racperf_tui.core.textio.bounded_read import read_text_bounded
 
 VERSION_RE = re.compile(r"ORION(?:: ORacle IO Numbers --)? VERSION\s+(\S+)", re.IGNORECASE)
 STAMP_RE = re.compile(r"^\s*(?P<name>\S+?)_(?P<date>\d{8})_(?P<time>\d{4})\s*$")
@@ -356,24 +356,26 @@ def parse_output(text: str) -> dict[str, Any]:
 
 def parse_path(path: str | os.PathLike[str]) -> dict[str, Any]:
     """``racperf parse orion PATH``: a run directory (its result files), a result file (its
-    siblings of the same test found beside it), a CSV, or captured stdout."""
+    siblings of the same test found beside it), a CSV, or captured stdout. Every file is read
+    bounded (core/textio/bounded_read.py): a device, a kernel file or a silent FIFO linked
+    under a result file's name is refused, never read for ever."""
     target = Path(path)
     if target.is_dir():
         files = {
-            p.name: read_regular_text_bounded(p)
+            p.name: read_text_bounded(p)
             for p in sorted(target.iterdir())
             if p.is_file() and _RESULT_FILE_RE.match(p.name)
         }
         if not files:
             raise ValueError(f"{target}: no ORION result files (<testname>_<yyyymmdd>_<hhmm>_summary.txt ...)")
         stdout = target / "stdout.txt"
-        result = parse_result_files(read_regular_text_bounded(stdout) if stdout.is_file() else "", files)
+        result = parse_result_files(read_text_bounded(stdout) if stdout.is_file() else "", files)
     else:
-        text = read_regular_text_bounded(target)
+        text = read_text_bounded(target)
         match = _RESULT_FILE_RE.match(target.name)
         if match:
             files = {
-                p.name: read_regular_text_bounded(p)
+                p.name: read_text_bounded(p)
                 for p in sorted(target.parent.glob(f"{glob_escape(match['prefix'])}_*"))
                 if p.is_file() and _RESULT_FILE_RE.match(p.name)
             }

@@ -64,7 +64,8 @@ from typing import TYPE_CHECKING, Any
 from racperf_tui.core import units
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.invocation import Invocation
-from racperf_tui.core.contract.tool import MetricSpec, PairMode, PairSpec, ToolDescription, ToolOption
+from racperf_tui.core.contract.tool import RUNS, WRITES, MetricSpec, PairMode, PairSpec, ToolDescription, ToolOption
+from racperf_tui.core.guard.isolated_python import ISOLATED
 from racperf_tui.core.units import MIB, MIB_S_PER_MBIT_S
 from racperf_tui.tools.base import (
     check_choice,
@@ -180,10 +181,19 @@ OPTIONS = (
     ToolOption("sockbuf", "str", "", "socket send buffer, e.g. 4M", end="client"),
     ToolOption("payload", "choice", "ZERO", "message contents", ("ZERO", "RANDOM"), end="client"),
     ToolOption("once", "bool", True, "the server exits after one test", end="server"),
-    ToolOption("write_dir", "path", "", "where the server writes with write (on the standby redo disk)", end="server"),
-    ToolOption("write_file", "path", "", "one file the server writes into with write", end="server"),
+    ToolOption(
+        "write_dir",
+        "path",
+        "",
+        "where the server writes with write (on the standby redo disk)",
+        end="server",
+        access=WRITES,
+    ),
+    ToolOption("write_file", "path", "", "one file the server writes into with write", end="server", access=WRITES),
     ToolOption("fsync", "bool", False, "the server fsyncs each written message", end="server"),
-    ToolOption("python", "path", "", "the python3 that runs this end's file (>= 3.6; default python3 on a node)"),
+    ToolOption(
+        "python", "path", "", "the python3 that runs this end's file (>= 3.6; default python3 on a node)", access=RUNS
+    ),
 )
 METRICS = (
     MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", chart="throughput_mbit", quantity="throughput"),
@@ -237,6 +247,7 @@ class ProbeTool:
             check_range("probe", "port", port, 0, 65535)
             argv = [
                 str(config.get("python") or sys.executable),
+                ISOLATED,
                 "-u",
                 str(PROBE_SERVER_PATH),
                 "--bind",
@@ -256,6 +267,7 @@ class ProbeTool:
         options = client_options_from_config(config)
         argv = [
             str(config.get("python") or sys.executable),
+            ISOLATED,
             "-u",
             str(PROBE_CLIENT_PATH),
             options.host,
@@ -296,7 +308,8 @@ class ProbeTool:
         name, source = (SERVER_FILE_NAME, server_source()) if server else (CLIENT_FILE_NAME, client_source())
         python = str(config.get("python") or ("python3" if on_another_node(host) else sys.executable))
         place = run_dir or "<run directory>"
-        argv = [python, "-u", os.path.join(place, name), *argv[3:]]
+        # isolated: the run's directory (the file's) and the PYTHON* variables reach nothing
+        argv = [python, ISOLATED, "-u", os.path.join(place, name), *argv[4:]]
         return Invocation(argv=argv, files={name: source}, hard_limit_s=hard_limit_s)
 
     def prepare(self, config: Mapping[str, Any], planned: Invocation, host: Host | None = None) -> None:
@@ -306,7 +319,7 @@ class ProbeTool:
             return
         end = "server" if config.get("role", "client") == "server" else "client"
         where = f" on {host.name}" if host is not None and on_another_node(host) else ""
-        command = [planned.argv[0], "-c", _PYTHON_VERSION_CODE]
+        command = [planned.argv[0], ISOLATED, "-c", _PYTHON_VERSION_CODE]
         try:
             if host is not None:
                 answer = host.run_briefly(command, 15.0)

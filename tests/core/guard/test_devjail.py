@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.core.guard.devjail import EXIT_UNAVAILABLE, devjail_available, jail_argv, plan_nodes
+from racperf_tui.core.guard.devjail import EXIT_UNAVAILABLE, devjail_available, jail_argv, plan_nodes, unjail_argv
 from racperf_tui.core.guard.safety import check_write_target
 from tests.helpers import REPO, needs_fio
 from tests.helpers.loopdev import LoopDevice, loop_device, needs_loop, write_at
@@ -242,7 +242,7 @@ def test_refuses_and_runs_nothing_when_it_cannot_build_the_jail(tmp_path: Path, 
     code = (
         "import os, sys\n"
         "import locale, shutil\n"  # argparse imports them late; nobody cannot read this stdlib
-        "from racperf_tui.core import devjail\n"
+        "from racperf_tui.core.guard import devjail\n"
         "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
         "print(devjail.devjail_available(), file=sys.stderr, flush=True)\n"
         f"sys.exit(devjail.main(['--allow', {allowed.path!r}, '--', *{touch!r}]))\n"
@@ -255,19 +255,11 @@ def test_refuses_and_runs_nothing_when_it_cannot_build_the_jail(tmp_path: Path, 
     assert not marker.exists()
 
 
-def test_jail_argv_prefix() -> None:
-    assert jail_argv(["fio", "--name=x"], ["/dev/loop5", "/dev/mapper/a"]) == [
-        sys.executable,
-        "-m",
-        "racperf_tui.core.guard.devjail",
-        "--allow",
-        "/dev/loop5",
-        "--allow",
-        "/dev/mapper/a",
-        "--",
-        "fio",
-        "--name=x",
-    ]
+def test_jail_argv_is_an_isolated_python_and_reads_back() -> None:
+    argv = jail_argv(["fio", "--name=x"], ["/dev/loop5", "/dev/mapper/a"])
+    assert argv[:2] == [sys.executable, "-I"]
+    assert unjail_argv(argv) == (["fio", "--name=x"], ["/dev/loop5", "/dev/mapper/a"])
+    assert unjail_argv(["fio", "--name=x"]) is None
 
 
 def test_allowing_a_node_every_jail_has_is_not_an_error() -> None:

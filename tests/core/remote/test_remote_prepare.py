@@ -189,12 +189,12 @@ def test_the_probe_server_is_copied_to_the_node_and_run_by_its_python(
         copied = store.raw_output(server.id, f"file:{probe.SERVER_FILE_NAME}")
         client = store.get_run(head["client_run_id"])
     assert server.host == "rac1" and server.state.finished and client.state is RunState.SUCCEEDED
-    assert server.argv[:2] == ["python3", "-u"]
+    assert server.argv[:3] == ["python3", "-I", "-u"]  # isolated: the run directory is on no path
     assert copied == probe.server_source()
     on_node = Path(host_of(sshd).remote_dir(data / "runs" / str(server.id))) / probe.SERVER_FILE_NAME
     assert on_node.read_text() == probe.server_source()
     # the argv names the run's directory as racperf does; the node's side maps it to its own
-    assert server.argv[2] == str(data / "runs" / str(server.id) / probe.SERVER_FILE_NAME)
+    assert server.argv[3] == str(data / "runs" / str(server.id) / probe.SERVER_FILE_NAME)
 
 
 def test_a_node_python_older_than_3_6_is_refused_for_the_probe_server(

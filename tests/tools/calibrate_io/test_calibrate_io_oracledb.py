@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.core.contract.invocation import ToolNotFound
+from racperf_tui.core.guard.isolated_python import module_of_argv
 from racperf_tui.tools import calibrate_io
 from racperf_tui.tools.calibrate_io import oracledb_session as calibrate_io_oracledb
 from tests.helpers import racperf_cmd
@@ -49,7 +50,8 @@ def run(tmp_path: Path, *settings: str, password: str | None = None) -> tuple[su
 def test_the_plan_runs_the_oracledb_session_with_the_same_statements() -> None:
     planned = calibrate_io.TOOL.invocation({"connect": "db1:1521/ORCL", "num_physical_disks": 4})
     module = calibrate_io.ORACLEDB_SESSION_MODULE
-    assert planned.argv == [sys.executable, "-m", module, "--connect", "db1:1521/ORCL", "--user", "sys"]
+    assert planned.argv[:2] == [sys.executable, "-I"]  # isolated: core/guard/isolated_python.py
+    assert module_of_argv(list(planned.argv)) == (module, ["--connect", "db1:1521/ORCL", "--user", "sys"])
     cfg = calibrate_io._config({"connect": "db1:1521/ORCL", "num_physical_disks": 4})
     assert json.loads(planned.stdin or "") == [list(s) for s in calibrate_io.statements(cfg)]
     assert "num_physical_disks => 4," in json.dumps(json.loads(planned.stdin or ""))

@@ -283,7 +283,7 @@ def test_the_client_file_alone_measures_under_each_python(server: ProbeServerPro
     copy.write_text(probe.client_source())
     argv = TOOL.build_argv({"host": "127.0.0.1", "port": server.port, "duration_s": 1, "interval_s": 0.5})
     done = subprocess.run(
-        [python, "-u", str(copy), *argv[3:]],
+        [python, "-u", str(copy), *argv[4:]],
         capture_output=True, text=True, timeout=30, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -349,6 +349,7 @@ def test_build_argv_server_and_client() -> None:
     )
     assert server_argv == [
         "/usr/bin/python3",
+        "-I",
         "-u",
         str(probe.PROBE_SERVER_PATH),
         "--bind",
@@ -374,8 +375,8 @@ def test_build_argv_server_and_client() -> None:
             "sockbuf": "4M",
         }
     )
-    assert client_argv[:3] == [sys.executable, "-u", str(probe.PROBE_CLIENT_PATH)]
-    assert client_argv[3:] == [
+    assert client_argv[:4] == [sys.executable, "-I", "-u", str(probe.PROBE_CLIENT_PATH)]
+    assert client_argv[4:] == [
         "stby",
         "--port",
         "6000",
