@@ -51,6 +51,7 @@ from racperf_tui.tools.fio.scratch import (
     lay_out_read_targets,
     lay_out_read_targets_on,
     lay_out_write_targets,
+    lay_out_write_targets_on,
 )
 from racperf_tui.tools.fio.stream import DIRECTIONS, SAMPLE_PERCENTILES, FioStreamParser
 
@@ -172,7 +173,7 @@ def invocation(
 def prepare(config: Mapping[str, Any] | FioConfig, planned: Invocation, host: Host | None = None) -> None:
     """Side effects before the run, once the guard cleared it, on the host where fio runs
     (this machine when None): racperf's private scratch directory, the files a read-only
-    plan reads laid out, and here the files a writing plan writes laid out as fio would (the
+    plan reads laid out, and the files a writing plan writes laid out as fio would (the
     jail binds them writable, not their directories: fio must not need to unlink them).
     ValueError says what is wrong (and on which node)."""
     validated_config(config)  # the plan holds everything else
@@ -192,6 +193,7 @@ def prepare(config: Mapping[str, Any] | FioConfig, planned: Invocation, host: Ho
         else:
             assert host is not None
             lay_out_read_targets_on(host, planned.detail)
+            lay_out_write_targets_on(host, planned.detail)
 
 
 def build_argv(config: Mapping[str, Any] | FioConfig) -> list[str]:

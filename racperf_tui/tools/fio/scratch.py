@@ -314,6 +314,51 @@ def lay_out_read_targets_on(host: Host, fio_plan: FioPlan) -> list[str]:
     return written
 
 
+#: :func:`lay_out_write_targets` on a node, in sh: $1 the path, $2 its bytes, $3 1 when a job
+#: also reads it (real data from /dev/urandom), else allocated (fallocate where it exists).
+#: A missing file is made (parents 0700, as fio makes them); a short regular file is grown in
+#: place; anything else is left alone. Prints "laid-out" when it wrote.
+REMOTE_WRITE_LAYOUT_SH = r"""
+p=$1 size=$2 data=$3
+if [ -L "$p" ]; then p=$(readlink -f -- "$p") || exit 1; fi
+if [ ! -e "$p" ]; then
+  (umask 077; mkdir -p -- "$(dirname -- "$p")") || exit 1
+  (umask 022; set -C; : > "$p") || exit 1
+elif [ ! -f "$p" ]; then
+  exit 0
+fi
+have=$(wc -c < "$p") || exit 1
+[ "$have" -lt "$size" ] || exit 0
+if [ "$data" = 0 ] && command -v fallocate >/dev/null 2>&1 &&
+  fallocate -o "$have" -l "$((size - have))" -- "$p" 2>/dev/null; then
+  echo laid-out; exit 0
+fi
+head -c "$((size - have))" /dev/urandom >> "$p" || exit 1
+echo laid-out
+"""
+
+
+def lay_out_write_targets_on(host: Host, fio_plan: FioPlan) -> list[str]:
+    """:func:`lay_out_write_targets` on the run's node (``host``); ValueError names the file
+    and the node when one cannot be laid out."""
+    done: list[str] = []
+    for layout in write_layouts(fio_plan):
+        words = [layout.path, str(layout.size), "1" if layout.data else "0"]
+        try:
+            answer = host.run_briefly(
+                ["sh", "-c", REMOTE_WRITE_LAYOUT_SH, "racperf-layout", *words], REMOTE_LAYOUT_TIMEOUT_S
+            )
+        except OSError as exc:
+            raise ValueError(f"target: cannot lay out {layout.path} on {host.name}: {exc}") from None
+        if answer.returncode != 0:
+            raise ValueError(
+                f"target: cannot lay out {layout.path} on {host.name}: {answer.text.strip() or answer.returncode}"
+            )
+        if "laid-out" in answer.stdout:
+            done.append(layout.path)
+    return done
+
+
 def target_kind(target: str) -> str:
     """'block', 'file', 'directory', 'missing' or 'other' for a target path."""
     if not target:
