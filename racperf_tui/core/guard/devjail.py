@@ -221,20 +221,26 @@ class KernelNet:
     notes: list[str] = field(default_factory=list)
 
 
-def kernel_net(command: list[str], allowed: list[str], writable: list[str]) -> KernelNet:
-    """The protections the jail gives ``command`` here (and the ones this machine lacks), as
-    :func:`main` will build them; changes nothing."""
+def missing_protections() -> list[str]:
+    """The kernel's protections this machine cannot give a run, each a sentence naming it and
+    why (empty when the jail and Landlock are both there); changes nothing."""
     abi, why_not = landlock_abi()
     available, why = devjail_available()
     if not available:
-        return KernelNet(
-            False,
-            missing=[
-                f"read-only mounts not active: {why}",
-                f"device jail not active: {why}",
-                f"Landlock not active: {why if abi else why_not}",
-            ],
-        )
+        return [
+            f"read-only mounts not active: {why}",
+            f"device jail not active: {why}",
+            f"Landlock not active: {why if abi else why_not}",
+        ]
+    return [] if abi else [f"Landlock not active: {why_not}"]
+
+
+def kernel_net(command: list[str], allowed: list[str], writable: list[str]) -> KernelNet:
+    """The protections the jail gives ``command`` here (and the ones this machine lacks), as
+    :func:`main` will build them; changes nothing."""
+    missing = missing_protections()
+    if missing and missing[0].startswith("read-only mounts"):
+        return KernelNet(False, missing=missing)
     shown = ", ".join(writable) or "nothing"
     net = KernelNet(
         True,
@@ -242,9 +248,10 @@ def kernel_net(command: list[str], allowed: list[str], writable: list[str]) -> K
             f"read-only mounts: every mount read-only and nodev for the run; writable: {shown}",
             "device jail: /dev holds only " + (", ".join(allowed) or "null, zero, full, random, urandom"),
         ],
+        missing=missing,
     )
+    abi = landlock_abi()[0]
     if not abi:
-        net.missing.append(f"Landlock not active: {why_not}")
         return net
     net.active.append(f"Landlock (ABI {abi}): writes only to {shown}")
     execution = exec_plan(command[0])

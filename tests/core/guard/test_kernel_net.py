@@ -22,9 +22,8 @@ from racperf_tui.core.store import Store
 from racperf_tui.orchestration import supervisor
 from racperf_tui.orchestration.run_plan import JudgedRun
 from racperf_tui.orchestration.runs import run_foreground
-from tests.core.guard.test_write_guard_hostile import asm_file
 from tests.helpers import REPO, needs_fio
-from tests.helpers.loopdev import ext4_loop_device, make_sparse_image, needs_loop, sha256_of
+from tests.helpers.loopdev import asm_file, ext4_loop_device, make_sparse_image, needs_loop, sha256_of
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.root]
 
