@@ -259,3 +259,21 @@ def test_make_sparse_image_is_untouched_by_a_jail_that_did_not_clear_it(tmp_path
     )
     assert done.returncode != 0 and "Read-only file system" in done.stderr
     assert sha256_of(image) == before
+
+
+def test_landlock_stops_a_write_through_another_namespace_root(victim: Path, tmp_path: Path) -> None:
+    """/proc/PID/root of a process outside the jail leads to the host's mounts, which are not
+    read-only; Landlock follows the file, not the path, and refuses it."""
+    if not landlock.landlock_abi()[0]:
+        pytest.skip(landlock.landlock_abi()[1])
+    escape = f"/proc/{os.getpid()}/root{victim}"
+    code = f"open({escape!r}, 'r+b').write(b'X')"
+    (tmp_path / "run").mkdir()
+    done = subprocess.run(
+        jail_argv([sys.executable, "-c", code], [], [str(tmp_path / "run")]),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+    )
+    assert done.returncode == 1 and "PermissionError: [Errno 13]" in done.stderr, done.stderr
