@@ -58,7 +58,18 @@ import sys
 from dataclasses import dataclass, field
 
 from racperf_tui.core.guard.landlock import LandlockError, WriteRules, exec_plan, landlock_abi, restrict_self
-from racperf_tui.core.guard.strict_mounts import bind_device, bind_writable, enter_private_namespace, make_all_read_only
+from racperf_tui.core.guard.strict_mounts import (
+    CLONE_NEWNS,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_RDONLY,
+    MS_REMOUNT,
+    bind_device,
+    bind_writable,
+    enter_private_namespace,
+    make_all_read_only,
+)
 
 #: exit status when the jail could not be set up; the command was not executed
 EXIT_UNAVAILABLE = 125
@@ -66,14 +77,6 @@ EXIT_UNAVAILABLE = 125
 EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
 
-CLONE_NEWNS = 0x00020000
-MS_RDONLY = 0x1
-MS_NOSUID = 0x2
-MS_NODEV = 0x4
-MS_NOEXEC = 0x8
-MS_REMOUNT = 0x20
-MS_REC = 0x4000
-MS_PRIVATE = 0x40000
 MNT_DETACH = 0x2
 
 #: the character devices every program expects, with their fixed numbers (used when the host

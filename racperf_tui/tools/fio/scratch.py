@@ -299,19 +299,21 @@ def lay_out_read_targets_on(host: Host, fio_plan: FioPlan) -> list[str]:
     written: list[str] = []
     for absolute, wanted in read_layouts(fio_plan):
         ours = "1" if os.path.dirname(absolute) == scratch else "0"
-        try:
-            answer = host.run_briefly(
-                ["sh", "-c", REMOTE_LAYOUT_SH, "racperf-layout", absolute, str(wanted), ours], REMOTE_LAYOUT_TIMEOUT_S
-            )
-        except OSError as exc:
-            raise ValueError(f"target: cannot lay out {absolute} on {host.name}: {exc}") from None
-        if answer.returncode != 0:
-            raise ValueError(
-                f"target: cannot lay out {absolute} on {host.name}: {answer.text.strip() or answer.returncode}"
-            )
-        if "laid-out" in answer.stdout:
+        if _lay_out_on(host, REMOTE_LAYOUT_SH, absolute, [str(wanted), ours]):
             written.append(absolute)
     return written
+
+
+def _lay_out_on(host: Host, script: str, path: str, words: list[str]) -> bool:
+    """``script`` run on ``host`` for ``path``: whether it laid the file out; ValueError names
+    the file and the node when it could not."""
+    try:
+        answer = host.run_briefly(["sh", "-c", script, "racperf-layout", path, *words], REMOTE_LAYOUT_TIMEOUT_S)
+    except OSError as exc:
+        raise ValueError(f"target: cannot lay out {path} on {host.name}: {exc}") from None
+    if answer.returncode != 0:
+        raise ValueError(f"target: cannot lay out {path} on {host.name}: {answer.text.strip() or answer.returncode}")
+    return "laid-out" in answer.stdout
 
 
 #: :func:`lay_out_write_targets` on a node, in sh: $1 the path, $2 its bytes, $3 1 when a job
@@ -343,18 +345,7 @@ def lay_out_write_targets_on(host: Host, fio_plan: FioPlan) -> list[str]:
     and the node when one cannot be laid out."""
     done: list[str] = []
     for layout in write_layouts(fio_plan):
-        words = [layout.path, str(layout.size), "1" if layout.data else "0"]
-        try:
-            answer = host.run_briefly(
-                ["sh", "-c", REMOTE_WRITE_LAYOUT_SH, "racperf-layout", *words], REMOTE_LAYOUT_TIMEOUT_S
-            )
-        except OSError as exc:
-            raise ValueError(f"target: cannot lay out {layout.path} on {host.name}: {exc}") from None
-        if answer.returncode != 0:
-            raise ValueError(
-                f"target: cannot lay out {layout.path} on {host.name}: {answer.text.strip() or answer.returncode}"
-            )
-        if "laid-out" in answer.stdout:
+        if _lay_out_on(host, REMOTE_WRITE_LAYOUT_SH, layout.path, [str(layout.size), "1" if layout.data else "0"]):
             done.append(layout.path)
     return done
 
