@@ -462,10 +462,12 @@ class Supervisor:
         """A run on another node: the protections in force there are what its net said
         (RemoteProcess.net, core/remote/node_net.py), not this machine's; recorded once they are known
         (or at the end, saying the node never reported them)."""
-        if self._safety is None:
-            return
         net = getattr(proc, "net", None)
         reported = list(net.protections) if net is not None else []
+        if any(p.startswith("read-only mounts on the node") for p in reported):
+            self._jailed = True  # the node's EROFS/EACCES are the kernel refusing, as here
+        if self._safety is None:
+            return
         if not reported and not final:
             return
         where = getattr(self.host, "name", "the node")

@@ -385,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         build_jail(nodes, [p for p in outside if p not in elsewhere], elsewhere)
         if abi:
             harmless = [f"/dev/{name}" for name in BASIC_NODES]
-            files = [p for p in outside + elsewhere if not os.path.isdir(p)] + write_nodes + harmless
+            # a device elsewhere is in ``outside`` when it is written; one only read gets no rule
+            files = [p for p in outside if not os.path.isdir(p)] + write_nodes + harmless
             dirs = [p for p in outside if os.path.isdir(p)] + ["/dev/shm"]
             restrict_self(abi, WriteRules(tuple(files), tuple(dirs)), execution.allowed)
     except (JailError, LandlockError, OSError) as exc:

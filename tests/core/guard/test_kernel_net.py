@@ -23,7 +23,7 @@ from racperf_tui.orchestration import supervisor
 from racperf_tui.orchestration.run_plan import JudgedRun
 from racperf_tui.orchestration.runs import run_foreground
 from tests.helpers import REPO, needs_fio
-from tests.helpers.loopdev import asm_file, ext4_loop_device, make_sparse_image, needs_loop, sha256_of
+from tests.helpers.loopdev import asm_file, ext4_loop_device, loop_device, make_sparse_image, needs_loop, sha256_of
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.root]
 
@@ -277,3 +277,30 @@ def test_landlock_stops_a_write_through_another_namespace_root(victim: Path, tmp
         cwd=REPO,
     )
     assert done.returncode == 1 and "PermissionError: [Errno 13]" in done.stderr, done.stderr
+
+
+@needs_loop
+def test_a_device_cleared_for_reading_reads_but_is_not_written(tmp_path: Path) -> None:
+    """A cleared node made outside /dev is bound without nodev so it opens; cleared for reading
+    only, Landlock refuses to open it for writing (without Landlock only the write watch would)."""
+    if not landlock.landlock_abi()[0]:
+        pytest.skip(landlock.landlock_abi()[1])
+    image = make_sparse_image(tmp_path / "dev.img", 4)
+    with loop_device(image) as loop:
+        node = tmp_path / "node"
+        os.mknod(node, stat.S_IFBLK | 0o600, os.stat(loop.path).st_rdev)
+        before = sha256_of(loop.path)
+        code = (
+            f"import sys; open({str(node)!r}, 'rb').read(4096); print('read', flush=True); "
+            f"open({str(node)!r}, 'r+b').write(b'X')"
+        )
+        (tmp_path / "run").mkdir()
+        done = subprocess.run(
+            jail_argv([sys.executable, "-c", code], [str(node)], [str(tmp_path / "run")]),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=REPO,
+        )
+        assert sha256_of(loop.path) == before
+    assert done.stdout == "read\n" and "PermissionError: [Errno 13]" in done.stderr, done.stderr
