@@ -12,11 +12,14 @@ The SSH host (core/remote/ssh_host.py) wraps a run that has targets in :data:`NE
   ``lrwx`` are open for writing), stats each one open for writing (``stat -L``, bounded by
   ``timeout`` where it exists) and, at the first block device whose number was not cleared,
   prints ``MARK violation PID FD MAJ:MIN PATH`` and ``MARK comm COMM`` on stderr and SIGKILLs the whole tree;
-* **the device jail**: where the login is root and util-linux ``unshare`` exists, the command
-  runs in a private mount namespace (``unshare -m``) whose /dev is a fresh read-only tmpfs
-  holding null, zero, full, random, urandom and the cleared device nodes at their paths (as
-  core/guard/devjail.py builds it here). Without root or unshare the command runs without a jail and
-  ``MARK net`` on stderr says why; a jail that fails to build runs nothing (exit 125).
+* **the jail**: where the login is root and util-linux ``unshare`` exists, the command runs in
+  a private mount namespace (``unshare -m``) where every mount is remounted read-only and nodev
+  (one by one, from mountinfo), /dev is a fresh read-only tmpfs holding null, zero, full,
+  random, urandom and the cleared device nodes at their paths, and only the run's write targets
+  that are files and its directory are bound writable again (as core/guard/devjail.py builds
+  it here, without Landlock: sh cannot make its syscalls). Without root or unshare the command
+  runs without a jail and ``MARK net`` on stderr says why; a jail that fails to build runs
+  nothing (exit 125).
 
 :class:`NetReport` reads those lines from the command's stderr: the violations become the
 process's ``violations`` (the supervisor kills and records them as for a local run), the jail's
