@@ -329,6 +329,9 @@ def build_jail(
         bind_writable(path)
     for path in devices_elsewhere or []:
         bind_device(path)
+    # the working directory still names the directory on the mount beneath the binds (made
+    # read-only): entered again by its path, it is the writable bind on top
+    os.chdir(os.getcwd())
 
 
 def _devices_elsewhere(allowed: list[str]) -> list[str]:

@@ -154,6 +154,8 @@ printf '%s' "$elsewhere" | while IFS= read -r r; do
   [ -n "$r" ] || continue
   mount --bind -- "$r" "$r" && mount -o remount,bind,ro,nosuid -- "$r" || exit 1
 done || fail "cannot bind the cleared device nodes outside /dev"
+# the working directory, entered again by its path, is the writable bind on top (if it is one)
+cd -- "$(pwd)" 2>/dev/null || true
 exec sh -c "$cmd"
 EOF
 )

@@ -304,3 +304,21 @@ def test_a_device_cleared_for_reading_reads_but_is_not_written(tmp_path: Path) -
         )
         assert sha256_of(loop.path) == before
     assert done.stdout == "read\n" and "PermissionError: [Errno 13]" in done.stderr, done.stderr
+
+
+def test_the_working_directory_is_the_writable_bind(tmp_path: Path) -> None:
+    """A tool started in the run's directory writes there by relative names (ORION's result
+    files): its working directory must be the writable bind, not the read-only mount beneath."""
+    run = tmp_path / "run"
+    run.mkdir()
+    code = "open('result.txt', 'w').write('ok')"
+    done = subprocess.run(
+        jail_argv([sys.executable, "-c", code], [], [str(run)]),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=run,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert (run / "result.txt").read_text() == "ok"
