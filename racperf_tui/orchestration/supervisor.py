@@ -259,7 +259,10 @@ class Supervisor:
                 nonlocal parse_errors
                 if stream == "stderr" and text.strip():
                     stderr_tail.append(text.strip())
-                    if self._jailed and len(kernel_refusals) < 3 and any(m in text for m in KERNEL_REFUSALS):
+                # a tool whose stderr is merged (ORION) says it on stdout
+                said_by_tool = stream == "stderr" or merge_stderr
+                if said_by_tool and self._jailed and len(kernel_refusals) < 3:
+                    if any(words in text for words in KERNEL_REFUSALS):
                         kernel_refusals.append(text.strip())
                 if stream == "stderr" and not merge_stderr:
                     return
