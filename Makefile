@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 SYSTEM_TOOLS := fio iostat iperf3 sshd sfdisk mkfs.xfs mkfs.ext4 mkswap losetup unshare
 APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux mount e2fsprogs iproute2 procps fdisk xfsprogs
 
-.PHONY: run test test-fast check venv system-deps bench clean
+.PHONY: run test test-fast check venv system-deps bench bundle bundle-lock clean
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -40,8 +40,8 @@ system-deps:
 
 ## Lint, format and types first (seconds), then the whole suite.
 check: $(VENV)/.installed-test
-	$(BIN)/ruff check racperf_tui tests
-	$(BIN)/ruff format --check racperf_tui tests
+	$(BIN)/ruff check racperf_tui tests scripts
+	$(BIN)/ruff format --check racperf_tui tests scripts
 	$(BIN)/mypy
 
 ## Two workers (pytest-xdist) on CI's two cores (three made the suite 620 s instead of 727 s,
@@ -62,12 +62,26 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -p no:cachep
 test: system-deps $(VENV)/.installed-test check
 	$(PYTEST) $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
-## The quick lane while developing: everything but the tests marked slow (see tests/conftest.py).
+## The quick lane while developing: the tests that need nothing heavy. Each test's needs are
+## markers derived at collection (tests/helpers/needs.py) from its skip markers, its fixtures
+## and the helpers they call: an sshd, network namespaces, loop devices, real fio, racperf on a
+## pty, racperf's CLI in a new interpreter (~1 s of CPU each: 82 tests, a third of the lane's
+## CPU); `root` and the few tests marked slow by hand are left out too. No list of modules.
+FAST_LANE := not (needs_sshd or needs_netns or needs_loop or needs_fio or pty_ui or subprocess_cli or root or slow)
 test-fast: system-deps $(VENV)/.installed-test
-	$(PYTEST) -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+	$(PYTEST) -m "$(FAST_LANE)" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+
+## The offline bundle for nodes with no network: dist/racperf-VERSION-offline.tar.gz (README:
+## Installing on a database node). bundle-lock resolves the dependencies again into
+## bundle/requirements.lock (every platform's wheel hashes); bundle takes exactly those.
+bundle: $(BIN)/python
+	$(BIN)/python scripts/bundle.py build
+
+bundle-lock: $(BIN)/python
+	$(BIN)/python scripts/bundle.py lock
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python tests/bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache dist

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from racperf_tui.core.paths import use_data_dir
@@ -21,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "probe": ("racperf_tui.commands.probe", "built-in network probe (server / client)"),
     "pair": ("racperf_tui.commands.pair", "both ends of a network test, here or on nodes: server, then client"),
     "nodes": ("racperf_tui.commands.nodes", "the cluster's nodes: reachable, logged into, what is installed"),
+    "sweep": ("racperf_tui.commands.sweep", "walk fio's load up to the knee, or find it in fio JSON outputs"),
     "matrix": ("racperf_tui.commands.matrix", "the interconnect matrix: every node to every other, a verdict each"),
     "check-target": ("racperf_tui.commands.check_target", "would writing to this file/device destroy data?"),
 }
@@ -61,6 +63,16 @@ def _dashboard_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Dispatch to a subcommand, or start the dashboard."""
+    try:
+        return _dispatch(argv)
+    except BrokenPipeError:
+        # the reader went away (`racperf run fio --help | head`): stdout to /dev/null, as
+        # Python's signal docs advise, so the flush at exit does not raise a second time
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _dispatch(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         module_name, help_text = SUBCOMMANDS[argv[0]]
@@ -74,8 +86,6 @@ def main(argv: list[str] | None = None) -> int:
             return int(module.run(args) or 0)
         except KeyboardInterrupt:
             return 130
-        except BrokenPipeError:
-            return 0
     args = _dashboard_parser().parse_args(argv)
     if args.version:
         from racperf_tui import __version__

@@ -4,6 +4,7 @@ emulators of tools that cannot be installed (ORION, oratcptest, netperf, sqlplus
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from racperf_tui.tools.fio.options import option_table
+from tests.helpers.needs import mark_needs
 from tests.helpers.netns_helpers import netns_cluster, netns_cluster_factory  # noqa: F401
 from tests.helpers.sshd_helpers import sshd_available, start_sshd
 
@@ -24,8 +26,9 @@ def fio_option_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
     (tools/fio/options.py) is read once per fio binary, and per node name on a node, then
     kept there. Read cold it is ~290 fio processes, 3-8 s here and ~20 s for two nodes over
     SSH on a loaded machine; with the cache in each test's own HOME (tests that set HOME) or
-    in one directory per worker, every such test or every worker paid it again. The file is
-    written to a temp name and renamed, so workers filling it at once only each read it."""
+    in one directory per worker, every such test or every worker paid it again. One worker
+    reads it cold while the others wait on a lock, then read the file it wrote: both workers
+    reading it at once cost 6.5 s of CPU each (measured at load 36), twice for nothing."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent  # the session's basetemp: popen-gw0 and popen-gw1 are below it
@@ -37,10 +40,12 @@ def fio_option_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
     # in a test (a form's launch waited 10 s for the refusal) must not pay the cold read
     fio = shutil.which("fio")
     if fio is not None:
-        try:
-            option_table(fio)
-        except (OSError, ValueError):
-            pass  # the tests that need fio say why themselves
+        with open(cache / "fio-options.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+            try:
+                option_table(fio)
+            except (OSError, ValueError):
+                pass  # the tests that need fio say why themselves
     yield cache
     if before is None:
         os.environ.pop("XDG_CACHE_HOME", None)
@@ -65,31 +70,6 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> None:
     yield
     monkeypatch.undo()
     time.tzset()
-
-
-#: modules whose tests run real benchmarks, UIs on a pty or sysstat's binary for seconds each:
-#: `make test-fast` (-m "not slow") leaves them out; `make test` runs everything
-SLOW_MODULES = frozenset(
-    {
-        "test_ui_kill9",
-        "test_iostat_vs_sysstat",
-        "test_write_guard_bypasses",
-        "test_fio_live",
-        "test_run_hangup",
-        "test_runs_ui",
-        "test_network_panel",
-        "test_pair_runs",
-        "test_devjail",
-        "test_write_watch",
-        "test_runs_ui_snapshot",
-        "test_dashboard_snapshot",
-        "test_oratcptest",
-        "test_netperf",
-        "test_iperf3",
-        "test_orion_runs",
-        "test_fio_client_server",
-    }
-)
 
 
 #: the modules with the longest wall time, longest first (seconds of one worker on 2 cores at
@@ -126,9 +106,9 @@ def _module_name(item: pytest.Item) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if _module_name(item) in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
+    # what each test needs, from its skip markers, fixtures and the helpers they call
+    # (tests/helpers/needs.py): `make test-fast` leaves out the tests that need any of it
+    mark_needs(items)
     rank = {name: i for i, name in enumerate(LONGEST_MODULES)}
     # stable: a module's tests keep their order, the rest keep collection order after these
     items.sort(key=lambda item: rank.get(_module_name(item), len(rank)))

@@ -341,6 +341,41 @@ def test_a_tool_imports_no_other_tool() -> None:
     assert wrong == []
 
 
+def _names_from(path: Path, package: str) -> list[tuple[str, int]]:
+    """The names a file imports from ``package`` itself (its __init__), not its submodules."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module == package:
+            base = PACKAGE.parent / Path(*package.split("."))
+            found += [
+                (alias.name, node.lineno)
+                for alias in node.names
+                if not (base / f"{alias.name}.py").exists() and not (base / alias.name / "__init__.py").exists()
+            ]
+        elif isinstance(node, ast.Import) and any(alias.name == package for alias in node.names):
+            found.append((package, node.lineno))
+    return found
+
+
+def test_a_tool_package_s_role_modules_never_import_its_init() -> None:
+    """A tool package's __init__ (description, TOOL) imports its role modules; one of them
+    importing a name of the __init__ back is a cycle."""
+    wrong = []
+    for init in sorted((PACKAGE / "tools").glob("*/__init__.py")):
+        package = _module_name(init)
+        roles = {module for module, _line in _targets(init) if module.startswith(package + ".")}
+        for path in sorted(init.parent.glob("*.py")):
+            if _module_name(path) in roles:
+                wrong += [
+                    f"{path.relative_to(PACKAGE.parent)}:{line} imports {name}"
+                    for name, line in _names_from(path, package)
+                ]
+    assert wrong == []
+    # the check sees such an import: fio_cs builds on fio's __init__ (and is no role of it)
+    client_server = PACKAGE / "tools" / "fio" / "client_server.py"
+    assert "OPTIONS" in {name for name, _line in _names_from(client_server, "racperf_tui.tools.fio")}
+
+
 def test_the_room_checks_can_fail() -> None:
     assert _core_room("racperf_tui.core.guard.safety") == "guard"
     assert _core_room("racperf_tui.core.store") == "flat"

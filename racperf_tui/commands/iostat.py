@@ -1,6 +1,6 @@
 """``racperf iostat``: sysstat's ``iostat -x``, computed by racperf, in the older column set.
 
-racperf iostat [-x] [-k|-m] [-p [DEV[,DEV]|ALL]] [-y] [-z] [-N] [--json]
+racperf iostat [-x] [-k|-m] [-p [DEV[,DEV]|ALL]] [-y] [-z] [-N] [--json] [--saturation]
                [--root DIR]... [DEVICE...] [interval [count]]
 racperf iostat --ssh [user@]host[:port] [--identity FILE] [--known-hosts FILE] ... (a node's)
 """
@@ -16,12 +16,15 @@ import sys
 import time
 from pathlib import Path
 
-from racperf_tui.core.disks.diskstats import ProcFileError, printable_name, read_bounded
+from racperf_tui.core.disks.diskstats import printable_name
 from racperf_tui.core.disks.iostat_math import COLUMNS, IostatReport
+from racperf_tui.core.disks.iostat_model import IostatModel
 from racperf_tui.core.disks.iostat_sampler import IostatSampler
+from racperf_tui.core.disks.saturation import OK, SaturationRules
 from racperf_tui.core.remote.remote_diskstats import NodeInfo, RemoteDiskstats
 from racperf_tui.core.remote.ssh import SshTarget, connect
 from racperf_tui.core.textio import strict_json
+from racperf_tui.core.textio.bounded_read import BoundedReadError, read_regular_bytes_bounded
 
 #: Text column widths (header and figures right-aligned to them).
 _WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)
@@ -67,6 +70,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='one JSON object per report per line: {"time", "interval_s", '
         '"devices": [{"device", "r/s", ..., "%%util"}]}; avgrq-sz in sectors, '
         "times in ms, rkB/s wkB/s always in kB/s",
+    )
+    parser.add_argument(
+        "--saturation",
+        action="store_true",
+        help="each device judged by the Disks tab's saturation rule (ok, busy, queueing, saturated): "
+        'a "saturation" column and a line per device not ok with its reason in text; '
+        '{"saturation": {"level", "reason", "since"}} per device in --json (since: ISO time the level '
+        "began, null when ok). Tuned by RACPERF_SATURATION (see racperf help). The first report "
+        "(since boot) is judged as ok: it is no sample of now",
     )
     parser.add_argument(
         "--root",
@@ -157,26 +169,48 @@ def banner(report_root: Path | None = None, node: NodeInfo | None = None) -> str
     )
 
 
-def format_text(report: IostatReport, megabytes: bool = False) -> str:
-    """A report as sysstat prints it: header line, one line per device, blank line."""
+def format_text(report: IostatReport, megabytes: bool = False, model: IostatModel | None = None) -> str:
+    """A report as sysstat prints it: header line, one line per device, blank line. With a
+    ``model`` (--saturation): a saturation column, then a line per device not ok."""
     names = list(COLUMNS)
     scale = [1.0] * len(COLUMNS)
     if megabytes:
         names[2], names[3] = "rMB/s", "wMB/s"
         scale[2] = scale[3] = 1 / 1024
     header = "Device       " + "".join(f"{name:>{w + 1}}" for name, w in zip(names, _WIDTHS))
+    if model is not None:
+        header += f" {'saturation':<10}"
     lines = [header]
+    notes: list[str] = []
     for row in report.rows:
         figures = "".join(f" {value * s:{w}.2f}" for value, s, w in zip(row.values(), scale, _WIDTHS))
-        lines.append(f"{printable_name(row.device):<13}{figures}")
-    return "\n".join(lines) + "\n\n"
+        line = f"{printable_name(row.device):<13}{figures}"
+        if model is not None:
+            state = model.devices.get(row.device)
+            level = state.level if state is not None else OK
+            line += f" {level:<10}"
+            if state is not None and level != OK:
+                notes.append(f"{'!' if state.flagged else ' '} {state.flag_text()}")
+        lines.append(line.rstrip())
+    return "\n".join(lines + notes) + "\n\n"
 
 
-def format_json(report: IostatReport) -> str:
-    """A report as one JSON line."""
-    when = dt.datetime.fromtimestamp(report.wall_time).astimezone().isoformat(timespec="seconds")
+def _iso(wall_time: float) -> str:
+    return dt.datetime.fromtimestamp(wall_time).astimezone().isoformat(timespec="seconds")
+
+
+def format_json(report: IostatReport, model: IostatModel | None = None) -> str:
+    """A report as one JSON line (with a model: each device's saturation verdict)."""
+    devices: list[dict[str, object]] = []
+    for row in report.rows:
+        device: dict[str, object] = dict(row.as_dict())
+        if model is not None:
+            state = model.devices.get(row.device)
+            level, reason, since = (state.level, state.saturation_reason, state.verdict.since) if state else (OK, "", 0)
+            device["saturation"] = {"level": level, "reason": reason, "since": _iso(since) if level != OK else None}
+        devices.append(device)
     return strict_json.dumps(
-        {"time": when, "interval_s": round(report.interval_s, 2), "devices": [row.as_dict() for row in report.rows]}
+        {"time": _iso(report.wall_time), "interval_s": round(report.interval_s, 2), "devices": devices}
     )
 
 
@@ -235,8 +269,8 @@ def _report(
             # what is not a proc file at all (a symlink to /dev/zero) stops here, once;
             # the sampler's reads are bounded the same way every time
             try:
-                read_bounded(str(root / name))
-            except ProcFileError as exc:
+                read_regular_bytes_bounded(root / name)
+            except BoundedReadError as exc:
                 print(f"racperf iostat: --root {root}: {exc}", file=sys.stderr)
                 return 2
             except OSError:
@@ -249,6 +283,14 @@ def _report(
         skip_idle=args.z,
         partitions_of=partitions_of or None,
     )
+    model: IostatModel | None = None
+    if args.saturation:
+        try:
+            rules = SaturationRules.from_env()
+        except ValueError as exc:
+            print(f"racperf iostat: {exc}", file=sys.stderr)
+            return 2
+        model = IostatModel(rules, facts_of=sampler.queue_facts)
     if remote is not None:
         roots = None  # one root kept fresh: not a replay
     if interval is None:
@@ -280,11 +322,13 @@ def _report(
             if error not in seen_errors:
                 seen_errors.add(error)
                 print(f"racperf iostat: {error}", file=sys.stderr)
+        if model is not None:
+            model.update(report, record_history=not report.since_boot)
         if first and skip_first:
             first = False
             continue
         first = False
-        out.write(format_json(report) + "\n" if args.json else format_text(report, megabytes=args.m))
+        out.write(format_json(report, model) + "\n" if args.json else format_text(report, args.m, model))
         out.flush()
         printed += 1
     return status

@@ -1,12 +1,15 @@
 """``racperf matrix [TOOL] [--cluster FILE] [--nodes A,B,...] [--duration S] [--set KEY=VALUE]...
 [--server KEY=VALUE]... [--json] [--data-dir D]``: the interconnect matrix
 (orchestration/interconnect_matrix.py): every node of the cluster file to every other, with
-iperf3 (default) or the probe, one pair at a time, each pair a recorded server/client pair
-(``racperf runs`` lists them), a verdict per pair against the 1 GbE / 10 GbE interconnect
-guidance (core/net_guidance.py).
+iperf3 (default), the probe, oratcptest or netperf, one pair at a time, each pair a recorded
+server/client pair (``racperf runs`` lists them), a verdict per pair against the 1 GbE / 10 GbE
+interconnect guidance and on its stalls and dips (core/net_guidance.py).
 
-Prints a line per pair as it is measured, then the matrix (rows send, columns receive);
-``--json``: one object per pair instead.
+Prints a line per pair as it is measured (its median throughput, its latency when the tool
+measures one, the verdict with each stall and dip: when and how long), then the matrix (rows
+send, columns receive; "STALL" / "dip" after a cell's figure); ``--json``: one object per pair
+instead (``mbit_s``, ``latency_ms``, ``level``, ``verdict``, ``stalls`` and ``dips``: lists of
+``{kind, start_s, end_s, length_s, intervals, lowest_mbit_s}``, ``error``, ``samples``, the run ids).
 
 Exit status: 0 every pair measured; 1 a pair could not be measured (its line says why); 2 no
 cluster file, a wrong one, fewer than two nodes, or a bad option.
@@ -27,7 +30,9 @@ from racperf_tui.orchestration.pair_runs import pair_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tool", nargs="?", default="iperf3", help="the two-ended tool (default iperf3; or probe)")
+    parser.add_argument(
+        "tool", nargs="?", default="iperf3", help="the two-ended tool: iperf3 (default), probe, oratcptest, netperf"
+    )
     parser.add_argument(
         "--cluster", metavar="FILE", default=None, help=f"the cluster file (default: {default_cluster_path()})"
     )
@@ -83,4 +88,4 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         print()
         sys.stdout.write(matrix_table(nodes, results))
-    return 0 if all(r.mbit_s is not None for r in results) else 1
+    return 0 if all(r.measured for r in results) else 1

@@ -59,8 +59,9 @@ from racperf_tui.orchestration.run_groups import (
     stop_group,
 )
 from racperf_tui.orchestration.runs import ToolNotFound, run_foreground
-from racperf_tui.tools import orion, tool_description, tool_modules
+from racperf_tui.tools import tool_description, tool_modules
 from racperf_tui.tools.base import RUN_LEVEL_KEYS
+from racperf_tui.tools.orion.oracle_home import SETTING_ORACLE_HOME, remember_oracle_home
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
@@ -223,9 +224,9 @@ def _orion_home(config: dict[str, Any], data_dir: Any) -> None:
     if config.get("oracle_home"):
         home = os.path.abspath(os.path.expanduser(str(config["oracle_home"])))
         if os.access(os.path.join(home, "bin", "orion"), os.X_OK):
-            orion.remember_oracle_home(home, data_dir)
+            remember_oracle_home(home, data_dir)
     elif not config.get("orion"):
-        remembered = settings.get(orion.SETTING_ORACLE_HOME, None, data_dir=data_dir)
+        remembered = settings.get(SETTING_ORACLE_HOME, None, data_dir=data_dir)
         if remembered:
             config["oracle_home"] = remembered
 

@@ -8,6 +8,12 @@
   ``{"run": {...}, "samples": [{"seq", "t", "metrics", "extra"}], "result": {...}}``; csv: a
   ``t`` column and one column per metric (samples only; with ``-o FILE.csv`` the result goes
   to ``FILE.result.json`` beside it).
+- ``racperf runs compare ID ID... [--baseline ID] [--criteria FILE] [--json]``: the runs side
+  by side, each declared result figure with its unit, its difference from the baseline in %,
+  which way is better and whether the difference is larger than the runs' own noise, what
+  sets the runs apart, and each criterion's pass or fail per run (orchestration/compare.py,
+  core/criteria.py). ``--json``: ``{"baseline", "runs", "differs", "rows": [{"metric",
+  "label", "unit", "values", "diff_pct", "better", "noise", "significant"}], "criteria"}``.
 - ``racperf runs stop ID [--grace S]``: stop a running run; ``gN`` stops every node's run of
   run group N at once (orchestration/run_groups.py).
 - ``racperf runs list --node NAME | --ssh [user@]host[:port]``: racperf's runs on that node, as
@@ -26,7 +32,9 @@ export then read the store read-only and show the states as recorded. They never
 store: where there is none they say so.
 
 Exit status: 0 done; 1 no run with that id, or no store to show or export from; 2 the store
-cannot be used (the message names the file and what to do), or a wrong --node/--ssh; 3
+cannot be used (the message names the file and what to do), a wrong --node/--ssh, or a
+criteria file or compare request that cannot be used; 5 ``compare --criteria``: a criterion
+did not pass (failed, or a run lacks its figure); 3
 ``stop`` of a run that had already finished (nothing was stopped; its state is printed) or
 that nothing of runs on the node; 4 the node cannot be reached (one line saying why).
 """
@@ -45,7 +53,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from racperf_tui.core.criteria import CriteriaError, Criterion, load_criteria
 from racperf_tui.core.disks.diskstats import printable_name
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, episodes_text, recorded_episodes
 from racperf_tui.core.paths import resolve_data_dir, store_path
 from racperf_tui.core.remote.cluster import ClusterFileError, Node, add_node_arguments, node_from_args
 from racperf_tui.core.remote.node_runs import NodeRun, list_node_runs, stop_node_run
@@ -53,6 +63,8 @@ from racperf_tui.core.remote.ssh import Connection, SshError, connect, one_line
 from racperf_tui.core.remote.ssh_host import remote_run_prefix
 from racperf_tui.core.store import GroupNotFound, NoStore, RunNotFound, RunRecord, Store, StoreError
 from racperf_tui.core.textio import strict_json
+from racperf_tui.core.units import format_duration
+from racperf_tui.orchestration.compare import CompareError, Comparison, compare_runs, unfinished
 from racperf_tui.orchestration.run_groups import in_node_order, stop_group
 from racperf_tui.orchestration.runs import stop_run
 
@@ -60,6 +72,8 @@ from racperf_tui.orchestration.runs import stop_run
 EXIT_ALREADY_FINISHED = 3
 #: the node named by --node / --ssh cannot be reached
 EXIT_NODE_UNREACHABLE = 4
+#: ``racperf runs compare --criteria``: a criterion did not pass in every run
+EXIT_CRITERIA_NOT_MET = 5
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +132,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seconds to wait for a clean stop before killing (default 15)",
     )
-    for p in (lst, show, export, stop):
+    compare = sub.add_parser(
+        "compare",
+        help="runs side by side: figures, differences, noise, criteria",
+        description="The runs side by side, the first (or --baseline) as the baseline: each "
+        "declared result figure with its unit, the difference in percent, which way is better, "
+        "and whether it is larger than twice the runs' own interval-to-interval noise (*). "
+        "With --criteria, each criterion's pass or fail per run (exit 5 when one does not pass).",
+    )
+    compare.add_argument("run_ids", type=int, nargs="+", metavar="ID", help="the runs (one with --criteria)")
+    compare.add_argument("--baseline", type=int, default=None, metavar="ID", help="the baseline (default: the first)")
+    compare.add_argument("--criteria", metavar="FILE", default=None, help="acceptance criteria (core/criteria.py)")
+    compare.add_argument("--json", action="store_true", help="the comparison as one JSON object")
+    for p in (lst, show, export, stop, compare):
         p.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
@@ -130,17 +156,6 @@ def _run_ref(text: str) -> int | str:
     if not text or not all(ch.isalnum() or ch in "._-" for ch in text):
         raise argparse.ArgumentTypeError(f"{text!r}: a run id or a run name from 'racperf runs list --node'")
     return text
-
-
-def format_duration(seconds: float) -> str:
-    """12.3s, 4m05s, 2h03m."""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
 
 
 def format_time(epoch_s: float | None) -> str:
@@ -314,8 +329,9 @@ def run(args: argparse.Namespace) -> int:
     with store:
         try:
             return _act(store, action, args)
-        except RunNotFound:
-            print(f"racperf runs {action}: no run with id {args.run_id} in {store.path.parent}", file=sys.stderr)
+        except RunNotFound as exc:
+            missing = exc.args[0] if exc.args and isinstance(exc.args[0], int) else getattr(args, "run_id", "?")
+            print(f"racperf runs {action}: no run with id {missing} in {store.path.parent}", file=sys.stderr)
             return 1
         except StoreError as exc:  # damage found past the first page: named, never a traceback
             print(f"racperf runs: {exc}", file=sys.stderr)
@@ -333,6 +349,8 @@ def _act(store: Store, action: str, args: argparse.Namespace) -> int:
         else:
             print(f"no runs recorded yet in {store.path.parent}")
         return 0
+    if action == "compare":
+        return _compare(store, args)
     record = store.get_run(args.run_id)
     if action == "show":
         return _show(store, record, args.json)
@@ -504,10 +522,18 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
     result = store.result(record.id)
     count = store.sample_count(record.id)
     safety = _safety_record(store, record.id)
+    episodes = recorded_episodes(store.raw_output(record.id, EPISODES_STREAM))
     if as_json:
         print(
             strict_json.dumps(
-                {"run": record.to_json(), "sample_count": count, "result": result, "safety": safety}, indent=2
+                {
+                    "run": record.to_json(),
+                    "sample_count": count,
+                    "result": result,
+                    "safety": safety,
+                    "saturation": episodes,
+                },
+                indent=2,
             )
         )
         return 0
@@ -525,6 +551,7 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
         f"config:       {strict_json.dumps(record.config, sort_keys=True)}",
         f"samples:      {count}",
         *_safety_lines(safety),
+        *(["saturation:", *("  " + printable_name(line) for line in episodes_text(episodes))] if episodes else []),
         "result:",
         *("  " + line for line in result_summary(result)),
     ]
@@ -570,3 +597,73 @@ def _export(store: Store, record: RunRecord, fmt: str, output: str | None) -> in
         print(f"racperf runs export: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return 2
     return 0
+
+
+def _compare(store: Store, args: argparse.Namespace) -> int:
+    criteria: list[Criterion] = []
+    try:
+        if args.criteria:
+            criteria = load_criteria(args.criteria)
+        comparison = compare_runs(store, args.run_ids, args.baseline, criteria)
+    except (CriteriaError, CompareError) as exc:
+        print(f"racperf runs compare: {exc}", file=sys.stderr)
+        return 2
+    for run in unfinished(comparison):
+        print(
+            f"racperf runs compare: run {run.id} is still {run.state.value}: compared as far as it went",
+            file=sys.stderr,
+        )
+    if args.json:
+        print(strict_json.dumps(comparison.to_json(), indent=2))
+    else:
+        sys.stdout.write(compare_table(comparison))
+    met = all(v.outcome == "pass" for run_verdicts in comparison.verdicts for v in run_verdicts)
+    return 0 if met else EXIT_CRITERIA_NOT_MET
+
+
+def compare_table(comparison: Comparison) -> str:
+    """The comparison as text: figures in full with their units, each run's difference from
+    the baseline, ``better`` / ``worse`` by the figure's direction, ``*`` past the noise."""
+    runs = comparison.runs
+    base = comparison.baseline
+    lines = [
+        f"baseline: run {runs[base].id} ({printable_name(runs[base].tool)} on "
+        f"{printable_name(runs[base].target or '-')} at {printable_name(runs[base].host)}, "
+        f"{format_time(runs[base].started_at)})"
+    ]
+    for key, values in comparison.differs.items():
+        shown = " | ".join(printable_name("-" if v is None else str(v)) for v in values)
+        lines.append(f"differ in {printable_name(key)}: {shown}")
+    header = ["FIGURE", "UNIT", *(f"#{run.id}" + (" (base)" if i == base else "") for i, run in enumerate(runs))]
+    table = [header]
+    for row in comparison.rows:
+        cells = [row.spec.label, row.spec.unit]
+        for i, value in enumerate(row.values):
+            text = row.spec.format(value).removesuffix(f" {row.spec.unit}") if value is not None else "-"
+            diff = row.diff_pct[i]
+            if i != base and diff is not None:
+                text += f" {diff:+.1f}%"
+                if row.spec.direction and diff != 0:
+                    higher = diff > 0
+                    text += " better" if higher == (row.spec.direction == "higher") else " worse"
+                if row.significant[i]:
+                    text += "*"
+            cells.append(text)
+        table.append(cells)
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    lines.append("")
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+    if any(any(s for s in row.significant if s) for row in comparison.rows):
+        lines.append("* larger than twice the runs' own interval-to-interval noise")
+    if comparison.verdicts:
+        lines.append("")
+        lines.append("criteria:")
+        for k, verdict in enumerate(comparison.verdicts[0]):
+            lines.append(f"  {verdict.criterion.text}")
+            for run, run_verdicts in zip(runs, comparison.verdicts):
+                judged = run_verdicts[k]
+                figures = "; ".join(
+                    f"{metric} {'-' if value is None else f'{value:,.1f}'}" for metric, value in judged.figures.items()
+                )
+                lines.append(f"    #{run.id}: {judged.outcome.upper()} ({figures})")
+    return "\n".join(lines) + "\n"

@@ -5,10 +5,23 @@
   the line rate as payload; 90 % allows for that and a little noise).
 - Data Guard: the network must carry the redo rate with headroom; the usual sizing is
   ``required Mbit/s = (redo MB/s / 0.7) x 8`` (the link at most 70 % busy with redo).
+- Stalls and dips: a link that carried its rate most of the time but stopped for seconds is
+  no interconnect to trust (Cache Fusion waits on every block of those seconds; a stall of
+  the CSS misstime evicts a node), and a median or a mean hides it. Each measured interval is
+  judged against the pair's median interval: under ``STALL_SHARE`` (5 %) it is a *stall* (the
+  link carried ~nothing), under ``DIP_SHARE`` (50 %) a *dip*; consecutive intervals of one
+  kind are one event, said with when (seconds into the test, and the clock time) and how
+  long. A stall makes the verdict "bad", a dip at least "warning". The resolution is the
+  interval: a stall shorter than an interval shows as a dip, and TCP's retransmission backoff
+  makes a stall of the traffic outlast the outage of the link (a 2 s outage is seen as 2-4 s).
+  Intervals shorter than half the usual one (a tool's last sliver) are not judged.
 """
 
 from __future__ import annotations
 
+import statistics
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 GBE_1_MBIT_S = 1000.0
@@ -17,6 +30,14 @@ GBE_10_MBIT_S = 10000.0
 MEETS_SHARE = 0.9
 #: Data Guard sizing: redo may use at most this share of the link
 DATAGUARD_UTILISATION = 0.7
+#: an interval under this share of the median interval is a stall (the link carried ~nothing)
+STALL_SHARE = 0.05
+#: an interval under this share of the median interval (and no stall) is a dip
+DIP_SHARE = 0.5
+#: intervals shorter than this share of the usual interval are not judged (a last sliver)
+JUDGED_INTERVAL_SHARE = 0.5
+#: the levels of a verdict, mildest first
+LEVELS = ("good", "warning", "bad")
 
 
 def required_mbit_s(redo_mb_s: float) -> float:
@@ -43,18 +64,114 @@ class Verdict:
     text: str
 
 
-def interconnect_verdict(measured_mbit_s: float) -> Verdict:
-    """Measured throughput against the 1 GbE / 10 GbE interconnect guidance."""
+@dataclass(frozen=True, slots=True)
+class IntervalRate:
+    """One measured interval of a test: seconds since the test started, its throughput."""
+
+    start_s: float
+    end_s: float
+    mbit_s: float
+
+    @property
+    def length_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+@dataclass(frozen=True, slots=True)
+class ThroughputDrop:
+    """Consecutive intervals of one kind ("stall" or "dip") under the test's median."""
+
+    kind: str
+    start_s: float
+    end_s: float
+    intervals: int
+    lowest_mbit_s: float
+    median_mbit_s: float
+
+    @property
+    def length_s(self) -> float:
+        return self.end_s - self.start_s
+
+    def text(self, started_at: float | None = None) -> str:
+        """ "stalled for 3.0 s at 4.0-7.0 s (02:41:15-02:41:18): 3 intervals at ~0 Mbit/s"; the
+        clock times when ``started_at`` (the test's start, epoch s) is known."""
+        when = f"{self.start_s:.1f}-{self.end_s:.1f} s"
+        if started_at is not None:
+            clock = [time.strftime("%H:%M:%S", time.localtime(started_at + t)) for t in (self.start_s, self.end_s)]
+            when += f" ({clock[0]}-{clock[1]})"
+        count = f"{self.intervals} interval{'s' if self.intervals != 1 else ''}"
+        if self.kind == "stall":
+            most = format_rate(self.lowest_mbit_s)
+            return f"STALLED for {self.length_s:.1f} s at {when}: {count} at ~0 ({most} at most)"
+        share = self.lowest_mbit_s / self.median_mbit_s if self.median_mbit_s else 0.0
+        return (
+            f"dipped to {format_rate(self.lowest_mbit_s)} ({share:.0%} of the median) for {self.length_s:.1f} s "
+            f"at {when}: {count}"
+        )
+
+    def to_json(self) -> dict[str, float | int | str]:
+        return {
+            "kind": self.kind,
+            "start_s": round(self.start_s, 3),
+            "end_s": round(self.end_s, 3),
+            "length_s": round(self.length_s, 3),
+            "intervals": self.intervals,
+            "lowest_mbit_s": round(self.lowest_mbit_s, 3),
+        }
+
+
+def throughput_drops(intervals: Sequence[IntervalRate]) -> list[ThroughputDrop]:
+    """The stalls and dips of a test's intervals (the rule in the module's docstring), in order."""
+    usual_length = statistics.median(i.length_s for i in intervals) if intervals else 0.0
+    judged = [i for i in intervals if i.length_s >= usual_length * JUDGED_INTERVAL_SHARE]
+    if not judged:
+        return []
+    median = statistics.median(i.mbit_s for i in judged)
+    drops: list[ThroughputDrop] = []
+    for interval in judged:
+        if interval.mbit_s <= median * STALL_SHARE:
+            kind = "stall"
+        elif interval.mbit_s < median * DIP_SHARE:
+            kind = "dip"
+        else:
+            continue
+        last = drops[-1] if drops else None
+        if last is not None and last.kind == kind and abs(last.end_s - interval.start_s) < usual_length * 0.5:
+            drops[-1] = ThroughputDrop(
+                kind,
+                last.start_s,
+                interval.end_s,
+                last.intervals + 1,
+                min(last.lowest_mbit_s, interval.mbit_s),
+                median,
+            )
+        else:
+            drops.append(ThroughputDrop(kind, interval.start_s, interval.end_s, 1, interval.mbit_s, median))
+    return drops
+
+
+def interconnect_verdict(
+    measured_mbit_s: float, drops: Sequence[ThroughputDrop] = (), started_at: float | None = None
+) -> Verdict:
+    """Measured throughput against the 1 GbE / 10 GbE interconnect guidance, and the test's
+    stalls (the verdict "bad") and dips (at least "warning"), each said with when and how long."""
     measured = format_rate(measured_mbit_s)
     if measured_mbit_s >= GBE_10_MBIT_S * MEETS_SHARE:
-        return Verdict("good", f"measured {measured}: meets 10 GbE guidance (recommended for the RAC interconnect)")
-    if measured_mbit_s >= GBE_1_MBIT_S * MEETS_SHARE:
-        return Verdict(
+        verdict = Verdict("good", f"measured {measured}: meets 10 GbE guidance (recommended for the RAC interconnect)")
+    elif measured_mbit_s >= GBE_1_MBIT_S * MEETS_SHARE:
+        verdict = Verdict(
             "warning",
             f"measured {measured}: meets 1 GbE guidance (the minimum), "
             "below the 10 GbE recommended for the RAC interconnect",
         )
-    return Verdict("bad", f"measured {measured}: below 1 GbE guidance, too slow for a RAC interconnect")
+    else:
+        verdict = Verdict("bad", f"measured {measured}: below 1 GbE guidance, too slow for a RAC interconnect")
+    if not drops:
+        return verdict
+    level = "bad" if any(d.kind == "stall" for d in drops) else "warning"
+    worst = max(verdict.level, level, key=LEVELS.index)
+    said = "; ".join(d.text(started_at) for d in drops)
+    return Verdict(worst, f"{verdict.text}; but the link {said}")
 
 
 def dataguard_verdict(redo_mb_s: float, measured_mbit_s: float) -> Verdict:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 
 SETTINGS_FILE_NAME = "settings.json"
 
@@ -26,7 +27,7 @@ def load_all(data_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Every setting; {} when the file does not exist. A corrupt file raises ValueError naming it."""
     path = settings_path(data_dir)
     try:
-        text = path.read_text()
+        text = read_regular_text_bounded(path)
     except FileNotFoundError:
         return {}
     try:

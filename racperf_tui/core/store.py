@@ -8,7 +8,7 @@ loses at most the sample in flight; a run whose supervisor vanished is marked
 Tables: ``runs`` (one row per run), ``samples`` (time series, ``seq`` 1, 2, ... per run),
 ``raw_output`` (the tool's output in chunks, per stream), ``results`` (parsed result JSON),
 ``run_groups`` (one tool and config on several nodes: the runs of a group name it in their
-``group_id``; schema 2). Times are Unix epoch seconds (float).
+``group_id``; schema 2; a group's own result, e.g. a sweep's knee: schema 3). Times are Unix epoch seconds (float).
 
 Migrations: a store is brought up to :data:`SCHEMA_VERSION` one step at a time on the first
 writable open (``_MIGRATIONS``: what each version adds, additive only, so an older racperf's
@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.paths import store_path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -89,6 +89,9 @@ CREATE TABLE IF NOT EXISTS run_groups (
 );
 ALTER TABLE runs ADD COLUMN group_id INTEGER REFERENCES run_groups(id);
 CREATE INDEX IF NOT EXISTS runs_group ON runs(group_id);
+""",
+    3: """
+ALTER TABLE run_groups ADD COLUMN result TEXT;
 """,
 }
 
@@ -472,6 +475,14 @@ class Store:
             raise GroupNotFound(group_id)
 
     @_store_errors
+    def set_group_result(self, group_id: int, result: dict[str, Any]) -> None:
+        """What the group as a whole found (a sweep: its curves, the knee, the best point
+        under the latency ceiling), beside each run's own result."""
+        cur = self._write("UPDATE run_groups SET result = ? WHERE id = ?", (_dumps(dict(result)), group_id))
+        if cur.rowcount == 0:
+            raise GroupNotFound(group_id)
+
+    @_store_errors
     def set_state(
         self,
         run_id: int,
@@ -651,6 +662,19 @@ class Store:
         if row is None:
             raise GroupNotFound(group_id)
         return _group(row)
+
+    @_store_errors
+    def group_result(self, group_id: int) -> dict[str, Any] | None:
+        """The group's own result (:meth:`set_group_result`); None when none was recorded (a
+        store older than group results has none)."""
+        if self.schema_version < 3:
+            self.get_group(group_id)  # GroupNotFound when there is no such group
+            return None
+        with self._lock:
+            row = self._conn.execute("SELECT result FROM run_groups WHERE id = ?", (group_id,)).fetchone()
+        if row is None:
+            raise GroupNotFound(group_id)
+        return json.loads(row[0]) if row[0] else None
 
     @_store_errors
     def list_groups(self, limit: int | None = None) -> list[GroupRecord]:

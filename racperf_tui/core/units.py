@@ -17,6 +17,16 @@ MIB = 1024 * 1024
 MIB_S_TO_MBIT_S = MIB * 8 / 1e6
 #: Mbit/s -> MiB/s: the divisor of a MetricSpec that stores MiB/s and shows Mbit/s
 MIB_S_PER_MBIT_S = 1.0 / MIB_S_TO_MBIT_S
+#: a declared rate unit (a MetricSpec's ``unit``) -> how many Mbit/s one of it is
+MBIT_S_PER_RATE_UNIT: dict[str, float] = {
+    "Mbit/s": 1.0,
+    "Gbit/s": 1000.0,
+    "kbit/s": 0.001,
+    "MiB/s": MIB_S_TO_MBIT_S,
+    "GiB/s": MIB_S_TO_MBIT_S * 1024,
+}
+#: a declared time unit (a latency MetricSpec's ``unit``) -> how many ms one of it is
+MS_PER_TIME_UNIT: dict[str, float] = {"ms": 1.0, "µs": 0.001, "us": 0.001, "s": 1000.0}
 
 _NUMBER_UNIT_RE = re.compile(r"^(?P<num>\d{1,30}(?:\.\d{1,30})?)\s*(?P<unit>[A-Za-z]{0,8})$")
 SIZE_UNITS_BYTES: dict[str, int] = {
@@ -107,3 +117,41 @@ def mib_s_to_mbit_s(mib_s: float) -> float:
 
 def mbit_s_to_mib_s(mbit_s: float) -> float:
     return mbit_s / MIB_S_TO_MBIT_S
+
+
+# ---- the units tools declare their figures in (MetricSpec.unit), and how they compare
+#: a throughput unit -> how many Mbit/s (10^6 bit/s) one of it is
+MBIT_S_PER_UNIT: dict[str, float] = {
+    "Mbit/s": 1.0,
+    "Gbit/s": 1000.0,
+    "kbit/s": 0.001,
+    "MiB/s": MIB_S_TO_MBIT_S,
+    "GiB/s": MIB_S_TO_MBIT_S * 1024,
+}
+#: a time unit -> how many ms one of it is
+MS_PER_UNIT: dict[str, float] = {"ms": 1.0, "µs": 0.001, "us": 0.001, "s": 1000.0}
+#: a time unit -> the next larger one, 1000 times it: a latency reads in the unit that keeps it
+#: under 10 000 ("22.2 ms", never "22.2k µs")
+LARGER_TIME_UNIT: dict[str, str] = {"ns": "µs", "µs": "ms", "us": "ms", "ms": "s"}
+#: a rate or size unit -> (the next larger one, how many of this make one of it), for compact figures
+LARGER_UNIT: dict[str, tuple[str, float]] = {
+    "Mbit/s": ("Gbit/s", 1000.0),
+    "KiB/s": ("MiB/s", 1024.0),
+    "MiB/s": ("GiB/s", 1024.0),
+    "KiB": ("MiB", 1024.0),
+    "MiB": ("GiB", 1024.0),
+}
+
+
+def format_duration(seconds: float | None) -> str:
+    """How long something ran, as a DBA reads it: ``12.3s`` under a minute, ``4m05s`` under an
+    hour, then ``1h02m``; ``-`` when unknown (None or negative)."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return "-"
+    if round(seconds, 1) < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

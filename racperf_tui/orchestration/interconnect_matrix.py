@@ -1,12 +1,21 @@
 """The interconnect matrix: every node to every other node with a two-ended tool (iperf3, the
-probe), one pair at a time, each a recorded server/client pair (:func:`launch_pair`: the
-server on the target node, the client on the source node, the server node's interconnect
-address as the client's destination), and a verdict per pair from core/net_guidance.py.
+probe, oratcptest, netperf), one pair at a time, each a recorded server/client pair
+(:func:`launch_pair`: the server on the target node, listening on its interconnect address,
+the client on the source node sending there), and a verdict per pair from core/net_guidance.py.
 
-One pair at a time: pairs run together would share the links and the CPUs they measure. A
-pair's figure is the median of its client's per-interval ``throughput_mbit_s`` (the first
-interval's ramp and a stray slow one do not move it). A pair that cannot run (a node down, the
-tool missing there, the server never ready) is recorded with its reason and the others go on.
+One pair at a time: pairs run together would share the links and the CPUs they measure.
+Nothing here names a tool's metric: a pair's figures are the metrics its tool's description
+declares as a throughput and a latency (core/contract/quantities.py, in Mbit/s and ms whatever
+the tool prints: oratcptest's MiB/s, netperf's transactions/s). A pair's throughput is the
+median of its client's intervals (the first interval's ramp and a stray slow one do not move
+it), and its stalls and dips (net_guidance.throughput_drops: intervals at ~0 or far under that
+median, said with when and how long) are part of its verdict, which a median would hide. The
+client reports every ``MATRIX_INTERVAL_S`` unless ``--set`` says otherwise: the resolution of
+the stalls. A latency-only test (netperf TCP_RR, the probe's rtt) gives a latency and no
+throughput verdict; a client without interval figures (a netperf built without
+--enable-demo) gives its final figure, its stalls unjudged, and says so. A pair that cannot run
+(a node down, the tool missing there, the server never ready) is recorded with its reason and
+the others go on.
 """
 
 from __future__ import annotations
@@ -18,19 +27,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.invocation import ToolNotFound
-from racperf_tui.core.net_guidance import Verdict, format_rate, interconnect_verdict
+from racperf_tui.core.contract.quantities import (
+    latency_ms,
+    result_throughput_mbit_s,
+    throughput_intervals,
+    throughput_mbit_s,
+)
+from racperf_tui.core.contract.tool import ToolDescription
+from racperf_tui.core.net_guidance import ThroughputDrop, Verdict, format_rate, interconnect_verdict, throughput_drops
 from racperf_tui.core.remote.cluster import Node
 from racperf_tui.core.remote.ssh import one_line
 from racperf_tui.core.store import Store
-from racperf_tui.orchestration.pair_runs import PairStartError, finish_pair, launch_pair, stop_pair
+from racperf_tui.orchestration.pair_runs import PairStartError, finish_pair, launch_pair, pair_spec, stop_pair
 from racperf_tui.orchestration.runs import wait_for_run
+from racperf_tui.tools import tool_description
 
-#: the sample metric a pair's figure is taken from (every two-ended throughput tool has it)
-THROUGHPUT_METRIC = "throughput_mbit_s"
+#: seconds between a client's interval figures unless its config says otherwise
+MATRIX_INTERVAL_S = 1.0
 #: seconds a client may run past its duration before the pair is stopped
 CLIENT_MARGIN_S = 60.0
+#: said of a pair whose client gave its final figure only
+NO_INTERVALS_NOTE = "no interval figures: stalls and dips not judged"
 
 
 @dataclass(frozen=True)
@@ -41,11 +60,18 @@ class PairMeasurement:
     target: str
     address: str
     mbit_s: float | None = None
+    latency_ms: float | None = None
     verdict: Verdict | None = None
     error: str | None = None
+    #: the client's samples that carried a throughput or a latency
     samples: int = 0
+    drops: tuple[ThroughputDrop, ...] = ()
     server_run_id: int | None = None
     client_run_id: int | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.verdict is not None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,20 +79,73 @@ class PairMeasurement:
             "target": self.target,
             "address": self.address,
             "mbit_s": None if self.mbit_s is None else round(self.mbit_s, 1),
+            "latency_ms": None if self.latency_ms is None else round(self.latency_ms, 4),
             "level": self.verdict.level if self.verdict else None,
             "verdict": self.verdict.text if self.verdict else None,
+            "stalls": [d.to_json() for d in self.drops if d.kind == "stall"],
+            "dips": [d.to_json() for d in self.drops if d.kind == "dip"],
             "error": self.error,
             "samples": self.samples,
             "server_run_id": self.server_run_id,
             "client_run_id": self.client_run_id,
         }
 
+    def figures(self) -> str:
+        """ "940 Mbit/s", "latency 0.124 ms", or both."""
+        said = [format_rate(self.mbit_s)] if self.mbit_s is not None else []
+        if self.latency_ms is not None:
+            said.append(f"latency {self.latency_ms:.3f} ms")
+        return ", ".join(said)
+
     def line(self) -> str:
         head = f"{self.source} -> {self.target} ({self.address})"
-        if self.mbit_s is None:
+        if self.verdict is None:
             return f"{head}: not measured: {self.error}"
-        assert self.verdict is not None
-        return f"{head}: {format_rate(self.mbit_s)}, {self.verdict.level}: {self.verdict.text}"
+        return f"{head}: {self.figures()}, {self.verdict.level}: {self.verdict.text}"
+
+    def cell(self) -> str:
+        """The matrix's cell: the throughput (else the latency), marked when it stalled or dipped."""
+        if self.verdict is None:
+            return "failed"
+        figure = format_rate(self.mbit_s) if self.mbit_s is not None else f"{self.latency_ms:.3f} ms"
+        kinds = {d.kind for d in self.drops}
+        return figure + (" STALL" if "stall" in kinds else " dip" if kinds else "")
+
+
+def _option_value(description: ToolDescription, option: str, value: float | str) -> Any:
+    """``value`` as ``option`` takes it (a whole number of seconds, at least 1, for an int)."""
+    spec = description.option(option)
+    if spec is not None and spec.kind == "int" and isinstance(value, float):
+        return max(1, round(value))
+    return value
+
+
+def pair_configs(
+    tool: str,
+    target: Node,
+    duration_s: float,
+    server_config: Mapping[str, Any] | None = None,
+    client_config: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(server config, client config) of one pair to ``target``: the server listens on the
+    target's interconnect address, the client sends there for ``duration_s`` and reports every
+    MATRIX_INTERVAL_S, each through the option the tool's PairSpec names for it, in the tool's
+    first mode (netperf's TCP_STREAM, not its own default TCP_RR); what the given configs say
+    wins."""
+    spec = pair_spec(tool)
+    description = tool_description(tool)
+    server = dict(server_config or {})
+    client = dict(client_config or {})
+    bind = spec.server_fields.get("host")
+    if bind:
+        server.setdefault(bind, target.address)
+    for field_name, value in (("host", target.address), ("duration_s", duration_s), ("interval_s", MATRIX_INTERVAL_S)):
+        option = spec.client_fields.get(field_name)
+        if option:
+            client.setdefault(option, _option_value(description, option, value))
+    for option, value in (spec.modes[0].client if spec.modes else {}).items():
+        client.setdefault(option, value)  # the tool's first mode, as the Network tab's default
+    return server, client
 
 
 def measure_pair(
@@ -82,12 +161,9 @@ def measure_pair(
     """The client on ``source`` to the server on ``target``; never raises for a node or a
     tool that fails (the measurement says why)."""
     address = target.address
-    client_cfg = {"duration_s": duration_s, **(client_config or {})}
-    client_cfg.setdefault("host", address)
     try:
-        pair = launch_pair(
-            tool, dict(server_config or {}), client_cfg, data_dir=data_dir, server_node=target, client_node=source
-        )
+        server_cfg, client_cfg = pair_configs(tool, target, duration_s, server_config, client_config)
+        pair = launch_pair(tool, server_cfg, client_cfg, data_dir=data_dir, server_node=target, client_node=source)
     except (OSError, ValueError, KeyError, ToolNotFound, PairStartError) as exc:
         return PairMeasurement(source.name, target.name, address, error=one_line(exc))
     record = wait_for_run(pair.client_run_id, data_dir, duration_s + CLIENT_MARGIN_S)
@@ -97,24 +173,51 @@ def measure_pair(
         finish_pair(pair, data_dir)
     with Store.open(Path(data_dir)) as store:
         record = store.get_run(pair.client_run_id)
-        values = [
-            float(sample.metrics[THROUGHPUT_METRIC])
-            for _seq, sample in store.samples(pair.client_run_id)
-            if isinstance(sample.metrics.get(THROUGHPUT_METRIC), (int, float))
-        ]
+        samples = [sample for _seq, sample in store.samples(pair.client_run_id)]
+        result = store.result(pair.client_run_id)
     measured = PairMeasurement(
-        source.name,
-        target.name,
-        address,
-        samples=len(values),
-        server_run_id=pair.server_run_id,
-        client_run_id=pair.client_run_id,
+        source.name, target.name, address, server_run_id=pair.server_run_id, client_run_id=pair.client_run_id
     )
-    if record.state is not RunState.SUCCEEDED or not values:
-        why = record.message or f"the client run {record.state.value} with no {THROUGHPUT_METRIC} sample"
-        return dataclasses.replace(measured, error=why)
-    figure = statistics.median(values)
-    return dataclasses.replace(measured, mbit_s=figure, verdict=interconnect_verdict(figure))
+    return _judged(measured, tool_description(tool), record.state, record.message, record.started_at, samples, result)
+
+
+def _judged(
+    measured: PairMeasurement,
+    description: ToolDescription,
+    state: RunState,
+    message: str | None,
+    started_at: float,
+    samples: Sequence[Sample],
+    result: Mapping[str, Any] | None,
+) -> PairMeasurement:
+    """The pair's figures and verdict from its client's samples (see the module doc)."""
+    intervals = throughput_intervals(description, samples)
+    latencies = [v for v in (latency_ms(description, s.metrics) for s in samples) if v is not None]
+    counted = sum(
+        1
+        for s in samples
+        if throughput_mbit_s(description, s.metrics) is not None or latency_ms(description, s.metrics) is not None
+    )
+    measured = dataclasses.replace(measured, samples=counted)
+    if state is not RunState.SUCCEEDED:
+        return dataclasses.replace(measured, error=message or f"the client run {state.value}")
+    latency = statistics.median(latencies) if latencies else None
+    if intervals:
+        figure = statistics.median(i.mbit_s for i in intervals)
+        drops = tuple(throughput_drops(intervals))
+        verdict = interconnect_verdict(figure, drops, started_at)
+        return dataclasses.replace(measured, mbit_s=figure, latency_ms=latency, drops=drops, verdict=verdict)
+    if latency is not None:
+        verdict = Verdict("warning", "measures latency, not throughput: no interconnect throughput verdict")
+        return dataclasses.replace(measured, latency_ms=latency, verdict=verdict)
+    final = result_throughput_mbit_s(description, result)
+    if final is not None:
+        base = interconnect_verdict(final)
+        verdict = Verdict(base.level, f"{base.text} ({NO_INTERVALS_NOTE})")
+        return dataclasses.replace(measured, mbit_s=final, verdict=verdict)
+    return dataclasses.replace(
+        measured, error=f"the client run {state.value} with no throughput or latency figure ({description.name})"
+    )
 
 
 def interconnect_matrix(
@@ -151,7 +254,8 @@ def interconnect_matrix(
 
 
 def matrix_table(nodes: Sequence[Node], results: Sequence[PairMeasurement]) -> str:
-    """Rows: the sending node; columns: the receiving node; cells: the figure (or "failed")."""
+    """Rows: the sending node; columns: the receiving node; cells: the figure (or "failed"),
+    "STALL" / "dip" after it when the pair stalled or dipped."""
     by_pair = {(r.source, r.target): r for r in results}
     names = [node.name for node in nodes]
     cells = [["from \\ to", *names]]
@@ -162,7 +266,7 @@ def matrix_table(nodes: Sequence[Node], results: Sequence[PairMeasurement]) -> s
             if source == target or found is None:
                 row.append("-")
             else:
-                row.append(format_rate(found.mbit_s) if found.mbit_s is not None else "failed")
+                row.append(found.cell())
         cells.append(row)
     widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells) + "\n"

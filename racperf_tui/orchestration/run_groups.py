@@ -115,12 +115,14 @@ def launch_group(
     *,
     data_dir: Path,
     target: str | None = None,
+    group_id: int | None = None,
 ) -> GroupStart:
     """Record a run group of ``tool`` with ``config`` on ``nodes`` and start every node's run
     (detached supervisors, as :func:`launch_run`) at once. See the module doc for what refuses
     the group and what leaves a node out. Raises GroupRefused (a ValueError), SshError when no
     node can be reached (every node's reason in it), ValueError for fewer than one node or a
-    node named twice."""
+    node named twice. ``group_id``: add the runs to this group rather than a new one (a
+    sweep's points, orchestration/sweep.py); its message is then the caller's to write."""
     names = [node.name for node in nodes]
     if not nodes:
         raise ValueError("a run group needs at least one node")
@@ -139,8 +141,10 @@ def launch_group(
     if not reachable:
         raise SshError("no node could be reached: " + _reasons(left_out))
     data_dir = Path(data_dir)
-    with Store.open(data_dir) as store:
-        group_id = store.create_group(tool, dict(config), names)
+    own_group = group_id is None
+    if group_id is None:
+        with Store.open(data_dir) as store:
+            group_id = store.create_group(tool, dict(config), names)
 
     def start(node: Node) -> int | BaseException:
         try:
@@ -156,8 +160,9 @@ def launch_group(
             else:
                 runs[node.name] = outcome
     started = GroupStart(group_id, runs, {name: left_out[name] for name in names if name in left_out})
-    with Store.open(data_dir) as store:
-        store.set_group_message(group_id, started.message if runs else "started on no node: " + _reasons(left_out))
+    if own_group:
+        with Store.open(data_dir) as store:
+            store.set_group_message(group_id, started.message if runs else "started on no node: " + _reasons(left_out))
     if not runs:  # every launch failed between the judging and the start
         raise SshError("started on no node: " + _reasons(left_out))
     return started
@@ -183,6 +188,17 @@ def in_node_order(group: GroupRecord, runs: Iterable[RunRecord]) -> list[RunReco
     launches finish)."""
     order = {name: index for index, name in enumerate(group.nodes)}
     return sorted(runs, key=lambda run: (order.get(run.host, len(order)), run.id))
+
+
+def group_state(states: Sequence[RunState]) -> RunState | None:
+    """A group's state from its nodes' runs': running while one of them may still change, else
+    the worst ending (failed, interrupted, stopped before succeeded); None without runs."""
+    if any(not state.finished for state in states):
+        return RunState.RUNNING
+    for worst in (RunState.FAILED, RunState.INTERRUPTED, RunState.STOPPED):
+        if worst in states:
+            return worst
+    return states[0] if states else None
 
 
 def start_skew_s(runs: Iterable[RunRecord]) -> float | None:

@@ -47,6 +47,7 @@ from typing import Any
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.hosts import Host, LocalHost
 from racperf_tui.core.contract.invocation import Invocation, ToolNotFound
+from racperf_tui.core.disks.block_devices import block_devices_of
 from racperf_tui.core.guard.devjail import jail_argv
 from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.paths import run_dir, use_data_dir
@@ -64,6 +65,7 @@ from racperf_tui.orchestration.run_plan import (
     local_kernel_net,
     takes_host,
 )
+from racperf_tui.orchestration.saturation_watch import SaturationWatch
 from racperf_tui.tools import load_tool
 
 __all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "takes_host", "tool_version"]
@@ -131,6 +133,8 @@ class Supervisor:
         self.write_watch = write_watch
         #: the run's safety record while it waits for the node's protections (a remote run)
         self._safety: dict[str, Any] | None = None
+        #: what the run's message says beside the tool's own verdict (foreign I/O)
+        self._notes: list[str] = []
         #: None: built from the run's config (its ``host_spec``: this machine when it has none)
         self.host: Host | None = host
         #: the benchmark runs in the jail (read-only mounts, Landlock): EROFS/EACCES it reports
@@ -233,6 +237,7 @@ class Supervisor:
             record=lambda stream, text: self.store.add_raw(self.run_id, text, stream),
             log=self.log,
         )
+        saturation = self._saturation_watch(planned, config)
         try:
             self.store.set_benchmark_pgid(self.run_id, proc.pgid)
             self.store.set_state(self.run_id, RunState.RUNNING)
@@ -274,6 +279,8 @@ class Supervisor:
                         self.log(f"stream parser failed on a line:\n{traceback.format_exc()}")
                     return
                 self._emit(samples)
+                if saturation is not None and samples:
+                    saturation.saw(samples[-1])
 
             while not proc.finished:
                 chunks = proc.read(TICK_S, extra_fds=(self._wake_r,) if self._wake_r is not None else ())
@@ -289,6 +296,8 @@ class Supervisor:
                         handle_line(stream, line.text)
                 self._drain_wake()
                 self._emit(companions.poll())
+                if saturation is not None:
+                    saturation.poll()
                 if tick is not None:
                     try:
                         self._emit(tick())
@@ -321,6 +330,8 @@ class Supervisor:
             except Exception:
                 self.log(f"stream parser failed at the end:\n{traceback.format_exc()}")
             flush_raw()
+            if saturation is not None:
+                saturation.flush()
             exit_status = proc.reap()
             self._record_node_protections(proc, final=True)
         finally:
@@ -335,6 +346,8 @@ class Supervisor:
         if lost_link:
             self.log(f"lost link to {host.name}")
         files = {} if lost_link else self._collect_result_files(planned, directory)
+        if saturation is not None and saturation.foreign is not None and saturation.foreign.note:
+            self._notes.append(saturation.foreign.note)
         self._finish(
             tool,
             exit_status,
@@ -345,6 +358,27 @@ class Supervisor:
             lost_link_to=host.name if lost_link else None,
             kernel_refusals=kernel_refusals,
         )
+
+    def _saturation_watch(self, planned: Invocation, config: dict[str, Any]) -> SaturationWatch | None:
+        """The run's block devices judged while it runs (a local run with targets): its
+        queueing and saturated episodes go to its record (orchestration/saturation_watch.py)."""
+        if not isinstance(self.host, LocalHost) or not planned.targets:
+            return None
+        reached = [block_devices_of(target.path) for target in planned.targets]
+        devices = sorted({name for names in reached for name in names})
+        if not devices:
+            return None
+        try:
+            return SaturationWatch(
+                devices,
+                config,
+                lambda stream, text: self.store.add_raw(self.run_id, text, stream),
+                # the first target's own device: where the benchmark's I/O lands
+                target_device=reached[0][0] if reached[0] else "",
+            )
+        except OSError as exc:  # no /proc/diskstats to read: the run goes on without
+            self.log(f"no saturation watch: {exc}")
+            return None
 
     def _on_host(self) -> Host:
         assert self.host is not None, "the host is known once the run is planned"
@@ -573,6 +607,9 @@ class Supervisor:
                 f"Landlock): {said[0]}"
             )
             message = refused if message == said[0] else f"{refused}; {message}" if message else refused
+        if self._notes:
+            # what the run saw beside its own result (foreign I/O on its LUN)
+            message = "; ".join([*([message] if message else []), *self._notes])
         self.store.set_state(self.run_id, state, exit_status=exit_status, message=message)
 
 

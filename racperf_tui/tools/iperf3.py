@@ -164,12 +164,12 @@ METRICS = (
 RESULTS = (
     MetricSpec("received_mbit_s", "received", "Mbit/s", quantity="throughput"),
     MetricSpec("sent_mbit_s", "sent", "Mbit/s"),
-    MetricSpec("retransmits", "retransmits", "", decimals=0),
+    MetricSpec("retransmits", "retransmits", "", decimals=0, better="lower"),
     MetricSpec("jitter_ms", "jitter", "ms", decimals=3),
-    MetricSpec("lost_pct", "lost", "%", decimals=2),
+    MetricSpec("lost_pct", "lost", "%", decimals=2, better="lower"),
     MetricSpec("duration_s", "duration", "s"),
-    MetricSpec("cpu_host_pct", "CPU here", "%"),
-    MetricSpec("cpu_remote_pct", "CPU remote", "%"),
+    MetricSpec("cpu_host_pct", "CPU here", "%", better="lower"),
+    MetricSpec("cpu_remote_pct", "CPU remote", "%", better="lower"),
 )
 DESCRIPTION = ToolDescription(
     name="iperf3",

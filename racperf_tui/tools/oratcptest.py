@@ -850,7 +850,7 @@ METRICS = (
 )
 RESULTS = (
     MetricSpec("avg_throughput_mib_s", "throughput", "MiB/s", quantity="throughput"),
-    MetricSpec("avg_latency_ms", "latency", "ms", decimals=3),
+    MetricSpec("avg_latency_ms", "latency", "ms", decimals=3, quantity="latency"),
 )
 DESCRIPTION = ToolDescription(
     name=name,

@@ -16,7 +16,7 @@ from typing import Any
 
 from textual.message import Message
 
-from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import MetricSpec
 from racperf_tui.core.store import GroupRecord, RunRecord
 from racperf_tui.orchestration.calibration_watch import CalibrationRun
@@ -31,11 +31,12 @@ class LiveRunState:
     (seconds) of the newest sample and ``polled_at_monotonic`` the moment the poller read it,
     which the latency benchmark uses. ``run`` is the run as the store has it, ``samples`` its
     recent samples (bounded, oldest first) and ``extra`` the newest one's extra: what a live
-    panel of the tool (ui/tool_panels/live_panels.py) reads.
+    panel of the tool (ui/tool_panels/live_panels.py) reads. ``state`` is the run's as the
+    store has it, None when it is not known (the store cannot be read: ``error`` says why).
     """
 
     run_id: Any
-    state: str
+    state: RunState | None
     #: the run's tool, and the metrics its description says the view shows (label, unit, format)
     tool: str = ""
     metrics: tuple[MetricSpec, ...] = ()
@@ -52,6 +53,24 @@ class LiveRunState:
     run: RunRecord | None = None
     samples: tuple[Sample, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: the run's saturation episodes so far, a line each (core/disks/saturation.episodes_text),
+    #: then what foreign I/O its LUN carried, if any (orchestration/foreign_io.py)
+    saturation: tuple[str, ...] = ()
+
+    @property
+    def running(self) -> bool:
+        """The run is pending or running: it may still change."""
+        return self.state is not None and not self.state.finished
+
+    @property
+    def ended(self) -> bool:
+        """The run is known to have ended (not merely unknown)."""
+        return self.state is not None and self.state.finished
+
+    @property
+    def state_name(self) -> str:
+        """The state as shown: its value, ``?`` when unknown."""
+        return "?" if self.state is None else self.state.value
 
 
 @dataclass

@@ -9,23 +9,19 @@ from a metric's name.
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import ToolDescription
-from racperf_tui.core.disks.block_devices import devices_reached
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, FOREIGN_IO_STREAM, episodes_text, recorded_episodes
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.tools import tool_description
 from racperf_tui.ui.messages import LiveRunState
-
-LIVE_STATES = ("pending", "running")
 
 #: tool name -> its description, once found (a tool is looked up once per racperf)
 _DESCRIPTIONS: dict[str, ToolDescription] = {}
@@ -41,18 +37,6 @@ def description_of(tool: str) -> ToolDescription:
         except Exception:
             return ToolDescription(name=tool)
     return found
-
-
-def format_duration(seconds: float | None) -> str:
-    """``73`` -> ``1m13s``; ``None`` -> ``-``."""
-    if seconds is None or seconds < 0:
-        return "-"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
 def open_store(data_dir: str | os.PathLike[str] | None) -> Store:
@@ -81,6 +65,7 @@ class LivePoller:
     last_t: float | None = None
     last_extra: dict[str, Any] = field(default_factory=dict)
     recent: deque[Sample] = field(default_factory=lambda: deque(maxlen=120))
+    saturation: tuple[str, ...] = ()  # the saturation episodes, then the foreign I/O seen
     _store: Store | None = None
     #: False when the store is the caller's (the watcher's): not closed here
     _own_store: bool = True
@@ -122,6 +107,9 @@ class LivePoller:
                     continue
                 self.series.setdefault(key, deque(maxlen=self.history)).append(float(value))
                 self.current[key] = float(value)
+        episodes = recorded_episodes(self._store.raw_output(self.run_id, EPISODES_STREAM))
+        foreign = self._store.raw_output(self.run_id, FOREIGN_IO_STREAM).strip().splitlines()
+        self.saturation = (*episodes_text(episodes), *foreign[-1:])
         self._last_state, self._last_state_at = self.state(), time.monotonic()
         return self._last_state
 
@@ -144,10 +132,10 @@ class LivePoller:
                 eta = max(planned - elapsed, 0.0)
             if progress is None:
                 progress = min(100.0, 100.0 * elapsed / planned)
-        state = run.state.value if run is not None else "?"
-        if state not in LIVE_STATES and state == "succeeded":
+        state = run.state if run is not None else None
+        if state is RunState.SUCCEEDED:
             progress, eta = 100.0, 0.0
-        elif state not in LIVE_STATES and planned and elapsed is not None:
+        elif state is not None and state.finished and planned and elapsed is not None:
             # fio's last report after a stop says 100 % / ETA 0: the bar shows how far it got
             progress, eta = min(100.0, 100.0 * elapsed / planned), None
         return LiveRunState(
@@ -162,11 +150,12 @@ class LivePoller:
             elapsed_s=elapsed,
             eta_s=eta,
             progress_pct=progress,
-            job_states=_job_states_text(extra) if state in LIVE_STATES else "",
+            job_states=_job_states_text(extra) if state is not None and not state.finished else "",
             polled_at_monotonic=time.monotonic(),
             run=run,
             samples=tuple(self.recent),
             extra=dict(extra),
+            saturation=self.saturation,
         )
 
     def use_store(self, store: Store) -> None:
@@ -213,27 +202,6 @@ def _job_states_text(extra: Mapping[str, Any]) -> str:
     parts.append("ramping up" if extra.get("ramp") else "running")
     parts.extend(errors)
     return "  ".join(parts)
-
-
-def block_devices_of(target: str | os.PathLike[str] | None, sys_root: str = "/sys") -> list[str]:
-    """Kernel names of the block devices I/O on ``target`` reaches (``["sda1", "sda"]``).
-
-    A block device is named by its own major:minor; a file or directory by the device of the
-    filesystem holding it (st_dev). A partition adds its whole disk; a device-mapper or md
-    device adds the devices under it (``slaves``), because iostat shows all of them.
-    """
-    if not target:
-        return []
-    try:
-        st = os.stat(target)
-    except OSError:
-        parent = Path(target).parent
-        try:
-            st = os.stat(parent)
-        except OSError:
-            return []
-    dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
-    return devices_reached(os.major(dev), os.minor(dev), Path(sys_root).parent)
 
 
 def where_it_ran(run: RunRecord) -> str:

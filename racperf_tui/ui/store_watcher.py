@@ -24,8 +24,9 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.worker import get_current_worker
 
-from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import ToolDescription
+from racperf_tui.core.disks.block_devices import block_devices_of
 from racperf_tui.core.store import GroupNotFound, RunRecord, Store
 from racperf_tui.orchestration.calibration_watch import CalibrationFollower, CalibrationRun
 from racperf_tui.orchestration.run_groups import (
@@ -49,7 +50,7 @@ from racperf_tui.ui.messages import (
     RunsSnapshot,
     RunsUpdate,
 )
-from racperf_tui.ui.runs_data import LIVE_STATES, LivePoller, block_devices_of, description_of, open_store
+from racperf_tui.ui.runs_data import LivePoller, description_of, open_store
 
 #: how many runs the list shows
 RUNS_LISTED = 500
@@ -132,8 +133,10 @@ class RunsWatch(Watch):
                 if name not in devices:
                     devices.append(name)
         group_iops: dict[int, float] = {}
-        for run in runs:
-            if run.group_id is not None and run.id in self._group_iops:
+        counted: set[tuple[int, str]] = set()
+        for run in runs:  # newest first: a node's latest run of the group (a sweep's point now)
+            if run.group_id is not None and run.id in self._group_iops and (run.group_id, run.host) not in counted:
+                counted.add((run.group_id, run.host))
                 group_iops[run.group_id] = group_iops.get(run.group_id, 0.0) + self._group_iops[run.id]
         snapshot = RunsSnapshot(tuple(runs), figures, tuple(devices), self._interrupted, group_iops=group_iops)
         # a running run's duration moves every second: the list repaints it
@@ -151,7 +154,7 @@ class LiveRunWatch(Watch):
     run_id: Any = None
     interval_s: float = 0.05
     poller: LivePoller | None = None
-    _posted: tuple[int, str] | None = None
+    _posted: tuple[int, RunState | None] | None = None
     _posted_at: float = 0.0
 
     def poll(self, store: Store) -> Message | None:
@@ -159,7 +162,7 @@ class LiveRunWatch(Watch):
             self.poller = LivePoller(None, self.run_id)
             self.poller.use_store(store)
         live = self.poller.poll()
-        self.done = live.state not in LIVE_STATES
+        self.done = not live.running
         if (live.samples_seen, live.state) == self._posted and time.monotonic() - self._posted_at < 1.0:
             return None
         self._posted, self._posted_at = (live.samples_seen, live.state), time.monotonic()
@@ -431,7 +434,7 @@ def _unreadable(watch: Watch, text: str) -> Message | None:
     if isinstance(watch, RunsWatch):
         return RunsUpdate(RunsSnapshot(error=text))
     if isinstance(watch, LiveRunWatch):
-        return RunLiveUpdate(LiveRunState(run_id=watch.run_id, state="?", error=text))
+        return RunLiveUpdate(LiveRunState(run_id=watch.run_id, state=None, error=text))
     if isinstance(watch, ResultWatch):
         watch.done = True
         return RunResultLoaded(watch.run_id, None, None, (), text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from datetime import datetime
@@ -216,10 +217,20 @@ def test_proc_files_that_are_not_proc_files_are_refused_with_a_bound(tmp_path: P
     (zero / "proc" / "uptime").write_text("1000.00 1900.00\n")
     proc = racperf_iostat("--root", zero, check=False)
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == f"racperf iostat: --root {zero}: {zero}/proc/diskstats is not a regular file"
+    assert proc.stderr.strip() == (
+        f"racperf iostat: --root {zero}: {zero}/proc/diskstats is a character device, not a regular file; not read"
+    )
     big = _root(tmp_path, "big", "")
     with open(big / "proc" / "diskstats", "wb") as f:
         f.truncate(17 * 1024 * 1024)  # sparse: no disk, and bigger than any diskstats
     proc = racperf_iostat("--root", big, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == f"racperf iostat: --root {big}: {big}/proc/diskstats is larger than 16 MB"
+    assert proc.stderr.strip() == f"racperf iostat: --root {big}: {big}/proc/diskstats is larger than 16 MiB; not read"
+    fifo = _root(tmp_path, "fifo", "")
+    (fifo / "proc" / "diskstats").unlink()
+    os.mkfifo(fifo / "proc" / "diskstats")  # no writer: opening it would wait forever
+    proc = racperf_iostat("--root", fifo, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (
+        f"racperf iostat: --root {fifo}: {fifo}/proc/diskstats is a FIFO, not a regular file; not read"
+    )

@@ -16,7 +16,7 @@ import pytest
 from racperf_tui.core.contract.events import RunState
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run
-from tests.helpers import FAKES, needs_fio, racperf_cmd
+from tests.helpers import FAKES, needs_fio, needs_root, racperf_cmd
 from tests.helpers.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
 
 ensure_repo_importable()
@@ -157,6 +157,25 @@ def test_runs_show(data: Path) -> None:
     assert shown["run"]["exit_status"] == 4 and shown["sample_count"] == 1
     missing = racperf("runs", "show", "99", data=data)
     assert missing.returncode == 1 and "no run with id 99" in missing.stderr
+
+
+def test_runs_list_and_show_print_durations_as_the_ui_does(data: Path) -> None:
+    """One format for how long a run took, in ``racperf runs`` as in the UI (core.units)."""
+    took = {"12.3s": 12.34, "4m05s": 245.2, "1h02m": 3725.0}
+    with Store.open(data) as store:
+        for seconds in took.values():
+            run_id = store.create_run("fio", "local", "/u02/fio.dat", {}, ["fio"], "fio-3.33")
+            store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+            store._conn.execute(
+                "UPDATE runs SET started_at = 1764000000.0, ended_at = ? WHERE id = ?", (1764000000.0 + seconds, run_id)
+            )
+    listed = racperf("runs", data=data)
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split()[0]: line.split()[-1] for line in listed.stdout.splitlines()[1:]}
+    assert rows == {"1": "12.3s", "2": "4m05s", "3": "1h02m"}
+    for run_id, text in zip(("1", "2", "3"), took):
+        shown = racperf("runs", "show", run_id, data=data)
+        assert f"duration:     {text}\n" in shown.stdout
 
 
 def test_runs_export_json_and_csv(data: Path, tmp_path: Path) -> None:
@@ -566,7 +585,7 @@ def _in_a_read_only_bind_mount(source: Path, mount_point: Path, argv: list[str])
     )
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount)")
+@needs_root  # a read-only bind mount in a mount namespace of its own
 def test_a_store_on_a_read_only_mount_is_read_and_run_says_why_it_cannot(data: Path, tmp_path: Path) -> None:
     _store_with_runs(data, runs=2)
     # a copy from another node: the store file alone, a dir we cannot write

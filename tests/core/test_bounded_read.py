@@ -11,6 +11,8 @@ import pytest
 from racperf_tui.core.textio.bounded_read import (
     BoundedReadError,
     read_bytes_bounded,
+    read_regular_bytes_bounded,
+    read_regular_text_bounded,
     read_stream_bounded,
     read_text_bounded,
 )
@@ -109,3 +111,34 @@ def test_racperf_parse_reads_a_pipe_and_states_the_cap_in_help() -> None:
     assert '"format": "json"' in done.stdout
     helped = subprocess.run(racperf_cmd() + ["parse", "--help"], capture_output=True, text=True, timeout=60)
     assert "at most 256 MiB each" in " ".join(helped.stdout.split())
+
+
+def test_system_file_reads_proc_and_sysfs_files_whose_size_says_zero() -> None:
+    # /proc/self/mounts stats as 0 bytes: the read goes on to EOF, as the iostat sampler needs
+    assert os.stat("/proc/self/mounts").st_size == 0
+    mounts = read_regular_text_bounded("/proc/self/mounts")
+    assert " / " in mounts or " /proc " in mounts
+    uptime = read_regular_bytes_bounded("/proc/uptime")
+    assert float(uptime.split()[0]) > 0
+
+
+def test_system_file_refuses_a_fifo_at_once_and_a_device(tmp_path: Path) -> None:
+    fifo = tmp_path / "diskstats"
+    os.mkfifo(fifo)  # no writer: an open() would wait forever
+    with pytest.raises(BoundedReadError) as info:
+        read_regular_bytes_bounded(fifo)
+    assert info.value.reason == "not a regular file"
+    assert str(info.value) == f"{fifo} is a FIFO, not a regular file; not read"
+    with pytest.raises(BoundedReadError) as info:
+        read_regular_text_bounded("/dev/zero")
+    assert str(info.value) == "/dev/zero is a character device, not a regular file; not read"
+
+
+def test_system_file_over_its_cap_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "size"
+    with open(path, "wb") as f:
+        f.truncate(16 * 1024 * 1024 + 1)  # sparse
+    with pytest.raises(BoundedReadError) as info:
+        read_regular_bytes_bounded(path)
+    assert str(info.value) == f"{path} is larger than 16 MiB; not read"
+    assert read_regular_bytes_bounded(path, 17 * 1024 * 1024)[:4] == b"\0\0\0\0"

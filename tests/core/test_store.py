@@ -288,7 +288,8 @@ def _version_1_store(data: Path) -> None:
 
 def test_a_version_1_store_is_read_as_it_is_and_migrated_on_the_first_write_open(tmp_path: Path) -> None:
     """An older racperf's store: a read-only open reads its runs (no groups); the first
-    writable open adds the run groups (schema 2) and keeps every run and sample."""
+    writable open adds the run groups (schema 2) and their results (schema 3) and keeps every
+    run and sample."""
     data = tmp_path / "data"
     _version_1_store(data)
     with Store.open(data, read_only=True) as old:
@@ -315,8 +316,11 @@ def test_a_version_1_store_is_read_as_it_is_and_migrated_on_the_first_write_open
             "started on rac1, rac2",
         )
         assert [g.id for g in store.list_groups()] == [group]
+        assert store.group_result(group) is None  # schema 3: a group's own result, none yet
+        store.set_group_result(group, {"knee": {"iodepth": 4, "iops": 2000.0}})
+        assert store.group_result(group) == {"knee": {"iodepth": 4, "iops": 2000.0}}
     conn = sqlite3.connect(store_path(data))
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     conn.close()
@@ -327,4 +331,8 @@ def test_an_unknown_group_is_named(store: Store) -> None:
         store.get_group(7)
     with pytest.raises(GroupNotFound):
         store.set_group_message(7, "x")
+    with pytest.raises(GroupNotFound):
+        store.set_group_result(7, {})
+    with pytest.raises(GroupNotFound):
+        store.group_result(7)
     assert store.group_runs(7) == []

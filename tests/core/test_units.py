@@ -54,3 +54,33 @@ def test_times(text: object, expected: float) -> None:
 def test_rates() -> None:
     assert units.mib_s_to_mbit_s(1.0) == pytest.approx(8.388608)
     assert units.mbit_s_to_mib_s(units.mib_s_to_mbit_s(90.17)) == pytest.approx(90.17)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (0, "0.0s"),
+        (12.34, "12.3s"),
+        (59.94, "59.9s"),
+        (59.96, "1m00s"),  # what would round to 60.0s reads as the minute it is
+        (60, "1m00s"),
+        (245.2, "4m05s"),
+        (3599.4, "59m59s"),
+        (3599.6, "1h00m"),
+        (3725, "1h02m"),
+        (90061, "25h01m"),
+        (None, "-"),
+        (-1.0, "-"),
+        (float("nan"), "-"),
+    ],
+)
+def test_format_duration(seconds: float | None, shown: str) -> None:
+    assert units.format_duration(seconds) == shown
+
+
+def test_unit_tables_agree_with_the_conversions() -> None:
+    assert units.MBIT_S_PER_UNIT["MiB/s"] == units.mib_s_to_mbit_s(1.0) == 8.388608
+    assert units.MBIT_S_PER_UNIT["GiB/s"] == 1024 * 8.388608
+    assert units.MS_PER_UNIT["µs"] == units.MS_PER_UNIT["us"] == units.TIME_UNITS_S["us"] * 1000
+    assert units.MS_PER_UNIT["s"] == 1000.0
+    assert units.LARGER_UNIT["MiB/s"] == ("GiB/s", 1024.0) and units.LARGER_TIME_UNIT["µs"] == "ms"

@@ -16,7 +16,8 @@ import pytest
 
 from racperf_tui.core.remote import ssh
 from racperf_tui.core.remote.ssh_host import remote_run_prefix
-from tests.helpers.sshd_helpers import Sshd
+from tests.helpers import reveals
+from tests.helpers.sshd_helpers import Sshd, start_sshd
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -72,6 +73,19 @@ def remote_runs(tmp_path: Path):
             shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture
+def two_nodes(sshd: Sshd, tmp_path: Path, isolated_home: Path, remote_runs: Path):  # noqa: F811
+    """rac1 and rac2: two sshd on 127.0.0.1, in a cluster file."""
+    second = start_sshd(tmp_path / "sshd2")
+    path = tmp_path / "cluster.toml"
+    path.write_text('[cluster]\nname = "test"\n\n' + node_table("rac1", sshd) + node_table("rac2", second))
+    try:
+        yield path
+    finally:
+        second.stop()
+
+
+@reveals("subprocess_cli")
 def racperf(*args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "racperf_tui", *args],

@@ -33,3 +33,22 @@ def planned_argv(config: Any, run_dir: Path) -> list[str]:
 
 def job_text(config: Any, run_dir: Path) -> str:
     return judged(config, run_dir).invocation.files["job.fio"]
+
+
+def randread_argv(path: str, iodepth: int, seconds: int, name: str = "load") -> list[str]:
+    """A plain fio (not racperf's) reading 4k at random from ``path`` with libaio, direct, for
+    ``seconds``: the load of the saturation and foreign I/O tests."""
+    return [
+        "fio",
+        f"--name={name}",
+        f"--filename={path}",
+        "--rw=randread",
+        "--bs=4k",
+        "--ioengine=libaio",
+        f"--iodepth={iodepth}",
+        "--direct=1",
+        "--size=64m",
+        f"--runtime={seconds}",
+        "--time_based",
+        "--readonly",
+    ]

@@ -10,9 +10,11 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.helpers import reveals
 from tests.helpers.sshd_helpers import _free_port
 
 
+@reveals("needs_fio")
 def start_fio_server(directory: Path) -> tuple[subprocess.Popen[bytes], int]:
     for _ in range(5):
         port = _free_port()

@@ -24,13 +24,27 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import reveals
+from tests.helpers.blkio_throttle import blkio_throttle_available, read_iops_capped
 
-def loop_devices_available() -> bool:
-    """Root, losetup, and a loop-control node: the minimum for attaching an image."""
-    return os.geteuid() == 0 and shutil.which("losetup") is not None and os.path.exists("/dev/loop-control")
+#: every program this module and the loop device tests run: a machine with losetup but without
+#: sfdisk (util-linux's fdisk package) stopped `make test-fast` in the middle instead of skipping
+LOOP_TOOLS = ("losetup", "partx", "sfdisk", "mkfs.ext4", "mkswap", "swapon", "swapoff", "mount", "umount")
 
 
-needs_loop = pytest.mark.skipif(not loop_devices_available(), reason="needs root, losetup and /dev/loop-control")
+def loop_devices_missing() -> list[str]:
+    """What a loop device test lacks here: root, /dev/loop-control, or one of LOOP_TOOLS."""
+    missing = [] if os.geteuid() == 0 else ["root"]
+    if not os.path.exists("/dev/loop-control"):
+        missing.append("/dev/loop-control")
+    return missing + [tool for tool in LOOP_TOOLS if shutil.which(tool) is None]
+
+
+LOOP_MISSING = loop_devices_missing()
+needs_loop = pytest.mark.skipif(
+    bool(LOOP_MISSING),
+    reason=f"loop devices need root, /dev/loop-control and {', '.join(LOOP_TOOLS)}; missing: {', '.join(LOOP_MISSING)}",
+)
 
 
 @dataclass(frozen=True)
@@ -85,11 +99,13 @@ def asm_file(path: Path, size_mib: int = 4) -> Path:
     return path
 
 
-def attach(image: Path, *, partitions: bool = False, offset_bytes: int = 0) -> str:
+@reveals("needs_loop")
+def attach(image: Path, *, partitions: bool = False, offset_bytes: int = 0, direct_io: bool = False) -> str:
     """losetup IMAGE on a free loop device; retried because other tests race for free ones."""
     argv = (
         ["losetup", "--find", "--show"]
         + (["--partscan"] if partitions else [])
+        + (["--direct-io=on"] if direct_io else [])
         + (["--offset", str(offset_bytes)] if offset_bytes else [])
         + [str(image)]
     )
@@ -149,14 +165,54 @@ def loop_device(
 
 
 @contextlib.contextmanager
-def stacked_loop(backing: str, offset_bytes: int = 0) -> Iterator[LoopDevice]:
+def stacked_loop(backing: str, offset_bytes: int = 0, *, direct_io: bool = False) -> Iterator[LoopDevice]:
     """A loop device whose backing file is the block device BACKING (``losetup -o OFFSET
-    /dev/loopN /dev/loopM``); its ``image`` is BACKING's path."""
-    path = attach(Path(backing), offset_bytes=offset_bytes)
+    /dev/loopN /dev/loopM``); its ``image`` is BACKING's path. ``direct_io``: its reads and
+    writes reach BACKING as I/O (O_DIRECT), not through BACKING's page cache."""
+    path = attach(Path(backing), offset_bytes=offset_bytes, direct_io=direct_io)
     try:
         yield LoopDevice(path=path, image=Path(backing))
     finally:
         detach(path)
+
+
+needs_blkio_throttle = pytest.mark.skipif(
+    bool(LOOP_MISSING) or not blkio_throttle_available(),
+    reason="needs root, loop devices and the cgroup v1 blkio throttle",
+)
+
+
+@dataclass(frozen=True)
+class ThrottledLoop:
+    """A loop device with a real ceiling: ``device`` (direct I/O) is backed by another loop
+    device that the blkio cgroup ``cgroup`` lets do at most ``iops`` reads a second. Requests
+    of a process in ``cgroup`` wait on ``device`` (its avgqu-sz and await grow with the load,
+    its IOPS stay at the ceiling), as on a disk that can do no more."""
+
+    device: LoopDevice
+    cgroup: Path
+    iops: int
+
+    def join(self) -> None:
+        """Move the calling process into the throttled cgroup (a ``preexec_fn``)."""
+        (self.cgroup / "cgroup.procs").write_text(str(os.getpid()))
+
+
+@contextlib.contextmanager
+def throttled_loop(image: Path, iops: int, size_mib: int = 128) -> Iterator[ThrottledLoop]:
+    """A :class:`ThrottledLoop` on IMAGE; the cgroup and both loop devices go on every path."""
+    with (
+        loop_device(image, size_mib) as lower,
+        stacked_loop(lower.path, direct_io=True) as upper,
+        read_iops_capped(lower.major, lower.minor, iops) as cgroup,
+    ):
+        # a queue setting outlives the detach: the next user of this loop number gets it back
+        nr_requests = Path("/sys/block") / upper.name / "queue" / "nr_requests"
+        kept = nr_requests.read_text()
+        try:
+            yield ThrottledLoop(upper, cgroup.path, iops)
+        finally:
+            nr_requests.write_text(kept)
 
 
 @contextlib.contextmanager

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import reveals
 from tests.helpers.sshd_helpers import PRIVSEP_DIR, SSHD, Sshd, sshd_answers, sshd_available, write_config
 
 NETNS_PREFIX = "racperf-"
@@ -90,6 +91,8 @@ class NetnsNode:
     public_dev: str = "ethp"  # inside the node
     interconnect_dev: str = "ethi"  # inside the node
     root_dev: str = ""  # the public veth's end in the root namespace (on the bridge)
+    switch_dev: str = ""  # the interconnect veth's end in the switch namespace (on its bridge)
+    switch_netns: str = ""
     sshd: Sshd | None = None
 
     def run(self, argv: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -124,6 +127,14 @@ class NetnsNode:
 
     def mend(self) -> None:
         _ip("link", "set", self.root_dev, "up")
+
+    def cut_interconnect(self) -> None:
+        """The node's interconnect goes dead as when its switch port fails: the switch's end
+        of its veth is set down (the node's end loses carrier; what is sent is dropped)."""
+        _ip("link", "set", self.switch_dev, "down", netns=self.switch_netns)
+
+    def mend_interconnect(self) -> None:
+        _ip("link", "set", self.switch_dev, "up", netns=self.switch_netns)
 
     def stop_sshd(self) -> None:
         if self.sshd is not None:
@@ -245,6 +256,7 @@ def _keygen(path: Path, comment: str) -> None:
     )
 
 
+@reveals("needs_sshd")
 def _start_node_sshd(node: NetnsNode, directory: Path, user_key: Path) -> Sshd:
     directory.mkdir(parents=True, exist_ok=True)
     host_key = directory / "ssh_host_ed25519_key"
@@ -291,6 +303,7 @@ def _start_node_sshd(node: NetnsNode, directory: Path, user_key: Path) -> Sshd:
     return node.sshd
 
 
+@reveals("needs_netns")
 def start_netns_cluster(directory: Path, count: int, *, with_sshd: bool = True) -> NetnsCluster:
     """``count`` nodes n1..nN as described in the module docstring; stop() removes them."""
     if not 1 <= count <= 200:
@@ -311,6 +324,8 @@ def start_netns_cluster(directory: Path, count: int, *, with_sshd: bool = True) 
             str(public.network_address + 10 + k),
             str(private.network_address + 10 + k),
             root_dev=f"rp{token}p{k}",
+            switch_dev=f"rp{token}i{k}",
+            switch_netns=f"{stem}-sw",
         )
         for k in range(1, count + 1)
     ]
@@ -334,7 +349,7 @@ def start_netns_cluster(directory: Path, count: int, *, with_sshd: bool = True) 
         _ip("netns", "add", cluster.switch_netns)
         _ip("link", "add", "br0", "type", "bridge", netns=cluster.switch_netns)
         _ip("link", "set", "br0", "up", netns=cluster.switch_netns)
-        for k, node in enumerate(nodes, 1):
+        for node in nodes:
             _ip("netns", "add", node.netns)
             _ip("link", "set", "lo", "up", netns=node.netns)
             # public: node <-> root bridge
@@ -343,10 +358,12 @@ def start_netns_cluster(directory: Path, count: int, *, with_sshd: bool = True) 
             _ip("addr", "add", f"{node.address}/24", "dev", node.public_dev, netns=node.netns)
             _ip("link", "set", node.public_dev, "up", netns=node.netns)
             # interconnect: node <-> the switch namespace's bridge
-            switch_dev = f"rp{token}i{k}"
-            _ip("link", "add", node.interconnect_dev, "netns", node.netns, "type", "veth", "peer", "name", switch_dev)
-            _ip("link", "set", switch_dev, "netns", cluster.switch_netns)
-            _ip("link", "set", switch_dev, "master", "br0", "up", netns=cluster.switch_netns)
+            _ip(
+                "link", "add", node.interconnect_dev, "netns", node.netns, "type", "veth", "peer", "name",
+                node.switch_dev,
+            )  # fmt: skip
+            _ip("link", "set", node.switch_dev, "netns", cluster.switch_netns)
+            _ip("link", "set", node.switch_dev, "master", "br0", "up", netns=cluster.switch_netns)
             _ip("addr", "add", f"{node.interconnect}/24", "dev", node.interconnect_dev, netns=node.netns)
             _ip("link", "set", node.interconnect_dev, "up", netns=node.netns)
         if with_sshd:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import psutil
 
+from tests.helpers import reveals
+
 SSHD = "/usr/sbin/sshd"
 #: sshd refuses to start without its privilege separation directory (Debian's unit creates it)
 PRIVSEP_DIR = Path("/run/sshd")
@@ -153,6 +155,21 @@ def sshd_answers(address: str, port: int, timeout_s: float) -> bool:
     return False
 
 
+def set_node_path(server: Sshd, *directories: Path | str, env: dict[str, str] | None = None) -> None:
+    """The node's commands get PATH=directories (the login shell's rc files may add more in
+    front, none of which holds the tools) and ``env`` (one SetEnv line: sshd keeps its first);
+    sshd re-reads its config on SIGHUP."""
+    config = server.directory / "sshd_config"
+    lines = [line for line in config.read_text().splitlines() if not line.startswith("SetEnv ")]
+    settings = ["PATH=" + ":".join(str(d) for d in directories)] + [f"{k}={v}" for k, v in (env or {}).items()]
+    lines.append("SetEnv " + " ".join(settings))
+    config.write_text("\n".join(lines) + "\n")
+    os.kill(server.pid, signal.SIGHUP)
+    time.sleep(0.5)
+    assert sshd_answers(server.host, server.port, 10.0), "sshd did not come back after SIGHUP"
+
+
+@reveals("needs_sshd")
 def start_sshd(directory: Path) -> Sshd:
     """Keys, config, known_hosts in ``directory``; sshd started and answering."""
     directory.mkdir(parents=True, exist_ok=True)

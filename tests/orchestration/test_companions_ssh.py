@@ -22,7 +22,7 @@ from racperf_tui.core.remote import ssh
 from racperf_tui.core.remote.ssh import SshTarget
 from racperf_tui.core.remote.ssh_host import RemoteProcess, SshHost
 from racperf_tui.orchestration.companions import CompanionRunner
-from racperf_tui.tools.orion import DISKSTATS_COMPANION
+from racperf_tui.tools.orion.stream import DISKSTATS_COMPANION
 from tests.helpers import FIXTURES
 from tests.helpers.cluster_helpers import isolated_home  # noqa: F401
 from tests.helpers.proc_helpers import wait_until

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +23,7 @@ from racperf_tui.core.store import Store
 from racperf_tui.tools import probe
 from tests.helpers import FAKES
 from tests.helpers.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_runs  # noqa: F401
-from tests.helpers.sshd_helpers import Sshd, sshd_answers, sshd_available, start_sshd
+from tests.helpers.sshd_helpers import Sshd, set_node_path, sshd_available, start_sshd
 
 # two sshd and a pair of detached runs for seconds: the slow lane
 pytestmark = [pytest.mark.usefixtures("isolated_home", "remote_runs"), pytest.mark.slow]
@@ -38,17 +36,6 @@ def path_without_java(directory: Path) -> Path:
         if entry.name != "java":
             (directory / entry.name).symlink_to(entry.path)
     return directory
-
-
-def node_path(server: Sshd, *directories: Path) -> None:
-    """The node's commands get PATH=directories (sshd re-reads its config on SIGHUP)."""
-    config = server.directory / "sshd_config"
-    lines = [line for line in config.read_text().splitlines() if not line.startswith("SetEnv ")]
-    lines.append("SetEnv PATH=" + ":".join(str(d) for d in directories))
-    config.write_text("\n".join(lines) + "\n")
-    os.kill(server.pid, signal.SIGHUP)
-    time.sleep(0.5)
-    assert sshd_answers("127.0.0.1", server.port, 10.0), "sshd did not come back after SIGHUP"
 
 
 @pytest.fixture
@@ -64,7 +51,7 @@ def nodes(sshd: Sshd, tmp_path: Path):
         java_bin = tmp_path / "node-java"
         java_bin.mkdir()
         (java_bin / "java").symlink_to(FAKES / "oratcptest")
-        node_path(sshd, java_bin, no_java)
+        set_node_path(sshd, java_bin, no_java)
         jar = tmp_path / "oratcptest.jar"
         jar.write_bytes(b"PK\x03\x04")
         cluster = tmp_path / "cluster.toml"
@@ -90,7 +77,7 @@ def pair(cluster: Path, data: Path, no_java: Path, *args: str) -> subprocess.Com
 
 def test_oratcptest_across_two_nodes_needs_no_java_here(nodes, tmp_path: Path) -> None:
     cluster, rac1, rac2, no_java, java_bin, jar = nodes
-    node_path(rac2, java_bin, no_java)
+    set_node_path(rac2, java_bin, no_java)
     data = tmp_path / "data"
     done = pair(cluster, data, no_java, "--server", f"jar_path={jar}", "--set", f"jar_path={jar}")
     assert done.returncode == 0, done.stderr
@@ -106,13 +93,13 @@ def test_oratcptest_across_two_nodes_needs_no_java_here(nodes, tmp_path: Path) -
 
 def test_a_client_node_without_java_or_jar_is_named_before_anything_runs(nodes, tmp_path: Path) -> None:
     cluster, rac1, rac2, no_java, java_bin, jar = nodes
-    node_path(rac2, no_java)
+    set_node_path(rac2, no_java)
     data = tmp_path / "data"
     done = pair(cluster, data, no_java, "--server", f"jar_path={jar}", "--set", f"jar_path={jar}")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("racperf pair oratcptest: oratcptest needs Java (JRE 6 or later) on rac2 and none")
     assert "Traceback" not in done.stderr
-    node_path(rac2, java_bin, no_java)
+    set_node_path(rac2, java_bin, no_java)
     missing = tmp_path / "not-on-rac2.jar"
     done = pair(cluster, data, no_java, "--server", f"jar_path={jar}", "--set", f"jar_path={missing}")
     assert done.returncode == 2 and done.stdout == ""
@@ -132,7 +119,7 @@ def test_a_probe_client_on_a_node_is_its_file_run_by_the_nodes_python(sshd: Sshd
     node_bin.mkdir()
     python = PYTHON36 if PYTHON36.exists() else Path("/usr/bin/python3")
     (node_bin / "python3").symlink_to(python)
-    node_path(sshd, node_bin, Path("/usr/bin"), Path("/bin"))
+    set_node_path(sshd, node_bin, Path("/usr/bin"), Path("/bin"))
     cluster = tmp_path / "cluster.toml"
     cluster.write_text(node_table("rac1", sshd))
     data = tmp_path / "data"

@@ -25,6 +25,7 @@ from racperf_tui.core.store import Store
 from racperf_tui.orchestration.calibration_watch import devices_to_watch
 from racperf_tui.orchestration.cluster_monitor import NodeState
 from racperf_tui.orchestration.run_groups import (
+    group_state,
     interval_totals,
     launch_group,
     node_figures,
@@ -33,9 +34,9 @@ from racperf_tui.orchestration.run_groups import (
 )
 from racperf_tui.tools import tool_description
 from tests.helpers import FAKES
-from tests.helpers.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_runs  # noqa: F401
+from tests.helpers.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_runs, two_nodes  # noqa: F401
 from tests.helpers.loopdev import loop_device, needs_loop
-from tests.helpers.sshd_helpers import Sshd, _free_port, start_sshd
+from tests.helpers.sshd_helpers import Sshd, _free_port
 
 FIO = tool_description("fio")
 
@@ -61,6 +62,17 @@ def test_the_total_sums_rates_and_weights_latency_by_iops() -> None:
             "read_iops": 300.0, "read_bw_kib_s": 1200.0, "read_clat_p99_us": 30.0}},
     )  # fmt: skip
     assert total == {"read_iops": 400.0, "read_bw_kib_s": 1600.0, "read_clat_p99_us": 25.0}
+
+
+def test_a_groups_state_is_running_while_a_node_may_change_else_its_worst_ending() -> None:
+    S = RunState
+    assert group_state([S.SUCCEEDED, S.PENDING]) is S.RUNNING
+    assert group_state([S.FAILED, S.RUNNING]) is S.RUNNING
+    assert group_state([S.SUCCEEDED, S.STOPPED, S.INTERRUPTED]) is S.INTERRUPTED
+    assert group_state([S.STOPPED, S.FAILED, S.INTERRUPTED]) is S.FAILED
+    assert group_state([S.SUCCEEDED, S.STOPPED]) is S.STOPPED
+    assert group_state([S.SUCCEEDED, S.SUCCEEDED]) is S.SUCCEEDED
+    assert group_state([]) is None
 
 
 def test_intervals_wait_for_every_running_node_and_skip_finished_ones() -> None:
@@ -110,18 +122,6 @@ def test_a_node_s_orion_load_is_its_luns_own_devices_and_adds_up() -> None:
 # --------------------------------------------------------------------------- two real nodes
 
 
-@pytest.fixture
-def two_nodes(sshd: Sshd, tmp_path: Path, isolated_home: Path, remote_runs: Path):  # noqa: F811
-    """rac1 and rac2: two sshd on 127.0.0.1, in a cluster file."""
-    second = start_sshd(tmp_path / "sshd2")
-    path = tmp_path / "cluster.toml"
-    path.write_text('[cluster]\nname = "test"\n\n' + node_table("rac1", sshd) + node_table("rac2", second))
-    try:
-        yield path
-    finally:
-        second.stop()
-
-
 def _lines(stdout: str) -> list[dict]:
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
@@ -135,7 +135,7 @@ def _read_target(tmp_path: Path, mib: int = 64) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_fio_on_two_nodes_per_node_figures_and_their_total(two_nodes: Path, tmp_path: Path) -> None:
+def test_fio_on_two_nodes_per_node_figures_and_their_total(two_nodes: Path, tmp_path: Path) -> None:  # noqa: F811
     target = _read_target(tmp_path)
     data = tmp_path / "data"
     done = racperf(
@@ -240,7 +240,7 @@ def test_an_unreachable_node_is_left_out_and_said_why(
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_a_refusal_refuses_the_group(two_nodes: Path, tmp_path: Path) -> None:
+def test_a_refusal_refuses_the_group(two_nodes: Path, tmp_path: Path) -> None:  # noqa: F811
     """An option fio's allow list refuses (it runs a command): judged on every node, each
     refusal named with its node, nothing recorded or started anywhere."""
     marker = tmp_path / "ran"
@@ -260,7 +260,7 @@ def test_a_refusal_refuses_the_group(two_nodes: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_a_group_is_stopped_at_once_by_runs_stop(two_nodes: Path, tmp_path: Path) -> None:
+def test_a_group_is_stopped_at_once_by_runs_stop(two_nodes: Path, tmp_path: Path) -> None:  # noqa: F811
     target = _read_target(tmp_path, 8)
     data = tmp_path / "data"
     nodes = list(load_cluster(two_nodes).nodes)
@@ -303,7 +303,7 @@ def oracle_home(tmp_path: Path) -> Path:
 @needs_loop
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path, oracle_home: Path) -> None:
+def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path, oracle_home: Path) -> None:  # noqa: F811
     """The seed's setup: ORION started on every node against the shared LUN (here one loop
     device both nodes read), each node's write guard judging it, each node's diskstats
     companion measuring the LUN's device there (one channel a node, an answer a second): live
@@ -356,7 +356,7 @@ def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_a_signal_stops_every_node(two_nodes: Path, tmp_path: Path) -> None:
+def test_a_signal_stops_every_node(two_nodes: Path, tmp_path: Path) -> None:  # noqa: F811
     """SIGINT to ``racperf run`` of a group stops every node's run; their results are kept."""
     target = _read_target(tmp_path, 8)
     data = tmp_path / "data"

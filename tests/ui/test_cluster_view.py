@@ -158,9 +158,11 @@ async def test_a_lun_saturated_by_all_nodes_together_is_flagged_on_its_total(
         group = table.groups[0]
         members = {n: panel.models[n].devices["data1"] for n in ("n1", "n2")}
     assert group.lun.label == "data1" and [m.node for m in group.lun.members] == ["n1", "n2"]
-    assert not any(d.saturated for d in members.values())  # no node alone
+    assert not any(d.flagged for d in members.values())  # no node alone
     assert group.total is not None and group.saturated_members == ()
-    assert group.reason.startswith("all nodes together: knee: avgqu-sz"), group.reason
+    assert group.reason.startswith(
+        "all nodes together: no more throughput: 2,000 IOPS at avgqu-sz 32.0, 2,000 at 16.0"
+    ), group.reason
     total = group.lun.total
     assert total.r_s == pytest.approx(2000.0) and total.avgqu_sz == pytest.approx(32.0)
     assert total.await_ms == pytest.approx(16.0) and total.util_pct == pytest.approx(70.0)

@@ -169,29 +169,49 @@ async def test_saturated_device_is_flagged_and_explained(root: ReplayRoot) -> No
     app = make_app(root)
     async with app.run_test(size=(100, 30)) as pilot:
         panel = app.query_one(IostatPanel)
-        advance(panel, root, 2)
+        # sdc at low load first: its own await (2 ms) is what its queueing is judged against
+        sdc_calm = {**LOADS, "sdc": DiskLoad(read_iops=50, write_iops=50, await_ms=2, util_pct=10, avgqu_sz=0.2)}
+        advance(panel, root, 2, sdc_calm)
         await pilot.pause()
         # Two samples are not enough: one burst must not raise the flag.
-        assert not panel.model.devices["sdb"].saturated
-        advance(panel, root, 1)
+        assert not panel.model.devices["sdb"].flagged
+        advance(panel, root, 1, sdc_calm)
         await pilot.pause()
         sdb, sdc = panel.model.devices["sdb"], panel.model.devices["sdc"]
-        assert (
-            sdb.saturated and "queue full: avgqu-sz 31.5 near its limit 32 (SCSI queue_depth)" in sdb.saturation_reason
+        assert (sdb.level, sdb.saturation_reason) == (
+            "saturated",
+            "queue full: avgqu-sz 31.5 of its limit 32 (SCSI queue_depth), %util 100",
         )
-        assert sdc.saturated and sdc.saturation_reason.startswith("queueing: await 40.00 ms = 20.0x svctm 2.00 ms")
-        assert not panel.model.devices["sda"].saturated and not panel.model.devices["nvme0n1"].saturated
+        assert sdc.level == "ok"
+        advance(panel, root, 3)
+        await pilot.pause()
+        assert (sdc.level, sdc.saturation_reason) == (
+            "queueing",
+            "queueing: await 40.00 ms with avgqu-sz 4.0, 20.0x its low-load await 2.00 ms",
+        )
+        assert not panel.model.devices["sda"].flagged and not panel.model.devices["nvme0n1"].flagged
         assert line_text(panel.table, "sdb").startswith("!sdb")
         assert line_text(panel.table, "sda").startswith(" sda")
         alert = panel.query_one(".iostat-alert")
         assert alert.has_class("-saturated")
-        assert "SATURATED sdb (+sdc): queue full: avgqu-sz 31.5 near its limit 32 (SCSI queue_depth)" in str(
-            alert.render()
+        # every flagged device at once, the saturated first, each since when
+        lines = str(alert.render()).splitlines()
+        since = time.strftime("%H:%M:%S", time.localtime(sdb.verdict.since))
+        assert (
+            lines[0]
+            == f" ! sdb saturated since {since}: queue full: avgqu-sz 31.5 of its limit 32 (SCSI queue_depth), %util"
         )
-        # The load drops: the flag goes at once.
-        advance(panel, root, 1, {"sdb": DiskLoad(read_iops=10, await_ms=1, util_pct=5, avgqu_sz=0.01)})
+        since = time.strftime("%H:%M:%S", time.localtime(sdc.verdict.since))
+        assert lines[1].startswith(f" ! sdc queueing since {since}: queueing: await 40.00 ms")
+        assert alert.size.height == 2
+        # The load drops: the flag holds for two samples (no flicker), goes at the third.
+        calm = {"sdb": DiskLoad(read_iops=10, await_ms=1, util_pct=5, avgqu_sz=0.01)}
+        advance(panel, root, 2, calm)
         await pilot.pause()
-        assert not panel.model.devices["sdb"].saturated
+        assert panel.model.devices["sdb"].flagged
+        advance(panel, root, 1, calm)
+        await pilot.pause()
+        assert not panel.model.devices["sdb"].flagged
         assert line_text(panel.table, "sdb").startswith(" sdb")
 
 
@@ -318,7 +338,7 @@ async def test_narrow_terminal_keeps_the_key_figures(root: ReplayRoot) -> None:
         await pilot.press(*["right"] * 5)
         await pilot.pause()
         assert panel.table.scroll_x > 0
-        assert panel.table.render_line(1).text.startswith("!sdb" if panel.model.devices["sdb"].saturated else " sdb")
+        assert panel.table.render_line(1).text.startswith("!sdb" if panel.model.devices["sdb"].flagged else " sdb")
 
 
 async def test_unchanged_rows_are_not_rebuilt(root: ReplayRoot) -> None:
@@ -336,13 +356,13 @@ async def test_unchanged_rows_are_not_rebuilt(root: ReplayRoot) -> None:
         detail = panel.query_one(".iostat-detail")
         # Too long for 100 columns with the figures in full: short labels, the figures still there.
         assert str(detail.render()) == (
-            " nvme0n1: qd - nr 1023 none rot no │ %util 50 · avgqu-sz 1.4/1023 nr · await 7.00 ms = 3x svctm"
+            " nvme0n1: qd - nr 1023 none rot no │ ok · %util 50 · avgqu-sz 1.4/1023 nr_requests · await 7.00 ms"
         )
         await pilot.press("home")
         assert panel.table.cursor_device == "sdb"
         # 100 columns: short fact labels, so the figures against the saturation rules fit.
         assert str(detail.render()) == (
-            " sdb: qd 32 nr 64 mq-deadline rot no │ %util 100 · avgqu-sz 31.5/32 qd · await 32.00 ms = 32x svctm"
+            " sdb: qd 32 nr 64 mq-deadline rot no │ ok · %util 100 · avgqu-sz 31.5/32 qd · await 32.00 ms"
         )
         # A quiet sdb drops down the %util order; the user's highlight stays on it.
         advance(panel, root, 1, {**LOADS, "sdb": DiskLoad(read_iops=1, util_pct=1)})
@@ -534,7 +554,7 @@ async def test_detail_names_the_depth_a_queue_is_judged_against(root: ReplayRoot
         detail = str(panel.query_one(".iostat-detail").render())
         assert detail == (
             " nvme0n1: queue_depth - · nr_requests 1023 · scheduler none · rotational no │"
-            " %util 50 · avgqu-sz 1.4/1023 nr_requests · await 7.00 ms = 3x svctm"
+            " ok · %util 50 · avgqu-sz 1.4/1023 nr_requests · await 7.00 ms"
         )
         assert panel.table._spark_width >= 50 and panel.table.visible_headers[-1] == "rot"
 
@@ -549,11 +569,9 @@ async def test_device_without_scsi_queue_depth_is_full_at_nr_requests(root: Repl
         advance(panel, root, 3, full)
         await pilot.pause()
         nvme = panel.model.devices["nvme0n1"]
-        assert nvme.saturated
-        assert nvme.saturation_reason == (
-            "queue full: avgqu-sz 1000.0 near its limit 1023 (nr_requests), %util 100, for 3 samples"
-        )
-        assert "! SATURATED nvme0n1: queue full" in str(panel.query_one(".iostat-alert").render())
+        assert nvme.level == "saturated"
+        assert nvme.saturation_reason == "queue full: avgqu-sz 1000.0 of its limit 1023 (nr_requests), %util 100"
+        assert " ! nvme0n1 saturated since " in str(panel.query_one(".iostat-alert").render())
 
 
 async def test_a_root_not_updated_between_samples_shows_no_zero_sample(root: ReplayRoot) -> None:

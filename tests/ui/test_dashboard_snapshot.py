@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
+from racperf_tui.core.disks import saturation
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.tabs.iostat_panel import IostatPanel
 from tests.helpers.dashboard_root import DISKS, LOADS, ReplayRoot
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """'saturated since HH:MM:SS' is the wall clock of the replay: one fixed time on screen."""
+    monkeypatch.setattr(saturation, "clock", lambda _wall_time: "04:05:06")
 
 
 def replayed_app(tmp_path: Path) -> tuple[RacperfApp, object]:

@@ -114,3 +114,20 @@ async def test_a_group_that_ended_unseen_shows_its_nodes_last_figures_added(data
         panel = app.query_one(RunsPanel)
         await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
         assert panel._rows_shown[f"g{group}"][6] == "3200 IOPS"
+
+
+async def test_a_sweep_group_shows_its_latest_point_not_every_point_added(data_dir: Path) -> None:
+    """A sweep's points are runs of one group on the same node, one after another: the row's
+    figure is the node's latest point, not the points' IOPS added up."""
+    with Store.open(data_dir) as store:
+        group = store.create_group("fio", {"rw": "randread", "sweep": {"iodepth": [1, 2, 4]}}, ["local"])
+        for iops in (500.0, 1000.0, 2000.0):
+            run_id = store.create_run("fio", "local", "/dev/loop3", {}, ["fio"], None, group_id=group)
+            store.set_state(run_id, RunState.RUNNING)
+            store.add_sample(run_id, _sample(iops))
+            store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(RunsPanel)
+        await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the sweep's row")
+        assert panel._rows_shown[f"g{group}"][6] == "2000 IOPS"

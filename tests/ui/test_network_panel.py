@@ -16,15 +16,13 @@ from racperf_tui.core.net_guidance import (
     format_rate,
     interconnect_verdict,
     required_mbit_s,
+    throughput_drops,
 )
 from racperf_tui.tools import tool_description
 from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.tabs.network_panel import (
     NetworkPanel,
     pair_configs,
-    result_throughput_mbit_s,
-    sample_latency_ms,
-    sample_throughput_mbit_s,
 )
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 from tests.helpers import FAKES
@@ -66,25 +64,6 @@ def test_format_rate() -> None:
     assert format_rate(25000) == "25.00 Gbit/s"
     assert format_rate(812.3) == "812 Mbit/s"
     assert format_rate(1.234) == "1.23 Mbit/s"
-
-
-def test_units_of_every_tool_become_mbit_s() -> None:
-    """The figures come from the metrics each tool declares as a throughput or a latency, in
-    their declared units (no key is named by the panel)."""
-    probe, iperf3, oratcptest, netperf = (tool_description(t) for t in ("probe", "iperf3", "oratcptest", "netperf"))
-    assert sample_throughput_mbit_s(oratcptest, Sample(0, {"throughput_mib_s": 100.0})) == pytest.approx(838.8608)
-    assert sample_throughput_mbit_s(probe, Sample(0, {"throughput_mbit_s": 940.0, "throughput_mib_s": 1})) == 940.0
-    assert sample_throughput_mbit_s(probe, Sample(0, {"throughput_mib_s": 1.0})) == pytest.approx(8.388608)
-    assert sample_latency_ms(netperf, Sample(0, {"trans_per_s": 20000.0})) == pytest.approx(0.05)
-    assert sample_latency_ms(netperf, Sample(0, {"rt_latency_us": 50.0, "trans_per_s": 1.0})) == pytest.approx(0.05)
-    assert sample_latency_ms(probe, Sample(0, {"throughput_mbit_s": 1.0})) is None
-    # iperf3's jitter is in ms but measures no latency
-    assert sample_latency_ms(iperf3, Sample(0, {"jitter_ms": 0.2})) is None
-    assert result_throughput_mbit_s(iperf3, {"received_mbit_s": 9400.0, "sent_mbit_s": 9500.0}) == 9400.0
-    assert result_throughput_mbit_s(probe, {"avg_throughput_mib_s": 10.0}) == pytest.approx(83.88608)
-    assert result_throughput_mbit_s(oratcptest, {"avg_throughput_mib_s": 10.0}) == pytest.approx(83.88608)
-    assert result_throughput_mbit_s(netperf, {"throughput_mbit_s": 941.5}) == 941.5
-    assert result_throughput_mbit_s(probe, None) is None
 
 
 def test_pair_configs_per_tool() -> None:
@@ -224,7 +203,7 @@ async def test_panel_reattaches_to_a_running_pair(data_dir: Path) -> None:
             await wait_until(
                 pilot, lambda: panel.final_throughput_mbit_s is not None, 20, "the reattached client to finish"
             )
-            assert len(panel.throughput_values) >= 4
+            assert len(panel.throughput_intervals) >= 4
             assert panel.latency_values == []  # ASYNC: no latency
     finally:
         finish_pair(pair, data_dir, grace_s=5)
@@ -285,6 +264,24 @@ async def test_udp_verdict_names_the_target_rate_cap(data_dir: Path) -> None:
         assert "meets 1 GbE guidance" in str(panel.query_one("#net-verdict-interconnect", Static).render())
 
 
+async def test_a_stall_is_in_the_pairs_verdict_with_when_and_how_long(data_dir: Path) -> None:
+    """Issue 21: a pair whose link stopped for seconds is no "ok" at its mean."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.pair_tool, panel.mode_of_pair = "iperf3", "TCP"
+        panel.pair_description = tool_description("iperf3")
+        for k, rate in enumerate([9400.0, 9410.0, 0.0, 0.0, 0.0, 9390.0, 9405.0]):
+            panel.add_sample(Sample(k + 1.0, {"throughput_mbit_s": rate}, {"interval_start_s": float(k)}))
+        await pilot.pause()
+        interconnect = panel.query_one("#net-verdict-interconnect", Static)
+        text = str(interconnect.render())
+        # the mean meets 1 GbE guidance; the three seconds at 0 make it bad
+        assert text.startswith("interconnect: measured 5.37 Gbit/s: meets 1 GbE guidance"), text
+        assert "but the link STALLED for 3.0 s at 2.0-5.0 s: 3 intervals at ~0" in text, text
+        assert interconnect.has_class("verdict-bad"), interconnect.classes
+
+
 def test_program_fields_reach_both_ends_configs() -> None:
     form = {
         "host": "127.0.0.1",
@@ -335,7 +332,7 @@ async def test_oratcptest_pair_with_jar_and_java_typed_in_the_panel(
             await wait_until(
                 pilot, lambda: panel.final_throughput_mbit_s is not None, 30, "the oratcptest client to finish"
             )
-            assert len(panel.throughput_values) >= 2 and all(v > 0 for v in panel.throughput_values)
+            assert len(panel.throughput_intervals) >= 2 and all(i.mbit_s > 0 for i in panel.throughput_intervals)
             assert len(panel.latency_values) >= 2  # SYNC: latency too
         finally:
             if panel.pair is not None:
@@ -374,7 +371,7 @@ async def test_stopped_pair_is_judged_on_its_intervals_not_a_zero_result(data_di
         await pilot.pause()
         await pilot.press("ctrl+l")
         try:
-            await wait_until(pilot, lambda: len(panel.throughput_values) >= 3, 20, "live intervals")
+            await wait_until(pilot, lambda: len(panel.throughput_intervals) >= 3, 20, "live intervals")
             assert app.focused is panel.query_one("#net-stop")
             await pilot.press("ctrl+t")
             await wait_until(pilot, lambda: panel._finishing, 20, "the stopped client")
@@ -384,13 +381,12 @@ async def test_stopped_pair_is_judged_on_its_intervals_not_a_zero_result(data_di
 
                 finish_pair(panel.pair, data_dir, grace_s=5)
         assert panel.final_throughput_mbit_s is None
-        values = panel.throughput_values
+        values = [i.mbit_s for i in panel.throughput_intervals]
         mean = sum(values) / len(values)
         assert mean > 100 and panel.measured_mbit_s() == pytest.approx(mean)
         interconnect = str(panel.query_one("#net-verdict-interconnect", Static).render())
-        assert interconnect == (
-            f"interconnect: {interconnect_verdict(mean).text} (stopped early: mean of {len(values)} intervals)"
-        )
+        verdict = interconnect_verdict(mean, throughput_drops(panel.throughput_intervals))
+        assert interconnect == f"interconnect: {verdict.text} (stopped early: mean of {len(values)} intervals)"
         assert "0.00 Mbit/s" not in interconnect
         # ready for ctrl+l again (Textual moves the focus on its next turn)
         await wait_until(pilot, lambda: app.focused is panel.query_one("#net-start"), 2, "the focus on Start")

@@ -23,6 +23,7 @@ from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.tools import orion
 from racperf_tui.tools.orion.live import LunDevices, OrionLiveModel
+from racperf_tui.tools.orion.stream import live_model
 from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
@@ -292,7 +293,7 @@ def _counters(name: str, ios: int, kib_each: int, ticks_ms: int, busy_ms: int) -
 def recorded_model() -> OrionLiveModel:
     """A basic matrix on 2 disks, five small points done, the sixth running at 5 outstanding."""
     luns = [LunDevices("/dev/mapper/data1", "dm-3", ("sdb", "sdc"))]
-    model = orion.live_model({"run": "advanced", "lun": ["/dev/mapper/data1"], "num_disks": 2}, luns)
+    model = live_model({"run": "advanced", "lun": ["/dev/mapper/data1"], "num_disks": 2}, luns)
     ios = ticks = 0
     at = busy = 1000.0
 
@@ -342,7 +343,7 @@ def test_the_recorded_model_reads_as_the_snapshot_shows() -> None:
 
 def test_a_hostile_lun_name_is_shown_as_it_is() -> None:
     hostile = "/dev/[bold]x\x1b[31m"
-    model = orion.live_model({"lun": [hostile]}, [LunDevices(hostile, "sdb")])
+    model = live_model({"lun": [hostile]}, [LunDevices(hostile, "sdb")])
     for at, ios in ((1.0, 0), (2.0, 100)):
         model.observe(DiskSnapshot(at, at, {"sdb": _counters("sdb", ios, 8, ios, 500)}, uptime_cs=int(at * 100)), 2)
     console = Console(width=120, record=True, color_system=None)

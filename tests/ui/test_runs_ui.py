@@ -20,14 +20,14 @@ from textual.coordinate import Coordinate
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Select, Static
 
 from racperf_tui.core.contract.events import RunState
-from racperf_tui.core.disks.iostat_model import SaturationRules
+from racperf_tui.core.disks.block_devices import block_devices_of
+from racperf_tui.core.disks.saturation import SaturationRules
 from racperf_tui.core.guard.safety import check_write_target
 from racperf_tui.core.store import Store
 from racperf_tui.tools.fio.result import parse_output
 from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.dialogs.quit_dialog import QuitDialog
-from racperf_tui.ui.runs_data import block_devices_of
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.tool_form import ToolForm
@@ -462,6 +462,10 @@ async def test_dashboard_quit_leave_running_and_disks_panel_told_the_devices(
             15,
             f"the Disks panel to be told {expected_devices}",
         )
+        # and the run's load, said with each saturation episode that begins there
+        await wait_until(
+            pilot, lambda: disks.model.load_note.startswith(f"run {run_id} iodepth "), 15, "the run's load"
+        )
         await pilot.press("q")
         await wait_until(pilot, lambda: isinstance(app.screen, QuitDialog), 10, "the quit dialog")
         await pilot.press("l")
@@ -515,9 +519,9 @@ async def test_quit_without_running_runs_exits_at_once(data_dir: Path) -> None:
 def test_live_update_replaces_only_a_queued_update_of_the_same_run() -> None:
     from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate, RunsChanged
 
-    older = RunLiveUpdate(LiveRunState(run_id=1, state="running", samples_seen=3))
-    newer = RunLiveUpdate(LiveRunState(run_id=1, state="running", samples_seen=4))
-    other_run = RunLiveUpdate(LiveRunState(run_id=2, state="running"))
+    older = RunLiveUpdate(LiveRunState(run_id=1, state=RunState.RUNNING, samples_seen=3))
+    newer = RunLiveUpdate(LiveRunState(run_id=1, state=RunState.RUNNING, samples_seen=4))
+    other_run = RunLiveUpdate(LiveRunState(run_id=2, state=RunState.RUNNING))
     assert older.can_replace(newer)
     assert not older.can_replace(other_run)
     assert not older.can_replace(RunsChanged())

@@ -54,7 +54,7 @@ async def test_no_store_read_happens_on_the_event_loop(data_dir: Path, store_cal
         await pilot.pause()
         net.action_start_pair()
         try:
-            await wait_until(pilot, lambda: len(net.throughput_values) >= 2, 30, "the pair's samples")
+            await wait_until(pilot, lambda: len(net.throughput_intervals) >= 2, 30, "the pair's samples")
             pair = net.pair
             assert pair is not None
             # its client run, live, from the Runs tab

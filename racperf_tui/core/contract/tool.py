@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.units import LARGER_UNIT
 
 #: the option that says which end of a two-ended tool a config runs (ToolOption.end)
 ROLE_OPTION = "role"
@@ -114,6 +115,21 @@ class MetricSpec:
     #: "latency" (a time unit), "transaction_rate" (per second: 1000 / it is a latency
     #: in ms where no latency is given), or "" (nothing comparable)
     quantity: str = ""
+    #: which way is better where runs are compared: "higher", "lower", or "none" (a figure
+    #: that is neither: elapsed time); "" derives it from ``quantity`` and ``unit``
+    better: str = ""
+
+    @property
+    def direction(self) -> str:
+        """ "higher", "lower" or "" (no better way): ``better`` when declared, else a rate is
+        better higher and a latency lower, read from the declared quantity or unit."""
+        if self.better:
+            return "" if self.better == "none" else self.better
+        if self.quantity in ("throughput", "transaction_rate") or self.unit in _RATE_UNITS:
+            return "higher"
+        if self.quantity == "latency" or self.unit in _LATENCY_UNITS:
+            return "lower"
+        return ""
 
     def shown(self, value: float) -> float:
         return value / self.divisor
@@ -148,8 +164,8 @@ class MetricSpec:
         if not _is_number(value):
             return "-"
         shown, unit = self.shown(value), self.unit  # type: ignore[arg-type]
-        while unit in _LARGER_UNIT and abs(shown) >= _LARGER_UNIT[unit][1]:
-            unit, factor = _LARGER_UNIT[unit]
+        while unit in LARGER_UNIT and abs(shown) >= LARGER_UNIT[unit][1]:
+            unit, factor = LARGER_UNIT[unit]
             shown /= factor
         magnitude = abs(shown)
         if magnitude >= 10_000_000:
@@ -168,14 +184,10 @@ class MetricSpec:
         return text
 
 
-#: a unit -> (the next larger one, how many of this make one of it), for compact figures
-_LARGER_UNIT = {
-    "Mbit/s": ("Gbit/s", 1000.0),
-    "KiB/s": ("MiB/s", 1024.0),
-    "MiB/s": ("GiB/s", 1024.0),
-    "KiB": ("MiB", 1024.0),
-    "MiB": ("GiB", 1024.0),
-}
+#: units of a rate (more is better where runs are compared) and of a latency (less is); a
+#: plain "s" is an elapsed time, neither
+_RATE_UNITS = frozenset({"IOPS", "KiB/s", "MiB/s", "GiB/s", "MB/s", "GB/s", "Mbit/s", "Gbit/s", "trans/s"})
+_LATENCY_UNITS = frozenset({"ns", "µs", "us", "ms"})
 
 
 def _is_number(value: Any) -> bool:
@@ -346,6 +358,13 @@ class ToolDescription:
             if _is_number(value) and value:
                 return spec.compact(value)
         return ""
+
+    def result_figures(self, result: Mapping[str, Any] | None) -> dict[str, float]:
+        """The declared result figures of a result, by key (what a comparison and the criteria
+        read): the top-level numbers of ``results``. A tool whose result nests its figures (fio's
+        jobs) computes them itself."""
+        result = result or {}
+        return {spec.key: float(result[spec.key]) for spec in self.results if _is_number(result.get(spec.key))}
 
     def result_rows(self, result: Mapping[str, Any] | None) -> list[tuple[str, str]]:
         """(label, value) rows of the result view's summary: the declared figures with their

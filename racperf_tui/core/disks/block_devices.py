@@ -2,14 +2,16 @@
 
 Everything takes ``root`` (``Path("/")`` for the live system): a recorded tree (sysstat's
 tests/rootN layout), a node's facts laid out here (core/remote/remote_diskstats.py, core/remote/node_facts.py)
-and the live /sys are read by the same code. Three readers use it:
+and the live /sys are read by the same code. Four readers use it:
 
 * the iostat report (core/disks/diskstats.py, core/disks/iostat_sampler.py): which names are whole devices,
   partitions of which disk, queue facts, dm names;
 * the write guard (core/guard/safety.py): a device by major:minor, its partitions, the disk a
   partition belongs to, its holders (dm, multipath, md), attached loop devices and what backs
   them, what kind of device a holder is;
-* the runs list (ui/runs_data.py): the devices I/O on a target reaches.
+* the runs list (ui/runs_data.py): the devices I/O on a target reaches;
+* ORION's live view (tools/orion/live.py): the device a LUN's I/O is counted on (by name or
+  major:minor) and the devices below it (a partition's disk, dm / md slaves, recursively).
 
 sysstat's test build reads a directory's entries from its ``_list`` file (and ``_void`` marks an
 empty one) instead of readdir(); :func:`list_dir` honours both so its trees work as they are.
@@ -19,8 +21,11 @@ Nothing here opens a device node or stats a path outside ``root/sys``.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 
 
 @dataclass(slots=True, frozen=True)
@@ -108,6 +113,32 @@ def classify_partitions(names: list[str] | set[str], root: Path = Path("/")) -> 
     return {n: sysfs_name(n) not in whole for n in names}
 
 
+def is_block_name(name: str, root: Path = Path("/")) -> bool:
+    """A device sysfs knows: a whole device (sys/block/NAME) or a partition (sys/class/block/NAME)."""
+    sname = sysfs_name(name)
+    return os.path.isdir(os.path.join(root, "sys/block", sname)) or os.path.isdir(
+        os.path.join(root, "sys/class/block", sname)
+    )
+
+
+def disk_of_partition(name: str, root: Path = Path("/")) -> str | None:
+    """The whole disk of partition ``name`` (None when ``name`` is a whole device or unknown)."""
+    sname = sysfs_name(name)
+    block = os.path.join(root, "sys/block")
+    if os.path.isdir(os.path.join(block, sname)):
+        return None
+    # A live /sys links sys/class/block/PART to .../block/DISK/PART.
+    link = os.path.join(root, "sys/class/block", sname)
+    if os.path.exists(link):
+        parent = os.path.basename(os.path.dirname(os.path.realpath(link)))
+        if os.path.isdir(os.path.join(block, parent)):
+            return parent.replace("!", "/")
+    for disk in list_dir(block) or []:
+        if os.path.isdir(os.path.join(block, disk, sname)):
+            return disk.replace("!", "/")
+    return None
+
+
 def _read_int(path: str) -> int | None:
     try:
         with open(path, encoding="ascii", errors="replace") as f:
@@ -119,20 +150,11 @@ def _read_int(path: str) -> int | None:
 def _queue_dir_owner(name: str, root: Path) -> str | None:
     """sysfs dir (under sys/block) that holds the queue of `name`: itself or, for a
     partition, its disk."""
-    sname = sysfs_name(name)
     block = os.path.join(root, "sys/block")
-    if os.path.isdir(os.path.join(block, sname)):
-        return os.path.join(block, sname)
-    # A live /sys links sys/class/block/PART to .../block/DISK/PART.
-    link = os.path.join(root, "sys/class/block", sname)
-    if os.path.exists(link):
-        parent = os.path.dirname(os.path.realpath(link))
-        if os.path.isdir(os.path.join(parent, "queue")):
-            return parent
-    for disk in list_dir(block) or []:
-        if os.path.isdir(os.path.join(block, disk, sname)):
-            return os.path.join(block, disk)
-    return None
+    if os.path.isdir(os.path.join(block, sysfs_name(name))):
+        return os.path.join(block, sysfs_name(name))
+    disk = disk_of_partition(name, root)
+    return None if disk is None else os.path.join(block, sysfs_name(disk))
 
 
 def read_queue_facts(name: str, root: Path = Path("/")) -> QueueFacts:
@@ -199,7 +221,7 @@ def dm_names(root: Path = Path("/")) -> dict[str, str]:
 def read_sysfs_text(path: Path) -> str | None:
     """A sysfs attribute, stripped; None when it cannot be read."""
     try:
-        return path.read_text(errors="replace").strip()
+        return read_regular_text_bounded(path).strip()
     except OSError:
         return None
 
@@ -346,6 +368,38 @@ def attached_loops(root: Path) -> list[LoopEntry]:
 
 
 # ---------------------------------------------------------------------------------------
+# for ORION's live view: the device a LUN's I/O is counted on and the devices below it
+
+#: how deep device-mapper / md stacks are followed (the bound protects against a sysfs cycle)
+MAX_STACK_DEPTH = 8
+
+
+def name_of_devno(major: int, minor: int, root: Path = Path("/")) -> str | None:
+    """The kernel name of device ``major:minor`` (``ROOT/sys/dev/block/MAJ:MIN``); None when
+    sysfs does not know it."""
+    link = os.path.join(root, "sys/dev/block", f"{major}:{minor}")
+    if not os.path.exists(link):
+        return None
+    return os.path.basename(os.path.realpath(link)).replace("!", "/")
+
+
+def devices_below(name: str, root: Path = Path("/"), depth: int = 0) -> list[str]:
+    """A partition's disk, then every device under a dm / md device (``slaves/``, of the disk
+    for a partition), recursively, in order, each once: they see the I/O of ``name`` again."""
+    found: list[str] = []
+    disk = disk_of_partition(name, root)
+    if disk is not None:
+        found.append(disk)
+    if depth >= MAX_STACK_DEPTH:
+        return found
+    for slave in sorted(list_dir(os.path.join(root, "sys/block", sysfs_name(disk or name), "slaves")) or []):
+        slave_name = slave.replace("!", "/")
+        found.append(slave_name)
+        found.extend(devices_below(slave_name, root, depth + 1))
+    return [item for item in dict.fromkeys(found) if item != name]
+
+
+# ---------------------------------------------------------------------------------------
 # for the runs list
 
 
@@ -365,3 +419,24 @@ def devices_reached(major: int, minor: int, root: Path = Path("/")) -> list[str]
     if slaves.is_dir():
         names.extend(sorted(p.name for p in slaves.iterdir()))
     return list(dict.fromkeys(names))
+
+
+def block_devices_of(target: str | os.PathLike[str] | None, sys_root: str = "/sys") -> list[str]:
+    """Kernel names of the block devices I/O on ``target`` reaches (``["sda1", "sda"]``).
+
+    A block device is named by its own major:minor; a file or directory by the device of the
+    filesystem holding it (st_dev). A partition adds its whole disk; a device-mapper or md
+    device adds the devices under it (``slaves``), because iostat shows all of them.
+    """
+    if not target:
+        return []
+    try:
+        st = os.stat(target)
+    except OSError:
+        parent = Path(target).parent
+        try:
+            st = os.stat(parent)
+        except OSError:
+            return []
+    dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
+    return devices_reached(os.major(dev), os.minor(dev), Path(sys_root).parent)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import operator
 import os
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,41 +38,13 @@ from racperf_tui.core.disks.block_devices import (  # noqa: F401
     sysfs_name,
     whole_devices_with_stats,
 )
+from racperf_tui.core.textio.bounded_read import BoundedReadError, read_regular_bytes_bounded
 
 #: Kernel tick counters (rd_ticks, wr_ticks, io_ticks, time_in_queue, ...) are printed as
 #: 32-bit unsigned ints and wrap; sysstat subtracts them as ``unsigned int``.
 TICKS_MODULO = 1 << 32
 #: No kernel counter exceeds an unsigned 64-bit int: a bigger number is not a counter
 COUNTER_MAX = (1 << 64) - 1
-#: The most read of one proc file: /proc/diskstats of 10,000 devices is about 1.5 MB, so this
-#: only stops what is not a diskstats file at all (a symlink to /dev/zero under --root)
-MAX_PROC_FILE_BYTES = 16 * 1024 * 1024
-
-
-class ProcFileError(ValueError):
-    """A proc file under a root that must not be read whole: its message says which and why."""
-
-
-def read_bounded(path: str, limit: int = MAX_PROC_FILE_BYTES) -> bytes:
-    """The bytes of a proc file, at most ``limit`` of them. ProcFileError when it is not a
-    regular file (procfs files are) or is larger; OSError when it cannot be read.
-
-    (A bounded read of its own: core/textio/bounded_read.py, written for the parse command at the
-    same time, may absorb it.)"""
-    with open(path, "rb", buffering=0) as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise ProcFileError(f"{path} is not a regular file")
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            # /proc's seq_files report size 0: read in pieces until EOF or past the limit
-            chunk = f.read(min(1 << 20, limit + 1 - total))
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:
-                raise ProcFileError(f"{path} is larger than {limit // (1024 * 1024)} MB")
 
 
 def printable_name(name: str) -> str:
@@ -326,9 +297,9 @@ def read_raw(root: Path = Path("/")) -> RawSample:
     uptime_path = os.path.join(root, "proc/uptime")
     uptime_cs = 0
     try:
-        uptime_text = read_bounded(uptime_path).decode("ascii", errors="replace")
+        uptime_text = read_regular_bytes_bounded(uptime_path).decode("ascii", errors="replace")
         uptime_cs = parse_uptime_cs(uptime_text)
-    except ProcFileError as exc:
+    except BoundedReadError as exc:
         errors.append(str(exc))
     except OSError as exc:
         errors.append(f"{uptime_path}: cannot read: {exc.strerror or exc}")
@@ -337,8 +308,8 @@ def read_raw(root: Path = Path("/")) -> RawSample:
     diskstats_path = os.path.join(root, "proc/diskstats")
     data: bytes | None = None
     try:
-        data = read_bounded(diskstats_path)
-    except ProcFileError as exc:
+        data = read_regular_bytes_bounded(diskstats_path)
+    except BoundedReadError as exc:
         errors.append(str(exc))
     except OSError as exc:
         errors.append(f"{diskstats_path}: cannot read: {exc.strerror or exc}")

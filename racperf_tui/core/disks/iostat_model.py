@@ -7,17 +7,25 @@ The panel feeds it one :class:`IostatReport` per tick and reads back the rows to
 from __future__ import annotations
 
 import fnmatch
-import math
 import os
 import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import islice
 
 from racperf_tui.core.disks.diskstats import QueueFacts, printable_name
 from racperf_tui.core.disks.iostat_math import IostatReport, IostatRow
+from racperf_tui.core.disks.saturation import (
+    SATURATED,
+    DeviceSample,
+    Episode,
+    QueueLimit,
+    SaturationJudge,
+    SaturationRules,
+    Verdict,
+    flag_text,
+)
 
 #: Samples of history kept per device and metric; bounded so memory stays flat.
 HISTORY_LEN = 240
@@ -57,6 +65,9 @@ SPARK_METRICS: dict[str, tuple[Callable[[IostatRow], float], float | None]] = {
     "MB/s": (lambda r: (r.rkb_s + r.wkb_s) / 1024.0, None),
 }
 
+#: Ended flagged episodes the model keeps (a run takes its own as they end).
+EPISODES_KEPT = 200
+
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
 _DIGIT_RUNS = re.compile(r"(\d+)")
@@ -95,83 +106,6 @@ class AwaitThresholds:
         return "ok"
 
 
-@dataclass(frozen=True, slots=True)
-class SaturationRules:
-    """When a device is flagged, as the footer and the help state it (:meth:`describe`).
-
-    - queue full: avgqu-sz >= ``full_frac`` x the device's queue limit (see
-      IostatModel.queue_limit: SCSI queue_depth, nr_requests, NVMe hardware queues, the paths
-      or members under a dm/md device);
-    - knee: over the last ``knee_window`` samples against the ``knee_window`` before them,
-      avgqu-sz and await both rose by >= ``knee_rise`` while IOPS and MB/s rose by less than
-      ``knee_flat``: more outstanding I/O buys no more throughput, only latency (works on any
-      device, whatever its queue limit);
-    - queueing: await >= ``queueing_ratio`` x svctm with avgqu-sz > ``queueing_min_qu``:
-      requests spend their time waiting, not being served;
-    - busy: %util >= ``busy_util_pct``; a strong signal on a device that serves one I/O at a
-      time (a single-queue rotational disk), a weak one on devices that serve many at once
-      (NVMe, SSD arrays, dm/md over several paths), where %util 100 is no limit.
-    Queue full, queueing and busy must hold ``consecutive`` samples in a row. Configurable with
-    RACPERF_SATURATION="busy=90,queueing=2,full=0.8,samples=3,knee=0.3".
-    """
-
-    busy_util_pct: float = 90.0
-    queueing_ratio: float = 2.0
-    queueing_min_qu: float = 1.0
-    full_frac: float = 0.8
-    knee_rise: float = 0.3
-    knee_flat: float = 0.05
-    knee_window: int = 3
-    consecutive: int = 3
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> SaturationRules:
-        """From RACPERF_SATURATION (keys busy, queueing, full, samples, knee); ValueError names
-        a bad entry."""
-        text = (environ if environ is not None else os.environ).get("RACPERF_SATURATION", "").strip()
-        if not text:
-            return cls()
-        names = {
-            "busy": "busy_util_pct",
-            "queueing": "queueing_ratio",
-            "full": "full_frac",
-            "samples": "consecutive",
-            "knee": "knee_rise",
-        }
-        values: dict[str, float | int] = {}
-        for part in text.split(","):
-            key, _, raw = part.partition("=")
-            field_name = names.get(key.strip())
-            try:
-                number = float(raw)
-            except ValueError:
-                number = float("nan")
-            if field_name is None or not math.isfinite(number) or number <= 0:
-                raise ValueError(
-                    f"RACPERF_SATURATION: {part.strip()!r}: expected KEY=NUMBER with KEY one of "
-                    f"{', '.join(names)} (e.g. busy=90,queueing=2,full=0.8,samples=3,knee=0.3)"
-                )
-            values[field_name] = int(number) if field_name == "consecutive" else number
-        return cls(**values)  # type: ignore[arg-type]
-
-    def describe(self) -> str:
-        """The rule in words, the same the code applies (footer, help, tooltip)."""
-        return (
-            f"! = queue full (avgqu-sz >= {self.full_frac:g} x the queue limit), or a knee (avgqu-sz and "
-            f"await up >= {self.knee_rise:.0%} while IOPS and MB/s rise < {self.knee_flat:.0%} over "
-            f"{self.knee_window} samples), or queueing (await >= {self.queueing_ratio:g} x svctm with "
-            f"avgqu-sz > {self.queueing_min_qu:g}; not on NVMe, multi-queue or multipath devices), or busy "
-            f"(%util >= {self.busy_util_pct:g}; weak on devices that serve many I/Os at once); "
-            f"{self.consecutive} samples in a row"
-        )
-
-    def short(self) -> str:
-        return (
-            f"! = queue>={self.full_frac:g}xlimit | knee | await>={self.queueing_ratio:g}xsvctm | "
-            f"%util>={self.busy_util_pct:g} ({self.consecutive}x)"
-        )
-
-
 @dataclass(slots=True)
 class DeviceState:
     """Everything the panel knows about one device across ticks."""
@@ -181,14 +115,11 @@ class DeviceState:
     kernel_name: str = ""  # the /proc/diskstats name, for sysfs
     facts: QueueFacts | None = None
     history: dict[str, deque[float]] = field(default_factory=dict)
-    queue_full_streak: int = 0
-    queueing_streak: int = 0
-    busy_streak: int = 0
+    judge: SaturationJudge | None = None  # the saturation rule's memory of this device
     queue_limit: int | None = None
     queue_limit_source: str = ""
     serves_many: bool = False  # IostatModel.serves_many, judged with queue_limit
     limit_of_facts: QueueFacts | None = None  # the facts queue_limit was judged from
-    saturation_reason: str = ""  # empty: not saturated
     seen_tick: int = 0
     samples: int = 0  # values appended to history so far (sparklines extend incrementally)
     spark_cache: dict[str, tuple] = field(default_factory=dict)  # owned by the table
@@ -199,8 +130,32 @@ class DeviceState:
             self.label = printable_name(self.name)
 
     @property
-    def saturated(self) -> bool:
-        return bool(self.saturation_reason)
+    def verdict(self) -> Verdict:
+        return self.judge.verdict if self.judge is not None else Verdict()
+
+    @property
+    def level(self) -> str:
+        return self.verdict.level
+
+    @property
+    def flagged(self) -> bool:
+        """queueing or saturated: marked with '!' in every view."""
+        return self.verdict.flagged
+
+    @property
+    def episode_load(self) -> str:
+        """The benchmark's load when the current flagged episode began ('' if unknown)."""
+        judge = self.judge
+        return judge.episode.load if judge is not None and judge.episode is not None else ""
+
+    def flag_text(self) -> str:
+        """'loop1 saturated since 02:51:03 (at ...): reason', printable."""
+        return flag_text(self.label, self.verdict, self.episode_load)
+
+    @property
+    def saturation_reason(self) -> str:
+        """Why the device is at its level ('' when ok)."""
+        return self.verdict.reason
 
     def effective_queue_depth(self) -> int | None:
         """The queue limit the last judgement used (IostatModel.queue_limit)."""
@@ -235,6 +190,10 @@ class IostatModel:
         self.benchmark_only = False
         self.benchmark_devices: set[str] = set()
         self.last_report: IostatReport | None = None
+        #: the benchmark's load, said by the view that knows it ("fio iodepth=32"), kept
+        #: with each episode that begins while it is set
+        self.load_note = ""
+        self.episodes: deque[Episode] = deque(maxlen=EPISODES_KEPT)  # ended flagged episodes
 
     # ---- feeding -------------------------------------------------------------------------
     def update(self, report: IostatReport, *, record_history: bool = True) -> None:
@@ -259,7 +218,7 @@ class IostatModel:
                 for name, value_of in spark_values:
                     history[name].append(value_of(row))
                 state.samples += 1
-                self._judge(state)
+                self._judge(state, report.wall_time)
         # Devices that disappeared (hot-unplug, loop detach) leave with their history.
         for name in [n for n, s in self.devices.items() if s.seen_tick != self.tick]:
             del self.devices[name]
@@ -297,79 +256,34 @@ class IostatModel:
             facts is not None and bool(len(facts.slaves) > 1 or (facts.nr_hw_queues or 0) > 1)
         )
 
-    def _knee(self, state: DeviceState) -> str:
-        """The knee reason from the device's recent history, or ''."""
-        w = self.rules.knee_window
-        qu = state.history["avgqu-sz"]
-        if len(qu) < 2 * w:
-            return ""
-
-        def means(series: deque[float]) -> tuple[float, float]:
-            # The last 2w values, oldest first, read from the end (no copy of the history);
-            # each window summed oldest first, as always.
-            values = list(islice(reversed(series), 2 * w))
-            values.reverse()
-            return sum(values[:w]) / w, sum(values[w:]) / w
-
-        # Every condition must hold: the cheap ones first, most devices leave at the first.
-        rise, flat = self.rules.knee_rise, self.rules.knee_flat
-        qu0, qu1 = means(qu)
-        if qu0 <= 0.5 or not qu1 >= qu0 * (1 + rise):
-            return ""  # an idle device has no knee; nor one whose queue did not grow
-        lat0, lat1 = means(state.history["await"])
-        if lat0 <= 0 or not lat1 >= lat0 * (1 + rise):
-            return ""
-        io0, io1 = means(state.history["IOPS"])
-        mb0, mb1 = means(state.history["MB/s"])
-        if io0 > 0 and io1 < io0 * (1 + flat) and (mb0 <= 0 or mb1 < mb0 * (1 + flat)):
-            return (
-                f"knee: avgqu-sz {qu0:.1f} -> {qu1:.1f} and await {lat0:.2f} -> {lat1:.2f} ms, IOPS "
-                f"{io0:.0f} -> {io1:.0f} (more outstanding I/O, no more throughput)"
-            )
-        return ""
-
-    def _judge(self, state: DeviceState) -> None:
-        """Update the saturation streaks and the reason text of one device (SaturationRules)."""
-        rules, row = self.rules, state.row
+    def _judge(self, state: DeviceState, wall_time: float) -> None:
+        """Feed one sample of a device to its saturation judge (core/disks/saturation.py)."""
         facts = state.facts
-        if facts is not None and not facts.slaves and state.limit_of_facts is facts:
-            limit, source, many = state.queue_limit, state.queue_limit_source, state.serves_many
-        else:
+        if facts is None or facts.slaves or state.limit_of_facts is not facts:
             # A device's own queue facts decide; those of a dm/md's paths are read each time.
-            limit, source = self.queue_limit(state)
-            many = self.serves_many(state)
-            state.queue_limit, state.queue_limit_source, state.serves_many = limit, source, many
+            state.queue_limit, state.queue_limit_source = self.queue_limit(state)
+            state.serves_many = self.serves_many(state)
             state.limit_of_facts = facts
-        queue_full = limit is not None and row.avgqu_sz >= rules.full_frac * limit
-        # await/svctm is no evidence of waiting where the device serves many I/Os in parallel
-        queueing = (
-            not many
-            and row.avgqu_sz > rules.queueing_min_qu
-            and row.svctm_ms > 0
-            and row.await_ms >= rules.queueing_ratio * row.svctm_ms
+        judge = state.judge
+        if judge is None:
+            judge = state.judge = SaturationJudge(self.rules, state.name)
+        row = state.row
+        if (
+            row.avgqu_sz == 0
+            and row.r_s + row.w_s == 0
+            and row.util_pct < self.rules.busy_util_pct
+            and judge.feed_idle()
+        ):
+            return
+        judge.load_note = self.load_note
+        judge.feed(
+            DeviceSample(
+                row.avgqu_sz, row.r_s + row.w_s, (row.rkb_s + row.wkb_s) / 1024.0, row.await_ms, row.util_pct, wall_time
+            ),
+            QueueLimit(state.queue_limit, state.queue_limit_source, state.serves_many),
         )
-        busy = row.util_pct >= rules.busy_util_pct
-        state.queue_full_streak = state.queue_full_streak + 1 if queue_full else 0
-        state.queueing_streak = state.queueing_streak + 1 if queueing else 0
-        state.busy_streak = state.busy_streak + 1 if busy else 0
-        knee = self._knee(state)
-        if state.queue_full_streak >= rules.consecutive:
-            state.saturation_reason = (
-                f"queue full: avgqu-sz {row.avgqu_sz:.1f} near its limit {limit} ({source}), %util "
-                f"{row.util_pct:.0f}, for {state.queue_full_streak} samples"
-            )
-        elif knee:
-            state.saturation_reason = knee
-        elif state.queueing_streak >= rules.consecutive:
-            state.saturation_reason = (
-                f"queueing: await {row.await_ms:.2f} ms = {row.await_ms / row.svctm_ms:.1f}x svctm "
-                f"{row.svctm_ms:.2f} ms with avgqu-sz {row.avgqu_sz:.1f}, for {state.queueing_streak} samples"
-            )
-        elif state.busy_streak >= rules.consecutive:
-            weak = " (a weak signal: this device serves many I/Os at once)" if many else ""
-            state.saturation_reason = f"busy: %util {row.util_pct:.0f} for {state.busy_streak} samples{weak}"
-        else:
-            state.saturation_reason = ""
+        if judge.finished:
+            self.episodes.extend(judge.take_finished())
 
     def refresh_facts(self) -> None:
         """Re-read every device's queue facts (an admin may have changed the scheduler)."""
@@ -403,9 +317,18 @@ class IostatModel:
             shown.sort(key=lambda s: value_of(s.row), reverse=descending)
         return shown
 
-    def saturated(self) -> list[DeviceState]:
-        """Every saturated device, filtered or not (a hidden saturated disk still matters)."""
-        return sorted((s for s in self.devices.values() if s.saturated), key=lambda s: natural_key(s.name))
+    def flagged(self) -> list[DeviceState]:
+        """Every flagged device (queueing or saturated), filtered or not (a hidden saturated
+        disk still matters): saturated first, then by name."""
+        return sorted(
+            (s for s in self.devices.values() if s.flagged),
+            key=lambda s: (s.level != SATURATED, natural_key(s.name)),
+        )
+
+    def episodes_so_far(self) -> list[Episode]:
+        """The flagged episodes of this session: ended ones, then those still going."""
+        going = [s.judge.episode for s in self.devices.values() if s.judge is not None and s.judge.episode is not None]
+        return [*self.episodes, *going]
 
 
 def sparkline(values: list[float], width: int, scale_max: float | None) -> str:

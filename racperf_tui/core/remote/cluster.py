@@ -33,6 +33,7 @@ from pathlib import Path
 
 from racperf_tui.core.contract.hosts import Host, LocalHost
 from racperf_tui.core.remote.ssh_target import SshTarget
+from racperf_tui.core.textio.bounded_read import BoundedReadError, read_regular_bytes_bounded
 
 CLUSTER_FILE_NAME = "cluster.toml"
 LOCAL_NODE = "local"
@@ -257,20 +258,26 @@ def parse_cluster(text: str, path: Path | None = None) -> Cluster:
     return Cluster(tuple(nodes), name, path)
 
 
+#: the most a cluster file may be: a few hundred bytes a node
+CLUSTER_FILE_LIMIT_BYTES = 1 << 20
+
+
 def load_cluster(path: str | Path | None = None, *, required: bool = False) -> Cluster:
     """The cluster file at ``path`` (else the default one); an absent default file is no nodes."""
     explicit = path is not None
     file = Path(path).expanduser() if path is not None else default_cluster_path()
     try:
-        raw = file.read_bytes() if file.stat().st_size <= 1 << 20 else None
+        raw = read_regular_bytes_bounded(file, CLUSTER_FILE_LIMIT_BYTES)
     except FileNotFoundError:
         if explicit or required:
             raise ClusterFileError(f"{file}: no such cluster file") from None
         return Cluster(path=None)
+    except BoundedReadError as exc:
+        if exc.reason == "too large":
+            raise ClusterFileError(f"{file}: larger than 1 MiB, not a cluster file") from None
+        raise ClusterFileError(str(exc)) from None  # a FIFO or a device: refused, never waited on
     except OSError as exc:
         raise ClusterFileError(f"{file}: {exc.strerror or exc}") from None
-    if raw is None:
-        raise ClusterFileError(f"{file}: larger than 1 MiB, not a cluster file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

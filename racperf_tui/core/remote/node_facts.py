@@ -47,6 +47,7 @@ from racperf_tui.core.contract.invocation import Target
 from racperf_tui.core.guard.safety import HEAD_BYTES, SafetyVerdict, check_write_target
 from racperf_tui.core.guard.target_guard import GuardVerdict, judge
 from racperf_tui.core.remote.ssh import Connection
+from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 
 T = TypeVar("T")
 
@@ -332,7 +333,9 @@ class NodeFacts:
     # ---- sysfs ------------------------------------------------------------------------------
     def sysfs_size(self, major: int, minor: int) -> int | None:
         try:
-            return int((self.root / "sys" / "dev" / "block" / f"{major}:{minor}" / "size").read_text().strip())
+            return int(
+                read_regular_text_bounded(self.root / "sys" / "dev" / "block" / f"{major}:{minor}" / "size").strip()
+            )
         except (OSError, ValueError):
             return None
 
@@ -406,7 +409,7 @@ def _lay_out_sysfs(root: Path, text: str) -> None:
     by_name.mkdir(parents=True)
     for where in dirs.values():
         try:
-            number = (where / "dev").read_text().strip()
+            number = read_regular_text_bounded(where / "dev").strip()
         except OSError:
             continue
         if re.fullmatch(r"[0-9]+:[0-9]+", number) and not (by_number / number).exists():

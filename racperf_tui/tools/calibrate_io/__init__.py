@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.invocation import Companion, Invocation, ToolNotFound
 from racperf_tui.core.contract.tool import MetricSpec, ToolDescription, options_from_dataclass
+from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 from racperf_tui.tools.base import OptionsConfig, on_another_node
 from racperf_tui.tools.figures import OutputParseError
 
@@ -384,7 +385,11 @@ NODE_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 def aio_problem(root: Path = Path("/")) -> str | None:
     """Why the host's asynchronous I/O slots would fail a calibration, or None."""
     try:
-        text = (root / "proc/sys/fs/aio-nr").read_text() + "\n" + (root / "proc/sys/fs/aio-max-nr").read_text()
+        text = (
+            read_regular_text_bounded(root / "proc/sys/fs/aio-nr")
+            + "\n"
+            + read_regular_text_bounded(root / "proc/sys/fs/aio-max-nr")
+        )
     except OSError:
         return None
     return aio_problem_of(text)

@@ -253,6 +253,48 @@ METRICS = (
     ),
 )
 
+#: the result's figures a comparison and the criteria read (result_figures): totals over jobs
+RESULTS = (
+    *METRICS[:4],
+    *(MetricSpec(f"{d}_clat_mean_us", f"{d} clat mean", "µs") for d in DIRECTIONS),
+    *(MetricSpec(f"{d}_clat_{p}_us", f"{d} clat {p}", "µs") for d in DIRECTIONS for p in SAMPLE_PERCENTILES),
+)
+#: SAMPLE_PERCENTILES' names -> fio's percentile keys
+_PERCENTILE_KEYS = {name: f"{pct:.2f}" for name, pct in SAMPLE_PERCENTILES.items()}
+
+
+def result_figures(result: Mapping[str, Any] | None) -> dict[str, float]:
+    """The whole run's figures from its jobs: IOPS and bandwidth summed; the mean completion
+    latency weighted by each job's I/Os; a percentile exact with one job (group_reporting),
+    and with several the highest job's, an upper bound (percentiles of separate jobs do not
+    combine)."""
+    jobs = [job for job in (result or {}).get("jobs") or [] if isinstance(job, Mapping)]
+    figures: dict[str, float] = {}
+    for d in DIRECTIONS:
+        sides = [job[d] for job in jobs if isinstance(job.get(d), Mapping) and _number(job[d].get("iops")) is not None]
+        if not sides:
+            continue
+        figures[f"{d}_iops"] = sum(_number(side.get("iops")) or 0.0 for side in sides)
+        figures[f"{d}_bw_kib_s"] = sum(_number(side.get("bw_kib_s")) or 0.0 for side in sides)
+        clats = [side.get("clat_us") for side in sides if isinstance(side.get("clat_us"), Mapping)]
+        weighted = [
+            (_number(clat.get("mean")), _number(side.get("total_ios")) or _number(side.get("iops")) or 0.0)
+            for side, clat in zip(sides, clats)
+        ]
+        total = sum(weight for mean, weight in weighted if mean is not None)
+        if total > 0:
+            figures[f"{d}_clat_mean_us"] = sum(mean * weight for mean, weight in weighted if mean is not None) / total
+        for name, key in _PERCENTILE_KEYS.items():
+            found = [_number((clat.get("percentiles") or {}).get(key)) for clat in clats]
+            values = [value for value in found if value is not None]
+            if values:
+                figures[f"{d}_clat_{name}_us"] = max(values)
+    return figures
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
 
 class FioDescription(ToolDescription):
     """fio's figure is its total IOPS (both directions, every job); its plan, runtime + ramp."""
@@ -269,6 +311,9 @@ class FioDescription(ToolDescription):
         return METRICS[0].compact(
             sum(float((job.get(d) or {}).get("iops") or 0.0) for job in jobs for d in ("read", "write"))
         )
+
+    def result_figures(self, result: Mapping[str, Any] | None) -> dict[str, float]:
+        return result_figures(result)
 
     def result_sections(self, result: Mapping[str, Any] | None) -> list[ResultTable]:
         return fio_result_sections.result_sections(result) if result is not None else []
@@ -303,6 +348,7 @@ DESCRIPTION = FioDescription(
     install_hint=install_hint,
     options=OPTIONS,
     metrics=METRICS,
+    results=RESULTS,
     takes_raw_args=True,
     presets=form_presets(),
 )

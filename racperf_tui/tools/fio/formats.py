@@ -27,7 +27,8 @@ Result shape (every figure normalised: latencies in µs, bandwidth in KiB/s, amo
 ``format`` is one of json, json+, normal, normal-2.x, console, console-2.x, terse-v3/4/5.
 Also present when the output has them: ``groups`` (text: the "Run status group" lines),
 ``status_dumps`` and ``truncated`` (JSON with --status-interval), ``options`` per job (JSON:
-fio's "job options"), ``pid`` per job (text), ``mixed`` (unified_rw_reporting), ``total_err``
+fio's "job options") and ``global_options`` (JSON: fio's "global options"), ``pid`` per job
+(text), ``mixed`` (unified_rw_reporting), ``total_err``
 / ``first_error`` (continue_on_error). Console samples: ``{"index", "jobs_running",
 "files_open", "job_states", "progress_pct", "eta_s", "read_iops", "write_iops",
 "read_bw_kib_s", "write_bw_kib_s"}`` as far as each status line has them.

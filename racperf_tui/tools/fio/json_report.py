@@ -376,6 +376,11 @@ def json_report_to_result(
         "disk_util": disks,
         "messages": list(messages or []),
     }
+    global_options = report.get("global options")
+    if global_options is not None:
+        # what the command line gave before the first --name, or a job file's [global]: a
+        # job's own options leave these out, so its iodepth may only be said here
+        result["global_options"] = {str(k): _text(v) for k, v in _object(global_options, "global options").items()}
     if status_dumps > 1:
         result["status_dumps"] = status_dumps
     if truncated:

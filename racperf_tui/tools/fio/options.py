@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 from racperf_tui.tools.base import on_another_node, run_briefly
 
 if TYPE_CHECKING:
@@ -379,7 +380,7 @@ def option_table(fio: str, host: Host | None = None) -> FioOptionTable:
     cache = _cache_dir() / f"fio-options-{key}.json"
     data = None
     try:
-        data = json.loads(cache.read_text())
+        data = json.loads(read_regular_text_bounded(cache))
         if data.get("cache_version") != _CACHE_VERSION:
             data = None
     except (OSError, ValueError, AttributeError):

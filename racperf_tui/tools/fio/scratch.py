@@ -11,10 +11,10 @@ import os
 import stat
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from racperf_tui.core import units
+from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 from racperf_tui.tools.fio.plan import FioJob, FioPlan, job_paths
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def _fs_type(path: str) -> str:
     """Filesystem type of the mount holding ``path`` ('' when unknown)."""
     try:
-        mounts = Path("/proc/self/mounts").read_text().splitlines()
+        mounts = read_regular_text_bounded("/proc/self/mounts").splitlines()
     except OSError:
         return ""
     real = os.path.realpath(path)

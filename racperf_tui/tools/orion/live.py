@@ -4,7 +4,7 @@ live panel (ui/tool_panels/orion_live_panel.py) shows what this module computes.
 
 ORION prints nothing while it runs, so the data point comes from the clock (the stream
 parser's ``data_point`` of ``data_points``, read off the planned schedule) and is checked
-against what the disks see. The stream parser (tools/orion/__init__.py) feeds the model the diskstats
+against what the disks see. The stream parser (tools/orion/stream.py) feeds the model the diskstats
 its ``diskstats`` companion reads on ORION's host every second, and records :func:`recorded`
 in each answer's sample: the live panel draws from the run's samples, never from the disks.
 
@@ -17,8 +17,8 @@ layer split or merged (a 1 MB I/O is two 512 KB requests on most disks).
 Which devices: a LUN's own block device (``dm-3`` for ``/dev/mapper/data1``, ``sdb1``,
 ``loop4``; a file LUN's file system device) is where ORION's I/O is counted once; the devices
 below it (a partition's disk, the paths under a dm-multipath or md device, recursively) see
-the same I/O again and are shown beside it, never added to it. Everything is read under a
-root directory, so recorded sysfs trees replay exactly.
+the same I/O again and are shown beside it, never added to it. sysfs is walked by
+core/disks/block_devices.py, under a root directory, so recorded sysfs trees replay exactly.
 """
 
 from __future__ import annotations
@@ -30,13 +30,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.disks.diskstats import DiskSnapshot, list_dir, sysfs_name
+from racperf_tui.core.disks.block_devices import devices_below, is_block_name, name_of_devno
+from racperf_tui.core.disks.diskstats import DiskSnapshot
 from racperf_tui.core.disks.iostat_sampler import IostatRow, compute_row
 
 #: the measured outstanding load agrees with the planned point when within this fraction
 AGREEMENT = 0.5
-#: how deep device-mapper / md stacks are followed (a loop protects against a sysfs cycle)
-MAX_STACK_DEPTH = 8
 
 
 # --------------------------------------------------------------------------- devices
@@ -59,39 +58,13 @@ class LunDevices:
         return ((self.device,) if self.device else ()) + self.below
 
 
-def _sys(root: Path, *parts: str) -> str:
-    return os.path.join(root, "sys", *parts)
-
-
-def _is_block_name(name: str, root: Path) -> bool:
-    """A device sysfs knows: a whole device (sys/block/NAME) or a partition (sys/class/block)."""
-    sname = sysfs_name(name)
-    return os.path.isdir(_sys(root, "block", sname)) or os.path.isdir(_sys(root, "class", "block", sname))
-
-
-def _disk_of_partition(name: str, root: Path) -> str | None:
-    """The whole disk of partition ``name`` (None when ``name`` is a whole device)."""
-    sname = sysfs_name(name)
-    if os.path.isdir(_sys(root, "block", sname)):
-        return None
-    link = _sys(root, "class", "block", sname)
-    if os.path.exists(link):
-        parent = os.path.basename(os.path.dirname(os.path.realpath(link)))
-        if os.path.isdir(_sys(root, "block", parent)):
-            return parent.replace("!", "/")
-    for disk in list_dir(_sys(root, "block")) or []:
-        if os.path.isdir(_sys(root, "block", disk, sname)):
-            return disk.replace("!", "/")
-    return None
-
-
 def _own_device(lun: str, root: Path) -> tuple[str | None, str]:
     """(the diskstats name of the LUN's device, '' or why not found)."""
     path = os.path.join(root, lun.lstrip("/"))
     # /dev/sdb, /dev/dm-3, /dev/mapper/x -> ../dm-3: the name the path leads to (also in a
     # recorded root, which holds links but no device nodes)
     leads_to = os.path.basename(os.path.realpath(path))
-    if _is_block_name(leads_to, root):
+    if is_block_name(leads_to, root):
         return leads_to.replace("!", "/"), ""
     try:
         st = os.stat(path)
@@ -103,29 +76,10 @@ def _own_device(lun: str, root: Path) -> tuple[str | None, str]:
         number = st.st_dev  # a file LUN: the device of the file system holding it
     else:
         return None, f"{lun}: neither a block device nor a file"
-    link = _sys(root, "dev", "block", f"{os.major(number)}:{os.minor(number)}")
-    if not os.path.exists(link):
+    name = name_of_devno(os.major(number), os.minor(number), root)
+    if name is None:
         return None, f"{lun}: device {os.major(number)}:{os.minor(number)} has no sysfs entry (no diskstats)"
-    return os.path.basename(os.path.realpath(link)).replace("!", "/"), ""
-
-
-def _below(name: str, root: Path, depth: int = 0) -> list[str]:
-    """A partition's disk, then every device under a dm / md device, recursively, in order."""
-    found: list[str] = []
-    disk = _disk_of_partition(name, root)
-    if disk is not None:
-        found.append(disk)
-    if depth >= MAX_STACK_DEPTH:
-        return found
-    for slave in sorted(list_dir(_sys(root, "block", sysfs_name(disk or name), "slaves")) or []):
-        slave_name = slave.replace("!", "/")
-        found.append(slave_name)
-        found.extend(_below(slave_name, root, depth + 1))
-    unique: list[str] = []
-    for item in found:
-        if item not in unique and item != name:
-            unique.append(item)
-    return unique
+    return name, ""
 
 
 def lun_devices(lun: str, root: str | os.PathLike[str] = "/") -> LunDevices:
@@ -134,7 +88,7 @@ def lun_devices(lun: str, root: str | os.PathLike[str] = "/") -> LunDevices:
     device, problem = _own_device(lun, root_path)
     if device is None:
         return LunDevices(lun, None, (), problem)
-    return LunDevices(lun, device, tuple(_below(device, root_path)))
+    return LunDevices(lun, device, tuple(devices_below(device, root_path)))
 
 
 def luns_of(config: Mapping[str, Any]) -> list[str]:
@@ -232,7 +186,7 @@ class OrionLiveModel:
     """
 
     luns: Sequence[LunDevices]
-    #: the planned matrix, (small, large) per data point in ORION's order (orion.live_model)
+    #: the planned matrix, (small, large) per data point in ORION's order (orion.stream.live_model)
     points: list[tuple[int, int]] = field(default_factory=list)
     size_small: int = 8
     size_large: int = 1024

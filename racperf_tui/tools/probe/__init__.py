@@ -199,7 +199,7 @@ METRICS = (
 )
 RESULTS = (
     MetricSpec("avg_throughput_mib_s", "throughput", "Mbit/s", divisor=MIB_S_PER_MBIT_S, quantity="throughput"),
-    MetricSpec("avg_latency_ms", "latency", "ms", decimals=3),
+    MetricSpec("avg_latency_ms", "latency", "ms", decimals=3, quantity="latency"),
     MetricSpec("latency_p50_ms", "latency p50", "ms", decimals=3),
     MetricSpec("latency_p99_ms", "latency p99", "ms", decimals=3),
     MetricSpec("latency_max_ms", "latency max", "ms", decimals=3),

@@ -21,10 +21,10 @@ from textual.widgets import DataTable, Footer, Label
 
 from racperf_tui.core.contract.events import RunState
 from racperf_tui.core.paths import resolve_data_dir
-from racperf_tui.orchestration.run_groups import stop_group
+from racperf_tui.core.units import format_duration
+from racperf_tui.orchestration.run_groups import group_state, stop_group
 from racperf_tui.ui.dialogs.quit_dialog import ConfirmDialog
 from racperf_tui.ui.messages import GroupSnapshot, GroupUpdate
-from racperf_tui.ui.runs_data import format_duration
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.shown import markup, plain
@@ -126,12 +126,11 @@ class GroupView(Screen[None]):
         rows: dict[str, tuple[Any, ...]] = {}
         for run in snapshot.runs:
             series = snapshot.node_series.get(run.host, {})
-            rows[run.host] = self._cells(plain(run.host), str(run.id), run.state.value, series)
+            rows[run.host] = self._cells(plain(run.host), str(run.id), run.state, series)
         states = [run.state for run in snapshot.runs]
         live = any(not state.finished for state in states)
         if snapshot.runs:
-            state = "running" if live else _worst(states)
-            rows[TOTAL_ROW] = self._cells("TOTAL", "", state, snapshot.total_series, bold=True)
+            rows[TOTAL_ROW] = self._cells("TOTAL", "", group_state(states), snapshot.total_series, bold=True)
         self._apply_rows(rows)
         started = min((run.started_at for run in snapshot.runs), default=None)
         ended = [run.ended_at for run in snapshot.runs if run.ended_at is not None]
@@ -148,7 +147,9 @@ class GroupView(Screen[None]):
             markup(note or "") + "\nTOTAL: the nodes' n-th intervals summed; enter: the node's run view"
         )
 
-    def _cells(self, name: str, run: str, state: str, series: Any, *, bold: bool = False) -> tuple[Any, ...]:
+    def _cells(
+        self, name: str, run: str, state: RunState | None, series: Any, *, bold: bool = False
+    ) -> tuple[Any, ...]:
         iops = series.get("iops") or ()
         mib = series.get("mib_s") or ()
         progress = series.get("progress_pct") or ()
@@ -156,7 +157,10 @@ class GroupView(Screen[None]):
         return (
             Text(name, style=style, no_wrap=True, overflow="ellipsis"),
             run,
-            Text(("● " if state in ("running", "pending") else "") + state, style=style),
+            Text(
+                ("● " if state is not None and not state.finished else "") + (state.value if state else "?"),
+                style=style,
+            ),
             Text(format_value(iops[-1]) if iops else "-", style=style),
             Text(format_value(mib[-1]) if mib else "-", style=style),
             f"{progress[-1]:.0f}%" if progress else "-",
@@ -248,11 +252,3 @@ def confirm_and_stop_group(app: Any, data_dir: Any, group_id: int) -> None:
         ),
         answered,
     )
-
-
-def _worst(states: Sequence[RunState]) -> str:
-    """A finished group's state: succeeded only when every node's run did."""
-    for state in (RunState.FAILED, RunState.INTERRUPTED, RunState.STOPPED):
-        if state in states:
-            return state.value
-    return states[0].value if states else "?"

@@ -19,7 +19,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from racperf_tui.core.disks.iostat_model import SaturationRules
+from racperf_tui.core.disks.saturation import SaturationRules
 
 
 def saturation_rule_text() -> str:

@@ -23,8 +23,9 @@ from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, Tab
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.tool import ResultTable, ToolDescription
 from racperf_tui.core.store import RunRecord
+from racperf_tui.core.units import format_duration
 from racperf_tui.ui.messages import RunResultLoaded
-from racperf_tui.ui.runs_data import description_of, format_duration, where_it_ran
+from racperf_tui.ui.runs_data import description_of, where_it_ran
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.tool_panels.result_panels import result_panels

@@ -21,17 +21,22 @@ from textual.widget import Widget
 from textual.widgets import Footer, Label, ProgressBar, Static
 
 from racperf_tui.core.contract.tool import MetricSpec
+from racperf_tui.core.units import format_duration
 from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
-from racperf_tui.ui.runs_data import LIVE_STATES, description_of, format_duration
+from racperf_tui.ui.runs_data import description_of
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher
-from racperf_tui.ui.tool_panels.live_panels import live_panels_for
+from racperf_tui.ui.tool_panels.live_panels import LivePanel, live_panels_for
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
 
 #: how often the live view reads the store; the sample-to-sparkline target is p99 <= 100 ms
 POLL_INTERVAL_S = 0.05
+
+
+#: The newest saturation episodes the live view lists.
+SATURATION_LINES = 3
 
 
 class RunProgressBar(ProgressBar):
@@ -77,12 +82,17 @@ class RunView(Screen[None]):
         #: the texts shown, so an update repaints only what changed
         self._status_shown: str | None = None
         self._jobs_shown: str = ""
+        self._saturation_shown: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Label(self.run_title, id="run-title", markup=False)
         yield Label("waiting for the first sample...", id="run-status")
         with Horizontal(id="run-progress-row"):
             yield RunProgressBar(total=100, show_eta=False, id="run-progress")
+        # the target devices' saturation episodes, as the supervisor records them
+        saturation = Static("", id="run-saturation", markup=False)
+        saturation.display = False
+        yield saturation
         with VerticalScroll(id="run-metrics"):
             # a tool without live figures says so instead of showing empty sparklines
             note = Static(self._live_note(), id="run-live-note", markup=False)
@@ -118,16 +128,21 @@ class RunView(Screen[None]):
             values = live.series.get(key)
             if values is not None:
                 sparkline.set_series(values, live.current.get(key))
-        state_style = "$success" if live.state in LIVE_STATES else "bold"
-        parts = [f"[{state_style}]{live.state}[/]", f"elapsed {format_duration(live.elapsed_s)}"]
-        if live.state in LIVE_STATES:
+        state_style = "$success" if live.running else "bold"
+        parts = [f"[{state_style}]{live.state_name}[/]", f"elapsed {format_duration(live.elapsed_s)}"]
+        if live.running:
             parts.append(f"ETA {format_duration(live.eta_s)}")
         parts.append(f"{live.samples_seen} samples")
-        if live.state not in LIVE_STATES:
+        if not live.running:
             parts.append("enter: result")
         self._show_status("  ".join(parts))
         if live.progress_pct is not None:
             self.query_one(ProgressBar).update(progress=live.progress_pct)
+        if live.saturation != self._saturation_shown:
+            self._saturation_shown = live.saturation
+            saturation = self.query_one("#run-saturation", Static)
+            saturation.update("\n".join(f"! {line}" for line in live.saturation[-SATURATION_LINES:]))
+            saturation.display = bool(live.saturation)
         jobs = f"jobs: {live.job_states}" if live.job_states else ""
         if jobs != self._jobs_shown:
             # the only text here whose height may change (it wraps): this one keeps its layout pass
@@ -168,22 +183,21 @@ class RunView(Screen[None]):
                 self.query_one("#run-metrics", VerticalScroll).mount_all(panels)
                 self.panels = panels
         for panel in self.panels:
-            show_live = getattr(panel, "show_live", None)
-            if callable(show_live):
-                show_live(live)
+            if isinstance(panel, LivePanel):  # each is (live_panels_for); this tells the type checker
+                panel.show_live(live)
 
     def action_close(self) -> None:
         self.dismiss()
 
     def action_stop(self) -> None:
-        if self.live is not None and self.live.state not in LIVE_STATES and self.live.state != "?":
-            self.notify(f"run {self.run_id} is already {self.live.state}")
+        if self.live is not None and self.live.ended:
+            self.notify(f"run {self.run_id} is already {self.live.state_name}")
             return
         confirm_and_stop(self.app, self.data_dir, self.run_id)
 
     def action_result(self) -> None:
         """Open the result view once the run is finished."""
-        if self.live is None or self.live.state in LIVE_STATES:
+        if self.live is None or self.live.running:
             self.notify("the run is still running; its result comes when it ends")
             return
         self.app.switch_screen(ResultView(self.data_dir, self.run_id))

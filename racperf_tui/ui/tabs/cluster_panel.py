@@ -241,7 +241,7 @@ class ClusterPanel(Vertical):
             for member in group.members:
                 model = self.models.get(member.node)
                 device = model.devices.get(member.row.device) if model is not None else None
-                if device is not None and device.saturated:
+                if device is not None and device.flagged:
                     members.append((member.node, device.saturation_reason))
             views.append(LunView(group, self.totals.devices.get(group.label), tuple(members)))
         self.query_one(SharedLunTable).show(views)

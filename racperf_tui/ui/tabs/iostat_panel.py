@@ -25,9 +25,9 @@ from racperf_tui.core.disks.iostat_model import (
     SPARK_METRICS,
     AwaitThresholds,
     IostatModel,
-    SaturationRules,
 )
 from racperf_tui.core.disks.iostat_sampler import IostatSampler
+from racperf_tui.core.disks.saturation import SaturationRules
 from racperf_tui.ui.phase_timer import PhaseTimer
 from racperf_tui.ui.screens.load_latency import LoadLatencyScreen
 from racperf_tui.ui.widgets.iostat_table import IostatTable
@@ -38,6 +38,9 @@ MIN_REPORT_INTERVAL_S = 0.01
 #: Queue facts change rarely (an admin switching the scheduler): re-read them this often.
 FACTS_REFRESH_S = 30.0
 
+
+#: Lines under the table that list the flagged devices (the last says how many more).
+ALERT_LINES = 4
 
 #: where a queue limit comes from, in the few letters a narrow detail line has
 _SHORT_SOURCES = {"SCSI queue_depth": "qd", "nr_requests": "nr"}
@@ -235,10 +238,13 @@ class IostatPanel(Vertical):
     # ---- showing -------------------------------------------------------------------------
     def _set_text(self, selector: str, text: str) -> None:
         """Update a one-line Static only when its text changed (a re-layout costs CPU)."""
-        if self._texts.get(selector) != text:
+        before = self._texts.get(selector)
+        if before != text:
             self._texts[selector] = text
-            # Fixed one-line widgets: a repaint is enough, no re-layout of the screen.
-            self._lines[selector].update(text, layout=False)
+            # The same number of lines: a repaint is enough, no re-layout of the screen (the
+            # alert lists one line per flagged device, so its height follows them).
+            same_height = before is not None and before.count("\n") == text.count("\n")
+            self._lines[selector].update(text, layout=not same_height)
 
     def _show(self) -> None:
         self.table.update_rows(self.model.visible())
@@ -327,8 +333,10 @@ class IostatPanel(Vertical):
             if depth
             else f"avgqu-sz {row.avgqu_sz:.1f} ({source or 'no queue limit'})"
         )
-        ratio = row.await_ms / row.svctm_ms if row.svctm_ms > 0 else 0.0
-        return f"%util {row.util_pct:.0f} · {queue} · await {row.await_ms:.2f} ms = {ratio:.0f}x svctm"
+        judge = state.judge
+        base = judge.baseline_ms() if judge is not None else None
+        own = f" (low-load {base:.2f})" if base is not None else ""
+        return f"{state.level} · %util {row.util_pct:.0f} · {queue} · await {row.await_ms:.2f} ms{own}"
 
     def _show_detail(self) -> None:
         model = self.model
@@ -370,24 +378,26 @@ class IostatPanel(Vertical):
             detail = next((c for c in candidates if len(c) <= width), candidates[-1])
         self._set_text(".iostat-detail", escape(first_line(detail, self._line_width())))
         alert = self._lines[".iostat-alert"]
-        saturated = model.saturated()
+        flagged = model.flagged()
         width = self._line_width()
         if self.error_text:
             text = f" [red]{escape(self.error_text)}[/]"
-        elif saturated:
-            first = next((s for s in saturated if s.name == self.table.cursor_device), saturated[0])
-            others = [printable_name(s.name) for s in saturated if s is not first]
-            also = f" (+{', '.join(others)})" if others else ""
-            text = escape(
-                first_line(f" ! SATURATED {printable_name(first.name)}{also}: {first.saturation_reason}", width)
-            )
+        elif flagged:
+            # Every flagged device at once, one line each, the worst first; what does not
+            # fit in ALERT_LINES is named on the last line.
+            shown = flagged if len(flagged) <= ALERT_LINES else flagged[: ALERT_LINES - 1]
+            lines = [first_line(f" ! {state.flag_text()}", width) for state in shown]
+            if len(shown) < len(flagged):
+                names = ", ".join(state.label for state in flagged[len(shown) :])
+                lines.append(first_line(f" ! +{len(flagged) - len(shown)} more: {names}", width))
+            text = escape("\n".join(lines))
         else:
             rules = model.rules
             text = f" no saturation ({rules.describe()})"
             if len(text) > width:
                 text = f" no saturation ({rules.short()})"
             text = escape(first_line(text, width))
-        alert.set_class(bool(saturated) and not self.error_text, "-saturated")
+        alert.set_class(bool(flagged) and not self.error_text, "-saturated")
         self._set_text(".iostat-alert", text)
 
     def _rules_text(self) -> str:
@@ -395,7 +405,8 @@ class IostatPanel(Vertical):
         return (
             f"Saturation: {rules.describe()}. The queue limit is SCSI queue_depth, else nr_requests "
             f"(NVMe: hardware queues x nr_requests; dm/md: the paths or members below). Thresholds: "
-            f"RACPERF_SATURATION=busy=..,queueing=..,full=..,samples=..,knee=.. await colours: green < "
+            f"RACPERF_SATURATION=busy=..,queueing=..,full=..,samples=..,knee=..,flat=..,floor=..,release=.. "
+            f"await colours: green < "
             f"{th.warn_ms:g} ms, amber up to {th.crit_ms:g} ms, red above (RACPERF_AWAIT_MS=WARN,CRIT)."
         )
 
@@ -406,9 +417,11 @@ class IostatPanel(Vertical):
             self._show_detail()
 
     # ---- API for other panels ------------------------------------------------------------
-    def set_benchmark_devices(self, names: set[str]) -> None:
-        """The devices a running benchmark touches; the 'b' filter shows only these."""
+    def set_benchmark_devices(self, names: set[str], load: str = "") -> None:
+        """The devices a running benchmark touches; the 'b' filter shows only these. ``load``:
+        the running benchmarks' load, kept with each saturation episode that begins."""
         self.model.set_benchmark_devices(names)
+        self.model.load_note = load
         if self.is_mounted:
             self._show()
 

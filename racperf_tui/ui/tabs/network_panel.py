@@ -37,17 +37,19 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from racperf_tui.core import settings
 from racperf_tui.core.contract.events import RunState, Sample
+from racperf_tui.core.contract.quantities import latency_ms, result_throughput_mbit_s, throughput_interval
 from racperf_tui.core.contract.tool import ROLE_OPTION, PairMode, PairSpec, ToolDescription
 from racperf_tui.core.net_guidance import (
+    IntervalRate,
     Verdict,
     dataguard_verdict,
     format_rate,
     interconnect_verdict,
+    throughput_drops,
 )
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.remote.cluster import LOCAL, LOCAL_NODE, Cluster, ClusterFileError, Node, load_cluster
 from racperf_tui.core.store import RunRecord
-from racperf_tui.core.units import MIB_S_TO_MBIT_S
 from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, pair_spec, stop_pair
 from racperf_tui.tools import tool_modules
 from racperf_tui.ui.dialogs.host_key_dialog import trust_host_key
@@ -70,16 +72,6 @@ FIELD_IDS = {
 }
 #: the fields a tool may not take (the others every pair tool has)
 OPTIONAL_FIELDS = ("length", "connections", "write")
-#: a declared unit -> how many Mbit/s one of it is (a throughput metric's)
-_MBIT_S_PER_UNIT = {
-    "Mbit/s": 1.0,
-    "Gbit/s": 1000.0,
-    "kbit/s": 0.001,
-    "MiB/s": MIB_S_TO_MBIT_S,
-    "GiB/s": MIB_S_TO_MBIT_S * 1024,
-}
-#: a declared unit -> how many ms one of it is (a latency metric's)
-_MS_PER_UNIT = {"ms": 1.0, "µs": 0.001, "us": 0.001, "s": 1000.0}
 
 
 def pair_tools() -> dict[str, PairSpec]:
@@ -152,43 +144,6 @@ def _end_config(
     return config
 
 
-def _figure(
-    description: ToolDescription, metrics: Mapping[str, Any], quantity: str, per_unit: Mapping[str, float]
-) -> float | None:
-    for spec in description.metrics:
-        value = metrics.get(spec.key)
-        if spec.quantity == quantity and value is not None and spec.unit in per_unit:
-            return float(spec.shown(value)) * per_unit[spec.unit]
-    return None
-
-
-def sample_throughput_mbit_s(description: ToolDescription, sample: Sample) -> float | None:
-    """A sample's throughput in Mbit/s (10^6), from the metric the tool says measures it, in
-    its declared unit."""
-    return _figure(description, sample.metrics, "throughput", _MBIT_S_PER_UNIT)
-
-
-def sample_latency_ms(description: ToolDescription, sample: Sample) -> float | None:
-    """A sample's latency in ms: the tool's latency metric, else 1000 / its transaction rate."""
-    latency = _figure(description, sample.metrics, "latency", _MS_PER_UNIT)
-    if latency is not None:
-        return latency
-    rate = _figure(description, sample.metrics, "transaction_rate", {spec.unit: 1.0 for spec in description.metrics})
-    return 1000.0 / rate if rate else None
-
-
-def result_throughput_mbit_s(description: ToolDescription, result: Mapping[str, Any] | None) -> float | None:
-    """The final measured throughput (Mbit/s) of a client result: its first declared result
-    figure that measures a throughput (iperf3's: what got through)."""
-    if not result:
-        return None
-    for spec in description.results:
-        value = result.get(spec.key)
-        if spec.quantity == "throughput" and value is not None and spec.unit in _MBIT_S_PER_UNIT:
-            return float(spec.shown(value)) * _MBIT_S_PER_UNIT[spec.unit]
-    return None
-
-
 #: the preset's value in the Preset field: nothing picked
 NO_PRESET = "-"
 #: the seed scenario: netperf from rac2 to rac1 over rac1's private interconnect (rac1-priv)
@@ -238,7 +193,8 @@ class NetworkPanel(Vertical):
         self.tools = list(self.specs)
         self.pair: Any = None  # PairRuns of the pair on screen
         self.after_seq = 0
-        self.throughput_values: list[float] = []
+        #: the client's intervals that carried a throughput: the live mean, the stalls and dips
+        self.throughput_intervals: list[IntervalRate] = []
         self.latency_values: list[float] = []
         self.final_throughput_mbit_s: float | None = None
         #: said after the verdicts when the client did not finish its test
@@ -670,7 +626,7 @@ class NetworkPanel(Vertical):
     def _reset_live(self) -> None:
         self.pair = None
         self.after_seq = 0
-        self.throughput_values = []
+        self.throughput_intervals = []
         self.latency_values = []
         self.final_throughput_mbit_s = None
         self.unfinished_note = ""
@@ -707,7 +663,7 @@ class NetworkPanel(Vertical):
         else:
             # a stopped or failed client's "result" (0 Mbit/s, or a partial one) is no
             # measurement of the link: judge the intervals that did arrive, and say so
-            self.unfinished_note = f" ({client.state.value} early: mean of {len(self.throughput_values)} intervals)"
+            self.unfinished_note = f" ({client.state.value} early: mean of {len(self.throughput_intervals)} intervals)"
         self._update_verdicts()
         self._set_buttons(start=True, stop=False)
         level = "good" if client.state is RunState.SUCCEEDED else "bad"
@@ -738,11 +694,12 @@ class NetworkPanel(Vertical):
 
     def add_sample(self, sample: Sample) -> None:
         """One client sample into the sparklines (and the running verdict)."""
-        throughput = sample_throughput_mbit_s(self.pair_description, sample)
-        if throughput is not None:
-            self.throughput_values.append(throughput)
-            self.query_one("#net-throughput", MetricSparkline).push(throughput)
-        latency = sample_latency_ms(self.pair_description, sample)
+        previous_end_s = self.throughput_intervals[-1].end_s if self.throughput_intervals else 0.0
+        interval = throughput_interval(self.pair_description, sample, previous_end_s)
+        if interval is not None:
+            self.throughput_intervals.append(interval)
+            self.query_one("#net-throughput", MetricSparkline).push(interval.mbit_s)
+        latency = latency_ms(self.pair_description, sample.metrics)
         if latency is not None:
             self.latency_values.append(latency)
             self.query_one("#net-latency", MetricSparkline).push(latency)
@@ -752,8 +709,8 @@ class NetworkPanel(Vertical):
         """The final figure once the client finished, else the mean of the live samples."""
         if self.final_throughput_mbit_s is not None:
             return self.final_throughput_mbit_s
-        if self.throughput_values:
-            return sum(self.throughput_values) / len(self.throughput_values)
+        if self.throughput_intervals:
+            return sum(i.mbit_s for i in self.throughput_intervals) / len(self.throughput_intervals)
         return None
 
     def _current_mode(self) -> PairMode | None:
@@ -795,7 +752,8 @@ class NetworkPanel(Vertical):
                 ),
             )
         else:
-            verdict = interconnect_verdict(measured)
+            # a mean (or iperf3's final figure) hides seconds at 0: the intervals say them
+            verdict = interconnect_verdict(measured, throughput_drops(self.throughput_intervals))
             self._set_verdict(
                 interconnect, Verdict(verdict.level, f"interconnect: {verdict.text}{self.unfinished_note}")
             )

@@ -21,18 +21,22 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from racperf_tui.core.contract.events import RunState
 from racperf_tui.core.store import RunRecord
+from racperf_tui.core.units import format_duration
+from racperf_tui.orchestration.run_groups import group_state
+from racperf_tui.orchestration.saturation_watch import load_of
 from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
-from racperf_tui.ui.runs_data import format_duration, where_it_ran
+from racperf_tui.ui.runs_data import where_it_ran
 from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
 from racperf_tui.ui.tabs.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.metric_sparkline import format_value
 
 #: the run states drawn in a colour of the theme (RunsTable's component classes, in app.tcss)
-STYLED_STATES = ("running", "pending", "failed", "stopped", "interrupted")
+STYLED_STATES = (RunState.RUNNING, RunState.PENDING, RunState.FAILED, RunState.STOPPED, RunState.INTERRUPTED)
 
 
 #: the columns, in order: (key, header, width); tool and target (None) share what the others
@@ -66,13 +70,13 @@ class RunsTable(DataTable):
     HELP_TITLE = "Runs list"
 
     #: a run's id and state in the colour of its state (the theme's: app.tcss)
-    COMPONENT_CLASSES = {f"runs-table--{state}" for state in STYLED_STATES}
+    COMPONENT_CLASSES = {f"runs-table--{state.value}" for state in STYLED_STATES}
 
-    def state_style(self, state: str) -> Style:
+    def state_style(self, state: RunState | None) -> Style:
         """The Rich style of a run state's cells ('' for a plain one)."""
-        return (
-            self.get_component_rich_style(f"runs-table--{state}", partial=True) if state in STYLED_STATES else Style()
-        )
+        if state not in STYLED_STATES:
+            return Style()
+        return self.get_component_rich_style(f"runs-table--{state.value}", partial=True)
 
     BINDINGS = [
         # DataTable's enter (select the row, which opens the run), declared again for the help
@@ -114,6 +118,7 @@ class RunsPanel(Vertical):
         self.snapshot = RunsSnapshot()
         self._watch: RunsWatch | None = None
         self._benchmark_devices: list[str] = []
+        self._benchmark_load = ""
         self.interrupted_on_start: list[int] = []
         #: the first list came (the notes on runs from an earlier session are said once)
         self._first_list = True
@@ -248,14 +253,13 @@ class RunsPanel(Vertical):
                     members = groups[run.group_id]
                     rows[f"g{run.group_id}"] = self._group_cells(run.group_id, members, table, tool_width, target_width)
                 continue
-            state = run.state.value
             live = not run.state.finished
-            style = table.state_style(state)
+            style = table.state_style(run.state)
             rows[str(run.id)] = (
                 Text(str(run.id), style=style),
                 Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
                 Text(_short_target(plain(run.target) if run.target else None, target_width), no_wrap=True),
-                Text(("● " if live else "") + state, style=style),
+                Text(("● " if live else "") + run.state.value, style=style),
                 _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
                 format_duration(run.duration_s),
                 self.snapshot.figures.get(run.id, ""),
@@ -270,7 +274,7 @@ class RunsPanel(Vertical):
             # an unchanged Static.update still re-lays out the panel: about 0.5 % CPU a second
             self._hint_shown = hint
             self.query_one("#runs-hint", Static).update(hint)
-        self._tell_disks_panel(list(self.snapshot.devices))
+        self._tell_disks_panel(list(self.snapshot.devices), self._live_load())
 
     def _group_cells(
         self, group_id: int, members: list[RunRecord], table: RunsTable, tool_width: int, target_width: int
@@ -279,8 +283,7 @@ class RunsPanel(Vertical):
         (running while a node runs, else the worst node's), the earliest start, the longest
         run, how many nodes still run."""
         live = [run for run in members if not run.state.finished]
-        states = [run.state.value for run in members]
-        state = "running" if live else next((s for s in ("failed", "interrupted", "stopped") if s in states), states[0])
+        state = group_state([run.state for run in members])
         style = table.state_style(state)
         tool = members[0].tool
         nodes = ", ".join(plain(run.host) for run in sorted(members, key=lambda run: run.id))
@@ -289,7 +292,7 @@ class RunsPanel(Vertical):
             Text(f"g{group_id}", style=style),
             Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
             Text(_short_target(f"{len(members)} nodes: {nodes}", target_width), no_wrap=True),
-            Text(("● " if live else "") + state, style=style),
+            Text(("● " if live else "") + (state.value if state else "?"), style=style),
             _started_text(started, wide=self._widths is not None and self._widths[2] == STARTED_WIDTHS[1]),
             format_duration(max(run.duration_s for run in members)),
             _group_figure(self.snapshot.group_iops.get(group_id), len(live), len(members)),
@@ -314,14 +317,26 @@ class RunsPanel(Vertical):
                         table.update_cell(key, column_key, after)
         self._rows_shown = rows
 
-    def _tell_disks_panel(self, devices: list[str]) -> None:
+    def _live_load(self) -> str:
+        """The running benchmarks' load, said with each saturation episode that begins on the
+        Disks tab: 'run 12 iodepth 32 x 1 job: <its latest figure>'."""
+        parts = []
+        for run in self.snapshot.runs:
+            if run.state.finished or not run.target:
+                continue
+            config = load_of(run.config, None)
+            figure = self.snapshot.figures.get(run.id, "")
+            parts.append(f"run {run.id}" + (f" {config}" if config else "") + (f": {figure}" if figure else ""))
+        return "; ".join(parts)
+
+    def _tell_disks_panel(self, devices: list[str], load: str = "") -> None:
         """The Disks panel filters on the devices running benchmarks touch (the watcher found
-        them in sysfs)."""
-        if devices == self._benchmark_devices:
+        them in sysfs), and says their load with each saturation episode that begins."""
+        if (devices, load) == (self._benchmark_devices, self._benchmark_load):
             return
-        self._benchmark_devices = devices
+        self._benchmark_devices, self._benchmark_load = devices, load
         for panel in self.app.query(IostatPanel):  # none when the panel is mounted alone
-            panel.set_benchmark_devices(set(devices))
+            panel.set_benchmark_devices(set(devices), load)
 
     def selected_key(self) -> str | None:
         """The row key under the cursor: a run's id, or ``gN`` for a run group."""

@@ -32,7 +32,6 @@ from racperf_tui.tools.orion.live import (
     recorded_rows,
 )
 from racperf_tui.ui.messages import LiveRunState
-from racperf_tui.ui.runs_data import LIVE_STATES
 from racperf_tui.ui.shown import plain
 from racperf_tui.ui.tool_panels.orion_charts import live_point_series
 from racperf_tui.ui.widgets.chart import Chart
@@ -152,7 +151,7 @@ class OrionLivePanel(Vertical):
         it is a new one (a run of an older racperf, with none, says so once it ended)."""
         record = newest_record(live)
         if record is None:
-            if live.state not in LIVE_STATES and live.state != "?" and self.view is None:
+            if live.ended and self.view is None:
                 self.show(OrionLiveView("ORION: no diskstats were recorded with this run"))
             return
         if record == self._shown_record:

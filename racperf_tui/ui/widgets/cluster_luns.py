@@ -32,11 +32,11 @@ class LunView:
 
     @property
     def saturated(self) -> bool:
-        return bool((self.total is not None and self.total.saturated) or self.saturated_members)
+        return bool((self.total is not None and self.total.flagged) or self.saturated_members)
 
     @property
     def reason(self) -> str:
-        if self.total is not None and self.total.saturated:
+        if self.total is not None and self.total.flagged:
             return f"all nodes together: {self.total.saturation_reason}"
         if self.saturated_members:
             node, why = self.saturated_members[0]
@@ -117,7 +117,7 @@ class SharedLunTable(Widget):
                         flagged, f" {plain(member.node)} {plain(member.row.device)}", _figures(member.row), width
                     )
                 )
-            total = device_line(group.total is not None and group.total.saturated, " TOTAL", _figures(lun.total), width)
+            total = device_line(group.total is not None and group.total.flagged, " TOTAL", _figures(lun.total), width)
             total.stylize("bold")
             lines.append(total)
             if group.reason:

@@ -52,9 +52,9 @@ def busiest(model: IostatModel, count: int) -> list[DeviceState]:
 
     def load(s: DeviceState) -> tuple[float, ...]:
         r = s.row
-        return (1.0 if s.saturated else 0.0, r.util_pct, r.r_s + r.w_s, r.rkb_s + r.wkb_s)
+        return (1.0 if s.flagged else 0.0, r.util_pct, r.r_s + r.w_s, r.rkb_s + r.wkb_s)
 
-    active = [s for s in whole if s.saturated or s.row.r_s + s.row.w_s > 0 or s.row.util_pct > 0]
+    active = [s for s in whole if s.flagged or s.row.r_s + s.row.w_s > 0 or s.row.util_pct > 0]
     return sorted(active, key=load, reverse=True)[:count]
 
 
@@ -95,7 +95,7 @@ def marked_devices(
             continue
         device = model.devices.get(row.device)
         if device is not None:
-            found.append((device.name, figures_of(device), device.saturated))
+            found.append((device.name, figures_of(device), device.flagged))
         else:
             found.append((row.device, row_figures(row), False))
     return found
@@ -325,7 +325,7 @@ class NodeCard(Widget):
             lines.append(heading(width))
             mark = self._calibration_style()
             shown: list[tuple[str, tuple[float, ...], bool, Style | None]] = [(*p, mark) for p in pinned]
-            shown += [(d.name, figures_of(d), d.saturated, None) for d in others]
+            shown += [(d.name, figures_of(d), d.flagged, None) for d in others]
             for device_name, figures, flagged, device_mark in shown:
                 line = device_line(flagged, plain(device_name), figures, width, device_mark)
                 if dim:
@@ -337,11 +337,11 @@ class NodeCard(Widget):
         else:
             whole = sum(1 for row in state.rows if not row.is_partition)
             lines.append(Text(f"idle ({whole} devices)", style="dim"))
-        saturated = model.saturated()
+        saturated = model.flagged()
         if saturated:
             first = saturated[0]
             more = f" (+{len(saturated) - 1})" if len(saturated) > 1 else ""
-            text = f"! {plain(first.name)}: {first.saturation_reason}{more}"
+            text = f"! {plain(first.flag_text())}{more}"
             lines.append(Text(text[: 2 * width], style="bold red"))
         return lines
 

@@ -355,7 +355,7 @@ class IostatTable(ScrollView, can_focus=True):
         styles = (level(row.await_ms), level(row.r_await_ms), level(row.w_await_ms), row.util_pct >= 90)
         return (
             state.label,
-            state.saturated,
+            state.flagged,
             self._spark(state),
             self._figures_text(row),
             self._facts_text(state.facts),

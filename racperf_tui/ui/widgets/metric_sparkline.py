@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, Sparkline
 
+from racperf_tui.core.units import LARGER_TIME_UNIT
 from racperf_tui.ui.widgets.fast_sparkline import FastSparkline
 
 #: how many intervals a sparkline keeps unless told otherwise (2 minutes at 1 s)
 DEFAULT_HISTORY = 120
-
-
-#: a time unit and the next larger one, 1000 times it: a latency reads in the unit that keeps
-#: it under 10 000 ("22.2 ms", never "22.2k µs")
-_LARGER_TIME_UNIT = {"ns": "µs", "µs": "ms", "us": "ms", "ms": "s"}
 
 
 def format_value(value: float | None, unit: str = "") -> str:
@@ -25,8 +21,8 @@ def format_value(value: float | None, unit: str = "") -> str:
     from 10 000 on, anything else with k/M suffixes above 10 000."""
     if value is None:
         return "-"
-    while unit in _LARGER_TIME_UNIT and abs(value) >= 10_000:
-        value, unit = value / 1000, _LARGER_TIME_UNIT[unit]
+    while unit in LARGER_TIME_UNIT and abs(value) >= 10_000:
+        value, unit = value / 1000, LARGER_TIME_UNIT[unit]
     magnitude = abs(value)
     if magnitude >= 10_000_000:
         text = f"{value / 1_000_000:.1f}M"
@@ -42,9 +38,11 @@ def format_value(value: float | None, unit: str = "") -> str:
 class MetricSparkline(Horizontal):
     """``label ▁▂▅▇ value unit``.
 
-    Values live in a bounded deque; every change hands the Sparkline a NEW list, because
-    the Sparkline's ``data`` is a reactive compared by identity/equality, and mutating the
-    list it holds would not repaint it.
+    One history per series: values pushed one by one (``push``) live in the sparkline's own
+    bounded deque; a series kept elsewhere (the live run poller's, handed over in each
+    LiveRunState) is shown as given by ``set_series``, not copied into a second history.
+    Every change hands the Sparkline a NEW list, because its ``data`` is a reactive compared
+    by identity/equality, and mutating the list it holds would not repaint it.
 
     Every part has a fixed size (one line; label and value a fixed width), so a new value
     only repaints the parts whose content changed, never relayouts the screen: a layout pass
@@ -92,7 +90,9 @@ class MetricSparkline(Horizontal):
         self.unit = unit
         self.divisor = divisor
         self.formatter = formatter
-        self.values: deque[float] = deque(maxlen=history)
+        self.history = history
+        #: the values shown, oldest first: the pushed ones, or the series given to set_series
+        self.values: Sequence[float] = deque(maxlen=history)
         self.current: float | None = None
         #: the value text shown, so an unchanged value does not repaint the label
         self._value_text_shown: str | None = None
@@ -104,14 +104,16 @@ class MetricSparkline(Horizontal):
 
     def push(self, value: float) -> None:
         """Append one interval's value and repaint."""
+        if not isinstance(self.values, deque):
+            self.values = deque(self.values, maxlen=self.history)
         self.values.append(float(value))
         self.current = float(value)
         self._repaint()
 
-    def set_series(self, values: Iterable[float], current: float | None = None) -> None:
-        """Replace the whole history (e.g. from a poller's snapshot) and repaint."""
-        self.values.clear()
-        self.values.extend(float(v) for v in values)
+    def set_series(self, values: Sequence[float], current: float | None = None) -> None:
+        """Show a series whose history is kept elsewhere (a poller's snapshot, which its owner
+        never changes after handing it over), as given, and repaint."""
+        self.values = values
         if current is None and self.values:
             current = self.values[-1]
         self.current = current
@@ -120,7 +122,8 @@ class MetricSparkline(Horizontal):
     def _repaint(self) -> None:
         if not self.is_mounted:
             return
-        data = list(self.values)
+        # a given list is shown as it is: it is new with each snapshot (see the class doc)
+        data = self.values if isinstance(self.values, list) else list(self.values)
         if not any(data):
             # Sparkline draws a lone value as a full bar: a first 0 (no writes in a read run)
             # would look like the maximum; all zeros are drawn as the empty (lowest) line

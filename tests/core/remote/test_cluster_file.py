@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +90,20 @@ def test_options_pick_a_node(tmp_path):
         node_from_args(parser.parse_args(["--node", "rac1", "--identity", "/k", "--cluster", str(path)]))
     with pytest.raises(SystemExit):
         parser.parse_args(["--ssh", "a", "--node", "b"])
+
+
+def test_a_cluster_file_that_is_a_fifo_a_device_or_too_large_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "cluster.toml"
+    os.mkfifo(fifo)  # no writer: reading it would wait forever
+    with pytest.raises(ClusterFileError) as caught:
+        load_cluster(fifo)
+    assert str(caught.value) == f"{fifo} is a FIFO, not a regular file; not read"
+    with pytest.raises(ClusterFileError) as caught:
+        load_cluster("/dev/zero")
+    assert str(caught.value) == "/dev/zero is a character device, not a regular file; not read"
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as f:
+        f.truncate((1 << 20) + 1)
+    with pytest.raises(ClusterFileError) as caught:
+        load_cluster(big)
+    assert str(caught.value) == f"{big}: larger than 1 MiB, not a cluster file"

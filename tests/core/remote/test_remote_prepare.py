@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -29,23 +28,10 @@ from racperf_tui.orchestration.supervisor import Supervisor
 from racperf_tui.tools import calibrate_io, iperf3, netperf, orion, probe
 from tests.helpers import FAKES, FIXTURES
 from tests.helpers.cluster_helpers import isolated_home, node_table, racperf, remote_base, remote_runs  # noqa: F401
-from tests.helpers.sshd_helpers import Sshd, sshd_answers
+from tests.helpers.sshd_helpers import Sshd, set_node_path
 
 # real runs over a real sshd, one of them reads a node's whole fio option table: slow lane
 pytestmark = [pytest.mark.usefixtures("isolated_home", "remote_runs"), pytest.mark.slow]
-
-
-def set_node_path(server: Sshd, *directories: Path | str, env: dict[str, str] | None = None) -> None:
-    """The node's commands get PATH=directories (the login shell's rc files may add more in
-    front, none of which holds the tools) and ``env`` (one SetEnv line: sshd keeps its first)."""
-    config = server.directory / "sshd_config"
-    lines = [line for line in config.read_text().splitlines() if not line.startswith("SetEnv ")]
-    settings = ["PATH=" + ":".join(str(d) for d in directories)] + [f"{k}={v}" for k, v in (env or {}).items()]
-    lines.append("SetEnv " + " ".join(settings))
-    config.write_text("\n".join(lines) + "\n")
-    os.kill(server.pid, signal.SIGHUP)
-    time.sleep(0.5)
-    assert sshd_answers("127.0.0.1", server.port, 10.0), "sshd did not come back after SIGHUP"
 
 
 def wrapper(directory: Path, name: str, version_line: str, real: str, log: Path | None = None) -> Path:

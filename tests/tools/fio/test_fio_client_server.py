@@ -28,11 +28,12 @@ from racperf_tui.tools import load_tool
 from racperf_tui.tools.fio.client_server import parse_servers
 from racperf_tui.tools.fio.client_server_result import SERVERS_FILE, parse_output, server_name
 from racperf_tui.tools.fio.figures import FioParseError
+from tests.helpers import needs_fio
 from tests.helpers.cluster_helpers import isolated_home, node_table, racperf  # noqa: F401
 from tests.helpers.fio_servers import start_fio_server, stop_fio_server
 from tests.helpers.sshd_helpers import Sshd
 
-pytestmark = pytest.mark.skipif(subprocess.run(["which", "fio"], capture_output=True).returncode != 0, reason="no fio")
+pytestmark = needs_fio
 
 
 def _free_port() -> int:

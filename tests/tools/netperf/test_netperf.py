@@ -20,6 +20,8 @@ from racperf_tui.orchestration.pair_runs import PairStartError, launch_pair, wai
 from racperf_tui.orchestration.runs import launch_run, wait_for_run
 from racperf_tui.tools import load_tool
 from racperf_tui.tools import netperf as np_
+from racperf_tui.tools.netperf.capabilities import adapt_to_capabilities, detect_capabilities
+from racperf_tui.tools.netperf.config import DEFAULT_RR_SELECTORS, OMNI_SELECTORS
 from tests.helpers import TESTS_DIR
 from tests.helpers.pair_helpers import assert_client_started_after_server_ready, run_pair_to_end
 
@@ -296,7 +298,7 @@ def test_final_figures_of_interim_outputs() -> None:
 def test_selector_list() -> None:
     listing = parse("netperf_omni_selector_list.txt")["selector_list"]
     assert len(listing) == 175 and listing[0] == "OUTPUT_NONE" and "P99_LATENCY" in listing
-    assert set(listing) == set(np_.OMNI_SELECTORS)
+    assert set(listing) == set(OMNI_SELECTORS)
 
 
 def test_not_netperf_output() -> None:
@@ -371,7 +373,7 @@ def test_client_argv() -> None:
         "-S",
         "262144",
         "-o",
-        ",".join(np_.DEFAULT_RR_SELECTORS),
+        ",".join(DEFAULT_RR_SELECTORS),
     ]
     stream = np_.build_argv(
         {
@@ -443,21 +445,21 @@ def test_hard_limit() -> None:
 
 
 def test_detect_capabilities(monkeypatch: pytest.MonkeyPatch) -> None:
-    caps = np_.detect_capabilities(NETPERF)
+    caps = detect_capabilities(NETPERF)
     assert (caps.version, caps.version_tuple, caps.demo, caps.omni) == ("2.7.1", (2, 7, 1), True, True)
     monkeypatch.setenv("RACPERF_FAKE_NETPERF_DEMO", "0")
-    no_demo = np_.detect_capabilities(NETPERF)
+    no_demo = detect_capabilities(NETPERF)
     assert (no_demo.demo, no_demo.omni) == (False, True)
-    config, notes = np_.adapt_to_capabilities({"interim_s": 1, "omni_output": "csv"}, no_demo)
+    config, notes = adapt_to_capabilities({"interim_s": 1, "omni_output": "csv"}, no_demo)
     assert config["interim_s"] is None and config["omni_output"] == "csv"
     assert "built without --enable-demo" in notes[0]
     monkeypatch.setenv("RACPERF_FAKE_NETPERF_VERSION", "2.4.5")
-    old = np_.detect_capabilities(NETPERF)
+    old = detect_capabilities(NETPERF)
     assert (old.version, old.omni) == ("2.4.5", False)
-    config, notes = np_.adapt_to_capabilities({"omni_output": "keyval", "omni_selectors": ["P99_LATENCY"]}, old)
+    config, notes = adapt_to_capabilities({"omni_output": "keyval", "omni_selectors": ["P99_LATENCY"]}, old)
     assert config["omni_output"] == "" and "predates omni output selectors" in notes[0]
     with pytest.raises(ValueError, match="not found"):
-        np_.detect_capabilities("/no/such/netperf")
+        detect_capabilities("/no/such/netperf")
 
 
 # --------------------------------------------------------------------------- both ends, for real

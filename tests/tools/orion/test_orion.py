@@ -13,6 +13,7 @@ import pytest
 from racperf_tui.core import settings
 from racperf_tui.core.contract.invocation import ToolNotFound
 from racperf_tui.tools import orion, tool_description, tool_modules
+from racperf_tui.tools.orion.oracle_home import SETTING_ORACLE_HOME, resolve_binary
 from tests.helpers import FIXTURES, REPO, racperf_cmd
 
 ORION_FIXTURES = FIXTURES / "orion"
@@ -351,16 +352,16 @@ def test_oracle_home_from_a_fake_oratab(tmp_path: Path) -> None:
     _home(root, "/opt/env_home")
     assert orion.find_oracle_home(root, environ={"ORACLE_HOME": "/opt/env_home"}, data_dir=data) == "/opt/env_home"
     _home(root, "/opt/remembered")
-    settings.set(orion.SETTING_ORACLE_HOME, "/opt/remembered", data)
+    settings.set(SETTING_ORACLE_HOME, "/opt/remembered", data)
     assert orion.find_oracle_home(root, environ={"ORACLE_HOME": "/opt/env_home"}, data_dir=data) == "/opt/remembered"
 
 
 def test_no_oracle_home_says_where_it_looked(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ORACLE_HOME", str(tmp_path / "nothing"))
     with pytest.raises(ToolNotFound, match="tried: .*nothing.*ORACLE_HOME"):
-        orion.resolve_binary(orion.OrionConfig.from_mapping({"lun": ["/dev/a"]}), root=tmp_path)
+        resolve_binary(orion.OrionConfig.from_mapping({"lun": ["/dev/a"]}), root=tmp_path)
     with pytest.raises(ToolNotFound, match="bin/orion not found"):
-        orion.resolve_binary(orion.OrionConfig.from_mapping({"lun": ["/dev/a"], "oracle_home": str(tmp_path)}))
+        resolve_binary(orion.OrionConfig.from_mapping({"lun": ["/dev/a"], "oracle_home": str(tmp_path)}))
 
 
 # --------------------------------------------------------------------------- live

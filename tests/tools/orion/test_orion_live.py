@@ -20,6 +20,7 @@ from racperf_tui.orchestration.companions import CompanionRunner
 from racperf_tui.tools import orion
 from racperf_tui.tools.orion import live as orion_live
 from racperf_tui.tools.orion.live import LunDevices
+from racperf_tui.tools.orion.stream import DISKSTATS_COMPANION, live_model
 from tests.helpers.loopdev import loop_device, needs_loop
 from tests.helpers.sshd_helpers import Sshd
 
@@ -101,7 +102,7 @@ def _snapshot(at_s: float, **devices: DeviceCounters) -> DiskSnapshot:
 def test_little_s_law_gives_the_outstanding_small_ios_of_the_planned_point() -> None:
     # basic matrix on 2 disks: (0,0), (1,0) ... (10,0), then (0,1) ... (0,4): 15 points
     config = {"run": "advanced", "lun": ["/dev/mapper/data1"], "num_disks": 2}
-    model = orion.live_model(config, [LunDevices("/dev/mapper/data1", "dm-3", ("sdb",))])
+    model = live_model(config, [LunDevices("/dev/mapper/data1", "dm-3", ("sdb",))])
     assert len(model.points) == 15 and model.loads_of(11) == (10, 0)
     model.observe(_snapshot(100.0, **{"dm-3": _counters("dm-3", 0, 8, 0), "sdb": _counters("sdb", 0, 8, 0)}), 11)
     assert model.headline() == "data point 11 of 15 (small 10, large 0), measuring the load"
@@ -123,7 +124,7 @@ def test_little_s_law_gives_the_outstanding_small_ios_of_the_planned_point() -> 
 
 def test_large_ios_split_by_the_block_layer_count_as_orion_s_ios() -> None:
     config = {"run": "advanced", "lun": ["/dev/loop4"], "num_disks": 1}
-    model = orion.live_model(config, [LunDevices("/dev/loop4", "loop4")])
+    model = live_model(config, [LunDevices("/dev/loop4", "loop4")])
     assert len(model.points) == 8 and model.loads_of(8) == (0, 2)
     model.observe(_snapshot(10.0, loop4=_counters("loop4", 0, 512, 0)), 8)
     # 2 large I/Os of 1 MiB outstanding = 4 requests of 512 KiB in flight: 400 req/s x 10 ms
@@ -135,7 +136,7 @@ def test_large_ios_split_by_the_block_layer_count_as_orion_s_ios() -> None:
 
 def test_a_load_that_disagrees_names_the_point_it_fits() -> None:
     config = {"run": "advanced", "lun": ["/dev/sdb"], "num_disks": 2}
-    model = orion.live_model(config, [LunDevices("/dev/sdb", "sdb")])
+    model = live_model(config, [LunDevices("/dev/sdb", "sdb")])
     model.observe(_snapshot(0.0, sdb=_counters("sdb", 0, 8, 0)), 4)  # planned (3, 0)
     model.observe(_snapshot(1.0, sdb=_counters("sdb", 1000, 8, 5000)), 4)  # 5 in flight: point 6
     found = model.outstanding()
@@ -148,7 +149,7 @@ def test_a_load_that_disagrees_names_the_point_it_fits() -> None:
 
 def test_each_point_s_figures_come_from_its_own_window() -> None:
     config = {"run": "advanced", "lun": ["/dev/sdb"], "num_disks": 1, "matrix": "row", "num_large": 0}
-    model = orion.live_model(config, [LunDevices("/dev/sdb", "sdb")])
+    model = live_model(config, [LunDevices("/dev/sdb", "sdb")])
     assert model.points == [(s, 0) for s in range(6)]
     ios = ticks = 0
     at = 0.0
@@ -173,7 +174,7 @@ def test_counters_missing_or_no_time_give_no_figures() -> None:
     a = _snapshot(5.0, sdb=_counters("sdb", 10, 8, 10))
     assert orion_live.window_figures(a, a, ["sdb"]) is None
     assert orion_live.window_figures(a, _snapshot(6.0), ["sdb"]) is None
-    model = orion.live_model({"lun": "/dev/x"}, [LunDevices("/dev/x", None, (), "gone")])
+    model = live_model({"lun": "/dev/x"}, [LunDevices("/dev/x", None, (), "gone")])
     model.observe(read_snapshot(), 1)
     assert model.devices == [] and model.current is None
     assert orion_live.luns_of({"lun": "/dev/x"}) == ["/dev/x"] and orion_live.luns_of({}) == []
@@ -207,7 +208,7 @@ def test_the_stream_parser_infers_and_records_each_point_from_the_companion_s_di
     config["duration"] = 10
     now = [0.0]
     parser = orion.OrionStreamParser(config, clock=lambda: now[0], root=tmp_path)
-    companion = orion.DISKSTATS_COMPANION
+    companion = DISKSTATS_COMPANION
     assert companion.argv == ["cat", "/proc/uptime", "/proc/diskstats"] and companion.interval_s == 1.0
     assert parser.feed("Calibration will take approximately 2 minutes.")
     records = []
@@ -270,7 +271,7 @@ def test_orion_s_invocation_reads_diskstats_beside_it(tmp_path: Path) -> None:
     (home / "bin" / "orion").write_text("#!/bin/sh\n")
     (home / "bin" / "orion").chmod(0o755)
     planned = orion.invocation({"run": "simple", "lun": ["/dev/mapper/data1"], "oracle_home": str(home)})
-    assert planned.companions == (orion.DISKSTATS_COMPANION,)
+    assert planned.companions == (DISKSTATS_COMPANION,)
 
 
 @needs_loop
@@ -293,7 +294,7 @@ def test_the_diskstats_companion_answers_over_ssh_as_on_the_local_host(
             run_dir.mkdir(parents=True)
             runner = CompanionRunner(
                 SshHost(target, remote_base=str(tmp_path / "remote")),
-                Invocation(argv=["true"], companions=(orion.DISKSTATS_COMPANION,)),
+                Invocation(argv=["true"], companions=(DISKSTATS_COMPANION,)),
                 run_dir,
                 parser,
                 record=lambda stream, text: kept.append((stream, text)),

@@ -16,6 +16,7 @@ import pytest
 from racperf_tui.core import settings
 from racperf_tui.core.store import Store
 from racperf_tui.tools import orion
+from racperf_tui.tools.orion.oracle_home import SETTING_ORACLE_HOME
 from tests.helpers import FAKES, FIXTURES, REPO, racperf_cmd
 from tests.helpers.loopdev import loop_device, needs_loop
 from tests.helpers.loopdev import sha256_of as _sha
@@ -100,7 +101,7 @@ def test_headless_advanced_run_on_loop_devices(tmp_path: Path, oracle_home: Path
             "fio" in p for p in safety["protections"]
         )
     # the ORACLE_HOME given once is remembered in this data dir
-    assert settings.get(orion.SETTING_ORACLE_HOME, data_dir=data) == str(oracle_home)
+    assert settings.get(SETTING_ORACLE_HOME, data_dir=data) == str(oracle_home)
     # and racperf parse reads the run's directory
     parsed = orion.parse_path(data / "runs" / str(result_line["run_id"]))
     assert parsed["max_small_iops"] == result["max_small_iops"]

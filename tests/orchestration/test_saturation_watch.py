@@ -1,0 +1,84 @@
+"""A run's saturation episodes kept with it: real fio under the real supervisor on a loop
+device with a real ceiling and a full queue; ``racperf runs show`` lists what was seen."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from racperf_tui.core.contract.events import Sample
+from racperf_tui.core.disks.saturation import EPISODES_STREAM, episodes_text, recorded_episodes
+from racperf_tui.core.store import Store
+from racperf_tui.orchestration.saturation_watch import load_of
+from tests.helpers import needs_fio, racperf_cmd
+from tests.helpers.loopdev import needs_blkio_throttle, throttled_loop
+
+
+def test_the_load_is_said_from_the_config_and_the_last_sample() -> None:
+    sample = Sample(t=3.0, metrics={"read_iops": 1500.4, "write_iops": 499.6, "read_bw_kib_s": 8000.0})
+    assert load_of({"iodepth": 32, "numjobs": 2}, sample) == "iodepth 32 x 2 jobs, 2,000 IOPS"
+    assert load_of({"iodepth": 8}, None) == "iodepth 8 x 1 job"
+    assert load_of({}, Sample(t=1.0, metrics={"read_iops": None})) == ""
+
+
+def test_the_last_record_holds_every_episode_and_bad_records_are_none() -> None:
+    first = [{"device": "loop3", "level": "queueing", "reason": "r1", "since": 0.0, "until": 2.0, "load": ""}]
+    both = first + [
+        {"device": "loop3", "level": "saturated", "reason": "r2", "since": 2.0, "until": 9.0, "load": "iodepth 64"}
+    ]
+    text = json.dumps(first) + "\n" + json.dumps(both) + "\n"
+    assert recorded_episodes(text) == both
+    lines = episodes_text(both)
+    assert lines[1].startswith("loop3 saturated from ") and lines[1].endswith(" for 7 s at iodepth 64: r2")
+    assert recorded_episodes("") == [] and recorded_episodes("[not json\n") == [] and recorded_episodes("{}") == []
+
+
+@needs_fio
+@needs_blkio_throttle
+def test_a_run_that_fills_the_queue_keeps_its_episode(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with throttled_loop(tmp_path / "disk.img", iops=2000) as ceiling:
+        (Path("/sys/block") / ceiling.device.name / "queue" / "nr_requests").write_text("16")
+        run = subprocess.run(
+            [
+                *racperf_cmd(),
+                "run",
+                "fio",
+                "--data-dir",
+                str(data),
+                "--target",
+                ceiling.device.path,
+                *("--set", "rw=randread", "--set", "bs=4k", "--set", "ioengine=libaio", "--set", "iodepth=64"),
+                *("--set", "runtime_s=8", "--set", "size=64m"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=ceiling.join,
+        )
+    assert run.returncode == 0, run.stderr[-2000:]
+    with Store.open(data) as store:
+        [record] = store.list_runs()
+        episodes = recorded_episodes(store.raw_output(record.id, EPISODES_STREAM))
+    assert episodes, run.stderr[-2000:]
+    full = [e for e in episodes if e["level"] == "saturated"]
+    assert full and full[0]["device"] == ceiling.device.name, episodes
+    assert (
+        full[0]["reason"].startswith("queue full: avgqu-sz ") and "of its limit 16 (nr_requests)" in full[0]["reason"]
+    )
+    assert full[0]["load"].startswith("iodepth 64 x 1 job"), full
+    assert full[0]["until"] - full[0]["since"] >= 3, full
+    shown = subprocess.run(
+        [*racperf_cmd(), "runs", "show", str(record.id), "--data-dir", str(data)], capture_output=True, text=True
+    )
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    at = lines.index("saturation:")
+    assert lines[at + 1].startswith(f"  {ceiling.device.name} saturated from ") and "queue full" in lines[at + 1]
+    as_json = subprocess.run(
+        [*racperf_cmd(), "runs", "show", str(record.id), "--json", "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+    )
+    assert json.loads(as_json.stdout)["saturation"] == episodes
