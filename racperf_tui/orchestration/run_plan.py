@@ -23,12 +23,14 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
-from racperf_tui.core.contract.hosts import Host
+from racperf_tui.core.contract.hosts import Host, working_directory
 from racperf_tui.core.contract.invocation import WRITE, Invocation, Target, ToolNotFound
 from racperf_tui.core.contract.tool import ACCESSES, HOME, RUNS, WRITES, ToolDescription, ToolOption
+from racperf_tui.core.guard.devjail import KernelNet, kernel_net
 from racperf_tui.core.guard.program_vetting import LOCAL_VETTER, Vetter
 from racperf_tui.core.guard.target_guard import GuardVerdict, judge, overrides_from_config
 from racperf_tui.core.remote.cluster import LOCAL, ClusterFileError, Node, host_for, load_cluster
@@ -54,6 +56,29 @@ class JudgedRun:
 
     invocation: Invocation
     guard: GuardVerdict
+
+
+@dataclass(frozen=True)
+class LocalNet:
+    """The kernel's net for a run on this machine: ``writable``, what the jail binds writable
+    (the cleared write targets on this machine, the run's directory and working directory),
+    and what the kernel will and will not enforce."""
+
+    writable: list[str]
+    net: KernelNet
+
+
+def local_kernel_net(judged: JudgedRun, directory: Path) -> LocalNet:
+    """What the jail of ``judged`` run in ``directory`` here lets it write, and the protections
+    this machine gives it (core/guard/devjail.py :func:`kernel_net`)."""
+    invocation = judged.invocation
+    writable = [t.path for t in invocation.targets if t.access == WRITE and not t.node]
+    writable.append(str(directory))
+    cwd = working_directory(invocation, directory)
+    if cwd is not None:
+        writable.append(str(cwd))
+    writable = list(dict.fromkeys(writable))
+    return LocalNet(writable, kernel_net(list(invocation.argv), list(judged.guard.device_nodes), writable))
 
 
 def takes_host(method: Any, positional: int) -> bool:

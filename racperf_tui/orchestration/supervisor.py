@@ -48,7 +48,7 @@ from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.hosts import Host, LocalHost
 from racperf_tui.core.contract.invocation import Invocation, ToolNotFound
 from racperf_tui.core.disks.block_devices import block_devices_of
-from racperf_tui.core.guard.devjail import devjail_available, jail_argv
+from racperf_tui.core.guard.devjail import jail_argv
 from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.paths import run_dir, use_data_dir
 from racperf_tui.core.process import set_child_subreaper
@@ -57,7 +57,14 @@ from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.textio.lines import LineSplitter
 from racperf_tui.orchestration.companions import CompanionRunner
-from racperf_tui.orchestration.run_plan import JudgedRun, check_executable, install_hint, judge_run, takes_host
+from racperf_tui.orchestration.run_plan import (
+    JudgedRun,
+    check_executable,
+    install_hint,
+    judge_run,
+    local_kernel_net,
+    takes_host,
+)
 from racperf_tui.orchestration.saturation_watch import SaturationWatch
 from racperf_tui.tools import load_tool
 
@@ -72,6 +79,8 @@ DEFAULT_STOP_GRACE_S = 10.0
 TICK_S = 0.1
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: what a jailed benchmark says when the kernel refuses a write: EROFS (strerror), EACCES
+KERNEL_REFUSALS = ("Read-only file system", "Permission denied")
 
 
 def tool_version(tool: Any, argv: list[str], host: Host | None = None) -> str | None:
@@ -128,6 +137,9 @@ class Supervisor:
         self._notes: list[str] = []
         #: None: built from the run's config (its ``host_spec``: this machine when it has none)
         self.host: Host | None = host
+        #: the benchmark runs in the jail (read-only mounts, Landlock): EROFS/EACCES it reports
+        #: are the kernel refusing a write the guard did not clear
+        self._jailed = False
 
     # ---- signals ---------------------------------------------------------------------------
     def request_stop(self, reason: str = "stopped by user") -> None:
@@ -186,7 +198,7 @@ class Supervisor:
                 self.host = host_for(node_of_config(config))
             judged = judge_run(module, record.tool, config, str(directory), self.host)
             judged = self._prepared(tool, record.tool, config, judged)
-            argv, write_watch, protections = self._protections(judged, tool)
+            argv, write_watch, protections = self._protections(judged, directory, tool)
             self._record_plan(judged, directory, protections)
         except SshError as exc:  # the node cannot be reached or used: which, and why
             where = self.host.name if self.host is not None else "its node"
@@ -236,6 +248,7 @@ class Supervisor:
             raw_bytes = 0
             last_flush = time.monotonic()
             stderr_tail: deque[str] = deque(maxlen=5)
+            kernel_refusals: list[str] = []
             parse_errors = 0
 
             def flush_raw() -> None:
@@ -251,6 +264,11 @@ class Supervisor:
                 nonlocal parse_errors
                 if stream == "stderr" and text.strip():
                     stderr_tail.append(text.strip())
+                # a tool whose stderr is merged (ORION) says it on stdout
+                said_by_tool = stream == "stderr" or merge_stderr
+                if said_by_tool and self._jailed and len(kernel_refusals) < 3:
+                    if any(words in text for words in KERNEL_REFUSALS):
+                        kernel_refusals.append(text.strip())
                 if stream == "stderr" and not merge_stderr:
                     return
                 try:
@@ -338,6 +356,7 @@ class Supervisor:
             [str(violation) for violation in proc.violations],
             files,
             lost_link_to=host.name if lost_link else None,
+            kernel_refusals=kernel_refusals,
         )
 
     def _saturation_watch(self, planned: Invocation, config: dict[str, Any]) -> SaturationWatch | None:
@@ -382,12 +401,15 @@ class Supervisor:
             self.store.add_raw(self.run_id, text, f"result:{name}")
         return files
 
-    def _protections(self, judged: JudgedRun, tool: Any = None) -> tuple[list[str], WriteWatch | None, list[str]]:
+    def _protections(
+        self, judged: JudgedRun, directory: Path, tool: Any = None
+    ) -> tuple[list[str], WriteWatch | None, list[str]]:
         """The kernel's net under the guard, for a run that touches storage (has targets):
-        the device jail (a private /dev holding only the cleared device nodes) when the
-        kernel and our privileges allow it, and the write watch (the tree killed the moment
-        it holds an uncleared block device open for writing). Returns (argv, watch, what is
-        active, said in words for the run's record)."""
+        the jail (every mount read-only and nodev but the cleared write targets and the run's
+        directory, a private /dev holding only the cleared device nodes, Landlock on top) when
+        the kernel and our privileges allow it (:func:`local_kernel_net`), and the write watch
+        (the tree killed the moment it holds an uncleared block device open for writing).
+        Returns (argv, watch, what is active and missing, said in words for the run's record)."""
         argv = list(judged.invocation.argv)
         if not judged.invocation.targets:
             return argv, self.write_watch, []
@@ -403,13 +425,13 @@ class Supervisor:
             # asks the node's host for that net; this machine's devices are not the node's
             protections.append("write watch and device jail: the node's own, as it reports them")
             return argv, self.write_watch or WriteWatch(set()), protections
-        available, why = devjail_available()
-        if available:
-            argv = jail_argv(argv, [n for n in nodes if os.path.abspath(n).startswith("/dev/")])
-            protections.append("device jail: /dev holds only " + (", ".join(nodes) or "null, zero, urandom"))
-        else:
-            protections.append(f"device jail not active: {why}")
-            self.log(f"device jail not active: {why}")
+        local = local_kernel_net(judged, directory)
+        if local.net.jailed:
+            argv = jail_argv(argv, nodes, local.writable)
+            self._jailed = True
+        protections += local.net.active + local.net.missing + local.net.notes
+        for missing in local.net.missing:
+            self.log(missing)
         cleared = set()
         for node in nodes:
             try:
@@ -477,17 +499,19 @@ class Supervisor:
         """A run on another node: the protections in force there are what its net said
         (RemoteProcess.net, core/remote/node_net.py), not this machine's; recorded once they are known
         (or at the end, saying the node never reported them)."""
-        if self._safety is None:
-            return
         net = getattr(proc, "net", None)
         reported = list(net.protections) if net is not None else []
+        if any(p.startswith("read-only mounts on the node") for p in reported):
+            self._jailed = True  # the node's EROFS/EACCES are the kernel refusing, as here
+        if self._safety is None:
+            return
         if not reported and not final:
             return
         where = getattr(self.host, "name", "the node")
         kept = [
             f"{p} on {where}" if p.startswith("every target checked") else p
             for p in self._safety["protections"]
-            if not p.startswith(("device jail", "write watch"))
+            if not p.startswith(("device jail", "write watch", "read-only mounts", "Landlock", "execution"))
         ]
         if not reported:
             reported = [f"the node's write watch and device jail did not report from {where} (not active)"]
@@ -527,6 +551,7 @@ class Supervisor:
         violations: list[str] | None = None,
         files: dict[str, str] | None = None,
         lost_link_to: str | None = None,
+        kernel_refusals: list[str] | None = None,
     ) -> None:
         output = self.store.raw_output(self.run_id, "stdout")
         result: dict[str, Any] | None = None
@@ -571,6 +596,17 @@ class Supervisor:
             message = f"{stderr_tail[-1]} ({message})" if message else stderr_tail[-1]
         elif state is not RunState.SUCCEEDED and stderr_tail and not violations:
             message = f"{message}; stderr: {stderr_tail[-1]}" if message else f"stderr: {stderr_tail[-1]}"
+        said = list(kernel_refusals or [])
+        if self._jailed and message and any(words in message for words in KERNEL_REFUSALS):
+            said.append(message)
+        if said and state is not RunState.SUCCEEDED:
+            # what was judged and what the benchmark did differ: say so first, the kernel's
+            # words included (EROFS from the read-only mounts, EACCES from nodev or Landlock)
+            refused = (
+                "the kernel refused a write the write guard did not clear (read-only mounts, nodev, "
+                f"Landlock): {said[0]}"
+            )
+            message = refused if message == said[0] else f"{refused}; {message}" if message else refused
         if self._notes:
             # what the run saw beside its own result (foreign I/O on its LUN)
             message = "; ".join([*([message] if message else []), *self._notes])

@@ -14,12 +14,15 @@ from typing import Any
 from textual.app import App
 from textual.widgets import Static
 
+from racperf_tui.core.guard.devjail import missing_protections
 from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.remote.cluster import node_of_config
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.run_plan import PlanRefused, judge_run
 from racperf_tui.orchestration.runs import launch_run, stop_run
 from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.dialogs.quit_dialog import ConfirmDialog, QuitDialog
+from racperf_tui.ui.shown import markup
 
 
 def confirm_and_stop(app: App[Any], data_dir: Any, run_id: Any, after: Callable[[], Any] | None = None) -> None:
@@ -98,6 +101,25 @@ async def ask_before_quit(app: App[Any], data_dir: Any) -> None:
     app.push_screen(QuitDialog([str(r) for r in running]), chosen)
 
 
+async def _accept_missing_protections(app: App[Any], config: dict[str, Any]) -> bool:
+    """A run on this machine that touches storage, where the kernel cannot give it the read-only
+    mounts, the device jail or Landlock: the user is told which, and why, and asked before it
+    starts. A run on another node is told by that node's net once it runs (``runs show``)."""
+    if not node_of_config(config).is_local:
+        return True
+    missing = await asyncio.to_thread(missing_protections)
+    if not missing:
+        return True
+    question = (
+        "[b]This run would lack protections that keep data safe:[/b]\n"
+        + "\n".join(f"- {markup(line)}" for line in missing)
+        + "\nThe write guard has checked every target; without these a wrong model of the tool is not "
+        "stopped by the kernel. Start anyway?"
+    )
+    answer: bool = await app.push_screen_wait(ConfirmDialog(question, "Run without them"))
+    return answer
+
+
 async def judge_then_launch(
     app: App[Any],
     module: Any,
@@ -113,7 +135,8 @@ async def judge_then_launch(
     devices, as ``destructive_targets``), then the run starts. Returns its id, or None with
     the reason in ``status``. Call from a worker (the dialogs are awaited)."""
     try:
-        await asyncio.to_thread(judge_run, module, tool, config)
+        judged = await asyncio.to_thread(judge_run, module, tool, config)
+        touches_storage = bool(judged.invocation.targets)
     except PlanRefused as refusal:
         guard = refusal.guard
         if guard is None or guard.blocked or not guard.refused:
@@ -124,8 +147,12 @@ async def judge_then_launch(
                 status.update("not started: the write guard's refusal stands")
                 return None
         config = dict(config, destructive_targets=[t.path for t, _verdict in guard.refused])
+        touches_storage = True
     except (ValueError, OSError) as error:
         status.update(str(error))
+        return None
+    if touches_storage and not await _accept_missing_protections(app, config):
+        status.update("not started: the kernel's protections are missing here")
         return None
     try:
         return await asyncio.to_thread(

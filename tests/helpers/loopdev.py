@@ -92,6 +92,13 @@ def write_at(image: Path, offset: int, data: bytes) -> None:
         handle.write(data)
 
 
+def asm_file(path: Path, size_mib: int = 4) -> Path:
+    """A sparse file carrying an Oracle ASM disk header (ASM on NFS): the guard refuses it."""
+    make_sparse_image(path, size_mib)
+    write_at(path, 32, b"ORCLDISK")
+    return path
+
+
 @reveals("needs_loop")
 def attach(image: Path, *, partitions: bool = False, offset_bytes: int = 0, direct_io: bool = False) -> str:
     """losetup IMAGE on a free loop device; retried because other tests race for free ones."""

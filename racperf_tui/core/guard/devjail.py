@@ -1,29 +1,50 @@
-"""The kernel net: run a benchmark where /dev holds only the devices it was cleared for.
+"""The kernel net: run a benchmark in a private mount namespace where it can write only what
+the write guard cleared.
 
-    python -m racperf_tui.core.guard.devjail --allow /dev/mapper/test1 [--allow PATH]... -- fio ARGS...
+    python -m racperf_tui.core.guard.devjail --allow /dev/mapper/test1 [--allow PATH]...
+        [--write PATH]... -- fio ARGS...
 
 The jail unshares a private mount namespace (``unshare(CLONE_NEWNS)``; Python 3.11 has no
 ``os.unshare``, so libc through ctypes), makes every mount private so nothing propagates back
-to the host, detaches the host's /dev from this namespace and mounts a fresh tmpfs on /dev
-holding only:
+to the host, and then, as systemd's ProtectSystem=strict and PrivateDevices:
 
-* ``null``, ``zero``, ``full``, ``random``, ``urandom`` (copied from the host's nodes);
-* each ``--allow``ed device, as a real node with the same major:minor, mode and owner, at the
-  very path it was given (``/dev/mapper/test1``, ``/dev/disk/by-id/x``; parent directories are
-  created).  A symlink is resolved to its device number and made a node at the given path; a
-  path outside /dev that leads into /dev (``~/mydisk -> /dev/loop5``) gets the node it leads
-  to.  Other paths outside /dev are left alone: the jail does not touch them;
-* ``shm`` (a fresh tmpfs), ``fd -> /proc/self/fd``, ``stdin``, ``stdout``, ``stderr``.
+1. **every mount read-only and nodev** (core/guard/strict_mounts.py): no regular file can be
+   written, truncated, created or removed anywhere (EROFS), no device node opened outside the
+   jail's /dev (EACCES), wherever it was made;
+2. **a private /dev**: the host's /dev is detached and a fresh tmpfs mounted on /dev holding only
 
-Then /dev is remounted read-only, so a mistyped name can be neither opened (ENOENT) nor
-created as a regular file in memory (EROFS), and the jail ``execvp``s the command: the pid the
-supervisor started and tracks is the benchmark itself, signals reach it directly, and
-/proc-based process-tree tracking keeps working.
+   * ``null``, ``zero``, ``full``, ``random``, ``urandom`` (copied from the host's nodes);
+   * each ``--allow``ed device, as a real node with the same major:minor, mode and owner, at the
+     very path it was given (``/dev/mapper/test1``, ``/dev/disk/by-id/x``; parent directories
+     are created).  A symlink is resolved to its device number and made a node at the given
+     path; a path outside /dev that leads into /dev (``~/mydisk -> /dev/loop5``) gets the node
+     it leads to. A device node elsewhere (made with mknod outside /dev) is bound onto itself
+     without nodev, so the cleared one opens and no other;
+   * ``shm`` (a fresh tmpfs), ``fd -> /proc/self/fd``, ``stdin``, ``stdout``, ``stderr``;
+
+   then remounted read-only (a device node opens for writing on a read-only mount: only the
+   nodes that are there can be reached, a mistyped name is neither opened (ENOENT) nor created
+   as a file in memory (EROFS));
+3. **writable again, one by one**, each ``--write`` path outside /dev bound onto itself
+   read-write: the cleared write target files (a missing one is created first, as the
+   benchmark would create it: parents 0700, the file 0644 under the umask) and the run's
+   directory. Nothing else: not /tmp, not the scratch directory (fio's scratch *file* is a
+   target), not the data directory holding the runs' database;
+4. **Landlock** (core/guard/landlock.py) where the kernel enforces it: writes only to the
+   ``--write`` paths (and the jail's null, zero, full, random, urandom, /dev/shm), nothing made
+   or removed elsewhere, and execution only of the program and its ELF interpreter when the
+   program is an ELF file.
+
+Then the jail ``execvp``s the command: the pid the supervisor started and tracks is the
+benchmark itself, signals reach it directly, and /proc-based process-tree tracking keeps
+working.
 
 When the jail cannot be built (not root, ``unshare`` refused, a kernel without mount
-namespaces, an allowed path that is missing or not a device) nothing is executed: it exits
-with :data:`EXIT_UNAVAILABLE` and says why on stderr.  :func:`devjail_available` answers the
-same question beforehand so a run's record can say whether the net was active.
+namespaces, an allowed path that is missing or not a device, a mount that cannot be made
+read-only, a Landlock ruleset the kernel refuses) nothing is executed: it exits with
+:data:`EXIT_UNAVAILABLE` and says why on stderr.  :func:`kernel_net` answers the same
+questions beforehand so a run's record (and the UI, before it starts) can say which
+protections are active and which are missing.
 """
 
 from __future__ import annotations
@@ -34,9 +55,22 @@ import errno
 import os
 import stat
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from racperf_tui.core.guard.isolated_python import isolated_module_argv, module_of_argv
+from racperf_tui.core.guard.landlock import LandlockError, WriteRules, exec_plan, landlock_abi, restrict_self
+from racperf_tui.core.guard.strict_mounts import (
+    CLONE_NEWNS,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_RDONLY,
+    MS_REMOUNT,
+    bind_device,
+    bind_writable,
+    enter_private_namespace,
+    make_all_read_only,
+)
 
 #: exit status when the jail could not be set up; the command was not executed
 EXIT_UNAVAILABLE = 125
@@ -46,13 +80,6 @@ JAIL_MODULE = "racperf_tui.core.guard.devjail"
 EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
 
-CLONE_NEWNS = 0x00020000
-MS_RDONLY = 0x1
-MS_NOSUID = 0x2
-MS_NOEXEC = 0x8
-MS_REMOUNT = 0x20
-MS_REC = 0x4000
-MS_PRIVATE = 0x40000
 MNT_DETACH = 0x2
 
 #: the character devices every program expects, with their fixed numbers (used when the host
@@ -165,10 +192,11 @@ def devjail_available() -> tuple[bool, str]:
     return True, ""
 
 
-def jail_argv(argv: list[str], allowed: list[str]) -> list[str]:
-    """``argv`` run inside a device jail that allows ``allowed`` (an isolated python: its
-    working directory and PYTHON* variables reach nothing it imports)."""
+def jail_argv(argv: list[str], allowed: list[str], writable: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """``argv`` run inside a jail that allows the devices ``allowed`` and writes to ``writable``
+    (an isolated python: its working directory and PYTHON* variables reach nothing it imports)."""
     options = [word for path in allowed for word in ("--allow", path)]
+    options += [word for path in writable for word in ("--write", path)]
     return isolated_module_argv(JAIL_MODULE, *options, "--", *argv)
 
 
@@ -180,9 +208,62 @@ def unjail_argv(argv: list[str]) -> tuple[list[str], list[str]] | None:
     rest = found[1]
     split = rest.index("--")
     options, command = rest[:split], rest[split + 1 :]
-    if len(options) % 2 or any(word != "--allow" for word in options[::2]):
+    if len(options) % 2 or any(word not in ("--allow", "--write") for word in options[::2]):
         return None
-    return command, options[1::2]
+    return command, [value for word, value in zip(options[::2], options[1::2], strict=True) if word == "--allow"]
+
+
+@dataclass(frozen=True)
+class KernelNet:
+    """What the kernel will enforce for a run, each a sentence for the run's record and the UI:
+    ``active`` protections, ``missing`` ones (what keeps data safe and this machine cannot
+    give: asked about before a run starts), ``notes`` (what is deliberately left alone)."""
+
+    jailed: bool
+    active: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def missing_protections() -> list[str]:
+    """The kernel's protections this machine cannot give a run, each a sentence naming it and
+    why (empty when the jail and Landlock are both there); changes nothing."""
+    abi, why_not = landlock_abi()
+    available, why = devjail_available()
+    if not available:
+        return [
+            f"read-only mounts not active: {why}",
+            f"device jail not active: {why}",
+            f"Landlock not active: {why if abi else why_not}",
+        ]
+    return [] if abi else [f"Landlock not active: {why_not}"]
+
+
+def kernel_net(command: list[str], allowed: list[str], writable: list[str]) -> KernelNet:
+    """The protections the jail gives ``command`` here (and the ones this machine lacks), as
+    :func:`main` will build them; changes nothing."""
+    missing = missing_protections()
+    if missing and missing[0].startswith("read-only mounts"):
+        return KernelNet(False, missing=missing)
+    shown = ", ".join(writable) or "nothing"
+    net = KernelNet(
+        True,
+        active=[
+            f"read-only mounts: every mount read-only and nodev for the run; writable: {shown}",
+            "device jail: /dev holds only " + (", ".join(allowed) or "null, zero, full, random, urandom"),
+        ],
+        missing=missing,
+    )
+    abi = landlock_abi()[0]
+    if not abi:
+        return net
+    net.active.append(f"Landlock (ABI {abi}): writes only to {shown}")
+    execution = exec_plan(command[0])
+    if execution.allowed is not None:
+        net.active.append(f"Landlock (ABI {abi}): executes only {', '.join(execution.allowed)}")
+    else:
+        net.notes.append(f"execution not restricted: {execution.why}")
+    return net
 
 
 def _mount(source: str | None, target: str, fs_type: str | None, flags: int, data: str | None) -> None:
@@ -198,11 +279,37 @@ def _mount(source: str | None, target: str, fs_type: str | None, flags: int, dat
     )
 
 
-def build_jail(nodes: list[JailNode]) -> None:
-    """Turn this process's view of /dev into the jail (see the module docstring).  Only after
-    ``unshare`` succeeded does anything change, and only in the new namespace."""
-    _check(_LIBC.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
-    _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+def writable_paths(given: list[str]) -> tuple[list[str], list[str]]:
+    """(paths outside /dev to bind writable, device nodes in the jail's /dev that may be
+    written) for the ``--write`` paths: a device is reached at its node in the jail, anything
+    else at its real path (a symlink's target: the bind is made there)."""
+    outside, nodes = [], []
+    for path in given:
+        node = _node_path(path)
+        if node is not None:
+            nodes.append(node)
+        else:
+            outside.append(os.path.realpath(path))
+    return list(dict.fromkeys(outside)), list(dict.fromkeys(nodes))
+
+
+def create_missing(paths: list[str]) -> None:
+    """A write target that does not exist yet made as the benchmark would make it (fio: parent
+    directories 0700, the file 0644 under the umask), so it can be bound writable."""
+    for path in paths:
+        if os.path.lexists(path):
+            continue
+        os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
+
+
+def build_jail(
+    nodes: list[JailNode], writable: list[str] | None = None, devices_elsewhere: list[str] | None = None
+) -> None:
+    """Turn this process's view of the system into the jail (see the module docstring).  Only
+    after ``unshare`` succeeded does anything change, and only in the new namespace."""
+    enter_private_namespace()
+    make_all_read_only()
     # Detach rather than only cover the host's /dev: nothing of it stays in this namespace, not
     # even under the tmpfs.
     if _LIBC.umount2(b"/dev", MNT_DETACH) != 0 and ctypes.get_errno() != errno.EINVAL:
@@ -217,15 +324,39 @@ def build_jail(nodes: list[JailNode]) -> None:
     for number, name in enumerate(("stdin", "stdout", "stderr")):
         os.symlink(f"/proc/self/fd/{number}", f"/dev/{name}")
     os.mkdir("/dev/shm")
-    _mount("racperf-devjail-shm", "/dev/shm", "tmpfs", MS_NOSUID, "mode=1777")
+    _mount("racperf-devjail-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
     _mount(None, "/dev", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, None)
+    for path in writable or []:
+        bind_writable(path)
+    for path in devices_elsewhere or []:
+        bind_device(path)
+    # the working directory still names the directory on the mount beneath the binds (made
+    # read-only): entered again by its path, it is the writable bind on top
+    os.chdir(os.getcwd())
+
+
+def _devices_elsewhere(allowed: list[str]) -> list[str]:
+    """The allowed device nodes that never go through /dev (made with mknod elsewhere): their
+    real paths, to be bound without nodev."""
+    found = []
+    for given in allowed:
+        if _node_path(given) is not None:
+            continue
+        real = os.path.realpath(given)
+        try:
+            mode = os.stat(real).st_mode
+        except OSError:
+            continue
+        if stat.S_ISBLK(mode) or stat.S_ISCHR(mode):
+            found.append(real)
+    return list(dict.fromkeys(found))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: build the jail and exec the command; returns only on failure."""
     parser = argparse.ArgumentParser(
         prog="python -m racperf_tui.core.guard.devjail",
-        description="Run a command with a private /dev that holds only the allowed devices.",
+        description="Run a command with read-only mounts and a private /dev that holds only the allowed devices.",
     )
     parser.add_argument(
         "--allow",
@@ -233,6 +364,13 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="PATH",
         help="a device the command may open, at this path (repeatable)",
+    )
+    parser.add_argument(
+        "--write",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a file, device or directory the command may write (repeatable)",
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
     args = parser.parse_args(argv)
@@ -242,8 +380,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if os.geteuid() != 0:
             raise JailError(devjail_available()[1])
-        build_jail(_basic_nodes() + plan_nodes(args.allow))
-    except (JailError, OSError) as exc:
+        nodes = _basic_nodes() + plan_nodes(args.allow)
+        outside, write_nodes = writable_paths(args.write)
+        create_missing(outside)
+        elsewhere = _devices_elsewhere(args.allow)
+        abi, _ = landlock_abi()
+        execution = exec_plan(command[0])
+        build_jail(nodes, [p for p in outside if p not in elsewhere], elsewhere)
+        if abi:
+            harmless = [f"/dev/{name}" for name in BASIC_NODES]
+            # a device elsewhere is in ``outside`` when it is written; one only read gets no rule
+            files = [p for p in outside if not os.path.isdir(p)] + write_nodes + harmless
+            dirs = [p for p in outside if os.path.isdir(p)] + ["/dev/shm"]
+            restrict_self(abi, WriteRules(tuple(files), tuple(dirs)), execution.allowed)
+    except (JailError, LandlockError, OSError) as exc:
         print(f"racperf devjail: not running {command[0]}: {exc}", file=sys.stderr, flush=True)
         return EXIT_UNAVAILABLE
     try:

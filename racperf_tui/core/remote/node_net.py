@@ -12,11 +12,14 @@ The SSH host (core/remote/ssh_host.py) wraps a run that has targets in :data:`NE
   ``lrwx`` are open for writing), stats each one open for writing (``stat -L``, bounded by
   ``timeout`` where it exists) and, at the first block device whose number was not cleared,
   prints ``MARK violation PID FD MAJ:MIN PATH`` and ``MARK comm COMM`` on stderr and SIGKILLs the whole tree;
-* **the device jail**: where the login is root and util-linux ``unshare`` exists, the command
-  runs in a private mount namespace (``unshare -m``) whose /dev is a fresh read-only tmpfs
-  holding null, zero, full, random, urandom and the cleared device nodes at their paths (as
-  core/guard/devjail.py builds it here). Without root or unshare the command runs without a jail and
-  ``MARK net`` on stderr says why; a jail that fails to build runs nothing (exit 125).
+* **the jail**: where the login is root and util-linux ``unshare`` exists, the command runs in
+  a private mount namespace (``unshare -m``) where every mount is remounted read-only and nodev
+  (one by one, from mountinfo), /dev is a fresh read-only tmpfs holding null, zero, full,
+  random, urandom and the cleared device nodes at their paths, and only the run's write targets
+  that are files and its directory are bound writable again (as core/guard/devjail.py builds
+  it here, without Landlock: sh cannot make its syscalls). Without root or unshare the command
+  runs without a jail and ``MARK net`` on stderr says why; a jail that fails to build runs
+  nothing (exit 125).
 
 :class:`NetReport` reads those lines from the command's stderr: the violations become the
 process's ``violations`` (the supervisor kills and records them as for a local run), the jail's
@@ -35,12 +38,19 @@ from racperf_tui.core.guard.write_watch import Violation
 #: process and a stat per fd open for writing)
 WATCH_INTERVAL_S = 0.5
 
-#: $1 mark, $2 interval, $3 the command line (one shell word), then the cleared target paths.
+#: what the node's net lacks wherever it runs: it is sh, and Landlock is a syscall
+NO_LANDLOCK_ON_NODES = (
+    "Landlock not active on the node: the node's net is POSIX sh, which cannot make the Landlock syscalls"
+)
+
+#: $1 mark, $2 interval, $3 the command line (one shell word), then the cleared target paths,
+#: "--", and the paths the run may write (its write targets, its directory).
 NET_SH = r"""
 m=$1 iv=$2 cmd=$3; shift 3
 export LC_ALL=C
 cl=" "
 for p in "$@"; do
+  [ "$p" = -- ] && break
   n=$(stat -L -c '%F|%t:%T' -- "$p" 2>/dev/null) || continue
   case $n in "block special file|"*) cl="$cl${n#*|} ";; esac
 done
@@ -83,16 +93,50 @@ look() {
 JAIL=$(cat <<'EOF'
 m=$1 cmd=$2; shift 2
 fail() { printf 'racperf devjail: not running the command: %s\n' "$1" >&2; exit 125; }
-specs=
+specs= rw= elsewhere= writing=
 for p in /dev/null /dev/zero /dev/full /dev/random /dev/urandom "$@"; do
-  case $p in /dev/*) ;; *) continue;; esac
+  if [ "$p" = -- ]; then writing=1; continue; fi
+  if [ -n "$writing" ]; then
+    # a path the run writes: a device is reached through the jail's /dev, anything else is
+    # bound writable at its real path (made first if missing, as fio makes it)
+    case $p in /dev/*) continue;; esac
+    case $p in */) (umask 077; mkdir -p -- "$p") || fail "$p: cannot be made";; esac
+    r=$(readlink -f -- "$p" 2>/dev/null) || r=$p
+    if [ -b "$r" ] || [ -c "$r" ]; then continue; fi
+    if [ ! -e "$r" ]; then
+      (umask 077; mkdir -p -- "${r%/*}") && (umask 022; : >> "$r") || fail "$p: cannot be made"
+    fi
+    rw="$rw$r
+"
+    continue
+  fi
+  case $p in
+    /dev/*) ;;
+    *) r=$(readlink -f -- "$p" 2>/dev/null) || continue
+       case $r in /dev/*) ;; *) { [ -b "$r" ] || [ -c "$r" ]; } && elsewhere="$elsewhere$r
+";; esac
+       continue;;
+  esac
   s=$(stat -L -c '%F|%t|%T|%a|%u|%g' -- "$p" 2>/dev/null) || fail "$p: cannot be examined"
   case $s in "block special file|"*) k=b;; "character special file|"*) k=c;; *) continue;; esac
   specs="$specs$k|${s#*|}|$p
 "
 done
 mount --make-rprivate / 2>/dev/null || fail "cannot make the mounts private"
-umount -l /dev 2>/dev/null
+# every mount read-only and nodev (as systemd's ProtectSystem=strict), its nosuid and noexec
+# kept; mountinfo writes a space in a mount point as \040, which printf %b reads as \0040
+minfo=$(cat /proc/self/mountinfo) || fail "cannot read /proc/self/mountinfo"
+exec 9>/dev/null  # opened before the host's /dev turns nodev under us
+bad=$(printf '%s\n' "$minfo" | while read -r _ _ _ _ mp opts _; do
+  mp=$(printf '%b' "$(printf '%s' "$mp" | sed 's/\\\([0-7][0-7][0-7]\)/\\0\1/g')")
+  o=remount,bind,ro,nodev
+  case ,$opts, in *,nosuid,*) o=$o,nosuid;; esac
+  case ,$opts, in *,noexec,*) o=$o,noexec;; esac
+  mount -o "$o" -- "$mp" 2>&9 || [ ! -e "$mp" ] || { printf '%s' "$mp"; break; }
+done)
+[ -z "$bad" ] || fail "cannot make $bad read-only"
+umount -l /dev 2>&9
+exec 9>&-
 mount -t tmpfs -o mode=755,nosuid,noexec racperf-devjail /dev || fail "cannot mount a tmpfs on /dev"
 printf '%s' "$specs" | while IFS='|' read -r k ma mi mo u g p; do
   mkdir -p -- "${p%/*}" && mknod -m 600 -- "$p" "$k" "0x$ma" "0x$mi" &&
@@ -100,8 +144,18 @@ printf '%s' "$specs" | while IFS='|' read -r k ma mi mo u g p; do
 done || fail "cannot make the device nodes"
 ln -s /proc/self/fd /dev/fd && ln -s /proc/self/fd/0 /dev/stdin && ln -s /proc/self/fd/1 /dev/stdout &&
   ln -s /proc/self/fd/2 /dev/stderr && mkdir /dev/shm || fail "cannot populate /dev"
-mount -t tmpfs -o mode=1777,nosuid racperf-devjail-shm /dev/shm || fail "cannot mount /dev/shm"
+mount -t tmpfs -o mode=1777,nosuid,nodev racperf-devjail-shm /dev/shm || fail "cannot mount /dev/shm"
 mount -o remount,ro,nosuid,noexec /dev || fail "cannot make /dev read-only"
+printf '%s' "$rw" | while IFS= read -r r; do
+  [ -n "$r" ] || continue
+  mount --bind -- "$r" "$r" && mount -o remount,bind,rw,nodev,nosuid -- "$r" || exit 1
+done || fail "cannot make the run's files writable"
+printf '%s' "$elsewhere" | while IFS= read -r r; do
+  [ -n "$r" ] || continue
+  mount --bind -- "$r" "$r" && mount -o remount,bind,ro,nosuid -- "$r" || exit 1
+done || fail "cannot bind the cleared device nodes outside /dev"
+# the working directory, entered again by its path, is the writable bind on top (if it is one)
+cd -- "$(pwd)" 2>/dev/null || true
 exec sh -c "$cmd"
 EOF
 )
@@ -117,9 +171,17 @@ exec sh -c "$cmd"
 """
 
 
-def net_command(command: str, mark: str, cleared_paths: Iterable[str], *, interval_s: float = WATCH_INTERVAL_S) -> str:
-    """``command`` (a shell line) under the node's write watch and device jail."""
-    words = ["sh", "-c", NET_SH, "racperf-net", mark, f"{interval_s:g}", command, *cleared_paths]
+def net_command(
+    command: str,
+    mark: str,
+    cleared_paths: Iterable[str],
+    writable: Iterable[str] = (),
+    *,
+    interval_s: float = WATCH_INTERVAL_S,
+) -> str:
+    """``command`` (a shell line) under the node's write watch and jail: ``cleared_paths`` the
+    run's targets, ``writable`` what it may write (its write targets, its directory)."""
+    words = ["sh", "-c", NET_SH, "racperf-net", mark, f"{interval_s:g}", command, *cleared_paths, "--", *writable]
     return " ".join(shlex.quote(word) for word in words)
 
 
@@ -144,11 +206,19 @@ class NetReport:
             if kind == "net":
                 watch, _, jail = rest.partition("; ")
                 self.protections = ["write watch on the node (every process of the run, by device number)"]
-                self.protections.append(
-                    "device jail on the node: /dev holds only the cleared devices"
-                    if jail == "jail"
-                    else f"device jail not active on the node: {jail.removeprefix('no jail: ')}"
-                )
+                if jail == "jail":
+                    self.protections += [
+                        "device jail on the node: /dev holds only the cleared devices",
+                        "read-only mounts on the node: every mount read-only and nodev; writable: the run's "
+                        "write targets and its directory",
+                    ]
+                else:
+                    why = jail.removeprefix("no jail: ")
+                    self.protections += [
+                        f"device jail not active on the node: {why}",
+                        f"read-only mounts not active on the node: {why}",
+                    ]
+                self.protections.append(NO_LANDLOCK_ON_NODES)
             elif kind == "violation":
                 fields = rest.split(" ", 3)
                 if len(fields) < 4 or not fields[0].isdigit() or not fields[1].isdigit():

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.contract.hosts import MAX_RESULT_FILE_BYTES, MAX_RESULT_FILES, STDIN_FILE, BriefOutput
-from racperf_tui.core.contract.invocation import Invocation, Target
+from racperf_tui.core.contract.invocation import WRITE, Invocation, Target
 from racperf_tui.core.guard.devjail import unjail_argv
 from racperf_tui.core.guard.target_guard import GuardVerdict
 from racperf_tui.core.guard.write_watch import Violation, WriteWatch
@@ -642,7 +642,9 @@ class SshHost:
         net = None
         if write_watch is not None:  # the write watch and device jail on the node (core/remote/node_net.py)
             net = NetReport("racperf-" + secrets.token_hex(6))
-            command = net_command(command, net.mark, [map_text(t.path) for t in invocation.targets])
+            writable = [map_text(t.path) for t in invocation.targets if t.access == WRITE and not t.node]
+            writable += [f"{remote}/"] + ([f"{cwd}/"] if cwd else [])  # "/": a directory
+            command = net_command(command, net.mark, [map_text(t.path) for t in invocation.targets], writable)
         limit = invocation.hard_limit_s + REMOTE_LIMIT_MARGIN_S if invocation.hard_limit_s else None
         return RemoteProcess(
             self.connection, command, grace_s=grace_s, limit_s=limit, net=net, run_name=posixpath.basename(remote)

@@ -50,6 +50,8 @@ from racperf_tui.tools.fio.scratch import (
     ensure_private_scratch_on,
     lay_out_read_targets,
     lay_out_read_targets_on,
+    lay_out_write_targets,
+    lay_out_write_targets_on,
 )
 from racperf_tui.tools.fio.stream import DIRECTIONS, SAMPLE_PERCENTILES, FioStreamParser
 
@@ -170,8 +172,10 @@ def invocation(
 
 def prepare(config: Mapping[str, Any] | FioConfig, planned: Invocation, host: Host | None = None) -> None:
     """Side effects before the run, once the guard cleared it, on the host where fio runs
-    (this machine when None): racperf's private scratch directory, and the files a read-only
-    plan reads laid out. ValueError says what is wrong (and on which node)."""
+    (this machine when None): racperf's private scratch directory, the files a read-only
+    plan reads laid out, and the files a writing plan writes laid out as fio would (the
+    jail binds them writable, not their directories: fio must not need to unlink them).
+    ValueError says what is wrong (and on which node)."""
     validated_config(config)  # the plan holds everything else
     local = not on_another_node(host)
     scratch = os.path.abspath(default_scratch_dir())
@@ -185,9 +189,11 @@ def prepare(config: Mapping[str, Any] | FioConfig, planned: Invocation, host: Ho
     if isinstance(planned.detail, FioPlan):
         if local:
             lay_out_read_targets(planned.detail)
+            lay_out_write_targets(planned.detail)
         else:
             assert host is not None
             lay_out_read_targets_on(host, planned.detail)
+            lay_out_write_targets_on(host, planned.detail)
 
 
 def build_argv(config: Mapping[str, Any] | FioConfig) -> list[str]:

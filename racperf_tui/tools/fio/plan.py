@@ -635,13 +635,61 @@ def _as_count(value: str | None, default: int) -> int | None:
         return None
 
 
+#: fio's PATH_MAX: make_filename() spends one budget of PATH_MAX - 1 bytes over every keyword it
+#: replaces (init.c), and add_file() joins directory and name in a PATH_MAX buffer (filesetup.c)
+FIO_PATH_MAX = 4096
+#: racperf refuses a file name whose making comes within this many bytes of fio's budget: near
+#: it fio cuts the name silently (or, joining a directory, overflows its buffer)
+FIO_NAME_MARGIN = 256
+
+
+class FormatRefused(ValueError):
+    """A filename_format (or job name) whose file name racperf cannot compute as fio does."""
+
+
 def _expand_format(fmt: str, jobname: str, jobnum: int, filenum: int) -> str:
-    out = fmt
-    for keyword, replacement in zip(_FORMAT_KEYWORDS[:3], (jobname, str(jobnum), str(filenum)), strict=True):
-        # a plain replacement: re.sub would read backslashes in the job name as escapes
-        pieces = re.compile(re.escape(keyword), re.IGNORECASE).split(out)
-        out = replacement.join(pieces)
-    return out
+    """The file name fio's make_filename() makes of ``fmt`` for one clone and file, computed
+    as fio computes it: each keyword ($jobname, $jobnum, $filenum, then $clientuid), in that
+    order and matched without regard to ASCII case, replaced at its first occurrence in the
+    text as it stands, again until none is left, every replacement charged to one budget of
+    PATH_MAX - 1 bytes (the text before the keyword and what replaces it, never given back).
+    FormatRefused where fio's result is not that: the budget nearly spent (fio cuts the name
+    silently), a keyword inside what replaces it (fio replaces it again until the budget runs
+    out), $clientuid (fio's client mode only)."""
+    limit = FIO_PATH_MAX - 1 - FIO_NAME_MARGIN
+    text = fmt.encode("utf-8", "surrogateescape")
+    if len(text) > limit:
+        raise FormatRefused(f"filename_format is {len(text)} bytes; racperf accepts up to {limit}")
+    spent = 0
+    values = (jobname.encode("utf-8", "surrogateescape"), str(jobnum).encode(), str(filenum).encode(), None)
+    for keyword, value in zip((k.encode() for k in _FORMAT_KEYWORDS), values, strict=True):
+        while (at := text.lower().find(keyword)) >= 0:
+            if value is None:
+                raise FormatRefused("filename_format with $clientuid is for fio's client mode")
+            if keyword in value.lower():
+                raise FormatRefused(
+                    f"the job name {jobname!r} holds {keyword.decode()}, which fio's make_filename replaces "
+                    "again and again until its PATH_MAX budget runs out"
+                )
+            rest = text[at + len(keyword) :]
+            spent += at + len(value)
+            # fio copies the rest into what is left of the budget; all of it must fit, with room
+            if spent + len(rest) > limit:
+                raise FormatRefused(
+                    f"fio's make_filename() spends one PATH_MAX ({FIO_PATH_MAX}) budget over every keyword it "
+                    f"replaces; for clone {jobnum}, file {filenum} this format needs {spent + len(rest)} bytes of it, "
+                    f"too near the limit where fio cuts the name silently (racperf accepts up to {limit})"
+                )
+            text = text[:at] + value + rest
+    return text.decode("utf-8", "surrogateescape")
+
+
+def _default_name(jobname: str, jobnum: int, filenum: int) -> str:
+    """fio's name without a filename_format: "%s.%d.%d" of the job name, no keyword replaced."""
+    name = f"{jobname}.{jobnum}.{filenum}"
+    if len(name.encode("utf-8", "surrogateescape")) > FIO_PATH_MAX - 1 - FIO_NAME_MARGIN:
+        raise FormatRefused(f"the job name is {len(jobname)} characters; fio's file name would overflow PATH_MAX")
+    return name
 
 
 def job_paths(job: FioJob, on_node: bool = False) -> tuple[list[str], list[str]]:
@@ -669,7 +717,7 @@ def job_paths(job: FioJob, on_node: bool = False) -> tuple[list[str], list[str]]
         # every directory with every name: a superset of fio's round-robin assignment
         paths = [in_dir(name, index) for name in names for index in range(max(1, len(dirs)))]
     else:
-        fmt = options.get("filename_format") or "$jobname.$jobnum.$filenum"
+        fmt = options.get("filename_format") or ""
         if "$clientuid" in fmt.lower():
             return [], [f"{job.where}: filename_format with $clientuid is for fio's client mode"]
         if numjobs * nrfiles > MAX_TARGETS:
@@ -677,9 +725,17 @@ def job_paths(job: FioJob, on_node: bool = False) -> tuple[list[str], list[str]]
                 f"{job.where}: {numjobs} jobs x {nrfiles} files is more files than racperf "
                 f"checks one by one ({MAX_TARGETS})"
             ]
-        for jobnum in range(max(1, numjobs)):
-            for filenum in range(max(1, nrfiles)):
-                paths.append(in_dir(_expand_format(fmt, job.name, jobnum, filenum), jobnum))
+        try:
+            for jobnum in range(max(1, numjobs)):
+                for filenum in range(max(1, nrfiles)):
+                    name = (
+                        _expand_format(fmt, job.name, jobnum, filenum)
+                        if fmt
+                        else _default_name(job.name, jobnum, filenum)
+                    )
+                    paths.append(in_dir(name, jobnum))
+        except FormatRefused as refused:
+            return [], [f"{job.where}: {refused}; refused: racperf judges only the file fio will open"]
         if nrfiles == 1 and not on_node:
             # fio uses the job name itself when it names something that is not a regular file
             # in its working directory (never so on a node: there it is racperf's run directory)
@@ -691,6 +747,12 @@ def job_paths(job: FioJob, on_node: bool = False) -> tuple[list[str], list[str]]
     for path in paths:
         if "$" in path or "\n" in path:
             problems.append(f"{job.where}: file name {path!r}: racperf cannot tell what fio makes of it")
+        elif len(path.encode("utf-8", "surrogateescape")) > FIO_PATH_MAX - 1 - FIO_NAME_MARGIN:
+            # add_file() joins directory and name with an unbounded sprintf into PATH_MAX bytes
+            problems.append(
+                f"{job.where}: file name of {len(path)} characters (directory and name): too near fio's "
+                f"PATH_MAX ({FIO_PATH_MAX}), where it no longer opens the name racperf judged"
+            )
     return list(dict.fromkeys(paths)), problems
 
 

@@ -42,7 +42,10 @@ def succeeded(result: Mapping[str, Any] | None, exit_status: int) -> tuple[bool,
         name = job.get("name", "?")
         error = int(job.get("error", 0) or 0)
         if error:
-            problems.append(f"job {name}: error {error} ({os.strerror(error)})")
+            # the file is named: an error the kernel gave (EROFS, EACCES) is about one file
+            options = job.get("options") or {}
+            files = options.get("filename") or options.get("directory")
+            problems.append(f"job {name}: error {error} ({os.strerror(error)})" + (f" on {files}" if files else ""))
             continue
         wanted = expected_directions(str(job.get("rw", "")))
         done = {d: float((job.get(d) or {}).get("io_kib", 0) or 0) for d in ("read", "write", "trim")}

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from racperf_tui.core import units
 from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
-from racperf_tui.tools.fio.plan import FioPlan, job_paths
+from racperf_tui.tools.fio.plan import FioJob, FioPlan, job_paths
 
 if TYPE_CHECKING:
     from racperf_tui.core.contract.hosts import Host
@@ -140,6 +141,127 @@ def lay_out_read_targets(fio_plan: FioPlan) -> list[str]:
     return written
 
 
+#: rw= values whose jobs read as well as write: fio lays their new files out with data
+_MIXED_RW = frozenset({"rw", "readwrite", "randrw"})
+
+
+@dataclass(frozen=True)
+class WriteLayout:
+    """A regular file a writing plan needs at ``size`` bytes; ``data``: a job also reads it
+    (fio would write it whole first), else fio would only allocate it."""
+
+    path: str
+    size: int
+    data: bool
+
+
+def _per_clone_files(job: FioJob, paths: list[str]) -> int:
+    numjobs = max(1, int(str(job.options.get("numjobs") or "1"), 0))
+    if job.options.get("filename"):
+        return max(1, len(paths))  # the clones share the named files
+    return max(1, len(paths) // numjobs)
+
+
+def write_layouts(fio_plan: FioPlan) -> list[WriteLayout]:
+    """Every regular file (not under /dev) a plan that writes opens, at the size fio would
+    extend it to (``offset`` + ``filesize``, or ``offset`` + ``size`` over the clone's
+    files): when fio finds a file shorter it unlinks and re-creates it, which the jail's
+    read-only mounts refuse (the file is bound writable, not its directory). A size racperf
+    cannot compute (a percentage, a range) is left to fio."""
+    if not fio_plan.writes:
+        return []
+    wanted: dict[str, WriteLayout] = {}
+    for job in fio_plan.jobs:
+        paths, _problems = job_paths(job, fio_plan.on_node)
+        if not paths:
+            continue
+        try:
+            per_clone = _per_clone_files(job, paths)
+        except ValueError:
+            continue
+        filesize = units.maybe_size_bytes(str(job.options.get("filesize") or ""))
+        total = units.maybe_size_bytes(str(job.options.get("size") or ""))
+        size = filesize if filesize else (total // per_clone if total else None)
+        offset_text = str(job.options.get("offset") or "0")
+        offset = units.maybe_size_bytes(offset_text) if offset_text != "0" else 0
+        if not size or size <= 0 or offset is None:
+            continue
+        for path in paths:
+            absolute = os.path.abspath(path)
+            if absolute == "/dev" or absolute.startswith("/dev/"):
+                continue
+            before = wanted.get(absolute)
+            layout = WriteLayout(absolute, offset + size, job.rw in _MIXED_RW)
+            if before is not None:
+                layout = WriteLayout(absolute, max(before.size, layout.size), before.data or layout.data)
+            wanted[absolute] = layout
+    return list(wanted.values())
+
+
+def _allocate_new(path: str, size: int) -> None:
+    """A new file of ``size`` allocated bytes at ``path`` (never through a name someone
+    planted: made under a random name, then linked; EEXIST if anything is there now)."""
+    fd, partial = tempfile.mkstemp(
+        prefix=os.path.basename(path) + ".", suffix=".racperf-layout", dir=os.path.dirname(path)
+    )
+    try:
+        try:
+            os.fchmod(fd, 0o644 & ~_umask())
+            os.posix_fallocate(fd, 0, size)
+        finally:
+            os.close(fd)
+        os.link(partial, path)
+    finally:
+        if os.path.lexists(partial):
+            os.unlink(partial)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _extend(path: str, size: int, data: bool) -> None:
+    """An existing regular file the guard cleared for writing, grown in place to ``size``
+    (with data when a job reads it), so fio finds it long enough and writes it where it is."""
+    fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        have = os.fstat(fd).st_size
+        if not data:
+            os.posix_fallocate(fd, have, size - have)
+            return
+        chunk = os.urandom(1 << 20)
+        while have < size:
+            have += os.pwrite(fd, chunk[: min(len(chunk), size - have)], have)
+    finally:
+        os.close(fd)
+
+
+def lay_out_write_targets(fio_plan: FioPlan) -> list[str]:
+    """Before a plan that writes: each file target missing or too short laid out as fio would
+    lay it out (parent directories 0700 as fio makes them; allocated, or written with real
+    data when a job also reads it), so fio writes the files in place and never unlinks one.
+    Returns the paths laid out."""
+    done: list[str] = []
+    for layout in write_layouts(fio_plan):
+        kind = target_kind(layout.path)
+        if kind == "missing" and not os.path.lexists(layout.path):
+            os.makedirs(os.path.dirname(layout.path), mode=0o700, exist_ok=True)
+            if layout.data:
+                _lay_out(layout.path, layout.size)
+            else:
+                _allocate_new(layout.path, layout.size)
+        elif kind == "file" and os.path.getsize(layout.path) < layout.size:
+            _extend(os.path.realpath(layout.path), layout.size, layout.data)
+        else:
+            continue
+        done.append(layout.path)
+    return done
+
+
 #: :func:`lay_out_read_targets` on a node, in sh: $1 the path, $2 its bytes, $3 1 when it is
 #: in racperf's scratch dir. The same rules: a missing file is written to a new name (noclobber)
 #: and linked (EEXIST if anything appeared there), racperf's own short scratch file replaced,
@@ -177,19 +299,55 @@ def lay_out_read_targets_on(host: Host, fio_plan: FioPlan) -> list[str]:
     written: list[str] = []
     for absolute, wanted in read_layouts(fio_plan):
         ours = "1" if os.path.dirname(absolute) == scratch else "0"
-        try:
-            answer = host.run_briefly(
-                ["sh", "-c", REMOTE_LAYOUT_SH, "racperf-layout", absolute, str(wanted), ours], REMOTE_LAYOUT_TIMEOUT_S
-            )
-        except OSError as exc:
-            raise ValueError(f"target: cannot lay out {absolute} on {host.name}: {exc}") from None
-        if answer.returncode != 0:
-            raise ValueError(
-                f"target: cannot lay out {absolute} on {host.name}: {answer.text.strip() or answer.returncode}"
-            )
-        if "laid-out" in answer.stdout:
+        if _lay_out_on(host, REMOTE_LAYOUT_SH, absolute, [str(wanted), ours]):
             written.append(absolute)
     return written
+
+
+def _lay_out_on(host: Host, script: str, path: str, words: list[str]) -> bool:
+    """``script`` run on ``host`` for ``path``: whether it laid the file out; ValueError names
+    the file and the node when it could not."""
+    try:
+        answer = host.run_briefly(["sh", "-c", script, "racperf-layout", path, *words], REMOTE_LAYOUT_TIMEOUT_S)
+    except OSError as exc:
+        raise ValueError(f"target: cannot lay out {path} on {host.name}: {exc}") from None
+    if answer.returncode != 0:
+        raise ValueError(f"target: cannot lay out {path} on {host.name}: {answer.text.strip() or answer.returncode}")
+    return "laid-out" in answer.stdout
+
+
+#: :func:`lay_out_write_targets` on a node, in sh: $1 the path, $2 its bytes, $3 1 when a job
+#: also reads it (real data from /dev/urandom), else allocated (fallocate where it exists).
+#: A missing file is made (parents 0700, as fio makes them); a short regular file is grown in
+#: place; anything else is left alone. Prints "laid-out" when it wrote.
+REMOTE_WRITE_LAYOUT_SH = r"""
+p=$1 size=$2 data=$3
+if [ -L "$p" ]; then p=$(readlink -f -- "$p") || exit 1; fi
+if [ ! -e "$p" ]; then
+  (umask 077; mkdir -p -- "$(dirname -- "$p")") || exit 1
+  (umask 022; set -C; : > "$p") || exit 1
+elif [ ! -f "$p" ]; then
+  exit 0
+fi
+have=$(wc -c < "$p") || exit 1
+[ "$have" -lt "$size" ] || exit 0
+if [ "$data" = 0 ] && command -v fallocate >/dev/null 2>&1 &&
+  fallocate -o "$have" -l "$((size - have))" -- "$p" 2>/dev/null; then
+  echo laid-out; exit 0
+fi
+head -c "$((size - have))" /dev/urandom >> "$p" || exit 1
+echo laid-out
+"""
+
+
+def lay_out_write_targets_on(host: Host, fio_plan: FioPlan) -> list[str]:
+    """:func:`lay_out_write_targets` on the run's node (``host``); ValueError names the file
+    and the node when one cannot be laid out."""
+    done: list[str] = []
+    for layout in write_layouts(fio_plan):
+        if _lay_out_on(host, REMOTE_WRITE_LAYOUT_SH, layout.path, [str(layout.size), "1" if layout.data else "0"]):
+            done.append(layout.path)
+    return done
 
 
 def target_kind(target: str) -> str:

@@ -28,7 +28,7 @@ from racperf_tui.core.guard.target_guard import GuardVerdict
 from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.remote import ssh
 from racperf_tui.core.remote.node_facts import NodeStat, _lay_out_sysfs, _sections, _stat_answer, check_write_targets
-from racperf_tui.core.remote.node_net import NetReport
+from racperf_tui.core.remote.node_net import NO_LANDLOCK_ON_NODES, NetReport
 from racperf_tui.core.remote.ssh import SshTarget
 from racperf_tui.core.remote.ssh_host import RemoteProcess, SshHost
 from tests.helpers import racperf_cmd
@@ -395,34 +395,58 @@ def _run_remote(proc: RemoteProcess, timeout_s: float = 30.0) -> tuple[int, str,
 def test_node_jail_holds_only_cleared_devices_and_the_watch_kills_an_uncleared_write(
     sshd: Sshd, tmp_path: Path
 ) -> None:
-    """The run's target is loop A. In the jail /dev shows A, not B, and is read-only; a node of
-    B made outside /dev (which the jail does not cover) opened for writing is caught by the
-    node's watch: the tree is killed, the violation names the process, the path and B."""
+    """The run's target is loop A. In the jail /dev shows A, not B, and is read-only; every
+    other mount is read-only and nodev: a node of B made outside /dev cannot be opened
+    (EACCES), a file the run was not given cannot be written (EROFS), the run's directory can.
+    B reached through /proc/PID/root (the host's mounts, which the jail does not cover) opened
+    for writing is caught by the node's watch: the tree is killed, the violation names the
+    process, the path and B."""
     host = SshHost(_target(sshd), remote_base=str(tmp_path / "runs"))
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
     with loop_device(tmp_path / "a.img", 16) as cleared, loop_device(tmp_path / "b.img", 16) as other:
         node = tmp_path / "b-node"
         os.mknod(node, 0o600 | 0o060000, os.makedev(other.major, other.minor))
         script = (
             f'for p in {cleared.path} {other.path}; do [ -e "$p" ] && echo "$p shown" || echo "$p hidden"; done; '
             "touch /dev/racperf-x 2>&1 | sed 's/.*: //'; "
-            f'exec 3<>"$1"; echo opened; exec sleep 30'
+            '(exec 3<>"$1") 2>&1 | sed "s/.*: //"; '
+            '(: > "$2") 2>&1 | sed "s/.*: //"; '
+            "echo mine > mine && echo wrote; "
+            'exec 3<>"$3"; echo opened; exec sleep 30'
         )
-        invocation = Invocation(["sh", "-c", script, "holder", str(node)], targets=[Target(cleared.path, WRITE, "t")])
+        # the host's mounts, seen through a process outside the jail: this test's
+        escape = f"/proc/{os.getpid()}/root{other.path}"
+        argv = ["sh", "-c", script, "holder", str(node), str(victim), escape]
+        invocation = Invocation(argv, targets=[Target(cleared.path, WRITE, "t")], cwd=".")
         # the supervisor hands over the local jail's argv: the node's net replaces it
         argv = jail_argv(invocation.argv, [cleared.path])
         started = time.monotonic()
         proc = host.start(invocation, tmp_path / "run", write_watch=WriteWatch(set()), argv=argv)
         status, out, err = _run_remote(proc)
         took = time.monotonic() - started
-    assert out.splitlines() == [f"{cleared.path} shown", f"{other.path} hidden", "Read-only file system", "opened"]
+    assert out.splitlines() == [
+        f"{cleared.path} shown",
+        f"{other.path} hidden",
+        "Read-only file system",
+        "Permission denied",
+        "Read-only file system",
+        "wrote",
+        "opened",
+    ], err
+    assert victim.read_text() == "precious\n"
     assert status == -9 and took < 10, (status, took, err)
-    assert proc.violations and proc.violations[0].path == str(node)
+    assert proc.violations and proc.violations[0].path == other.path
+    assert [p.read_text() for p in (tmp_path / "runs").glob("*/mine")] == ["mine\n"]
     assert (proc.violations[0].major, proc.violations[0].minor) == (other.major, other.minor)
     assert proc.violations[0].comm in ("sh", "sleep")
     assert str(proc.violations[0]).endswith("for writing, which the write guard did not clear")
     assert proc.net is not None and proc.net.protections == [
         "write watch on the node (every process of the run, by device number)",
         "device jail on the node: /dev holds only the cleared devices",
+        "read-only mounts on the node: every mount read-only and nodev; writable: the run's write targets and its "
+        "directory",
+        NO_LANDLOCK_ON_NODES,
     ]
 
 
@@ -448,7 +472,11 @@ def test_node_without_root_runs_watched_but_not_jailed(sshd: Sshd, tmp_path: Pat
     status, out, _ = _run_remote(proc)
     assert (status, out) == (0, "ran\n")
     assert proc.net is not None
-    assert proc.net.protections[1] == "device jail not active on the node: the device jail needs root"
+    assert proc.net.protections[1:] == [
+        "device jail not active on the node: the device jail needs root",
+        "read-only mounts not active on the node: the device jail needs root",
+        NO_LANDLOCK_ON_NODES,
+    ]
 
 
 def test_unjail_argv_reads_back_jail_argv() -> None:

@@ -488,5 +488,6 @@ def test_a_cleared_device_runs_in_the_device_jail_with_the_write_watch(tmp_path:
     assert f"  write {loop.path}  (command-line job 'w' (rw=randwrite))" in shown
     assert f"  - device jail: /dev holds only {loop.path}" in shown
     assert "  - write watch: the run is killed if it opens an uncleared block device for writing" in shown
-    assert "racperf_tui.core.guard.devjail --allow " + loop.path + " -- " in shown
+    assert "racperf_tui.core.guard.devjail --allow " + loop.path + " --write " + loop.path + " --write " in shown
+    assert "  - read-only mounts: every mount read-only and nodev for the run; writable: " + loop.path in shown
     assert image.read_bytes()[: 1 << 20] != bytes(1 << 20)  # fio really wrote the device

@@ -34,7 +34,7 @@ import pytest
 from racperf_tui.orchestration.run_plan import judge_run
 from racperf_tui.tools import fio
 from tests.helpers import needs_fio, racperf_cmd
-from tests.helpers.loopdev import ext4_loop_device, make_sparse_image, needs_loop, write_at
+from tests.helpers.loopdev import asm_file, ext4_loop_device, needs_loop
 from tests.helpers.loopdev import sha256_of as digest
 
 pytestmark = [needs_fio, needs_loop]
@@ -58,12 +58,6 @@ def run_fio(
         env=env,
         cwd=cwd or tmp_path,
     )
-
-
-def asm_file(path: Path, size_mib: int = 4) -> Path:
-    make_sparse_image(path, size_mib)
-    write_at(path, 32, b"ORCLDISK")
-    return path
 
 
 EVIL_SO = """

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from racperf_tui.core import units
 from racperf_tui.tools import fio
 from racperf_tui.tools.fio import config as fio_config
 from racperf_tui.tools.fio import scratch as fio_scratch
@@ -188,7 +189,11 @@ def test_read_of_a_new_file_lays_it_out_but_never_touches_an_existing_one(tmp_pa
     planned_argv(FioConfig(target=str(short), size="2m", rw="read"), tmp_path / "r2")
     assert short.read_bytes() == b"precious"  # a user's file is never written; fio will say it is short
     planned_argv(FioConfig(target=str(tmp_path / "w"), size="1m", rw="write"), tmp_path / "r3")
-    assert not (tmp_path / "w").exists()  # a write job lays out its own file
+    # a write job's new file is allocated as fio would (the jail binds the file, so fio must
+    # find it long enough and never unlink it), not written
+    written = (tmp_path / "w").stat()
+    assert written.st_size == 1 << 20 and written.st_blocks * 512 >= 1 << 20
+    assert (tmp_path / "w").read_bytes() == bytes(1 << 20)
 
 
 # ---------------------------------------------------------------------------- raw arguments
@@ -353,9 +358,12 @@ def test_read_in_a_directory_lays_out_fios_file_names(tmp_path: Path) -> None:
     assert sorted(p.name for p in data.iterdir()) == ["dirjob.0.0", "dirjob.1.0"]
 
 
-def test_write_preset_only_creates_the_directory(scratch_tmp: Path, tmp_path: Path) -> None:
-    planned_argv(fio_config.preset_config("8k-randwrite"), tmp_path / "run")
-    assert scratch_tmp.is_dir() and not (scratch_tmp / "fio.scratch").exists()  # fio lays it out
+def test_write_preset_allocates_its_scratch_file(scratch_tmp: Path, tmp_path: Path) -> None:
+    cfg = fio_config.preset_config("8k-randwrite")
+    planned_argv(cfg, tmp_path / "run")
+    scratch = (scratch_tmp / "fio.scratch").stat()
+    assert scratch_tmp.is_dir() and scratch.st_size == 256 << 20 == units.size_bytes(cfg.size)
+    assert scratch.st_blocks * 512 >= 256 << 20  # allocated as fio would, in place for the jail
 
 
 def test_filename_colons_are_escaped(tmp_path: Path) -> None:
@@ -407,6 +415,7 @@ def test_scratch_dir_is_private_and_refused_when_not_ours(scratch_tmp: Path, tmp
     cfg = fio_config.preset_config("8k-randwrite")
     planned_argv(cfg, run)
     assert stat.S_IMODE(scratch_tmp.stat().st_mode) == 0o700  # created private
+    (scratch_tmp / "fio.scratch").unlink()  # laid out by the run; now another user's link there
     (scratch_tmp / "fio.scratch").symlink_to(datafile)
     with pytest.raises(ValueError, match=r"the scratch file .*fio\.scratch is not a regular file"):
         planned_argv(fio_config.preset_config("8k-randwrite"), run)
@@ -459,7 +468,8 @@ def test_two_users_scratch_dirs_do_not_collide(scratch_tmp: Path) -> None:
     assert f"filename={scratch_tmp / 'fio.scratch'}" in job_text(fio_config.preset_config("oltp"), run)
     mine = scratch_tmp.lstat()
     assert (mine.st_uid, stat.S_ISDIR(mine.st_mode), stat.S_IMODE(mine.st_mode)) == (0, True, 0o700)
-    assert (scratch_tmp / "fio.scratch").stat().st_size == 1024 * 1024
+    # the read laid it out at 1 MiB; oltp writes, so it is grown in place to oltp's size
+    assert (scratch_tmp / "fio.scratch").stat().st_size == units.size_bytes(fio_config.preset_config("oltp").size)
     assert (scratch_tmp / "fio.scratch").stat().st_uid == 0
 
     assert {str(d): _tree_state(d) for d in other_dirs} == before
