@@ -47,3 +47,15 @@ def test_a_fifo_or_a_device_is_never_read(tmp_path: Path) -> None:
         load_criteria("/dev/zero")
     with pytest.raises(CriteriaError, match="cannot read the criteria"):
         load_criteria(tmp_path / "missing.txt")
+
+
+def test_a_pipe_is_read_as_a_file_is() -> None:
+    """`--criteria <(...)`: the shell hands a /dev/fd path to a pipe."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"read_iops >= 1\n")
+    os.close(write_end)
+    try:
+        (crit,) = load_criteria(f"/dev/fd/{read_end}")
+    finally:
+        os.close(read_end)
+    assert str(crit.conditions[0]) == "read_iops >= 1"
