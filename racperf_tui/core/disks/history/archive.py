@@ -1,0 +1,157 @@
+"""Paths -> named text sources, opened lazily and read as streams.
+
+A path is a file (plain, ``.gz``, ``.bz2``), a ``.zip`` or a tar (``.tar``, ``.tar.gz``,
+``.tgz``, ``.tar.bz2``) whose members are such files, or a directory: its ``oswiostat/``
+directories when it has any (an OSWatcher archive, found at any depth), else every file in it.
+Within a directory or an archive, only the ``oswiostat`` files of an OSWatcher tree and the
+``Iostat`` files of an ExaWatcher one are read when there are such.
+
+Each source knows its host and time from its name when the name is OSWatcher's
+(``host_iostat_YY.MM.DD.HH00.dat[.gz]``) or ExaWatcher's
+(``YYYY_MM_DD_HH_MM_SS_IostatExaWatcher_host.dat.bz2``): the reader orders hourly files by
+them. Lines are read with a cap (``MAX_LINE_CHARS``) so a file without newlines cannot take
+the memory; a file that ends early (a truncated gzip, a cut tar) stops with ``error`` set.
+"""
+
+from __future__ import annotations
+
+import bz2
+import datetime as dt
+import gzip
+import io
+import os
+import re
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+#: A longer line is cut (and reported by the parser as malformed): no iostat line is near it.
+MAX_LINE_CHARS = 1 << 20
+
+_OSW_NAME = re.compile(r"^(?P<host>.+)_iostat_(?P<y>\d\d)\.(?P<m>\d\d)\.(?P<d>\d\d)\.(?P<h>\d\d)(?P<mi>\d\d)\.dat")
+_EXA_NAME = re.compile(
+    r"^(?P<y>\d{4})_(?P<m>\d\d)_(?P<d>\d\d)_(?P<h>\d\d)_(?P<mi>\d\d)_\d\d_IostatExaWatcher_(?P<host>.+?)\.dat"
+)
+_TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2")
+_READ_ERRORS = (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile, ValueError)
+
+
+def name_facts(name: str) -> tuple[str, dt.datetime | None]:
+    """(host, hour) from an OSWatcher or ExaWatcher file name; ("", None) otherwise."""
+    base = name.rsplit("/", 1)[-1]
+    for pattern, century in ((_OSW_NAME, 2000), (_EXA_NAME, 0)):
+        m = pattern.match(base)
+        if m is not None:
+            try:
+                when = dt.datetime(century + int(m["y"]), int(m["m"]), int(m["d"]), int(m["h"]), int(m["mi"]))
+            except ValueError:
+                when = None
+            return m["host"], when
+    return "", None
+
+
+@dataclass
+class Source:
+    """One text file to read: its display name, what its name says, and how to open it."""
+
+    name: str
+    opener: Callable[[], IO[bytes]]
+    host: str = ""
+    hour: dt.datetime | None = None
+    error: str | None = field(default=None, init=False)
+    lines_read: int = field(default=0, init=False)
+
+    def lines(self) -> Iterator[str]:
+        """The decoded lines (without terminators); on a read error, ``error`` is set and
+        the lines read so far stay delivered."""
+        try:
+            with self.opener() as raw:
+                stream = _decompressed(self.name, raw)
+                text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)
+                readline = text.readline
+                while True:
+                    line = readline(MAX_LINE_CHARS)
+                    if not line:
+                        break
+                    self.lines_read += 1
+                    if line[-1] == "\n":
+                        yield line[:-1]
+                        continue
+                    if len(line) < MAX_LINE_CHARS:
+                        yield line  # the last line, without its newline
+                        break
+                    yield line  # cut: the parser names it; the rest of it is skipped
+                    while (rest := readline(MAX_LINE_CHARS)) and rest[-1] != "\n":
+                        pass
+        except _READ_ERRORS as exc:
+            self.error = f"read stopped after line {self.lines_read}: {exc or type(exc).__name__}"
+
+
+def _decompressed(name: str, raw: IO[bytes]) -> IO[bytes]:
+    if name.endswith(".gz"):
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    if name.endswith(".bz2"):
+        return bz2.BZ2File(raw)
+    return raw
+
+
+def _source(name: str, opener: Callable[[], IO[bytes]]) -> Source:
+    host, hour = name_facts(name)
+    return Source(name, opener, host, hour)
+
+
+def _watcher_files(names: list[str]) -> list[str]:
+    """An OSWatcher/ExaWatcher tree's iostat files when the listing has them, else all."""
+    chosen = [n for n in names if "/oswiostat/" in f"/{n}" or "Iostat" in n.rsplit("/", 1)[-1]]
+    return chosen or names
+
+
+def _archive_sources(path: Path) -> Iterator[Source]:
+    name = path.name
+    if name.endswith(".zip"):
+        archive = zipfile.ZipFile(path)
+        members = _watcher_files([i.filename for i in archive.infolist() if not i.is_dir()])
+        for member in members:
+            yield _source(f"{path}:{member}", lambda m=member: archive.open(m))  # type: ignore[misc]
+        return
+    tar = tarfile.open(path, "r:*")
+    files = {m.name: m for m in tar.getmembers() if m.isfile()}
+    for member in _watcher_files(list(files)):
+
+        def open_member(info: tarfile.TarInfo = files[member]) -> IO[bytes]:
+            extracted = tar.extractfile(info)
+            if extracted is None:
+                raise OSError(f"{info.name}: not a regular file")
+            return extracted
+
+        yield _source(f"{path}:{member}", open_member)
+
+
+def open_sources(paths: list[Path]) -> Iterator[Source | str]:
+    """Every source of the paths, in the order given (directories sorted); a path that cannot
+    be opened at all is yielded as a message naming it."""
+    for path in paths:
+        try:
+            if path.is_dir():
+                found = sorted(str(p) for p in path.rglob("*") if p.is_file())
+                rel = _watcher_files([os.path.relpath(f, path) for f in found])
+                for member in rel:
+                    full = path / member
+                    yield from _file_sources(full)
+            elif path.is_file():
+                yield from _file_sources(path)
+            else:
+                yield f"{path}: no such file or directory"
+        except _READ_ERRORS as exc:
+            yield f"{path}: {exc or type(exc).__name__}"
+
+
+def _file_sources(path: Path) -> Iterator[Source]:
+    if path.name.endswith(_TAR_SUFFIXES) or path.name.endswith(".zip"):
+        yield from _archive_sources(path)
+    else:
+        yield _source(str(path), lambda p=path: open(p, "rb"))  # type: ignore[misc]

@@ -1,0 +1,216 @@
+"""``iostat -x`` text, line by line, into reports: any sysstat generation (columns.py), with
+or without ``-t`` time lines, avg-cpu blocks, partitions, decimal commas, and the snapshot
+markers of OSWatcher (``zzz ***<date>``) and ExaWatcher (``zzz <date> Count:N``).
+
+One pass, constant state: a report is yielded when its block ends, so memory holds one
+report whatever the file's size. A line that fits nothing known is yielded as a Problem
+(file and line) and skipped; the reports around it are kept.
+
+Times: a report's own ``-t`` line when it has one; else, inside an OSWatcher snapshot, the
+marker's time plus ``snapshot_interval_s`` times the report's index (OSWatcher runs
+``iostat -x[k] 1 3``: 1 s); else (plain iostat without -t) None: the file does not say.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable, Iterator
+
+from racperf_tui.core.disks.history.columns import ColumnSet, UnknownHeader, column_set
+from racperf_tui.core.disks.history.report import HistoryReport, HistoryRow, Problem
+from racperf_tui.core.disks.history.timestamps import (
+    MarkerError,
+    TimeOfDay,
+    parse_banner,
+    parse_marker,
+    parse_time_line,
+)
+
+#: The interval of the iostat OSWatcher runs per snapshot (``iostat -x[k] 1 3``).
+OSWATCHER_INTERVAL_S = 1.0
+
+#: Lines OSWatcher and ExaWatcher write around the iostat output that carry no figures.
+_IGNORED_PREFIXES = ("Linux OSW ", "SNAP_INTERVAL", "CPU_CORES", "VCPUS", "OSWBB_ARCHIVE_DEST", "#")
+
+
+class _State:
+    """What the reader knows at a line (one per file)."""
+
+    def __init__(self, host: str) -> None:
+        self.host = host
+        self.day: dt.date | None = None  # the banner's or the marker's date (for Time: lines)
+        self.marker: dt.datetime | None = None
+        self.exawatcher = False
+        self.invocation_started = False
+        self.index = 0  # reports since the banner or marker
+        self.pending: dt.datetime | TimeOfDay | None = None
+        self.last_time: dt.datetime | None = None
+
+
+def _report_time(state: _State, snapshot_interval_s: float) -> dt.datetime | None:
+    pending = state.pending
+    state.pending = None
+    if isinstance(pending, dt.datetime):
+        return pending
+    if isinstance(pending, TimeOfDay):
+        day = state.last_time.date() if state.last_time is not None else state.day
+        if day is None:
+            return None
+        when = dt.datetime.combine(day, pending.time, tzinfo=state.marker.tzinfo if state.marker else None)
+        if state.last_time is not None and _before(when, state.last_time):
+            when += dt.timedelta(days=1)  # past midnight
+        return when
+    if state.marker is not None and (state.index == 0 or not state.exawatcher):
+        return state.marker + dt.timedelta(seconds=snapshot_interval_s * state.index)
+    return None
+
+
+def _before(a: dt.datetime, b: dt.datetime) -> bool:
+    try:
+        return a < b
+    except TypeError:  # one with a zone, one without: not comparable, not reordered
+        return False
+
+
+def _interval(state: _State, when: dt.datetime | None, since_boot: bool, snapshot_interval_s: float) -> float | None:
+    if since_boot:
+        return None  # the time since boot: the file does not say it
+    if when is not None and state.last_time is not None:
+        try:
+            return (when - state.last_time).total_seconds()
+        except TypeError:
+            return None
+    if state.marker is not None and not state.exawatcher:
+        return snapshot_interval_s
+    return None
+
+
+def read_iostat_text(
+    source: str,
+    lines: Iterable[str],
+    host: str = "",
+    devices: frozenset[str] | None = None,
+    snapshot_interval_s: float = OSWATCHER_INTERVAL_S,
+) -> Iterator[HistoryReport | Problem]:
+    """Reports and problems of one file's lines (without their terminators), in file order."""
+    state = _State(host)
+    columns: ColumnSet | None = None
+    width = 0
+    in_block = skipping_block = cpu_figures_next = False
+    report: HistoryReport | None = None
+    number = 0
+    for number, text in enumerate(lines, 1):
+        if in_block:
+            parts = text.split()
+            if not parts:
+                in_block = skipping_block = False
+                if report is not None:
+                    yield report
+                    report = None
+                continue
+            if skipping_block:
+                continue
+            if len(parts) == width and parts[0] not in ("Device", "Device:"):
+                if devices is not None and parts[0] not in devices:
+                    continue
+                try:
+                    if "," in text:
+                        values = [float(p.replace(",", ".")) for p in parts[1:]]
+                    else:
+                        values = [float(p) for p in parts[1:]]
+                    if not math.isfinite(sum(values)):
+                        raise ValueError("not a finite number")
+                except ValueError:
+                    yield Problem(source, number, f"malformed device line: {text[:120]!r}")
+                    continue
+                assert report is not None and columns is not None
+                report.rows.append(HistoryRow(parts[0], columns.convert(values)))
+                continue
+        stripped = text.strip()
+        if not stripped:
+            continue
+        if cpu_figures_next:
+            cpu_figures_next = False
+            if stripped[0].isdigit():
+                continue
+        if stripped.startswith(("Device:", "Device ")) or stripped == "Device":
+            if report is not None:
+                yield report
+                report = None
+            in_block = True
+            try:
+                columns = column_set(stripped.split()[1:])
+            except UnknownHeader as exc:
+                yield Problem(source, number, f"{exc}; this report is skipped")
+                skipping_block = True
+                continue
+            width = len(columns.names) + 1
+            skipping_block = False
+            when = _report_time(state, snapshot_interval_s)
+            since_boot = state.invocation_started and state.index == 0
+            report = HistoryReport(
+                source,
+                number,
+                state.host,
+                when,
+                _interval(state, when, since_boot, snapshot_interval_s),
+                since_boot,
+            )
+            state.index += 1
+            if when is not None:
+                state.last_time = when
+            continue
+        if in_block and not skipping_block:
+            # a line inside a device block that is neither a device nor a known line
+            if not stripped.startswith(("zzz", "avg-cpu:")) and parse_time_line(stripped) is None:
+                yield Problem(source, number, f"malformed device line: {text[:120]!r}")
+                continue
+        in_block = skipping_block = False
+        if report is not None:
+            yield report
+            report = None
+        if stripped.startswith("zzz"):
+            try:
+                marker = parse_marker(stripped)
+            except MarkerError as exc:
+                yield Problem(source, number, f"{exc}: {stripped[:80]!r}; its reports are timed from the next marker")
+                state.marker = None
+                state.pending = None
+                state.invocation_started = True
+                state.index = 0
+                continue
+            state.marker, state.exawatcher = marker.time, marker.exawatcher
+            state.day = marker.time.date()
+            state.last_time = None
+            state.pending = None
+            state.invocation_started = True
+            state.index = 0
+            continue
+        if stripped.startswith("avg-cpu:"):
+            cpu_figures_next = True
+            continue
+        if stripped.startswith(_IGNORED_PREFIXES):
+            continue
+        time_line = parse_time_line(stripped)
+        if time_line is not None:
+            state.pending = time_line
+            continue
+        banner = parse_banner(stripped)
+        if banner is not None:
+            state.host = banner.host
+            if banner.date is None:
+                yield Problem(
+                    source,
+                    number,
+                    f"banner date {banner.date_text!r} in a form not known (MM/DD/YY, MM/DD/YYYY, YYYY-MM-DD)",
+                )
+            if state.marker is None:
+                state.day = banner.date
+                state.last_time = None
+            state.invocation_started = True
+            state.index = 0
+            continue
+        yield Problem(source, number, f"line not understood: {text[:120]!r}")
+    if report is not None:
+        yield report
