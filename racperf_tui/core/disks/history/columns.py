@@ -12,7 +12,9 @@ Conversions, the same formulas as racperf's live iostat applied to the file's ra
 rkB/s = rsec/s / 2 or rMB/s x 1024; avgrq-sz (sectors) = 2 x (rkB/s + wkB/s [+ dkB/s]) /
 (r/s + w/s [+ d/s]) where the file has no avgrq-sz (the rates, not the rounded rareq-sz, so a
 discard of d/s 0.00 but dkB/s 61.51 still counts, as live); await = r_await, w_await [, d_await]
-weighted by r/s, w/s [, d/s] where the file has no await; avgqu-sz = aqu-sz. A figure the
+weighted by r/s, w/s [, d/s] where the file has no await; where every rate rounds to 0.00,
+the one nonzero size or await (sysstat 12 prints sda4 with r/s 0.00 and r_await 258.80);
+avgqu-sz = aqu-sz. A figure the
 file cannot give (svctm in 12.x, r_await before 9.1) is None. A column not listed here makes
 the header unknown: its block is not read rather than read wrong.
 """
@@ -58,6 +60,16 @@ def _rate(index: dict[str, int], prefix: str) -> Callable[[list[float]], float] 
     return None
 
 
+def _only_nonzero(figures: list[float]) -> float | None:
+    """Where every rate printed as 0.00 (fewer than 0.005 I/Os a second) there is nothing to
+    weigh by: the one kind of I/O with a size (or await) is the figure, none gives 0.00 as
+    sysstat prints, and several cannot be weighed (None)."""
+    nonzero = [f for f in figures if f]
+    if not nonzero:
+        return 0.0
+    return nonzero[0] if len(nonzero) == 1 else None
+
+
 def column_set(names: list[str]) -> ColumnSet:
     """The converter of a header (the names after ``Device``/``Device:``)."""
     unknown = [n for n in names if n not in KNOWN_COLUMNS]
@@ -80,6 +92,9 @@ def column_set(names: list[str]) -> ColumnSet:
     ir_await, iw_await, id_await = index.get("r_await"), index.get("w_await"), index.get("d_await")
     with_discards = idisc is not None and discard_kb is not None
 
+    sizes = [i for i in (index.get("rareq-sz"), index.get("wareq-sz"), index.get("dareq-sz")) if i is not None]
+    awaits = [i for i in (ir_await, iw_await, id_await) if i is not None]
+
     def convert(v: list[float]) -> Values:
         r_s, w_s = v[ir], v[iw]
         rkb, wkb = read_kb(v), write_kb(v)
@@ -91,19 +106,24 @@ def column_set(names: list[str]) -> ColumnSet:
             kb += discard_kb(v)  # type: ignore[misc]
         if iavgrq is not None:
             avgrq: float | None = v[iavgrq]
+        elif ios:
+            avgrq = 2 * kb / ios
         else:
-            avgrq = 2 * kb / ios if ios else 0.0
+            size = _only_nonzero([v[i] for i in sizes])
+            avgrq = None if size is None else 2 * size
         r_await = None if ir_await is None else v[ir_await]
         w_await = None if iw_await is None else v[iw_await]
         if iawait is not None:
             await_ms: float | None = v[iawait]
-        elif r_await is not None and w_await is not None:
+        elif r_await is None or w_await is None:
+            await_ms = None
+        elif ios:
             weighted = r_s * r_await + w_s * w_await
             if id_await is not None:
                 weighted += d_s * v[id_await]
-            await_ms = weighted / ios if ios else 0.0
+            await_ms = weighted / ios
         else:
-            await_ms = None
+            await_ms = _only_nonzero([v[i] for i in awaits])
         return (
             r_s,
             w_s,
