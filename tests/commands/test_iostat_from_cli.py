@@ -82,11 +82,12 @@ def test_problems_named_on_stderr_exit_1_reports_kept(tmp_path: Path) -> None:
     cut = tmp_path / "cut.txt"
     text = (HISTORY / "sysstat-7.0-x-sectors.txt").read_text()
     cut.write_text(text.replace("sdb               0.00     0.00 10.00", "sdb  garbage", 1))
+    bad_line = "sdb  garbage  0.00   640.00     0.00    64.00     0.10   10.00   5.00   5.00"
     proc = racperf_iostat("--json", "--from", cut, tmp_path / "missing")
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [
         f"racperf iostat: {tmp_path / 'missing'}: no such file or directory",
-        f"racperf iostat: {cut}:8: malformed device line: 'sdb  garbage  0.00 640.00     0.00    64.00     0.10   10.00   5.00   5.00'",
+        f"racperf iostat: {cut}:8: malformed device line: {bad_line!r}",
     ]
     assert len(proc.stdout.splitlines()) == 2
 

@@ -16,7 +16,10 @@ from racperf_tui.core.disks.history.report import HistoryReport, Problem
 
 UTC = dt.UTC
 #: sysstat 10.1 (RHEL 7), as OSWatcher's `iostat -xk 1 3` prints it
-HEADER = "Device:         rrqm/s   wrqm/s     r/s     w/s    rkB/s    wkB/s avgrq-sz avgqu-sz   await r_await w_await  svctm  %util"
+HEADER = (
+    "Device:         rrqm/s   wrqm/s     r/s     w/s    rkB/s    wkB/s avgrq-sz avgqu-sz"
+    "   await r_await w_await  svctm  %util"
+)
 
 
 def device_line(device: str, r_s: float) -> str:
