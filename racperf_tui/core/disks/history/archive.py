@@ -16,9 +16,9 @@ the memory; a file that ends early (a truncated gzip, a cut tar) stops with ``er
 from __future__ import annotations
 
 import bz2
+import codecs
 import datetime as dt
 import gzip
-import io
 import os
 import re
 import tarfile
@@ -27,7 +27,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol, cast
 
 #: A longer line is cut (and reported by the parser as malformed): no iostat line is near it.
 MAX_LINE_CHARS = 1 << 20
@@ -36,6 +36,7 @@ _OSW_NAME = re.compile(r"^(?P<host>.+)_iostat_(?P<y>\d\d)\.(?P<m>\d\d)\.(?P<d>\d
 _EXA_NAME = re.compile(
     r"^(?P<y>\d{4})_(?P<m>\d\d)_(?P<d>\d\d)_(?P<h>\d\d)_(?P<mi>\d\d)_\d\d_IostatExaWatcher_(?P<host>.+?)\.dat"
 )
+_CHUNK_BYTES = 1 << 18
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2")
 _READ_ERRORS = (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile, ValueError)
 
@@ -66,37 +67,54 @@ class Source:
     lines_read: int = field(default=0, init=False)
 
     def lines(self) -> Iterator[str]:
-        """The decoded lines (without terminators); on a read error, ``error`` is set and
-        the lines read so far stay delivered."""
+        """The decoded lines (without terminators), read a chunk at a time; on a read error,
+        ``error`` is set and the lines read so far stay delivered."""
         try:
             with self.opener() as raw:
                 stream = _decompressed(self.name, raw)
-                text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)
-                readline = text.readline
-                while True:
-                    line = readline(MAX_LINE_CHARS)
-                    if not line:
-                        break
+                decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+                carry = ""
+                cutting = False  # inside a line longer than MAX_LINE_CHARS: skipped to its end
+                # read1: one decompression step at a time, so a truncated archive's error
+                # comes after every line before it was delivered
+                while data := stream.read1(_CHUNK_BYTES):
+                    chunk = carry + decoder.decode(data)
+                    if "\r" in chunk:  # \r\n and a bare \r end lines too (a \r last waits)
+                        tail = "\r" if chunk.endswith("\r") else ""
+                        chunk = chunk[: len(chunk) - len(tail)].replace("\r\n", "\n").replace("\r", "\n") + tail
+                    lines = chunk.split("\n")
+                    carry = lines.pop()
+                    if cutting and lines:
+                        lines.pop(0)
+                        cutting = False
+                    self.lines_read += len(lines)
+                    yield from lines
+                    if len(carry) > MAX_LINE_CHARS:
+                        if not cutting:
+                            self.lines_read += 1
+                            yield carry[:MAX_LINE_CHARS]  # the parser names it
+                        cutting = True
+                        carry = ""
+                carry = (carry + decoder.decode(b"", final=True)).rstrip("\r")
+                if carry and not cutting:
                     self.lines_read += 1
-                    if line[-1] == "\n":
-                        yield line[:-1]
-                        continue
-                    if len(line) < MAX_LINE_CHARS:
-                        yield line  # the last line, without its newline
-                        break
-                    yield line  # cut: the parser names it; the rest of it is skipped
-                    while (rest := readline(MAX_LINE_CHARS)) and rest[-1] != "\n":
-                        pass
+                    yield carry  # the last line, without its newline
         except _READ_ERRORS as exc:
             self.error = f"read stopped after line {self.lines_read}: {exc or type(exc).__name__}"
 
 
-def _decompressed(name: str, raw: IO[bytes]) -> IO[bytes]:
+class _ChunkReader(Protocol):
+    """What lines() reads: files, gzip, bz2, zip and tar members all have read1."""
+
+    def read1(self, size: int = ..., /) -> bytes: ...
+
+
+def _decompressed(name: str, raw: IO[bytes]) -> _ChunkReader:
     if name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw)
     if name.endswith(".bz2"):
         return bz2.BZ2File(raw)
-    return raw
+    return cast(_ChunkReader, raw)  # a BufferedReader, ZipExtFile or tar member
 
 
 def _source(name: str, opener: Callable[[], IO[bytes]]) -> Source:

@@ -32,35 +32,17 @@ KNOWN_COLUMNS = frozenset(
 )
 
 Values = tuple[float | None, ...]
+#: A block's figures by column index (only the columns the conversion reads are parsed).
+Columns = dict[int, list[float]]
+
+_UNIT_FACTORS = (("kB/s", 1.0), ("sec/s", 0.5), ("MB/s", 1024.0))
 
 
 class UnknownHeader(ValueError):
     """A header with a column no known generation prints, or without the ones racperf needs."""
 
 
-@dataclass(frozen=True)
-class ColumnSet:
-    """One header's columns; ``convert`` maps a device line's figures to racperf's."""
-
-    names: tuple[str, ...]
-    convert: Callable[[list[float]], Values]
-
-
-def _rate(index: dict[str, int], prefix: str) -> Callable[[list[float]], float] | None:
-    """kB/s of reads (r), writes (w) or discards (d), from whichever unit the file has."""
-    if f"{prefix}kB/s" in index:
-        i = index[f"{prefix}kB/s"]
-        return lambda v: v[i]
-    if f"{prefix}sec/s" in index:
-        i = index[f"{prefix}sec/s"]
-        return lambda v: v[i] / 2
-    if f"{prefix}MB/s" in index:
-        i = index[f"{prefix}MB/s"]
-        return lambda v: v[i] * 1024
-    return None
-
-
-def _only_nonzero(figures: list[float]) -> float | None:
+def _only_nonzero(figures: tuple[float, ...]) -> float | None:
     """Where every rate printed as 0.00 (fewer than 0.005 I/Os a second) there is nothing to
     weigh by: the one kind of I/O with a size (or await) is the figure, none gives 0.00 as
     sysstat prints, and several cannot be weighed (None)."""
@@ -68,6 +50,124 @@ def _only_nonzero(figures: list[float]) -> float | None:
     if not nonzero:
         return 0.0
     return nonzero[0] if len(nonzero) == 1 else None
+
+
+@dataclass(frozen=True)
+class _Throughput:
+    """Where a header has the kB/s of reads, writes or discards, and the factor to kB."""
+
+    index: int
+    factor: float
+
+    def kilobytes(self, columns: Columns) -> list[float]:
+        figures = columns[self.index]
+        return figures if self.factor == 1.0 else [f * self.factor for f in figures]
+
+
+def _throughput(index: dict[str, int], prefix: str) -> _Throughput | None:
+    for unit, factor in _UNIT_FACTORS:
+        if f"{prefix}{unit}" in index:
+            return _Throughput(index[f"{prefix}{unit}"], factor)
+    return None
+
+
+@dataclass(frozen=True)
+class ColumnSet:
+    """One header's columns and where racperf's figures come from in them.
+
+    ``needed`` are the column indexes the conversion reads: only those are parsed (a 12.x
+    line has 22 figures, racperf uses 13), column by column for a whole block at once; the
+    request sizes only where a row's rates are all 0.00 (``parse`` reads them then).
+    """
+
+    names: tuple[str, ...]
+    reads: int
+    writes: int
+    util: int
+    read_kb: _Throughput
+    write_kb: _Throughput
+    discards: int | None = None
+    discard_kb: _Throughput | None = None
+    rrqm: int | None = None
+    wrqm: int | None = None
+    avgrq: int | None = None
+    queue: int | None = None
+    await_: int | None = None
+    r_await: int | None = None
+    w_await: int | None = None
+    d_await: int | None = None
+    svctm: int | None = None
+    sizes: tuple[int, ...] = ()
+
+    @property
+    def needed(self) -> tuple[int, ...]:
+        indexes = {self.reads, self.writes, self.util, self.read_kb.index, self.write_kb.index}
+        optional = (self.rrqm, self.wrqm, self.avgrq, self.queue, self.await_, self.r_await, self.w_await, self.svctm)
+        indexes.update(i for i in optional if i is not None)
+        if self.discards is not None and self.discard_kb is not None:
+            indexes.update((self.discards, self.discard_kb.index))
+            if self.d_await is not None:
+                indexes.add(self.d_await)
+        return tuple(sorted(indexes))
+
+    def convert(self, columns: Columns, count: int, parse: Callable[[int], list[float]]) -> list[Values]:
+        """The rows of a block in racperf's column set (iostat_math.COLUMNS order)."""
+        absent: list[float | None] = [None] * count
+
+        def column(index: int | None) -> list[float | None] | list[float]:
+            return absent if index is None else columns[index]
+
+        r_s, w_s = columns[self.reads], columns[self.writes]
+        rkb, wkb = self.read_kb.kilobytes(columns), self.write_kb.kilobytes(columns)
+        ios = [r + w for r, w in zip(r_s, w_s)]
+        kb = [r + w for r, w in zip(rkb, wkb)]
+        d_s: list[float] = [0.0] * count
+        if self.discards is not None and self.discard_kb is not None:
+            d_s = columns[self.discards]
+            ios = [i + d for i, d in zip(ios, d_s)]
+            kb = [k + d for k, d in zip(kb, self.discard_kb.kilobytes(columns))]
+        avgrq: list[float | None] | list[float]
+        if self.avgrq is not None:
+            avgrq = columns[self.avgrq]
+        elif all(ios):
+            avgrq = [2 * k / i for k, i in zip(kb, ios)]
+        else:
+            sizes = list(zip(*map(parse, self.sizes))) if self.sizes else [()] * count
+            avgrq = [2 * k / i if i else _doubled(_only_nonzero(sizes[n])) for n, (k, i) in enumerate(zip(kb, ios))]
+        awaits: list[float | None] | list[float]
+        if self.await_ is not None:
+            awaits = columns[self.await_]
+        elif self.r_await is None or self.w_await is None:
+            awaits = absent
+        else:
+            ra, wa = columns[self.r_await], columns[self.w_await]
+            da = columns[self.d_await] if self.d_await is not None and self.discards is not None else [0.0] * count
+            awaits = [
+                (r * a + w * b + d * c) / i if i else _only_nonzero((a, b, c))
+                for r, w, d, a, b, c, i in zip(r_s, w_s, d_s, ra, wa, da, ios)
+            ]
+        return list(
+            zip(
+                r_s,
+                w_s,
+                rkb,
+                wkb,
+                column(self.rrqm),
+                column(self.wrqm),
+                avgrq,
+                column(self.queue),
+                awaits,
+                column(self.r_await),
+                column(self.w_await),
+                column(self.svctm),
+                columns[self.util],
+            )
+        )
+
+
+def _doubled(kilobytes: float | None) -> float | None:
+    """A request size in kB -> in 512-byte sectors."""
+    return None if kilobytes is None else 2 * kilobytes
 
 
 def column_set(names: list[str]) -> ColumnSet:
@@ -81,63 +181,28 @@ def column_set(names: list[str]) -> ColumnSet:
     for needed in ("r/s", "w/s", "%util"):
         if needed not in index:
             raise UnknownHeader(f"no {needed} column: not an iostat -x report")
-    read_kb, write_kb, discard_kb = _rate(index, "r"), _rate(index, "w"), _rate(index, "d")
+    read_kb, write_kb = _throughput(index, "r"), _throughput(index, "w")
     if read_kb is None or write_kb is None:
         raise UnknownHeader("no read/write throughput column (rkB/s, rsec/s or rMB/s)")
-    ir, iw, iutil = index["r/s"], index["w/s"], index["%util"]
-    idisc = index.get("d/s")
-    irrqm, iwrqm = index.get("rrqm/s"), index.get("wrqm/s")
-    iavgrq, iawait, isvctm = index.get("avgrq-sz"), index.get("await"), index.get("svctm")
-    iqueue = index.get("avgqu-sz", index.get("aqu-sz"))
-    ir_await, iw_await, id_await = index.get("r_await"), index.get("w_await"), index.get("d_await")
-    with_discards = idisc is not None and discard_kb is not None
-
-    sizes = [i for i in (index.get("rareq-sz"), index.get("wareq-sz"), index.get("dareq-sz")) if i is not None]
-    awaits = [i for i in (ir_await, iw_await, id_await) if i is not None]
-
-    def convert(v: list[float]) -> Values:
-        r_s, w_s = v[ir], v[iw]
-        rkb, wkb = read_kb(v), write_kb(v)
-        ios, kb = r_s + w_s, rkb + wkb
-        d_s = 0.0
-        if with_discards:
-            d_s = v[idisc]  # type: ignore[index]
-            ios += d_s
-            kb += discard_kb(v)  # type: ignore[misc]
-        if iavgrq is not None:
-            avgrq: float | None = v[iavgrq]
-        elif ios:
-            avgrq = 2 * kb / ios
-        else:
-            size = _only_nonzero([v[i] for i in sizes])
-            avgrq = None if size is None else 2 * size
-        r_await = None if ir_await is None else v[ir_await]
-        w_await = None if iw_await is None else v[iw_await]
-        if iawait is not None:
-            await_ms: float | None = v[iawait]
-        elif r_await is None or w_await is None:
-            await_ms = None
-        elif ios:
-            weighted = r_s * r_await + w_s * w_await
-            if id_await is not None:
-                weighted += d_s * v[id_await]
-            await_ms = weighted / ios
-        else:
-            await_ms = _only_nonzero([v[i] for i in awaits])
-        return (
-            r_s,
-            w_s,
-            rkb,
-            wkb,
-            None if irrqm is None else v[irrqm],
-            None if iwrqm is None else v[iwrqm],
-            avgrq,
-            None if iqueue is None else v[iqueue],
-            await_ms,
-            r_await,
-            w_await,
-            None if isvctm is None else v[isvctm],
-            v[iutil],
-        )
-
-    return ColumnSet(tuple(names), convert)
+    discard_kb = _throughput(index, "d")
+    discards = index.get("d/s") if discard_kb is not None else None
+    return ColumnSet(
+        names=tuple(names),
+        reads=index["r/s"],
+        writes=index["w/s"],
+        util=index["%util"],
+        read_kb=read_kb,
+        write_kb=write_kb,
+        discards=discards,
+        discard_kb=discard_kb if discards is not None else None,
+        rrqm=index.get("rrqm/s"),
+        wrqm=index.get("wrqm/s"),
+        avgrq=index.get("avgrq-sz"),
+        queue=index.get("avgqu-sz", index.get("aqu-sz")),
+        await_=index.get("await"),
+        r_await=index.get("r_await"),
+        w_await=index.get("w_await"),
+        d_await=index.get("d_await"),
+        svctm=index.get("svctm"),
+        sizes=tuple(index[n] for n in ("rareq-sz", "wareq-sz", "dareq-sz") if n in index),
+    )

@@ -86,6 +86,46 @@ def _interval(state: _State, when: dt.datetime | None, since_boot: bool, snapsho
     return None
 
 
+#: Device lines parsed at once (a report of 100,000 devices is parsed in slices of these).
+_BLOCK_LINES = 4096
+
+#: Lines that end a device block (and are read as what they are).
+_BLOCK_ENDS = ("Device", "avg-cpu:", "zzz", "Time:", "Linux ")
+
+
+def _block_rows(
+    source: str, first_number: int, lines: list[str], columns: ColumnSet, needed: tuple[int, ...]
+) -> tuple[list[HistoryRow], list[Problem]]:
+    """A block of device lines -> rows, parsed column by column (the fast path); a block with a
+    malformed line is read again line by line, naming that line."""
+    width = len(columns.names) + 1
+    joined = "\n".join(lines)
+    tokens = (joined.replace(",", ".") if "," in joined else joined).split()
+    count = len(lines)
+
+    def parse(index: int) -> list[float]:
+        figures = list(map(float, tokens[index + 1 :: width]))
+        if not math.isfinite(sum(figures)):
+            raise ValueError("not a finite number")
+        return figures
+
+    if len(tokens) == width * count:
+        try:
+            converted = columns.convert({i: parse(i) for i in needed}, count, parse)
+            return list(map(HistoryRow, tokens[0::width], converted)), []
+        except ValueError:
+            pass  # read again line by line below, to name the line
+    if count == 1:
+        return [], [Problem(source, first_number, f"malformed device line: {lines[0][:120]!r}")]
+    rows: list[HistoryRow] = []
+    problems: list[Problem] = []
+    for offset, line in enumerate(lines):
+        more_rows, more_problems = _block_rows(source, first_number + offset, [line], columns, needed)
+        rows += more_rows
+        problems += more_problems
+    return rows, problems
+
+
 def read_iostat_text(
     source: str,
     lines: Iterable[str],
@@ -96,37 +136,43 @@ def read_iostat_text(
     """Reports and problems of one file's lines (without their terminators), in file order."""
     state = _State(host)
     columns: ColumnSet | None = None
-    width = 0
+    needed: tuple[int, ...] = ()
+    block: list[str] = []
+    block_start = 0
     in_block = skipping_block = cpu_figures_next = False
     report: HistoryReport | None = None
-    number = 0
+
+    def flush_rows() -> Iterator[Problem]:
+        nonlocal block
+        if report is not None and columns is not None and block:
+            rows, problems = _block_rows(source, block_start, block, columns, needed)
+            yield from problems
+            report.rows += rows if devices is None else [row for row in rows if row.device in devices]
+        block = []
+
+    def end_block() -> Iterator[HistoryReport | Problem]:
+        nonlocal report
+        yield from flush_rows()
+        if report is not None:
+            yield report
+            report = None
+
     for number, text in enumerate(lines, 1):
         if in_block:
-            parts = text.split()
-            if not parts:
+            if not text or text.isspace():
                 in_block = skipping_block = False
-                if report is not None:
-                    yield report
-                    report = None
+                yield from end_block()
                 continue
-            if skipping_block:
+            if not (text.startswith(_BLOCK_ENDS) or (text[0].isdigit() and parse_time_line(text.strip()))):
+                if not skipping_block:
+                    if not block:
+                        block_start = number
+                    block.append(text)
+                    if len(block) >= _BLOCK_LINES:
+                        yield from flush_rows()
                 continue
-            if len(parts) == width and parts[0] not in ("Device", "Device:"):
-                if devices is not None and parts[0] not in devices:
-                    continue
-                try:
-                    if "," in text:
-                        values = [float(p.replace(",", ".")) for p in parts[1:]]
-                    else:
-                        values = [float(p) for p in parts[1:]]
-                    if not math.isfinite(sum(values)):
-                        raise ValueError("not a finite number")
-                except ValueError:
-                    yield Problem(source, number, f"malformed device line: {text[:120]!r}")
-                    continue
-                assert report is not None and columns is not None
-                report.rows.append(HistoryRow(parts[0], columns.convert(values)))
-                continue
+            in_block = skipping_block = False
+        yield from end_block()
         stripped = text.strip()
         if not stripped:
             continue
@@ -135,9 +181,6 @@ def read_iostat_text(
             if stripped[0].isdigit():
                 continue
         if stripped.startswith(("Device:", "Device ")) or stripped == "Device":
-            if report is not None:
-                yield report
-                report = None
             in_block = True
             try:
                 columns = column_set(stripped.split()[1:])
@@ -145,8 +188,7 @@ def read_iostat_text(
                 yield Problem(source, number, f"{exc}; this report is skipped")
                 skipping_block = True
                 continue
-            width = len(columns.names) + 1
-            skipping_block = False
+            needed = columns.needed
             when = _report_time(state, snapshot_interval_s)
             since_boot = state.invocation_started and state.index == 0
             report = HistoryReport(
@@ -161,15 +203,6 @@ def read_iostat_text(
             if when is not None:
                 state.last_time = when
             continue
-        if in_block and not skipping_block:
-            # a line inside a device block that is neither a device nor a known line
-            if not stripped.startswith(("zzz", "avg-cpu:")) and parse_time_line(stripped) is None:
-                yield Problem(source, number, f"malformed device line: {text[:120]!r}")
-                continue
-        in_block = skipping_block = False
-        if report is not None:
-            yield report
-            report = None
         if stripped.startswith("zzz"):
             try:
                 marker = parse_marker(stripped)
@@ -212,5 +245,4 @@ def read_iostat_text(
             state.index = 0
             continue
         yield Problem(source, number, f"line not understood: {text[:120]!r}")
-    if report is not None:
-        yield report
+    yield from end_block()

@@ -190,3 +190,19 @@ def test_missing_path_and_bad_zip_are_named(tmp_path: Path) -> None:
     reports, problems = reports_and_problems(tmp_path / "nope", bad)
     assert reports == []
     assert [p.source for p in problems] == [str(tmp_path / "nope"), str(bad)]
+
+
+def test_crlf_lines_and_an_endless_line_are_read_bounded(tmp_path: Path) -> None:
+    """A file saved with CRLF reads as with LF; a 3 MB line is cut at MAX_LINE_CHARS, named,
+    and the reports after it are kept."""
+    text = osw_hour("racnode1", H10, snapshots=2)
+    marker = "zzz ***Mon Jun  1 10:00:30 UTC 2020"
+    text = text.replace(marker, "y" * 3_000_000 + "\n" + marker)
+    path = tmp_path / osw_name("racnode1", H10)
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    reports, problems = reports_and_problems(path)
+    assert len(reports) == 6
+    assert len(problems) == 1 and "line not understood" in problems[0].message
+    first_line_of_it = text.splitlines().index("y" * 3_000_000) + 1
+    assert problems[0].line == first_line_of_it
+    assert reports[3].time == dt.datetime(2020, 6, 1, 10, 0, 30, tzinfo=UTC)
