@@ -3,20 +3,25 @@
 OSWatcher and ExaWatcher write one file per host and hour; their names say which
 (archive.name_facts), so the files of each host are read in their hours' order and the
 reports come out host after host, each host's in time order, stitched across files. Files
-whose names say nothing (an ``iostat -x -t`` log) are read first, in the order given.
+whose names say nothing (an ``iostat -x -t`` log) are read first, in the order given. A file
+whose first lines hold a ``sar -d`` header is read as sar's (sar_disk), any other as iostat's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
 from racperf_tui.core.disks.history.archive import Source, open_sources
 from racperf_tui.core.disks.history.report import HistoryReport, Problem
+from racperf_tui.core.disks.history.sar_disk import is_sar_header, read_sar_disk
 from racperf_tui.core.disks.history.sysstat_text import read_iostat_text
 
 _NO_HOUR = dt.datetime.min
+#: A sar -d file shows its header within its first lines (banner, blank, header).
+_SNIFF_LINES = 16
 
 
 def ordered_sources(paths: list[Path]) -> Iterator[Source | Problem]:
@@ -40,6 +45,12 @@ def read_history(paths: list[Path], devices: frozenset[str] | None = None) -> It
         if isinstance(source, Problem):
             yield source
             continue
-        yield from read_iostat_text(source.name, source.lines(), host=source.host, devices=devices)
+        lines = source.lines()
+        head = list(itertools.islice(lines, _SNIFF_LINES))
+        everything = itertools.chain(head, lines)
+        if any(is_sar_header(line) for line in head):
+            yield from read_sar_disk(source.name, everything, host=source.host, devices=devices)
+        else:
+            yield from read_iostat_text(source.name, everything, host=source.host, devices=devices)
         if source.error is not None:
             yield Problem(source.name, source.lines_read, f"truncated or unreadable: {source.error}")
