@@ -25,8 +25,8 @@ def add_from_argument(parser: argparse.ArgumentParser) -> None:
         action="extend",
         type=Path,
         default=None,
-        help="read saved outputs instead of /proc: iostat -x text of any sysstat (with or "
-        "without -t), OSWatcher/ExaWatcher archives (a file, a directory with oswiostat/, "
+        help="read saved outputs instead of /proc: iostat -x or sar -d text of any sysstat "
+        "(with or without -t), OSWatcher/ExaWatcher archives (a file, a directory with oswiostat/, "
         ".gz .bz2 .zip .tar.gz); name DEVICEs before --from",
     )
 
