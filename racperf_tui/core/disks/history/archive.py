@@ -22,6 +22,7 @@ import gzip
 import os
 import re
 import tarfile
+import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -37,6 +38,7 @@ _EXA_NAME = re.compile(
     r"^(?P<y>\d{4})_(?P<m>\d\d)_(?P<d>\d\d)_(?P<h>\d\d)_(?P<mi>\d\d)_\d\d_IostatExaWatcher_(?P<host>.+?)\.dat"
 )
 _CHUNK_BYTES = 1 << 18
+_TAR_COPY_BYTES = 1 << 13
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2")
 _READ_ERRORS = (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile, ValueError)
 
@@ -128,7 +130,7 @@ def _watcher_files(names: list[str]) -> list[str]:
     return chosen or names
 
 
-def _archive_sources(path: Path) -> Iterator[Source]:
+def _archive_sources(path: Path) -> Iterator[Source | str]:
     name = path.name
     if name.endswith(".zip"):
         archive = zipfile.ZipFile(path)
@@ -136,17 +138,41 @@ def _archive_sources(path: Path) -> Iterator[Source]:
         for member in members:
             yield _source(f"{path}:{member}", lambda m=member: archive.open(m))  # type: ignore[misc]
         return
-    tar = tarfile.open(path, "r:*")
-    files = {m.name: m for m in tar.getmembers() if m.isfile()}
-    for member in _watcher_files(list(files)):
+    yield from _tar_sources(path)
 
-        def open_member(info: tarfile.TarInfo = files[member]) -> IO[bytes]:
-            extracted = tar.extractfile(info)
-            if extracted is None:
-                raise OSError(f"{info.name}: not a regular file")
-            return extracted
 
-        yield _source(f"{path}:{member}", open_member)
+def _tar_sources(path: Path) -> Iterator[Source | str]:
+    """A tar's wanted members, copied out in one streaming pass into a temporary directory
+    (removed when the last of its sources is gone): a compressed tar read member by member
+    in another order than its own would be decompressed again from its start for each step
+    back. OSWatcher's members are mostly .gz themselves, so the copies stay that size. A tar
+    cut short keeps the members before the cut, and the one cut up to its last 8 KiB chunk."""
+    spool = tempfile.TemporaryDirectory(prefix="racperf-history-")
+    copies: list[tuple[str, Path]] = []
+    error: str | None = None
+    try:
+        with tarfile.open(path, "r|*") as tar:
+            for info in tar:
+                if not info.isfile():
+                    continue
+                copy = Path(spool.name) / str(len(copies))
+                copies.append((info.name, copy))
+                extracted = tar.extractfile(info)
+                with open(copy, "wb") as out:
+                    # small reads: a member cut short loses only its last partial chunk
+                    while extracted is not None and (data := extracted.read(_TAR_COPY_BYTES)):
+                        out.write(data)
+    except _READ_ERRORS as exc:
+        error = f"{path}: archive cut short after {len(copies)} member(s): {exc or type(exc).__name__}"
+    by_name = dict(copies)
+    for member in _watcher_files([name for name, _ in copies]):
+
+        def open_copy(copy: Path = by_name[member], keep: object = spool) -> IO[bytes]:
+            return open(copy, "rb")  # keep: the directory lives as long as a source needs it
+
+        yield _source(f"{path}:{member}", open_copy)
+    if error is not None:
+        yield error
 
 
 def open_sources(paths: list[Path]) -> Iterator[Source | str]:
@@ -168,7 +194,7 @@ def open_sources(paths: list[Path]) -> Iterator[Source | str]:
             yield f"{path}: {exc or type(exc).__name__}"
 
 
-def _file_sources(path: Path) -> Iterator[Source]:
+def _file_sources(path: Path) -> Iterator[Source | str]:
     if path.name.endswith(_TAR_SUFFIXES) or path.name.endswith(".zip"):
         yield from _archive_sources(path)
     else:

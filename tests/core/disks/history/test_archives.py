@@ -206,3 +206,26 @@ def test_crlf_lines_and_an_endless_line_are_read_bounded(tmp_path: Path) -> None
     first_line_of_it = text.splitlines().index("y" * 3_000_000) + 1
     assert problems[0].line == first_line_of_it
     assert reports[3].time == dt.datetime(2020, 6, 1, 10, 0, 30, tzinfo=UTC)
+
+
+def test_a_cut_tar_keeps_the_members_before_the_cut(tmp_path: Path) -> None:
+    tree = tmp_path / "archive" / "oswiostat"
+    tree.mkdir(parents=True)
+    hours = [H10 + dt.timedelta(hours=h) for h in range(4)]
+    for hour in hours:
+        # a padding comment so the cut falls inside the third member, past its reports
+        (tree / osw_name("racnode1", hour)).write_text(osw_hour("racnode1", hour) + "# " + "p" * 64_000 + "\n")
+    tarred = tmp_path / "osw.tar"
+    with tarfile.open(tarred, "w") as archive:
+        for hour in hours:
+            archive.add(tree / osw_name("racnode1", hour), f"archive/oswiostat/{osw_name('racnode1', hour)}")
+    data = tarred.read_bytes()
+    third = data.index(osw_name("racnode1", hours[2]).encode())
+    cut = tmp_path / "cut.tar"
+    cut.write_bytes(data[: third + 20000])
+    reports, problems = reports_and_problems(cut)
+    assert {r.time.hour for r in reports if r.time} == {10, 11, 12}
+    assert len([r for r in reports if r.time and r.time.hour < 12]) == 12
+    assert (
+        len(problems) == 1 and problems[0].source == str(cut) and "cut short after 3 member(s)" in problems[0].message
+    )
