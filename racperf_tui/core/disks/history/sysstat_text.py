@@ -86,6 +86,9 @@ def _interval(state: _State, when: dt.datetime | None, since_boot: bool, snapsho
     return None
 
 
+#: Distinct headers kept made (a file has one or two; more are made again).
+_KNOWN_HEADERS_MAX = 64
+
 #: Device lines parsed at once (a report of 100,000 devices is parsed in slices of these).
 _BLOCK_LINES = 4096
 
@@ -141,6 +144,8 @@ def read_iostat_text(
     block_start = 0
     in_block = skipping_block = cpu_figures_next = False
     report: HistoryReport | None = None
+    known_headers: dict[str, ColumnSet] = {}
+    known_needed: dict[str, tuple[int, ...]] = {}
 
     def flush_rows() -> Iterator[Problem]:
         nonlocal block
@@ -182,13 +187,19 @@ def read_iostat_text(
                 continue
         if stripped.startswith(("Device:", "Device ")) or stripped == "Device":
             in_block = True
+            if len(known_headers) > _KNOWN_HEADERS_MAX:  # bounded, whatever the file holds
+                known_headers.clear()
+                known_needed.clear()
             try:
-                columns = column_set(stripped.split()[1:])
+                # OSWatcher repeats a handful of headers a million times: each is made once
+                columns = known_headers.get(stripped) or known_headers.setdefault(
+                    stripped, column_set(stripped.split()[1:])
+                )
             except UnknownHeader as exc:
                 yield Problem(source, number, f"{exc}; this report is skipped")
                 skipping_block = True
                 continue
-            needed = columns.needed
+            needed = known_needed.get(stripped) or known_needed.setdefault(stripped, columns.needed)
             when = _report_time(state, snapshot_interval_s)
             since_boot = state.invocation_started and state.index == 0
             report = HistoryReport(
