@@ -3,6 +3,7 @@
 racperf iostat [-x] [-k|-m] [-p [DEV[,DEV]|ALL]] [-y] [-z] [-N] [--json] [--saturation]
                [--root DIR]... [DEVICE...] [interval [count]]
 racperf iostat --ssh [user@]host[:port] [--identity FILE] [--known-hosts FILE] ... (a node's)
+racperf iostat [-x] [-m] [--json] [DEVICE...] --from PATH...      (saved outputs, archives)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from racperf_tui.commands.iostat_history import add_from_argument, run_from_history
 from racperf_tui.core.disks.diskstats import printable_name
 from racperf_tui.core.disks.iostat_math import COLUMNS, IostatReport
 from racperf_tui.core.disks.iostat_model import IostatModel
@@ -109,6 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data-dir", metavar="DIR", default=None, help="with --ssh: the data dir whose known_hosts is racperf's own"
     )
+    add_from_argument(parser)
     # tests: the node's files under this prefix there (a tree laid out as /proc and /sys)
     parser.add_argument("--ssh-root", default="", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -215,6 +218,8 @@ def format_json(report: IostatReport, model: IostatModel | None = None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.from_paths:
+        return run_from_history(args)
     try:
         devices, interval, count = _split_positionals(args)
     except UsageError as exc:
