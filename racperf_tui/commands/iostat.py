@@ -219,6 +219,14 @@ def format_json(report: IostatReport, model: IostatModel | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.from_paths:
+        if args.saturation:
+            # the rule judges each device against its own history in this session; a saved
+            # archive's judgement (issue 20's --summary) is not built yet: say so, never ignore it
+            print(
+                "racperf iostat: --saturation judges live samples; it does not read --from archives yet",
+                file=sys.stderr,
+            )
+            return 2
         return run_from_history(args)
     try:
         devices, interval, count = _split_positionals(args)
