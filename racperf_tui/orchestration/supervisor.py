@@ -325,6 +325,7 @@ class Supervisor:
             [str(violation) for violation in proc.violations],
             files,
             lost_link_to=host.name if lost_link else None,
+            measured_warnings=_measured_warnings(parser, self.log),
         )
 
     def _on_host(self) -> Host:
@@ -493,6 +494,7 @@ class Supervisor:
         violations: list[str] | None = None,
         files: dict[str, str] | None = None,
         lost_link_to: str | None = None,
+        measured_warnings: list[str] | None = None,
     ) -> None:
         output = self.store.raw_output(self.run_id, "stdout")
         result: dict[str, Any] | None = None
@@ -504,6 +506,8 @@ class Supervisor:
         except Exception as exc:  # a run without a parsable result is still recorded
             parse_problem = f"no result: {exc}"
         if result is not None:
+            if measured_warnings:
+                result.setdefault("warnings", []).extend(measured_warnings)
             self.store.set_result(self.run_id, result)
         if violations:
             # first: a stop or a limit that came meanwhile is not why this run ended
@@ -537,7 +541,24 @@ class Supervisor:
             message = f"{stderr_tail[-1]} ({message})" if message else stderr_tail[-1]
         elif state is not RunState.SUCCEEDED and stderr_tail and not violations:
             message = f"{message}; stderr: {stderr_tail[-1]}" if message else f"stderr: {stderr_tail[-1]}"
+        if measured_warnings:
+            # a depressed result says why in the runs list too, not only in its warnings
+            said = f"{len(measured_warnings)} warning(s) from what the disks saw: {measured_warnings[0]}"
+            message = f"{message}; {said}" if message else said
         self.store.set_state(self.run_id, state, exit_status=exit_status, message=message)
+
+
+def _measured_warnings(parser: Any, log: Callable[[str], None]) -> list[str]:
+    """What a stream parser measured beside the tool's output that its result must carry
+    (``result_warnings()``: ORION's foreign load on its LUNs); none for a parser without."""
+    found = getattr(parser, "result_warnings", None)
+    if not callable(found):
+        return []
+    try:
+        return [str(warning) for warning in found()]
+    except Exception:
+        log(f"stream parser failed on its warnings:\n{traceback.format_exc()}")
+        return []
 
 
 def _detach() -> None:
