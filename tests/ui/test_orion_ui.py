@@ -196,7 +196,7 @@ async def test_the_live_view_shows_the_point_and_its_outstanding_ios(
             assert panel.view is not None
             headline = panel.view.headline
             assert headline.startswith("data point 1 of 1 (small 4, large 0), about ")
-            outstanding = int(headline.split("about ")[1].split()[0])
+            outstanding = float(headline.split("about ")[1].split()[0])
             assert 2 <= outstanding <= 5, headline  # 4 threads; a loaded machine runs them less often
             assert headline.endswith("small I/Os outstanding (planned 4)")
             rows = panel.view.rows if panel.view else ()
@@ -293,7 +293,7 @@ def _counters(name: str, ios: int, kib_each: int, ticks_ms: int, busy_ms: int) -
 def recorded_model() -> OrionLiveModel:
     """A basic matrix on 2 disks, five small points done, the sixth running at 5 outstanding."""
     luns = [LunDevices("/dev/mapper/data1", "dm-3", ("sdb", "sdc"))]
-    model = live_model({"run": "advanced", "lun": ["/dev/mapper/data1"], "num_disks": 2}, luns)
+    model = live_model({"run": "advanced", "lun": ["/dev/mapper/data1"], "num_disks": 2, "duration": 3}, luns)
     ios = ticks = 0
     at = busy = 1000.0
 
@@ -336,7 +336,7 @@ def test_the_live_panel_of_a_run_in_progress_snapshot(snap_compare: Any) -> None
 
 def test_the_recorded_model_reads_as_the_snapshot_shows() -> None:
     view = view_of(recorded_model(), {"dm-3": "data1"})
-    assert view.headline == "data point 7 of 15 (small 6, large 0), about 6 small I/Os outstanding (planned 6)"
+    assert view.headline == "data point 7 of 15 (small 6, large 0), about 6.0 small I/Os outstanding (planned 6)"
     assert [row[0] for row in view.rows] == ["dm-3 (data1)", "  sdb", "  sdc"]
     assert [p.small for p in view.points] == [1, 2, 3, 4, 5]
 
