@@ -205,6 +205,10 @@ async def test_the_live_view_shows_the_point_and_its_outstanding_ios(
             # the progress bar and ETA come from ORION's progress samples
             view: RunView = app.screen  # type: ignore[assignment]
             assert view.live is not None and view.live.progress_pct is not None and view.live.progress_pct > 0
+            # the sparklines are the LUN's load over time, from the recorded samples: no clock
+            assert list(view.sparklines) == ["lun_iops", "lun_mbps", "lun_await_ms", "lun_avgqu_sz"]
+            await wait_until(pilot, lambda: len(view.sparklines["lun_iops"].values) >= 2, 10, "LUN IOPS over time")
+            assert max(view.sparklines["lun_iops"].values) > 0 and max(view.sparklines["lun_avgqu_sz"].values) > 0
             await wait_until(pilot, lambda: view.live is not None and view.live.state == "succeeded", 60, "the end")
             await wait_until(pilot, lambda: panel.view is not None and "finished" in panel.view.headline, 10, "done")
             assert panel.view is not None and panel.view.headline.startswith("ORION finished: 1 of 1 data points")

@@ -254,14 +254,16 @@ class OrionLiveModel:
     """Diskstats snapshots of one ORION run -> what the panel shows.
 
     ORION prints nothing between its estimate and its results, so each data point's window
-    is found in the LUNs' load: the first window opens at the first I/O after the estimate
-    (at the clock's point, or the next point with load: ORION counts a (0, 0) point it does
-    not run); a window ends where its load changes visibly (two intervals in a row off its
-    mean by :data:`CHANGE_FACTOR`) once it has run half its planned length; a change sooner
-    re-anchors the window there (a window under half a point is not a point: a ramp, the
-    previous point's tail); with no visible change it ends by the schedule, its planned
-    length after its start. Each window goes to ``completed`` when it ends, the last at
-    :meth:`finish` (partial when the run was stopped).
+    is found in the LUNs' load, on the schedule: the first window opens at the first I/O
+    after the estimate (at the clock's point, or the next point with load: ORION counts a
+    (0, 0) point it does not run) and is planned to last its point's length. A visible
+    change in the load (two intervals in a row off the window's mean by
+    :data:`CHANGE_FACTOR` in KiB in flight, or :data:`REQUEST_SIZE_FACTOR` in request size)
+    near that end (:data:`NEAR`) ends it there and re-anchors the schedule; one as near its
+    start re-anchors its start; elsewhere a change is noise. With no change near its end, a
+    window ends at its planned length. A window under half a point is not a point. Each
+    window goes to ``completed`` when it ends, the last at :meth:`finish` (partial when the
+    run was stopped, its idle tail left out).
     """
 
     luns: Sequence[LunDevices]
