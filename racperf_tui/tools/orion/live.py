@@ -26,6 +26,7 @@ core/disks/block_devices.py, under a root directory, so recorded sysfs trees rep
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -336,7 +337,7 @@ class OrionLiveModel:
             return
         if not self.point:
             if interval.iops > 0 and not self._past_last:
-                self._open(self._loaded_from(int(clock_point)), [last, snapshot])
+                self._open(self._first_point(int(clock_point), interval), [last, snapshot])
                 self._note_foreign(interval)
             return
         if not self._window:  # between two points (the load went idle): the next opens at load
@@ -347,6 +348,22 @@ class OrionLiveModel:
         self._window.append(snapshot)
         self._cut()
         self._note_foreign(interval)
+
+    def _first_point(self, clock_point: int, interval: LoadFigures) -> int:
+        """The point the first window opens at: the clock's (or the next with load), or one
+        of the two after it when the load fits it far better (in the ratio of KiB in flight
+        to the plan): the diskstats answers began late (a node's companion starts seconds
+        after ORION), and the clock's schedule is only an estimate."""
+
+        def misfit(number: int) -> float:
+            planned = self.planned_kib(*(self.loads_of(number) or (0, 0)))
+            return abs(math.log(max(interval.kib_in_flight, 0.1) / planned)) if planned else math.inf
+
+        best = self._loaded_from(clock_point)
+        for candidate in (best + 1, best + 2):
+            if self._loaded_from(candidate) == candidate and misfit(candidate) < misfit(best) / 2:
+                best = candidate
+        return best
 
     def _open(self, number: int, window: list[DiskSnapshot]) -> None:
         self.point, self._window, self._pending = number, window, None
@@ -368,7 +385,11 @@ class OrionLiveModel:
             if abs(into - expected) <= near and into >= expected / 2:
                 self._next_point(window, at, idle)
             elif into <= near and into < expected / 2 and not idle:
-                self._window = window[at:]  # re-anchored: what came before was not this point
+                # re-anchored: what came before was not this point (the previous one's tail,
+                # when the first answers came late it may be this one's, the load says)
+                self._window = window[at:]
+                if now is not None and len(self.completed) == 0:
+                    self.point = self._first_point(self.point, now)
             # else the point's own noise; idle: a pause, or ORION stopped (finish trims it)
             return
         self._pending = (len(window) - 2, direction) if direction else None
@@ -426,6 +447,20 @@ class OrionLiveModel:
     def finish(self, stopped: bool = False) -> None:
         """The run ended: the open window closes at the last snapshot; ``stopped``: ORION
         ended without its results, so that window is a partial point (kept, said so)."""
+        # the results came before the last change was confirmed (ORION prints them as its
+        # last point ends): a window holding its point and half the next one more is split
+        # where a change began near its planned end, else by the schedule
+        while self.point and len(self._window) >= 3:
+            window, expected = self._window, self.length_of(self.point)
+            following = self._loaded_from(self.point + 1)
+            if not following or _seconds(window[0], window[-1]) < expected + self.length_of(following) / 2:
+                break
+            near = max(NEAR * expected, NEAR_MIN_S)
+            at = min(range(len(window)), key=lambda i: abs(_seconds(window[0], window[i]) - expected))
+            if self._pending and abs(_seconds(window[0], window[self._pending[0]]) - expected) <= near:
+                at = self._pending[0]
+            self._pending = None
+            self._next_point(window, at, False)
         if self.point and len(self._window) >= 2:
             self._close(self._window, partial=stopped)
         self._window, self._pending, self.foreign = [], None, None

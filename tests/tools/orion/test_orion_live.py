@@ -271,10 +271,11 @@ def test_the_stream_parser_infers_and_records_each_point_from_the_companion_s_di
     assert rows["dm-3 (data1)"]["r_s"] == pytest.approx(1000.0) and rows["dm-3 (data1)"]["await_ms"] == 2.0
     assert rows["  sdb"]["r_s"] == pytest.approx(500.0) and rows["dm-3 (data1)"]["lun"] == "/dev/mapper/data1"
     assert records[1]["points"] == []  # no point done yet
-    # 1500 IOPS from 1008 s: a visible change, seen in two answers in a row
+    # 1500 IOPS from 1008 s: 3 in flight against 2 is no visible change (under 1.5x), so
+    # point 3 ends by the schedule, at the answer nearest its 10 s: 1008 s
     now[0] = 35.0
     (sample,) = parser.companion_output("diskstats", _answer(1014.0, 17000, 34000), 0)
-    assert sample.extra["data_point"] == 3 and sample.extra["orion_live"]["points"] == []
+    assert sample.extra["data_point"] == 4 and len(sample.extra["orion_live"]["points"]) == 1
     assert sample.metrics["lun_iops"] == 1500.0 and sample.metrics["lun_await_ms"] == 2.0
     assert sample.extra["devices"] == ["dm-3", "sdb", "sdc1", "sdc"]
     now[0] = 36.0
