@@ -6,8 +6,9 @@ the stream parser turns the estimate into a planned-duration sample and then, ev
 loads), from the planned matrix (:func:`~racperf_tui.tools.orion.matrix.planned_matrix`). The
 supervisor calls the parser's ``tick()``. The samples' metrics are the LUNs' measured load
 (``lun_iops``, ``lun_mbps``, ``lun_await_ms``, ``lun_avgqu_sz``), in the samples of the
-diskstats companion's answers: the live view's sparklines; the clock's figures are no
-sparklines (they are constants and the clock).
+diskstats companion's answers: the tool declares only these, so they are the live view's
+sparklines; the clock's figures stay in the metrics too (``racperf run orion``'s JSON lines
+print the metrics), undeclared.
 """
 
 from __future__ import annotations
@@ -179,7 +180,14 @@ class OrionStreamParser:
             extra["planned_model_s"] = round(self._planned_model_s, 3)
         if self.testname:
             extra["testname"] = self.testname
-        metrics: dict[str, float] = {}
+        # the clock's figures stay in the metrics too: `racperf run orion`'s JSON lines print
+        # only the metrics (its progress); the tool declares only the LUNs' load, so the live
+        # view's sparklines are those
+        metrics: dict[str, float] = {
+            key: float(extra[key])
+            for key in ("planned_s", "elapsed_s", "progress_pct", "eta_s", "data_point", "data_points")
+            if key in extra
+        }
         return Sample(t=elapsed, metrics=metrics, extra=extra)
 
     def feed(self, line: str) -> list[Sample]:

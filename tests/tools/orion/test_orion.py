@@ -466,7 +466,8 @@ def test_description_metrics_and_registration() -> None:
     parser = orion.OrionStreamParser({"lun": ["/dev/a"]}, clock=Clock())
     [sample] = parser.feed("Calibration will take approximately 9 minutes.")
     # the clock's figures are the progress bar's, no sparklines: the metrics are the LUNs' load
-    assert sample.metrics == {} and {"planned_s", "eta_s", "progress_pct"} <= set(sample.extra)
+    assert {"planned_s", "eta_s", "progress_pct"} <= set(sample.extra) & set(sample.metrics)
+    assert [m.key for m in description.live_metrics(list(sample.metrics) + ["lun_iops"])] == ["lun_iops"]
     assert [m.key for m in description.metrics] == ["lun_iops", "lun_mbps", "lun_await_ms", "lun_avgqu_sz"]
     assert description.metric("lun_await_ms").format(0.256) == "0.26 ms"
     assert tool_modules()["orion"] == "racperf_tui.tools.orion"
