@@ -216,7 +216,13 @@ def node_figures(sample: Sample) -> dict[str, float]:
     LUNs from diskstats (ORION's live record) that load: IOPS, MB/s and await of the LUNs'
     own devices (the devices below them carry the same I/O again and are not counted)."""
     figures = {key: float(value) for key, value in sample.metrics.items() if isinstance(value, (int, float))}
-    record = sample.extra.get("orion_live") if isinstance(sample.extra, Mapping) else None
+    extra = sample.extra if isinstance(sample.extra, Mapping) else {}
+    progress = extra.get("progress_pct")
+    if "progress_pct" not in figures and isinstance(progress, (int, float)):
+        # a tool whose progress is no sparkline (ORION's clock) says it in extra, where the
+        # run view's progress bar reads it
+        figures["progress_pct"] = float(progress)
+    record = extra.get("orion_live")
     if isinstance(record, Mapping):
         rows = [row for _shown, lun, row in recorded_rows(record) if lun != "below"]
         if rows:
@@ -232,6 +238,8 @@ def _rule(key: str, spec: MetricSpec | None, keys: Iterable[str]) -> tuple[str, 
     or ("none", None)."""
     if key in (LUN_IOPS, LUN_MBPS):
         return "sum", None
+    if key == "progress_pct":
+        return "min", None  # the group is as far as its slowest node
     if key == LUN_AWAIT_MS:
         return "weighted", LUN_IOPS
     if spec is None:
@@ -283,7 +291,7 @@ def headline_figures(description: ToolDescription | None, figures: Mapping[str, 
     specs = {spec.key: spec for spec in (description.metrics if description is not None else ())}
     out: dict[str, float] = {}
     iops = [v for k, v in figures.items() if k in specs and specs[k].unit == "IOPS"]
-    if LUN_IOPS in figures:
+    if LUN_IOPS in figures and LUN_IOPS not in specs:  # declared (ORION's metric): counted above
         iops.append(figures[LUN_IOPS])
     if iops:
         out["iops"] = sum(iops)

@@ -357,6 +357,7 @@ class Supervisor:
             files,
             lost_link_to=host.name if lost_link else None,
             kernel_refusals=kernel_refusals,
+            measured_warnings=_measured_warnings(parser, self.log),
         )
 
     def _saturation_watch(self, planned: Invocation, config: dict[str, Any]) -> SaturationWatch | None:
@@ -552,6 +553,7 @@ class Supervisor:
         files: dict[str, str] | None = None,
         lost_link_to: str | None = None,
         kernel_refusals: list[str] | None = None,
+        measured_warnings: list[str] | None = None,
     ) -> None:
         output = self.store.raw_output(self.run_id, "stdout")
         result: dict[str, Any] | None = None
@@ -563,6 +565,8 @@ class Supervisor:
         except Exception as exc:  # a run without a parsable result is still recorded
             parse_problem = f"no result: {exc}"
         if result is not None:
+            if measured_warnings:
+                result.setdefault("warnings", []).extend(measured_warnings)
             self.store.set_result(self.run_id, result)
         if violations:
             # first: a stop or a limit that came meanwhile is not why this run ended
@@ -610,7 +614,24 @@ class Supervisor:
         if self._notes:
             # what the run saw beside its own result (foreign I/O on its LUN)
             message = "; ".join([*([message] if message else []), *self._notes])
+        if measured_warnings:
+            # a depressed result says why in the runs list too, not only in its warnings
+            warned = f"{len(measured_warnings)} warning(s) from what the disks saw: {measured_warnings[0]}"
+            message = f"{message}; {warned}" if message else warned
         self.store.set_state(self.run_id, state, exit_status=exit_status, message=message)
+
+
+def _measured_warnings(parser: Any, log: Callable[[str], None]) -> list[str]:
+    """What a stream parser measured beside the tool's output that its result must carry
+    (``result_warnings()``: ORION's foreign load on its LUNs); none for a parser without."""
+    found = getattr(parser, "result_warnings", None)
+    if not callable(found):
+        return []
+    try:
+        return [str(warning) for warning in found()]
+    except Exception:
+        log(f"stream parser failed on its warnings:\n{traceback.format_exc()}")
+        return []
 
 
 def _detach() -> None:

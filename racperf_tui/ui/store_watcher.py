@@ -88,6 +88,9 @@ class RunsWatch(Watch):
     _finished_figure: dict[int, str] = field(default_factory=dict)
     #: a group's run id -> its IOPS now (live) or in its result (finished)
     _group_iops: dict[int, float] = field(default_factory=dict)
+    #: a running run's devices as its samples name them (``extra["devices"]``: ORION's
+    #: LUNs, CALIBRATE_IO's datafiles), its newest sample that names them
+    _sample_devices: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def poll(self, store: Store) -> Message | None:
         if self._first:
@@ -104,6 +107,7 @@ class RunsWatch(Watch):
         for run in runs:
             if run.state.finished:
                 self._live_seq.pop(run.id, None)
+                self._sample_devices.pop(run.id, None)
                 if run.id not in self._finished_figure:
                     result = store.result(run.id)
                     self._finished_figure[run.id] = description_of(run.tool).headline(result)
@@ -120,6 +124,10 @@ class RunsWatch(Watch):
                 figures[run.id] = self._finished_figure[run.id]
                 continue
             new = store.samples(run.id, after_seq=self._live_seq.get(run.id, 0))
+            for _seq, sample in new:
+                named = sample.extra.get("devices")
+                if isinstance(named, list) and run.host == "local":  # a node's names are not this host's
+                    self._sample_devices[run.id] = tuple(str(name) for name in named)
             if new:
                 seq, sample = new[-1]
                 self._live_seq[run.id] = seq
@@ -129,7 +137,7 @@ class RunsWatch(Watch):
                     if iops is not None:
                         self._group_iops[run.id] = iops
             figures[run.id] = self._live_figure.get(run.id, "")
-            for name in block_devices_of(run.target):
+            for name in [*block_devices_of(run.target), *self._sample_devices.get(run.id, ())]:
                 if name not in devices:
                     devices.append(name)
         group_iops: dict[int, float] = {}

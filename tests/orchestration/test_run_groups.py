@@ -350,7 +350,10 @@ def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path
             points = recorded[-1].extra["orion_live"]["points"]
             fields = recorded[-1].extra["orion_live"]["point_fields"]
             by_number = {p[0]: dict(zip(fields, p)) for p in points}
-            assert set(by_number) >= {2, 3}, (run.host, points)  # the first may be the baseline's
+            # both "nodes" read one loop device on this host, so each node's diskstats carries
+            # the other's load too (foreign to it): its windows, found in that load, may shift
+            # by a point, so two points measured, not which (docs/ORION.md)
+            assert len(by_number) >= 2 and set(by_number) <= {1, 2, 3}, (run.host, points)
             assert all(p["iops"] > 0 and p["seconds"] > 0 for p in by_number.values()), (run.host, points)
 
 

@@ -109,13 +109,13 @@ OPTIONS: tuple[ToolOption, ...] = (
     ToolOption("oracle_home", "path", "", _HELP["oracle_home"], access=HOME),
     ToolOption("orion", "path", "", _HELP["orion"], access=RUNS_PROGRAM),
 )
+#: the LUNs' load in diskstats, each second (the live view's sparklines; the clock's
+#: progress is the progress bar)
 METRICS = (
-    MetricSpec("progress_pct", "progress", "%", decimals=1, chart="progress"),
-    MetricSpec("data_point", "data point", "", decimals=0),
-    MetricSpec("data_points", "data points", "", decimals=0),
-    MetricSpec("elapsed_s", "elapsed", "min", divisor=60.0, decimals=1, chart="time"),
-    MetricSpec("eta_s", "ETA", "min", divisor=60.0, decimals=1, chart="time"),
-    MetricSpec("planned_s", "planned", "min", divisor=60.0, decimals=1, chart="time"),
+    MetricSpec("lun_iops", "LUN IOPS", "IOPS", decimals=0, chart="iops", quantity="throughput"),
+    MetricSpec("lun_mbps", "LUN MB/s", "MB/s", decimals=1, chart="mbps", quantity="throughput"),
+    MetricSpec("lun_await_ms", "LUN await", "ms", decimals=2, chart="await", quantity="latency"),
+    MetricSpec("lun_avgqu_sz", "LUN avgqu-sz", "", decimals=1, chart="queue", better="none"),
 )
 DESCRIPTION = ToolDescription(
     name=name,

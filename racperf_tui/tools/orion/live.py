@@ -2,9 +2,12 @@
 data point running and the figures of each data point once it is done. No textual here: the
 live panel (ui/tool_panels/orion_live_panel.py) shows what this module computes.
 
-ORION prints nothing while it runs, so the data point comes from the clock (the stream
-parser's ``data_point`` of ``data_points``, read off the planned schedule) and is checked
-against what the disks see. The stream parser (tools/orion/stream.py) feeds the model the diskstats
+ORION prints nothing while it runs, so each data point's window is found in the LUNs' load
+(:class:`OrionLiveModel`): the schedule (ORION's estimate line and the planned matrix) says
+where the first point starts and how long each lasts; each visible change in the load
+re-anchors it. Load beyond what ORION's planned outstanding I/O explains is foreign
+(:class:`ForeignLoad`): said live, and kept in the run's result and message. The stream
+parser (tools/orion/stream.py) feeds the model the diskstats
 its ``diskstats`` companion reads on ORION's host every second, and records :func:`recorded`
 in each answer's sample: the live panel draws from the run's samples, never from the disks.
 
@@ -23,6 +26,7 @@ core/disks/block_devices.py, under a root directory, so recorded sysfs trees rep
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -151,12 +155,14 @@ def combine(rows: Sequence[IostatRow], seconds: float) -> LoadFigures:
 
 @dataclass(frozen=True)
 class PointFigures:
-    """One data point's figures from diskstats, over the window it ran (by the schedule)."""
+    """One data point's figures from diskstats, over the window it ran (see OrionLiveModel)."""
 
     number: int
     small: int
     large: int
     figures: LoadFigures
+    #: the run stopped in this point: its figures are of the part that ran
+    partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -169,8 +175,76 @@ class Outstanding:
     planned_kib: float
     #: the measured load agrees with the planned point (within AGREEMENT)
     agrees: bool
-    #: the number of the neighbouring data point whose load fits better, when it does not
-    fits_point: int | None = None
+
+
+@dataclass(frozen=True)
+class ForeignLoad:
+    """I/O on the LUNs that ORION's planned outstanding load does not explain (Little's law:
+    what is in flight beyond the plan), over ``seconds`` of data point ``number``. The load
+    beyond the plan is taken to share the LUNs' await with ORION's, so its IOPS are the
+    LUNs' IOPS in the proportion of the KiB in flight beyond the plan."""
+
+    number: int
+    small: int
+    large: int
+    iops: float
+    requests: float
+    seconds: float
+
+    def text(self) -> str:
+        return (
+            f"the LUN carried I/O ORION did not issue: about {self.iops:,.0f} IOPS / "
+            f"{self.requests:,.0f} outstanding beyond the plan"
+        )
+
+    def warning(self) -> str:
+        return (
+            f"data point {self.number} (small {self.small}, large {self.large}): {self.text()} "
+            f"for {self.seconds:.0f} s; its figures are depressed by it"
+        )
+
+
+#: a window's load changed visibly when two intervals in a row are this factor above (or
+#: below) its mean so far in KiB in flight, or REQUEST_SIZE_FACTOR in request size (small
+#: I/O to large): a busy host's per-second figures of one point vary by half as much
+CHANGE_FACTOR = 1.5
+REQUEST_SIZE_FACTOR = 2.0
+#: a visible change within this fraction of a point's planned length (at least
+#: NEAR_MIN_S) of where the schedule puts its end is its end, and re-anchors the schedule;
+#: one as near its start re-anchors its start (the previous point ran longer); elsewhere a
+#: change is the point's own noise (a busy host's per-second figures vary by half)
+NEAR = 0.25
+NEAR_MIN_S = 1.5
+#: the LUNs carry foreign load when what is in flight exceeds the plan by more than
+#: the plan itself, and by more than this many small I/Os (noise of a light point)
+FOREIGN_FACTOR = 2.0
+FOREIGN_MIN_SMALL_IOS = 4
+#: a point's foreign load goes into the run's warnings after this many seconds of it
+FOREIGN_MIN_S = 2.0
+
+
+def _seconds(start: DiskSnapshot, end: DiskSnapshot) -> float:
+    return (end.uptime_cs - start.uptime_cs) / 100.0
+
+
+def _request_kib(figures: LoadFigures) -> float:
+    return figures.mbps * 1024.0 / figures.iops if figures.iops else 0.0
+
+
+def _direction(base: LoadFigures, now: LoadFigures, floor_kib: float) -> int:
+    """+1 / -1 when ``now`` is visibly above / below ``base`` (KiB in flight, or the request
+    size), else 0."""
+    for before, after, factor, floor in (
+        (base.kib_in_flight, now.kib_in_flight, CHANGE_FACTOR, floor_kib),
+        (_request_kib(base), _request_kib(now), REQUEST_SIZE_FACTOR, 1.0),
+    ):
+        if max(before, after) < floor:
+            continue
+        if after > factor * before + floor / 4:
+            return 1
+        if before > factor * after + floor / 4:
+            return -1
+    return 0
 
 
 # --------------------------------------------------------------------------- the model
@@ -178,11 +252,19 @@ class Outstanding:
 
 @dataclass
 class OrionLiveModel:
-    """Progress samples and diskstats snapshots of one ORION run -> what the panel shows.
+    """Diskstats snapshots of one ORION run -> what the panel shows.
 
-    Call :meth:`observe` with each new snapshot and the data point the progress says is
-    running; a point's window is its first to its last snapshot, closed when the next point
-    starts (its figures then go to ``completed``) or at :meth:`finish`.
+    ORION prints nothing between its estimate and its results, so each data point's window
+    is found in the LUNs' load, on the schedule: the first window opens at the first I/O
+    after the estimate (at the clock's point, or the next point with load: ORION counts a
+    (0, 0) point it does not run) and is planned to last its point's length. A visible
+    change in the load (two intervals in a row off the window's mean by
+    :data:`CHANGE_FACTOR` in KiB in flight, or :data:`REQUEST_SIZE_FACTOR` in request size)
+    near that end (:data:`NEAR`) ends it there and re-anchors the schedule; one as near its
+    start re-anchors its start; elsewhere a change is noise. With no change near its end, a
+    window ends at its planned length. A window under half a point is not a point. Each
+    window goes to ``completed`` when it ends, the last at :meth:`finish` (partial when the
+    run was stopped, its idle tail left out).
     """
 
     luns: Sequence[LunDevices]
@@ -192,15 +274,25 @@ class OrionLiveModel:
     size_large: int = 1024
     #: ORION keeps num_streamIO I/Os outstanding per sequential large stream
     large_ios_per_stream: int = 1
+    #: each point's planned length in seconds (its duration, and cache warming before it)
+    lengths: list[float] = field(default_factory=list)
     completed: list[PointFigures] = field(default_factory=list)
     #: the last interval's figures of the LUNs' own devices, and the rows of every device shown
     current: LoadFigures | None = None
     rows: dict[str, IostatRow] = field(default_factory=dict)
+    #: the data point whose window is open (0: none yet)
     point: int = 0
     finished: bool = False
+    stopped: bool = False
+    #: foreign load over the last interval, and the longest episode of it per data point
+    foreign: ForeignLoad | None = None
+    foreign_by_point: dict[int, ForeignLoad] = field(default_factory=dict)
     _previous: DiskSnapshot | None = None
-    _window_start: DiskSnapshot | None = None
-    _window_point: int = 0
+    _window: list[DiskSnapshot] = field(default_factory=list)
+    #: the index in ``_window`` where a change began, and its direction, until confirmed
+    _pending: tuple[int, int] | None = None
+    #: the last point's window closed: later load is not ORION's
+    _past_last: bool = False
 
     @property
     def devices(self) -> list[str]:
@@ -216,9 +308,22 @@ class OrionLiveModel:
         """(small, large) of data point ``number`` (1-based) in the planned matrix."""
         return self.points[number - 1] if 1 <= number <= len(self.points) else None
 
-    def observe(self, snapshot: DiskSnapshot, point: int | None) -> None:
-        """A new snapshot, and the data point the progress says runs now (None: not yet)."""
+    def length_of(self, number: int) -> float:
+        """Data point ``number``'s planned seconds (60, ORION's default, when unknown)."""
+        return self.lengths[number - 1] if 1 <= number <= len(self.lengths) else 60.0
+
+    def _loaded_from(self, number: int) -> int:
+        """The first data point from ``number`` on with load (0 past the last)."""
+        for candidate in range(max(1, number), len(self.points) + 1):
+            if self.points[candidate - 1] != (0, 0):
+                return candidate
+        return 0
+
+    def observe(self, snapshot: DiskSnapshot, clock_point: int | None) -> None:
+        """A new snapshot, and the data point the clock says runs (None or 0: ORION has not
+        printed its estimate yet, so the load is not its)."""
         last = self._previous
+        interval: LoadFigures | None = None
         if last is not None and snapshot.uptime_cs > last.uptime_cs:
             interval_cs = snapshot.uptime_cs - last.uptime_cs
             self.rows = {
@@ -226,49 +331,161 @@ class OrionLiveModel:
                 for name in self.shown_devices
                 if name in snapshot.devices and name in last.devices
             }
-            self.current = window_figures(last, snapshot, self.devices)
+            interval = self.current = window_figures(last, snapshot, self.devices)
         self._previous = snapshot
-        self.point = int(point or 0)
-        # the interval just measured belongs to the point its load fits (the clock's, unless
-        # a neighbour fits the disks' load better): each window is the intervals of one point
-        found = self.outstanding()
-        measured = found.fits_point if found is not None and found.fits_point is not None else self.point
-        if measured != self._window_point:
-            if last is not None:
-                self._close_window(last)
-            self._window_start, self._window_point = last or snapshot, measured
-        elif self._window_start is None:
-            self._window_start = last or snapshot
-
-    def finish(self) -> None:
-        """The run ended: the last point's window closes at the last snapshot."""
-        if self._previous is not None:
-            self._close_window(self._previous)
-            self._window_start, self._window_point = None, 0
-        self.finished = True
-
-    def _close_window(self, end: DiskSnapshot) -> None:
-        loads = self.loads_of(self._window_point)
-        if self._window_start is None or loads is None or loads == (0, 0):
+        if not clock_point or interval is None or last is None or self.finished:
             return
-        figures = window_figures(self._window_start, end, self.devices)
-        if figures is None or figures.seconds < 0.5:
+        if not self.point:
+            if interval.iops > 0 and not self._past_last:
+                self._open(self._first_point(int(clock_point), interval), [last, snapshot])
+                self._note_foreign(interval)
             return
-        # a point seen twice (its load fitted a neighbour for a second): its longest window
-        done = PointFigures(self._window_point, loads[0], loads[1], figures)
-        for index, other in enumerate(self.completed):
-            if other.number == done.number:
-                if figures.seconds > other.figures.seconds:
-                    self.completed[index] = done
-                return
-        self.completed.append(done)
-        self.completed.sort(key=lambda p: p.number)
+        if not self._window:  # between two points (the load went idle): the next opens at load
+            if interval.iops > 0:
+                self._window = [last, snapshot]
+                self._note_foreign(interval)
+            return
+        self._window.append(snapshot)
+        self._cut()
+        self._note_foreign(interval)
+
+    def _first_point(self, clock_point: int, interval: LoadFigures) -> int:
+        """The point the first window opens at: the clock's (or the next with load), or one
+        of the two after it when the load fits it far better (in the ratio of KiB in flight
+        to the plan): the diskstats answers began late (a node's companion starts seconds
+        after ORION), and the clock's schedule is only an estimate."""
+
+        def misfit(number: int) -> float:
+            planned = self.planned_kib(*(self.loads_of(number) or (0, 0)))
+            return abs(math.log(max(interval.kib_in_flight, 0.1) / planned)) if planned else math.inf
+
+        best = self._loaded_from(clock_point)
+        for candidate in (best + 1, best + 2):
+            if self._loaded_from(candidate) == candidate and misfit(candidate) < misfit(best) / 2:
+                best = candidate
+        return best
+
+    def _open(self, number: int, window: list[DiskSnapshot]) -> None:
+        self.point, self._window, self._pending = number, window, None
+
+    def _cut(self) -> None:
+        """End the open window where the load changed, or by the schedule (class docstring)."""
+        window = self._window
+        expected = self.length_of(self.point)
+        base_end = self._pending[0] if self._pending else len(window) - 2
+        base = window_figures(window[0], window[base_end], self.devices) if base_end > 0 else None
+        now = window_figures(window[-2], window[-1], self.devices)
+        direction = _direction(base, now, self.size_small / 2) if base and now else 0
+        near = max(NEAR * expected, NEAR_MIN_S)
+        if direction and self._pending and self._pending[1] == direction:
+            at = self._pending[0]
+            self._pending = None
+            idle = now is not None and now.iops <= 0
+            into = _seconds(window[0], window[at])
+            if abs(into - expected) <= near and into >= expected / 2:
+                self._next_point(window, at, idle)
+            elif into <= near and into < expected / 2 and not idle:
+                # re-anchored: what came before was not this point (the previous one's tail,
+                # when the first answers came late it may be this one's, the load says)
+                self._window = window[at:]
+                if now is not None and len(self.completed) == 0:
+                    self.point = self._first_point(self.point, now)
+            # else the point's own noise; idle: a pause, or ORION stopped (finish trims it)
+            return
+        self._pending = (len(window) - 2, direction) if direction else None
+        # a change is seen a second after it began (two intervals): the schedule ends the
+        # point only once no change came near its end
+        if _seconds(window[0], window[-1]) >= expected + near + 1.0:
+            self._pending = None
+            at = min(range(len(window)), key=lambda i: abs(_seconds(window[0], window[i]) - expected))
+            self._next_point(window, at, False)
+
+    def _next_point(self, window: list[DiskSnapshot], at: int, idle: bool) -> None:
+        """Close the open point's window at ``at``; the next point's opens there (gone
+        idle: when the load comes back)."""
+        self._close(window[: at + 1])
+        self._open(self._loaded_from(self.point + 1), [] if idle else window[at:])
+        if not self.point:  # past the last point: nothing more is ORION's
+            self._window, self._past_last = [], True
+
+    def _note_foreign(self, interval: LoadFigures) -> None:
+        loads = self.loads_of(self.point)
+        self.foreign = None
+        if loads is None:
+            return
+        planned = self.planned_kib(*loads)
+        small, large = loads
+        planned_request = planned / (small + large * self.large_ios_per_stream) if planned else 0.0
+        if _request_kib(interval) > REQUEST_SIZE_FACTOR * planned_request:
+            return  # larger I/O than the point's: the next point's load seen early, not foreign
+        beyond = interval.kib_in_flight - planned
+        if beyond <= max(planned * (FOREIGN_FACTOR - 1), FOREIGN_MIN_SMALL_IOS * self.size_small):
+            return
+        share = beyond / interval.kib_in_flight
+        self.foreign = ForeignLoad(
+            self.point, *loads, interval.iops * share, interval.requests_in_flight * share, interval.seconds
+        )
+        before = self.foreign_by_point.get(self.point)
+        if before is None:
+            self.foreign_by_point[self.point] = self.foreign
+        else:  # the point's figures over every interval of it seen with foreign load
+            seconds = before.seconds + interval.seconds
+            self.foreign_by_point[self.point] = ForeignLoad(
+                self.point,
+                *loads,
+                (before.iops * before.seconds + self.foreign.iops * interval.seconds) / seconds,
+                (before.requests * before.seconds + self.foreign.requests * interval.seconds) / seconds,
+                seconds,
+            )
+
+    def foreign_warnings(self) -> list[str]:
+        """One warning per data point that ran with foreign load for FOREIGN_MIN_S or more."""
+        return [
+            found.warning() for number, found in sorted(self.foreign_by_point.items()) if found.seconds >= FOREIGN_MIN_S
+        ]
+
+    def finish(self, stopped: bool = False) -> None:
+        """The run ended: the open window closes at the last snapshot; ``stopped``: ORION
+        ended without its results, so that window is a partial point (kept, said so)."""
+        # the results came before the last change was confirmed (ORION prints them as its
+        # last point ends): a window holding its point and half the next one more is split
+        # where a change began near its planned end, else by the schedule
+        while self.point and len(self._window) >= 3:
+            window, expected = self._window, self.length_of(self.point)
+            following = self._loaded_from(self.point + 1)
+            if not following or _seconds(window[0], window[-1]) < expected + self.length_of(following) / 2:
+                break
+            near = max(NEAR * expected, NEAR_MIN_S)
+            at = min(range(len(window)), key=lambda i: abs(_seconds(window[0], window[i]) - expected))
+            if self._pending and abs(_seconds(window[0], window[self._pending[0]]) - expected) <= near:
+                at = self._pending[0]
+            self._pending = None
+            self._next_point(window, at, False)
+        if self.point and len(self._window) >= 2:
+            self._close(self._window, partial=stopped)
+        self._window, self._pending, self.foreign = [], None, None
+        self.finished, self.stopped = True, stopped
+
+    def _close(self, window: list[DiskSnapshot], partial: bool = False) -> None:
+        loads = self.loads_of(self.point)
+        # idle intervals at the window's end (ORION stopped, or between two points) are no
+        # point's load
+        while len(window) > 2:
+            tail = window_figures(window[-2], window[-1], self.devices)
+            if tail is None or tail.iops > 0:
+                break
+            window = window[:-1]
+        figures = window_figures(window[0], window[-1], self.devices) if len(window) >= 2 else None
+        if loads is None or figures is None or figures.seconds < 0.5 or figures.iops <= 0:
+            return
+        done = PointFigures(self.point, loads[0], loads[1], figures, partial)
+        self.completed = sorted([p for p in self.completed if p.number != done.number] + [done], key=lambda p: p.number)
 
     def planned_kib(self, small: int, large: int) -> float:
         return float(small * self.size_small + large * self.large_ios_per_stream * self.size_large)
 
     def outstanding(self) -> Outstanding | None:
-        """The outstanding I/O measured over the last interval, against the planned point."""
+        """The outstanding I/O measured over the last interval, against the open point."""
         loads = self.loads_of(self.point)
         if self.current is None or loads is None:
             return None
@@ -276,36 +493,43 @@ class OrionLiveModel:
         kib = self.current.kib_in_flight
         planned = self.planned_kib(small, large)
         agrees = abs(kib - planned) <= AGREEMENT * planned if planned else kib < self.size_small
-        fits: int | None = None
-        if not agrees:
-            near = range(max(1, self.point - 2), min(len(self.points), self.point + 2) + 1)
-            best = min(near, key=lambda n: abs(self.planned_kib(*self.points[n - 1]) - kib))
-            if best != self.point:
-                fits = best
         return Outstanding(
             small=kib / self.size_small if large == 0 else None,
             large=kib / (self.size_large * self.large_ios_per_stream) if small == 0 and large else None,
             kib=kib,
             planned_kib=planned,
             agrees=agrees,
-            fits_point=fits,
         )
 
     def _outstanding_text(self, kib: float, small: int, large: int) -> str:
-        """The KiB in flight said in ORION's I/Os of a point with these loads."""
+        """The KiB in flight said in ORION's I/Os of a point with these loads (a tenth below
+        10: 0.4 of one I/O is not "0 outstanding" beside thousands of IOPS)."""
+
+        def count(value: float) -> str:
+            return f"{value:.1f}" if value < 10 else f"{value:,.0f}"
+
         if large == 0:
-            return f"about {kib / self.size_small:.0f} small I/Os outstanding (planned {small})"
+            return f"about {count(kib / self.size_small)} small I/Os outstanding (planned {small})"
         streams = self.large_ios_per_stream
         if small == 0:
-            return f"about {kib / (self.size_large * streams):.0f} large I/Os outstanding (planned {large * streams})"
+            measured = count(kib / (self.size_large * streams))
+            return f"about {measured} large I/Os outstanding (planned {large * streams})"
         planned = self.planned_kib(small, large)
         return f"about {kib / 1024:.1f} MiB in flight (planned {planned / 1024:.1f} MiB)"
 
     def headline(self) -> str:
         """ "data point 5 of 21 (small 10, large 0), about 10 small I/Os outstanding (planned
-        10)"; when the disks' load fits a neighbouring point better, that point and its load."""
+        10)": the point whose window is open, measured over the last interval."""
         if self.finished:
-            return f"ORION finished: {len(self.completed)} of {len(self.points)} data points measured in diskstats"
+            text = f"{len(self.completed)} of {len(self.points)} data points measured in diskstats"
+            partial = next((p for p in self.completed if p.partial), None)
+            if partial is not None:
+                planned = self.length_of(partial.number)
+                return (
+                    f"ORION stopped: {text}, the last (data point {partial.number}, small {partial.small}, "
+                    f"large {partial.large}) partly: {partial.figures.seconds:.0f} s of {planned:.0f}"
+                )
+            return f"ORION {'stopped' if self.stopped else 'finished'}: {text}"
         if not self.point or not self.points:
             return "waiting for ORION's first data point"
         small, large = self.loads_of(self.point) or (0, 0)
@@ -313,12 +537,6 @@ class OrionLiveModel:
         found = self.outstanding()
         if found is None:
             return text + ", measuring the load"
-        if found.fits_point is not None:
-            fit_small, fit_large = self.points[found.fits_point - 1]
-            return (
-                f"{text} by the clock; the disks' load fits data point {found.fits_point} (small {fit_small}, "
-                f"large {fit_large}): {self._outstanding_text(found.kib, fit_small, fit_large)}"
-            )
         return f"{text}, {self._outstanding_text(found.kib, small, large)}"
 
 
@@ -342,6 +560,7 @@ def recorded(model: OrionLiveModel, names: Mapping[str, str] | None = None) -> d
     names = names or {}
     small, large = model.loads_of(model.point) or (None, None)
     found = model.outstanding() if not model.finished else None
+    foreign = model.foreign.text() if model.foreign is not None else None
     rows = []
     for lun in model.luns:
         for index, device in enumerate(lun.all):
@@ -372,6 +591,9 @@ def recorded(model: OrionLiveModel, names: Mapping[str, str] | None = None) -> d
             [p.number, p.small, p.large, *(round(getattr(p.figures, name), 3) for name in POINT_FIELDS[3:])]
             for p in model.completed
         ],
+        "partial": [p.number for p in model.completed if p.partial],
+        "foreign": foreign,
+        "foreign_warnings": model.foreign_warnings(),
         "problems": [lun.problem for lun in model.luns if lun.problem],
     }
 
@@ -391,18 +613,21 @@ def recorded_rows(record: Mapping[str, Any]) -> list[tuple[str, str, IostatRow]]
 def recorded_points(record: Mapping[str, Any]) -> list[PointFigures]:
     """The completed points of a :func:`recorded` dict."""
     names = record.get("point_fields") or POINT_FIELDS
+    partial = set(record.get("partial") or ())
     found = []
     for values in record.get("points") or []:
         try:
             point = dict(zip(names, values, strict=True))
             figures = LoadFigures(**{name: float(point[name]) for name in POINT_FIELDS[3:]})
-            found.append(PointFigures(int(point["number"]), int(point["small"]), int(point["large"]), figures))
+            number = int(point["number"])
+            found.append(PointFigures(number, int(point["small"]), int(point["large"]), figures, number in partial))
         except (KeyError, TypeError, ValueError):
             continue  # a point of another racperf's record: left out, not a crash
     return found
 
 
 __all__ = [
+    "ForeignLoad",
     "LoadFigures",
     "LunDevices",
     "OrionLiveModel",

@@ -1,10 +1,14 @@
 """ORION's live stream. ORION prints its banner, the test name, one estimate ("Calibration will take approximately N
 minutes.", 11.1: "Test will take approximately N minutes") and then nothing until the results:
 the stream parser turns the estimate into a planned-duration sample and then, every
-:data:`PROGRESS_INTERVAL_S`, a progress sample (``planned_s``, ``elapsed_s``, ``progress_pct``,
-``eta_s``, ``data_point`` of ``data_points``, the estimated Small/Large loads in ``extra``),
-from the planned matrix (:func:`~racperf_tui.tools.orion.matrix.planned_matrix`). The supervisor
-calls the parser's ``tick()``.
+:data:`PROGRESS_INTERVAL_S`, a progress sample (in ``extra``: ``planned_s``, ``elapsed_s``,
+``progress_pct``, ``eta_s``, the clock's ``data_point`` of ``data_points`` and its Small/Large
+loads), from the planned matrix (:func:`~racperf_tui.tools.orion.matrix.planned_matrix`). The
+supervisor calls the parser's ``tick()``. The samples' metrics are the LUNs' measured load
+(``lun_iops``, ``lun_mbps``, ``lun_await_ms``, ``lun_avgqu_sz``), in the samples of the
+diskstats companion's answers: the tool declares only these, so they are the live view's
+sparklines; the clock's figures stay in the metrics too (``racperf run orion``'s JSON lines
+print the metrics), undeclared.
 """
 
 from __future__ import annotations
@@ -68,9 +72,10 @@ def live_model(config: Mapping[str, Any] | OrionConfig, luns: list[LunDevices]) 
         size_small = int(cfg.effective("size_small") or 8)
         size_large = int(cfg.effective("size_large") or 1024)
         streams = int(cfg.num_streamIO or 4) if cfg.effective("type") == "seq" else 1
+        lengths = [point.length_s for point in schedule(cfg)]
     except ValueError:
-        points, size_small, size_large, streams = [], 8, 1024, 1
-    return OrionLiveModel(luns, points, size_small, size_large, streams)
+        points, size_small, size_large, streams, lengths = [], 8, 1024, 1, []
+    return OrionLiveModel(luns, points, size_small, size_large, streams, lengths)
 
 
 class OrionStreamParser:
@@ -155,22 +160,18 @@ class OrionStreamParser:
             progress = min(99.9, 100.0 * elapsed / planned) if planned else 0.0
             eta = max(0.0, planned - elapsed)
         number, point = self._point(elapsed) if phase != "done" else (len(self._schedule), None)
-        metrics = {
+        # the clock's figures: the progress bar and ETA read progress_pct and eta_s
+        # (runs_data.LivePoller); no sparklines of them
+        extra: dict[str, Any] = {
+            "phase": phase,
+            "estimated": phase != "done",
             "planned_s": round(planned, 3),
             "elapsed_s": round(elapsed, 3),
             "progress_pct": round(progress, 2),
             "eta_s": round(eta, 3),
         }
         if self._schedule:
-            metrics["data_point"] = float(number)
-            metrics["data_points"] = float(len(self._schedule))
-        # the live view's progress bar and ETA read these two from extra (runs_data.LivePoller)
-        extra: dict[str, Any] = {
-            "phase": phase,
-            "estimated": phase != "done",
-            "progress_pct": metrics["progress_pct"],
-            "eta_s": metrics["eta_s"],
-        }
+            extra["data_point"], extra["data_points"] = number, len(self._schedule)
         if point is not None:
             extra["small"], extra["large"] = point.small, point.large
         if self.orion_estimate_s is not None:
@@ -179,6 +180,14 @@ class OrionStreamParser:
             extra["planned_model_s"] = round(self._planned_model_s, 3)
         if self.testname:
             extra["testname"] = self.testname
+        # the clock's figures stay in the metrics too: `racperf run orion`'s JSON lines print
+        # only the metrics (its progress); the tool declares only the LUNs' load, so the live
+        # view's sparklines are those
+        metrics: dict[str, float] = {
+            key: float(extra[key])
+            for key in ("planned_s", "elapsed_s", "progress_pct", "eta_s", "data_point", "data_points")
+            if key in extra
+        }
         return Sample(t=elapsed, metrics=metrics, extra=extra)
 
     def feed(self, line: str) -> list[Sample]:
@@ -237,6 +246,19 @@ class OrionStreamParser:
         self._last_tick = elapsed  # this sample is the second's progress sample too
         sample = self._sample(elapsed, "running")
         sample.extra[RECORD_KEY] = recorded(self._live, self._dm_names)
+        # the Disks tab's `b` filter shows these while the run goes (ui/store_watcher.py)
+        sample.extra["devices"] = self._live.shown_devices
+        if self._live.point:  # the point measured in the LUNs' load, not the clock's
+            sample.extra["data_point"] = self._live.point
+            sample.extra["small"], sample.extra["large"] = self._live.loads_of(self._live.point) or (0, 0)
+        current = self._live.current
+        if current is not None:
+            sample.metrics.update(
+                lun_iops=round(current.iops, 3),
+                lun_mbps=round(current.mbps, 3),
+                lun_await_ms=round(current.await_ms, 3),
+                lun_avgqu_sz=round(current.avgqu_sz, 3),
+            )
         return [sample]
 
     def tick(self) -> list[Sample]:
@@ -259,10 +281,15 @@ class OrionStreamParser:
         closed and recorded, the last one's window at the last answer."""
         if self.done or self._live is None or self._live.finished:
             return []
-        self._live.finish()
+        self._live.finish(stopped=True)
         sample = self._sample(self._elapsed(), "ended")
         sample.extra[RECORD_KEY] = recorded(self._live, self._dm_names)
         return [sample]
+
+    def result_warnings(self) -> list[str]:
+        """What the run's result and message must carry beside ORION's figures: each data
+        point measured with foreign load on the LUNs (tools/orion/live.py)."""
+        return self._live.foreign_warnings() if self._live is not None else []
 
 
 def stream_parser(config: Mapping[str, Any]) -> OrionStreamParser:

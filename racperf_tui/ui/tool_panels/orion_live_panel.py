@@ -46,6 +46,8 @@ class OrionLiveView:
     rows: tuple[tuple[str, str, IostatRow], ...] = ()
     points: tuple[PointFigures, ...] = ()
     problems: tuple[str, ...] = ()
+    #: load on the LUNs that ORION did not issue, over the last second ("" for none)
+    foreign: str = ""
 
 
 def view_of_record(record: Mapping[str, Any]) -> OrionLiveView:
@@ -55,6 +57,7 @@ def view_of_record(record: Mapping[str, Any]) -> OrionLiveView:
         tuple(recorded_rows(record)),
         tuple(recorded_points(record)),
         tuple(str(problem) for problem in record.get("problems") or ()),
+        str(record.get("foreign") or ""),
     )
 
 
@@ -162,7 +165,8 @@ class OrionLivePanel(Vertical):
     def show(self, view: OrionLiveView) -> None:
         """Paint a view: the headline and rows each second, the charts when a point completed."""
         self.view = view
-        headline = plain(view.headline) + "".join(f"\n{plain(problem)}" for problem in view.problems)
+        said = ([f"! {view.foreign}"] if view.foreign else []) + list(view.problems)
+        headline = plain(view.headline) + "".join(f"\n{plain(line)}" for line in said)
         self.query_one("#orion-headline", Static).update(headline)
         self.query_one("#orion-devices", Static).update(rows_table(view) if view.rows else "")
         if len(view.points) != self._charted:

@@ -383,14 +383,14 @@ def test_the_schedule_of_points_starts_at_orion_s_estimate_line() -> None:
     parser = orion.OrionStreamParser({"run": "simple", "lun": ["/dev/vdb"]}, clock=clock)  # 60 s points
     clock.now += 20.0
     [planned] = parser.feed("Calibration will take approximately 9 minutes.")
-    assert planned.metrics["elapsed_s"] == 20.0 and planned.metrics["data_point"] == 1
+    assert planned.extra["elapsed_s"] == 20.0 and planned.extra["data_point"] == 1
     clock.now = 1000.0 + 75.0  # 55 s into ORION's points: still the first (0, 0)
     [sample] = parser.tick()
-    assert sample.metrics["elapsed_s"] == 75.0 and sample.metrics["data_point"] == 1
-    assert sample.metrics["progress_pct"] == round(100 * 75 / 720, 2)  # progress stays the run's clock
+    assert sample.extra["elapsed_s"] == 75.0 and sample.extra["data_point"] == 1
+    assert sample.extra["progress_pct"] == round(100 * 75 / 720, 2)  # progress stays the run's clock
     clock.now = 1000.0 + 85.0  # 65 s into them: the second, small=1
     [sample] = parser.tick()
-    assert sample.metrics["data_point"] == 2 and (sample.extra["small"], sample.extra["large"]) == (1, 0)
+    assert sample.extra["data_point"] == 2 and (sample.extra["small"], sample.extra["large"]) == (1, 0)
 
 
 def test_stream_parser_turns_the_estimate_into_progress_over_time() -> None:
@@ -402,22 +402,22 @@ def test_stream_parser_turns_the_estimate_into_progress_over_time() -> None:
     assert parser.tick() == []  # nothing planned yet
     clock.now += 0.5
     [planned] = parser.feed("Test will take approximately 9 minutes")
-    assert planned.metrics["planned_s"] == 720.0  # the model (warming) is longer than ORION's 540 s
+    assert planned.extra["planned_s"] == 720.0  # the model (warming) is longer than ORION's 540 s
     assert planned.extra["orion_estimate_s"] == 540.0 and planned.extra["phase"] == "planned"
-    assert planned.metrics["data_point"] == 1 and planned.metrics["data_points"] == 8
+    assert planned.extra["data_point"] == 1 and planned.extra["data_points"] == 8
     assert parser.feed("Larger caches may take longer") == []
     clock.now += 0.5
     assert parser.tick() == []  # less than PROGRESS_INTERVAL_S since the last sample
     clock.now = 1000.0 + 390.0
     [sample] = parser.tick()
-    assert sample.t == 390.0 and sample.metrics["elapsed_s"] == 390.0
-    assert sample.metrics["progress_pct"] == round(100 * 390 / 720, 2) and sample.metrics["eta_s"] == 330.0
-    assert sample.metrics["data_point"] == 7 and (sample.extra["small"], sample.extra["large"]) == (0, 1)
+    assert sample.t == 390.0 and sample.extra["elapsed_s"] == 390.0
+    assert sample.extra["progress_pct"] == round(100 * 390 / 720, 2) and sample.extra["eta_s"] == 330.0
+    assert sample.extra["data_point"] == 7 and (sample.extra["small"], sample.extra["large"]) == (0, 1)
     clock.now = 1000.0 + 5000.0
     [late] = parser.tick()
-    assert late.metrics["progress_pct"] == 99.9 and late.metrics["eta_s"] == 0.0  # overrunning: never 100
+    assert late.extra["progress_pct"] == 99.9 and late.extra["eta_s"] == 0.0  # overrunning: never 100
     [done] = parser.feed("Maximum Large MBPS=1554.54 @ Small=0 and Large=2")
-    assert done.metrics["progress_pct"] == 100.0 and done.extra["phase"] == "done"
+    assert done.extra["progress_pct"] == 100.0 and done.extra["phase"] == "done"
     clock.now += 10
     assert parser.tick() == [] and parser.finish() == []
 
@@ -425,7 +425,7 @@ def test_stream_parser_turns_the_estimate_into_progress_over_time() -> None:
 def test_stream_parser_uses_orions_estimate_when_it_is_longer() -> None:
     parser = orion.OrionStreamParser({"run": "oltp", "lun": ["/dev/a"]}, clock=Clock())
     [planned] = parser.feed("Calibration will take approximately 24 minutes.")
-    assert planned.metrics["planned_s"] == 24 * 60
+    assert planned.extra["planned_s"] == 24 * 60
 
 
 def test_stream_parser_stops_at_orions_failure() -> None:
@@ -465,8 +465,11 @@ def test_description_metrics_and_registration() -> None:
     assert all(o.help for o in description.options) and description.option("lun").repeatable
     parser = orion.OrionStreamParser({"lun": ["/dev/a"]}, clock=Clock())
     [sample] = parser.feed("Calibration will take approximately 9 minutes.")
-    assert set(sample.metrics) == {m.key for m in description.metrics}
-    assert description.metric("eta_s").format(330.0) == "5.5 min"
+    # the clock's figures are the progress bar's, no sparklines: the metrics are the LUNs' load
+    assert {"planned_s", "eta_s", "progress_pct"} <= set(sample.extra) & set(sample.metrics)
+    assert [m.key for m in description.live_metrics(list(sample.metrics) + ["lun_iops"])] == ["lun_iops"]
+    assert [m.key for m in description.metrics] == ["lun_iops", "lun_mbps", "lun_await_ms", "lun_avgqu_sz"]
+    assert description.metric("lun_await_ms").format(0.256) == "0.26 ms"
     assert tool_modules()["orion"] == "racperf_tui.tools.orion"
     assert 'orion = "racperf_tui.tools.orion"' in (REPO / "pyproject.toml").read_text()
     config = description.settings_to_config(
@@ -480,14 +483,14 @@ def test_orions_extra_minute_does_not_stretch_the_schedule() -> None:
     clock = Clock()
     parser = orion.OrionStreamParser({"run": "simple", "lun": ["/dev/vdb"], "cache_size": 0}, clock=clock)
     [planned] = parser.feed("Calibration will take approximately 9 minutes.")
-    assert planned.metrics["planned_s"] == 540.0
+    assert planned.extra["planned_s"] == 540.0
     clock.now += 130.0
     [sample] = parser.tick()
-    assert sample.metrics["data_point"] == 3 and (sample.extra["small"], sample.extra["large"]) == (2, 0)
-    assert sample.extra["progress_pct"] == sample.metrics["progress_pct"] == round(100 * 130 / 540, 2)
+    assert sample.extra["data_point"] == 3 and (sample.extra["small"], sample.extra["large"]) == (2, 0)
+    assert sample.extra["progress_pct"] == round(100 * 130 / 540, 2)
     assert sample.extra["eta_s"] == 410.0
     # an estimate longer than the model's points (loads stepped differently): stretched to it
     parser = orion.OrionStreamParser({"run": "simple", "lun": ["/dev/vdb"], "cache_size": 0}, clock=clock)
     parser.feed("Calibration will take approximately 17 minutes.")  # 960 s for the points
     clock.now += 130.0
-    assert parser.tick()[0].metrics["data_point"] == 2  # 130 s of 960 = 65 s of 480
+    assert parser.tick()[0].extra["data_point"] == 2  # 130 s of 960 = 65 s of 480

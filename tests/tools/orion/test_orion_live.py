@@ -105,7 +105,7 @@ def test_little_s_law_gives_the_outstanding_small_ios_of_the_planned_point() -> 
     model = live_model(config, [LunDevices("/dev/mapper/data1", "dm-3", ("sdb",))])
     assert len(model.points) == 15 and model.loads_of(11) == (10, 0)
     model.observe(_snapshot(100.0, **{"dm-3": _counters("dm-3", 0, 8, 0), "sdb": _counters("sdb", 0, 8, 0)}), 11)
-    assert model.headline() == "data point 11 of 15 (small 10, large 0), measuring the load"
+    assert model.headline() == "waiting for ORION's first data point"  # no interval yet
     # 2000 8 KiB reads in 2 s, 10 ms each: 1000 IOPS x 10 ms = 10 in flight
     model.observe(
         _snapshot(102.0, **{"dm-3": _counters("dm-3", 2000, 8, 20000), "sdb": _counters("sdb", 2000, 8, 20000)}), 11
@@ -131,24 +131,63 @@ def test_large_ios_split_by_the_block_layer_count_as_orion_s_ios() -> None:
     model.observe(_snapshot(11.0, loop4=_counters("loop4", 400, 512, 4000)), 8)
     found = model.outstanding()
     assert found is not None and found.large == pytest.approx(2) and found.small is None and found.agrees
-    assert model.headline().endswith("about 2 large I/Os outstanding (planned 2)")
+    assert model.headline().endswith("about 2.0 large I/Os outstanding (planned 2)")
 
 
-def test_a_load_that_disagrees_names_the_point_it_fits() -> None:
-    config = {"run": "advanced", "lun": ["/dev/sdb"], "num_disks": 2}
+def test_load_beyond_the_plan_is_foreign_and_kept_per_point() -> None:
+    """Point 4 (small 3) plans 3 x 8 KiB in flight; the LUN carries 50 x 8 KiB: 47 beyond the
+    plan, 94 % of its 10,000 IOPS. Named each second, kept per point once seen 2 s."""
+    config = {"run": "advanced", "lun": ["/dev/sdb"], "num_disks": 2, "duration": 10}
     model = live_model(config, [LunDevices("/dev/sdb", "sdb")])
-    model.observe(_snapshot(0.0, sdb=_counters("sdb", 0, 8, 0)), 4)  # planned (3, 0)
-    model.observe(_snapshot(1.0, sdb=_counters("sdb", 1000, 8, 5000)), 4)  # 5 in flight: point 6
-    found = model.outstanding()
-    assert found is not None and not found.agrees and found.fits_point == 6
-    assert model.headline() == (
-        "data point 4 of 15 (small 3, large 0) by the clock; the disks' load fits data point 6 "
-        "(small 5, large 0): about 5 small I/Os outstanding (planned 5)"
+    ios = ticks = 0
+    model.observe(_snapshot(0.0, sdb=_counters("sdb", ios, 8, ticks)), 4)
+    for at in (1.0, 2.0, 3.0):
+        ios, ticks = ios + 10000, ticks + 50000  # 10,000 IOPS x 5 ms = 50 in flight
+        model.observe(_snapshot(at, sdb=_counters("sdb", ios, 8, ticks)), 4)
+    assert model.point == 4 and model.foreign is not None
+    assert (
+        model.foreign.text()
+        == "the LUN carried I/O ORION did not issue: about 9,400 IOPS / 47 outstanding beyond the plan"
     )
+    assert model.foreign_warnings() == [
+        "data point 4 (small 3, large 0): the LUN carried I/O ORION did not issue: about 9,400 IOPS / "
+        "47 outstanding beyond the plan for 3 s; its figures are depressed by it"
+    ]
+    # what ORION plans (3 in flight, and up to twice as many) is no foreign load
+    model = live_model(config, [LunDevices("/dev/sdb", "sdb")])
+    ios = ticks = 0
+    model.observe(_snapshot(0.0, sdb=_counters("sdb", ios, 8, ticks)), 4)
+    for at in (1.0, 2.0, 3.0):
+        ios, ticks = ios + 1000, ticks + 6000  # 6 in flight
+        model.observe(_snapshot(at, sdb=_counters("sdb", ios, 8, ticks)), 4)
+    assert model.foreign is None and model.foreign_warnings() == []
+
+
+def test_a_stopped_run_keeps_its_partial_point_without_the_idle_tail() -> None:
+    config = {"run": "advanced", "lun": ["/dev/sdb"], "num_disks": 1, "duration": 10, "matrix": "row", "num_large": 0}
+    model = live_model(config, [LunDevices("/dev/sdb", "sdb")])
+    ios = ticks = 0
+    model.observe(_snapshot(0.0, sdb=_counters("sdb", ios, 8, ticks)), 1)
+    for at in range(1, 5):  # 4 s of point 2 (small 1), then ORION is stopped: 3 idle seconds
+        ios, ticks = ios + 1000, ticks + 1000
+        model.observe(_snapshot(float(at), sdb=_counters("sdb", ios, 8, ticks)), 2)
+    for at in range(5, 8):
+        model.observe(_snapshot(float(at), sdb=_counters("sdb", ios, 8, ticks)), 2)
+    model.finish(stopped=True)
+    (point,) = model.completed
+    assert (point.number, point.small, point.partial) == (2, 1, True)
+    assert point.figures.seconds == 4.0 and point.figures.iops == pytest.approx(1000)
+    assert model.headline() == (
+        "ORION stopped: 1 of 6 data points measured in diskstats, the last (data point 2, small 1, large 0) "
+        "partly: 4 s of 10"
+    )
+    record = orion_live.recorded(model)
+    assert record["partial"] == [2] and orion_live.recorded_points(record)[0].partial
 
 
 def test_each_point_s_figures_come_from_its_own_window() -> None:
     config = {"run": "advanced", "lun": ["/dev/sdb"], "num_disks": 1, "matrix": "row", "num_large": 0}
+    config["duration"] = 3
     model = live_model(config, [LunDevices("/dev/sdb", "sdb")])
     assert model.points == [(s, 0) for s in range(6)]
     ios = ticks = 0
@@ -217,39 +256,49 @@ def test_the_stream_parser_infers_and_records_each_point_from_the_companion_s_di
     for at, uptime, ios, ticks in ((21.0, 1000.0, 0, 0), (25.0, 1004.0, 4000, 8000), (29.0, 1008.0, 8000, 16000)):
         now[0] = at
         (sample,) = parser.companion_output("diskstats", _answer(uptime, ios, ticks), 0)
-        assert sample.metrics["data_point"] == 3 and sample.extra["phase"] == "running"
+        assert sample.extra["data_point"] == 3 and sample.extra["phase"] == "running"
         records.append(sample.extra["orion_live"])
-    assert records[0]["headline"] == "data point 3 of 6 (small 2, large 0), measuring the load"
-    assert records[1]["headline"] == "data point 3 of 6 (small 2, large 0), about 2 small I/Os outstanding (planned 2)"
+    # no interval yet, then the first I/O after the estimate opens the clock's point
+    assert records[0]["headline"] == "waiting for ORION's first data point"
+    assert (
+        records[1]["headline"] == "data point 3 of 6 (small 2, large 0), about 2.0 small I/Os outstanding (planned 2)"
+    )
     outstanding = records[1]["outstanding"]
     assert outstanding["small"] == pytest.approx(2.0) and outstanding["kib"] == pytest.approx(16.0)
-    assert outstanding["agrees"] and outstanding["fits_point"] is None
+    assert outstanding["agrees"] and records[1]["foreign"] is None
     rows = {row["shown"]: row for row in records[1]["rows"]}
     assert list(rows) == ["dm-3 (data1)", "  sdb", "  sdc1", "  sdc"]  # sdd is no LUN's
     assert rows["dm-3 (data1)"]["r_s"] == pytest.approx(1000.0) and rows["dm-3 (data1)"]["await_ms"] == 2.0
     assert rows["  sdb"]["r_s"] == pytest.approx(500.0) and rows["dm-3 (data1)"]["lun"] == "/dev/mapper/data1"
     assert records[1]["points"] == []  # no point done yet
+    # 1500 IOPS from 1008 s: 3 in flight against 2 is no visible change (under 1.5x), so
+    # point 3 ends by the schedule, at the answer nearest its 10 s: 1008 s
     now[0] = 35.0
     (sample,) = parser.companion_output("diskstats", _answer(1014.0, 17000, 34000), 0)
-    assert sample.metrics["data_point"] == 4
+    assert sample.extra["data_point"] == 4 and len(sample.extra["orion_live"]["points"]) == 1
+    assert sample.metrics["lun_iops"] == 1500.0 and sample.metrics["lun_await_ms"] == 2.0
+    assert sample.extra["devices"] == ["dm-3", "sdb", "sdc1", "sdc"]
+    now[0] = 36.0
+    (sample,) = parser.companion_output("diskstats", _answer(1015.0, 18500, 37000), 0)
+    assert sample.extra["data_point"] == 4
     record = sample.extra["orion_live"]
-    assert record["headline"].endswith("about 3 small I/Os outstanding (planned 3)")
+    assert record["headline"].endswith("about 3.0 small I/Os outstanding (planned 3)")
     # point 3 completed: its window 1000 s to 1008 s of uptime
     fields = ["number", "small", "large", "seconds", "iops", "mbps", "await_ms", "avgqu_sz"]
     assert record["point_fields"] == [*fields, "requests_in_flight", "kib_in_flight"]
     # 1000 IOPS of 8 KiB (7.812 MB/s) at 2 ms: 2 in flight, 16 KiB; the kernel's queue says 2 too
     assert record["points"] == [[3, 2, 0, 8.0, 1000.0, 7.812, 2.0, 2.0, 2.0, 16.0]]
     # ORION's results: the last point closes at the last answer
-    now[0] = 36.0
+    now[0] = 37.0
     (done,) = parser.feed("Maximum Small IOPS=1500 @ Small=3 and Large=0")
     final = done.extra["orion_live"]
     assert final["finished"] and final["headline"] == "ORION finished: 2 of 6 data points measured in diskstats"
     fourth = orion_live.recorded_points(final)[1]
     assert (fourth.number, fourth.small) == (4, 3)
-    assert fourth.figures.seconds == 6.0 and fourth.figures.iops == 1500.0
+    assert fourth.figures.seconds == 7.0 and fourth.figures.iops == 1500.0
     assert fourth.figures.requests_in_flight == pytest.approx(3.0) and fourth.figures.kib_in_flight == 24.0
     # after the results, answers still coming are not ORION's load
-    assert parser.companion_output("diskstats", _answer(1015.0, 17000, 34000), 0) == []
+    assert parser.companion_output("diskstats", _answer(1016.0, 18500, 37000), 0) == []
 
 
 def test_a_failed_or_garbled_diskstats_answer_records_nothing(tmp_path: Path) -> None:

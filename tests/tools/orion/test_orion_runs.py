@@ -71,7 +71,8 @@ def test_headless_advanced_run_on_loop_devices(tmp_path: Path, oracle_home: Path
         assert done.returncode == 0, done.stderr + done.stdout
     samples, result_line = _lines(done.stdout)
     assert result_line["state"] == "succeeded", result_line
-    planned = samples[0]["metrics"]
+    # the first sample with ORION's estimate (a diskstats answer may come before it)
+    planned = next(s["metrics"] for s in samples if s["metrics"].get("planned_s"))
     assert planned["planned_s"] == orion.planned_duration_s({"run": "advanced", "lun": ["/x"], "num_disks": 2})
     assert planned["data_points"] == 15 and planned["progress_pct"] < 1
     progress = [s["metrics"]["progress_pct"] for s in samples]
