@@ -142,3 +142,29 @@ async def test_a_sweep_group_shows_its_latest_point_not_every_point_added(data_d
         panel = app.query_one(RunsPanel)
         await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the sweep's row")
         assert panel._rows_shown[f"g{group}"][6] == "2000 IOPS"
+
+
+async def test_the_first_enter_opens_the_run_under_the_cursor(data_dir: Path) -> None:
+    """Straight after the view opens (no sample yet): the first enter opens the run under the
+    cursor (rac1's, the first row, recorded after rac2's), not the group's oldest run; then
+    the cursor moved down, rac2's."""
+    with Store.open(data_dir) as store:
+        group, runs = _group(store)
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(RunsPanel)
+        await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
+        panel.open_group(group)
+        await wait_until(pilot, lambda: isinstance(app.screen, GroupView), 5, "the group view")
+        view = app.screen
+        assert isinstance(view, GroupView)
+        await wait_until(pilot, lambda: "rac2" in view._rows_shown, 5, "the nodes' rows")
+        assert runs["rac1"] > runs["rac2"]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunView), 5, "a node's run view")
+        assert app.screen.run_id == runs["rac1"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is view, 5, "back to the group")
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunView), 5, "a node's run view")
+        assert app.screen.run_id == runs["rac2"]
