@@ -417,7 +417,9 @@ class GroupFollower:
                 timeline = self.timelines.setdefault(run.host, NodeTimeline(run.started_at))
                 timeline.add(sample, node_figures(sample))
                 events.append(GroupEvent(run.host, run.id, seq, sample))
-        timelines = {node: self.timelines.get(node, NodeTimeline(run.started_at)) for node, run in self.runs.items()}
+        # in the order the nodes were named (a run recorded late still takes its place)
+        ordered = in_node_order(self.group, self.runs.values())
+        timelines = {run.host: self.timelines.get(run.host, NodeTimeline(run.started_at)) for run in ordered}
         finished = [name for name, run in self.runs.items() if run.state.finished]
         for interval in interval_totals(
             self.description, timelines, finished=finished, first=self._next_second, origin=self._origin
