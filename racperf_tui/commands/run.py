@@ -7,11 +7,13 @@ node's name in the store's host column, its output streamed back.
 Several ``--node`` (or ``--nodes``) run it on every node at once as a run group
 (orchestration/run_groups.py, docs/CLUSTER.md): first ``{"type": "group", "group_id", "runs":
 {NODE: RUN_ID}, "left_out": {NODE: WHY}}``, then each node's samples as above with ``"node"``
-and ``"run_id"``, per interval ``{"type": "total", "interval": N, "nodes": [...], "metrics":
-{...}}`` (IOPS and bandwidth summed, latency weighted by IOPS), then one ``result`` line per
-node (with ``"node"``) and ``{"type": "group_result", "group_id", "states", "start_skew_s",
-"total", "left_out"}``. The runs are detached: a signal here stops them all; a kill -9 of this
-process leaves them running (``racperf runs stop`` each).
+and ``"run_id"``, per wall-clock second ``{"type": "total", "interval": N, "at": EPOCH_S,
+"nodes": [...], "metrics": {...}}`` (what the nodes did in that same second: IOPS and
+bandwidth summed, latency weighted by IOPS; orchestration/group_alignment.py), then one
+``result`` line per node (with ``"node"``) and ``{"type": "group_result", "group_id",
+"states", "start_skew_s", "total", "left_out"}`` (``total``: the nodes' results added up).
+The runs are detached: a signal here stops them all; a kill -9 of this process leaves them
+running (``racperf runs stop`` each).
 
 fio takes its own options after ``--``, untouched. Every tool (fio too) takes config keys with
 ``--set KEY=VALUE``: the pair tools (iperf3, probe, oratcptest, netperf) are configured that

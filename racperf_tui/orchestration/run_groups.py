@@ -10,13 +10,16 @@ store) and a group record linking them (``run_groups`` in core/store.py).
   left out, said why in the group's message, and the others go on (issue 10: "a node
   unreachable at start says why and the others go on"); none reachable raises.
 - :func:`stop_group` stops every unfinished run of the group at once.
-- :func:`interval_totals` is the one place a group's total is computed (the CLI's total lines,
-  the group view): per interval, IOPS and bandwidth summed over the nodes, latency the mean of
-  the nodes' latencies weighted by their IOPS, progress the least advanced node's.
-  The n-th interval of the group is every node's n-th sample: the nodes started within the
-  start skew (:func:`start_skew_s`), so their n-th intervals cover the same seconds but for it.
+- :func:`interval_totals` is the one place a group's live total is computed (the CLI's total
+  lines, the group view): per wall-clock second, IOPS and bandwidth summed over the nodes,
+  latency the mean of the nodes' latencies weighted by their IOPS, progress the least
+  advanced node's. The nodes' samples are aligned by wall-clock time, not by their n-th
+  interval (orchestration/group_alignment.py states the rule): nodes that started seconds
+  apart add up what they did in the same seconds.
+- :func:`result_total` is the total once the group ended: the nodes' final results added up
+  (a last partial interval is not the run's figure).
 - :class:`GroupFollower` reads a group's new samples from the store and turns them into the
-  per-node lines and, once every node still running has its n-th sample, the n-th total.
+  per-node lines and, once every node still running covers a second, that second's total.
 """
 
 from __future__ import annotations
@@ -34,6 +37,15 @@ from racperf_tui.core.contract.tool import MetricSpec, ToolDescription
 from racperf_tui.core.remote.cluster import Node
 from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import GroupRecord, RunRecord, Store
+from racperf_tui.orchestration.group_alignment import (
+    LEVEL,
+    RATE,
+    STATE,
+    NodeTimeline,
+    complete_until,
+    first_second,
+    second_figures,
+)
 from racperf_tui.orchestration.runs import launch_run, prepare_run, stop_run
 from racperf_tui.tools import tool_description
 from racperf_tui.tools.orion.live import recorded_rows
@@ -51,6 +63,8 @@ __all__ = [
     "headline_figures",
     "start_skew_s",
     "in_node_order",
+    "result_total",
+    "result_headline",
 ]
 
 #: the figures a node's ORION run measures of its LUNs (from the diskstats companion's rows)
@@ -305,41 +319,66 @@ def headline_figures(description: ToolDescription | None, figures: Mapping[str, 
     return out
 
 
+def figure_kind(description: ToolDescription | None) -> Callable[[str], str]:
+    """How a figure is resampled to a wall-clock second (orchestration/group_alignment.py):
+    what :func:`total_of` adds up is a rate, a percentage (progress) a state, the rest a level."""
+    specs = {spec.key: spec for spec in (description.metrics if description is not None else ())}
+    kinds = {"sum": RATE, "min": STATE}
+    return lambda key: kinds.get(_rule(key, specs.get(key), ())[0], LEVEL)
+
+
 @dataclass(frozen=True, slots=True)
 class GroupInterval:
-    """The group's n-th interval: every node's n-th sample's figures and their total."""
+    """One wall-clock second of the group: ``at`` its epoch second, ``index`` its number
+    from the group's first second (1, 2, ...), every node's figures in it and their total."""
 
     index: int
     by_node: dict[str, dict[str, float]]
     total: dict[str, float]
+    at: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "total", "interval": self.index, "nodes": list(self.by_node), "metrics": self.total}
+        return {
+            "type": "total",
+            "interval": self.index,
+            "at": self.at,
+            "nodes": list(self.by_node),
+            "metrics": self.total,
+        }
 
 
 def interval_totals(
     description: ToolDescription | None,
-    samples_by_node: Mapping[str, Sequence[Sample]],
+    timelines: Mapping[str, NodeTimeline],
     *,
     finished: Iterable[str] = (),
-    first: int = 1,
+    first: int | None = None,
+    origin: int | None = None,
 ) -> list[GroupInterval]:
-    """The group's intervals from ``first`` on, from each node's samples in order (the n-th of
-    each, see the module doc). An interval is complete once every node has its n-th sample or
-    is ``finished`` (a finished node without one is not in it); only complete ones are given,
-    and none where no node has a sample."""
-    done = set(finished)
+    """The group's complete seconds from the epoch second ``first`` on (default: the first any
+    node covers), each node's samples aligned by wall-clock time (orchestration/
+    group_alignment.py states the rule); ``origin``: the second numbered 1 (default: the
+    first any node covers)."""
+    spans = {node: timeline.spans for node, timeline in timelines.items()}
+    start = first_second(spans)
+    until = complete_until(spans, finished)
+    if start is None or until is None:
+        return []
+    origin = start if origin is None else origin
+    second = start if first is None else max(first, start)
+    kind = figure_kind(description)
+    cursors = dict.fromkeys(spans, 0)
     intervals: list[GroupInterval] = []
-    index = first
-    while True:
-        present = {node: samples[index - 1] for node, samples in samples_by_node.items() if len(samples) >= index}
-        if not present:
-            return intervals
-        if any(len(samples) < index and node not in done for node, samples in samples_by_node.items()):
-            return intervals
-        by_node = {node: node_figures(sample) for node, sample in present.items()}
-        intervals.append(GroupInterval(index, by_node, total_of(description, by_node)))
-        index += 1
+    while second < until:
+        by_node: dict[str, dict[str, float]] = {}
+        for node, node_spans in spans.items():
+            figures, cursors[node] = second_figures(node_spans, second, kind, cursors[node])
+            if figures:
+                by_node[node] = figures
+        if by_node:
+            intervals.append(GroupInterval(second - origin + 1, by_node, total_of(description, by_node), second))
+        second += 1
+    return intervals
 
 
 @dataclass
@@ -355,17 +394,19 @@ class GroupEvent:
 
 class GroupFollower:
     """A group's samples from the store as they are recorded: :meth:`poll` gives what is new
-    (each node's samples, then each interval that became complete). Create and poll it on one
-    thread (SQLite connections stay on theirs)."""
+    (each node's samples, then each wall-clock second that became complete). Create and poll
+    it on one thread (SQLite connections stay on theirs)."""
 
     def __init__(self, store: Store, group_id: int) -> None:
         self.store = store
         self.group: GroupRecord = store.get_group(group_id)
         self.description = _description_or_none(self.group.tool)
         self.samples: dict[str, list[Sample]] = {}
+        self.timelines: dict[str, NodeTimeline] = {}
         self.runs: dict[str, RunRecord] = {}
         self._after: dict[int, int] = {}
-        self._next_interval = 1
+        self._next_second: int | None = None
+        self._origin: int | None = None
 
     @property
     def finished(self) -> bool:
@@ -381,10 +422,19 @@ class GroupFollower:
             for seq, sample in self.store.samples(run.id, self._after.get(run.id, 0)):
                 self._after[run.id] = seq
                 series.append(sample)
+                timeline = self.timelines.setdefault(run.host, NodeTimeline(run.started_at))
+                timeline.add(sample, node_figures(sample))
                 events.append(GroupEvent(run.host, run.id, seq, sample))
+        # in the order the nodes were named (a run recorded late still takes its place)
+        ordered = in_node_order(self.group, self.runs.values())
+        timelines = {run.host: self.timelines.get(run.host, NodeTimeline(run.started_at)) for run in ordered}
         finished = [name for name, run in self.runs.items() if run.state.finished]
-        for interval in interval_totals(self.description, self.samples, finished=finished, first=self._next_interval):
-            self._next_interval = interval.index + 1
+        for interval in interval_totals(
+            self.description, timelines, finished=finished, first=self._next_second, origin=self._origin
+        ):
+            if self._origin is None:
+                self._origin = interval.at - interval.index + 1
+            self._next_second = interval.at + 1
             events.append(GroupEvent(interval=interval))
         return events
 
@@ -405,7 +455,7 @@ class GroupFollower:
 #: the same time, so the sum of the peaks is what the shared storage gave all of them)
 RESULT_FIGURES = (
     *(MetricSpec(f"{d}_iops", f"{d} IOPS", "IOPS") for d in ("read", "write")),
-    *(MetricSpec(f"{d}_bw_kib_s", f"{d} BW", "KiB/s") for d in ("read", "write")),
+    *(MetricSpec(f"{d}_bw_kib_s", f"{d} BW", "MiB/s", divisor=1024.0) for d in ("read", "write")),
     *(MetricSpec(f"{d}_clat_mean_us", f"{d} clat mean", "µs") for d in ("read", "write")),
     MetricSpec("max_small_iops", "max small IOPS", "IOPS"),
     MetricSpec("max_large_mbps", "max large MB/s", "MB/s"),
@@ -447,6 +497,16 @@ def result_total(results: Mapping[str, Mapping[str, Any] | None]) -> dict[str, f
     :func:`total_of` adds an interval's."""
     figures = {node: result_figures(result) for node, result in results.items() if result}
     return total_of(ToolDescription(metrics=RESULT_FIGURES), figures)
+
+
+def result_headline(results: Mapping[str, Mapping[str, Any] | None]) -> dict[str, float]:
+    """The group's headline figures once it ended (``iops``, ``mib_s``: see
+    :func:`headline_figures`) from its nodes' final results."""
+    total = result_total(results)
+    figures = headline_figures(ToolDescription(metrics=RESULT_FIGURES), total)
+    if "max_large_mbps" in total:  # ORION's MB/s are MiB/s
+        figures["mib_s"] = figures.get("mib_s", 0.0) + total["max_large_mbps"]
+    return figures
 
 
 def _description_or_none(tool: str) -> ToolDescription | None:

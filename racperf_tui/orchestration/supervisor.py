@@ -358,6 +358,9 @@ class Supervisor:
             lost_link_to=host.name if lost_link else None,
             kernel_refusals=kernel_refusals,
             measured_warnings=_measured_warnings(parser, self.log),
+            watchdog_stop=None
+            if lost_link
+            else _watchdog_stop(proc, host.name, self.store.get_run(self.run_id).started_at),
         )
 
     def _saturation_watch(self, planned: Invocation, config: dict[str, Any]) -> SaturationWatch | None:
@@ -554,6 +557,7 @@ class Supervisor:
         lost_link_to: str | None = None,
         kernel_refusals: list[str] | None = None,
         measured_warnings: list[str] | None = None,
+        watchdog_stop: str | None = None,
     ) -> None:
         output = self.store.raw_output(self.run_id, "stdout")
         result: dict[str, Any] | None = None
@@ -580,6 +584,10 @@ class Supervisor:
             )
             if self.stop_reason is not None:
                 message = f"{self.stop_reason}; {message}"
+        elif watchdog_stop is not None:
+            # the link came back after the node's watchdog ended the benchmark: its signal
+            # ("status -15; Terminated") is not the reason, the lost link is
+            state, message = RunState.FAILED, watchdog_stop
         elif self.stop_reason is not None:
             state, message = RunState.STOPPED, self.stop_reason
         elif hard_limit_s is not None:
@@ -592,7 +600,7 @@ class Supervisor:
             state = RunState.SUCCEEDED if ok else RunState.FAILED
             if not ok and parse_problem and parse_problem not in (message or ""):
                 message = f"{message}; {parse_problem}" if message else parse_problem
-        if lost_link_to is not None:
+        if lost_link_to is not None or watchdog_stop is not None:
             pass  # the link is why, whatever the tool said last
         elif state is RunState.FAILED and result is None and stderr_tail and not violations:
             # no report at all: the tool's own last words are the reason, so they come first
@@ -632,6 +640,21 @@ def _measured_warnings(parser: Any, log: Callable[[str], None]) -> list[str]:
     except Exception:
         log(f"stream parser failed on its warnings:\n{traceback.format_exc()}")
         return []
+
+
+def _watchdog_stop(proc: Any, node: str, started_at: float) -> str | None:
+    """Why the run ended when the node's watchdog stopped it for want of heartbeats (the link
+    was lost, then came back): when, by the node's clock, and how far into the run."""
+    at = getattr(proc, "watchdog_stopped_at", None)
+    if at is None:
+        return None
+    deadline = float(getattr(proc, "watchdog_deadline_s", 0.0))
+    into = at - started_at
+    when = time.strftime("%H:%M:%S", time.localtime(at)) + (f", {into:.0f} s into the run" if into >= 0 else "")
+    return (
+        f"lost link to {node}: no heartbeat for {deadline:g} s, so the node's watchdog stopped the "
+        f"benchmark at {when} (the node's clock); the samples up to then are kept"
+    )
 
 
 def _detach() -> None:

@@ -98,6 +98,8 @@ class RunsSnapshot:
     error: str = ""
     #: a run group's IOPS: its nodes' latest (running) or final (ended) IOPS added up
     group_iops: Mapping[int, float] = field(default_factory=dict)
+    #: a run group's nodes in the order they were named (the cluster file's for ``--nodes all``)
+    group_nodes: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -137,7 +139,8 @@ class PairUpdate(Message):
 class GroupSnapshot:
     """A run group as its view shows it: the group, each node's run (in the group's node
     order), each node's and the total's recent headline figures per interval (``iops``,
-    ``mib_s``, ``progress_pct``: orchestration/run_groups.headline_figures), the start skew.
+    ``mib_s``, ``progress_pct``: orchestration/run_groups.headline_figures) per wall-clock
+    second, the start skew.
     ``error`` says why it cannot be read."""
 
     group_id: int
@@ -148,6 +151,9 @@ class GroupSnapshot:
     intervals: int = 0
     start_skew_s: float | None = None
     error: str = ""
+    #: once every node's run ended: the total of the nodes' final results (``iops``,
+    #: ``mib_s``), the group's figure rather than its last (partial) second
+    final_total: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass

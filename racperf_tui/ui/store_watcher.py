@@ -36,6 +36,7 @@ from racperf_tui.orchestration.run_groups import (
     in_node_order,
     node_figures,
     result_figures,
+    result_headline,
     start_skew_s,
 )
 from racperf_tui.ui.messages import (
@@ -91,6 +92,8 @@ class RunsWatch(Watch):
     #: a running run's devices as its samples name them (``extra["devices"]``: ORION's
     #: LUNs, CALIBRATE_IO's datafiles), its newest sample that names them
     _sample_devices: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: a group's nodes in their order (a group's record does not change)
+    _group_nodes: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def poll(self, store: Store) -> Message | None:
         if self._first:
@@ -146,7 +149,17 @@ class RunsWatch(Watch):
             if run.group_id is not None and run.id in self._group_iops and (run.group_id, run.host) not in counted:
                 counted.add((run.group_id, run.host))
                 group_iops[run.group_id] = group_iops.get(run.group_id, 0.0) + self._group_iops[run.id]
-        snapshot = RunsSnapshot(tuple(runs), figures, tuple(devices), self._interrupted, group_iops=group_iops)
+        for run in runs:
+            if run.group_id is not None and run.group_id not in self._group_nodes:
+                self._group_nodes[run.group_id] = tuple(store.get_group(run.group_id).nodes)
+        snapshot = RunsSnapshot(
+            tuple(runs),
+            figures,
+            tuple(devices),
+            self._interrupted,
+            group_iops=group_iops,
+            group_nodes={run.group_id: self._group_nodes[run.group_id] for run in runs if run.group_id is not None},
+        )
         # a running run's duration moves every second: the list repaints it
         if snapshot == self._last and not any(not r.state.finished for r in runs):
             return None
@@ -224,6 +237,7 @@ class GroupWatch(Watch):
     _nodes: dict[str, dict[str, deque[float]]] = field(default_factory=dict)
     _total: dict[str, deque[float]] = field(default_factory=dict)
     _intervals: int = 0
+    _final: dict[str, float] | None = None
     _last: GroupSnapshot | None = None
     _posted_at: float = 0.0
 
@@ -243,6 +257,8 @@ class GroupWatch(Watch):
                 figures = headline_figures(follower.description, node_figures(event.sample))
                 _append(self._nodes.setdefault(event.node, {}), figures)
         runs = tuple(in_node_order(follower.group, follower.runs.values()))
+        if follower.finished and self._final is None:
+            self._final = result_headline({run.host: store.result(run.id) for run in runs})
         snapshot = GroupSnapshot(
             self.group_id,
             follower.group,
@@ -251,6 +267,7 @@ class GroupWatch(Watch):
             {key: tuple(values) for key, values in self._total.items()},
             self._intervals,
             start_skew_s(runs),
+            final_total=self._final or {},
         )
         self.done = follower.finished
         if snapshot == self._last and time.monotonic() - self._posted_at < 1.0:

@@ -24,6 +24,7 @@ from racperf_tui.core.remote.cluster import load_cluster
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.calibration_watch import devices_to_watch
 from racperf_tui.orchestration.cluster_monitor import NodeState
+from racperf_tui.orchestration.group_alignment import NodeTimeline
 from racperf_tui.orchestration.run_groups import (
     group_state,
     interval_totals,
@@ -41,9 +42,9 @@ from tests.helpers.sshd_helpers import Sshd, _free_port
 FIO = tool_description("fio")
 
 
-def _sample(read_iops: float, p99: float, write_iops: float = 0.0) -> Sample:
+def _sample(read_iops: float, p99: float, write_iops: float = 0.0, t: float = 1.0, interval_s: float = 1.0) -> Sample:
     return Sample(
-        t=1.0,
+        t=t,
         metrics={
             "read_iops": read_iops,
             "write_iops": write_iops,
@@ -51,8 +52,15 @@ def _sample(read_iops: float, p99: float, write_iops: float = 0.0) -> Sample:
             "write_bw_kib_s": write_iops * 4,
             "read_clat_p99_us": p99,
         },
-        extra={"interval_s": 1.0},
+        extra={"interval_s": interval_s},
     )
+
+
+def _timeline(started_at: float, samples: list[Sample]) -> NodeTimeline:
+    timeline = NodeTimeline(started_at)
+    for sample in samples:
+        timeline.add(sample, node_figures(sample))
+    return timeline
 
 
 def test_the_total_sums_rates_and_weights_latency_by_iops() -> None:
@@ -75,15 +83,38 @@ def test_a_groups_state_is_running_while_a_node_may_change_else_its_worst_ending
     assert group_state([]) is None
 
 
-def test_intervals_wait_for_every_running_node_and_skip_finished_ones() -> None:
-    a = [_sample(100, 10), _sample(200, 20)]
-    b = [_sample(300, 30)]
-    (first,) = interval_totals(FIO, {"a": a, "b": b})  # b's second interval is not there yet
-    assert first.index == 1 and first.total["read_iops"] == 400 and first.total["read_clat_p99_us"] == 25
-    assert set(first.by_node) == {"a", "b"}
+def test_seconds_wait_for_every_running_node_and_skip_finished_ones() -> None:
+    a = _timeline(1000.0, [_sample(100, 10, t=1), _sample(200, 20, t=2)])
+    b = _timeline(1000.0, [_sample(300, 30, t=1)])
+    (first,) = interval_totals(FIO, {"a": a, "b": b})  # b's second second is not there yet
+    assert (first.index, first.at) == (1, 1000) and first.total["read_iops"] == 400
+    assert first.total["read_clat_p99_us"] == 25 and set(first.by_node) == {"a", "b"}
     both = interval_totals(FIO, {"a": a, "b": b}, finished=["b"])  # b ended after one
     assert [i.index for i in both] == [1, 2] and both[1].total["read_iops"] == 200 and list(both[1].by_node) == ["a"]
-    assert interval_totals(FIO, {"a": a, "b": b}, finished=["b"], first=3) == []
+    assert interval_totals(FIO, {"a": a, "b": b}, finished=["b"], first=1002) == []
+    assert interval_totals(FIO, {"a": a, "b": NodeTimeline(1000.0)}) == []  # b running, no sample yet
+
+
+def test_nodes_started_two_seconds_apart_add_up_the_same_wall_clock_seconds() -> None:
+    """The issue's case: starts 1.99 s apart, each node steady at its rate. The n-th intervals
+    summed gave the peak of one node's ramp added to the other's; by wall-clock second the
+    total is what both did in that second, and a node counts for the part of a second it ran."""
+    a = _timeline(1000.0, [_sample(1000, 10, t=t) for t in range(1, 11)])  # 1000-1010
+    b = _timeline(1001.99, [_sample(3000, 30, t=t) for t in range(1, 11)])  # 1002.99-1011.99
+    seconds = interval_totals(FIO, {"a": a, "b": b}, finished=["a", "b"])
+    by_at = {i.at: i.total["read_iops"] for i in seconds}
+    assert by_at[1000] == pytest.approx(1000)  # b not running yet
+    assert by_at[1001] == pytest.approx(1000 + 3000 * 0.01)  # b ran the last 0.01 s of it
+    assert by_at[1005] == pytest.approx(4000)  # not 1000 + the peak of b's n-th interval
+    assert by_at[1010] == pytest.approx(3000 * 1.0) and by_at[1011] == pytest.approx(3000 * 0.99)
+    # every I/O counted once: the seconds add up to the nodes' totals
+    assert sum(by_at.values()) == pytest.approx(1000 * 10 + 3000 * 10)
+    # latency weighted by each node's IOPS in that second
+    assert seconds[5].total["read_clat_p99_us"] == pytest.approx((1000 * 10 + 3000 * 30) / 4000)
+    # a last partial interval (0.3 s) counts for what it covers, not as a whole second
+    c = _timeline(1000.0, [_sample(1000, 10, t=1), _sample(500, 10, t=1.3, interval_s=0.3)])
+    last = interval_totals(FIO, {"c": c}, finished=["c"])[-1]
+    assert last.at == 1001 and last.total["read_iops"] == pytest.approx(150)
 
 
 def test_result_total_of_fio_jobs_and_orion_peaks() -> None:
@@ -156,26 +187,22 @@ def test_fio_on_two_nodes_per_node_figures_and_their_total(two_nodes: Path, tmp_
         by_node[line["node"]].append(line)
     assert all(len(series) >= 3 for series in by_node.values()), {k: len(v) for k, v in by_node.items()}
     assert all(s["metrics"]["read_iops"] > 0 for series in by_node.values() for s in series[:-1])
-    # every interval's total is the sum of the nodes' n-th samples (IOPS and bandwidth), latency
-    # between the nodes' (weighted by IOPS)
-    assert len(totals) == max(len(series) for series in by_node.values())
-    for total in totals:
-        n = total["interval"]
-        present = {node: series[n - 1]["metrics"] for node, series in by_node.items() if len(series) >= n}
-        assert total["nodes"] == list(present)
-        for key in ("read_iops", "read_bw_kib_s"):
-            assert total["metrics"][key] == pytest.approx(sum(m[key] for m in present.values()), rel=1e-9)
-        p99s = [m["read_clat_p99_us"] for m in present.values() if m.get("read_iops")]
-        if p99s:
-            assert min(p99s) - 1e-9 <= total["metrics"]["read_clat_p99_us"] <= max(p99s) + 1e-9
-            weights = [m["read_iops"] for m in present.values() if m.get("read_iops")]
-            expected = sum(p * w for p, w in zip(p99s, weights)) / sum(weights)
-            assert total["metrics"]["read_clat_p99_us"] == pytest.approx(expected, rel=1e-9)
+    # each total is one wall-clock second: every I/O the nodes' samples count is in one of
+    # them, once (the seconds' IOPS add up to the samples' IOPS times their lengths)
+    assert [t["interval"] for t in totals] == list(range(1, len(totals) + 1))
+    assert all(t["at"] == totals[0]["at"] + t["interval"] - 1 for t in totals)
+    for key in ("read_iops", "read_bw_kib_s"):
+        counted = sum(s["metrics"][key] * s["interval_s"] for series in by_node.values() for s in series)
+        assert sum(t["metrics"][key] for t in totals) == pytest.approx(counted, rel=1e-3)
+    both = [t for t in totals if t["nodes"] == ["rac1", "rac2"]]
+    assert len(both) >= 2  # seconds both nodes ran
+    for total in both:  # latency between the nodes' (weighted by their IOPS in that second)
+        p99s = [s["metrics"]["read_clat_p99_us"] for series in by_node.values() for s in series]
+        assert min(p99s) - 1e-9 <= total["metrics"]["read_clat_p99_us"] <= max(p99s) + 1e-9
     results = {line["node"]: line for line in lines if line["type"] == "result"}
     assert list(results) == ["rac1", "rac2"] and all(r["state"] == "succeeded" for r in results.values())
     # the order they were named in, whichever run was recorded first
     assert all(total["nodes"] == [n for n in ("rac1", "rac2") if n in total["nodes"]] for total in totals)
-    assert totals[0]["nodes"] == ["rac1", "rac2"]
     final = lines[-1]
     assert final["type"] == "group_result" and final["states"] == {"rac1": "succeeded", "rac2": "succeeded"}
     node_iops = [sum(job["read"]["iops"] for job in r["result"]["jobs"]) for r in results.values()]
@@ -328,13 +355,13 @@ def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path
     samples = [line for line in lines if line["type"] == "sample"]
     totals = [line for line in lines if line["type"] == "total"]
     assert totals and totals[-1]["metrics"]["progress_pct"] == 100.0
-    for total in totals:
-        n = total["interval"]
-        nth = {node: [s for s in samples if s["node"] == node][n - 1]["metrics"] for node in total["nodes"]}
-        assert total["metrics"]["progress_pct"] == min(m["progress_pct"] for m in nth.values())
-        if len(nth) == 2 and all("lun_iops" in m for m in nth.values()):
-            assert total["metrics"]["lun_iops"] == pytest.approx(sum(m["lun_iops"] for m in nth.values()))
-            assert total["metrics"]["lun_mbps"] == pytest.approx(sum(m["lun_mbps"] for m in nth.values()))
+    # the seconds' LUN IOPS add up to the samples' (each held from the node's previous one)
+    counted = 0.0
+    for node in ("rac1", "rac2"):
+        series = [s for s in samples if s["node"] == node]
+        for before, sample in zip([{"t": 0.0}, *series], series):
+            counted += sample["metrics"].get("lun_iops", 0.0) * (sample["t"] - before["t"])
+    assert sum(t["metrics"].get("lun_iops", 0.0) for t in totals) == pytest.approx(counted, rel=1e-3)
     both = [t for t in totals if len(t["nodes"]) == 2 and t["metrics"].get("lun_iops", 0) > 0]
     assert len(both) >= 2, [t["metrics"] for t in totals]  # intervals where both nodes' live figures add up
     with Store.open(data) as store:

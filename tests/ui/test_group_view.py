@@ -5,9 +5,10 @@ records one (runs with its group_id); samples are added while the view is open."
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Label
 
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.store import Store
@@ -17,17 +18,22 @@ from racperf_tui.ui.tabs.runs_panel import RunsPanel
 from tests.helpers.pilot_apps import RunsApp, wait_until
 
 
-def _sample(read_iops: float) -> Sample:
-    return Sample(1.0, {"read_iops": read_iops, "write_iops": 0.0, "read_bw_kib_s": read_iops * 8.0}, {"interval_s": 1})
+def _sample(read_iops: float, t: float = 1.0) -> Sample:
+    return Sample(t, {"read_iops": read_iops, "write_iops": 0.0, "read_bw_kib_s": read_iops * 8.0}, {"interval_s": 1})
 
 
 def _group(store: Store) -> tuple[int, dict[str, int]]:
     group = store.create_group("fio", {"extra_args": ["--rw=randread"]}, ["rac1", "rac2"])
+    # recorded in the other order (launches end in any order): the rows follow the nodes'
     runs = {
-        name: store.create_run("fio", name, "/u02/x", {}, ["fio"], None, group_id=group) for name in ("rac1", "rac2")
+        name: store.create_run("fio", name, "/u02/x", {}, ["fio"], None, group_id=group) for name in ("rac2", "rac1")
     }
     for run_id in runs.values():
         store.set_state(run_id, RunState.RUNNING)
+    # both nodes' benchmarks started at the same whole second: their n-th samples cover the
+    # same wall-clock second (the group's total adds up seconds, orchestration/group_alignment.py)
+    whole = float(int(time.time()))
+    store._write("UPDATE runs SET started_at = ? WHERE group_id = ?", (whole, group))
     store.set_group_message(group, "started on rac1, rac2")
     return group, runs
 
@@ -61,7 +67,7 @@ async def test_a_group_is_one_row_and_its_view_shows_each_node_and_the_total(dat
         with Store.open(data_dir) as store:
             store.add_sample(runs["rac1"], _sample(1000.0))
             store.add_sample(runs["rac2"], _sample(3000.0))
-            store.add_sample(runs["rac1"], _sample(2000.0))  # rac1's second: no total yet
+            store.add_sample(runs["rac1"], _sample(2000.0, t=2))  # rac1's second: no total yet
 
         def both_seen() -> bool:
             return view.snapshot is not None and len(view.snapshot.node_series.get("rac1", {}).get("iops", ())) == 2
@@ -75,7 +81,7 @@ async def test_a_group_is_one_row_and_its_view_shows_each_node_and_the_total(dat
         assert list(view._rows_shown) == ["rac1", "rac2", TOTAL_ROW]
         assert str(view._rows_shown[TOTAL_ROW][3]) == "4000" and str(view._rows_shown["rac1"][3]) == "2000"
         with Store.open(data_dir) as store:
-            store.add_sample(runs["rac2"], _sample(1000.0))
+            store.add_sample(runs["rac2"], _sample(1000.0, t=2))
         await wait_until(pilot, lambda: view.snapshot is not None and view.snapshot.intervals == 2, 5, "interval 2")
         assert view.snapshot.total_series["iops"] == (4000.0, 3000.0)
         # a node's own run view
@@ -86,15 +92,20 @@ async def test_a_group_is_one_row_and_its_view_shows_each_node_and_the_total(dat
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, GroupView), 5, "back to the group")
         with Store.open(data_dir) as store:
+            for name, iops in (("rac1", 1800.0), ("rac2", 2900.0)):
+                store.set_result(runs[name], {"jobs": [{"read": {"iops": iops, "bw_kib_s": iops * 8.0}}]})
             store.set_state(runs["rac1"], RunState.SUCCEEDED, exit_status=0)
-            store.set_state(runs["rac2"], RunState.FAILED, exit_status=1, message="x")
+            store.set_state(runs["rac2"], RunState.FAILED, exit_status=1, message="fio: verify failed at 4096")
         await wait_until(
             pilot, lambda: str(view._rows_shown.get(TOTAL_ROW, ("",) * 3)[2]) == "failed", 5, "the group's end"
         )
+        # ended: the TOTAL is the nodes' results added up, not the last second's 3000
+        assert str(view._rows_shown[TOTAL_ROW][3]) == "4700"
+        said = str(view.query_one("#group-message", Label).render())
+        assert "rac2 failed: fio: verify failed at 4096" in said and "the nodes' results added up" in said, said
         await pilot.press("escape")
         await wait_until(pilot, lambda: "failed" in str(panel._rows_shown[f"g{group}"][3]), 5, "the list's end")
-        # no results recorded: the group's figure is the last samples' IOPS added (2000 + 1000)
-        assert panel._rows_shown[f"g{group}"][6] == "3000 IOPS"
+        assert panel._rows_shown[f"g{group}"][6] == "4700 IOPS"
 
 
 async def test_a_group_that_ended_unseen_shows_its_nodes_last_figures_added(data_dir: Path) -> None:
@@ -131,3 +142,29 @@ async def test_a_sweep_group_shows_its_latest_point_not_every_point_added(data_d
         panel = app.query_one(RunsPanel)
         await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the sweep's row")
         assert panel._rows_shown[f"g{group}"][6] == "2000 IOPS"
+
+
+async def test_the_first_enter_opens_the_run_under_the_cursor(data_dir: Path) -> None:
+    """Straight after the view opens (no sample yet): the first enter opens the run under the
+    cursor (rac1's, the first row, recorded after rac2's), not the group's oldest run; then
+    the cursor moved down, rac2's."""
+    with Store.open(data_dir) as store:
+        group, runs = _group(store)
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(RunsPanel)
+        await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
+        panel.open_group(group)
+        await wait_until(pilot, lambda: isinstance(app.screen, GroupView), 5, "the group view")
+        view = app.screen
+        assert isinstance(view, GroupView)
+        await wait_until(pilot, lambda: "rac2" in view._rows_shown, 5, "the nodes' rows")
+        assert runs["rac1"] > runs["rac2"]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunView), 5, "a node's run view")
+        assert app.screen.run_id == runs["rac1"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is view, 5, "back to the group")
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunView), 5, "a node's run view")
+        assert app.screen.run_id == runs["rac2"]

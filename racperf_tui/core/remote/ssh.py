@@ -10,7 +10,8 @@
 - ~/.ssh/config (User, Port, HostName, IdentityFile...) and the agent ($SSH_AUTH_SOCK) are
   honoured, as OpenSSH does; ``identity`` adds a key file.
 - Keepalives every KEEPALIVE_INTERVAL_S, the link declared dead after KEEPALIVE_COUNT_MAX
-  unanswered ones.
+  unanswered ones; tighter (RUN_KEEPALIVE_*) while a run's benchmark goes on over the
+  connection (:meth:`Connection.run_started`), so its state follows the link within ~15 s.
 - One connection per node (:func:`connect` keeps a small pool), channels opened on it.
 
 asyncssh runs in one background thread's event loop (:func:`runtime`); every public call here
@@ -61,6 +62,13 @@ from racperf_tui.core.remote.ssh_target import (  # noqa: F401
 
 KEEPALIVE_INTERVAL_S = 15.0
 KEEPALIVE_COUNT_MAX = 3
+#: while a run's benchmark goes on over a connection: a link silent for 3 s gets a keepalive,
+#: the 4th unanswered one (15 s of silence) closes the connection, so the run records the loss
+#: within ~17 s of the cut, not the 60 s of the idle setting. Not tighter: a blip that made
+#: the node's watchdog stop the benchmark (4-8 s) must be able to come back (TCP's retransmit
+#: after 6-8 s of loss comes ~12.6 s after the cut) and say so (core/remote/ssh_host.py).
+RUN_KEEPALIVE_INTERVAL_S = 3.0
+RUN_KEEPALIVE_COUNT_MAX = 4
 CONNECT_TIMEOUT_S = 20.0
 #: a channel whose unread output passes this stops reading (SSH flow control) until drained
 MAX_BUFFERED_BYTES = 8 << 20
@@ -258,6 +266,8 @@ class Connection:
         #: seconds the connection took to set up (TCP, key exchange, authentication)
         self.setup_s = setup_s
         self._closed = threading.Event()
+        self._runs = 0
+        self._runs_lock = threading.Lock()
         runtime().call(self._watch_close)
 
     def _watch_close(self) -> None:
@@ -270,6 +280,20 @@ class Connection:
     @property
     def closed(self) -> bool:
         return self._closed.is_set()
+
+    def run_started(self) -> None:
+        """A run's benchmark goes on over this connection: the tight keepalives (see
+        RUN_KEEPALIVE_INTERVAL_S) until every such run called :meth:`run_ended`."""
+        with self._runs_lock:
+            self._runs += 1
+            if self._runs == 1:
+                runtime().call(self._conn.set_keepalive, RUN_KEEPALIVE_INTERVAL_S, RUN_KEEPALIVE_COUNT_MAX)
+
+    def run_ended(self) -> None:
+        with self._runs_lock:
+            self._runs = max(0, self._runs - 1)
+            if self._runs == 0:
+                runtime().call(self._conn.set_keepalive, KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT_MAX)
 
     def wait_closed(self, timeout_s: float) -> bool:
         """Whether the connection is closed, waiting up to ``timeout_s`` for it: a channel

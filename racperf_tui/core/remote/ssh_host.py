@@ -48,7 +48,8 @@ from racperf_tui.core.remote.ssh import Channel, Connection, SshError, SshTarget
 #: $1 mark, $2 grace (whole seconds), $3 limit (s, 0: none), $4 the command (a shell line),
 #: $5 the heartbeat deadline (s, 0: none): a line comes on stdin every second from the client
 #: (any line is a beat); none for that long and the link is taken as dead (a cable cut, a
-#: client host that froze: no EOF ever comes), so the whole tree is stopped as on EOF.
+#: client host that froze: no EOF ever comes), so the whole tree is stopped as on EOF, and
+#: "MARK watchdog-stop EPOCH DEADLINE" said on stderr first (read by a link that came back).
 #: The group's leader prints "MARK pgid N" on stderr before it execs anything. A line "TERM"
 #: or "KILL" on stdin signals the group and every tracked process; EOF stops them (TERM,
 #: grace, KILL). The tracker looks every second for 10 s, then every 3 s (ppid chains from
@@ -154,10 +155,15 @@ fi
 dm=
 if [ -n "$t" ] && [ "$dead" != 0 ]; then
   : > "$t.ref"; : > "$t.beat"
+  # fd 4: the channel's stderr, for the one line that says the watchdog stopped the run (the
+  # sleeps do not hold it: the channel's end must not wait for them)
   ( while kill -s 0 "$$" 2>/dev/null; do
-      sleep "$dead"
-      if [ "$t.beat" -nt "$t.ref" ]; then : > "$t.ref"; else stopgroup; break; fi
-    done ) </dev/null >/dev/null 2>&1 3<&- &
+      sleep "$dead" 4>&-
+      if [ "$t.beat" -nt "$t.ref" ]; then : > "$t.ref"; else
+        printf '%s watchdog-stop %s %s\n' "$mark" "$(date +%s)" "$dead" >&4; exec 4>&-
+        stopgroup; break
+      fi
+    done ) </dev/null >/dev/null 4>&2 2>&1 3<&- &
   dm=$!
 fi
 ( trap '' INT HUP PIPE
@@ -299,12 +305,19 @@ class RemoteProcess:
         self._stop_grace_s = 0.0
         self._killed = False
         self._exit_seen_at: float | None = None
+        self._keepalive_held = False
+        #: the node's epoch second its watchdog stopped the command for want of heartbeats
+        #: (a link that came back later: the channel ended with the watchdog's signal)
+        self.watchdog_stopped_at: float | None = None
+        self.watchdog_deadline_s: float = HEARTBEAT_DEADLINE_S
 
     # ---- start ---------------------------------------------------------------------------
     def start(self) -> RemoteProcess:
         """Open the channel and wait for the remote group's id; SshError."""
         line = watchdog_command(self.command, self.mark, self.grace_s, self.limit_s, HEARTBEAT_DEADLINE_S)
         self._channel = self.connection.open_channel(line)
+        self.connection.run_started()
+        self._keepalive_held = True
         self._channel.heartbeat(HEARTBEAT_S, b"beat\n")
         self.started_monotonic = time.monotonic()
         deadline = self.started_monotonic + START_TIMEOUT_S
@@ -320,9 +333,14 @@ class RemoteProcess:
         return self
 
     def _filter(self, chunks: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
-        """Take the group id line off the head of stderr; track the streams' ends."""
+        """Take the group id line off the head of stderr and the watchdog's stop line out of
+        it; track the streams' ends."""
         out = []
         for stream, chunk in chunks:
+            if stream == "stderr" and chunk and self.remote_pgid is not None:
+                chunk = self._watchdog_line(chunk)
+                if not chunk:
+                    continue
             if stream == "stderr" and self.net is not None:
                 self.net.feed(chunk)
             if stream == "stderr" and self.remote_pgid is None and chunk:
@@ -347,6 +365,22 @@ class RemoteProcess:
                 self._open_streams.discard(stream)
             out.append((stream, chunk))
         return out
+
+    def _watchdog_line(self, chunk: bytes) -> bytes:
+        """``chunk`` without the watchdog's "MARK watchdog-stop EPOCH DEADLINE" line, noted in
+        :attr:`watchdog_stopped_at` (a line of its own, written at once: one chunk)."""
+        head = self.mark.encode() + b" watchdog-stop "
+        at = chunk.find(head)
+        if at < 0:
+            return chunk
+        end = chunk.find(b"\n", at)
+        end = len(chunk) if end < 0 else end + 1
+        words = chunk[at + len(head) : end].split()
+        if words and words[0].isdigit():
+            self.watchdog_stopped_at = float(words[0])
+        if len(words) > 1 and words[1].isdigit():
+            self.watchdog_deadline_s = float(words[1])
+        return chunk[:at] + chunk[end:]
 
     @property
     def pid(self) -> int | None:
@@ -454,6 +488,9 @@ class RemoteProcess:
         """Close the channel: were the command still running, its watchdog stops it."""
         if self._channel is not None:
             self._channel.close()
+        if self._keepalive_held:
+            self._keepalive_held = False
+            self.connection.run_ended()
 
     def __enter__(self) -> RemoteProcess:
         return self.start()

@@ -1,10 +1,12 @@
 """The view of a run group (one tool on several nodes at once): a live row per node and the
-TOTAL, each with its IOPS, MiB/s, progress and a sparkline of its last intervals.
+TOTAL, each with its IOPS, MiB/s, progress and a sparkline of its last intervals; a node that
+failed says why under the table.
 
 Everything comes from the store watcher's :class:`GroupUpdate` (ui/store_watcher.py); the
-total is orchestration/run_groups.py's (IOPS and bandwidth summed per interval), never added
-up here. Enter on a node opens that node's run in the normal run view (its result once it
-ended); ``s`` stops every node's run at once.
+total is orchestration/run_groups.py's (IOPS and bandwidth summed per wall-clock second while
+it runs, the nodes' results added up once it ended), never added up here. Enter on a node
+opens that node's run in the normal run view (its result once it ended); ``s`` stops every
+node's run at once.
 """
 
 from __future__ import annotations
@@ -130,7 +132,11 @@ class GroupView(Screen[None]):
         states = [run.state for run in snapshot.runs]
         live = any(not state.finished for state in states)
         if snapshot.runs:
-            rows[TOTAL_ROW] = self._cells("TOTAL", "", group_state(states), snapshot.total_series, bold=True)
+            # once ended, the TOTAL is the nodes' results added up, not the last (partial) second
+            final = None if live else snapshot.final_total
+            rows[TOTAL_ROW] = self._cells(
+                "TOTAL", "", group_state(states), snapshot.total_series, bold=True, final=final
+            )
         self._apply_rows(rows)
         started = min((run.started_at for run in snapshot.runs), default=None)
         ended = [run.ended_at for run in snapshot.runs if run.ended_at is not None]
@@ -138,20 +144,36 @@ class GroupView(Screen[None]):
         if started is not None:
             until = max(ended) if ended and not live else time.time()
             parts.append(f"elapsed {format_duration(until - started)}")
-        parts.append(f"{snapshot.intervals} intervals")
+        parts.append(f"{snapshot.intervals} s counted")
         if snapshot.start_skew_s is not None:
             parts.append(f"start skew {snapshot.start_skew_s:.2f} s")
         self._show_status("  ".join(parts))
-        note = snapshot.group.message if snapshot.group is not None else ""
+        note = markup(snapshot.group.message if snapshot.group is not None else "")
+        for run in snapshot.runs:
+            if run.state in (RunState.FAILED, RunState.INTERRUPTED) or (run.state.finished and run.exit_status):
+                why = run.message or f"exit status {run.exit_status}"
+                note += f"\n[$error]{markup(run.host)} {run.state.value}:[/] {markup(why)}"
+        how = "the nodes' results added up" if not live else "the nodes' figures in the same wall-clock second"
         self.query_one("#group-message", Label).update(
-            markup(note or "") + "\nTOTAL: the nodes' n-th intervals summed; enter: the node's run view"
+            note.lstrip("\n") + f"\nTOTAL: {how}; enter: the node's run view"
         )
 
     def _cells(
-        self, name: str, run: str, state: RunState | None, series: Any, *, bold: bool = False
+        self,
+        name: str,
+        run: str,
+        state: RunState | None,
+        series: Any,
+        *,
+        bold: bool = False,
+        final: Any = None,
     ) -> tuple[Any, ...]:
+        """A row's cells; ``final``: the figures to show instead of the last interval's (the
+        ended group's total of results: ``iops``, ``mib_s``; "-" where it has none)."""
         iops = series.get("iops") or ()
         mib = series.get("mib_s") or ()
+        shown_iops = iops[-1:] if final is None else tuple(v for v in (final.get("iops"),) if v is not None)
+        shown_mib = mib[-1:] if final is None else tuple(v for v in (final.get("mib_s"),) if v is not None)
         progress = series.get("progress_pct") or ()
         style = "bold" if bold else ""
         return (
@@ -161,8 +183,8 @@ class GroupView(Screen[None]):
                 ("● " if state is not None and not state.finished else "") + (state.value if state else "?"),
                 style=style,
             ),
-            Text(format_value(iops[-1]) if iops else "-", style=style),
-            Text(format_value(mib[-1]) if mib else "-", style=style),
+            Text(format_value(shown_iops[-1]) if shown_iops else "-", style=style),
+            Text(format_value(shown_mib[-1]) if shown_mib else "-", style=style),
             f"{progress[-1]:.0f}%" if progress else "-",
             spark_text(iops, self.spark_width),
         )

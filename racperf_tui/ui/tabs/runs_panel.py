@@ -286,7 +286,9 @@ class RunsPanel(Vertical):
         state = group_state([run.state for run in members])
         style = table.state_style(state)
         tool = members[0].tool
-        nodes = ", ".join(plain(run.host) for run in sorted(members, key=lambda run: run.id))
+        order = {name: index for index, name in enumerate(self.snapshot.group_nodes.get(group_id, ()))}
+        in_order = sorted(members, key=lambda run: (order.get(run.host, len(order)), run.id))
+        nodes = ", ".join(plain(run.host) for run in in_order)
         started = min(run.started_at for run in members)
         return (
             Text(f"g{group_id}", style=style),
