@@ -78,6 +78,9 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> None:
 #: next file in collection order as it gets free (xdist's LoadScopeScheduling); alphabetical
 #: order left test_matrix.py or test_write_guard_bypasses.py to the end of one worker.
 LONGEST_MODULES = (
+    # this round's: the offline bundle builds and installs twice, a sweep on two nodes
+    "test_offline_bundle",
+    "test_sweep_nodes",
     "test_run_groups",
     "test_write_guard_bypasses",
     "test_matrix",
@@ -98,6 +101,12 @@ LONGEST_MODULES = (
     "test_iostat_vectorised",
     "test_iostat_cli",
     "test_fio_live",
+    "test_lost_link_states",
+    "test_orion_live_runs",
+    "test_kernel_net",
+    "test_sweep_cli",
+    "test_saturation_watch",
+    "test_foreign_io",
 )
 
 
