@@ -147,7 +147,6 @@ def test_a_data_directory_of_another_user_cannot_swap_the_judged_job_file(open_d
     assert done.returncode != 0 and "data dir" in (done.stdout + done.stderr).lower()
 
 
-@pytest.mark.xfail(strict=True, reason="hole: $LD_LIBRARY_PATH of another user's directory reaches fio")
 def test_ld_library_path_of_another_user_never_reaches_fio(open_dir: Path) -> None:
     fio = shutil.which("fio") or "fio"
     needed = subprocess.run(["readelf", "-d", fio], capture_output=True, text=True).stdout
