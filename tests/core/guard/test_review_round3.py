@@ -76,7 +76,6 @@ def _racperf_run_fio(data_dir: Path, data: Path, env: dict[str, str], cwd: Path)
     return subprocess.run(argv, capture_output=True, text=True, timeout=180, env=env, cwd=cwd)
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the fio option cache is written through a link in $XDG_CACHE_HOME")
 def test_the_fio_option_cache_never_writes_through_another_users_link(open_dir: Path) -> None:
     victim = asm_file(open_dir / "asm.img")
     data = _read_file(open_dir / "data.img")
