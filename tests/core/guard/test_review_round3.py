@@ -173,3 +173,81 @@ def test_ld_library_path_of_another_user_never_reaches_fio(open_dir: Path) -> No
     done = _racperf_run_fio(open_dir / "data", data, env, open_dir)
     assert marker.read_text() == "", f"fio loaded {out} as root: {done.stdout[-200:]} {done.stderr}"
     assert done.returncode != 0 and str(lib) in done.stderr
+
+
+def _agent_library(directory: Path, marker: Path) -> Path:
+    """A JVM agent library of the other user: its constructor appends the euid to ``marker``."""
+    source = directory / "agent.c"
+    source.write_text(
+        "#include <stdio.h>\n#include <unistd.h>\n"
+        "__attribute__((constructor)) static void ran(void) {\n"
+        f'  FILE *f = fopen("{marker}", "a"); if (f) {{ fprintf(f, "uid %d\\n", (int)geteuid()); fclose(f); }}\n'
+        "}\n"
+        "int Agent_OnLoad(void *vm, char *options, void *reserved) { return 0; }\n"
+    )
+    library = directory / "agent.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    os.chown(library, NOBODY, NOBODY)
+    return library
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the caller's JVM options reach the java racperf runs as root")
+@pytest.mark.parametrize("variable", ["JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"])
+def test_the_callers_java_options_never_load_another_users_agent(variable: str, open_dir: Path) -> None:
+    """The java that runs oratcptest.jar as root took the caller's JAVA_TOOL_OPTIONS (a shell
+    that sourced the oracle user's profile): ``-agentpath:`` a library of the other user ran
+    as root before the jar was even opened."""
+    java = shutil.which("java")
+    if java is None or not shutil.which("cc"):
+        pytest.skip("needs a real java and a C compiler")
+    marker = open_dir / "marker"
+    agent = _agent_library(_nobodys_dir(open_dir / "agent"), marker)
+    jar = open_dir / "oratcptest.jar"
+    jar.write_bytes(b"")
+    env = dict(os.environ, **{variable: f"-agentpath:{agent}"})
+    argv = [*racperf_cmd(), "run", "oratcptest", "--data-dir", str(open_dir / "data")]
+    for setting in (
+        "role=server",
+        "host=127.0.0.1",
+        "port=5591",
+        f"java={java}",
+        f"jar_path={jar}",
+        "server_lifetime_s=2",
+    ):
+        argv += ["--set", setting]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=open_dir)
+    assert "exit status" in done.stderr, done.stderr
+    assert not marker.exists(), f"java loaded {agent} as root ({variable}): {marker.read_text()} {done.stderr[-300:]}"
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the caller's ORACLE_PATH/SQLPATH reach sqlplus run as root")
+def test_sqlplus_run_as_root_is_not_handed_the_callers_login_script_path(open_dir: Path) -> None:
+    """sqlplus runs login.sql from $ORACLE_PATH (and $SQLPATH) at every logon: SQL*Plus
+    commands, ``HOST`` included, as root when racperf runs CALIBRATE_IO. racperf handed the
+    caller's ORACLE_PATH and SQLPATH (a directory of the oracle user's) to the sqlplus it runs.
+    The emulator does not run login.sql; a root-owned sqlplus wrapper records what it was given."""
+    fakes = Path(__file__).resolve().parents[2] / "fakes"
+    home = open_dir / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / "lib").mkdir()
+    seen = open_dir / "seen"
+    wrapper = home / "bin" / "sqlplus"
+    wrapper.write_text(
+        f'#!/bin/sh\necho "ORACLE_PATH=$ORACLE_PATH SQLPATH=$SQLPATH" >> {seen}\n'
+        f'exec {SYSTEM_PYTHON} {fakes / "sqlplus"} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    scripts = _nobodys_dir(open_dir / "scripts")
+    (scripts / "login.sql").write_text(f"host touch {open_dir / 'marker'}\n")
+    env = dict(
+        os.environ,
+        ORACLE_PATH=str(scripts),
+        SQLPATH=str(scripts),
+        ORACLE_SID="ORCL",
+        ORACLE_HOME=str(home),
+        FAKE_SQLPLUS_CALIBRATE_S="1",
+    )
+    argv = [*racperf_cmd(), "run", "calibrate_io", "--data-dir", str(open_dir / "data")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=open_dir)
+    assert seen.exists(), done.stderr
+    assert str(scripts) not in seen.read_text(), f"sqlplus was told to run {scripts}/login.sql as root"
