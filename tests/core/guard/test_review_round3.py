@@ -191,7 +191,6 @@ def _agent_library(directory: Path, marker: Path) -> Path:
     return library
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the caller's JVM options reach the java racperf runs as root")
 @pytest.mark.parametrize("variable", ["JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"])
 def test_the_callers_java_options_never_load_another_users_agent(variable: str, open_dir: Path) -> None:
     """The java that runs oratcptest.jar as root took the caller's JAVA_TOOL_OPTIONS (a shell
@@ -220,7 +219,6 @@ def test_the_callers_java_options_never_load_another_users_agent(variable: str, 
     assert not marker.exists(), f"java loaded {agent} as root ({variable}): {marker.read_text()} {done.stderr[-300:]}"
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the caller's ORACLE_PATH/SQLPATH reach sqlplus run as root")
 def test_sqlplus_run_as_root_is_not_handed_the_callers_login_script_path(open_dir: Path) -> None:
     """sqlplus runs login.sql from $ORACLE_PATH (and $SQLPATH) at every logon: SQL*Plus
     commands, ``HOST`` included, as root when racperf runs CALIBRATE_IO. racperf handed the
