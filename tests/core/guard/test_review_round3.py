@@ -15,6 +15,11 @@ Found:
 - ``$LD_LIBRARY_PATH`` naming another user's directory (what ``. oraenv`` leaves when
   ``$ORACLE_HOME/lib`` is the oracle user's): fio, while planning and in the run, loads a
   library of that directory as root. Only the program is vetted, not the loader's path.
+- ``$JAVA_TOOL_OPTIONS`` / ``_JAVA_OPTIONS`` / ``$JDK_JAVA_OPTIONS`` with ``-agentpath:``: the
+  real java that runs oratcptest.jar loaded the other user's library as root; sqlplus
+  (CALIBRATE_IO) was handed ``$ORACLE_PATH`` / ``$SQLPATH`` (login.sql runs at logon).
+- A write target in a directory another user can write, swapped for a symbolic link to an
+  ASM-headed file between the guard's judgement and the jail's bind: fio overwrote the header.
 """
 
 from __future__ import annotations
@@ -249,3 +254,42 @@ def test_sqlplus_run_as_root_is_not_handed_the_callers_login_script_path(open_di
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=open_dir)
     assert seen.exists(), done.stderr
     assert str(scripts) not in seen.read_text(), f"sqlplus was told to run {scripts}/login.sql as root"
+
+
+@pytest.mark.xfail(strict=True, reason="hole: a write target in another user's directory is judged, then swapped")
+def test_a_write_target_swapped_for_a_link_after_the_judgement_never_reaches_the_victim(open_dir: Path) -> None:
+    """The write guard judges the target's path; the jail binds that path writable later and
+    fio opens it later still. In a directory another user can write (an oracle-owned /u02),
+    they swap the regular file for a symbolic link to an ASM-headed file in between: the bind
+    follows the link, so the kernel's net clears the victim too, and fio overwrote its header
+    (about one run in six here, with the entry flipped every 2 ms)."""
+    victim = asm_file(open_dir / "asm.img")
+    before = digest(victim)
+    place = _nobodys_dir(open_dir / "u02")
+    flipper = (
+        "import os, sys, time\n"
+        "os.chdir(sys.argv[1])\n"
+        "with open('data.keep', 'wb') as f: f.write(b'\\1' * (1 << 20))\n"
+        "end = time.time() + 600\n"
+        "while time.time() < end:\n"
+        "    try:\n"
+        "        os.symlink(sys.argv[2], 'l'); os.replace('l', 'data.img'); time.sleep(0.002)\n"
+        "        os.link('data.keep', 'r'); os.replace('r', 'data.img'); time.sleep(0.002)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    swapper = subprocess.Popen(_as_nobody([SYSTEM_PYTHON, "-c", flipper, str(place), str(victim)]))
+    outcomes = []
+    try:
+        time.sleep(0.5)
+        for _ in range(25):  # about one in six wins: 25 misses in a row are about 1 %
+            argv = [*racperf_cmd(), "run", "fio", "--data-dir", str(open_dir / "data"), "--"]
+            argv += ["--name=w", f"--filename={place / 'data.img'}", "--size=1m", "--rw=write", "--bs=64k"]
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=open_dir)
+            outcomes.append(done.returncode)
+            if digest(victim) != before:
+                break
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert digest(victim) == before, f"fio overwrote {victim} through a swapped target (run {len(outcomes)})"
