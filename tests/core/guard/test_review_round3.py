@@ -20,6 +20,9 @@ Found:
   (CALIBRATE_IO) was handed ``$ORACLE_PATH`` / ``$SQLPATH`` (login.sql runs at logon).
 - A write target in a directory another user can write, swapped for a symbolic link to an
   ASM-headed file between the guard's judgement and the jail's bind: fio overwrote the header.
+- A job file in such a directory, swapped between racperf's screening and fio's
+  ``--parse-only`` (which reads the path again): fio's parser loaded the other user's engine
+  library as root while planning.
 """
 
 from __future__ import annotations
