@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Protocol
 
 from racperf_tui.core.contract.invocation import Invocation, Target
+from racperf_tui.core.guard.isolated_python import isolated_env
 from racperf_tui.core.guard.program_vetting import vet_program
 from racperf_tui.core.guard.target_guard import GuardVerdict, judge
 from racperf_tui.core.guard.write_watch import Violation, WriteWatch
@@ -162,7 +163,7 @@ class LocalHost:
                 timeout=timeout_s,
                 input=stdin,
                 stdin=subprocess.DEVNULL if stdin is None else None,
-                env=dict(os.environ, **env) if env else None,
+                env=isolated_env(dict(os.environ, **(env or {}))),
             )
         except subprocess.TimeoutExpired:
             raise TimeoutError(f"{argv[0]} did not end within {timeout_s:g} s") from None
@@ -193,7 +194,7 @@ class LocalHost:
     ) -> SupervisedProcess:
         """Start ``argv`` (default: the Invocation's) with its env, cwd and stdin; OSError when
         it cannot be executed."""
-        env = dict(os.environ, **invocation.env) if invocation.env else None
+        env = isolated_env(dict(os.environ, **invocation.env))
         cwd = working_directory(invocation, directory)
         stdin_path = None
         if invocation.stdin is not None:

@@ -39,10 +39,24 @@ _BOOT = (
 )
 
 
+#: variables through which a program racperf starts loads code they name, the caller's choice
+#: (a shell that sourced the oracle user's profile): the JVM's options (``-agentpath:`` ran a
+#: library of another user as root in oratcptest's java) and class path; the directories
+#: sqlplus runs login.sql from at every logon (SQL*Plus commands, ``HOST`` included)
+CODE_LOADING_VARIABLES = frozenset(
+    {"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "ORACLE_PATH", "SQLPATH"}
+)
+
+
 def isolated_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``env`` (default this process's) without a ``PYTHON*`` variable."""
+    """``env`` (default this process's) without a ``PYTHON*`` variable nor one of
+    :data:`CODE_LOADING_VARIABLES`."""
     source = os.environ if env is None else env
-    return {key: value for key, value in source.items() if not key.startswith("PYTHON")}
+    return {
+        key: value
+        for key, value in source.items()
+        if not key.startswith("PYTHON") and key not in CODE_LOADING_VARIABLES
+    }
 
 
 def _interpreter_dirs() -> tuple[str, ...]:

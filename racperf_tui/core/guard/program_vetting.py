@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 #: how many symlinks a walk follows before giving up (the kernel's limit is 40)
@@ -153,11 +154,31 @@ def vet_program(program: str, what: str, search_path: str | None = None, facts: 
     path on another node's ``facts``) that racperf is about to run for ``what`` (e.g. "iperf3
     binary="): UntrustedPath when it, or a directory on its way, could be changed by another
     user; FileNotFoundError when it does not exist."""
+    if facts is LOCAL_FACTS:
+        vet_loader_environment(what)
     path = resolve_program(program, search_path) if facts is LOCAL_FACTS else program
     real = vet_path(path, what, facts)
     if not stat.S_ISREG(facts.lstat(real).mode):
         raise UntrustedPath(f"{what}: {path}{facts.where} is not a regular file")
     return Vetted(path, real)
+
+
+def vet_loader_environment(what: str, environ: Mapping[str, str] | None = None) -> None:
+    """The dynamic loader's variables of this environment, which every program started from it
+    inherits, vetted like the program: each LD_LIBRARY_PATH directory (an empty or relative one
+    is the working directory) and each LD_PRELOAD / LD_AUDIT library named with a path (a bare
+    name is looked up in those directories and the system's). ``. oraenv`` leaves
+    LD_LIBRARY_PATH=$ORACLE_HOME/lib, the oracle user's: fio loaded a library from there as root."""
+    environ = os.environ if environ is None else environ
+    library_path = environ.get("LD_LIBRARY_PATH", "")  # glibc splits it at ':' and ';'
+    named = [(d or ".", "LD_LIBRARY_PATH") for d in re.split("[:;]", library_path)] if library_path else []
+    for variable in ("LD_PRELOAD", "LD_AUDIT"):
+        named += [(f, variable) for f in environ.get(variable, "").replace(" ", ":").split(":") if "/" in f]
+    for path, variable in named:
+        try:
+            vet_path(os.path.abspath(path), f"{what} ({variable})")
+        except FileNotFoundError:
+            pass  # its trusted parent lacks it: nobody else can make it
 
 
 def vet_tree(directory: str, what: str, subdirectories: Iterable[str] = (), facts: PathFacts = LOCAL_FACTS) -> str:

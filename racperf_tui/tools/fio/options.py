@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from racperf_tui.core.guard.program_vetting import vet_path
 from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 from racperf_tui.tools.base import on_another_node, run_briefly
 
@@ -342,6 +343,21 @@ def _cache_dir() -> Path:
     return Path(base) / "racperf"
 
 
+def _trusted_cache_dir() -> Path | None:
+    """The cache directory, made if missing, when only root or this user could have put what
+    is in it (vetted as a program's directory); None otherwise, and then nothing is read from
+    or written there: a table another user wrote would decide what racperf lets fio run, and a
+    link they planted at the cache's name would have root write through it (an ASM-headed
+    file was overwritten that way from an $XDG_CACHE_HOME in another user's directory)."""
+    directory = _cache_dir().absolute()
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        vet_path(str(directory), "fio's option cache")
+    except (OSError, ValueError):
+        return None
+    return directory
+
+
 def _cache_key(fio: str) -> str:
     real = os.path.realpath(fio)
     st = os.stat(real)
@@ -377,26 +393,33 @@ def option_table(fio: str, host: Host | None = None) -> FioOptionTable:
         raise FioOptionError(f"cannot examine {fio}: {exc.strerror}") from None
     if key in _memo:
         return _memo[key]
-    cache = _cache_dir() / f"fio-options-{key}.json"
+    cache_dir = _trusted_cache_dir()
+    cache = None if cache_dir is None else cache_dir / f"fio-options-{key}.json"
     data = None
     try:
-        data = json.loads(read_regular_text_bounded(cache))
-        if data.get("cache_version") != _CACHE_VERSION:
+        data = json.loads(read_regular_text_bounded(cache)) if cache is not None else None
+        if data is not None and data.get("cache_version") != _CACHE_VERSION:
             data = None
     except (OSError, ValueError, AttributeError):
         data = None
     if data is None:
         data = _read_table(fio, host)
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            partial = cache.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_text(json.dumps(data))
-            os.replace(partial, cache)
-        except OSError:
-            pass  # a read-only home still works, only slower
+        if cache is not None:
+            _write_cache(cache, data)
     table = _table_from_data(data)
     _memo[key] = table
     return table
+
+
+def _write_cache(cache: Path, data: dict[str, object]) -> None:
+    partial = cache.with_suffix(f".{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps(data))
+        os.replace(partial, cache)
+    except OSError:
+        partial.unlink(missing_ok=True)  # a read-only home still works, only slower
 
 
 # --------------------------------------------------------------------------------------------
