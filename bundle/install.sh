@@ -111,7 +111,9 @@ if ! "$target/bin/python" "$pip_wheel/pip" install --quiet --no-index --no-cache
         --disable-pip-version-check --find-links "$here/wheels" "racperf_tui==$version"; then
     fail "pip could not install racperf $version from $here/wheels (its message is above); nothing was changed"
 fi
-"$target/bin/racperf" --version >/dev/null 2>&1 || fail "the new racperf does not start ($target/bin/racperf --version); nothing was changed"
+if ! said=$("$target/bin/racperf" --version 2>&1); then
+    fail "the new racperf does not start ($target/bin/racperf --version: $(printf '%s' "$said" | tail -n 1)); nothing was changed"
+fi
 "$target/bin/racperf" iostat -x 1 1 >/dev/null 2>&1 || say "warning: 'racperf iostat -x 1 1' failed here (no /proc/diskstats?); installing anyway"
 
 ln -sfn "$(basename "$target")" "$prefix/current.new.$$"
