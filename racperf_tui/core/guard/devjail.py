@@ -352,6 +352,18 @@ def _devices_elsewhere(allowed: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _temporary_directory(writable_dirs: list[str]) -> str:
+    """Where the jailed tool's temporary files go: every mount is read-only in the jail, /tmp
+    included (Python's tempfile found "no usable temporary directory" and the probe server
+    died), so its working directory when that is one it may write (the run's directory), else
+    the jail's /dev/shm."""
+    here = os.getcwd()
+    for path in writable_dirs:
+        if here == path or here.startswith(path.rstrip("/") + "/"):
+            return here
+    return "/dev/shm"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: build the jail and exec the command; returns only on failure."""
     parser = argparse.ArgumentParser(
@@ -393,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
             files = [p for p in outside if not os.path.isdir(p)] + write_nodes + harmless
             dirs = [p for p in outside if os.path.isdir(p)] + ["/dev/shm"]
             restrict_self(abi, WriteRules(tuple(files), tuple(dirs)), execution.allowed)
+        os.environ["TMPDIR"] = _temporary_directory([p for p in outside if os.path.isdir(p)])
     except (JailError, LandlockError, OSError) as exc:
         print(f"racperf devjail: not running {command[0]}: {exc}", file=sys.stderr, flush=True)
         return EXIT_UNAVAILABLE
