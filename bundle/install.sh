@@ -8,6 +8,10 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+# the caller's Python settings stay out: a PYTHONPATH naming a racperf checkout made pip find
+# racperf "already installed" there and install nothing (and pip's own config and variables:
+# --isolated below)
+unset PYTHONPATH PYTHONHOME PYTHONSTARTUP PYTHONUSERBASE PYTHONNOUSERSITE PYTHONSAFEPATH
 prefix=""
 python=""
 
@@ -107,7 +111,7 @@ trap 'cleanup; exit 130' INT TERM
 "$python" -m venv --without-pip "$target" || fail "$python -m venv failed in $target"
 # pip runs from its wheel: the target Python needs no ensurepip (Debian splits it out)
 pip_wheel=$(ls "$here"/wheels/pip-*.whl | head -n 1)
-if ! "$target/bin/python" "$pip_wheel/pip" install --quiet --no-index --no-cache-dir \
+if ! "$target/bin/python" "$pip_wheel/pip" install --isolated --quiet --no-index --no-cache-dir \
         --disable-pip-version-check --find-links "$here/wheels" "racperf_tui==$version"; then
     fail "pip could not install racperf $version from $here/wheels (its message is above); nothing was changed"
 fi
