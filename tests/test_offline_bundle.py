@@ -54,11 +54,19 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield root
 
 
-def install(bundle: Path, *args: str, offline: bool = True, **kwargs: object) -> subprocess.CompletedProcess[str]:
+def node_env(**extra: str) -> dict[str, str]:
+    """The environment of a node's shell: none of this test session's PYTHON* settings (a
+    module of the suite exports PYTHONPATH=this checkout, which would run the checkout's code)."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}, **extra}
+
+
+def install(
+    bundle: Path, *args: str, offline: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     argv = ["sh", str(bundle / "install.sh"), *args]
     if offline:
         argv = ["unshare", "--net", "--", *argv]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=600, **kwargs)  # type: ignore[call-overload, no-any-return]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env or node_env())
 
 
 def left_in(prefix: Path) -> list[str]:
@@ -69,16 +77,20 @@ def left_in(prefix: Path) -> list[str]:
 def test_installs_with_no_network_runs_there_and_upgrades_in_place(bundle: Path, tmp_path: Path) -> None:
     prefix = tmp_path / "opt-racperf"
     assert SYSTEM_PYTHON is not None
-    first = install(bundle, "--prefix", str(prefix), "--python", SYSTEM_PYTHON)
+    # a caller's PYTHONPATH naming a racperf checkout (this one) must not make pip skip racperf
+    first = install(bundle, "--prefix", str(prefix), "--python", SYSTEM_PYTHON, env=node_env(PYTHONPATH=str(REPO)))
     assert first.returncode == 0, first.stderr
     racperf = prefix / "bin" / "racperf"
-    version = subprocess.run(["unshare", "--net", "--", str(racperf), "--version"], capture_output=True, text=True)
+    version = subprocess.run(
+        ["unshare", "--net", "--", str(racperf), "--version"], capture_output=True, text=True, env=node_env()
+    )
     assert version.stdout.strip() == f"racperf {(bundle / 'VERSION').read_text().strip()}"
     report = subprocess.run(
         ["unshare", "--net", "--", str(racperf), "iostat", "-x", "--json", "1", "2"],
         capture_output=True,
         text=True,
         timeout=60,
+        env=node_env(),
     )
     assert report.returncode == 0, report.stderr
     reports = [json.loads(line) for line in report.stdout.splitlines()]
@@ -93,6 +105,7 @@ def test_installs_with_no_network_runs_there_and_upgrades_in_place(bundle: Path,
         capture_output=True,
         text=True,
         cwd="/",
+        env=node_env(),
     )
     assert where.stdout.startswith(str(installed / "lib")), where.stdout
 
@@ -101,13 +114,13 @@ def test_installs_with_no_network_runs_there_and_upgrades_in_place(bundle: Path,
     store = home / ".local" / "share" / "racperf" / "runs.db"
     store.parent.mkdir(parents=True)
     store.write_bytes(b"runs kept")
-    second = install(bundle, "--prefix", str(prefix), "--python", SYSTEM_PYTHON, env={**os.environ, "HOME": str(home)})
+    second = install(bundle, "--prefix", str(prefix), "--python", SYSTEM_PYTHON, env=node_env(HOME=str(home)))
     assert second.returncode == 0, second.stderr
     assert (prefix / "current").resolve() != installed
     assert not installed.exists()
     assert [n for n in left_in(prefix) if n.startswith("racperf-")] == [(prefix / "current").resolve().name]
     assert store.read_bytes() == b"runs kept"
-    again = subprocess.run([str(racperf), "--version"], capture_output=True, text=True)
+    again = subprocess.run([str(racperf), "--version"], capture_output=True, text=True, env=node_env())
     assert again.returncode == 0 and again.stdout.startswith("racperf ")
 
 
@@ -129,7 +142,10 @@ def test_a_wrong_architecture_is_one_line(bundle: Path, tmp_path: Path) -> None:
         pytest.skip("setarch i686 is not available")
     prefix = tmp_path / "prefix"
     done = subprocess.run(
-        ["setarch", "i686", "sh", str(bundle / "install.sh"), "--prefix", str(prefix)], capture_output=True, text=True
+        ["setarch", "i686", "sh", str(bundle / "install.sh"), "--prefix", str(prefix)],
+        capture_output=True,
+        text=True,
+        env=node_env(),
     )
     assert done.returncode == 1
     assert (
