@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from racperf_tui.commands.iostat_history import add_from_argument, run_from_history
+from racperf_tui.commands.iostat_history import COLUMN_WIDTHS, add_from_argument, run_from_history
 from racperf_tui.core.disks.diskstats import printable_name
 from racperf_tui.core.disks.iostat_math import COLUMNS, IostatReport
 from racperf_tui.core.disks.iostat_model import IostatModel
@@ -29,7 +29,6 @@ from racperf_tui.core.textio import strict_json
 from racperf_tui.core.textio.bounded_read import BoundedReadError, read_regular_bytes_bounded
 
 #: Text column widths (header and figures right-aligned to them).
-_WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -180,13 +179,13 @@ def format_text(report: IostatReport, megabytes: bool = False, model: IostatMode
     if megabytes:
         names[2], names[3] = "rMB/s", "wMB/s"
         scale[2] = scale[3] = 1 / 1024
-    header = "Device       " + "".join(f"{name:>{w + 1}}" for name, w in zip(names, _WIDTHS))
+    header = "Device       " + "".join(f"{name:>{w + 1}}" for name, w in zip(names, COLUMN_WIDTHS))
     if model is not None:
         header += f" {'saturation':<10}"
     lines = [header]
     notes: list[str] = []
     for row in report.rows:
-        figures = "".join(f" {value * s:{w}.2f}" for value, s, w in zip(row.values(), scale, _WIDTHS))
+        figures = "".join(f" {value * s:{w}.2f}" for value, s, w in zip(row.values(), scale, COLUMN_WIDTHS))
         line = f"{printable_name(row.device):<13}{figures}"
         if model is not None:
             state = model.devices.get(row.device)

@@ -12,8 +12,8 @@ from racperf_tui.core.disks.history.report import HistoryReport, Problem
 from racperf_tui.core.disks.iostat_math import COLUMNS
 from racperf_tui.core.textio import strict_json
 
-#: The live text layout's column widths (commands/iostat.py's), a figure the file lacks as "-".
-_WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)
+#: the width of each figure column of racperf's iostat layout (live and --from alike)
+COLUMN_WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)
 
 
 def add_from_argument(parser: argparse.ArgumentParser) -> None:
@@ -40,11 +40,11 @@ def format_text(report: HistoryReport, megabytes: bool = False) -> str:
         scale[2] = scale[3] = 1 / 1024
     when = report.time.isoformat(timespec="seconds") if report.time is not None else "(no time in the file)"
     title = f"{report.host or '(host unknown)'}  {when}" + ("  since boot" if report.since_boot else "")
-    lines = [title, "Device       " + "".join(f"{name:>{w + 1}}" for name, w in zip(names, _WIDTHS))]
+    lines = [title, "Device       " + "".join(f"{name:>{w + 1}}" for name, w in zip(names, COLUMN_WIDTHS))]
     for row in report.rows:
         cells = "".join(
             f" {'-':>{w}}" if value is None else f" {value * s:{w}.2f}"
-            for value, s, w in zip(row.values, scale, _WIDTHS)
+            for value, s, w in zip(row.values, scale, COLUMN_WIDTHS)
         )
         lines.append(f"{row.device:<13}{cells}")
     return "\n".join(lines) + "\n\n"
