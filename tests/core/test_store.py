@@ -14,7 +14,7 @@ import pytest
 
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.paths import resolve_data_dir, store_path
-from racperf_tui.core.store import GroupNotFound, RunNotFound, Store, StoreError
+from racperf_tui.core.store import SCHEMA_VERSION, GroupNotFound, RunNotFound, Store, StoreError
 from tests.helpers import REPO
 
 
@@ -320,7 +320,7 @@ def test_a_version_1_store_is_read_as_it_is_and_migrated_on_the_first_write_open
         store.set_group_result(group, {"knee": {"iodepth": 4, "iops": 2000.0}})
         assert store.group_result(group) == {"knee": {"iodepth": 4, "iops": 2000.0}}
     conn = sqlite3.connect(store_path(data))
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     conn.close()
