@@ -689,19 +689,7 @@ def compare_table(comparison: Comparison) -> str:
     header = ["FIGURE", "UNIT", *(f"#{run.id}" + (" (base)" if i == base else "") for i, run in enumerate(runs))]
     table = [header]
     for row in comparison.rows:
-        cells = [row.spec.label, row.spec.unit]
-        for i, value in enumerate(row.values):
-            text = row.spec.format(value).removesuffix(f" {row.spec.unit}") if value is not None else "-"
-            diff = row.diff_pct[i]
-            if i != base and diff is not None:
-                text += f" {diff:+.1f}%"
-                if row.spec.direction and diff != 0:
-                    higher = diff > 0
-                    text += " better" if higher == (row.spec.direction == "higher") else " worse"
-                if row.significant[i]:
-                    text += "*"
-            cells.append(text)
-        table.append(cells)
+        table.append([row.spec.label, row.spec.unit, *(row.cell(i, base) for i in range(len(runs)))])
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     lines.append("")
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
@@ -714,10 +702,7 @@ def compare_table(comparison: Comparison) -> str:
             lines.append(f"  {verdict.criterion.text}")
             for run, run_verdicts in zip(runs, comparison.verdicts):
                 judged = run_verdicts[k]
-                figures = "; ".join(
-                    f"{metric} {'-' if value is None else f'{value:,.1f}'}" for metric, value in judged.figures.items()
-                )
-                lines.append(f"    #{run.id}: {judged.outcome.upper()} ({figures})")
+                lines.append(f"    #{run.id}: {judged.outcome.upper()} ({judged.figures_text()})")
     return "\n".join(lines) + "\n"
 
 
