@@ -158,22 +158,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--baseline", type=int, default=None, metavar="ID", help="the baseline (default: the first)")
     compare.add_argument("--criteria", metavar="FILE", default=None, help="acceptance criteria (core/criteria.py)")
     compare.add_argument("--json", action="store_true", help="the comparison as one JSON object")
-    label = sub.add_parser(
-        "label",
-        help="a run's label (a short name to find it by)",
-        description="Set the run's label, a short name to find it by ('racperf runs list --label L', "
-        "the Runs tab's filter): one line, at most 40 characters; '' clears it.",
-    )
-    label.add_argument("run_id", type=int, metavar="ID", help="the run's id")
-    label.add_argument("text", metavar="TEXT", help="the label ('' clears it)")
-    note = sub.add_parser(
-        "note",
-        help="a note on a run",
-        description="Set the note on a run ('after the HBA firmware update'): one line, at most 500 "
-        "characters; '' clears it. 'racperf runs show' prints it.",
-    )
-    note.add_argument("run_id", type=int, metavar="ID", help="the run's id")
-    note.add_argument("text", metavar="TEXT", help="the note ('' clears it)")
+    words = {}
+    for kind, helped, described in (
+        (
+            "label",
+            "a run's label (a short name to find it by)",
+            "Set the run's label, a short name to find it by "
+            "('racperf runs list --label L', the Runs tab's filter): one line, at most 40 characters; '' clears it.",
+        ),
+        (
+            "note",
+            "a note on a run",
+            "Set the note on a run ('after the HBA firmware update'): one line, at most "
+            "500 characters; '' clears it. 'racperf runs show' prints it.",
+        ),
+    ):
+        words[kind] = sub.add_parser(kind, help=helped, description=described)
+        words[kind].add_argument("run_id", type=int, metavar="ID", help="the run's id")
+        words[kind].add_argument("text", metavar="TEXT", help=f"the {kind} ('' clears it)")
     delete = sub.add_parser(
         "delete",
         help="delete runs: record, samples, run directory",
@@ -182,7 +184,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     delete.add_argument("run_ids", type=int, nargs="+", metavar="ID", help="the runs' ids")
     delete.add_argument("--yes", action="store_true", help="do not ask (needed without a terminal)")
-    for p in (lst, show, export, stop, compare, label, note, delete):
+    for p in (lst, show, export, stop, compare, *words.values(), delete):
         p.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 

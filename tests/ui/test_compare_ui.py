@@ -58,6 +58,14 @@ async def listed(pilot: Any, app: RunsApp, rows: int) -> RunsPanel:
     return panel
 
 
+async def answer(pilot: Any, app: RunsApp, key: str, text: str) -> None:
+    """Press ``key``, type ``text`` in the prompt it opens, enter."""
+    await pilot.press(key)
+    await wait_until(pilot, lambda: isinstance(app.screen, TextPrompt), 5, f"the prompt of {key}")
+    app.screen.query_one(Input).value = text
+    await pilot.press("enter")
+
+
 def row_text(table: DataTable[Any], row: int) -> str:
     return table.render_line(row + 1).text  # line 0 is the header
 
@@ -162,43 +170,29 @@ async def test_label_note_filter_and_delete_with_its_confirmation(runs_copy: Pat
     async with app.run_test(size=SIZE) as pilot:
         panel = await listed(pilot, app, 3)
         table = app.query_one(DataTable)
-        await pilot.press("down", "l")  # run 2
-        await wait_until(pilot, lambda: isinstance(app.screen, TextPrompt), 5, "the label prompt")
-        app.screen.query_one(Input).value = "bad\x1b"
-        await pilot.press("enter")
+        await pilot.press("down")  # run 2
+        await answer(pilot, app, "l", "bad\x1b")
         assert "one line of printable text" in str(app.screen.query_one("#prompt-error", Static).render())
         app.screen.query_one(Input).value = "signoff"
         await pilot.press("enter")
         await wait_until(pilot, lambda: "signoff" in row_text(table, 1), 10, "the label in the list")
-        await pilot.press("a")
-        await wait_until(pilot, lambda: isinstance(app.screen, TextPrompt), 5, "the note prompt")
-        app.screen.query_one(Input).value = "after the HBA firmware update"
-        await pilot.press("enter")
+        await answer(pilot, app, "a", "after the HBA firmware update")
         await wait_until(pilot, lambda: panel.runs[2].note is not None, 10, "the note stored")
         with Store.open(runs_copy, read_only=True) as store:
             assert (store.get_run(2).label, store.get_run(2).note) == ("signoff", "after the HBA firmware update")
 
-        await pilot.press("slash")
-        await wait_until(pilot, lambda: isinstance(app.screen, TextPrompt), 5, "the filter prompt")
-        app.screen.query_one(Input).value = "host:x"
-        await pilot.press("enter")
+        await answer(pilot, app, "slash", "host:x")
         assert "'host' is not a filter" in str(app.screen.query_one("#prompt-error", Static).render())
         app.screen.query_one(Input).value = "tool:fio"
         await pilot.press("enter")
         await pilot.pause()
         assert table.row_count == 2
         assert "filter tool:fio: 2 of 3 runs shown" in str(app.query_one("#runs-status", Static).render())
-        await pilot.press("slash")
-        await wait_until(pilot, lambda: isinstance(app.screen, TextPrompt), 5, "the filter prompt")
-        app.screen.query_one(Input).value = "label:sign"
-        await pilot.press("enter")
+        await answer(pilot, app, "slash", "label:sign")
         await pilot.pause()
         assert table.row_count == 1 and row_text(table, 0).split()[0] == "2"
 
-        await pilot.press("slash")
-        await wait_until(pilot, lambda: isinstance(app.screen, TextPrompt), 5, "the filter prompt")
-        app.screen.query_one(Input).value = ""
-        await pilot.press("enter")
+        await answer(pilot, app, "slash", "")
         await pilot.pause()
         assert table.row_count == 3 and not app.query_one("#runs-status", Static).display
 

@@ -108,7 +108,8 @@ class CompareView(Screen[int | None]):
         base = comparison.runs[comparison.baseline]
         criteria = f"  criteria: {markup(self.criteria_file)}" if self.criteria_file else "  k: criteria file"
         return (
-            f"[b]{len(comparison.runs)} runs[/b], baseline [b]#{base.id}[/b] {markup(base.tool)} "
+            f"[b]{len(comparison.runs)} run{'s' if len(comparison.runs) > 1 else ''}[/b],"
+            f" baseline [b]#{base.id}[/b] {markup(base.tool)} "
             f"{markup(where_it_ran(base))}{criteria}"
         )
 
@@ -121,7 +122,7 @@ class CompareView(Screen[int | None]):
         for key, values in comparison.differs.items():
             shown = " | ".join("-" if v is None else plain(v) for v in values)
             lines.append(f"differ in {plain(key)}: {shown}")
-        if len(lines) == 1:
+        if len(lines) == 1 and len(comparison.runs) > 1:
             lines.append("same tool, node, target and settings")
         return "\n".join(markup(line) for line in lines)
 
