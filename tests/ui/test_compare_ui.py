@@ -25,6 +25,8 @@ from racperf_tui.ui.widgets.chart import Chart
 from tests.helpers import needs_fio, racperf_cmd
 from tests.helpers.pilot_apps import RunsApp, wait_until
 
+pytestmark = needs_fio  # every test reads the module's fio runs
+
 SIZE = (80, 24)
 
 
@@ -74,7 +76,6 @@ def cells(table: DataTable[Any], key: str) -> list[str]:
     return [str(cell) for cell in table.get_row(key)]
 
 
-@needs_fio
 async def test_marked_runs_compare_with_the_stores_figures_baseline_criteria_and_charts(
     runs_copy: Path, tmp_path: Path
 ) -> None:

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
 from racperf_tui.core.criteria import CriteriaError
-from racperf_tui.orchestration.compare import Comparison
+from racperf_tui.orchestration.compare import Comparison, unfinished
 from racperf_tui.ui.compare_data import (
     CompareData,
     load_comparison,
@@ -63,10 +63,11 @@ class CompareView(Screen[int | None]):
 
     def compose(self) -> ComposeResult:
         yield Static(f"comparing runs {', '.join(map(str, self.run_ids))}...", id="compare-title")
-        yield Static("", id="compare-differs")
         with TabbedContent(id="compare-tabs"):
             with TabPane("Figures", id="tab-figures"):
                 with VerticalScroll():
+                    # what sets the runs apart may be many lines: it scrolls with the figures
+                    yield Static("", id="compare-differs")
                     yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
                     yield Static("", id="compare-footnote")
                     yield Label("Criteria", classes="section", id="criteria-label")
@@ -107,6 +108,9 @@ class CompareView(Screen[int | None]):
             return ""
         base = comparison.runs[comparison.baseline]
         criteria = f"  criteria: {markup(self.criteria_file)}" if self.criteria_file else "  k: criteria file"
+        going = [f"#{run.id}" for run in unfinished(comparison)]
+        if going:
+            criteria += f"  [$warning]{', '.join(going)} still going: compared as far as it went[/]"
         return (
             f"[b]{len(comparison.runs)} run{'s' if len(comparison.runs) > 1 else ''}[/b],"
             f" baseline [b]#{base.id}[/b] {markup(base.tool)} "
