@@ -10,10 +10,11 @@ total; a node's own run view from there), ``s`` stops every node's run.
 
 Marks, compare, labels and deletion (their own methods, at the end of the class): space marks
 a run (a first column, there while runs are marked: ``✓``, ``B`` the baseline; marks are kept
-by run id, so they outlive every repaint), ``c`` compares the marked runs (screens/compare_view.py), ``b`` makes the
-highlighted marked run the baseline, ``l`` / ``a`` set a run's label / note, ``d`` deletes
-the marked runs (or the highlighted one) after a confirmation, ``/`` filters the list by
-tool, node and label (ui/runs_filter.py; the line above the list says what is shown).
+by run id, so they outlive every repaint), ``c`` compares the marked runs
+(screens/compare_view.py), ``b`` makes the highlighted marked run the baseline, ``l`` / ``a``
+set a run's label / note, ``d`` deletes the marked runs (or the highlighted one) after a
+confirmation, ``/`` filters the list by tool, node and label (ui/runs_filter.py; the line
+above the list says what is shown).
 """
 
 from __future__ import annotations
