@@ -51,7 +51,7 @@ from racperf_tui.core.disks.block_devices import block_devices_of
 from racperf_tui.core.guard.devjail import jail_argv
 from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.paths import run_dir, use_data_dir
-from racperf_tui.core.process import set_child_subreaper
+from racperf_tui.core.process import detach, output_to, set_child_subreaper
 from racperf_tui.core.remote.cluster import host_for, node_of_config
 from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
@@ -657,19 +657,6 @@ def _watchdog_stop(proc: Any, node: str, started_at: float) -> str | None:
     )
 
 
-def _detach() -> None:
-    """Fork; the parent reports the child's pid on stdout and exits, the child starts a new
-    session with stdin on /dev/null. Called before the store is opened (no shared sqlite)."""
-    child = os.fork()
-    if child:
-        os.write(1, f"{child}\n".encode())
-        os._exit(0)
-    os.setsid()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m racperf_tui.orchestration.supervisor``."""
     parser = argparse.ArgumentParser(
@@ -704,19 +691,8 @@ def main(argv: list[str] | None = None) -> int:
         cleared.append((int(major), int(minor)))
     write_watch = WriteWatch(cleared) if args.write_watch or cleared else None
     if args.detach:
-        _detach()
-    if args.log:
-        fd = os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        sys.stdout = open(1, "w", buffering=1, closefd=False)
-        sys.stderr = open(2, "w", buffering=1, closefd=False)
-    elif args.detach:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.close(devnull)
+        detach()
+    output_to(args.log, args.detach)
     # orphans of the benchmark come to us, die with its group and are reaped by us
     set_child_subreaper()
     with Store.open(Path(args.data_dir)) as store:
