@@ -33,7 +33,7 @@ from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.remote.cluster import ClusterFileError, add_node_arguments, nodes_from_args
 from racperf_tui.core.store import StoreError
 from racperf_tui.core.textio import strict_json
-from racperf_tui.orchestration.sweep import SweepOutcome, SweepPlan, SweepRefused, run_sweep
+from racperf_tui.orchestration.sweep import SweepOutcome, SweepPlan, SweepRefused, base_config, run_sweep
 from racperf_tui.tools.fio.load_points import LoadPoint
 from racperf_tui.tools.fio.sweep_charts import chart_text
 from racperf_tui.tools.fio.sweep_curves import Curve, curves_of, without_repeats
@@ -160,12 +160,9 @@ def _curve_summary(curve: Curve) -> list[str]:
 
 def _plan(args: argparse.Namespace) -> SweepPlan:
     config = tool_config("fio", [], list(args.settings), args.destructive, args.target)
-    for key in ("iodepth", "numjobs", "runtime_s", "time_based"):
-        if key in config and any(s.split("=", 1)[0].strip() == key for s in args.settings):
-            raise SweepRefused(f"--set {key}: the sweep sets it on each point (--iodepth, --numjobs, --point-seconds)")
-        config.pop(key, None)
+    given = {setting.split("=", 1)[0].strip() for setting in args.settings}
     return SweepPlan(
-        config=config,
+        config=base_config(config, given),
         iodepths=tuple(args.iodepth),
         numjobs=tuple(args.numjobs),
         point_seconds=int(args.point_seconds),

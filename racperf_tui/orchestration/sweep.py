@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,16 @@ class SweepPlan:
                 f"ioengine {base.ioengine} does one I/O at a time per job, so iodepth changes nothing: "
                 "--set ioengine=libaio (or io_uring), or sweep --numjobs"
             )
+
+
+def base_config(config: Mapping[str, Any], given: Iterable[str]) -> dict[str, Any]:
+    """fio's config for a sweep's points from the settings given (``given``: the keys the user
+    set): SweepRefused for one the sweep sets on each point (``--iodepth``, ``--numjobs``,
+    ``--point-seconds``), the defaults of those left out."""
+    for key in ("iodepth", "numjobs", "runtime_s", "time_based"):
+        if key in given:
+            raise SweepRefused(f"--set {key}: the sweep sets it on each point (--iodepth, --numjobs, --point-seconds)")
+    return {k: v for k, v in config.items() if k not in ("iodepth", "numjobs", "runtime_s", "time_based")}
 
 
 @dataclass

@@ -25,12 +25,10 @@ import threading
 import time
 from pathlib import Path
 
-import psutil
-
 from racperf_tui.core.guard.isolated_python import FIXED_CWD, isolated_env, isolated_module_argv, vetted_roots
 from racperf_tui.core.paths import log_dir, use_data_dir
 from racperf_tui.core.process import detach, output_to
-from racperf_tui.core.store import Store, supervisor_alive
+from racperf_tui.core.store import Store, process_create_time, supervisor_alive
 from racperf_tui.orchestration.run_groups import stop_group
 from racperf_tui.orchestration.sweep import SweepPlan, SweepRefused, begin_sweep, plan_of, walk_sweep
 from racperf_tui.tools import load_tool
@@ -123,9 +121,8 @@ def stop_sweep(group_id: int, data_dir: Path) -> str:
 
 
 def _record_pid(data_dir: Path, group_id: int) -> None:
-    me = psutil.Process()
-    path = pid_file(data_dir, group_id)
-    path.write_text(json.dumps({"pid": me.pid, "started_at": me.create_time()}))
+    pid = os.getpid()
+    pid_file(data_dir, group_id).write_text(json.dumps({"pid": pid, "started_at": process_create_time(pid)}))
 
 
 def main(argv: list[str] | None = None) -> int:

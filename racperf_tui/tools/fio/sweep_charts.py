@@ -49,7 +49,7 @@ def iops_chart(curve: Curve, width: int = 72, height: int = 14, *, colour: bool 
         figure.draw(figure.text(*at, KNEE_MARK))  # type: ignore[attr-defined]
     figure.label(curve.varying, axis="x")  # type: ignore[attr-defined]
     figure.label("IOPS", axis="y")  # type: ignore[attr-defined]
-    title = f" IOPS{' (left) and MiB/s (right)' if mib_s else ''} against {curve.varying}"
+    title = f" IOPS{', MiB/s (right)' if mib_s else ''} by {curve.varying}"
     return title + "\n" + _built(figure, colour)
 
 
@@ -73,7 +73,7 @@ def latency_chart(curve: Curve, width: int = 72, height: int = 14, *, colour: bo
     figure.draw(figure.signal([iops[0]], [0.0], marker=" "))  # type: ignore[attr-defined]
     figure.label("IOPS", axis="x")  # type: ignore[attr-defined]
     figure.label("ms", axis="y")  # type: ignore[attr-defined]
-    return " p99 (upper) and p50 latency against IOPS\n" + _built(figure, colour)
+    return " p99 (upper), p50 ms by IOPS\n" + _built(figure, colour)
 
 
 def chart_text(curve: Curve, width: int = 72, height: int = 14) -> str:
