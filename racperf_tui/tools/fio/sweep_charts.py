@@ -58,7 +58,7 @@ def _with_latency(points: Sequence[LoadPoint]) -> list[LoadPoint]:
 
 
 def latency_chart(curve: Curve, width: int = 72, height: int = 14, *, colour: bool = False) -> str | None:
-    """p99 (upper) and p50 latency, in ms, against IOPS (p50 else the mean where a point has
+    """p99 (the upper line) and p50 latency, in ms, against IOPS (p50 else the mean where a point has
     no p50); its first line is its title. None when no point has a p99."""
     points = _with_latency(curve.points)
     if not points:
@@ -73,7 +73,7 @@ def latency_chart(curve: Curve, width: int = 72, height: int = 14, *, colour: bo
     figure.draw(figure.signal([iops[0]], [0.0], marker=" "))  # type: ignore[attr-defined]
     figure.label("IOPS", axis="x")  # type: ignore[attr-defined]
     figure.label("ms", axis="y")  # type: ignore[attr-defined]
-    return " p99 (upper), p50 ms by IOPS\n" + _built(figure, colour)
+    return " p99, p50 ms by IOPS\n" + _built(figure, colour)
 
 
 def chart_text(curve: Curve, width: int = 72, height: int = 14) -> str:

@@ -22,6 +22,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.remote.cluster import LOCAL_NODE
 from racperf_tui.core.store import RunRecord
 from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.run_groups import group_state
@@ -302,11 +303,13 @@ class RunsPanel(Vertical):
         )
 
     def _group_target(self, group_id: int, members: list[RunRecord], nodes: str) -> str:
-        """A group's target cell: its nodes; a sweep's: its points so far and its target."""
+        """A group's target cell: its nodes; a sweep's: its target, nodes and points so far."""
         if group_id in self.snapshot.sweeps:
             hosts = ", ".join(dict.fromkeys(plain(run.host) for run in members))
             points = len(members) // max(1, len(self.snapshot.group_nodes.get(group_id, ())) or 1)
-            return f"sweep, {points} pt{'s' if points != 1 else ''} on {hosts}: {plain(members[0].target or '?')}"
+            where = f" on {hosts}" if hosts != LOCAL_NODE else ""
+            # cut from the left like any target: what it is stays at the end
+            return f"{plain(members[0].target or '?')} (sweep{where}, {points} pt{'s' if points != 1 else ''})"
         return f"{len(members)} nodes: {nodes}"
 
     def _apply_rows(self, rows: dict[str, tuple[Any, ...]], selected: int | str | None) -> None:
