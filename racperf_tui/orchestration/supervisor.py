@@ -66,6 +66,7 @@ from racperf_tui.orchestration.run_plan import (
     takes_host,
 )
 from racperf_tui.orchestration.saturation_watch import SaturationWatch
+from racperf_tui.orchestration.sweep_point import sweep_point_of
 from racperf_tui.tools import load_tool
 
 __all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "takes_host", "tool_version"]
@@ -295,8 +296,10 @@ class Supervisor:
                     for line in lines:
                         handle_line(stream, line.text)
                 self._drain_wake()
-                self._emit(companions.poll())
-                if saturation is not None:
+                companion_samples = companions.poll()
+                self._emit(companion_samples)
+                if saturation is not None:  # ORION's data point as its LUNs' load measures it
+                    saturation.heard(companion_samples)
                     saturation.poll()
                 if tick is not None:
                     try:
@@ -379,6 +382,7 @@ class Supervisor:
                 lambda stream, text: self.store.add_raw(self.run_id, text, stream),
                 # the first target's own device: where the benchmark's I/O lands
                 target_device=reached[0][0] if reached[0] else "",
+                point=sweep_point_of(self.store, self.store.get_run(self.run_id)),
             )
         except OSError as exc:  # no /proc/diskstats to read: the run goes on without
             self.log(f"no saturation watch: {exc}")

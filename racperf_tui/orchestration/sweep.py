@@ -28,14 +28,13 @@ from racperf_tui.core.remote.cluster import Node, node_from_spec_dict, node_spec
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.orchestration.run_groups import launch_group, stop_group
 from racperf_tui.orchestration.runs import prepare_run, wait_for_run
+from racperf_tui.orchestration.sweep_point import PLAN_KEY
 from racperf_tui.tools.fio.config import FioConfig, as_int, hard_limit
 from racperf_tui.tools.fio.load_points import LoadPoint, points_of
 from racperf_tui.tools.fio.sweep_curves import Curve, best_under, curve_along, stop_reason
 
 #: engines that do one I/O at a time per job: iodepth changes nothing there
 SYNC_ENGINES = frozenset({"psync", "sync", "pvsync", "pvsync2", "vsync", "mmap"})
-#: the key of a sweep group's config under which its walk is recorded (:func:`plan_record`)
-PLAN_KEY = "sweep"
 #: what the sweep sets on each point; the base config may not set them another way
 _SWEPT_OPTIONS = ("iodepth", "numjobs", "runtime", "time_based")
 
@@ -211,11 +210,6 @@ def plan_record(plan: SweepPlan) -> dict[str, Any]:
     nodes (what a detached driver reads back to run it: :func:`plan_of`)."""
     walk = {**plan.to_json(), "target": plan.target, "nodes": [node_spec(node) for node in plan.nodes]}
     return {**plan.config, PLAN_KEY: walk}
-
-
-def is_sweep(config: Mapping[str, Any]) -> bool:
-    """Is this a sweep group's config (:func:`plan_record`)?"""
-    return isinstance(config.get(PLAN_KEY), dict)
 
 
 def plan_of(config: Mapping[str, Any]) -> SweepPlan:

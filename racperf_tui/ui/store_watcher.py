@@ -43,8 +43,8 @@ from racperf_tui.orchestration.run_groups import (
     result_headline,
     start_skew_s,
 )
-from racperf_tui.orchestration.sweep import PLAN_KEY, is_sweep
 from racperf_tui.orchestration.sweep_driver import driver_alive
+from racperf_tui.orchestration.sweep_point import PLAN_KEY, is_sweep
 from racperf_tui.ui.messages import (
     CalibrationUpdate,
     GroupSnapshot,

@@ -25,8 +25,8 @@ from textual.widgets import DataTable, Footer, Label, Static
 
 from racperf_tui.core.disks.iostat_math import IostatRow
 from racperf_tui.core.paths import resolve_data_dir
-from racperf_tui.orchestration.sweep import PLAN_KEY
 from racperf_tui.orchestration.sweep_driver import stop_sweep
+from racperf_tui.orchestration.sweep_point import PLAN_KEY
 from racperf_tui.tools.fio.load_points import LoadPoint, LoadPointError, live_figures
 from racperf_tui.tools.fio.sweep_charts import iops_chart, latency_chart
 from racperf_tui.tools.fio.sweep_curves import KNEE_GAIN_TEXT, Curve, curve_from_json
