@@ -147,6 +147,26 @@ def output_to(log: str | None, detached: bool) -> None:
         os.close(devnull)
 
 
+def start_detached(command: list[str], cwd: str, env: dict[str, str], timeout_s: float) -> tuple[int | None, str]:
+    """Run ``command``, which detaches (:func:`detach`) and prints its detached child's pid,
+    in a new session off the caller's terminal; (that pid, '') or (None, why it did not start)."""
+    try:
+        proc = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            start_new_session=True,
+            timeout=timeout_s,
+            env=env,
+            cwd=cwd,
+        )
+        if proc.returncode == 0 and proc.stdout.strip():
+            return int(proc.stdout.decode().split()[0]), ""
+    except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
+        return None, str(exc)
+    return None, proc.stderr.decode(errors="replace").strip()[-500:] or f"exit status {proc.returncode}"
+
+
 def set_child_subreaper() -> bool:
     """Make this process the reaper of its orphaned descendants (Linux PR_SET_CHILD_SUBREAPER),
     so grandchildren left behind by a benchmark's leader are reparented to us, killed with the

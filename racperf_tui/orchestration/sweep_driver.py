@@ -20,14 +20,13 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
 
 from racperf_tui.core.guard.isolated_python import FIXED_CWD, isolated_env, isolated_module_argv, vetted_roots
 from racperf_tui.core.paths import log_dir, use_data_dir
-from racperf_tui.core.process import detach, output_to
+from racperf_tui.core.process import detach, output_to, start_detached
 from racperf_tui.core.store import Store, process_create_time, supervisor_alive
 from racperf_tui.orchestration.run_groups import stop_group
 from racperf_tui.orchestration.sweep import SweepPlan, SweepRefused, begin_sweep, plan_of, walk_sweep
@@ -77,20 +76,7 @@ def launch_sweep(plan: SweepPlan, data_dir: Path) -> int:
         str(log_path),
         roots=vetted_roots([load_tool("fio")]),
     )
-    try:
-        proc = subprocess.run(
-            command,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            start_new_session=True,
-            timeout=_LAUNCH_TIMEOUT_S,
-            env=isolated_env(),
-            cwd=FIXED_CWD,
-        )
-        started = proc.returncode == 0 and proc.stdout.strip()
-        problem = "" if started else proc.stderr.decode(errors="replace").strip()[-500:] or f"exit {proc.returncode}"
-    except (subprocess.TimeoutExpired, OSError) as exc:
-        problem = str(exc)
+    _pid, problem = start_detached(command, FIXED_CWD, isolated_env(), _LAUNCH_TIMEOUT_S)  # it records its own pid
     if problem:
         with Store.open(data_dir) as store:
             store.set_group_message(group_id, f"sweep: could not start its driver: {problem}")

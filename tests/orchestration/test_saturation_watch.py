@@ -62,36 +62,42 @@ def test_the_last_record_holds_every_episode_and_bad_records_are_none() -> None:
     assert recorded_episodes("") == [] and recorded_episodes("[not json\n") == [] and recorded_episodes("{}") == []
 
 
-@needs_fio
-@needs_blkio_throttle
-def test_a_run_that_fills_the_queue_keeps_its_episode(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def _on_a_full_queue(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """racperf ARGS (fio's 4k random reads on the target) in the cgroup that caps a loop
+    device at 2000 IOPS, its queue cut to 16 requests: deep enough loads fill it. What it
+    did, and the loop device's name."""
     with throttled_loop(tmp_path / "disk.img", iops=2000) as ceiling:
         (Path("/sys/block") / ceiling.device.name / "queue" / "nr_requests").write_text("16")
-        run = subprocess.run(
+        done = subprocess.run(
             [
                 *racperf_cmd(),
-                "run",
-                "fio",
-                "--data-dir",
-                str(data),
+                *args,
                 "--target",
                 ceiling.device.path,
-                *("--set", "rw=randread", "--set", "bs=4k", "--set", "ioengine=libaio", "--set", "iodepth=64"),
-                *("--set", "runtime_s=8", "--set", "size=64m"),
+                *("--set", "rw=randread", "--set", "bs=4k", "--set", "ioengine=libaio", "--set", "size=64m"),
             ],
             capture_output=True,
             text=True,
             timeout=120,
             preexec_fn=ceiling.join,
         )
+        return done, ceiling.device.name
+
+
+@needs_fio
+@needs_blkio_throttle
+def test_a_run_that_fills_the_queue_keeps_its_episode(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    run, device = _on_a_full_queue(
+        tmp_path, "run", "fio", "--data-dir", str(data), "--set", "iodepth=64", "--set", "runtime_s=8"
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     with Store.open(data) as store:
         [record] = store.list_runs()
         episodes = recorded_episodes(store.raw_output(record.id, EPISODES_STREAM))
     assert episodes, run.stderr[-2000:]
     full = [e for e in episodes if e["level"] == "saturated"]
-    assert full and full[0]["device"] == ceiling.device.name, episodes
+    assert full and full[0]["device"] == device, episodes
     assert (
         full[0]["reason"].startswith("queue full: avgqu-sz ") and "of its limit 16 (nr_requests)" in full[0]["reason"]
     )
@@ -103,7 +109,7 @@ def test_a_run_that_fills_the_queue_keeps_its_episode(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     at = lines.index("saturation:")
-    assert lines[at + 1].startswith(f"  {ceiling.device.name} saturated from ") and "queue full" in lines[at + 1]
+    assert lines[at + 1].startswith(f"  {device} saturated from ") and "queue full" in lines[at + 1]
     as_json = subprocess.run(
         [*racperf_cmd(), "runs", "show", str(record.id), "--json", "--data-dir", str(data)],
         capture_output=True,
@@ -118,26 +124,9 @@ def test_an_episode_during_a_sweep_names_its_point(tmp_path: Path) -> None:
     """A sweep's deep point fills the capped loop device's queue (nr_requests 16): the
     episode kept with that point's run says which point of which sweep, at which depth."""
     data = tmp_path / "data"
-    with throttled_loop(tmp_path / "disk.img", iops=2000) as ceiling:
-        (Path("/sys/block") / ceiling.device.name / "queue" / "nr_requests").write_text("16")
-        sweep = subprocess.run(
-            [
-                *racperf_cmd(),
-                "sweep",
-                "fio",
-                "--data-dir",
-                str(data),
-                "--json",
-                "--target",
-                ceiling.device.path,
-                *("--set", "rw=randread", "--set", "bs=4k", "--set", "ioengine=libaio", "--set", "size=64m"),
-                *("--iodepth", "2,64", "--point-seconds", "6"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            preexec_fn=ceiling.join,
-        )
+    sweep, _device = _on_a_full_queue(
+        tmp_path, "sweep", "fio", "--data-dir", str(data), "--json", "--iodepth", "2,64", "--point-seconds", "6"
+    )
     assert sweep.returncode == 0, sweep.stderr[-2000:]
     group = json.loads(sweep.stdout.splitlines()[-1])["group_id"]
     with Store.open(data) as store:
