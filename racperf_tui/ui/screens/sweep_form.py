@@ -52,7 +52,7 @@ FIELDS = (
     ("numjobs", "numjobs", "1", "the numjobs, e.g. 1 or 1,2,4"),
     ("seconds", "point seconds", "10", "each point's runtime"),
     ("p99", "p99 ceiling ms", "5", "the p99 ceiling (stop rule: first p99 over it)"),
-    ("nodes", "nodes", "", "blank: this machine; or cluster node names, comma-separated, or all"),
+    ("nodes", "nodes", "", "blank: this machine; else cluster node names A,B or all"),
 )
 
 

@@ -115,7 +115,7 @@ class SweepChart(Static):
         if width <= 0 or height <= 0:
             return
         if self.curve is None:
-            self.update("waiting for the first point to end...")
+            self.update("no point ended yet")
             return
         text = self.draw(self.curve, width, height)
         self.update(Text.from_ansi(text, no_wrap=True) if text else "no latency percentiles in the points")
