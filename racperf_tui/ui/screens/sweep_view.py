@@ -84,14 +84,15 @@ def plan_words(walk: Mapping[str, Any]) -> str:
     return f"iodepth {depths} x numjobs {jobs}, {walk.get('point_seconds', '?')} s a point, {stop}"
 
 
-def device_lines(rows: tuple[IostatRow, ...]) -> str:
-    """The target devices' latest interval: avgqu-sz, await (ms) and %util, a line each."""
+def device_lines(rows: tuple[IostatRow, ...], live: bool = True) -> str:
+    """The target devices' latest interval: avgqu-sz, await (ms) and %util, a line each
+    (``live`` False: the last second sampled while the sweep walked)."""
     if not rows:
         return "devices: none sampled\n(a sweep on another node,\nor not walking)"
     lines = [f"{'device':<8} {'qu-sz':>5} {'await':>6} {'util':>5}"]
     for row in rows:
         lines.append(f"{row.device[:8]:<8} {row.avgqu_sz:>5.1f} {row.await_ms:>6.2f} {row.util_pct:>4.0f}%")
-    return "\n".join([*lines, "(await in ms, last second)"])
+    return "\n".join([*lines, "(await in ms, last second)" if live else "(await in ms, as it ended)"])
 
 
 class SweepChart(Static):
@@ -184,7 +185,7 @@ class SweepView(Screen[None]):
         building = self.curves[-1] if self.curves else None
         self.query_one("#sweep-iops-chart", SweepChart).plot(building)
         self.query_one("#sweep-latency-chart", SweepChart).plot(building)
-        self.query_one("#sweep-devices", Static).update(device_lines(snapshot.devices))
+        self.query_one("#sweep-devices", Static).update(device_lines(snapshot.devices, snapshot.walking))
         self.query_one("#sweep-knee", Static).update(self._verdict(unreadable))
         self._show_points()
 
