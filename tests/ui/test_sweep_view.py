@@ -169,3 +169,26 @@ def test_the_sweep_view_at_80x24_snapshot(snap_compare: Any, data_dir: Path) -> 
         await pilot.pause()
 
     assert snap_compare(ScreenApp(lambda: SweepView(data_dir, group)), terminal_size=(80, 24), run_before=loaded)
+
+
+async def test_a_sweep_whose_driver_is_gone_says_so_and_keeps_its_points(data_dir: Path) -> None:
+    """Its driver killed (-9, a reboot) between two points: the result is not final and
+    nothing runs; the view says no further point starts, and `s` has nothing to stop."""
+    group = _seed_sweep(data_dir)
+    with Store.open(data_dir) as store:
+        result = store.group_result(group)
+        assert result is not None
+        store.set_group_result(group, {**result, "finished": False})
+    app = ScreenApp(lambda: SweepView(data_dir, group))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SweepView), 5, "the sweep view")
+        view: SweepView = app.screen  # type: ignore[assignment]
+        await wait_until(pilot, lambda: len(view._points_shown) == 6, 10, "the points")
+        status = str(view.query_one("#sweep-status", Static).render())
+        assert status == (
+            "the sweep's driver is gone (killed, or the machine restarted): 6 of 6 points kept, no further point starts"
+        )
+        assert view.snapshot is not None and not view.snapshot.walking
+        await pilot.press("s")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmDialog)  # nothing to stop: said, not asked
