@@ -6,10 +6,12 @@ point, the knee), opened again from the Runs tab once it ended. Real fio on a te
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import DataTable, Input, OptionList, Select, Static
 
 from racperf_tui.core.contract.events import RunState
@@ -20,13 +22,15 @@ from racperf_tui.orchestration.sweep import SweepOutcome, SweepPlan, plan_record
 from racperf_tui.orchestration.sweep_driver import driver_alive
 from racperf_tui.tools.fio.load_points import LoadPoint
 from racperf_tui.tools.fio.sweep_curves import curve_along
+from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.dialogs.quit_dialog import ConfirmDialog
 from racperf_tui.ui.screens.sweep_form import SweepForm
 from racperf_tui.ui.screens.sweep_view import SweepView
 from racperf_tui.ui.screens.tool_picker import SWEEP_CHOICE, ToolPicker
 from racperf_tui.ui.tabs.runs_panel import RunsPanel
 from tests.helpers import needs_fio
-from tests.helpers.pilot_apps import RunsApp, ScreenApp, wait_until
+from tests.helpers.loopdev import loop_device, needs_loop, sha256_of
+from tests.helpers.pilot_apps import RunsApp, ScreenApp, refusal_shown, wait_until
 
 SIZE = (100, 30)
 
@@ -192,3 +196,30 @@ async def test_a_sweep_whose_driver_is_gone_says_so_and_keeps_its_points(data_di
         await pilot.press("s")
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmDialog)  # nothing to stop: said, not asked
+
+
+@pytest.mark.slow  # a loop device and mkfs
+@needs_loop
+async def test_the_write_guard_judges_the_sweep_s_first_point_before_anything_starts(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    with loop_device(tmp_path / "fs.img", 32) as fs:
+        subprocess.run(["mkfs.ext4", "-q", "-F", fs.path], check=True, capture_output=True)
+        before = sha256_of(fs.path)
+        app = RunsApp(data_dir)
+        async with app.run_test(size=SIZE) as pilot:
+            form = await _fill_the_form(pilot, app, Path(fs.path))
+            form.query_one("#field-options", Input).value = "rw=randwrite bs=4k ioengine=libaio"
+            await pilot.pause()
+            await pilot.click("#launch")
+            await wait_until(pilot, lambda: refusal_shown(app), 20, "the guard's refusal")
+            refusal: ConfirmDestructive = app.screen  # type: ignore[assignment]
+            assert refusal.verdict.target == fs.path
+            assert any("ext2/3/4" in reason for reason in refusal.verdict.reasons)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.screen is form, 10, "back on the form")
+            said = form.query_one("#form-general-error", Static)
+            await wait_until(pilot, lambda: "refusal stands" in str(said.render()), 10, "not started")
+        assert sha256_of(fs.path) == before
+    with Store.open(data_dir) as store:
+        assert store.list_groups() == [] and store.list_runs() == []
