@@ -51,7 +51,7 @@ from racperf_tui.core.disks.block_devices import block_devices_of
 from racperf_tui.core.guard.devjail import jail_argv
 from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.paths import run_dir, use_data_dir
-from racperf_tui.core.process import set_child_subreaper
+from racperf_tui.core.process import detach, output_to, set_child_subreaper
 from racperf_tui.core.remote.cluster import host_for, node_of_config
 from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
@@ -66,6 +66,7 @@ from racperf_tui.orchestration.run_plan import (
     takes_host,
 )
 from racperf_tui.orchestration.saturation_watch import SaturationWatch
+from racperf_tui.orchestration.sweep_point import sweep_point_of
 from racperf_tui.tools import load_tool
 
 __all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "takes_host", "tool_version"]
@@ -295,8 +296,10 @@ class Supervisor:
                     for line in lines:
                         handle_line(stream, line.text)
                 self._drain_wake()
-                self._emit(companions.poll())
-                if saturation is not None:
+                companion_samples = companions.poll()
+                self._emit(companion_samples)
+                if saturation is not None:  # ORION's data point as its LUNs' load measures it
+                    saturation.heard(companion_samples)
                     saturation.poll()
                 if tick is not None:
                     try:
@@ -379,6 +382,7 @@ class Supervisor:
                 lambda stream, text: self.store.add_raw(self.run_id, text, stream),
                 # the first target's own device: where the benchmark's I/O lands
                 target_device=reached[0][0] if reached[0] else "",
+                point=sweep_point_of(self.store, self.store.get_run(self.run_id)),
             )
         except OSError as exc:  # no /proc/diskstats to read: the run goes on without
             self.log(f"no saturation watch: {exc}")
@@ -657,19 +661,6 @@ def _watchdog_stop(proc: Any, node: str, started_at: float) -> str | None:
     )
 
 
-def _detach() -> None:
-    """Fork; the parent reports the child's pid on stdout and exits, the child starts a new
-    session with stdin on /dev/null. Called before the store is opened (no shared sqlite)."""
-    child = os.fork()
-    if child:
-        os.write(1, f"{child}\n".encode())
-        os._exit(0)
-    os.setsid()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m racperf_tui.orchestration.supervisor``."""
     parser = argparse.ArgumentParser(
@@ -704,19 +695,8 @@ def main(argv: list[str] | None = None) -> int:
         cleared.append((int(major), int(minor)))
     write_watch = WriteWatch(cleared) if args.write_watch or cleared else None
     if args.detach:
-        _detach()
-    if args.log:
-        fd = os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        sys.stdout = open(1, "w", buffering=1, closefd=False)
-        sys.stderr = open(2, "w", buffering=1, closefd=False)
-    elif args.detach:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.close(devnull)
+        detach()
+    output_to(args.log, args.detach)
     # orphans of the benchmark come to us, die with its group and are reaped by us
     set_child_subreaper()
     with Store.open(Path(args.data_dir)) as store:
