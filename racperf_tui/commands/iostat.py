@@ -28,8 +28,6 @@ from racperf_tui.core.remote.ssh import SshTarget, connect
 from racperf_tui.core.textio import strict_json
 from racperf_tui.core.textio.bounded_read import BoundedReadError, read_regular_bytes_bounded
 
-#: Text column widths (header and figures right-aligned to them).
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options as sysstat's iostat (extended statistics are always on)."""
@@ -218,15 +216,10 @@ def format_json(report: IostatReport, model: IostatModel | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.from_paths:
-        if args.saturation:
-            # the rule judges each device against its own history in this session; a saved
-            # archive's judgement (issue 20's --summary) is not built yet: say so, never ignore it
-            print(
-                "racperf iostat: --saturation judges live samples; it does not read --from archives yet",
-                file=sys.stderr,
-            )
-            return 2
         return run_from_history(args)
+    if args.summary:
+        print("racperf iostat: --summary judges an archive: give it --from PATH", file=sys.stderr)
+        return 2
     try:
         devices, interval, count = _split_positionals(args)
     except UsageError as exc:
