@@ -78,11 +78,9 @@ def _flag_text(device: str, verdict: Verdict, clock: HostClock | None) -> str:
 
 def format_json(report: HistoryReport, verdicts: list[Verdict] | None, clock: HostClock | None) -> str:
     """A report as one JSON line; with verdicts, each device's {"saturation": ...} as live."""
-    out = report.as_dict()
-    if verdicts is not None and clock is not None:
-        for device, verdict in zip(out["devices"], verdicts):  # type: ignore[call-overload]
-            device["saturation"] = verdict_dict(verdict, clock)
-    return strict_json.dumps(out)
+    if verdicts is None or clock is None:
+        return report.json_text()
+    return report.json_text([f', "saturation": {strict_json.dumps(verdict_dict(v, clock))}' for v in verdicts])
 
 
 def run_from_history(args: argparse.Namespace) -> int:

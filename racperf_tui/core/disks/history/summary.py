@@ -151,6 +151,11 @@ class DeviceSummary:
         return [self.hours[h].as_dict(h) for h in sorted(self.hours, key=seconds_of)]
 
 
+def _enters(heap: list[tuple[float, int, Interval]], key: float) -> bool:
+    """Would this key be kept (an Interval is made only then: most intervals are not)?"""
+    return len(heap) < BUSIEST or key > heap[0][0]
+
+
 def _push(heap: list[tuple[float, int, Interval]], key: float, seq: int, entry: Interval) -> None:
     if len(heap) < BUSIEST:
         heapq.heappush(heap, (key, -seq, entry))
@@ -197,7 +202,7 @@ class ArchiveSummary:
                 if device.max_await is None or await_ms > device.max_await:
                     device.max_await = await_ms
             mb_s = mb_s_of(values)
-            if iops > 0 or mb_s > 0:
+            if (iops > 0 or mb_s > 0) and _enters(device.by_iops, iops) | _enters(device.by_mb_s, mb_s):
                 entry = Interval(
                     when, f"{report.source}:{report.line}", iops, mb_s, await_ms, values[AVGQU_SZ], values[UTIL],
                     verdict.level,
