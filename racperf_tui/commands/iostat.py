@@ -77,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         'a "saturation" column and a line per device not ok with its reason in text; '
         '{"saturation": {"level", "reason", "since"}} per device in --json (since: ISO time the level '
         "began, null when ok). Tuned by RACPERF_SATURATION (see racperf help). The first report "
-        "(since boot) is judged as ok: it is no sample of now",
+        "(since boot) is judged as ok: it is no sample of now. With --from: the archive's reports judged in "
+        "turn, since in the archive's own time (docs/HISTORY.md)",
     )
     parser.add_argument(
         "--root",
