@@ -11,7 +11,13 @@ from typing import NamedTuple
 from racperf_tui.core.disks.iostat_math import COLUMNS
 
 #: a row's figures as JSON members, one %-format for all 13 (a call per figure costs 3x)
-_JSON_FIGURES = "".join(f", {json.dumps(key)}: %.2f".replace("%util", "%%util") for key in COLUMNS)
+_MEMBERS = [f", {json.dumps(key)}: %.2f".replace("%util", "%%util") for key in COLUMNS]
+_JSON_FIGURES = "".join(_MEMBERS)
+#: ... with the figure at index i null: a layout lacks the same one in every row (svctm in 12.x)
+_ONE_NULL = tuple(
+    "".join(member.replace("%.2f", "null") if i == index else member for i, member in enumerate(_MEMBERS))
+    for index in range(len(_MEMBERS))
+)
 _NAN = float("nan")
 
 
@@ -30,9 +36,14 @@ class HistoryRow(NamedTuple):
         """:meth:`as_dict` as strict JSON, written directly (json.dumps of a dict per row
         costs 5x: an archive has millions); ``extra`` is more members (', "k": v')."""
         values = self.values
+        form = _JSON_FIGURES
         if None in values:
-            values = tuple(_NAN if value is None else value for value in values)
-        figures = _JSON_FIGURES % values  # 2 decimals, as as_dict's round(value, 2)
+            index = values.index(None)
+            if None in values[index + 1 :]:
+                values = tuple(_NAN if value is None else value for value in values)
+            else:
+                form, values = _ONE_NULL[index], values[:index] + values[index + 1 :]
+        figures = form % values  # 2 decimals, as as_dict's round(value, 2)
         if "nan" in figures or "inf" in figures:  # none, or not finite: null (no key holds these)
             figures = figures.replace("-inf", "null").replace("inf", "null").replace("nan", "null")
         return f'{{"device": {json.dumps(self.device)}{figures}{extra}}}'
