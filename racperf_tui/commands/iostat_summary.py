@@ -76,11 +76,15 @@ def _device_lines(device: DeviceSummary) -> list[str]:
         still = ", still at the archive's end" if episode.open else ""
         mark = "!" if episode.level in FLAGGED_LEVELS else " "
         lines.append(f"    {mark} {episode.level} {span}{still}: {episode.reason}")
-    for label, heap in (("IOPS", device.by_iops), ("MB/s", device.by_mb_s)):
-        busiest = device.busiest(heap)
-        if busiest:
-            lines.append(f"  busiest by {label}:")
-            lines.extend(_interval_line(i) for i in busiest)
+    by_iops, by_mb_s = device.busiest(device.by_iops), device.busiest(device.by_mb_s)
+    if by_iops:
+        lines.append("  busiest by IOPS:")
+        lines.extend(_interval_line(i) for i in by_iops)
+    if by_mb_s and [i.where for i in by_mb_s] == [i.where for i in by_iops]:
+        lines.append("  busiest by MB/s: the same intervals")
+    elif by_mb_s:
+        lines.append("  busiest by MB/s:")
+        lines.extend(_interval_line(i) for i in by_mb_s)
     hours = device.hour_rows()
     if hours:
         lines.append("  hours:")

@@ -43,6 +43,7 @@ def test_summary_json_and_text(tmp_path: Path) -> None:
     assert "  await ms over 16,560 I/Os: p50 2.50  p95 12.00  p99 12.00  max 12.00" in text
     assert any(t.startswith("    ! queueing 2020-06-01T10:59:56 .. 2020-06-01T11:00:04 (8 s): queueing:") for t in text)
     assert text[-1] == "idle in every interval: sda"
+    assert "  busiest by MB/s: the same intervals" in text  # every I/O 8 kB: the same order
 
 
 def test_saturation_with_from_json_and_text(tmp_path: Path) -> None:
