@@ -57,6 +57,7 @@ from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.textio.lines import LineSplitter
 from racperf_tui.orchestration.companions import CompanionRunner
+from racperf_tui.orchestration.run_conditions import CONDITIONS_STREAM, record_conditions
 from racperf_tui.orchestration.run_plan import (
     JudgedRun,
     check_executable,
@@ -208,7 +209,9 @@ class Supervisor:
             self.store.set_state(self.run_id, RunState.FAILED, message=str(exc))
             return
         planned = judged.invocation
-        self.store.set_argv(self.run_id, argv, self._tool_version(tool, list(planned.argv)))
+        version = self._tool_version(tool, list(planned.argv))
+        self.store.set_argv(self.run_id, argv, version)
+        self._record_conditions(planned, version)
         hard_limit_s = float(planned.hard_limit_s if planned.hard_limit_s is not None else tool.hard_limit_s(config))
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
         merge_stderr = bool(getattr(tool, "merge_stderr", False))
@@ -383,6 +386,12 @@ class Supervisor:
         except OSError as exc:  # no /proc/diskstats to read: the run goes on without
             self.log(f"no saturation watch: {exc}")
             return None
+
+    def _record_conditions(self, planned: Invocation, version: str | None) -> None:
+        """The kernel, the devices under the targets and their sysfs facts, asked of the run's
+        host and kept with the run (orchestration/run_conditions.py): what a report says."""
+        conditions = record_conditions(self._on_host(), [t.path for t in planned.targets], version)
+        self.store.add_raw(self.run_id, json.dumps(conditions), CONDITIONS_STREAM)
 
     def _on_host(self) -> Host:
         assert self.host is not None, "the host is known once the run is planned"
