@@ -47,6 +47,7 @@ NOT_AT_START = (
     "racperf_tui.ui.screens.result_view",
     "racperf_tui.ui.screens.run_view",
     "racperf_tui.ui.screens.tool_picker",
+    "racperf_tui.reporting.render",
 )
 
 

@@ -108,6 +108,7 @@ class RunsPanel(Vertical):
         ),
         Binding("s", "stop_run", "Stop run", tooltip="Stop the highlighted run (asks first)"),
         Binding("r", "refresh", "Refresh", tooltip="Re-read the runs now (every second anyway)"),
+        Binding("e", "export_report", "Report", tooltip="Write the run's report (HTML, the data dir's reports/)"),
     ]
 
     def __init__(self, data_dir: str | None = None) -> None:
@@ -423,6 +424,11 @@ class RunsPanel(Vertical):
             self.app.push_screen(run_view, lambda _: self.reread())
         else:
             self.app.push_screen(deferred("result_view").ResultView(self.data_dir, run_id), lambda _: self.reread())
+
+    def action_export_report(self) -> None:
+        run_id = self.selected_run_id()
+        if run_id is not None:
+            deferred("report_export").write_report(self, self.data_dir, [run_id])
 
     def action_stop_run(self) -> None:
         group_id = self.selected_group_id()
