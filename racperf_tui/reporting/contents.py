@@ -82,6 +82,8 @@ class ReportRun:
     description: ToolDescription
     result: dict[str, Any] | None
     figures: list[Figure]
+    #: what the figures are when they are not the result's (a run still going)
+    figures_note: str
     tables: list[ResultTable]
     notes: list[str]
     series: list[Series]
@@ -169,9 +171,16 @@ def _description(tool: str) -> ToolDescription:
 def _run(store: Store, record: RunRecord, criteria: Sequence[Criterion]) -> ReportRun:
     description = _description(record.tool)
     result = store.result(record.id)
-    found = description.result_figures(result)
-    figures = [Figure(spec, found[spec.key]) for spec in description.results if found.get(spec.key)]
     samples = [sample for _seq, sample in store.samples(record.id)]
+    found = description.result_figures(result)
+    figures_note = ""
+    if result is None:
+        found = _interval_means(description, samples)
+        figures_note = (
+            f"No result yet: each figure is the mean of its {len(samples)} interval figures so far "
+            "(a mean of interval percentiles is not the run's percentile)."
+        )
+    figures = [Figure(spec, found[spec.key]) for spec in description.results if found.get(spec.key)]
     iostat = recorded_iostat(store.raw_output(record.id, IOSTAT_STREAM))
     foreign = store.raw_output(record.id, FOREIGN_IO_STREAM).strip().splitlines()
     return ReportRun(
@@ -179,6 +188,7 @@ def _run(store: Store, record: RunRecord, criteria: Sequence[Criterion]) -> Repo
         description=description,
         result=result,
         figures=figures,
+        figures_note=figures_note,
         tables=description.result_sections(result) if result is not None else [],
         notes=description.result_notes(result),
         series=_series(description, samples),
@@ -196,6 +206,20 @@ def _run(store: Store, record: RunRecord, criteria: Sequence[Criterion]) -> Repo
         network=_network(description, record, result, samples),
         orion=orion_maxima(result),
     )
+
+
+def _interval_means(description: ToolDescription, samples: list[Sample]) -> dict[str, float]:
+    """A run without a result (still going): each declared figure its samples carry, averaged."""
+    found = {}
+    for spec in description.results:
+        values = [
+            float(value)
+            for sample in samples
+            if isinstance(value := sample.metrics.get(spec.key), (int, float)) and not isinstance(value, bool)
+        ]
+        if values:
+            found[spec.key] = sum(values) / len(values)
+    return found
 
 
 def _series(description: ToolDescription, samples: list[Sample]) -> list[Series]:

@@ -21,6 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from racperf_tui.core.criteria import Criterion, Verdict
+from racperf_tui.core.disks.block_devices import selected_scheduler
 from racperf_tui.core.store import Store
 from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.compare import Comparison
@@ -265,6 +266,8 @@ def device_rows(run: ReportRun) -> list[list[str]]:
             values = [device.get(key) for key in keys]
             if heading == "size" and str(values[0] or "").isdigit():
                 row.append(number(int(values[0]) * 512 / 2**30, 1, "GiB"))
+            elif heading == "scheduler":
+                row.append(selected_scheduler(str(values[0] or "")) or "-")
             elif heading == "on":
                 below = ", ".join(device.get("below") or [])
                 row.append(

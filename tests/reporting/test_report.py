@@ -184,6 +184,9 @@ def test_bad_requests_get_one_line_and_no_file(two_runs: Path, tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert f"run {going} is still running: reported as far as it went" in done.stderr
     assert f'id="unfinished-{going}"' in out.read_text()
+    # as far as it went: its one sample's figure, said to be no result
+    assert parsed(out.read_text()).figures[f"figures-{going}"] == {"read_iops": "1,234 IOPS"}
+    assert "No result yet: each figure is the mean of its 1 interval figures so far" in out.read_text()
 
 
 def _chromium_dom(page: Path, profile: Path) -> str:
