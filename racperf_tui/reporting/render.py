@@ -83,11 +83,13 @@ def write_report(store: Store, run_ids: Sequence[int], output: Path, criteria: S
         _write_whole(output, render_html(report))
         return report
     charts_dir = output.with_name(output.stem + "-charts")
+    made = not charts_dir.exists()
     try:
         charts = _write_charts(report, charts_dir)
         _write_whole(output, render_markdown(report, charts, charts_dir.name))
     except BaseException:
-        shutil.rmtree(charts_dir, ignore_errors=True)
+        if made:  # a folder that was there (an earlier report's) is not ours to remove
+            shutil.rmtree(charts_dir, ignore_errors=True)
         raise
     return report
 
@@ -124,7 +126,10 @@ def _tidy_markdown(text: str) -> str:
 
 def _write_charts(report: Report, folder: Path) -> dict[str, dict[int, list[str]]]:
     """Each chart as FOLDER/runID-N.svg (its devices' as runID-device-N.svg): their names."""
-    folder.mkdir(exist_ok=True)
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ReportError(f"cannot write the report's charts in {folder}: {exc.strerror}") from None
     names: dict[str, dict[int, list[str]]] = {"run": {}, "device": {}}
     for run in report.runs:
         rid = run.record.id
@@ -132,7 +137,10 @@ def _write_charts(report: Report, folder: Path) -> dict[str, dict[int, list[str]
             names[kind][rid] = []
             for n, one in enumerate(series, 1):
                 name = f"{stem}-{n}.svg"
-                (folder / name).write_text(_standalone_svg(series_svg(one)))
+                try:
+                    (folder / name).write_text(_standalone_svg(series_svg(one)))
+                except OSError as exc:
+                    raise ReportError(f"cannot write the report's chart {folder / name}: {exc.strerror}") from None
                 names[kind][rid].append(name)
     return names
 

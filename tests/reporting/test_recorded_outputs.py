@@ -44,3 +44,19 @@ def test_an_interconnect_run_gets_its_verdict(data_dir: Path, tmp_path: Path) ->
     verdict = interconnect_verdict(float(result["received_mbit_s"]))  # type: ignore[arg-type]
     assert verdict.level == "good" and f"(interconnect): {verdict.text}" in html
     assert 'data-key="received_mbit_s">24,912.8 Mbit/s<' in html
+
+
+def test_a_sweeps_knee_is_in_the_verdict(data_dir: Path, tmp_path: Path) -> None:
+    """A run of a sweep's run group: the group's knee (orchestration/sweep.py's result) said first."""
+    result = iperf3.parse_output((FIXTURES / "iperf3" / "parallel.json").read_text())
+    knee = {"rw": "randread", "bs": "8k", "iodepth": 16, "numjobs": 2, "iops": 41234.5, "lat_p99_us": 1850.0}
+    with Store.open(data_dir) as store:
+        group = store.create_group("fio", {"rw": "randread"}, ["local"])
+        store.set_group_result(group, {"knee": knee, "knee_lat_mean_us": 775.25, "knee_lat_p99_us": 1850.0})
+        run_id = store.create_run("fio", "local", None, {}, ["fio"], "fio-3.33", group_id=group)
+        store.set_result(run_id, result)  # any result: the knee is the group's
+        store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+        write_report(store, [run_id], tmp_path / "sweep.md")
+    text = (tmp_path / "sweep.md").read_text()
+    said = f"Sweep g{group}: the knee at 41,234 IOPS (iodepth 16 x 2 jobs), mean latency 775.2 µs, p99 1,850.0 µs."
+    assert said in text and text.index(said) < text.index("## Run")

@@ -52,7 +52,9 @@ class ResultView(Screen[None]):
         Binding("escape,q", "close", "Back", tooltip="Back to the runs list"),
         Binding("left", "previous_tab", "Prev tab", show=False, tooltip="Previous tab (Summary, Charts, Details...)"),
         Binding("right", "next_tab", "Next tab", show=False, tooltip="Next tab"),
-        Binding("e", "export_report", "Report", tooltip="Write this run's report (HTML, data dir's reports/)"),
+        Binding(
+            "e", "export_report", "Report", show=False, tooltip="Write this run's report (HTML, data dir's reports/)"
+        ),
     ]
 
     def __init__(self, data_dir: Any, run_id: Any) -> None:
