@@ -28,12 +28,20 @@ _STYLE = Style(
     label_font_size=11,
     legend_font_size=11,
 )
+#: points drawn per line at most: a day's run at 1 s is 86,400 intervals, more than a page shows
+#: and more than pygal draws in reasonable time; longer series are drawn as bucket means
+MAX_POINTS = 1200
 _SCRIPT = re.compile(r"<script\b.*?</script>", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
 def series_svg(series: Series, *, width: int = 900, height: int = 300) -> str:
     """One chart: the series' lines over seconds since the run started, its unit on the axis."""
+    longest = max((len(points) for points in series.lines.values()), default=0)
+    per_point = -(-longest // MAX_POINTS) if longest > MAX_POINTS else 1
+    title = series.title + (f" ({series.unit})" if series.unit and series.unit != series.title else "")
+    if per_point > 1:
+        title += f", each point the mean of {per_point} intervals"
     chart = pygal.XY(
         style=_STYLE,
         js=[],
@@ -42,17 +50,33 @@ def series_svg(series: Series, *, width: int = 900, height: int = 300) -> str:
         height=height,
         show_dots=False,
         stroke_style={"width": 1.5},
-        title=series.title + (f" ({series.unit})" if series.unit else ""),
+        title=title,
         x_title="seconds since the run started",
         y_title=series.unit or None,
         legend_at_bottom=True,
         truncate_legend=-1,
         show_x_guides=False,
-        value_formatter=lambda v: f"{v:,.1f}",
+        value_formatter=axis_number,
     )
     for label, points in series.lines.items():
-        chart.add(label, [(round(t, 3), value) for t, value in points])
+        chart.add(label, [(round(t, 3), value) for t, value in bucket_means(points, per_point)])
     return _static(chart.render(is_unicode=True))
+
+
+def axis_number(value: float) -> str:
+    """An axis label: whole numbers from 100 up (grouped), three significant digits below
+    (await 0.071 ms is not 0.1)."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def bucket_means(points: list[tuple[float, float]], size: int) -> list[tuple[float, float]]:
+    """Consecutive ``size`` points as one (their last time, their mean value)."""
+    if size <= 1:
+        return points
+    return [
+        (bucket[-1][0], sum(value for _t, value in bucket) / len(bucket))
+        for bucket in (points[i : i + size] for i in range(0, len(points), size))
+    ]
 
 
 def _static(svg: str) -> str:

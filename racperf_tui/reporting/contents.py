@@ -237,8 +237,15 @@ def _series(description: ToolDescription, samples: list[Sample]) -> list[Series]
         }
         lines = {label: points for label, points in lines.items() if any(value for _t, value in points)}
         if lines:
-            out.append(Series(specs[0].chart or specs[0].label, unit, lines))
+            out.append(Series(_chart_title([spec.label for spec in specs]) or specs[0].chart, unit, lines))
     return out
+
+
+def _chart_title(labels: list[str]) -> str:
+    """What a chart's lines have in common, from their labels ("read IOPS", "write IOPS": IOPS;
+    "read clat p50", "write clat p99": clat)."""
+    common = [word for word in labels[0].split() if all(word in label.split() for label in labels[1:])]
+    return " ".join(common)
 
 
 #: the iostat figures a report charts and sums up, with their units
