@@ -17,24 +17,14 @@ from pathlib import Path
 
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.hosts import Host
-from racperf_tui.core.contract.invocation import Companion, Invocation
+from racperf_tui.core.contract.invocation import Invocation, diskstats_companion
 from racperf_tui.core.disks.diskstats import DiskSnapshot, snapshot_from_text
 from racperf_tui.core.disks.iostat_math import compute_row
 from racperf_tui.core.disks.iostat_record import IOSTAT_STREAM, iostat_line
 from racperf_tui.orchestration.companions import CompanionRunner
 
-#: the node's diskstats every second, one loop for the run (a node with thousands of paths:
-#: about 1.5 MB an answer)
-IOSTAT_COMPANION = Companion(
-    name="iostat",
-    argv=["cat", "/proc/uptime", "/proc/diskstats"],
-    interval_s=1.0,
-    timeout_s=10.0,
-    first_after_s=0.0,
-    keep_output=False,
-    long_lived=True,
-    max_output_bytes=8 << 20,
-)
+#: the node's diskstats every second, one loop for the run
+IOSTAT_COMPANION = diskstats_companion("iostat", first_after_s=0.0)
 
 
 class NodeIostat:
