@@ -212,7 +212,6 @@ class Supervisor:
         planned = judged.invocation
         version = self._tool_version(tool, list(planned.argv))
         self.store.set_argv(self.run_id, argv, version)
-        conditions = self._record_conditions(planned, version)
         hard_limit_s = float(planned.hard_limit_s if planned.hard_limit_s is not None else tool.hard_limit_s(config))
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
         merge_stderr = bool(getattr(tool, "merge_stderr", False))
@@ -242,11 +241,14 @@ class Supervisor:
             log=self.log,
         )
         saturation = self._saturation_watch(planned, config)
-        node_iostat = self._node_iostat(planned, directory, conditions)
+        node_iostat: NodeIostat | None = None
         try:
             self.store.set_benchmark_pgid(self.run_id, proc.pgid)
             self.store.set_state(self.run_id, RunState.RUNNING)
             started = time.monotonic()
+            # asked once the benchmark started, so a run group's nodes start no later for it
+            conditions = self._record_conditions(planned, version)
+            node_iostat = self._node_iostat(planned, directory, conditions)
             splitters = {"stdout": LineSplitter(), "stderr": LineSplitter()}
             decoders = {name: codecs.getincrementaldecoder("utf-8")(errors="replace") for name in splitters}
             raw_pending: dict[str, list[str]] = {"stdout": [], "stderr": []}
