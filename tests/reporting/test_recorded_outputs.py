@@ -26,6 +26,8 @@ def test_orion_maxima_are_said_with_their_point_and_latency(data_dir: Path, tmp_
     result = orion.parse_result_files((folder / "o19-stdout.txt").read_text(), files)
     with Store.open(data_dir) as store:
         run_id = _finished_run(store, "orion", result, {"run": "basic"})
+        store.set_label(run_id, "array-B | fw 4.2")
+        store.set_note(run_id, "after the firmware update")
         write_report(store, [run_id], tmp_path / "orion.md")
     text = (tmp_path / "orion.md").read_text()
     # 48,211.25 IOPS at 5 small / 0 large outstanding I/Os, where lat.csv says 103.67 µs
@@ -33,6 +35,8 @@ def test_orion_maxima_are_said_with_their_point_and_latency(data_dir: Path, tmp_
     assert "| highest large-I/O MB/s | 1,532.4 MB/s | 0 | 2 | - | - | 1,532.4 MB/s |" in text
     assert "| lowest small-I/O latency | 81.24 µs | 1 | 0 | 81.2 µs | 12,310 IOPS | - |" in text
     assert "No iostat of its devices was recorded with this run" in text
+    assert f"## Run {run_id} (array-B \\| fw 4.2): orion on local" in text  # the label, its | escaped
+    assert "Note: after the firmware update" in text
 
 
 def test_an_interconnect_run_gets_its_verdict(data_dir: Path, tmp_path: Path) -> None:
