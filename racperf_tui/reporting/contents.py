@@ -27,7 +27,7 @@ from racperf_tui.core.store import GroupNotFound, RunRecord, Store
 from racperf_tui.orchestration.compare import Comparison, compare_runs
 from racperf_tui.orchestration.run_conditions import CONDITIONS_STREAM, last_json_object
 from racperf_tui.reporting.figures import full
-from racperf_tui.reporting.orion_maxima import OrionMaximum, orion_maxima
+from racperf_tui.reporting.orion_maxima import OrionMatrix, OrionMaximum, orion_matrices, orion_maxima
 from racperf_tui.tools import tool_description
 
 #: the raw streams a digest is given of: what the benchmark printed and the files it wrote
@@ -100,6 +100,7 @@ class ReportRun:
     verdicts: list[Verdict] = field(default_factory=list)
     network: NetVerdict | None = None
     orion: list[OrionMaximum] = field(default_factory=list)
+    matrices: list[OrionMatrix] = field(default_factory=list)
 
     @property
     def unfinished(self) -> bool:
@@ -189,7 +190,7 @@ def _run(store: Store, record: RunRecord, criteria: Sequence[Criterion]) -> Repo
         result=result,
         figures=figures,
         figures_note=figures_note,
-        tables=description.result_sections(result) if result is not None else [],
+        tables=_tables(description, result),
         notes=description.result_notes(result),
         series=_series(description, samples),
         iostat=iostat,
@@ -205,7 +206,16 @@ def _run(store: Store, record: RunRecord, criteria: Sequence[Criterion]) -> Repo
         verdicts=[criterion.judge(found) for criterion in criteria],
         network=_network(description, record, result, samples),
         orion=orion_maxima(result),
+        matrices=orion_matrices(result),
     )
+
+
+def _tables(description: ToolDescription, result: dict[str, Any] | None) -> list[ResultTable]:
+    """The tool's result tables, but ORION's matrices: the report lays them out as matrices."""
+    if result is None:
+        return []
+    drawn = {matrix.key for matrix in orion_matrices(result)}
+    return [table for table in description.result_sections(result) if table.key not in drawn]
 
 
 def _interval_means(description: ToolDescription, samples: list[Sample]) -> dict[str, float]:

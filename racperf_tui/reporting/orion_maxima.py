@@ -78,3 +78,43 @@ def _cell(matrix: Any, small: Any, large: Any) -> float | None:
 
 def _number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: ORION's matrices (the result's ``iops``, ``mbps``, ``lat``), their titles, units, decimals
+MATRICES = (
+    ("iops", "small-I/O IOPS", "IOPS", 0),
+    ("mbps", "large-I/O MB/s", "MB/s", 1),
+    ("lat", "small-I/O latency", "µs", 1),
+)
+
+
+@dataclass(frozen=True)
+class OrionMatrix:
+    """One of ORION's matrices as a table: a row per large-I/O load, a column per small-I/O
+    load (outstanding I/Os), None where the data point was not run."""
+
+    key: str
+    title: str
+    unit: str
+    decimals: int
+    small_loads: list[int]
+    large_loads: list[int]
+    values: list[list[float | None]]
+
+
+def orion_matrices(result: Mapping[str, Any] | None) -> list[OrionMatrix]:
+    """The matrices the result has, each whole ([] for a result that is not ORION's)."""
+    out = []
+    for key, title, unit, decimals in MATRICES:
+        matrix = (result or {}).get(key)
+        if not isinstance(matrix, Mapping):
+            continue
+        smalls, larges, values = matrix.get("small_loads"), matrix.get("large_loads"), matrix.get("values")
+        if not isinstance(smalls, list) or not isinstance(larges, list) or not isinstance(values, list):
+            continue
+        rows = [
+            [float(v) if _number(v) else None for v in (row if isinstance(row, list) else [])][: len(smalls)]
+            for row in values[: len(larges)]
+        ]
+        out.append(OrionMatrix(key, title, unit, decimals, smalls, larges, rows))
+    return out

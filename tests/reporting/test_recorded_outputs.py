@@ -35,6 +35,11 @@ def test_orion_maxima_are_said_with_their_point_and_latency(data_dir: Path, tmp_
     assert "| highest large-I/O MB/s | 1,532.4 MB/s | 0 | 2 | - | - | 1,532.4 MB/s |" in text
     assert "| lowest small-I/O latency | 81.24 µs | 1 | 0 | 81.2 µs | 12,310 IOPS | - |" in text
     assert "No iostat of its devices was recorded with this run" in text
+    # the matrices as matrices (ORION's lat.csv: a row per large load, a column per small one)
+    assert "| large \\\\ small outstanding I/Os | 1 | 2 | 3 | 4 | 5 |" in text
+    assert "| 0 | 12,310 | 23,551 | 34,012 | 42,988 | 48,211 |" in text
+    assert "| 0 | 81.2 | 84.9 | 88.2 | 93.0 | 103.7 |" in text
+    assert "[[" not in text and "small_loads" not in text
     assert f"## Run {run_id} (array-B \\| fw 4.2): orion on local" in text  # the label, its | escaped
     assert "Note: after the firmware update" in text
 
