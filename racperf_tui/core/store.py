@@ -693,6 +693,15 @@ class Store:
         return "".join(row[0] for row in rows)
 
     @_store_errors
+    def raw_streams(self, run_id: int) -> list[str]:
+        """The names of the run's raw output streams, in the order they first arrived."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT stream FROM raw_output WHERE run_id = ? GROUP BY stream ORDER BY MIN(id)", (run_id,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    @_store_errors
     def result(self, run_id: int) -> dict[str, Any] | None:
         """The parsed result, or None when the run has none (yet)."""
         with self._lock:

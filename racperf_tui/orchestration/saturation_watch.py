@@ -6,7 +6,8 @@ the Disks tab's model (core/disks/saturation.py). Each queueing or saturated epi
 with the benchmark's load when it began (its IOPS then, fio's iodepth x numjobs when the run
 says them, ORION's data point, the sweep's point), and recorded in the run's store under the
 raw stream ``saturation`` (one JSON list, written again as episodes begin and end), which
-``racperf runs show`` lists.
+``racperf runs show`` lists. Each interval's iostat of those devices goes to the stream
+``iostat`` (core/disks/iostat_record.py), so a report shows the devices over the whole run.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.disks.diskstats import QueueFacts
 from racperf_tui.core.disks.iostat_model import IostatModel
+from racperf_tui.core.disks.iostat_record import IOSTAT_STREAM, iostat_line
 from racperf_tui.core.disks.iostat_sampler import IostatSampler
 from racperf_tui.core.disks.saturation import EPISODES_STREAM, FOREIGN_IO_STREAM, Episode, SaturationRules
 from racperf_tui.orchestration.foreign_io import Figures, ForeignIoCheck
@@ -119,6 +121,9 @@ class SaturationWatch:
         if report.interval_s > 0:
             self.model.update(report)
             self._check_foreign(now)
+            line = iostat_line(report.wall_time, report.interval_s, report.rows, self.devices)
+            if line:
+                self.record(IOSTAT_STREAM, line)
         # recorded as each begins or ends, so a live view shows it while it lasts
         if self._key() != self._recorded:
             self.flush()

@@ -57,6 +57,8 @@ from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.textio.lines import LineSplitter
 from racperf_tui.orchestration.companions import CompanionRunner
+from racperf_tui.orchestration.node_iostat import NodeIostat
+from racperf_tui.orchestration.run_conditions import CONDITIONS_STREAM, record_conditions
 from racperf_tui.orchestration.run_plan import (
     JudgedRun,
     check_executable,
@@ -209,7 +211,8 @@ class Supervisor:
             self.store.set_state(self.run_id, RunState.FAILED, message=str(exc))
             return
         planned = judged.invocation
-        self.store.set_argv(self.run_id, argv, self._tool_version(tool, list(planned.argv)))
+        version = self._tool_version(tool, list(planned.argv))
+        self.store.set_argv(self.run_id, argv, version)
         hard_limit_s = float(planned.hard_limit_s if planned.hard_limit_s is not None else tool.hard_limit_s(config))
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
         merge_stderr = bool(getattr(tool, "merge_stderr", False))
@@ -239,10 +242,14 @@ class Supervisor:
             log=self.log,
         )
         saturation = self._saturation_watch(planned, config)
+        node_iostat: NodeIostat | None = None
         try:
             self.store.set_benchmark_pgid(self.run_id, proc.pgid)
             self.store.set_state(self.run_id, RunState.RUNNING)
             started = time.monotonic()
+            # asked once the benchmark started, so a run group's nodes start no later for it
+            conditions = self._record_conditions(planned, version)
+            node_iostat = self._node_iostat(planned, directory, conditions)
             splitters = {"stdout": LineSplitter(), "stderr": LineSplitter()}
             decoders = {name: codecs.getincrementaldecoder("utf-8")(errors="replace") for name in splitters}
             raw_pending: dict[str, list[str]] = {"stdout": [], "stderr": []}
@@ -301,6 +308,8 @@ class Supervisor:
                 if saturation is not None:  # ORION's data point as its LUNs' load measures it
                     saturation.heard(companion_samples)
                     saturation.poll()
+                if node_iostat is not None:
+                    node_iostat.poll()
                 if tick is not None:
                     try:
                         self._emit(tick())
@@ -339,6 +348,8 @@ class Supervisor:
             self._record_node_protections(proc, final=True)
         finally:
             companions.close()
+            if node_iostat is not None:
+                node_iostat.close()
             if proc.pid is not None and proc.returncode is None:
                 proc.kill()
                 proc.reap()
@@ -387,6 +398,29 @@ class Supervisor:
         except OSError as exc:  # no /proc/diskstats to read: the run goes on without
             self.log(f"no saturation watch: {exc}")
             return None
+
+    def _record_conditions(self, planned: Invocation, version: str | None) -> dict[str, Any]:
+        """The kernel, the devices under the targets and their sysfs facts, asked of the run's
+        host and kept with the run (orchestration/run_conditions.py): what a report says."""
+        conditions = record_conditions(self._on_host(), [t.path for t in planned.targets], version)
+        self.store.add_raw(self.run_id, json.dumps(conditions), CONDITIONS_STREAM)
+        return conditions
+
+    def _node_iostat(self, planned: Invocation, directory: Path, conditions: dict[str, Any]) -> NodeIostat | None:
+        """A run on another node: its devices' iostat recorded a second at a time by a loop on
+        the node (orchestration/node_iostat.py), as a local run's saturation watch records it."""
+        if isinstance(self.host, LocalHost) or not planned.targets:
+            return None
+        devices = [str(device["name"]) for device in conditions.get("devices", []) if device.get("name")]
+        if not devices:
+            return None
+        return NodeIostat(
+            self._on_host(),
+            directory,
+            devices,
+            lambda stream, text: self.store.add_raw(self.run_id, text, stream),
+            log=self.log,
+        )
 
     def _on_host(self) -> Host:
         assert self.host is not None, "the host is known once the run is planned"

@@ -9,15 +9,10 @@ loads only what that paint needs (README Performance, issue 8).
 - ``plotext``: the charts' plotter; its import builds its documentation (0.28 s of a 0.39 s
   import at load ~1), so it waits for the first chart (a result view's, the load-latency
   screen's).
-<<<<<<< HEAD
-- ``run_view``, ``result_view``, ``group_view``, ``tool_picker``, ``compare_view``: the
-  screens the Runs tab opens (a run live, its result, a run group, New run with every tool's
-  form, the marked runs compared), imported when first opened.
-=======
-- ``run_view``, ``result_view``, ``group_view``, ``sweep_view``, ``tool_picker``: the screens
-  the Runs tab opens (a run live, its result, a run group, a sweep, New run with every tool's
-  form), imported when first opened.
->>>>>>> sweep-ui
+- ``report_export``: ``e``, a run's report (Jinja2 and pygal), written when first asked for.
+- ``run_view``, ``result_view``, ``group_view``, ``sweep_view``, ``tool_picker``,
+  ``compare_view``: the screens the Runs tab opens (a run live, its result, a run group, a
+  sweep, New run with every tool's form, the marked runs compared), imported when first opened.
 
 A caller names the module here, ``deferred("NAME")``; tests/test_layering.py counts each call
 as an import of the caller's (the ui import-cycle check sees it) and asserts in a fresh
@@ -37,6 +32,7 @@ DEFERRED_MODULES: dict[str, str] = {
     "group_view": "racperf_tui.ui.screens.group_view",
     "network_panel": "racperf_tui.ui.tabs.network_panel",
     "plotext": "plotext",
+    "report_export": "racperf_tui.ui.report_export",
     "result_view": "racperf_tui.ui.screens.result_view",
     "run_view": "racperf_tui.ui.screens.run_view",
     "sweep_view": "racperf_tui.ui.screens.sweep_view",

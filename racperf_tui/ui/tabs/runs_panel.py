@@ -133,6 +133,9 @@ class RunsPanel(Vertical):
         Binding(
             "slash", "filter", "Filter", tooltip="Show only runs of a tool, node or label (tool:fio node:rac1 label:x)"
         ),
+        Binding(
+            "e", "export_report", "Report", show=False, tooltip="The marked runs' report, or the highlighted one's"
+        ),
     ]
 
     def __init__(self, data_dir: str | None = None) -> None:
@@ -483,6 +486,18 @@ class RunsPanel(Vertical):
             self.app.push_screen(run_view, lambda _: self.reread())
         else:
             self.app.push_screen(deferred("result_view").ResultView(self.data_dir, run_id), lambda _: self.reread())
+
+    def action_export_report(self) -> None:
+        """The marked runs' report (the baseline first, as the compare screen has them), else
+        the highlighted run's."""
+        run_id = self.selected_run_id()
+        ids = self._marked_in_order() or ([run_id] if run_id is not None else [])
+        if ids:
+            deferred("report_export").write_report(self, self.data_dir, ids)
+
+    def _marked_in_order(self) -> list[int]:
+        baseline = self._baseline_id()
+        return [baseline, *(run_id for run_id in self.marks if run_id != baseline)] if baseline is not None else []
 
     def action_stop_run(self) -> None:
         group_id = self.selected_group_id()
