@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 GBE_1_MBIT_S = 1000.0
 GBE_10_MBIT_S = 10000.0
@@ -196,6 +197,22 @@ class MtuFinding:
     @property
     def mismatch(self) -> bool:
         return self.local_mtu is not None and self.remote_mtu is not None and self.local_mtu != self.remote_mtu
+
+    @classmethod
+    def from_result(cls, result: Mapping[str, Any] | None) -> MtuFinding | None:
+        """The check a client result carries in the keys a tool that checks the path's MTU
+        gives it (the probe's UDP mode: ``mtu_local``, ``mtu_remote``, ``df_probe_bytes``,
+        ``df_probe_ok``, ``mtu_note``); None for a result without one."""
+        if not result or not isinstance(result.get("mtu_local"), int):
+            return None
+        remote, size, arrived = result.get("mtu_remote"), result.get("df_probe_bytes"), result.get("df_probe_ok")
+        return cls(
+            result["mtu_local"],
+            remote if isinstance(remote, int) else None,
+            size if isinstance(size, int) else None,
+            arrived if isinstance(arrived, bool) else None,
+            str(result.get("mtu_note") or ""),
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
