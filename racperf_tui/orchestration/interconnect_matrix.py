@@ -24,12 +24,19 @@ one at a time, each answered, so the round trip's p50 / p99 and the loss of an i
 first a don't-fragment datagram at the source's interface MTU (MtuFinding: both ends' MTUs,
 whether it got through). A pair whose own client gives these figures (the probe in UDP mode)
 needs no check. Loss and the MTU check are part of the verdict (net_guidance.path_verdict).
+
+Each client run is labelled ``matrix ID pair SOURCE->TARGET`` (its path check ``matrix ID
+path SOURCE->TARGET``), ID the matrix's start: orchestration/matrix_store.py rebuilds a
+running or finished matrix from the store by these labels (the UI's matrix view follows a
+``racperf matrix`` run elsewhere that way).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import statistics
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +81,17 @@ PATH_CHECK_TOOL = "probe"
 PATH_CHECK_CLIENT = {"mode": "UDP", "length": "8K", "num_conn": 1}
 #: seconds of the path check's requests (thousands of round trips on a LAN: a p99 to trust)
 PATH_CHECK_S = 2.0
+#: the client runs' labels: what matrix, which pass, which pair
+PAIR_PASS, PATH_PASS = "pair", "path"
+
+
+def run_label(matrix_id: str, kind: str, source: str, target: str) -> str:
+    return f"matrix {matrix_id} {kind} {source}->{target}"
+
+
+def new_matrix_id() -> str:
+    """The matrix's start, unique on this machine: ``20261202T061500-4242``."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
 
 
 @dataclass(frozen=True)
@@ -239,10 +257,10 @@ def measure_pair(
     measured = PairMeasurement(
         source.name, target.name, address, server_run_id=pair.server_run_id, client_run_id=pair.client_run_id
     )
-    return _judged(measured, tool_description(tool), record.state, record.message, record.started_at, samples, result)
+    return judged(measured, tool_description(tool), record.state, record.message, record.started_at, samples, result)
 
 
-def _judged(
+def judged(
     measured: PairMeasurement,
     description: ToolDescription,
     state: RunState,
@@ -291,11 +309,12 @@ def _path_figures(description: ToolDescription, result: Mapping[str, Any] | None
     }
 
 
-def check_path(source: Node, target: Node, *, data_dir: Path, duration_s: float = PATH_CHECK_S) -> PairMeasurement:
+def check_path(
+    source: Node, target: Node, *, data_dir: Path, duration_s: float = PATH_CHECK_S, label: str = ""
+) -> PairMeasurement:
     """The path check (module doc): the probe's UDP requests from ``source`` to ``target``."""
-    return measure_pair(
-        PATH_CHECK_TOOL, source, target, data_dir=data_dir, duration_s=duration_s, client_config=PATH_CHECK_CLIENT
-    )
+    client = {**PATH_CHECK_CLIENT, **({"label": label} if label else {})}
+    return measure_pair(PATH_CHECK_TOOL, source, target, data_dir=data_dir, duration_s=duration_s, client_config=client)
 
 
 def with_path(measured: PairMeasurement, path: PairMeasurement) -> PairMeasurement:
@@ -305,7 +324,7 @@ def with_path(measured: PairMeasurement, path: PairMeasurement) -> PairMeasureme
         return measured
     if path.error is not None and path.mtu is None:
         return dataclasses.replace(measured, path_error=path.error, path_client_run_id=path.client_run_id)
-    return _with_path_verdict(
+    return with_path_verdict(
         dataclasses.replace(
             measured,
             latency_p50_ms=path.latency_p50_ms,
@@ -318,7 +337,7 @@ def with_path(measured: PairMeasurement, path: PairMeasurement) -> PairMeasureme
     )
 
 
-def _with_path_verdict(measured: PairMeasurement) -> PairMeasurement:
+def with_path_verdict(measured: PairMeasurement) -> PairMeasurement:
     if measured.verdict is None:
         return measured
     return dataclasses.replace(measured, verdict=path_verdict(measured.verdict, measured.loss_pct, measured.mtu))
@@ -339,11 +358,13 @@ def interconnect_matrix(
     with its path check after it (``path_check``; not for a pair that checked its path)."""
     if len(nodes) < 2:
         raise ValueError("the interconnect matrix needs two nodes at least")
+    matrix_id = new_matrix_id()
     results = []
     for source in nodes:
         for target in nodes:
             if source == target:
                 continue
+            label = run_label(matrix_id, PAIR_PASS, source.name, target.name)
             result = measure_pair(
                 tool,
                 source,
@@ -351,12 +372,13 @@ def interconnect_matrix(
                 data_dir=data_dir,
                 duration_s=duration_s,
                 server_config=server_config,
-                client_config=client_config,
+                client_config={**(client_config or {}), "label": label},
             )
             if result.mtu is not None:
-                result = _with_path_verdict(result)
+                result = with_path_verdict(result)
             elif path_check and result.verdict is not None:
-                result = with_path(result, check_path(source, target, data_dir=data_dir))
+                path_label = run_label(matrix_id, PATH_PASS, source.name, target.name)
+                result = with_path(result, check_path(source, target, data_dir=data_dir, label=path_label))
             results.append(result)
             if on_result is not None:
                 on_result(result)

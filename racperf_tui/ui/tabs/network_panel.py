@@ -55,6 +55,7 @@ from racperf_tui.tools import tool_modules
 from racperf_tui.ui.dialogs.host_key_dialog import trust_host_key
 from racperf_tui.ui.messages import PairSnapshot, PairUpdate
 from racperf_tui.ui.runs_data import description_of
+from racperf_tui.ui.screens.matrix_view import MatrixView
 from racperf_tui.ui.shown import plain
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
@@ -172,6 +173,7 @@ class NetworkPanel(Vertical):
     BINDINGS = [
         Binding("ctrl+l", "start_pair", "Start pair", tooltip="Start the server / client pair"),
         Binding("ctrl+t", "stop_pair", "Stop pair", tooltip="Stop the pair (both ends)"),
+        Binding("ctrl+o", "open_matrix", "Matrix", tooltip="The interconnect matrix of every node (its own view)"),
         Binding(
             "escape", "leave_field", "Leave field", tooltip="Leave the text field: then 1 2 3 switch tabs and q quits"
         ),
@@ -606,6 +608,9 @@ class NetworkPanel(Vertical):
         )
 
     @on(Button.Pressed, "#net-stop")
+    def action_open_matrix(self) -> None:
+        self.app.push_screen(MatrixView(self.data_dir, self.cluster_file))
+
     def action_stop_pair(self) -> None:
         """Stop both ends (in a worker thread: stopping waits for the runs to end)."""
         if self.pair is None or self.query_one("#net-stop", Button).disabled:
