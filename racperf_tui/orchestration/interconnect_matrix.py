@@ -300,12 +300,14 @@ def judged(
 
 
 def _path_figures(description: ToolDescription, result: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The 8 KiB round trip's p50 / p99, the loss and the MTU check a client result carries."""
+    """The loss and, of a result that checked its path (the probe's UDP requests), the MTU
+    check and the requests' round trip p50 / p99 (not a SYNC test's 1 MiB messages')."""
+    mtu = MtuFinding.from_result(result)
     return {
-        "latency_p50_ms": result_latency_ms(description, result, "latency_p50"),
-        "latency_p99_ms": result_latency_ms(description, result, "latency_p99"),
+        "latency_p50_ms": result_latency_ms(description, result, "latency_p50") if mtu else None,
+        "latency_p99_ms": result_latency_ms(description, result, "latency_p99") if mtu else None,
         "loss_pct": result_loss_pct(description, result),
-        "mtu": MtuFinding.from_result(result),
+        "mtu": mtu,
     }
 
 
