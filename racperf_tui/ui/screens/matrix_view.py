@@ -19,6 +19,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static
 
@@ -38,8 +39,8 @@ LEVEL_STYLES = {"good": "green", "warning": "yellow", "bad": "bold red"}
 
 
 def cell_text(measured: PairMeasurement | None, running: bool) -> Text:
-    """A grid cell: the verdict's level (or running / failed), the throughput (or the
-    latency), the round trip p50/p99, with LOSS and MTU! marks."""
+    """A grid cell: the verdict's level (or running / failed) with STALL, LOSS and MTU!
+    marks, the throughput (or the latency), the 8 KiB round trip p50/p99."""
     if measured is None:
         return Text("running..." if running else "-", style="dim" if not running else "cyan")
     if measured.verdict is None and measured.error is None:
@@ -47,21 +48,21 @@ def cell_text(measured: PairMeasurement | None, running: bool) -> Text:
         return Text(f"running\n{figure}".rstrip(), style="cyan")
     if measured.verdict is None:
         return Text("FAILED\n" + (measured.error or "")[:40], style="bold red")
-    head = measured.verdict.level.upper() if measured.verdict.level == "bad" else measured.verdict.level
-    text = Text(head, style=LEVEL_STYLES.get(measured.verdict.level, ""))
-    if measured.mbit_s is not None:
-        text.append(f"\n{format_rate(measured.mbit_s)}")
-    elif measured.latency_ms is not None:
-        text.append(f"\n{measured.latency_ms:.3f} ms")
     marks = []
     if any(d.kind == "stall" for d in measured.drops):
         marks.append("STALL")
     if measured.loss_pct is not None and measured.loss_pct >= LOSS_WARNING_PCT:
-        marks.append(f"LOSS {measured.loss_pct:.1f}%")
+        marks.append(f"LOSS {measured.loss_pct:.0f}%" if measured.loss_pct >= 10 else f"LOSS {measured.loss_pct:.1f}%")
     if measured.mtu is not None and (measured.mtu.arrived is False or measured.mtu.mismatch):
         marks.append("MTU!")
+    head = measured.verdict.level.upper() if measured.verdict.level == "bad" else measured.verdict.level
+    text = Text(head, style=LEVEL_STYLES.get(measured.verdict.level, ""))
     if marks:
         text.append(" " + " ".join(marks), style="bold red")
+    if measured.mbit_s is not None:
+        text.append(f"\n{format_rate(measured.mbit_s)}")
+    elif measured.latency_ms is not None:
+        text.append(f"\n{measured.latency_ms:.3f} ms")
     if measured.latency_p50_ms is not None and measured.latency_p99_ms is not None:
         text.append(f"\n{measured.latency_p50_ms:.2f}/{measured.latency_p99_ms:.2f} ms")
     return text
@@ -71,6 +72,11 @@ class MatrixView(Screen[None]):
     """The newest interconnect matrix of the store, live (see the module doc)."""
 
     HELP_TITLE = "Interconnect matrix"
+
+    DEFAULT_CSS = """
+    MatrixView #matrix-grid { height: auto; max-height: 70%; }
+    MatrixView #matrix-lines-box { height: 1fr; }
+    """
 
     BINDINGS = [
         Binding("escape,q", "close", "Back", tooltip="Back (a running matrix goes on)"),
@@ -84,12 +90,14 @@ class MatrixView(Screen[None]):
         self.snapshot: MatrixSnapshot | None = None
         self.started: subprocess.Popen[str] | None = None
         self._shown: tuple[Any, ...] = ()
+        self._status_shown = ""
 
     def compose(self) -> ComposeResult:
         yield Label("Interconnect matrix: rows send, columns receive", id="matrix-title")
         yield Label("reading the store...", id="matrix-status")
         yield DataTable(id="matrix-grid", cursor_type="cell", zebra_stripes=False)
-        yield Static("", id="matrix-lines", markup=False)
+        with VerticalScroll(id="matrix-lines-box"):
+            yield Static("", id="matrix-lines", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -108,7 +116,7 @@ class MatrixView(Screen[None]):
         self.snapshot = snapshot
         status = self._start_status()
         if snapshot is None:
-            self.query_one("#matrix-status", Label).update(status or "no matrix in the store yet: s starts one")
+            self._status(status or "no matrix in the store yet: s starts one")
             return
         pairs = snapshot.pairs
         key = (snapshot.matrix_id, snapshot.running, tuple(sorted((k, v.line()) for k, v in pairs.items())))
@@ -117,7 +125,7 @@ class MatrixView(Screen[None]):
         if snapshot.running:
             source, target, kind = snapshot.running
             head += f"; now {source} -> {target}" + (" (path check)" if kind == "path" else "")
-        self.query_one("#matrix-status", Label).update(head + (f"; {status}" if status else ""))
+        self._status(head + (f"; {status}" if status else ""))
         if key == self._shown:
             return
         self._shown = key
@@ -134,6 +142,12 @@ class MatrixView(Screen[None]):
             table.add_row(*cells, key=source, height=CELL_HEIGHT)
         lines = [plain(pairs[(s, t)].line()) for s in snapshot.nodes for t in snapshot.nodes if (s, t) in pairs]
         self.query_one("#matrix-lines", Static).update("\n".join(lines))
+
+    def _status(self, text: str) -> None:
+        """The status line, redrawn only when its words changed (each second's read)."""
+        if text != self._status_shown:
+            self._status_shown = text
+            self.query_one("#matrix-status", Label).update(text)
 
     def _start_status(self) -> str:
         """What became of a matrix started here: "" while it runs or once it ended well."""
