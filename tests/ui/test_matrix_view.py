@@ -2,7 +2,7 @@
 matrix`` records it (each client run labelled ``matrix ID pair|path SOURCE->TARGET``, the
 probe's output in its real format through its parsers), shown as a grid (verdict,
 throughput, the 8 KiB round trip's p50/p99, LOSS and MTU!) that follows the store while a
-pair runs; opened from the Network tab's ctrl+o."""
+pair runs; opened from the Network tab's ctrl+o and the Cluster tab's m."""
 
 from __future__ import annotations
 
@@ -13,12 +13,15 @@ from textual.widgets import DataTable, Label, Static
 
 from racperf_tui.core.contract.events import RunState
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.cluster_monitor import ClusterMonitor
 from racperf_tui.orchestration.interconnect_matrix import run_label
 from racperf_tui.orchestration.matrix_store import latest_matrix
 from racperf_tui.tools.probe import ProbeStreamParser, parse_output
 from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.screens.matrix_view import MatrixView
+from racperf_tui.ui.tabs.cluster_panel import ClusterPanel
 from racperf_tui.ui.tabs.network_panel import NetworkPanel
+from tests.helpers.cluster_panel import PanelApp as ClusterTabApp
 from tests.helpers.pilot_apps import ScreenApp, wait_until
 
 MATRIX = "20261202T061500-4242"
@@ -131,3 +134,23 @@ async def test_opened_from_the_network_tab_on_an_empty_store(data_dir: Path) -> 
         await pilot.press("s")  # no cluster file: said, nothing started
         await wait_until(pilot, lambda: app._notifications, 5, "the notification")
         assert "no cluster file" in list(app._notifications)[-1].message and view.started is None
+
+
+async def test_opened_from_the_cluster_tab_a_refused_start_says_why(data_dir: Path, tmp_path: Path) -> None:
+    """``m`` on the Cluster tab; ``s`` starts ``racperf matrix probe`` on the tab's cluster file,
+    which names one node only: the command's refusal (exit 2) is shown in its words."""
+    alone = tmp_path / "cluster.toml"
+    alone.write_text('[[node]]\nname = "n1"\nhost = "local"\n')
+    panel = ClusterPanel(alone)
+    panel.monitor = ClusterMonitor([], 1.0)  # nothing to sample: the tab is the way in here
+    async with ClusterTabApp(panel).run_test(size=(80, 24)) as pilot:
+        panel.query_one("#cluster-body").focus()
+        await pilot.press("m")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, MatrixView), 5, "the matrix view")
+        view = pilot.app.screen
+        await pilot.press("s")
+        status = view.query_one("#matrix-status", Label)
+        await wait_until(pilot, lambda: "exited" in str(status.render()), 30, "the refusal")
+        assert str(status.render()) == (
+            "racperf matrix exited 2: racperf matrix: the matrix needs two nodes at least (n1 given)"
+        )
