@@ -277,7 +277,7 @@ def judged(
         for s in samples
         if throughput_mbit_s(description, s.metrics) is not None or latency_ms(description, s.metrics) is not None
     )
-    measured = dataclasses.replace(measured, samples=counted, **_path_figures(description, result))
+    measured = dataclasses.replace(measured, samples=counted, **path_figures(description, result))
     if state is not RunState.SUCCEEDED:
         return dataclasses.replace(measured, error=message or f"the client run {state.value}")
     latency = statistics.median(latencies) if latencies else None
@@ -299,9 +299,10 @@ def judged(
     )
 
 
-def _path_figures(description: ToolDescription, result: Mapping[str, Any] | None) -> dict[str, Any]:
+def path_figures(description: ToolDescription, result: Mapping[str, Any] | None) -> dict[str, Any]:
     """The loss and, of a result that checked its path (the probe's UDP requests), the MTU
-    check and the requests' round trip p50 / p99 (not a SYNC test's 1 MiB messages')."""
+    check and the requests' round trip p50 / p99 (not a SYNC test's 1 MiB messages'): the
+    PairMeasurement fields of those names (the Network tab says them too)."""
     mtu = MtuFinding.from_result(result)
     return {
         "latency_p50_ms": result_latency_ms(description, result, "latency_p50") if mtu else None,
