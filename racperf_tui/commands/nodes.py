@@ -4,7 +4,12 @@ known, login accepted, and which of fio, iostat (sysstat), iperf3, netperf/netse
 sqlplus, python3 are installed there, with ORACLE_HOME ($ORACLE_HOME of the login, the homes in /etc/oratab).
 
 One line per node: its name, ``ok`` or ``FAILED (stage)`` with the reason, the programs found
-and those missing, the Oracle homes. ``--json``: one object per node.
+and those missing, the Oracle homes. Then the interconnect, tried from every node to every
+other's interconnect address (core/remote/interconnect_reach.py): a line per pair that did
+not reach (``n1 -> n2 (10.1.0.12) interconnect: UNREACHABLE: No route to host (TCP port 22)``),
+one per pair of nodes whose MTUs differ, else one line saying all pairs answered.
+``--json``: one object per node (``interconnect``: a list of ``{source, target, address,
+reached, reason, ms, mtu}``).
 
 ``--accept-new-host-keys``: a node seen for the first time (no key of it on record in any
 known_hosts file consulted) has the key it offers recorded in racperf's own known_hosts, as
@@ -12,7 +17,8 @@ OpenSSH's ``StrictHostKeyChecking=accept-new`` (``DATA_DIR/known_hosts``: ``--da
 the data dir whose runs will use it); a key that differs from the record is refused all the
 same. Each key recorded is said on stderr with its fingerprint and the file.
 
-Exit status: 0 every node passed; 1 at least one failed; 2 no cluster file, or a wrong one.
+Exit status: 0 every node passed and reached every other; 1 at least one failed or did not
+reach another on the interconnect; 2 no cluster file, or a wrong one.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import sys
 
 from racperf_tui.core.disks.diskstats import printable_name
 from racperf_tui.core.remote.cluster import ClusterFileError, default_cluster_path, load_cluster
+from racperf_tui.core.remote.interconnect_reach import PeerReach, mtu_mismatches
 from racperf_tui.core.remote.node_check import PROGRAMS, NodeCheck, check_nodes
 from racperf_tui.core.remote.ssh import racperf_known_hosts
 from racperf_tui.core.textio import strict_json
@@ -85,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.timeout > 0:
         print("racperf nodes: --timeout must be more than 0 s", file=sys.stderr)
         return 2
-    checks = check_nodes(cluster.nodes, timeout_s=args.timeout, accept_new=args.accept_new_host_keys)
+    checks = check_nodes(cluster.nodes, timeout_s=args.timeout, accept_new=args.accept_new_host_keys, interconnect=True)
     width = max(len(check.node.name) for check in checks)
     for check in checks:
         if check.recorded_key:
@@ -98,4 +105,21 @@ def run(args: argparse.Namespace) -> int:
             print(strict_json.dumps(check.to_json()))
         else:
             print(node_line(check, width))
-    return 0 if all(check.ok for check in checks) else 1
+    reaches = [reach for check in checks for reach in check.reach]
+    if not args.json:
+        for line in interconnect_lines(reaches):
+            print(line)
+    return 0 if all(check.ok for check in checks) and all(r.reached for r in reaches) else 1
+
+
+def interconnect_lines(reaches: list[PeerReach]) -> list[str]:
+    """A line per pair that did not reach, one per MTU mismatch, else one that says all did."""
+    failed = [printable_name(r.line()) for r in reaches if not r.reached]
+    mismatched = mtu_mismatches(reaches)
+    if failed or mismatched:
+        return failed + mismatched
+    if not reaches:
+        return []
+    mtus = sorted({r.mtu for r in reaches if r.mtu})
+    said = f", MTU {mtus[0]} everywhere" if len(mtus) == 1 else ""
+    return [f"interconnect: every node reached every other ({len(reaches)} pairs){said}"]

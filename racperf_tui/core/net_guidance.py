@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 GBE_1_MBIT_S = 1000.0
 GBE_10_MBIT_S = 10000.0
@@ -172,6 +173,73 @@ def interconnect_verdict(
     worst = max(verdict.level, level, key=LEVELS.index)
     said = "; ".join(d.text(started_at) for d in drops)
     return Verdict(worst, f"{verdict.text}; but the link {said}")
+
+
+#: round-trip loss (% of UDP requests or datagrams) from which the path is suspect: Cache
+#: Fusion resends a lost block after a timeout ("gc cr block lost" waits), so even a little
+#: loss shows in the database's waits
+LOSS_WARNING_PCT = 0.1
+#: ... and from which it is bad
+LOSS_BAD_PCT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class MtuFinding:
+    """A path's MTU check: each end's MTU towards the other and whether a don't-fragment
+    datagram as large as the sending end's MTU allows got through (None: not checked)."""
+
+    local_mtu: int | None
+    remote_mtu: int | None
+    probe_bytes: int | None
+    arrived: bool | None
+    note: str = ""
+
+    @property
+    def mismatch(self) -> bool:
+        return self.local_mtu is not None and self.remote_mtu is not None and self.local_mtu != self.remote_mtu
+
+    @classmethod
+    def from_result(cls, result: Mapping[str, Any] | None) -> MtuFinding | None:
+        """The check a client result carries in the keys a tool that checks the path's MTU
+        gives it (the probe's UDP mode: ``mtu_local``, ``mtu_remote``, ``df_probe_bytes``,
+        ``df_probe_ok``, ``mtu_note``); None for a result without one."""
+        if not result or not isinstance(result.get("mtu_local"), int):
+            return None
+        remote, size, arrived = result.get("mtu_remote"), result.get("df_probe_bytes"), result.get("df_probe_ok")
+        return cls(
+            result["mtu_local"],
+            remote if isinstance(remote, int) else None,
+            size if isinstance(size, int) else None,
+            arrived if isinstance(arrived, bool) else None,
+            str(result.get("mtu_note") or ""),
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "local": self.local_mtu,
+            "remote": self.remote_mtu,
+            "probe_bytes": self.probe_bytes,
+            "arrived": self.arrived,
+            "mismatch": self.mismatch,
+            "note": self.note,
+        }
+
+
+def path_verdict(verdict: Verdict, loss_pct: float | None = None, mtu: MtuFinding | None = None) -> Verdict:
+    """``verdict`` with the path's loss and MTU check added: a don't-fragment datagram at the
+    MTU that never arrived or loss of LOSS_BAD_PCT makes it "bad", an MTU mismatch that
+    still got through or loss of LOSS_WARNING_PCT at least "warning"."""
+    levels = [verdict.level]
+    said = []
+    if loss_pct is not None and loss_pct >= LOSS_WARNING_PCT:
+        levels.append("bad" if loss_pct >= LOSS_BAD_PCT else "warning")
+        said.append(f"{loss_pct:.2f} % of UDP requests LOST")
+    if mtu is not None and (mtu.arrived is False or mtu.mismatch):
+        levels.append("bad" if mtu.arrived is False else "warning")
+        said.append(mtu.note)
+    if not said:
+        return verdict
+    return Verdict(max(levels, key=LEVELS.index), f"{verdict.text}; {'; '.join(said)}")
 
 
 def dataguard_verdict(redo_mb_s: float, measured_mbit_s: float) -> Verdict:

@@ -16,12 +16,27 @@ throughput verdict; a client without interval figures (a netperf built without
 --enable-demo) gives its final figure, its stalls unjudged, and says so. A pair that cannot run
 (a node down, the tool missing there, the server never ready) is recorded with its reason and
 the others go on.
+
+The path a RAC uses (issue 21: Cache Fusion is UDP with 8 KiB blocks, usually on jumbo
+frames): after each pair, unless told not to, a **path check** (:func:`check_path`) runs the
+probe in UDP mode from the same source to the same target for PATH_CHECK_S: 8 KiB requests
+one at a time, each answered, so the round trip's p50 / p99 and the loss of an idle link, and
+first a don't-fragment datagram at the source's interface MTU (MtuFinding: both ends' MTUs,
+whether it got through). A pair whose own client gives these figures (the probe in UDP mode)
+needs no check. Loss and the MTU check are part of the verdict (net_guidance.path_verdict).
+
+Each client run is labelled ``matrix ID pair SOURCE->TARGET`` (its path check ``matrix ID
+path SOURCE->TARGET``), ID the matrix's start: orchestration/matrix_store.py rebuilds a
+running or finished matrix from the store by these labels (the UI's matrix view follows a
+``racperf matrix`` run elsewhere that way).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import statistics
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,12 +46,23 @@ from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.invocation import ToolNotFound
 from racperf_tui.core.contract.quantities import (
     latency_ms,
+    result_latency_ms,
+    result_loss_pct,
     result_throughput_mbit_s,
     throughput_intervals,
     throughput_mbit_s,
 )
 from racperf_tui.core.contract.tool import ToolDescription
-from racperf_tui.core.net_guidance import ThroughputDrop, Verdict, format_rate, interconnect_verdict, throughput_drops
+from racperf_tui.core.net_guidance import (
+    LOSS_WARNING_PCT,
+    MtuFinding,
+    ThroughputDrop,
+    Verdict,
+    format_rate,
+    interconnect_verdict,
+    path_verdict,
+    throughput_drops,
+)
 from racperf_tui.core.remote.cluster import Node
 from racperf_tui.core.remote.ssh import one_line
 from racperf_tui.core.store import Store
@@ -50,6 +76,22 @@ MATRIX_INTERVAL_S = 1.0
 CLIENT_MARGIN_S = 60.0
 #: said of a pair whose client gave its final figure only
 NO_INTERVALS_NOTE = "no interval figures: stalls and dips not judged"
+#: the path check: the probe's UDP mode, a RAC block a request, one request at a time
+PATH_CHECK_TOOL = "probe"
+PATH_CHECK_CLIENT = {"mode": "UDP", "length": "8K", "num_conn": 1}
+#: seconds of the path check's requests (thousands of round trips on a LAN: a p99 to trust)
+PATH_CHECK_S = 2.0
+#: the client runs' labels: what matrix, which pass, which pair
+PAIR_PASS, PATH_PASS = "pair", "path"
+
+
+def run_label(matrix_id: str, kind: str, source: str, target: str) -> str:
+    return f"matrix {matrix_id} {kind} {source}->{target}"
+
+
+def new_matrix_id() -> str:
+    """The matrix's start, unique on this machine: ``20261202T061500-4242``."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
 
 
 @dataclass(frozen=True)
@@ -68,6 +110,15 @@ class PairMeasurement:
     drops: tuple[ThroughputDrop, ...] = ()
     server_run_id: int | None = None
     client_run_id: int | None = None
+    #: the round trip of an 8 KiB request (the path check, or the pair's own UDP requests)
+    latency_p50_ms: float | None = None
+    latency_p99_ms: float | None = None
+    #: UDP requests (or datagrams) lost, %
+    loss_pct: float | None = None
+    mtu: MtuFinding | None = None
+    #: why the path check could not run (the pair's own figures stand)
+    path_error: str | None = None
+    path_client_run_id: int | None = None
 
     @property
     def measured(self) -> bool:
@@ -88,20 +139,37 @@ class PairMeasurement:
             "samples": self.samples,
             "server_run_id": self.server_run_id,
             "client_run_id": self.client_run_id,
+            "latency_p50_ms": _rounded(self.latency_p50_ms, 4),
+            "latency_p99_ms": _rounded(self.latency_p99_ms, 4),
+            "loss_pct": _rounded(self.loss_pct, 3),
+            "mtu": self.mtu.to_json() if self.mtu else None,
+            "path_error": self.path_error,
+            "path_client_run_id": self.path_client_run_id,
         }
 
     def figures(self) -> str:
-        """ "940 Mbit/s", "latency 0.124 ms", or both."""
+        """ "940 Mbit/s", "latency 0.124 ms", "8 KiB round trip p50 0.210 / p99 0.480 ms",
+        "lost 0.00 %", "MTU 9000": those measured."""
         said = [format_rate(self.mbit_s)] if self.mbit_s is not None else []
         if self.latency_ms is not None:
             said.append(f"latency {self.latency_ms:.3f} ms")
+        if self.latency_p50_ms is not None and self.latency_p99_ms is not None:
+            said.append(f"8 KiB round trip p50 {self.latency_p50_ms:.3f} / p99 {self.latency_p99_ms:.3f} ms")
+        if self.loss_pct is not None:
+            said.append(f"lost {self.loss_pct:.2f} %")
+        if self.mtu is not None and self.mtu.local_mtu is not None:
+            said.append(
+                f"MTU {self.mtu.local_mtu}"
+                + (" ok" if self.mtu.arrived else " DROPPED" if self.mtu.arrived is False else "")
+            )
         return ", ".join(said)
 
     def line(self) -> str:
         head = f"{self.source} -> {self.target} ({self.address})"
         if self.verdict is None:
             return f"{head}: not measured: {self.error}"
-        return f"{head}: {self.figures()}, {self.verdict.level}: {self.verdict.text}"
+        line = f"{head}: {self.figures()}, {self.verdict.level}: {self.verdict.text}"
+        return line + (f" (path check: {self.path_error})" if self.path_error else "")
 
     def cell(self) -> str:
         """The matrix's cell: the throughput (else the latency), marked when it stalled or dipped."""
@@ -109,7 +177,18 @@ class PairMeasurement:
             return "failed"
         figure = format_rate(self.mbit_s) if self.mbit_s is not None else f"{self.latency_ms:.3f} ms"
         kinds = {d.kind for d in self.drops}
-        return figure + (" STALL" if "stall" in kinds else " dip" if kinds else "")
+        marks = [figure] + (["STALL"] if "stall" in kinds else ["dip"] if kinds else [])
+        if self.latency_p50_ms is not None and self.latency_p99_ms is not None:
+            marks.append(f"{self.latency_p50_ms:.2f}/{self.latency_p99_ms:.2f} ms")
+        if self.loss_pct is not None and self.loss_pct >= LOSS_WARNING_PCT:
+            marks.append(f"LOSS {self.loss_pct:.1f}%")
+        if self.mtu is not None and (self.mtu.arrived is False or self.mtu.mismatch):
+            marks.append("MTU!")
+        return " ".join(marks)
+
+
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 def _option_value(description: ToolDescription, option: str, value: float | str) -> Any:
@@ -178,10 +257,10 @@ def measure_pair(
     measured = PairMeasurement(
         source.name, target.name, address, server_run_id=pair.server_run_id, client_run_id=pair.client_run_id
     )
-    return _judged(measured, tool_description(tool), record.state, record.message, record.started_at, samples, result)
+    return judged(measured, tool_description(tool), record.state, record.message, record.started_at, samples, result)
 
 
-def _judged(
+def judged(
     measured: PairMeasurement,
     description: ToolDescription,
     state: RunState,
@@ -198,7 +277,7 @@ def _judged(
         for s in samples
         if throughput_mbit_s(description, s.metrics) is not None or latency_ms(description, s.metrics) is not None
     )
-    measured = dataclasses.replace(measured, samples=counted)
+    measured = dataclasses.replace(measured, samples=counted, **path_figures(description, result))
     if state is not RunState.SUCCEEDED:
         return dataclasses.replace(measured, error=message or f"the client run {state.value}")
     latency = statistics.median(latencies) if latencies else None
@@ -220,6 +299,53 @@ def _judged(
     )
 
 
+def path_figures(description: ToolDescription, result: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The loss and, of a result that checked its path (the probe's UDP requests), the MTU
+    check and the requests' round trip p50 / p99 (not a SYNC test's 1 MiB messages'): the
+    PairMeasurement fields of those names (the Network tab says them too)."""
+    mtu = MtuFinding.from_result(result)
+    return {
+        "latency_p50_ms": result_latency_ms(description, result, "latency_p50") if mtu else None,
+        "latency_p99_ms": result_latency_ms(description, result, "latency_p99") if mtu else None,
+        "loss_pct": result_loss_pct(description, result),
+        "mtu": mtu,
+    }
+
+
+def check_path(
+    source: Node, target: Node, *, data_dir: Path, duration_s: float = PATH_CHECK_S, label: str = ""
+) -> PairMeasurement:
+    """The path check (module doc): the probe's UDP requests from ``source`` to ``target``."""
+    client = {**PATH_CHECK_CLIENT, **({"label": label} if label else {})}
+    return measure_pair(PATH_CHECK_TOOL, source, target, data_dir=data_dir, duration_s=duration_s, client_config=client)
+
+
+def with_path(measured: PairMeasurement, path: PairMeasurement) -> PairMeasurement:
+    """``measured`` with the path check's round trip, loss and MTU, its verdict judged on
+    them too; a check that could not run is said beside (the pair's figures stand)."""
+    if measured.verdict is None:
+        return measured
+    if path.error is not None and path.mtu is None:
+        return dataclasses.replace(measured, path_error=path.error, path_client_run_id=path.client_run_id)
+    return with_path_verdict(
+        dataclasses.replace(
+            measured,
+            latency_p50_ms=path.latency_p50_ms,
+            latency_p99_ms=path.latency_p99_ms,
+            loss_pct=path.loss_pct,
+            mtu=path.mtu,
+            path_error=path.error,
+            path_client_run_id=path.client_run_id,
+        )
+    )
+
+
+def with_path_verdict(measured: PairMeasurement) -> PairMeasurement:
+    if measured.verdict is None:
+        return measured
+    return dataclasses.replace(measured, verdict=path_verdict(measured.verdict, measured.loss_pct, measured.mtu))
+
+
 def interconnect_matrix(
     tool: str,
     nodes: Sequence[Node],
@@ -229,15 +355,19 @@ def interconnect_matrix(
     server_config: Mapping[str, Any] | None = None,
     client_config: Mapping[str, Any] | None = None,
     on_result: Callable[[PairMeasurement], None] | None = None,
+    path_check: bool = True,
 ) -> list[PairMeasurement]:
-    """Every ordered pair of ``nodes`` (source != target), one at a time, in order."""
+    """Every ordered pair of ``nodes`` (source != target), one at a time, in order, each
+    with its path check after it (``path_check``; not for a pair that checked its path)."""
     if len(nodes) < 2:
         raise ValueError("the interconnect matrix needs two nodes at least")
+    matrix_id = new_matrix_id()
     results = []
     for source in nodes:
         for target in nodes:
             if source == target:
                 continue
+            label = run_label(matrix_id, PAIR_PASS, source.name, target.name)
             result = measure_pair(
                 tool,
                 source,
@@ -245,8 +375,13 @@ def interconnect_matrix(
                 data_dir=data_dir,
                 duration_s=duration_s,
                 server_config=server_config,
-                client_config=client_config,
+                client_config={**(client_config or {}), "label": label},
             )
+            if result.mtu is not None:
+                result = with_path_verdict(result)
+            elif path_check and result.verdict is not None:
+                path_label = run_label(matrix_id, PATH_PASS, source.name, target.name)
+                result = with_path(result, check_path(source, target, data_dir=data_dir, label=path_label))
             results.append(result)
             if on_result is not None:
                 on_result(result)

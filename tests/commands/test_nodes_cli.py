@@ -49,6 +49,10 @@ def test_every_node_checked_at_once_with_its_reason(sshd: Sshd, silent_port: int
     took = time.monotonic() - started
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
+    # the live nodes reach each other's interconnect (127.0.0.1 here: TCP port 22 answers or
+    # refuses, either is an answer); the nodes not logged into try nothing
+    assert lines[-1] == "interconnect: every node reached every other (10 pairs), MTU 65535 everywhere", lines
+    lines = lines[:-1]
     assert [line.split()[0] for line in lines] == ["rac1", "rac2", "silent", "refused", "stranger", "unknown"]
     by_name = {line.split()[0]: line for line in lines}
     for live in ("rac1", "rac2"):
@@ -85,6 +89,40 @@ def test_all_nodes_ok_is_exit_status_0_and_a_wrong_file_is_2(sshd: Sshd, tmp_pat
     assert done.returncode == 2 and "port must be 1..65535" in done.stderr and "Traceback" not in done.stderr
     missing = racperf("nodes", "--cluster", str(tmp_path / "none.toml"))
     assert missing.returncode == 2 and "no such cluster file" in missing.stderr
+
+
+def test_every_node_reaches_every_other_on_its_interconnect(netns_cluster_factory) -> None:
+    """From each node, not from here: n3's switch port down (its interconnect dead, its public
+    network fine, so it is logged into) and n1's interconnect at MTU 9000, n2's at 1500."""
+    cluster = netns_cluster_factory(3)
+    n1, n2, n3 = cluster.nodes
+    n1.set_interconnect_mtu(9000)
+    n3.cut_interconnect()
+    done = racperf("nodes", "--cluster", str(cluster.cluster_file), "--timeout", "5")
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[:2] for line in lines[:3]] == [["n1", "ok"], ["n2", "ok"], ["n3", "ok"]], lines
+    failed = [line for line in lines if "UNREACHABLE" in line]
+    pairs = sorted(line.split(" (")[0] for line in failed)
+    assert pairs == ["n1 -> n3", "n2 -> n3", "n3 -> n1", "n3 -> n2"], lines
+    for line in failed:
+        target = cluster.node(line.split(" -> ")[1].split()[0])
+        assert f"({target.interconnect}) interconnect: UNREACHABLE: " in line and line.endswith("(TCP port 22)"), line
+    assert (
+        "n1 <-> n2 interconnect MTU MISMATCH: 9000 on n1, 1500 on n2: frames larger than 1500 bytes from n1 are "
+        "dropped" in lines
+    ), lines
+    rows = {row["name"]: row for row in map(json.loads, racperf("nodes", "--cluster", str(cluster.cluster_file),
+            "--timeout", "5", "--json").stdout.splitlines())}  # fmt: skip
+    n1_to_n2 = rows["n1"]["interconnect"][0]
+    assert (n1_to_n2["target"], n1_to_n2["address"], n1_to_n2["reached"], n1_to_n2["mtu"]) == (
+        "n2",
+        n2.interconnect,
+        True,
+        9000,
+    )
+    assert 0 < n1_to_n2["ms"] < 5000 and n1_to_n2["reason"] is None
+    assert [r["reached"] for r in rows["n3"]["interconnect"]] == [False, False]
 
 
 def test_the_facts_a_node_reports() -> None:

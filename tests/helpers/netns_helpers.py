@@ -106,12 +106,13 @@ class NetnsNode:
         """Start a command inside the node (the caller stops it)."""
         return subprocess.Popen(in_netns(self.netns, argv), **kwargs)  # type: ignore[call-overload, no-any-return]
 
-    def shape(self, rate: str = "1gbit", burst: str = "256kb", latency: str = "50ms") -> None:
-        """A token bucket on the node's interconnect egress (``tc qdisc replace ... tbf``)."""
+    def shape(self, rate: str = "1gbit", burst: str = "256kb", latency: str = "50ms", limit: str = "") -> None:
+        """A token bucket on the node's interconnect egress (``tc qdisc replace ... tbf``).
+        ``limit`` (bytes queued, instead of ``latency``): a small one drops what a burst
+        brings beyond it, a lossy link where the kernel has no netem."""
         argv = ["tc", "-n", self.netns, "qdisc", "replace", "dev", self.interconnect_dev, "root", "tbf"]
-        done = subprocess.run(
-            [*argv, "rate", rate, "burst", burst, "latency", latency], capture_output=True, text=True, timeout=30
-        )
+        queue = ["limit", limit] if limit else ["latency", latency]
+        done = subprocess.run([*argv, "rate", rate, "burst", burst, *queue], capture_output=True, text=True, timeout=30)
         if done.returncode != 0:
             raise RuntimeError(f"tc on {self.name}: {done.stderr.strip()}")
 
@@ -135,6 +136,12 @@ class NetnsNode:
 
     def mend_interconnect(self) -> None:
         _ip("link", "set", self.switch_dev, "up", netns=self.switch_netns)
+
+    def set_interconnect_mtu(self, mtu: int) -> None:
+        """``ip link set mtu`` on both ends of the node's interconnect veth (the node's and
+        its switch port): jumbo frames on this node, whatever the others have."""
+        _ip("link", "set", self.interconnect_dev, "mtu", str(mtu), netns=self.netns)
+        _ip("link", "set", self.switch_dev, "mtu", str(mtu), netns=self.switch_netns)
 
     def stop_sshd(self) -> None:
         if self.sshd is not None:

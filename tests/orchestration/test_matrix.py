@@ -72,7 +72,7 @@ def test_every_pair_measured_with_its_verdict(netns_cluster: NetnsCluster, tmp_p
     # link of a machine running three test workers (TCP's ramp is a larger share of a short run)
     done = racperf(
         "matrix", "iperf3", "--cluster", str(netns_cluster.cluster_file), "--duration", "3", "--json",
-        "--data-dir", str(data), timeout_s=300,
+        "--no-path-check", "--data-dir", str(data), timeout_s=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {(row["source"], row["target"]): row for row in map(json.loads, done.stdout.splitlines())}
@@ -99,8 +99,8 @@ def test_every_pair_measured_with_its_verdict(netns_cluster: NetnsCluster, tmp_p
 def test_a_dead_node_is_a_failed_pair_and_the_others_go_on(netns_cluster: NetnsCluster, tmp_path) -> None:
     netns_cluster.node("n3").stop_sshd()
     done = racperf(
-        "matrix", "--cluster", str(netns_cluster.cluster_file), "--duration", "1", "--data-dir",
-        str(tmp_path / "data"), timeout_s=300,
+        "matrix", "--cluster", str(netns_cluster.cluster_file), "--duration", "1", "--no-path-check",
+        "--data-dir", str(tmp_path / "data"), timeout_s=300,
     )  # fmt: skip
     assert done.returncode == 1
     lines = done.stdout.splitlines()
@@ -129,6 +129,15 @@ def test_the_probe_pairs_in_mbit_s_on_shaped_links(netns_cluster_factory, tmp_pa
         assert 200 < row["mbit_s"] < 320, row  # the probe's Mbit/s, the link's 300
         assert row["latency_ms"] > 0, row  # SYNC: each message's round trip
         assert row["level"] == "bad" and "below 1 GbE guidance" in row["verdict"], row
+        # the path check after the pair: 8 KiB requests one at a time on an idle link (tbf's
+        # 128 KiB burst lets each one through at the veth's speed)
+        assert 0 < row["latency_p50_ms"] <= row["latency_p99_ms"] < 50, row
+        assert row["loss_pct"] == 0.0 and row["path_error"] is None, row
+        assert row["mtu"] == {
+            "local": 1500, "remote": 1500, "probe_bytes": 1472, "arrived": True, "mismatch": False,
+            "note": "a 1472-byte don't-fragment datagram (MTU 1500) got through",
+        }, row  # fmt: skip
+        assert row["path_client_run_id"] > row["client_run_id"], row
 
 
 @pytest.mark.timeout(300)  # a loaded machine: a minute a matrix of two nodes
@@ -140,7 +149,7 @@ def test_oratcptest_pairs_read_from_its_mib_s(netns_cluster_factory, tmp_path: P
     jar.write_bytes(b"PK\x03\x04")
     rows = matrix(
         cluster, tmp_path / "data", "oratcptest", "--duration", "3", "--set", f"jar_path={jar}", "--server",
-        f"jar_path={jar}",
+        f"jar_path={jar}", "--no-path-check",
     )  # fmt: skip
     assert sorted(rows) == [("n1", "n2"), ("n2", "n1")]
     median_mib_s = statistics.median(t for t, _ in ORATCPTEST_SYNC)  # 90.170 MiB/s
@@ -157,7 +166,7 @@ def test_oratcptest_pairs_read_from_its_mib_s(netns_cluster_factory, tmp_path: P
 def test_netperf_stream_and_rr_pairs(netns_cluster_factory, tmp_path: Path) -> None:
     cluster = netns_cluster_factory(2)
     emulators_on_the_nodes(cluster, tmp_path / "node-bin")
-    rows = matrix(cluster, tmp_path / "stream", "netperf", "--duration", "3")
+    rows = matrix(cluster, tmp_path / "stream", "netperf", "--duration", "3", "--no-path-check")
     assert sorted(rows) == [("n1", "n2"), ("n2", "n1")]
     for row in rows.values():
         assert row["samples"] == 3, row
@@ -165,12 +174,45 @@ def test_netperf_stream_and_rr_pairs(netns_cluster_factory, tmp_path: Path) -> N
         assert row["level"] == "good" and "meets 10 GbE guidance" in row["verdict"], row
         assert row["latency_ms"] is None
     # TCP_RR measures latency only: 1000 / the median transaction rate, no throughput verdict
-    rows = matrix(cluster, tmp_path / "rr", "netperf", "--duration", "3", "--set", "test=TCP_RR")
+    rows = matrix(cluster, tmp_path / "rr", "netperf", "--duration", "3", "--mode", "TCP_RR", "--no-path-check")
     for row in rows.values():
         assert row["samples"] == 3, row
         assert row["mbit_s"] is None
         assert row["latency_ms"] == pytest.approx(1000 / statistics.median(NETPERF_RR), abs=1e-4), row
         assert row["level"] == "warning" and row["verdict"].startswith("measures latency, not throughput"), row
+    # UDP: netperf is on every node, so --udp without a tool is netperf's UDP_STREAM; its loss
+    # is what the receiver never counted (the replayed 282154 of 338130 messages)
+    rows = matrix(cluster, tmp_path / "udp", "--udp", "--duration", "2", "--no-path-check")
+    for row in rows.values():
+        assert row["mbit_s"] == 1893.4 and row["loss_pct"] == 16.555, row
+        assert row["level"] == "bad" and "16.55 % of UDP requests LOST" in row["verdict"], row
+
+
+@pytest.mark.timeout(300)  # a loaded machine: a minute a matrix of two nodes
+def test_udp_matrix_names_an_mtu_mismatch_and_a_lossy_link(netns_cluster_factory, tmp_path: Path) -> None:
+    """``--udp`` without netperf on the nodes: the probe's UDP requests, 16 in flight. n1's
+    interconnect at MTU 9000 (``ip link set mtu``), n2's at 1500 and shaped to 20 Mbit/s with
+    16 KiB of queue (tbf: this kernel has no netem). n1 -> n2: n1's 8 KiB datagrams leave as
+    one jumbo frame each and die at n2's port; n2 -> n1: fragmented to 1500, they arrive, but
+    16 at once overflow the small queue."""
+    cluster = netns_cluster_factory(2)
+    n1, n2 = cluster.nodes
+    n1.set_interconnect_mtu(9000)
+    n2.shape("20mbit", burst="16kb", limit="16kb")
+    rows = matrix(cluster, tmp_path / "data", "--udp", "--duration", "2")
+    jumbo, lossy = rows[("n1", "n2")], rows[("n2", "n1")]
+    assert jumbo["mtu"]["arrived"] is False and jumbo["mtu"]["probe_bytes"] == 8972, jumbo
+    assert jumbo["loss_pct"] == 100.0 and jumbo["level"] == "bad", jumbo
+    assert lossy["mtu"] == {
+        "local": 1500, "remote": 9000, "probe_bytes": 1472, "arrived": True, "mismatch": True,
+        "note": "a 1472-byte don't-fragment datagram (MTU 1500) got through; MTU MISMATCH: 1500 here, 9000 at "
+        "the server: frames larger than 1500 bytes are dropped on the way to the smaller end",
+    }, lossy  # fmt: skip
+    assert 5.0 < lossy["loss_pct"] < 95.0, lossy
+    assert f"{lossy['loss_pct']:.2f} % of UDP requests LOST" in lossy["verdict"], lossy
+    assert 0 < lossy["mbit_s"] < 21, lossy  # what was answered, under the link's 20 Mbit/s
+    assert 0 < lossy["latency_p50_ms"] <= lossy["latency_p99_ms"], lossy
+    assert lossy["level"] == "bad" and lossy["path_client_run_id"] is None, lossy  # its own figures
 
 
 def client_samples(data: Path, host: str) -> int:
@@ -193,7 +235,7 @@ def test_a_stall_mid_pair_is_named_with_when_and_how_long(netns_cluster_factory,
     for node in cluster.nodes:
         node.shape("300mbit", burst="128kb", latency="50ms")
     data = tmp_path / "data"
-    argv = ["matrix", "iperf3", "--cluster", str(cluster.cluster_file), "--duration", "8", "--json"]
+    argv = ["matrix", "iperf3", "--cluster", str(cluster.cluster_file), "--duration", "8", "--json", "--no-path-check"]
     running = subprocess.Popen(
         [*racperf_cmd(), *argv, "--data-dir", str(data)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

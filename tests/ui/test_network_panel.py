@@ -567,3 +567,27 @@ async def test_in_a_text_field_digits_are_typed_and_esc_gives_the_tab_keys_back(
         await pilot.press("1")
         await pilot.pause()
         assert app.query_one(TabbedContent).active == "disks"
+
+
+async def test_the_probes_udp_mode_says_the_round_trip_the_loss_and_the_mtu(data_dir: Path) -> None:
+    """UDP, 8 KiB on loopback: the verdict adds the round trip's p50/p99 once the client
+    ended; no loss and a don't-fragment datagram at lo's MTU that got through say nothing
+    more (a lossy path or an MTU mismatch would be named: tests/core/test_net_guidance_path)."""
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-mode", Select).value = "UDP"
+        panel.query_one("#net-duration", Input).value = "1"
+        panel.query_one("#net-interval", Input).value = "0.5"
+        panel.query_one("#net-length", Input).value = "8192"
+        await pilot.pause()
+        await pilot.click("#net-start")
+        await wait_until(pilot, lambda: panel.path_said, 30, "the client to finish")
+        said = panel.path_said
+        assert said["loss_pct"] == 0.0 and said["mtu"].arrived is True and said["mtu"].local_mtu == 65535
+        assert 0 < said["latency_p50_ms"] <= said["latency_p99_ms"]
+        interconnect = str(panel.query_one("#net-verdict-interconnect", Static).render())
+        assert f"; round trip p50 {said['latency_p50_ms']:.3f} / p99 {said['latency_p99_ms']:.3f} ms" in interconnect
+        await wait_until(
+            pilot, lambda: "succeeded" in str(panel.query_one("#net-server-state", Static).render()), 10, "the server"
+        )

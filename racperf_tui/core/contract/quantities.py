@@ -51,6 +51,21 @@ def result_throughput_mbit_s(description: ToolDescription, result: Mapping[str, 
     return _declared(description.results, result, "throughput", MBIT_S_PER_RATE_UNIT)
 
 
+def result_latency_ms(description: ToolDescription, result: Mapping[str, Any] | None, quantity: str) -> float | None:
+    """A client result's latency percentile in ms: ``quantity`` "latency_p50" or
+    "latency_p99", as the tool declares it (the probe's SYNC and UDP tests)."""
+    if not result:
+        return None
+    return _declared(description.results, result, quantity, MS_PER_TIME_UNIT)
+
+
+def result_loss_pct(description: ToolDescription, result: Mapping[str, Any] | None) -> float | None:
+    """A client result's loss in % (the probe's UDP requests, netperf's UDP_STREAM datagrams)."""
+    if not result:
+        return None
+    return _declared(description.results, result, "loss", {"%": 1.0})
+
+
 def throughput_interval(description: ToolDescription, sample: Sample, previous_end_s: float) -> IntervalRate | None:
     """A sample that carries a throughput, as an interval of the test: its ``t`` is the end of
     its interval; its start is the tool's own (iperf3's ``interval_start_s``, netperf's

@@ -4,20 +4,30 @@ One check per node, all in parallel (one thread each), each bounded by the conne
 so a dead node costs the others nothing: reach it (TCP, key exchange), verify its host key,
 log in, then one remote POSIX-sh command that says where each program racperf drives is
 (``command -v``), the ``$ORACLE_HOME`` of the login, the homes listed in /etc/oratab, the
-kernel and the host name. The stage that failed is named, with the reason in one line.
+kernel and the host name. The stage that failed is named, with the reason in one line. Then,
+over the same connection, whether the node reaches every other node on its interconnect
+address (core/remote/interconnect_reach.py).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from racperf_tui.core.remote.cluster import Node
+from racperf_tui.core.remote.interconnect_reach import (
+    REACH_TIMEOUT_S,
+    PeerReach,
+    parse_reach,
+    reach_command,
+    reach_here,
+)
 from racperf_tui.core.remote.ssh import (
     CONNECT_TIMEOUT_S,
     Connection,
@@ -56,6 +66,8 @@ class NodeCheck:
     seconds: float = 0.0
     #: ``accept_new``: the key recorded at this first contact ("[host]:port type SHA256:...")
     recorded_key: str | None = None
+    #: from this node to each other node's interconnect address
+    reach: list[PeerReach] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -89,6 +101,7 @@ class NodeCheck:
             "hostname": self.hostname or None,
             "seconds": round(self.seconds, 3),
             "recorded_host_key": self.recorded_key,
+            "interconnect": [reach.to_json() for reach in self.reach],
         }
 
 
@@ -148,11 +161,24 @@ def _connect(node: Node, timeout_s: float, accept_new: bool, check: NodeCheck) -
     return connect(node.ssh_target(), fresh=True, timeout_s=timeout_s)
 
 
-def check_node(node: Node, timeout_s: float = CONNECT_TIMEOUT_S, *, accept_new: bool = False) -> NodeCheck:
-    """Check one node (see the module doc); never raises. ``accept_new``: see :func:`_connect`."""
+def check_node(
+    node: Node,
+    timeout_s: float = CONNECT_TIMEOUT_S,
+    *,
+    accept_new: bool = False,
+    peers: Sequence[tuple[str, str]] = (),
+) -> NodeCheck:
+    """Check one node (see the module doc); never raises. ``accept_new``: see :func:`_connect`;
+    ``peers``: (name, interconnect address) of the nodes it must reach."""
     started = time.monotonic()
+    own = node.interconnect or ""
     if node.is_local:
         check = _check_local(node)
+        if peers:
+            try:
+                check.reach = parse_reach(node.name, peers, reach_here(own, [a for _n, a in peers]))
+            except (OSError, subprocess.SubprocessError) as exc:
+                check.reach = parse_reach(node.name, peers, f"noreach {one_line(exc)}")
         check.seconds = time.monotonic() - started
         return check
     check = NodeCheck(node)
@@ -175,6 +201,10 @@ def check_node(node: Node, timeout_s: float = CONNECT_TIMEOUT_S, *, accept_new: 
             check.programs, check.oracle_homes, check.kernel, check.hostname = parse_facts(
                 out.decode("utf-8", "replace")
             )
+            if peers:
+                command = reach_command(own, [a for _n, a in peers])
+                _status, out, _err = connection.run(command, timeout_s=timeout_s + REACH_TIMEOUT_S, limit=64 << 10)
+                check.reach = parse_reach(node.name, peers, out.decode("utf-8", "replace"))
         except (OSError, TimeoutError) as exc:
             check.stage, check.error = "command", one_line(exc)
         finally:
@@ -184,11 +214,21 @@ def check_node(node: Node, timeout_s: float = CONNECT_TIMEOUT_S, *, accept_new: 
 
 
 def check_nodes(
-    nodes: Iterable[Node], timeout_s: float = CONNECT_TIMEOUT_S, *, accept_new: bool = False
+    nodes: Iterable[Node],
+    timeout_s: float = CONNECT_TIMEOUT_S,
+    *,
+    accept_new: bool = False,
+    interconnect: bool = False,
 ) -> list[NodeCheck]:
-    """Every node checked at once, in the order given."""
+    """Every node checked at once, in the order given; ``interconnect``: each also tries every
+    other node's interconnect address (``NodeCheck.reach``)."""
     nodes = list(nodes)
     if not nodes:
         return []
+
+    def check(node: Node) -> NodeCheck:
+        peers = [(other.name, other.address) for other in nodes if other != node] if interconnect else []
+        return check_node(node, timeout_s, accept_new=accept_new, peers=peers)
+
     with ThreadPoolExecutor(max_workers=min(32, len(nodes)), thread_name_prefix="racperf-check") as pool:
-        return list(pool.map(lambda node: check_node(node, timeout_s, accept_new=accept_new), nodes))
+        return list(pool.map(check, nodes))

@@ -88,6 +88,7 @@ RESULTS = (
     MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", quantity="throughput"),
     MetricSpec("trans_per_s", "transactions", "trans/s", quantity="transaction_rate"),
     MetricSpec("rt_latency_us", "round trip", "µs", quantity="latency"),
+    MetricSpec("loss_pct", "lost (UDP_STREAM)", "%", decimals=3, quantity="loss", better="lower"),
     MetricSpec("elapsed_s", "elapsed", "s", decimals=2),
 )
 DESCRIPTION = ToolDescription(

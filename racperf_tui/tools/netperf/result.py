@@ -340,6 +340,11 @@ def _classic(
             result["remote_elapsed_s"] = second[1]
             result["remote_messages_ok"] = second[2]
             result["remote_throughput_mbit_s"] = second[3]
+            sent, arrived = result.get("messages_ok"), second[2]
+            if isinstance(sent, (int, float)) and sent > 0 and isinstance(arrived, (int, float)):
+                # what the sender sent and the receiver never counted: the link's and the
+                # receiving socket's drops together (netperf sends as fast as it can)
+                result["loss_pct"] = round(max(0.0, 100.0 * (1.0 - arrived / sent)), 3)
         for key in ("throughput_mbit_s", "remote_throughput_mbit_s"):
             if key in result:
                 result[key] = round(to_mbit_s(float(result[key]), units) or result[key], 6)
@@ -366,8 +371,9 @@ def parse_output(text: str, test: str | None = None, selectors: Sequence[str] | 
     """A saved netperf output -> result dict.
 
     ``{"tool": "netperf", "test": "TCP_RR", "elapsed_s", "trans_per_s" (RR) |
-    "throughput_mbit_s" (STREAM), "remote_throughput_mbit_s", "messages_ok", "errors"
-    (UDP_STREAM), socket and message sizes, CPU figures (-c -C), "omni": {SELECTOR: value} and
+    "throughput_mbit_s" (STREAM), "remote_throughput_mbit_s", "messages_ok", "errors",
+    "loss_pct" (UDP_STREAM; loss_pct = 100 x (1 - remote_messages_ok / messages_ok)),
+    socket and message sizes, CPU figures (-c -C), "omni": {SELECTOR: value} and
     the common keys it maps to, "samples": [{"t", "interval_s", "ending_epoch", "value",
     "units", "trans_per_s" | "throughput_mbit_s"}]}``. ``test`` and ``selectors`` help with
     ``-P 0`` outputs, which print neither the banner nor the CSV header. An output that is only

@@ -7,10 +7,13 @@ runs and started there by that node's python3 (the server's docstring describes 
 protocol). This module is the Tool for the runs machinery (``role: "server" | "client"``) and
 the parsers of both ends' output.
 
-Modes (as oratcptest's): SYNC sends a message and waits for the server's ACK (throughput and
+Modes (as oratcptest's, and UDP): SYNC sends a message and waits for the server's ACK (throughput and
 per-message latency); ASYNC streams (throughput only); ``rtt`` sends empty SYNC messages (the
 latency is the network round trip); ``write`` asks the server to write and fsync every message
 before its ACK (Data Guard SYNC redo transport: the standby writes before it acknowledges).
+UDP (what Cache Fusion does: 8 KiB blocks in datagrams) sends datagram requests the server
+answers, ``num_conn`` of them in flight: latency and round-trip loss per interval, after a
+don't-fragment check at the path's MTU (client.py's docstring).
 
 Client output has oratcptest's shape, so one parser style fits both (MiB/s: "1 Mbyte =
 1024x1024 bytes"; latency in ms)::
@@ -29,7 +32,8 @@ Client output has oratcptest's shape, so one parser style fits both (MiB/s: "1 M
     Elapsed, Server received, Server receive buffer, Server written, Server fsyncs.
 
 Sample metrics (one per interval line): ``throughput_mib_s``, ``throughput_mbit_s``
-(10^6 bit/s) and, in SYNC mode when messages completed in the interval, ``latency_ms``.
+(10^6 bit/s) and, in SYNC and UDP modes when messages completed in the interval,
+``latency_ms``; UDP: ``loss_pct`` (the interval's unanswered requests, % of those judged).
 ``Sample.t`` is the interval's end in seconds since the server was ready.
 
 Client result (``parse_output`` of client output)::
@@ -42,7 +46,10 @@ Client result (``parse_output`` of client output)::
      "elapsed_s", "server_bytes_received", "server_recv_buffer_bytes",
      "server_bytes_written", "server_fsyncs", "error": str | None}
 
-(latency keys absent in ASYNC). Server result (``parse_output`` of server output)::
+(latency keys absent in ASYNC). UDP adds ``datagrams_sent``, ``datagrams_lost``, ``loss_pct``
+and the MTU check's ``mtu_local``, ``mtu_remote``, ``df_probe_bytes``, ``df_probe_ok`` (bool)
+and ``mtu_note`` (a sentence, naming a mismatch of the two ends' MTUs).
+Server result (``parse_output`` of server output)::
 
     {"tool": "probe", "role": "server", "listening": "HOST:PORT" | None,
      "connections": [{"peer", "mode", "length", "write": bool, "bytes_received", "messages",
@@ -120,6 +127,7 @@ PAIR = PairSpec(
         PairMode("SYNC", {"mode": "SYNC", "rtt": False}),
         PairMode("ASYNC", {"mode": "ASYNC", "rtt": False}),
         PairMode("RTT", {"mode": "SYNC", "rtt": True}, latency_only=True, unused_fields=frozenset({"length"})),
+        PairMode("UDP", {"mode": "UDP", "rtt": False, "write": False}, unused_fields=frozenset({"write"})),
     ),
     client_fields={
         "host": "host",
@@ -136,7 +144,9 @@ PROBE_VERSION = "racperf probe 1"
 
 
 _TIME = r"\((?P<time>\d{2}:\d{2}:\d{2}(?:\.\d+)?)\)"
-_INTERVAL_LINE = re.compile(_TIME + r"\s+(?P<tput>[\d.]+)\s+Mbytes/s(?:\s+(?P<lat>[\d.]+)\s+ms)?\s*$")
+_INTERVAL_LINE = re.compile(
+    _TIME + r"\s+(?P<tput>[\d.]+)\s+Mbytes/s(?:\s+(?P<lat>[\d.]+)\s+ms)?(?:\s+(?P<loss>[\d.]+)\s+% lost)?\s*$"
+)
 # linear regexes only (no neighbouring parts matching the same characters; the code strips):
 # a lazy ``.*?\s*$`` tries every split of a run of blanks
 _PARAM_LINE = re.compile(r"^\s+(?P<key>[A-Za-z][A-Za-z0-9 .]*)=(?P<value>\s.*)$")
@@ -167,12 +177,12 @@ OPTIONS = (
         "mode",
         "choice",
         "SYNC",
-        "SYNC: each message waits for the ACK; ASYNC: a stream",
-        ("SYNC", "ASYNC"),
+        "SYNC: each message waits for the ACK; ASYNC: a stream; UDP: datagram requests answered (latency, loss, MTU)",
+        ("SYNC", "ASYNC", "UDP"),
         end="client",
     ),
     ToolOption("length", "str", "1M", "message length, e.g. 8K", end="client"),
-    ToolOption("num_conn", "int", 1, "parallel connections", end="client"),
+    ToolOption("num_conn", "int", 1, "parallel connections (UDP: requests in flight)", end="client"),
     ToolOption("delay_ms", "float", 0, "pause between messages", end="client"),
     ToolOption("write", "bool", False, "the server writes and fsyncs each message (SYNC redo)", end="client"),
     ToolOption("rtt", "bool", False, "empty messages: the latency is the round trip", end="client"),
@@ -206,12 +216,14 @@ METRICS = (
         quantity="throughput",
     ),
     MetricSpec("latency_ms", "latency", "ms", decimals=3, chart="latency", quantity="latency"),
+    MetricSpec("loss_pct", "lost", "%", decimals=2, quantity="loss", better="lower"),
 )
 RESULTS = (
     MetricSpec("avg_throughput_mib_s", "throughput", "Mbit/s", divisor=MIB_S_PER_MBIT_S, quantity="throughput"),
     MetricSpec("avg_latency_ms", "latency", "ms", decimals=3, quantity="latency"),
-    MetricSpec("latency_p50_ms", "latency p50", "ms", decimals=3),
-    MetricSpec("latency_p99_ms", "latency p99", "ms", decimals=3),
+    MetricSpec("latency_p50_ms", "latency p50", "ms", decimals=3, quantity="latency_p50", better="lower"),
+    MetricSpec("latency_p99_ms", "latency p99", "ms", decimals=3, quantity="latency_p99", better="lower"),
+    MetricSpec("loss_pct", "lost", "%", decimals=3, quantity="loss", better="lower"),
     MetricSpec("latency_max_ms", "latency max", "ms", decimals=3),
     MetricSpec("elapsed_s", "elapsed", "s", decimals=2),
 )
@@ -361,6 +373,9 @@ class ProbeTool:
             if not result.get("connections"):
                 return False, "the probe server served no test"
             return True, "ok"
+        if result.get("mode") == "UDP" and result.get("datagrams_sent"):
+            # every request lost is a measurement of the path (its loss and MTU check say so)
+            return True, "ok" if result.get("messages") else "ok: every UDP request was lost"
         if not result.get("messages"):
             return False, "the probe moved no messages"
         return True, "ok"
@@ -457,6 +472,11 @@ def _interval_metrics(match: re.Match[str]) -> dict[str, float] | None:
         if latency_ms is None:
             return None
         metrics["latency_ms"] = latency_ms
+    if match.group("loss") is not None:
+        loss_pct = finite_number(match.group("loss"))
+        if loss_pct is None or loss_pct > 100:
+            return None
+        metrics["loss_pct"] = loss_pct
     return metrics
 
 
@@ -502,6 +522,12 @@ _SUMMARY_KEYS: dict[str, tuple[str, type]] = {
     "Server receive buffer": ("server_recv_buffer_bytes", int),
     "Server written": ("server_bytes_written", int),
     "Server fsyncs": ("server_fsyncs", int),
+    "Datagrams sent": ("datagrams_sent", int),
+    "Datagrams lost": ("datagrams_lost", int),
+    "Loss": ("loss_pct", float),
+    "MTU here": ("mtu_local", int),
+    "MTU at the server": ("mtu_remote", int),
+    "Path MTU probe": ("df_probe_bytes", int),
 }
 
 
@@ -523,8 +549,9 @@ def _parse_client(text: str, warnings: Warnings) -> dict[str, Any]:
                 warnings.add(f"line {lineno}: interval with an impossible figure, skipped: {stripped[:60]!r}")
                 continue
             sample: dict[str, Any] = {"time": interval.group("time"), "throughput_mib_s": metrics["throughput_mib_s"]}
-            if "latency_ms" in metrics:
-                sample["latency_ms"] = metrics["latency_ms"]
+            for key in ("latency_ms", "loss_pct"):
+                if key in metrics:
+                    sample[key] = metrics[key]
             samples.append(sample)
             continue
         if "Failed to connect to" in stripped:
@@ -549,6 +576,10 @@ def _parse_client(text: str, warnings: Warnings) -> dict[str, Any]:
                     warnings.add(f"line {lineno}: {key}: {exc}, skipped")
         elif key == "Error":
             error = value
+        elif key == "MTU check":
+            summary["mtu_note"] = value
+        if finished and key == "Path MTU probe":
+            summary["df_probe_ok"] = value.endswith("arrived")
     mode = params.get("Transport mode", "SYNC").upper()
     payload = params.get("Message payload", "")
     result: dict[str, Any] = {
@@ -576,14 +607,30 @@ def _parse_client(text: str, warnings: Warnings) -> dict[str, Any]:
         "server_fsyncs",
     ):
         result[key] = summary.get(key)
-    if mode == "SYNC":
+    if mode in ("SYNC", "UDP"):
         for key in ("avg_latency_ms", "latency_p50_ms", "latency_p99_ms", "latency_max_ms"):
             if key in summary:
                 result[key] = summary[key]
+    if mode == "UDP":
+        for key in UDP_RESULT_KEYS:
+            result[key] = summary.get(key)
     if error is None and not finished:
         error = "the test did not finish (no 'Test finished.' line)"
     result["error"] = error
     return result
+
+
+#: what a UDP client's result adds (module docstring)
+UDP_RESULT_KEYS = (
+    "datagrams_sent",
+    "datagrams_lost",
+    "loss_pct",
+    "mtu_local",
+    "mtu_remote",
+    "df_probe_bytes",
+    "df_probe_ok",
+    "mtu_note",
+)
 
 
 def _payload_bytes(text: str) -> int | None:

@@ -7,7 +7,7 @@ ONE self-contained file, as the server is: it runs with any python3 >= 3.6 and t
 library only, so a client run on another node is this file copied into the run's directory
 there and started by the node's python3, with nothing of racperf installed there::
 
-    python3 probe_client.py HOST [--port 5566] [--mode SYNC|ASYNC] [--length 1M] [--rtt]
+    python3 probe_client.py HOST [--port 5566] [--mode SYNC|ASYNC|UDP] [--length 1M] [--rtt]
                                  [--num-conn N] [--delay-ms MS] [--write] [--interval S]
                                  [--duration S] [--sockbuf BYTES] [--payload ZERO|RANDOM]
 
@@ -16,6 +16,15 @@ The wire protocol is in probe_server's docstring (its constants are repeated her
 imports nothing of racperf; a test holds them equal); the output and result shapes in
 :mod:`racperf_tui.tools.probe`'s. Exit status 0 when the test ran, 1 when it failed (the
 ``Failed`` / ``Error`` line says why), 2 for a wrong option.
+
+UDP mode (what a RAC's Cache Fusion does: 8 KiB blocks as UDP datagrams): the TCP connection
+is the test's control channel; the server names a UDP port of its own on the same address and
+the MTU of its end. The client first sends don't-fragment datagrams (IP_MTU_DISCOVER = DO) as
+large as its own interface's MTU allows (MTU - 28 bytes for IPv4), MTU_TRIES times: a path
+that drops such frames (a switch or a peer at 1500 while this end says 9000) never answers.
+Then requests of ``--length`` bytes, ``--num-conn`` of them in flight, each answered by the
+server with its 8-byte sequence number: the round trip's latency per request, and as lost each
+request unanswered after UDP_LOSS_TIMEOUT_S (the request or its answer was dropped).
 
 Python 3.6 compatible on purpose: no ``from __future__ import annotations``, no dataclasses, no
 walrus, no f-strings, typing-module generics in type comments.
@@ -46,6 +55,31 @@ MAX_MESSAGE_BYTES = 64 * MIB
 ASYNC_CHUNK_BYTES = 1 * MIB
 #: how long the client waits for each server's DONE line after its EOF
 DONE_TIMEOUT_S = 10.0
+
+#: UDP mode: a request's sequence number, which the server's answer repeats
+UDP_HEADER = struct.Struct("!Q")
+#: the largest UDP request payload (an IPv4 datagram's 65507 bytes less the header)
+MAX_UDP_LENGTH = 65507 - UDP_HEADER.size
+#: a UDP request unanswered this long is lost (a LAN's round trip is well under 1 ms; a
+#: shaped or loaded link's queue may hold a request for tens of ms)
+UDP_LOSS_TIMEOUT_S = 0.5
+#: how long one wait for an answer lasts before the lost requests are counted again
+UDP_POLL_S = 0.05
+#: don't-fragment probes at the path's MTU: this many, each waited for MTU_WAIT_S
+MTU_TRIES = 3
+MTU_WAIT_S = 0.5
+#: the don't-fragment probes' sequence numbers (apart from the requests')
+MTU_PROBE_SEQ = 1 << 62
+#: Linux's socket options (Python's socket module lacks some of them on some builds)
+IP_MTU_DISCOVER = getattr(socket, "IP_MTU_DISCOVER", 10)
+IP_PMTUDISC_DO = getattr(socket, "IP_PMTUDISC_DO", 2)
+IP_MTU = getattr(socket, "IP_MTU", 14)
+IPV6_MTU_DISCOVER = getattr(socket, "IPV6_MTU_DISCOVER", 23)
+IPV6_PMTUDISC_DO = getattr(socket, "IPV6_PMTUDISC_DO", 2)
+IPV6_MTU = getattr(socket, "IPV6_MTU", 24)
+#: IPv4 and UDP headers (IPv6: 40 + 8)
+UDP_IPV4_OVERHEAD = 28
+UDP_IPV6_OVERHEAD = 48
 
 #: sizes as racperf reads them (core/units.py: 1024-based, "512", "8k", "1M", "1MiB", "2g")
 _SIZE = re.compile(r"^(\d{1,30}(?:\.\d{1,30})?)\s*([A-Za-z]{0,8})$")
@@ -121,11 +155,15 @@ class ClientOptions(object):
         # type: () -> None
         """ValueError naming the option that is wrong (by its key in the probe's config)."""
         self.mode = self.mode.upper()
-        _check_choice("mode", self.mode, ["SYNC", "ASYNC"])
+        _check_choice("mode", self.mode, ["SYNC", "ASYNC", "UDP"])
         if self.rtt and self.mode != "SYNC":
             raise ValueError("probe: rtt needs SYNC mode (a round trip is a message and its ACK)")
         if self.rtt:
             self.length_bytes = 0
+        if self.mode == "UDP":
+            _check_range("length", self.length_bytes, 1, MAX_UDP_LENGTH, "bytes (UDP)")
+            if self.write:
+                raise ValueError("probe: write needs SYNC or ASYNC mode (a UDP request is answered, never written)")
         _check_range("length", self.length_bytes, 0, MAX_MESSAGE_BYTES, "bytes")
         if self.length_bytes == 0 and not self.rtt:
             raise ValueError("probe: length 0 means an RTT test: use rtt instead")
@@ -152,6 +190,10 @@ class _Connection(object):
         self.lock = threading.Lock()
         self.error = None  # type: Optional[str]
         self.done_info = None  # type: Optional[Dict[str, Any]]
+        # UDP mode: the test's datagram socket, the requests sent and those never answered
+        self.udp = None  # type: Optional[socket.socket]
+        self.datagrams_sent = 0
+        self.datagrams_lost = 0
 
     def take_latencies(self):
         # type: () -> List[float]
@@ -229,8 +271,8 @@ def _recv_line(sock, limit=4096):
     return bytes(data)
 
 
-def _connect(options, test_id, index):
-    # type: (ClientOptions, str, int) -> _Connection
+def _connect(options, test_id, index, num_conn):
+    # type: (ClientOptions, str, int, int) -> _Connection
     sock = socket.create_connection((options.host, options.port), timeout=options.connect_timeout_s)
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -242,7 +284,7 @@ def _connect(options, test_id, index):
             "write": options.write,
             "test_id": test_id,
             "conn_index": index,
-            "num_conn": options.num_conn,
+            "num_conn": num_conn,
             "sockbuf": options.sockbuf_bytes,
         }
         sock.sendall(PROTOCOL_MAGIC + json.dumps(hello).encode() + b"\n")
@@ -307,6 +349,112 @@ def _async_worker(conn, options, payload, stop):
             conn.error = str(exc) or exc.__class__.__name__
 
 
+def _udp_worker(conn, options, payload, stop):
+    # type: (_Connection, ClientOptions, bytes, threading.Event) -> None
+    """``options.num_conn`` requests in flight; each answer's round trip is a latency, each
+    request unanswered after UDP_LOSS_TIMEOUT_S a loss. Requests still in flight at the end
+    count as neither."""
+    sock = conn.udp
+    assert sock is not None
+    request = bytearray(UDP_HEADER.size + len(payload))
+    request[UDP_HEADER.size:] = payload
+    window = options.num_conn
+    length = len(payload)
+    outstanding = {}  # type: Dict[int, float]
+    seq = 0
+    clock = time.perf_counter
+    sock.settimeout(UDP_POLL_S)
+    try:
+        while not stop.is_set():
+            while len(outstanding) < window:
+                seq += 1
+                UDP_HEADER.pack_into(request, 0, seq)
+                sock.send(request)
+                outstanding[seq] = clock()
+                conn.datagrams_sent += 1
+            try:
+                answer = sock.recv(64)
+            except socket.timeout:
+                answer = b""
+            now = clock()
+            sent = outstanding.pop(UDP_HEADER.unpack_from(answer)[0], None) if len(answer) >= 8 else None
+            if sent is not None:
+                with conn.lock:
+                    conn.latencies_s.append(now - sent)
+                    conn.bytes_sent += length
+                    conn.messages += 1
+            # the oldest first (a dict keeps the order of sending)
+            for old in list(outstanding):
+                if now - outstanding[old] < UDP_LOSS_TIMEOUT_S:
+                    break
+                del outstanding[old]
+                conn.datagrams_lost += 1
+    except OSError as exc:
+        if not stop.is_set():
+            conn.error = "UDP to {}: {}".format(options.host, exc.strerror or exc)
+
+
+def _mtu_options(family):
+    # type: (int) -> tuple
+    if family == socket.AF_INET6:
+        return socket.IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO, IPV6_MTU, UDP_IPV6_OVERHEAD
+    return socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO, IP_MTU, UDP_IPV4_OVERHEAD
+
+
+def check_path_mtu(host, port, server_mtu):
+    # type: (str, int, Optional[int]) -> Dict[str, Any]
+    """Don't-fragment datagrams as large as this end's MTU (the interface the route to
+    ``host`` leaves by) to the server's UDP port: ``mtu_local``, ``mtu_remote``,
+    ``df_probe_bytes``, ``df_probe_ok`` and ``mtu_note`` (a sentence naming a mismatch)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    level, discover, do, mtu_option, overhead = _mtu_options(family)
+    found = {"mtu_local": None, "mtu_remote": server_mtu, "df_probe_bytes": None, "df_probe_ok": None,
+             "mtu_note": None}  # type: Dict[str, Any]
+    sock = socket.socket(family, socket.SOCK_DGRAM)
+    try:
+        sock.connect((host, port))
+        sock.setsockopt(level, discover, do)
+        mtu = sock.getsockopt(level, mtu_option)
+        size = mtu - overhead
+        found.update(mtu_local=mtu, df_probe_bytes=size)
+        probe = bytearray(max(size, UDP_HEADER.size))
+        arrived = False
+        sock.settimeout(MTU_WAIT_S)
+        for attempt in range(MTU_TRIES):
+            UDP_HEADER.pack_into(probe, 0, MTU_PROBE_SEQ + attempt)
+            sock.send(probe)
+            deadline = time.monotonic() + MTU_WAIT_S
+            while not arrived and time.monotonic() < deadline:
+                try:
+                    answer = sock.recv(64)
+                except socket.timeout:
+                    break
+                arrived = len(answer) >= 8 and UDP_HEADER.unpack_from(answer)[0] >= MTU_PROBE_SEQ
+            if arrived:
+                break
+    except OSError as exc:
+        found["mtu_note"] = "the MTU check failed: {}".format(exc.strerror or exc)
+        return found
+    finally:
+        sock.close()
+    found["df_probe_ok"] = arrived
+    found["mtu_note"] = mtu_note(mtu, server_mtu, size, arrived)
+    return found
+
+
+def mtu_note(mtu, server_mtu, size, arrived):
+    # type: (int, Optional[int], int, bool) -> str
+    """The MTU check said in a sentence: what got through, and a mismatch of the two ends."""
+    mismatch = ""
+    if server_mtu is not None and server_mtu != mtu:
+        mismatch = "; MTU MISMATCH: {} here, {} at the server: frames larger than {} bytes are dropped on " \
+                   "the way to the smaller end".format(mtu, server_mtu, min(mtu, server_mtu))
+    if arrived:
+        return "a {}-byte don't-fragment datagram (MTU {}) got through{}".format(size, mtu, mismatch)
+    return "a {}-byte don't-fragment datagram (MTU {}) was never answered in {} tries: the path drops {}-byte " \
+           "frames{}".format(size, mtu, MTU_TRIES, mtu, mismatch)
+
+
 def run_client(options, out=None):
     # type: (ClientOptions, Optional[TextIO]) -> Dict[str, Any]
     """Run one test against a probe server, writing oratcptest-shaped lines to ``out``
@@ -345,23 +493,31 @@ def run_client(options, out=None):
     result = _empty_client_result(options)
     test_id = uuid.uuid4().hex[:12]
     connections = []  # type: List[_Connection]
+    udp = options.mode == "UDP"
+    # UDP: one control connection; num_conn is the requests in flight
+    count = 1 if udp else options.num_conn
     try:
-        for index in range(1, options.num_conn + 1):
-            connections.append(_connect(options, test_id, index))
+        for index in range(1, count + 1):
+            connections.append(_connect(options, test_id, index, count))
+        if udp:
+            result.update(_open_udp(options, connections[0]))
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or exc.__class__.__name__
         message = "Failed to connect to {}:{}: {}".format(options.host, options.port, reason)
         say("({}) {}".format(_stamp(), message))
         for conn in connections:
             conn.sock.close()
+            if conn.udp is not None:
+                conn.udp.close()
         result["error"] = message
         return result
 
     payload = os.urandom(options.length_bytes) if options.payload.upper() == "RANDOM" else bytes(options.length_bytes)
     say("({}) The server is ready.".format(_stamp()))
-    say("                    Throughput" + ("             Latency" if options.mode == "SYNC" else ""))
+    timed = options.mode in ("SYNC", "UDP")
+    say("                    Throughput" + ("             Latency" if timed else "") + ("      Lost" if udp else ""))
     stop = threading.Event()
-    worker = _sync_worker if options.mode == "SYNC" else _async_worker
+    worker = {"SYNC": _sync_worker, "ASYNC": _async_worker, "UDP": _udp_worker}[options.mode]
     threads = [
         threading.Thread(
             target=worker, args=(c, options, payload, stop), daemon=True, name="probe-conn-{}".format(i)
@@ -374,7 +530,7 @@ def run_client(options, out=None):
     for thread in threads:
         thread.start()
     end_at = started + options.duration_s
-    last_t, last_bytes = started, 0
+    last_t, last_bytes, last_answered, last_lost = started, 0, 0, 0
     while True:
         next_t = min(last_t + options.interval_s, end_at)
         stop.wait(max(0.0, next_t - time.monotonic()))
@@ -388,8 +544,14 @@ def run_client(options, out=None):
         elapsed = now - last_t
         throughput_mib_s = (total_bytes - last_bytes) / elapsed / MIB if elapsed > 0 else 0.0
         line = "({}) {:>10.3f} Mbytes/s".format(_stamp(), throughput_mib_s)
-        if options.mode == "SYNC" and latencies:
+        if timed and latencies:
             line += "  {:>16.3f} ms".format(sum(latencies) / len(latencies) * 1000.0)
+        if udp:
+            answered = sum(c.messages for c in connections)
+            lost = sum(c.datagrams_lost for c in connections)
+            judged = (answered - last_answered) + (lost - last_lost)
+            line += "  {:>8.2f} % lost".format(100.0 * (lost - last_lost) / judged if judged else 0.0)
+            last_answered, last_lost = answered, lost
         # a final sliver of an interval (duration not a multiple of it) would be noise
         if elapsed >= min(options.interval_s, options.duration_s) * 0.2 or now < end_at:
             say(line)
@@ -423,8 +585,24 @@ def run_client(options, out=None):
     result["socket_send_buffer_bytes"] = send_buffer
     for conn in connections:
         conn.sock.close()
+        if conn.udp is not None:
+            conn.udp.close()
     _say_summary(say, result)
     return result
+
+
+def _open_udp(options, conn):
+    # type: (ClientOptions, _Connection) -> Dict[str, Any]
+    """The UDP socket to the port the server named, after the MTU check to it."""
+    udp_port = conn.server_info.get("udp_port")
+    if not isinstance(udp_port, int):
+        raise ConnectionError("the server named no UDP port (a probe server older than UDP mode?)")
+    server_mtu = conn.server_info.get("mtu")
+    checked = check_path_mtu(options.host, udp_port, server_mtu if isinstance(server_mtu, int) else None)
+    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
+    conn.udp = socket.socket(family, socket.SOCK_DGRAM)
+    conn.udp.connect((options.host, udp_port))
+    return checked
 
 
 def _collect_done(connections):
@@ -455,11 +633,18 @@ def _summarise(options, connections, histogram, latency_sum_s, elapsed_s):
         "bytes_sent": bytes_sent,
         "elapsed_s": elapsed_s,
     }  # type: Dict[str, Any]
-    if options.mode == "SYNC" and histogram.count:
+    if options.mode in ("SYNC", "UDP") and histogram.count:
         summary["avg_latency_ms"] = latency_sum_s / histogram.count * 1000.0
         summary["latency_p50_ms"] = (histogram.percentile_s(50) or 0.0) * 1000.0
         summary["latency_p99_ms"] = (histogram.percentile_s(99) or 0.0) * 1000.0
         summary["latency_max_ms"] = histogram.max_s * 1000.0
+    if options.mode == "UDP":
+        sent = sum(c.datagrams_sent for c in connections)
+        lost = sum(c.datagrams_lost for c in connections)
+        summary["datagrams_sent"] = sent
+        summary["datagrams_lost"] = lost
+        judged = messages + lost
+        summary["loss_pct"] = 100.0 * lost / judged if judged else 0.0
     done = [c.done_info for c in connections if c.done_info]
     if len(done) == len(connections):
         summary["server_bytes_received"] = sum(int(d["bytes_received"]) for d in done)
@@ -485,6 +670,19 @@ def _say_summary(say, result):
         row("Latency p50", "{:.3f} ms".format(result["latency_p50_ms"]))
         row("Latency p99", "{:.3f} ms".format(result["latency_p99_ms"]))
         row("Latency max", "{:.3f} ms".format(result["latency_max_ms"]))
+    if result.get("datagrams_sent") is not None:
+        row("Datagrams sent", str(result["datagrams_sent"]))
+        row("Datagrams lost", str(result["datagrams_lost"]))
+        row("Loss", "{:.3f} %".format(result["loss_pct"]))
+    if result.get("mtu_local") is not None:
+        row("MTU here", "{} bytes".format(result["mtu_local"]))
+    if result.get("mtu_remote") is not None:
+        row("MTU at the server", "{} bytes".format(result["mtu_remote"]))
+    if result.get("df_probe_ok") is not None:
+        row("Path MTU probe", "{} bytes {}".format(
+            result["df_probe_bytes"], "arrived" if result["df_probe_ok"] else "LOST"))
+    if result.get("mtu_note"):
+        row("MTU check", str(result["mtu_note"]))
     row("Messages", str(result["messages"]))
     row("Bytes sent", "{} bytes".format(result["bytes_sent"]))
     row("Elapsed", "{:.3f} seconds".format(result["elapsed_s"]))
@@ -542,13 +740,15 @@ def add_client_arguments(parser):
     parser.add_argument("host", help="the probe server's address")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT,
                         help="server port (default {})".format(DEFAULT_PORT))
-    parser.add_argument("--mode", type=str.upper, choices=("SYNC", "ASYNC"), default="SYNC",
+    parser.add_argument("--mode", type=str.upper, choices=("SYNC", "ASYNC", "UDP"), default="SYNC",
                         help="SYNC: wait for the server's ACK of every message (latency); "
-                             "ASYNC: stream (default SYNC)")
+                             "ASYNC: stream; UDP: datagram requests answered by the server "
+                             "(latency and loss), after a don't-fragment check of the path's "
+                             "MTU (default SYNC)")
     parser.add_argument("--length", type=_size_argument, default=MIB, metavar="BYTES",
                         help="message payload, e.g. 512, 8K, 1M (default 1M)")
     parser.add_argument("--num-conn", type=int, default=1, metavar="N",
-                        help="parallel connections (default 1)")
+                        help="parallel connections (UDP: requests in flight) (default 1)")
     parser.add_argument("--delay-ms", type=float, default=0.0, metavar="MS",
                         help="pause between messages (ms, default 0)")
     parser.add_argument("--write", action="store_true",

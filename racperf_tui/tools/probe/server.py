@@ -20,11 +20,16 @@ Protocol (per TCP connection; every connection negotiates for itself):
 1. client -> server, one line: ``RACPERF-PROBE/1 {json}\\n`` with the JSON keys ``mode``
    ("SYNC" | "ASYNC"), ``length`` (message payload bytes, 0 = RTT probe), ``write`` (bool:
    write + fsync every message before the ACK), ``test_id`` (str), ``conn_index``,
-   ``num_conn`` and ``sockbuf`` (SO_RCVBUF to set, 0 = system default).
+   ``num_conn`` and ``sockbuf`` (SO_RCVBUF to set, 0 = system default); ``mode`` "UDP" for
+   datagram requests (step 3).
 2. server -> client, one line: ``OK {json}\\n`` (``recv_buffer_bytes``, ``write_file``,
    ``fsync``) or ``ERR message\\n``.
 3. SYNC: each message is a 4-byte big-endian payload length then the payload; the server answers
    each with one byte ``A`` (after write + fsync when asked). ASYNC: a raw byte stream.
+   UDP: the OK also names ``udp_port`` (a UDP socket of this connection's own, on the address
+   the connection came to) and ``mtu`` (this end's MTU towards the client, ``IP_MTU``); every
+   datagram from the client's address there is answered with its first 8 bytes (the
+   client's sequence number) and ``A``; the TCP connection carries nothing more until EOF.
 4. The client shuts its sending side down (EOF); the server answers one line
    ``DONE {json}\\n`` (``bytes_received``, ``messages``, ``bytes_written``, ``fsyncs``,
    ``seconds``, ``recv_buffer_bytes``) and closes.
@@ -48,6 +53,7 @@ walrus, typing-module generics.
 import argparse
 import json
 import os
+import select
 import signal
 import socket
 import struct
@@ -63,6 +69,14 @@ ACK = b"A"
 MESSAGE_HEADER = struct.Struct("!I")
 MIB = 1024 * 1024
 MAX_HELLO_BYTES = 4096
+#: UDP mode: the bytes of a request echoed back (the client's sequence number)
+UDP_ECHO_BYTES = 8
+#: UDP mode: requests numbered from here on are the client's don't-fragment probes of the
+#: path's MTU, answered but not counted as the test's
+MTU_PROBE_SEQ = 1 << 62
+#: Linux's IP_MTU / IPV6_MTU (absent from some builds' socket module)
+IP_MTU = getattr(socket, "IP_MTU", 14)
+IPV6_MTU = getattr(socket, "IPV6_MTU", 24)
 #: The largest message payload (hello ``length`` and SYNC header). oratcptest's -length
 #: defaults to 1 Mbyte and Data Guard never sends a redo message larger than its SDU (2 MB at
 #: most), so 64 MiB is far above anything worth measuring; memory does not depend on it (see
@@ -207,8 +221,8 @@ def parse_hello(line):
     if not isinstance(hello, dict):
         raise Refused("bad request: not a JSON object")
     mode = hello.get("mode")
-    if not isinstance(mode, str) or mode.upper() not in ("SYNC", "ASYNC"):
-        raise Refused("'mode' must be SYNC or ASYNC")
+    if not isinstance(mode, str) or mode.upper() not in ("SYNC", "ASYNC", "UDP"):
+        raise Refused("'mode' must be SYNC, ASYNC or UDP")
     write = hello.get("write", False)
     if not isinstance(write, bool):
         raise Refused("'write' must be true or false")
@@ -491,11 +505,17 @@ class ProbeServer(object):
 
     def _run_test(self, conn, peer_text, hello, target):
         # type: (socket.socket, str, Dict[str, Any], Optional[WriteTarget]) -> None
+        udp = None  # type: Optional[socket.socket]
         try:
             recv_buffer = conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
             reply = {"recv_buffer_bytes": recv_buffer,
                      "write_file": target.path if target else None,
-                     "fsync": bool(target and target.fsync_each)}
+                     "fsync": bool(target and target.fsync_each)}  # type: Dict[str, Any]
+            if hello["mode"] == "UDP":
+                udp = socket.socket(conn.family, socket.SOCK_DGRAM)
+                udp.bind((conn.getsockname()[0], 0))
+                reply["udp_port"] = udp.getsockname()[1]
+                reply["mtu"] = _path_mtu(conn)
             conn.sendall(b"OK " + json.dumps(reply).encode() + b"\n")
             say("({}) [A test was requested.] {} test={} conn={}/{} mode={} length={} "
                 "write={}{}".format(
@@ -506,11 +526,15 @@ class ProbeServer(object):
                         target.path, "YES" if target.fsync_each else "NO",
                         size_text(target.ring.size)) if target else ""))
             started = time.monotonic()
-            if hello["mode"] == "SYNC":
+            if udp is not None:
+                received, messages = self._udp_loop(conn, udp, self.idle_timeout_s)
+            elif hello["mode"] == "SYNC":
                 received, messages = self._sync_loop(conn, hello["length"], target)
             else:
                 received, messages = self._async_loop(conn, hello["length"], target)
         finally:
+            if udp is not None:
+                udp.close()
             if target is not None:
                 target.close()
                 self._release_write(target.reserved)
@@ -562,6 +586,30 @@ class ProbeServer(object):
         return received, messages
 
     @staticmethod
+    def _udp_loop(conn, udp, idle_timeout_s):
+        # type: (socket.socket, socket.socket, float) -> tuple
+        """Answer the client's datagrams (from its address only) until its EOF on ``conn``;
+        socket.timeout when neither socket says anything for ``idle_timeout_s``."""
+        peer_ip = conn.getpeername()[0]
+        received = 0
+        datagrams = 0
+        while True:
+            readable = select.select([conn, udp], [], [], idle_timeout_s)[0]
+            if not readable:
+                raise socket.timeout()
+            if udp in readable:
+                data, source = udp.recvfrom(65536)
+                if source[0] == peer_ip and len(data) >= UDP_ECHO_BYTES:
+                    udp.sendto(data[:UDP_ECHO_BYTES] + ACK, source)
+                    if struct.unpack("!Q", data[:UDP_ECHO_BYTES])[0] < MTU_PROBE_SEQ:
+                        received += len(data) - UDP_ECHO_BYTES
+                        datagrams += 1
+            if conn in readable:
+                if not conn.recv(1):
+                    return received, datagrams
+                raise ProtocolError("data on the control connection of a UDP test")
+
+    @staticmethod
     def _async_loop(conn, length, target):
         # type: (socket.socket, int, Optional[WriteTarget]) -> tuple
         buffer = bytearray(RECV_BUFFER_BYTES)
@@ -594,6 +642,18 @@ class ProbeServer(object):
             state[0] += 1
             if state[0] >= state[1]:
                 self.finished.set()
+
+
+def _path_mtu(conn):
+    # type: (socket.socket) -> Optional[int]
+    """This end's MTU towards the connection's peer (its route's interface), None where the
+    kernel does not say."""
+    try:
+        if conn.family == socket.AF_INET6:
+            return conn.getsockopt(socket.IPPROTO_IPV6, IPV6_MTU)
+        return conn.getsockopt(socket.IPPROTO_IP, IP_MTU)
+    except OSError:
+        return None
 
 
 LIMITS_TEXT = (

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import ItemGrid, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import var
@@ -41,6 +42,7 @@ from racperf_tui.orchestration.calibration_watch import CalibrationRun, devices_
 from racperf_tui.orchestration.cluster_monitor import OK, ClusterMonitor, NodeState, shared_luns
 from racperf_tui.ui.dialogs.host_key_dialog import NodeHostKeys
 from racperf_tui.ui.messages import CalibrationUpdate
+from racperf_tui.ui.screens.matrix_view import MatrixView
 from racperf_tui.ui.shown import plain
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.cluster_luns import LunView, SharedLunTable
@@ -91,6 +93,10 @@ class SampledNodes:
 
 class ClusterPanel(Vertical):
     """Cluster status line, the shared LUNs, then one card per node."""
+
+    BINDINGS = [
+        Binding("m", "open_matrix", "Matrix", tooltip="The interconnect matrix of every node (its own view)"),
+    ]
 
     #: the CALIBRATE_IO runs running now (the store watcher's latest word)
     calibrations: var[tuple[CalibrationRun, ...]] = var((), init=False)
@@ -158,6 +164,9 @@ class ClusterPanel(Vertical):
         store_watcher(self.app, self.data_dir).watch_calibration(self)
         self.set_interval(1.0, self._tick_clock)
         self._status_line()
+
+    def action_open_matrix(self) -> None:
+        self.app.push_screen(MatrixView(self.data_dir, self.cluster_file))
 
     def on_show(self) -> None:
         """The keys (scrolling) work at once on the tab: the focus left on a hidden tab's widget

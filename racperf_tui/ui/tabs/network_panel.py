@@ -45,16 +45,19 @@ from racperf_tui.core.net_guidance import (
     dataguard_verdict,
     format_rate,
     interconnect_verdict,
+    path_verdict,
     throughput_drops,
 )
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.remote.cluster import LOCAL, LOCAL_NODE, Cluster, ClusterFileError, Node, load_cluster
 from racperf_tui.core.store import RunRecord
+from racperf_tui.orchestration.interconnect_matrix import path_figures
 from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, pair_spec, stop_pair
 from racperf_tui.tools import tool_modules
 from racperf_tui.ui.dialogs.host_key_dialog import trust_host_key
 from racperf_tui.ui.messages import PairSnapshot, PairUpdate
 from racperf_tui.ui.runs_data import description_of
+from racperf_tui.ui.screens.matrix_view import MatrixView
 from racperf_tui.ui.shown import plain
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
@@ -172,6 +175,7 @@ class NetworkPanel(Vertical):
     BINDINGS = [
         Binding("ctrl+l", "start_pair", "Start pair", tooltip="Start the server / client pair"),
         Binding("ctrl+t", "stop_pair", "Stop pair", tooltip="Stop the pair (both ends)"),
+        Binding("ctrl+o", "open_matrix", "Matrix", tooltip="The interconnect matrix of every node (its own view)"),
         Binding(
             "escape", "leave_field", "Leave field", tooltip="Leave the text field: then 1 2 3 switch tabs and q quits"
         ),
@@ -199,6 +203,8 @@ class NetworkPanel(Vertical):
         self.final_throughput_mbit_s: float | None = None
         #: said after the verdicts when the client did not finish its test
         self.unfinished_note = ""
+        #: a finished client's loss, MTU check and round trip p50/p99 (the probe's UDP mode)
+        self.path_said: dict[str, Any] = {}
         self.mode_of_pair = ""
         self.pair_tool = ""
         self._finishing = False
@@ -606,6 +612,9 @@ class NetworkPanel(Vertical):
         )
 
     @on(Button.Pressed, "#net-stop")
+    def action_open_matrix(self) -> None:
+        self.app.push_screen(MatrixView(self.data_dir, self.cluster_file))
+
     def action_stop_pair(self) -> None:
         """Stop both ends (in a worker thread: stopping waits for the runs to end)."""
         if self.pair is None or self.query_one("#net-stop", Button).disabled:
@@ -630,6 +639,7 @@ class NetworkPanel(Vertical):
         self.latency_values = []
         self.final_throughput_mbit_s = None
         self.unfinished_note = ""
+        self.path_said = {}
         # the last pair's ends ("run #1 probe succeeded") are no state of the pair starting now
         self._show_state_line("#net-server-state", "server: -")
         self._show_state_line("#net-client-state", "client: -")
@@ -660,6 +670,8 @@ class NetworkPanel(Vertical):
         final = result_throughput_mbit_s(self.pair_description, snapshot.client_result)
         if client.state is RunState.SUCCEEDED and final is not None:
             self.final_throughput_mbit_s = final
+        if client.state is RunState.SUCCEEDED:
+            self.path_said = path_figures(self.pair_description, snapshot.client_result)
         else:
             # a stopped or failed client's "result" (0 Mbit/s, or a partial one) is no
             # measurement of the link: judge the intervals that did arrive, and say so
@@ -754,8 +766,12 @@ class NetworkPanel(Vertical):
         else:
             # a mean (or iperf3's final figure) hides seconds at 0: the intervals say them
             verdict = interconnect_verdict(measured, throughput_drops(self.throughput_intervals))
+            verdict = path_verdict(verdict, self.path_said.get("loss_pct"), self.path_said.get("mtu"))
+            p50, p99 = self.path_said.get("latency_p50_ms"), self.path_said.get("latency_p99_ms")
+            round_trip = f"; round trip p50 {p50:.3f} / p99 {p99:.3f} ms" if p50 is not None and p99 is not None else ""
             self._set_verdict(
-                interconnect, Verdict(verdict.level, f"interconnect: {verdict.text}{self.unfinished_note}")
+                interconnect,
+                Verdict(verdict.level, f"interconnect: {verdict.text}{round_trip}{self.unfinished_note}"),
             )
         redo = self.redo_mb_s()
         if mode is not None and mode.rate_cap and measured is not None:

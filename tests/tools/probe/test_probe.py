@@ -116,6 +116,38 @@ def test_async_counts_every_byte(server: ProbeServerProcess) -> None:
     assert server_result["bytes_received"] == result["bytes_sent"]
 
 
+def test_udp_requests_answered_with_latency_loss_and_the_mtu_check(server: ProbeServerProcess) -> None:
+    """UDP mode on loopback: 8 KiB requests, four in flight, none lost; the don't-fragment
+    probe at lo's MTU (65535: 65507 bytes of UDP payload) got through."""
+    result, text = client(server.port, mode="UDP", length_bytes=8192, num_conn=4, duration_s=1.0, interval_s=0.5)
+    assert result["error"] is None, text
+    assert result["messages"] > 100
+    assert result["datagrams_lost"] == 0 and result["loss_pct"] == 0.0
+    # what was neither answered nor lost was in flight at the end: the window at most
+    assert 0 <= result["datagrams_sent"] - result["messages"] <= 4
+    assert result["bytes_sent"] == result["messages"] * 8192
+    assert 0 < result["latency_p50_ms"] <= result["latency_p99_ms"] <= result["latency_max_ms"] * 1.01
+    assert result["mtu_local"] == result["mtu_remote"] == 65535
+    assert result["df_probe_bytes"] == 65535 - 28 and result["df_probe_ok"] is True
+    parsed = parse_output(text)
+    for key in ("datagrams_sent", "datagrams_lost", "mtu_local", "mtu_remote", "df_probe_bytes", "df_probe_ok"):
+        assert parsed[key] == result[key], key
+    assert parsed["loss_pct"] == 0.0 and parsed["latency_p99_ms"] == pytest.approx(result["latency_p99_ms"], abs=6e-4)
+    assert parsed["mtu_note"] == "a 65507-byte don't-fragment datagram (MTU 65535) got through"
+    assert len(parsed["samples"]) == 2 and all(s["loss_pct"] == 0.0 and s["latency_ms"] > 0 for s in parsed["samples"])
+    served = parse_output(server.output())["connections"][0]
+    # the server answered every request the client counted (the MTU probe is not counted)
+    assert served["mode"] == "UDP" and result["messages"] <= served["messages"] <= result["datagrams_sent"]
+    assert served["bytes_received"] == served["messages"] * 8192
+
+
+def test_udp_mode_refuses_what_it_cannot_do() -> None:
+    with pytest.raises(ValueError, match="^probe: length must be 1 to 65499 bytes \\(UDP\\), got 70000$"):
+        ClientOptions(host="h", mode="UDP", length_bytes=70000).validate()
+    with pytest.raises(ValueError, match="^probe: write needs SYNC or ASYNC mode"):
+        ClientOptions(host="h", mode="UDP", length_bytes=8192, write=True).validate()
+
+
 def test_rtt_mode_sends_empty_messages(server: ProbeServerProcess) -> None:
     result, text = client(server.port, rtt=True, duration_s=0.5, interval_s=0.5)
     assert result["error"] is None and result["rtt"] is True
@@ -270,9 +302,10 @@ def test_each_end_file_is_stdlib_only_and_36_syntax(path: Path) -> None:
 
 def test_the_client_file_speaks_the_server_files_protocol() -> None:
     """The client imports nothing of racperf: its copy of the wire constants is the server's."""
-    for name in ("PROTOCOL_MAGIC", "DEFAULT_PORT", "MIB", "MAX_MESSAGE_BYTES"):
+    for name in ("PROTOCOL_MAGIC", "DEFAULT_PORT", "MIB", "MAX_MESSAGE_BYTES", "MTU_PROBE_SEQ"):
         assert getattr(probe_client, name) == getattr(probe_server, name), name
     assert probe_client.MESSAGE_HEADER.format == probe_server.MESSAGE_HEADER.format
+    assert probe_client.UDP_HEADER.size == probe_server.UDP_ECHO_BYTES
 
 
 def test_the_client_file_alone_measures_under_each_python(server: ProbeServerProcess, tmp_path: Path) -> None:
@@ -405,7 +438,7 @@ def test_build_argv_server_and_client() -> None:
     "config, message",
     [
         ({}, "^probe: host must be set"),
-        ({"host": "h", "mode": "FAST"}, "^probe: mode must be one of SYNC, ASYNC, got 'FAST'$"),
+        ({"host": "h", "mode": "FAST"}, "^probe: mode must be one of SYNC, ASYNC, UDP, got 'FAST'$"),
         ({"host": "h", "length": "lots"}, "^probe: length: 'lots' is not a size"),
         ({"host": "h", "num_conn": 0}, "^probe: num_conn must be 1 to 256, got 0$"),
         ({"host": "h", "num_conn": "two"}, "^probe: num_conn must be a whole number, got 'two'$"),
@@ -536,7 +569,7 @@ def _wait_for(predicate, timeout_s: float) -> bool:
         (_hello(length=2**40), "'length' must be 0..67108864"),
         (_hello(length=-1), "'length' must be 0..67108864"),
         (_hello(length=True), "'length' must be an integer"),
-        (_hello(mode="FAST"), "'mode' must be SYNC or ASYNC"),
+        (_hello(mode="FAST"), "'mode' must be SYNC, ASYNC or UDP"),
         (_hello(num_conn=10**6), "'num_conn' must be 1..256"),
         (_hello(write="yes"), "'write' must be true or false"),
         (_hello(test_id="\x1b[2J"), "'test_id' must be"),
