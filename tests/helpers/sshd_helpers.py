@@ -113,6 +113,12 @@ def _free_port() -> int:
     raise RuntimeError("no free port on 127.0.0.1")
 
 
+#: every login of a test's sshd runs root's rc files, which on this image run ``pyenv rehash``:
+#: it waits up to 60 s for a lock file that a login killed mid-rehash (the tests kill sessions
+#: and sshds on purpose) leaves behind for good, and every later login then waits the 60 s
+LOGIN_SETTINGS = ("PYENV_REHASH_TIMEOUT=1",)
+
+
 def write_config(
     directory: Path,
     port: int,
@@ -137,7 +143,8 @@ def write_config(
         "UseDNS no\n"
         "LogLevel VERBOSE\n"
         "MaxSessions 64\n"
-        "MaxStartups 64\n" + extra
+        "MaxStartups 64\n"
+        f"SetEnv {' '.join(LOGIN_SETTINGS)}\n" + extra
     )
     return config
 
@@ -162,6 +169,7 @@ def set_node_path(server: Sshd, *directories: Path | str, env: dict[str, str] | 
     config = server.directory / "sshd_config"
     lines = [line for line in config.read_text().splitlines() if not line.startswith("SetEnv ")]
     settings = ["PATH=" + ":".join(str(d) for d in directories)] + [f"{k}={v}" for k, v in (env or {}).items()]
+    settings += [s for s in LOGIN_SETTINGS if s.split("=")[0] not in (env or {})]
     lines.append("SetEnv " + " ".join(settings))
     config.write_text("\n".join(lines) + "\n")
     os.kill(server.pid, signal.SIGHUP)

@@ -478,9 +478,12 @@ def _lay_out_namespaces(root: Path, sections: dict[str, bytes | None]) -> None:
         if not (proc / pid).is_dir():
             continue  # a process whose fds were not listed: nothing of it is judged
         (proc / pid / "ns").mkdir(exist_ok=True)
-        os.symlink(namespace, proc / pid / "ns" / "mnt")
+        if not os.path.lexists(proc / pid / "ns" / "mnt"):
+            os.symlink(namespace, proc / pid / "ns" / "mnt")
         source = read_from.get(namespace)
-        if source is not None and source != pid:
+        # a process with a mountinfo of its own keeps it: "self" (the listing's own ls) has the
+        # login's, laid out before, and may share a namespace read through another pid
+        if source is not None and source != pid and not os.path.lexists(proc / pid / "mountinfo"):
             os.symlink(f"../{source}/mountinfo", proc / pid / "mountinfo")
 
 

@@ -64,7 +64,8 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     """An sshd whose sessions get RACPERF_NODE_ONLY (SetEnv; a SIGHUP re-reads the config)."""
     server = start_sshd(tmp_path_factory.mktemp("node-sshd"))
     config = server.directory / "sshd_config"
-    config.write_text(config.read_text() + f"SetEnv {NODE_ONLY[0]}={NODE_ONLY[1]}\n")
+    # into the config's one SetEnv line: sshd keeps the first
+    config.write_text(config.read_text().replace("SetEnv ", f"SetEnv {NODE_ONLY[0]}={NODE_ONLY[1]} ", 1))
     os.kill(server.pid, signal.SIGHUP)
     time.sleep(0.5)
     assert sshd_answers("127.0.0.1", server.port, 10.0)
