@@ -381,6 +381,10 @@ class StoreWatcher:
     def unfinished_runs(self, target: MessagePump, callback: Callable[[list[RunRecord]], None]) -> UnfinishedWatch:
         return self._add(UnfinishedWatch(target, 0.0, callback=callback))
 
+    def watch(self, watch: Watch) -> Watch:
+        """A subscription of a view's own kind (a replay's recording: ui/replay_data.py)."""
+        return self._add(watch)
+
     def unwatch(self, target: MessagePump) -> None:
         """End every subscription of ``target`` (call it when the view goes away)."""
         with self._lock:
