@@ -9,9 +9,9 @@ loads only what that paint needs (README Performance, issue 8).
 - ``plotext``: the charts' plotter; its import builds its documentation (0.28 s of a 0.39 s
   import at load ~1), so it waits for the first chart (a result view's, the load-latency
   screen's).
-- ``run_view``, ``result_view``, ``group_view``, ``tool_picker``: the screens the Runs tab
-  opens (a run live, its result, a run group, New run with every tool's form), imported when
-  first opened.
+- ``run_view``, ``result_view``, ``group_view``, ``tool_picker``, ``replay_view``: the screens
+  the Runs tab opens (a run live, its result, a run group, New run with every tool's form, a
+  replay), imported when first opened.
 
 A caller names the module here, ``deferred("NAME")``; tests/test_layering.py counts each call
 as an import of the caller's (the ui import-cycle check sees it) and asserts in a fresh
@@ -29,6 +29,7 @@ DEFERRED_MODULES: dict[str, str] = {
     "group_view": "racperf_tui.ui.screens.group_view",
     "network_panel": "racperf_tui.ui.tabs.network_panel",
     "plotext": "plotext",
+    "replay_view": "racperf_tui.ui.screens.replay_view",
     "result_view": "racperf_tui.ui.screens.result_view",
     "run_view": "racperf_tui.ui.screens.run_view",
     "tool_picker": "racperf_tui.ui.screens.tool_picker",

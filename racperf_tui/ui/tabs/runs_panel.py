@@ -108,6 +108,7 @@ class RunsPanel(Vertical):
         ),
         Binding("s", "stop_run", "Stop run", tooltip="Stop the highlighted run (asks first)"),
         Binding("r", "refresh", "Refresh", tooltip="Re-read the runs now (every second anyway)"),
+        Binding("p", "replay_run", "Replay", show=False, tooltip="Play the highlighted ended run back as it ran"),
     ]
 
     def __init__(self, data_dir: str | None = None) -> None:
@@ -423,6 +424,14 @@ class RunsPanel(Vertical):
             self.app.push_screen(run_view, lambda _: self.reread())
         else:
             self.app.push_screen(deferred("result_view").ResultView(self.data_dir, run_id), lambda _: self.reread())
+
+    def action_replay_run(self) -> None:
+        """The highlighted ended run played back through its live view (screens/replay_view)."""
+        run = self.runs.get(self.selected_run_id() or -1)
+        if run is None or not run.state.finished:
+            self.notify("replay: highlight a run that has ended" if run is None else "it is still running: enter")
+            return
+        self.app.push_screen(deferred("replay_view").ReplayView(self.data_dir, [run.id]), lambda _: self.reread())
 
     def action_stop_run(self) -> None:
         group_id = self.selected_group_id()
