@@ -26,7 +26,8 @@ class ReplayApp(App[int]):
         self.run_ids = run_ids
         self.data_dir = data_dir
         self.speed = speed
-        self.sub_title = f"runs {' and '.join(map(str, run_ids))} as recorded: nothing runs, nothing is started"
+        runs = f"run {run_ids[0]}" if len(run_ids) == 1 else f"runs {run_ids[0]} and {run_ids[1]}"
+        self.sub_title = f"{runs} as recorded: nothing runs"
 
     def on_mount(self) -> None:
         self.push_screen(ReplayView(self.data_dir, self.run_ids, speed=self.speed, header=True), lambda _: self.exit(0))

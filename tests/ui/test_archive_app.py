@@ -91,7 +91,7 @@ async def test_each_step_shows_that_reports_figures_and_the_live_rules_level(arc
     async with app.run_test(size=(200, 50)) as pilot:
         panel = _panel(app)
         await wait_until(pilot, lambda: panel.series.fed == 1, 5, "the first report")
-        assert "read only (nothing is started, no /proc read, no benchmark)" in app.sub_title
+        assert app.sub_title == f"read-only archive (nothing started, no /proc read, no benchmark): {archive}"
 
         async def at_step(step: int) -> tuple[dict[str, str], str]:
             await pilot.pause()

@@ -15,8 +15,9 @@ from racperf_tui.orchestration.runs import run_foreground
 from racperf_tui.ui.dialogs.jump_dialog import JumpDialog
 from racperf_tui.ui.screens.replay_view import ReplayView
 from racperf_tui.ui.screens.run_view import LiveRunBody
+from racperf_tui.ui.tabs.runs_panel import RunsPanel
 from tests.helpers import needs_fio
-from tests.helpers.pilot_apps import ScreenApp, wait_until
+from tests.helpers.pilot_apps import RunsApp, ScreenApp, wait_until
 
 pytestmark = needs_fio
 
@@ -184,3 +185,18 @@ async def test_a_run_that_cannot_be_replayed_says_why(data_dir: Path) -> None:
             f"run {empty} (fio, failed) recorded no samples: nothing to replay",
             "no run 999 in the store",
         ]
+
+
+async def test_p_in_the_runs_tab_replays_the_highlighted_run(recorded: tuple[Path, list[RunRecord]]) -> None:
+    data, (_read_run, write_run) = recorded
+    app = RunsApp(data)
+    async with app.run_test(size=(120, 30)) as pilot:
+        panel = app.query_one(RunsPanel)
+        await wait_until(pilot, lambda: panel.selected_run_id() == write_run.id, 10, "the newest run highlighted")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayView), 5, "the replay")
+        view = app.screen
+        assert isinstance(view, ReplayView) and view.run_ids == [write_run.id]
+        await wait_until(pilot, lambda: view.shown[0] is not None, 10, "its first frame")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ReplayView), 5, "the runs list again")

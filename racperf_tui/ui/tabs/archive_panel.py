@@ -28,6 +28,10 @@ class ArchiveDisksPanel(IostatPanel):
     HELP_TITLE = "Disks (archive)"
 
     BINDINGS = [
+        # the live tab's keys, said as what they do here
+        Binding("space", "toggle_pause", "Play/pause", tooltip="Play / pause the archive"),
+        Binding("minus", "interval(-1)", "Slower", show=False, tooltip="Slower playback"),
+        Binding("plus,equals_sign", "interval(1)", "Faster", show=False, tooltip="Faster playback"),
         Binding("h", "next_host", "Next host", tooltip="Show the archive's next host"),
     ]
 
@@ -61,7 +65,8 @@ class ArchiveDisksPanel(IostatPanel):
         report = series.current
         parts: list[tuple[str, str]] = [(f"[b]{escape(self.host)}[/]", f"[b]{escape(self.host[:12])}[/]")]
         if len(self.playback.hosts) > 1:
-            parts.append((f"host {list(self.playback.hosts).index(self.host) + 1}/{len(self.playback.hosts)} (h)", ""))
+            number = f"{list(self.playback.hosts).index(self.host) + 1}/{len(self.playback.hosts)}"
+            parts.append((f"host {number} (h)", number))
         if report is None:
             parts.append(("no report yet at this time", "no report yet"))
         else:
@@ -80,7 +85,7 @@ class ArchiveDisksPanel(IostatPanel):
         ]
         if model.name_pattern:
             parts.append((escape(f"name {model.name_pattern!r}"), escape(repr(model.name_pattern))))
-        self._set_text(".iostat-status", self._fit([p for p in parts if p[0]], self._line_width()))
+        self._set_text(".iostat-status", self._fit(parts, self._line_width()))
 
     def action_toggle_pause(self) -> None:
         """Space: play / pause the archive (the live tab's pause of its sampling)."""

@@ -139,7 +139,7 @@ class TimelineBar(Widget):
             return Text("reading the recording...")
         state = "▶" if clock.playing else "⏸"
         where = clock_text(clock)
-        total = format_duration(clock.duration_s)
+        total = format_duration(clock.frames[-1]) if clock.origin is None else format_duration(clock.duration_s)
         head = f"{state} {clock.speed:g}x  {where}"
         tail = f"  {clock.index + 1}/{len(clock.frames)}  of {total}  "
         width = self.content_region.width or 80
