@@ -7,9 +7,9 @@ saturation judge with its hysteresis) the reports up to that moment, in order, e
 live tab is fed one report per interval. Going on feeds only the new reports; going back
 starts the host's model again from its first report (its judge's history is the sequence).
 
-Reports are kept in memory (the rows a NamedTuple each, shared figures as floats): a day of
-OSWatcher (86,400 reports of a few dozen devices) is a few hundred MB; ``--from`` reads what
-it is given, narrowed by device names where the archive is larger.
+Reports are kept in memory, about 540 bytes per device per report (measured: 200,000 rows,
+108 MB): a day of OSWatcher at its default 30 s snapshots (8,640 reports) of 50 devices is
+about 230 MB per host. ``racperf iostat --from`` streams instead, in bounded memory.
 """
 
 from __future__ import annotations
