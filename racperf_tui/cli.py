@@ -34,7 +34,8 @@ def _replay_parser() -> argparse.ArgumentParser:
         description="Play recorded runs back through their live views: pause, step, jump, speed; "
         "two runs side by side in lock-step. Nothing runs.",
     )
-    parser.add_argument("run_ids", metavar="ID", type=int, nargs="+", help="one run, or two side by side")
+    parser.add_argument("run_ids", metavar="ID", type=int, nargs="*", help="one run, or two side by side")
+    parser.add_argument("--group", type=int, metavar="ID", default=None, help="a run group instead (its group view)")
     parser.add_argument("--speed", type=float, default=1.0, help="playback speed (default 1: as recorded)")
     parser.add_argument("--data-dir", metavar="DIR", default=None, help="where runs are stored")
     return parser
@@ -44,28 +45,37 @@ def _replay(argv: list[str]) -> int:
     """``racperf replay ID [ID] [--speed N]``: the UI, so here and not in commands/."""
     parser = _replay_parser()
     args = parser.parse_args(argv)
-    if len(args.run_ids) > 2:
-        parser.error("one run, or two side by side")
+    if len(args.run_ids) > 2 or (args.group is None) == (not args.run_ids):
+        parser.error("one run, or two side by side, or --group ID")
     if args.speed <= 0:
         parser.error(f"--speed must be > 0, got {args.speed:g}")
     use_data_dir(args.data_dir)
-    problem = _unreplayable(args.run_ids, args.data_dir)
+    problem = _unreplayable(args.run_ids, args.group, args.data_dir)
     if problem:
         print(f"racperf replay: {problem}", file=sys.stderr)
         return 1
     from racperf_tui.ui.replay_app import ReplayApp
 
-    app = ReplayApp(args.run_ids, data_dir=args.data_dir, speed=args.speed)
+    app = ReplayApp(args.run_ids, data_dir=args.data_dir, speed=args.speed, group_id=args.group)
     app.run()
     return app.return_code or 0
 
 
-def _unreplayable(run_ids: list[int], data_dir: str | None) -> str:
-    """Why these runs cannot be replayed ('' if they can): said before the screen opens."""
+def _unreplayable(run_ids: list[int], group_id: int | None, data_dir: str | None) -> str:
+    """Why these runs (or this group) cannot be replayed ('' if they can): said before the
+    screen opens."""
     from racperf_tui.core.paths import resolve_data_dir
-    from racperf_tui.core.store import Store
+    from racperf_tui.core.store import GroupNotFound, Store
 
     with Store.open(resolve_data_dir(data_dir)) as store:
+        if group_id is not None:
+            try:
+                store.get_group(group_id)
+            except GroupNotFound:
+                return f"no run group {group_id} in the store"
+            run_ids = [run.id for run in store.group_runs(group_id)]
+            if not run_ids:
+                return f"run group {group_id} has no runs: nothing to replay"
         for run_id in run_ids:
             try:
                 run = store.get_run(run_id)

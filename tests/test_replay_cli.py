@@ -27,6 +27,7 @@ def test_replay_names_what_cannot_be_replayed(tmp_path: Path) -> None:
         (["42"], "racperf replay: no run 42 in the store\n"),
         ([str(running)], f"racperf replay: run {running} is still running: watch it live in the Runs tab\n"),
         ([str(empty)], f"racperf replay: run {empty} (fio, failed) recorded no samples: nothing to replay\n"),
+        (["--group", "7"], "racperf replay: no run group 7 in the store\n"),
     ):
         proc = racperf("replay", *args, "--data-dir", data)
         assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", said)

@@ -20,7 +20,8 @@ from textual.message import Message
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import ToolDescription
 from racperf_tui.core.disks.saturation import EPISODES_STREAM, FOREIGN_IO_STREAM, episodes_text, recorded_episodes
-from racperf_tui.core.store import RunRecord, Store
+from racperf_tui.core.playback import frames_of
+from racperf_tui.core.store import GroupNotFound, GroupRecord, RunRecord, Store
 from racperf_tui.ui.messages import LiveRunState
 from racperf_tui.ui.runs_data import LivePoller, description_of
 from racperf_tui.ui.store_watcher import Watch
@@ -127,3 +128,101 @@ class RunReplay:
         )
         poller.replaying(run, recording.description, saturation)
         return poller.state(now=now)
+
+
+@dataclass
+class GroupRecording:
+    """A run group's records as they stood at a moment (``until``, epoch seconds): what the
+    live group view's GroupWatch reads (orchestration/run_groups.GroupRecords), so a replayed
+    group is drawn by the live path's own code. A node's run shows as running until its last
+    sample, each sample from its wall-clock time (its run's start plus its own time)."""
+
+    group: GroupRecord
+    runs: tuple[RunRecord, ...]
+    recorded: dict[int, tuple[tuple[int, Sample], ...]]
+    results: dict[int, dict[str, Any] | None]
+    until: float = 0.0
+
+    @property
+    def started_at(self) -> float:
+        return min(run.started_at for run in self.runs)
+
+    @property
+    def frames(self) -> tuple[float, ...]:
+        """Every moment a node recorded a sample, in seconds from the first node's start."""
+        by_id = {run.id: run for run in self.runs}
+        start = self.started_at
+        return frames_of(
+            by_id[run_id].started_at + sample.t - start
+            for run_id, rows in self.recorded.items()
+            for _seq, sample in rows
+        )
+
+    def _ends_at(self, run: RunRecord) -> float:
+        rows = self.recorded.get(run.id, ())
+        return run.started_at + rows[-1][1].t if rows else run.started_at
+
+    def mark_interrupted_runs(self) -> list[int]:
+        return []
+
+    def get_group(self, group_id: int) -> GroupRecord:
+        return self.group
+
+    def group_runs(self, group_id: int) -> list[RunRecord]:
+        shown = []
+        for run in self.runs:
+            if run.started_at > self.until:
+                continue
+            if self._ends_at(run) > self.until:
+                run = dataclasses.replace(run, state=RunState.RUNNING, ended_at=None, exit_status=None, message=None)
+            shown.append(run)
+        return shown
+
+    def samples(self, run_id: int, after_seq: int = 0) -> list[tuple[int, Sample]]:
+        started = next(run.started_at for run in self.runs if run.id == run_id)
+        return [(seq, s) for seq, s in self.recorded.get(run_id, ()) if seq > after_seq and started + s.t <= self.until]
+
+    def result(self, run_id: int) -> dict[str, Any] | None:
+        return self.results.get(run_id)
+
+
+def read_group_recording(store: Store, group_id: int) -> GroupRecording:
+    """A group's recording; ValueError naming what is missing."""
+    try:
+        group = store.get_group(group_id)
+    except GroupNotFound:
+        raise ValueError(f"no run group {group_id} in the store") from None
+    runs = tuple(store.group_runs(group_id))
+    if not runs:
+        raise ValueError(f"run group {group_id} has no runs: nothing to replay")
+    going = [run.id for run in runs if not run.state.finished]
+    if going:
+        raise ValueError(f"run group {group_id} is still running (run {going[0]}): watch it live")
+    samples = {run.id: tuple(store.samples(run.id, after_seq=0)) for run in runs}
+    if not any(samples.values()):
+        raise ValueError(f"run group {group_id}: its runs recorded no samples: nothing to replay")
+    return GroupRecording(group, runs, samples, {run.id: store.result(run.id) for run in runs})
+
+
+@dataclass
+class GroupRecordingLoaded(Message):
+    """A group's recording read for a replay (or why it cannot be replayed)."""
+
+    group_id: int
+    recording: GroupRecording | None
+    error: str = ""
+
+
+@dataclass
+class GroupRecordingWatch(Watch):
+    """Reads one group's recording on the store watcher's thread and posts it, once."""
+
+    group_id: int = 0
+    interval_s: float = 0.0
+
+    def poll(self, store: Store) -> Message | None:
+        self.done = True
+        try:
+            return GroupRecordingLoaded(self.group_id, read_group_recording(store, self.group_id))
+        except ValueError as error:
+            return GroupRecordingLoaded(self.group_id, None, str(error))

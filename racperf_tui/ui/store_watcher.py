@@ -32,6 +32,7 @@ from racperf_tui.orchestration.calibration_watch import CalibrationFollower, Cal
 from racperf_tui.orchestration.run_groups import (
     RESULT_FIGURES,
     GroupFollower,
+    GroupRecords,
     headline_figures,
     in_node_order,
     node_figures,
@@ -242,6 +243,10 @@ class GroupWatch(Watch):
     _posted_at: float = 0.0
 
     def poll(self, store: Store) -> Message | None:
+        return self.read(store)
+
+    def read(self, store: GroupRecords) -> Message | None:
+        """The group's update from ``store`` (the store, or a replay's recording of it)."""
         if self.follower is None:
             try:
                 self.follower = GroupFollower(store, self.group_id)

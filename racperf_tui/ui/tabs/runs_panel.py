@@ -426,7 +426,13 @@ class RunsPanel(Vertical):
             self.app.push_screen(deferred("result_view").ResultView(self.data_dir, run_id), lambda _: self.reread())
 
     def action_replay_run(self) -> None:
-        """The highlighted ended run played back through its live view (screens/replay_view)."""
+        """The highlighted ended run (or run group) played back through its live view
+        (screens/replay_view, screens/group_replay_view)."""
+        group_id = self.selected_group_id()
+        if group_id is not None:
+            replay = deferred("group_replay_view").GroupReplayView(self.data_dir, group_id)
+            self.app.push_screen(replay, lambda _: self.reread())
+            return
         run = self.runs.get(self.selected_run_id() or -1)
         if run is None or not run.state.finished:
             self.notify("replay: highlight a run that has ended" if run is None else "it is still running: enter")

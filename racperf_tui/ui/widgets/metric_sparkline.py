@@ -145,5 +145,7 @@ class MetricSparkline(Horizontal):
         self.call_after_refresh(self._repaint_anew)
 
     def _repaint_anew(self) -> None:
+        if not self.query(Sparkline):
+            return  # removed before that refresh (a view rebuilt its sparklines)
         self._value_text_shown = None
         self._repaint()
