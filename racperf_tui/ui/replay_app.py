@@ -32,9 +32,10 @@ class ReplayApp(App[int]):
         self.run_ids = run_ids
         self.data_dir = data_dir
         self.speed = speed
-        runs = f"run {run_ids[0]}" if len(run_ids) == 1 else f"runs {run_ids[0]} and {run_ids[1]}"
         if group_id is not None:
             runs = f"run group {group_id}"
+        else:
+            runs = f"run {run_ids[0]}" if len(run_ids) == 1 else f"runs {run_ids[0]} and {run_ids[1]}"
         self.sub_title = f"{runs} as recorded: nothing runs"
 
     def on_mount(self) -> None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from textual.message import Message
 
@@ -25,6 +26,8 @@ from racperf_tui.core.store import GroupNotFound, GroupRecord, RunRecord, Store
 from racperf_tui.ui.messages import LiveRunState
 from racperf_tui.ui.runs_data import LivePoller, description_of
 from racperf_tui.ui.store_watcher import Watch
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,17 +78,31 @@ def read_recording(store: Store, run_id: int) -> Recording:
 
 @dataclass
 class RecordingWatch(Watch):
-    """Reads one recording on the store watcher's thread and posts it, once."""
+    """Reads one recording on the store watcher's thread (``read``) and posts it, once."""
 
-    run_id: int = 0
+    read: Callable[[Store], Message] | None = None
     interval_s: float = 0.0
 
     def poll(self, store: Store) -> Message | None:
         self.done = True
+        return None if self.read is None else self.read(store)
+
+
+def run_recording(run_id: int) -> Callable[[Store], Message]:
+    """What a RecordingWatch reads for a run's replay: its recording, or why there is none."""
+    return _loading(lambda store: read_recording(store, run_id), lambda found, why: RecordingLoaded(run_id, found, why))
+
+
+def _loading(read: Callable[[Store], T], loaded: Callable[[T | None, str], Message]) -> Callable[[Store], Message]:
+    """``read`` as a message: what it read, or (None, why) when it says what is missing."""
+
+    def reading(store: Store) -> Message:
         try:
-            return RecordingLoaded(self.run_id, read_recording(store, self.run_id))
+            return loaded(read(store), "")
         except ValueError as error:
-            return RecordingLoaded(self.run_id, None, str(error))
+            return loaded(None, str(error))
+
+    return reading
 
 
 @dataclass
@@ -213,16 +230,9 @@ class GroupRecordingLoaded(Message):
     error: str = ""
 
 
-@dataclass
-class GroupRecordingWatch(Watch):
-    """Reads one group's recording on the store watcher's thread and posts it, once."""
-
-    group_id: int = 0
-    interval_s: float = 0.0
-
-    def poll(self, store: Store) -> Message | None:
-        self.done = True
-        try:
-            return GroupRecordingLoaded(self.group_id, read_group_recording(store, self.group_id))
-        except ValueError as error:
-            return GroupRecordingLoaded(self.group_id, None, str(error))
+def group_recording(group_id: int) -> Callable[[Store], Message]:
+    """What a RecordingWatch reads for a group's replay: its recording, or why there is none."""
+    return _loading(
+        lambda store: read_group_recording(store, group_id),
+        lambda found, why: GroupRecordingLoaded(group_id, found, why),
+    )

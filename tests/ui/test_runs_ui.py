@@ -1001,6 +1001,7 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
             "   n  New run: pick a tool, then its form and command preview",
             "   s  Stop the highlighted run (asks first)",
             "   r  Re-read the runs now (every second anyway)",
+            "   p  Play the highlighted ended run (or group) back as it ran",
             "Everywhere",
             "  ^q  Quit, from anywhere (a text field too)",
             "   q  Quit (asks first while runs are running)",

@@ -12,7 +12,7 @@ from textual.binding import Binding
 
 from racperf_tui.core.playback import PlaybackClock
 from racperf_tui.ui.dialogs.jump_dialog import JumpDialog
-from racperf_tui.ui.replay_data import GroupRecording, GroupRecordingLoaded, GroupRecordingWatch
+from racperf_tui.ui.replay_data import GroupRecording, GroupRecordingLoaded, RecordingWatch, group_recording
 from racperf_tui.ui.screens.group_view import GroupView
 from racperf_tui.ui.screens.replay_view import JUMP_HINT
 from racperf_tui.ui.shown import markup
@@ -48,7 +48,7 @@ class GroupReplayView(GroupView):
     def on_mount(self) -> None:
         # the group view's own layout, not its subscription: the recording is read once
         self._layout_columns()
-        store_watcher(self.app, self.data_dir).watch(GroupRecordingWatch(self, 0.0, group_id=self.group_id))
+        store_watcher(self.app, self.data_dir).watch(RecordingWatch(self, 0.0, read=group_recording(self.group_id)))
 
     def on_group_recording_loaded(self, message: GroupRecordingLoaded) -> None:
         if message.recording is None:

@@ -148,7 +148,7 @@ class GroupView(Screen[None]):
         if snapshot.start_skew_s is not None:
             parts.append(f"start skew {snapshot.start_skew_s:.2f} s")
         self._show_status("  ".join(parts))
-        note = markup(snapshot.group.message if snapshot.group is not None else "")
+        note = markup(snapshot.group.message or "" if snapshot.group is not None else "")
         for run in snapshot.runs:
             if run.state in (RunState.FAILED, RunState.INTERRUPTED) or (run.state.finished and run.exit_status):
                 why = run.message or f"exit status {run.exit_status}"

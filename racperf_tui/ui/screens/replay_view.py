@@ -21,7 +21,7 @@ from textual.widgets import Footer
 from racperf_tui.core.playback import PlaybackClock, frames_of
 from racperf_tui.ui.dialogs.jump_dialog import JumpDialog
 from racperf_tui.ui.messages import LiveRunState
-from racperf_tui.ui.replay_data import RecordingLoaded, RecordingWatch, RunReplay
+from racperf_tui.ui.replay_data import RecordingLoaded, RecordingWatch, RunReplay, run_recording
 from racperf_tui.ui.runs_data import where_it_ran
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import LiveRunBody
@@ -80,7 +80,7 @@ class ReplayView(Screen[None]):
     def on_mount(self) -> None:
         watcher = store_watcher(self.app, self.data_dir)
         for run_id in dict.fromkeys(self.run_ids):
-            watcher.watch(RecordingWatch(self, 0.0, run_id=run_id))
+            watcher.watch(RecordingWatch(self, 0.0, read=run_recording(run_id)))
 
     def on_unmount(self) -> None:
         store_watcher(self.app, self.data_dir).unwatch(self)

@@ -108,7 +108,9 @@ class RunsPanel(Vertical):
         ),
         Binding("s", "stop_run", "Stop run", tooltip="Stop the highlighted run (asks first)"),
         Binding("r", "refresh", "Refresh", tooltip="Re-read the runs now (every second anyway)"),
-        Binding("p", "replay_run", "Replay", show=False, tooltip="Play the highlighted ended run back as it ran"),
+        Binding(
+            "p", "replay_run", "Replay", show=False, tooltip="Play the highlighted ended run (or group) back as it ran"
+        ),
     ]
 
     def __init__(self, data_dir: str | None = None) -> None:
