@@ -48,7 +48,7 @@ class ArchiveApp(App[int]):
         self.playback = playback
         self.speed = speed
         self.play = play
-        self.sub_title = f"read-only archive (nothing started, no /proc read, no benchmark): {source}"
+        self.sub_title = f"read-only archive (no benchmark, nothing started, no /proc read): {source}"
 
     def compose(self) -> ComposeResult:
         yield SecondClockHeader(show_clock=False)

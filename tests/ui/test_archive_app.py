@@ -91,7 +91,7 @@ async def test_each_step_shows_that_reports_figures_and_the_live_rules_level(arc
     async with app.run_test(size=(200, 50)) as pilot:
         panel = _panel(app)
         await wait_until(pilot, lambda: panel.series.fed == 1, 5, "the first report")
-        assert app.sub_title == f"read-only archive (nothing started, no /proc read, no benchmark): {archive}"
+        assert app.sub_title == f"read-only archive (no benchmark, nothing started, no /proc read): {archive}"
 
         async def at_step(step: int) -> tuple[dict[str, str], str]:
             await pilot.pause()
@@ -131,6 +131,15 @@ async def test_each_step_shows_that_reports_figures_and_the_live_rules_level(arc
         await wait_until(pilot, lambda: not isinstance(app.screen, JumpDialog), 5, "the archive again")
         line, level = await at_step(7)
         assert level == "queueing" and float(line["r/s"]) == 1000.0
+        # the name filter's field takes what is typed, the timeline keys among it
+        await pilot.press("slash")
+        await pilot.pause()
+        field = panel.query_one("#iostat-pattern", Input)
+        assert field.has_focus
+        await pilot.press("s", "d", "b", "full_stop", "comma", "space", "g")
+        assert field.value == "sdb., g" and panel.series.fed == 8
+        assert not isinstance(app.screen, JumpDialog)
+        await pilot.press("escape")
         # the hosts side by side, each card the host's own model, the flag on sdb
         await pilot.press("2")
         await wait_until(pilot, lambda: app.query_one(TabbedContent).active == "hosts", 5, "the Hosts tab")
