@@ -14,6 +14,11 @@
   sets the runs apart, and each criterion's pass or fail per run (orchestration/compare.py,
   core/criteria.py). ``--json``: ``{"baseline", "runs", "differs", "rows": [{"metric",
   "label", "unit", "values", "diff_pct", "better", "noise", "significant"}], "criteria"}``.
+- ``racperf runs label ID TEXT`` / ``racperf runs note ID TEXT``: the run's label (a short
+  name to find it by: ``runs list --label L``) or note ("" clears it; core/run_labels.py).
+- ``racperf runs delete ID... [--yes]``: delete runs: the record, its samples and its run
+  directory (orchestration/run_deletion.py); it asks first unless --yes (without a terminal to
+  ask on, --yes is needed); a run still going is refused and then nothing is deleted.
 - ``racperf runs stop ID [--grace S]``: stop a running run; ``gN`` stops every node's run of
   run group N at once (orchestration/run_groups.py).
 - ``racperf runs list --node NAME | --ssh [user@]host[:port]``: racperf's runs on that node, as
@@ -33,7 +38,9 @@ store: where there is none they say so.
 
 Exit status: 0 done; 1 no run with that id, or no store to show or export from; 2 the store
 cannot be used (the message names the file and what to do), a wrong --node/--ssh, or a
-criteria file or compare request that cannot be used; 5 ``compare --criteria``: a criterion
+criteria file or compare request that cannot be used, a label or note that cannot be one,
+``delete`` without --yes and no terminal to ask on (nothing deleted); 6 ``delete`` of a run
+still going (nothing deleted); 5 ``compare --criteria``: a criterion
 did not pass (failed, or a run lacks its figure); 3
 ``stop`` of a run that had already finished (nothing was stopped; its state is printed) or
 that nothing of runs on the node; 4 the node cannot be reached (one line saying why).
@@ -61,10 +68,12 @@ from racperf_tui.core.remote.cluster import ClusterFileError, Node, add_node_arg
 from racperf_tui.core.remote.node_runs import NodeRun, list_node_runs, stop_node_run
 from racperf_tui.core.remote.ssh import Connection, SshError, connect, one_line
 from racperf_tui.core.remote.ssh_host import remote_run_prefix
+from racperf_tui.core.run_labels import LabelError, clean_label, clean_note
 from racperf_tui.core.store import GroupNotFound, NoStore, RunNotFound, RunRecord, Store, StoreError
 from racperf_tui.core.textio import strict_json
 from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.compare import CompareError, Comparison, compare_runs, unfinished
+from racperf_tui.orchestration.run_deletion import DeleteRefused, delete_runs, plan_deletion
 from racperf_tui.orchestration.run_groups import in_node_order, stop_group
 from racperf_tui.orchestration.runs import stop_run
 
@@ -74,6 +83,10 @@ EXIT_ALREADY_FINISHED = 3
 EXIT_NODE_UNREACHABLE = 4
 #: ``racperf runs compare --criteria``: a criterion did not pass in every run
 EXIT_CRITERIA_NOT_MET = 5
+#: ``racperf runs delete`` of a run still going (nothing deleted)
+EXIT_STILL_GOING = 6
+#: the forms that change the store (a read-only data dir cannot do them)
+WRITING_ACTIONS = ("stop", "label", "note", "delete")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,6 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     lst.add_argument("--limit", type=int, default=None, metavar="N", help="at most N runs (default: all)")
     lst.add_argument("--json", action="store_true", help="one JSON object per run instead of a table")
+    lst.add_argument("--label", metavar="L", default=None, help="only the runs labelled L ('racperf runs label')")
     add_node_arguments(lst, what="the runs racperf left")
     show = sub.add_parser(
         "show",
@@ -144,7 +158,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--baseline", type=int, default=None, metavar="ID", help="the baseline (default: the first)")
     compare.add_argument("--criteria", metavar="FILE", default=None, help="acceptance criteria (core/criteria.py)")
     compare.add_argument("--json", action="store_true", help="the comparison as one JSON object")
-    for p in (lst, show, export, stop, compare):
+    words = {}
+    for kind, helped, described in (
+        (
+            "label",
+            "a run's label (a short name to find it by)",
+            "Set the run's label, a short name to find it by "
+            "('racperf runs list --label L', the Runs tab's filter): one line, at most 40 characters; '' clears it.",
+        ),
+        (
+            "note",
+            "a note on a run",
+            "Set the note on a run ('after the HBA firmware update'): one line, at most "
+            "500 characters; '' clears it. 'racperf runs show' prints it.",
+        ),
+    ):
+        words[kind] = sub.add_parser(kind, help=helped, description=described)
+        words[kind].add_argument("run_id", type=int, metavar="ID", help="the run's id")
+        words[kind].add_argument("text", metavar="TEXT", help=f"the {kind} ('' clears it)")
+    delete = sub.add_parser(
+        "delete",
+        help="delete runs: record, samples, run directory",
+        description="Delete runs: each one's record, samples, raw output, result and run directory. "
+        "Asks first unless --yes. A run still going is refused (exit 6) and nothing is deleted.",
+    )
+    delete.add_argument("run_ids", type=int, nargs="+", metavar="ID", help="the runs' ids")
+    delete.add_argument("--yes", action="store_true", help="do not ask (needed without a terminal)")
+    for p in (lst, show, export, stop, compare, *words.values(), delete):
         p.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
@@ -178,6 +218,10 @@ def runs_table(records: list[RunRecord]) -> str:
         ]
         for r in records
     ]
+    if any(r.label for r in records):  # a column only once a run has a label
+        header.append("LABEL")
+        for row, r in zip(rows, records):
+            row.append(printable_name(r.label or ""))
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(cell.rjust(w) if i == 0 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
@@ -239,7 +283,9 @@ def _open_store(args: argparse.Namespace, action: str) -> Store:
     """The store for ``action``. Reading never creates one (NoStore where there is none) and
     reads read-only where the data dir cannot be written; ``stop`` needs a writable store."""
     data_dir = resolve_data_dir(args.data_dir, create=action == "stop")
-    reading = action != "stop"
+    reading = action not in WRITING_ACTIONS
+    if action in WRITING_ACTIONS and action != "stop" and not store_path(data_dir).exists():
+        raise NoStore(f"no run store in {data_dir} (no runs recorded there)")
     if reading and (not store_path(data_dir).exists() or not os.access(data_dir, os.W_OK | os.X_OK)):
         store = Store.open(data_dir, read_only=True)
         if store.unseen_wal is not None:
@@ -340,22 +386,29 @@ def run(args: argparse.Namespace) -> int:
 
 def _act(store: Store, action: str, args: argparse.Namespace) -> int:
     if action == "list":
-        records = store.list_runs(limit=getattr(args, "limit", None))
+        wanted = getattr(args, "label", None)
+        records = store.list_runs(limit=getattr(args, "limit", None), label=wanted)
         if getattr(args, "json", False):
             for r in records:
                 print(strict_json.dumps(r.to_json()))
         elif records:
             sys.stdout.write(runs_table(records))
+        elif wanted is not None:
+            print(f"no run labelled {printable_name(wanted)!r} in {store.path.parent}")
         else:
             print(f"no runs recorded yet in {store.path.parent}")
         return 0
     if action == "compare":
         return _compare(store, args)
+    if action == "delete":
+        return _delete(store, args.run_ids, args.yes)
     record = store.get_run(args.run_id)
     if action == "show":
         return _show(store, record, args.json)
     if action == "export":
         return _export(store, record, args.format, args.output)
+    if action in ("label", "note"):
+        return _set_words(store, record, action, args.text)
     if action == "stop":
         if record.state.finished:
             print(
@@ -539,6 +592,7 @@ def _show(store: Store, record: RunRecord, as_json: bool) -> int:
         return 0
     out = [
         f"run {record.id}: {record.tool} on {record.host}",
+        *_words_lines(record),
         f"state:        {record.state.value}",
         f"exit status:  {'-' if record.exit_status is None else record.exit_status}",
         f"message:      {printable_name(record.message or '-')}",
@@ -637,19 +691,7 @@ def compare_table(comparison: Comparison) -> str:
     header = ["FIGURE", "UNIT", *(f"#{run.id}" + (" (base)" if i == base else "") for i, run in enumerate(runs))]
     table = [header]
     for row in comparison.rows:
-        cells = [row.spec.label, row.spec.unit]
-        for i, value in enumerate(row.values):
-            text = row.spec.format(value).removesuffix(f" {row.spec.unit}") if value is not None else "-"
-            diff = row.diff_pct[i]
-            if i != base and diff is not None:
-                text += f" {diff:+.1f}%"
-                if row.spec.direction and diff != 0:
-                    higher = diff > 0
-                    text += " better" if higher == (row.spec.direction == "higher") else " worse"
-                if row.significant[i]:
-                    text += "*"
-            cells.append(text)
-        table.append(cells)
+        table.append([row.spec.label, row.spec.unit, *(row.cell(i, base) for i in range(len(runs)))])
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     lines.append("")
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
@@ -662,8 +704,55 @@ def compare_table(comparison: Comparison) -> str:
             lines.append(f"  {verdict.criterion.text}")
             for run, run_verdicts in zip(runs, comparison.verdicts):
                 judged = run_verdicts[k]
-                figures = "; ".join(
-                    f"{metric} {'-' if value is None else f'{value:,.1f}'}" for metric, value in judged.figures.items()
-                )
-                lines.append(f"    #{run.id}: {judged.outcome.upper()} ({figures})")
+                lines.append(f"    #{run.id}: {judged.outcome.upper()} ({judged.figures_text()})")
     return "\n".join(lines) + "\n"
+
+
+# ---- labels, notes, deletion -------------------------------------------------------------
+
+
+def _words_lines(record: RunRecord) -> list[str]:
+    """``runs show``'s label and note lines (none when the run has neither)."""
+    lines = [f"label:        {printable_name(record.label)}"] if record.label else []
+    return lines + ([f"note:         {printable_name(record.note)}"] if record.note else [])
+
+
+def _set_words(store: Store, record: RunRecord, action: str, text: str) -> int:
+    try:
+        words = clean_label(text) if action == "label" else clean_note(text)
+    except LabelError as exc:
+        print(f"racperf runs {action}: {exc}", file=sys.stderr)
+        return 2
+    (store.set_label if action == "label" else store.set_note)(record.id, words)
+    said = "cleared" if words is None else repr(printable_name(words))
+    print(f"run {record.id}: {action} {said}")
+    return 0
+
+
+def _delete(store: Store, run_ids: list[int], yes: bool) -> int:
+    try:
+        doomed = plan_deletion(store, run_ids)
+    except DeleteRefused as exc:
+        print(f"racperf runs delete: {exc}", file=sys.stderr)
+        return EXIT_STILL_GOING
+    if not yes:
+        if not sys.stdin.isatty():
+            print("racperf runs delete: nothing deleted: say --yes (there is no terminal to ask on)", file=sys.stderr)
+            return 2
+        for one in doomed:
+            print(printable_name(one.describe()))
+        answer = input(f"delete {'these runs' if len(doomed) > 1 else 'this run'}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing deleted")
+            return 0
+    try:
+        deleted = delete_runs(store, [one.run.id for one in doomed])
+    except DeleteRefused as exc:  # one started meanwhile
+        print(f"racperf runs delete: {exc}", file=sys.stderr)
+        return EXIT_STILL_GOING
+    except OSError as exc:
+        print(f"racperf runs delete: {exc}", file=sys.stderr)
+        return 2
+    for one in deleted:
+        print(printable_name("deleted " + one.describe()))
+    return 0

@@ -85,6 +85,12 @@ class Verdict:
     def to_json(self) -> dict[str, object]:
         return {"criterion": self.criterion.text, "outcome": self.outcome, "figures": self.figures}
 
+    def figures_text(self) -> str:
+        """The figures it read: ``read_iops 20,311.0; read_clat_p99_us 4,100.0`` (- for none)."""
+        return "; ".join(
+            f"{metric} {'-' if value is None else f'{value:,.1f}'}" for metric, value in self.figures.items()
+        )
+
 
 def parse_criteria(text: str, source: str = "criteria") -> list[Criterion]:
     """Every criterion of a criteria file's text; CriteriaError names ``source:line``."""

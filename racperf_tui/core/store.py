@@ -8,7 +8,8 @@ loses at most the sample in flight; a run whose supervisor vanished is marked
 Tables: ``runs`` (one row per run), ``samples`` (time series, ``seq`` 1, 2, ... per run),
 ``raw_output`` (the tool's output in chunks, per stream), ``results`` (parsed result JSON),
 ``run_groups`` (one tool and config on several nodes: the runs of a group name it in their
-``group_id``; schema 2; a group's own result, e.g. a sweep's knee: schema 3). Times are Unix epoch seconds (float).
+``group_id``; schema 2; a group's own result, e.g. a sweep's knee: schema 3). A run's label
+and note, the DBA's words on it (schema 4). Times are Unix epoch seconds (float).
 
 Migrations: a store is brought up to :data:`SCHEMA_VERSION` one step at a time on the first
 writable open (``_MIGRATIONS``: what each version adds, additive only, so an older racperf's
@@ -35,7 +36,7 @@ from typing import Any, TypeVar
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.paths import store_path
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -92,6 +93,11 @@ CREATE INDEX IF NOT EXISTS runs_group ON runs(group_id);
 """,
     3: """
 ALTER TABLE run_groups ADD COLUMN result TEXT;
+""",
+    4: """
+ALTER TABLE runs ADD COLUMN label TEXT;
+ALTER TABLE runs ADD COLUMN note TEXT;
+CREATE INDEX IF NOT EXISTS runs_label ON runs(label);
 """,
 }
 
@@ -183,6 +189,9 @@ class RunRecord:
     benchmark_pgid: int | None = None
     #: the run group this run is one node's run of (None: a run of its own)
     group_id: int | None = None
+    #: the DBA's short name for the run ("before-firmware"), and a note on it (schema 4)
+    label: str | None = None
+    note: str | None = None
 
     @property
     def duration_s(self) -> float:
@@ -207,6 +216,8 @@ class RunRecord:
             "message": self.message,
             "supervisor_pid": self.supervisor_pid,
             "group_id": self.group_id,
+            "label": self.label,
+            "note": self.note,
         }
 
 
@@ -573,15 +584,54 @@ class Store:
         """Store (or replace) the parsed result of a run."""
         self._write("INSERT OR REPLACE INTO results (run_id, result) VALUES (?, ?)", (run_id, _dumps(result)))
 
+    @_store_errors
+    def set_label(self, run_id: int, label: str | None) -> None:
+        """The run's label (None: none); the caller vets the text (core/run_labels.py)."""
+        self._set_words(run_id, "label", label)
+
+    @_store_errors
+    def set_note(self, run_id: int, note: str | None) -> None:
+        """The run's note (None: none); the caller vets the text (core/run_labels.py)."""
+        self._set_words(run_id, "note", note)
+
+    def _set_words(self, run_id: int, column: str, text: str | None) -> None:
+        cur = self._write(f"UPDATE runs SET {column} = ? WHERE id = ?", (text, run_id))
+        if cur.rowcount == 0:
+            raise RunNotFound(run_id)
+
+    @_store_errors
+    def delete_run(self, run_id: int) -> None:
+        """Delete the run's record, samples, raw output and result in one transaction (its
+        run directory is the caller's: orchestration/run_deletion.py). A group keeps its other
+        runs."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for table in ("samples", "raw_output", "results"):
+                    self._conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+                cur = self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+                if cur.rowcount == 0:
+                    raise RunNotFound(run_id)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
     # ---- reading ---------------------------------------------------------------------------
     @_store_errors
-    def list_runs(self, limit: int | None = None) -> list[RunRecord]:
-        """Runs, newest first (at most ``limit``)."""
-        sql = "SELECT * FROM runs ORDER BY id DESC"
+    def list_runs(self, limit: int | None = None, label: str | None = None) -> list[RunRecord]:
+        """Runs, newest first (at most ``limit``; only those labelled ``label`` when given)."""
+        sql = "SELECT * FROM runs"
         params: tuple[Any, ...] = ()
+        if label is not None:
+            if self.schema_version < 4:
+                return []
+            sql += " WHERE label = ?"
+            params = (label,)
+        sql += " ORDER BY id DESC"
         if limit is not None:
             sql += " LIMIT ?"
-            params = (int(limit),)
+            params = (*params, int(limit))
         with self._lock:
             cur = self._conn.execute(sql, params)
             return [_record(cur.description, row) for row in cur.fetchall()]
@@ -762,6 +812,8 @@ def _record(description: Any, row: tuple[Any, ...]) -> RunRecord:
         supervisor_started_at=data["supervisor_started_at"],
         benchmark_pgid=data["benchmark_pgid"],
         group_id=data.get("group_id"),
+        label=data.get("label"),
+        note=data.get("note"),
     )
 
 

@@ -61,6 +61,21 @@ class Row:
             "significant": self.significant,
         }
 
+    def cell(self, i: int, base: int) -> str:
+        """Run ``i``'s figure as a table shows it: in full without its unit (the unit is the
+        row's), then its difference from the ``base`` run, ``better`` / ``worse`` by the
+        figure's direction, and ``*`` past the runs' noise."""
+        value = self.values[i]
+        text = self.spec.format(value).removesuffix(f" {self.spec.unit}") if value is not None else "-"
+        diff = self.diff_pct[i]
+        if i != base and diff is not None:
+            text += f" {diff:+.1f}%"
+            if self.spec.direction and round(diff, 1) != 0:  # "-0.0% worse" says nothing
+                text += " better" if (diff > 0) == (self.spec.direction == "higher") else " worse"
+            if self.significant[i]:
+                text += "*"
+        return text
+
 
 @dataclass(frozen=True)
 class Comparison:

@@ -9,10 +9,10 @@ loads only what that paint needs (README Performance, issue 8).
 - ``plotext``: the charts' plotter; its import builds its documentation (0.28 s of a 0.39 s
   import at load ~1), so it waits for the first chart (a result view's, the load-latency
   screen's).
-- ``run_view``, ``result_view``, ``group_view``, ``tool_picker``, ``replay_view``,
-  ``group_replay_view``: the screens
-  the Runs tab opens (a run live, its result, a run group, New run with every tool's form, a
-  replay), imported when first opened.
+- ``run_view``, ``result_view``, ``group_view``, ``tool_picker``, ``compare_view``,
+  ``replay_view``, ``group_replay_view``: the screens the Runs tab opens (a run live, its
+  result, a run group, New run with every tool's form, the marked runs compared, a replay),
+  imported when first opened.
 
 A caller names the module here, ``deferred("NAME")``; tests/test_layering.py counts each call
 as an import of the caller's (the ui import-cycle check sees it) and asserts in a fresh
@@ -27,6 +27,7 @@ from types import ModuleType
 #: name -> the module it imports on first use
 DEFERRED_MODULES: dict[str, str] = {
     "cluster_view": "racperf_tui.ui.tabs.cluster_panel",
+    "compare_view": "racperf_tui.ui.screens.compare_view",
     "group_replay_view": "racperf_tui.ui.screens.group_replay_view",
     "group_view": "racperf_tui.ui.screens.group_view",
     "network_panel": "racperf_tui.ui.tabs.network_panel",

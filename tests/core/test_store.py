@@ -14,7 +14,7 @@ import pytest
 
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.paths import resolve_data_dir, store_path
-from racperf_tui.core.store import GroupNotFound, RunNotFound, Store, StoreError
+from racperf_tui.core.store import SCHEMA_VERSION, GroupNotFound, RunNotFound, Store, StoreError
 from tests.helpers import REPO
 
 
@@ -320,9 +320,82 @@ def test_a_version_1_store_is_read_as_it_is_and_migrated_on_the_first_write_open
         store.set_group_result(group, {"knee": {"iodepth": 4, "iops": 2000.0}})
         assert store.group_result(group) == {"knee": {"iodepth": 4, "iops": 2000.0}}
     conn = sqlite3.connect(store_path(data))
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    conn.close()
+
+
+#: the schema of a version-3 store, as racperf wrote it (version 1, then run groups, then their results)
+_SCHEMA_3 = (
+    _SCHEMA_1.replace("PRAGMA user_version = 1;", "")
+    + """
+CREATE TABLE run_groups (id INTEGER PRIMARY KEY AUTOINCREMENT, tool TEXT NOT NULL, config TEXT NOT NULL,
+    nodes TEXT NOT NULL, created_at REAL NOT NULL, message TEXT, result TEXT);
+ALTER TABLE runs ADD COLUMN group_id INTEGER REFERENCES run_groups(id);
+CREATE INDEX runs_group ON runs(group_id);
+PRAGMA user_version = 3;
+"""
+)
+
+
+def _version_3_store(data: Path) -> None:
+    data.mkdir(parents=True)
+    conn = sqlite3.connect(store_path(data))
+    conn.executescript(_SCHEMA_3)
+    conn.execute(
+        "INSERT INTO run_groups (tool, config, nodes, created_at, result) "
+        "VALUES ('fio', '{}', '[\"rac1\"]', 1.0, '{\"knee\": 4}')"
+    )
+    conn.execute(
+        "INSERT INTO runs (tool, host, target, config, argv, started_at, ended_at, state, group_id) VALUES "
+        "('fio', 'rac1', '/u02/x', '{\"bs\": \"8k\"}', '[\"fio\"]', 100.0, 160.0, 'succeeded', 1)"
+    )
+    conn.execute("INSERT INTO samples VALUES (1, 1, 1.0, '{\"read_iops\": 5.0}', NULL)")
+    conn.execute("INSERT INTO results VALUES (1, '{\"jobs\": []}')")
+    conn.commit()
+    conn.close()
+
+
+def _user_version(data: Path) -> int:
+    conn = sqlite3.connect(store_path(data))
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_schema_3_store_is_read_as_it_is_then_migrated_keeping_every_run(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _version_3_store(data)
+    with Store.open(data, read_only=True) as old:
+        (run,) = old.list_runs()
+        assert (run.id, run.label, run.note, run.group_id) == (1, None, None, 1)
+        assert old.list_runs(label="x") == []  # no labels in a store older than them
+    assert _user_version(data) == 3  # the read changed nothing
+    with Store.open(data) as store:
+        (run,) = store.list_runs()
+        assert (run.tool, run.host, run.config, run.state, run.group_id) == (
+            "fio",
+            "rac1",
+            {"bs": "8k"},
+            RunState.SUCCEEDED,
+            1,
+        )
+        assert [s.metrics for _, s in store.samples(1)] == [{"read_iops": 5.0}]
+        assert store.result(1) == {"jobs": []} and store.group_result(1) == {"knee": 4}
+        store.set_label(1, "before-fw")
+        store.set_note(1, "firmware 2.1 on the HBA")
+        run = store.get_run(1)
+        assert (run.label, run.note) == ("before-fw", "firmware 2.1 on the HBA")
+        assert run.to_json()["label"] == "before-fw" and run.to_json()["note"] == "firmware 2.1 on the HBA"
+        assert [r.id for r in store.list_runs(label="before-fw")] == [1] and store.list_runs(label="before") == []
+    assert _user_version(data) == SCHEMA_VERSION == 4
+    conn = sqlite3.connect(store_path(data))
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
+    assert columns[-2:] == ["label", "note"]
     conn.close()
 
 

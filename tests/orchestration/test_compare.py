@@ -4,6 +4,7 @@ side by side; the differences, the noise verdict and the criteria checked agains
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -88,7 +89,10 @@ def test_the_text_table_says_better_and_significant_in_full_figures(three_runs: 
     assert "differ in rate_iops: 1000 | 2000" in lines
     iops_line = next(line for line in lines if line.startswith("read IOPS"))
     assert "(base)" in lines[3] and "#2 (base)" in lines[3]
-    assert "-50.0% worse*" in iops_line or "-49." in iops_line
+    # rate_iops 1000 against 2000: -50 % give or take fio's rate keeping under load (996 vs 1,998
+    # was -50.1 %)
+    said = re.search(r"(-\d+\.\d)% worse\*", iops_line)
+    assert said and -52.0 <= float(said.group(1)) <= -48.0, iops_line
     assert any(line.startswith("* larger than twice") for line in lines)
 
 

@@ -223,5 +223,8 @@ def test_a_stall_mid_pair_is_named_with_when_and_how_long(netns_cluster_factory,
     assert stall["lowest_mbit_s"] < 0.05 * 300, stall
     said = f"STALLED for {stall['length_s']:.1f} s at {stall['start_s']:.1f}-{stall['end_s']:.1f} s ("
     assert said in stalled["verdict"], stalled["verdict"]
-    assert 250 < stalled["mbit_s"] < 320, stalled  # the median does not show it: the verdict does
+    # the median does not show it (a stall reads under 15 Mbit/s): the verdict does. The median
+    # of 8 intervals may be the one where TCP climbs back after the stall (slow start behind a
+    # 50 ms queue: CI measured 248.5), so "near the link's rate" is 60 % of it and more
+    assert 0.6 * 300 < stalled["mbit_s"] < 320, stalled
     assert clean["stalls"] == [] and clean["level"] == "bad" and "STALLED" not in clean["verdict"], clean

@@ -364,6 +364,7 @@ def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path
     assert sum(t["metrics"].get("lun_iops", 0.0) for t in totals) == pytest.approx(counted, rel=1e-3)
     both = [t for t in totals if len(t["nodes"]) == 2 and t["metrics"].get("lun_iops", 0) > 0]
     assert len(both) >= 2, [t["metrics"] for t in totals]  # intervals where both nodes' live figures add up
+    measured: set[int] = set()
     with Store.open(data) as store:
         for run in store.group_runs(final["group_id"]):
             recorded = [s for _, s in store.samples(run.id)]
@@ -378,10 +379,15 @@ def test_orion_on_two_nodes_against_the_same_lun(two_nodes: Path, tmp_path: Path
             fields = recorded[-1].extra["orion_live"]["point_fields"]
             by_number = {p[0]: dict(zip(fields, p)) for p in points}
             # both "nodes" read one loop device on this host, so each node's diskstats carries
-            # the other's load too (foreign to it): its windows, found in that load, may shift
-            # by a point, so two points measured, not which (docs/ORION.md)
-            assert len(by_number) >= 2 and set(by_number) <= {1, 2, 3}, (run.host, points)
+            # the other's load too, which no real RAC node sees (a host counts only its own I/O
+            # to a shared LUN): its windows, re-anchored at the other's changes of load, may
+            # shift or fall under half a point (CI once kept only point 3 of rac1). So each node
+            # measured a point of its own, and the two nodes together two (docs/ORION.md); the
+            # windows themselves are proven on one node in test_orion_live_runs
+            assert by_number and set(by_number) <= {1, 2, 3}, (run.host, points)
             assert all(p["iops"] > 0 and p["seconds"] > 0 for p in by_number.values()), (run.host, points)
+            measured |= set(by_number)
+    assert len(measured) >= 2, measured
 
 
 @pytest.mark.slow

@@ -975,7 +975,7 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
     from racperf_tui.ui.screens.help import HelpScreen
 
     app = RacperfApp(data_dir=str(data_dir), clock=False)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with app.run_test(size=(100, 50)) as pilot:
         await pilot.press("2")
         await pilot.pause()
         await pilot.press("question_mark")
@@ -994,21 +994,28 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
         assert shown_lines[:rule_at] == [
             "Keys (escape closes)",
             "Runs list",
-            "home  First (newest) run",
-            " end  Last (oldest) run",
-            "   ⏎  Open the highlighted run: live while it runs, else its result",
+            " home  First (newest) run",
+            "  end  Last (oldest) run",
+            "    ⏎  Open the highlighted run: live while it runs, else its result",
             "Runs",
-            "   n  New run: pick a tool, then its form and command preview",
-            "   s  Stop the highlighted run (asks first)",
-            "   r  Re-read the runs now (every second anyway)",
-            "   p  Play the highlighted ended run (or group) back as it ran",
+            "    n  New run: pick a tool, then its form and command preview",
+            "    s  Stop the highlighted run (asks first)",
+            "    r  Re-read the runs now (every second anyway)",
+            "space  Mark or unmark the highlighted run (to compare or delete)",
+            "    c  Compare the marked runs: figures, differences, criteria, charts",
+            "    b  Make the highlighted marked run the baseline",
+            "    l  Label the highlighted run (a short name to filter by)",
+            "    a  Write a note on the highlighted run",
+            "    d  Delete the marked runs, or the highlighted one (asks)",
+            "    /  Show only runs of a tool, node or label (tool:fio node:rac1 label:x)",
+            "    p  Play the highlighted ended run (or group) back as it ran",
             "Everywhere",
-            "  ^q  Quit, from anywhere (a text field too)",
-            "   q  Quit (asks first while runs are running)",
-            "   ?  Help: this list of keys",
-            "   1  Disks tab (live iostat)",
-            "   2  Runs tab (benchmark runs)",
-            "   3  Network tab (pair tests)",
+            "   ^q  Quit, from anywhere (a text field too)",
+            "    q  Quit (asks first while runs are running)",
+            "    ?  Help: this list of keys",
+            "    1  Disks tab (live iostat)",
+            "    2  Runs tab (benchmark runs)",
+            "    3  Network tab (pair tests)",
             "In a text field, digits and letters are typed:",
             "Esc leaves it, then 1 2 3 switch tabs and q quits;",
             "ctrl+q quits from anywhere.",

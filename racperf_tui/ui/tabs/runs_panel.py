@@ -7,6 +7,14 @@ running when it quit) shows up here, live, and can be stopped. Nothing here read
 A run group (one tool on several nodes: orchestration/run_groups.py) is one row, ``g`` and
 its id, its nodes in the target column: enter opens the group view (a row per node and the
 total; a node's own run view from there), ``s`` stops every node's run.
+
+Marks, compare, labels and deletion (their own methods, at the end of the class): space marks
+a run (a first column, there while runs are marked: ``✓``, ``B`` the baseline; marks are kept
+by run id, so they outlive every repaint), ``c`` compares the marked runs
+(screens/compare_view.py), ``b`` makes the highlighted marked run the baseline, ``l`` / ``a``
+set a run's label / note, ``d`` deletes the marked runs (or the highlighted one) after a
+confirmation, ``/`` filters the list by tool, node and label (ui/runs_filter.py; the line
+above the list says what is shown).
 """
 
 from __future__ import annotations
@@ -27,9 +35,12 @@ from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.run_groups import group_state
 from racperf_tui.orchestration.saturation_watch import load_of
 from racperf_tui.ui.deferred import deferred
+from racperf_tui.ui.dialogs.text_prompt import TextPrompt
 from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
+from racperf_tui.ui.run_edits import ask_words, confirm_and_delete
 from racperf_tui.ui.runs_data import where_it_ran
+from racperf_tui.ui.runs_filter import FilterError, RunsFilter
 from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.store_watcher import RunsWatch, store_watcher
 from racperf_tui.ui.tabs.iostat_panel import IostatPanel
@@ -50,6 +61,8 @@ COLUMNS = (
     ("duration", "dur", 6),
     ("figure", "figure", 11),
 )
+#: the marks' column, first, there only while a run is marked (its room is the target's otherwise)
+MARK_COLUMN = ("mark", "", 1)
 #: the started column: "11-30 02:33", and from WIDE_TABLE cells on "2025-11-30 02:33:20"
 STARTED_WIDTHS = (11, 19)
 WIDE_TABLE = 120
@@ -108,6 +121,17 @@ class RunsPanel(Vertical):
         ),
         Binding("s", "stop_run", "Stop run", tooltip="Stop the highlighted run (asks first)"),
         Binding("r", "refresh", "Refresh", tooltip="Re-read the runs now (every second anyway)"),
+        Binding("space", "toggle_mark", "Mark", tooltip="Mark or unmark the highlighted run (to compare or delete)"),
+        Binding("c", "compare", "Compare", tooltip="Compare the marked runs: figures, differences, criteria, charts"),
+        Binding("b", "set_baseline", "Baseline", show=False, tooltip="Make the highlighted marked run the baseline"),
+        Binding("l", "label", "Label", show=False, tooltip="Label the highlighted run (a short name to filter by)"),
+        Binding("a", "note", "Note", show=False, tooltip="Write a note on the highlighted run"),
+        Binding(
+            "d", "delete_runs", "Delete", show=False, tooltip="Delete the marked runs, or the highlighted one (asks)"
+        ),
+        Binding(
+            "slash", "filter", "Filter", tooltip="Show only runs of a tool, node or label (tool:fio node:rac1 label:x)"
+        ),
         Binding(
             "p", "replay_run", "Replay", show=False, tooltip="Play the highlighted ended run (or group) back as it ran"
         ),
@@ -134,8 +158,16 @@ class RunsPanel(Vertical):
         self._group_set_aside: int | None = None
         #: (tool, target, started) column widths the table was built with
         self._widths: tuple[int, int, int] | None = None
+        #: the marked runs' ids, in the order they were marked
+        self.marks: list[int] = []
+        #: the table has the marks' column
+        self._marks_column = False
+        #: the baseline of a compare (one of the marks; None: the first marked)
+        self.baseline: int | None = None
+        self.runs_filter = RunsFilter()
 
     def compose(self) -> ComposeResult:
+        yield Static("", id="runs-status")
         yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-hint")
 
@@ -187,10 +219,11 @@ class RunsPanel(Vertical):
         """(tool, target, started) widths for the panel's width and the tools listed."""
         width = self.size.width or 80
         started = STARTED_WIDTHS[width >= WIDE_TABLE]
-        fixed = sum(w for _, _, w in COLUMNS if w) + started
+        columns = self._columns()
+        fixed = sum(w for _, _, w in columns if w) + started
         # with a scrollbar the columns must leave it room, or the figure goes off screen
         scrollbar = SCROLLBAR_WIDTH if len(self.runs) + 1 > self.query_one(DataTable).size.height else 0
-        room = width - scrollbar - fixed - COLUMN_PADDING * len(COLUMNS)
+        room = width - scrollbar - fixed - COLUMN_PADDING * len(columns)
         low, high = TOOL_WIDTH
         tool = min(max([low, *(len(name) for name in tools)]), high, max(low, room - TARGET_MIN_WIDTH))
         return tool, max(room - tool, TARGET_MIN_WIDTH), started
@@ -199,14 +232,14 @@ class RunsPanel(Vertical):
         """(Re)build the columns when their widths change; True when they did (the rows
         must be added again)."""
         widths = self._column_widths(self._tools_listed())
-        if widths == self._widths:
+        if widths == self._widths and self._marks_column == bool(self.marks):
             return False
-        self._widths = widths
+        self._widths, self._marks_column = widths, bool(self.marks)
         computed = dict(zip(("tool", "target", "started"), widths))
         table = self.query_one(DataTable)
         table.clear(columns=True)
         self._rows_shown = {}
-        for key, header, width in COLUMNS:
+        for key, header, width in self._columns():
             table.add_column(header, key=key, width=width or computed[key])
         return True
 
@@ -245,12 +278,13 @@ class RunsPanel(Vertical):
         selected = self.selected_key()  # before a new layout clears the table
         runs = list(self.snapshot.runs)
         self.runs = {run.id: run for run in runs}
+        self._forget_gone_marks()
         self._layout_columns()  # a new tool's name may widen the tool column
         tool_width, target_width, started_width = self._widths or self._column_widths([])
         table = self.query_one(RunsTable)
         rows: dict[str, tuple[Any, ...]] = {}
         groups = _groups_of(runs)
-        for run in runs:
+        for run in self._shown_runs(runs):
             if run.group_id is not None:
                 if f"g{run.group_id}" not in rows:
                     members = groups[run.group_id]
@@ -259,15 +293,17 @@ class RunsPanel(Vertical):
             live = not run.state.finished
             style = table.state_style(run.state)
             rows[str(run.id)] = (
+                *self._mark_cells(run.id),
                 Text(str(run.id), style=style),
                 Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
-                Text(_short_target(plain(run.target) if run.target else None, target_width), no_wrap=True),
+                self._target_cell(run, target_width),
                 Text(("● " if live else "") + run.state.value, style=style),
                 _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
                 format_duration(run.duration_s),
                 self.snapshot.figures.get(run.id, ""),
             )
         self._apply_rows(rows, selected)
+        self._show_status(len(rows))
         hint = (
             "no runs yet: press n to start one (fio, the network tools...)"
             if not runs
@@ -294,6 +330,7 @@ class RunsPanel(Vertical):
         nodes = ", ".join(plain(run.host) for run in in_order)
         started = min(run.started_at for run in members)
         return (
+            *self._mark_cells(None),
             Text(f"g{group_id}", style=style),
             Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
             Text(_short_target(f"{len(members)} nodes: {nodes}", target_width), no_wrap=True),
@@ -458,6 +495,174 @@ class RunsPanel(Vertical):
             self.notify(f"run {run_id} is not running", severity="warning")
             return
         confirm_and_stop(self.app, self.data_dir, run_id, after=self.reread)
+
+    # ---- marks, compare, labels, delete, filter ----------------------------------------------
+    def _shown_runs(self, runs: list[RunRecord]) -> list[RunRecord]:
+        """The runs the filter lets through (a group's row: when one of its runs does)."""
+        if not self.runs_filter.active:
+            return runs
+        groups = {run.group_id for run in runs if run.group_id is not None and self.runs_filter.matches(run)}
+        return [run for run in runs if self.runs_filter.matches(run) or run.group_id in groups]
+
+    def _forget_gone_marks(self) -> None:
+        """Marks of runs no longer in the store (deleted) are dropped."""
+        self.marks = [run_id for run_id in self.marks if run_id in self.runs]
+        if self.baseline not in self.marks:
+            self.baseline = None
+
+    def _target_cell(self, run: RunRecord, width: int) -> Text:
+        """The target, after the run's label when it has one (the label first: it is what
+        the DBA named the run by; the target keeps its end)."""
+        target = plain(run.target) if run.target else None
+        if not run.label:
+            return Text(_short_target(target, width), no_wrap=True)
+        label = plain(run.label)[: max(width - 6, 4)]
+        cell = Text.assemble((label, "bold"), " ", no_wrap=True)
+        cell.append(_short_target(target, max(width - len(label) - 1, 2)))
+        return cell
+
+    def _columns(self) -> tuple[tuple[str, str, int | None], ...]:
+        return (MARK_COLUMN, *COLUMNS) if self.marks else COLUMNS
+
+    def _mark_cells(self, run_id: int | None) -> tuple[Text | str, ...]:
+        """The row's cell in the marks' column (none while no run is marked)."""
+        if not self.marks:
+            return ()
+        if run_id not in self.marks:
+            return ("",)
+        return (Text("B", style="bold reverse") if run_id == self._baseline_id() else Text("✓", style="bold"),)
+
+    def _baseline_id(self) -> int | None:
+        return self.baseline if self.baseline in self.marks else (self.marks[0] if self.marks else None)
+
+    def _show_status(self, rows_shown: int) -> None:
+        """The line above the list: the filter in force (and how many rows it shows) and the
+        marks; hidden while there is neither."""
+        parts = []
+        if self.runs_filter.active:
+            parts.append(
+                f"[b]filter[/b] {markup(self.runs_filter.describe())}: {rows_shown} of {len(self.runs)} runs"
+                " shown (/ to change)"
+            )
+        if self.marks:
+            parts.append(
+                f"[b]marked[/b] {', '.join(map(str, self.marks))}, baseline {self._baseline_id()}"
+                " (c compare, b baseline, d delete)"
+            )
+        status = self.query_one("#runs-status", Static)
+        status.display = bool(parts)
+        status.update("  ·  ".join(parts))
+
+    def _repaint_marks(self) -> None:
+        """Only the marks changed: repaint their column without waiting for the watcher (the
+        whole list when the column comes or goes)."""
+        if self._marks_column != bool(self.marks):
+            self.refresh_runs()
+            return
+        table = self.query_one(DataTable)
+        for key in list(self._rows_shown):
+            if key.isdigit() and self.marks:
+                cells = self._rows_shown[key]
+                (mark,) = self._mark_cells(int(key))
+                if cells[0] != mark:
+                    table.update_cell(key, "mark", mark)
+                    self._rows_shown[key] = (mark, *cells[1:])
+        self._show_status(len(self._rows_shown))
+
+    def action_toggle_mark(self) -> None:
+        run_id = self.selected_run_id()
+        if run_id is None:
+            if self.selected_group_id() is not None:
+                self.notify("a group is marked run by run: open it (enter) for its nodes' runs", timeout=4)
+            return
+        if run_id in self.marks:
+            self.marks.remove(run_id)
+        else:
+            self.marks.append(run_id)
+        self._repaint_marks()
+        table = self.query_one(DataTable)
+        if table.cursor_row < table.row_count - 1:
+            table.move_cursor(row=table.cursor_row + 1)  # as a file manager's mark: on to the next
+
+    def action_set_baseline(self) -> None:
+        run_id = self.selected_run_id()
+        if run_id is None or run_id not in self.marks:
+            self.notify("the baseline is one of the marked runs: mark it first (space)", severity="warning")
+            return
+        self.baseline = run_id
+        self._repaint_marks()
+
+    def action_compare(self) -> None:
+        compare_view = deferred("compare_view")
+        if len(self.marks) < 2 and not (self.marks and compare_view.remembered_criteria_file(self.data_dir)):
+            self.notify(
+                "mark two runs or more with space to compare them (one is judged alone once a criteria file is named)",
+                severity="warning",
+                timeout=5,
+            )
+            return
+
+        def closed(baseline: int | None) -> None:
+            if baseline in self.marks:
+                self.baseline = baseline
+                self._repaint_marks()
+
+        self.app.push_screen(compare_view.CompareView(self.data_dir, self.marks, self._baseline_id()), closed)
+
+    def _selected_run(self) -> RunRecord | None:
+        run_id = self.selected_run_id()
+        run = self.runs.get(run_id) if run_id is not None else None
+        if run is None:
+            self.notify("highlight a run (a group's runs are in its view: enter)", severity="warning")
+        return run
+
+    def action_label(self) -> None:
+        run = self._selected_run()
+        if run is not None:
+            ask_words(self.app, self.data_dir, run, "label", self.reread)
+
+    def action_note(self) -> None:
+        run = self._selected_run()
+        if run is not None:
+            ask_words(self.app, self.data_dir, run, "note", self.reread)
+
+    def action_delete_runs(self) -> None:
+        ids = list(self.marks)
+        if not ids:
+            run = self._selected_run()
+            if run is None:
+                return
+            ids = [run.id]
+
+        def deleted(gone: list[int]) -> None:
+            self.marks = [run_id for run_id in self.marks if run_id not in gone]
+            self.reread()
+
+        confirm_and_delete(self.app, self.data_dir, ids, deleted)
+
+    def action_filter(self) -> None:
+        def check(text: str) -> str | None:
+            try:
+                RunsFilter.parse(text)
+            except FilterError as exc:
+                return str(exc)
+            return None
+
+        def answered(text: str | None) -> None:
+            if text is not None:
+                self.runs_filter = RunsFilter.parse(text)
+                self.refresh_runs()
+
+        self.app.push_screen(
+            TextPrompt(
+                "Show only the runs of: tool:NAME node:NAME label:TEXT, or a word any of them contains",
+                self.runs_filter.describe(),
+                placeholder="tool:fio label:signoff",
+                hint="enter: filter   escape: cancel   an empty field shows every run",
+                check=check,
+            ),
+            answered,
+        )
 
 
 def _group_figure(iops: float | None, live: int, nodes: int) -> str:
