@@ -68,6 +68,7 @@ class LiveRunBody(Vertical):
         self._status_shown: str | None = None
         self._jobs_shown: str = ""
         self._saturation_shown: tuple[str, ...] = ()
+        self._newest: LiveRunState | None = None
 
     def compose(self) -> ComposeResult:
         yield Label(self.run_title, id="run-title", markup=False)
@@ -96,6 +97,7 @@ class LiveRunBody(Vertical):
 
     def show_live(self, live: LiveRunState) -> None:
         """Draw ``live``: only what changed is repainted."""
+        self._newest = live
         if live.error:
             self.show_status(f"[$error]{markup(live.error)}[/]")
             return
@@ -158,6 +160,12 @@ class LiveRunBody(Vertical):
             if panels:
                 self.query_one("#run-metrics", VerticalScroll).mount_all(panels)
                 self.panels = panels
+                # their own widgets are there once mounted: the newest state is drawn then
+                self.call_after_refresh(lambda: self._show_panels(self._newest or live))
+                return
+        self._show_panels(live)
+
+    def _show_panels(self, live: LiveRunState) -> None:
         for panel in self.panels:
             if isinstance(panel, LivePanel):  # each is (live_panels_for); this tells the type checker
                 panel.show_live(live)
