@@ -24,6 +24,7 @@ from racperf_tui.ui.store_watcher import GroupWatch
 from racperf_tui.ui.tabs.runs_panel import RunsPanel
 from racperf_tui.ui.widgets.timeline_bar import TimelineBar
 from tests.helpers import needs_fio
+from tests.helpers.pair_helpers import run_pair_to_end
 from tests.helpers.pilot_apps import RunsApp, ScreenApp, wait_until
 
 pytestmark = needs_fio
@@ -262,3 +263,30 @@ async def test_a_run_group_replayed_through_the_group_view(recorded: tuple[Path,
         await pilot.pause()
         assert view.snapshot == live.snapshot
         assert str(view.query_one("#group-status", Label).render()).startswith("2 nodes  ended")
+
+
+async def test_a_pair_replayed_its_client_beside_its_server(data_dir: Path) -> None:
+    """A probe pair on 127.0.0.1: the client's throughput at each step is its recorded
+    samples'; the server end, which records none, says so in its place."""
+    done = run_pair_to_end(
+        "probe",
+        {"bind": "127.0.0.1", "port": 0},
+        {"host": "127.0.0.1", "port": 0, "duration_s": 1, "interval_s": 0.25, "mode": "SYNC", "length": 65536},
+        data_dir,
+    )
+    assert done.client.state is RunState.SUCCEEDED and len(done.samples) >= 3, done.client.message
+    app = ScreenApp(lambda: ReplayView(data_dir, [done.server.id, done.client.id], play=False))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayView), 5, "the replay")
+        view = app.screen
+        assert isinstance(view, ReplayView)
+        await wait_until(pilot, lambda: view.shown[1] is not None, 10, "the client's first frame")
+        await pilot.press("full_stop", "full_stop")
+        await pilot.pause()
+        body = view.bodies[1]
+        assert _shown(body, "throughput_mbit_s") == _expected(done.samples, 3, "throughput_mbit_s", body)
+        server_status = str(view.bodies[0].query_one("#run-status", Label).render())
+        assert (
+            server_status
+            == f"run {done.server.id} (probe, {done.server.state.value}) recorded no samples: nothing to replay"
+        )

@@ -61,6 +61,8 @@ class ReplayView(Screen[None]):
         if len(self.bodies) == 2:
             self.bodies[1].add_class("-second")
         self.replays: dict[int, RunReplay] = {}
+        #: the runs that cannot be replayed (no run, no samples): said in their place
+        self.unplayable: set[int] = set()
         #: what each body shows now (tests compare it with the store's samples)
         self.shown: list[LiveRunState | None] = [None] * len(run_ids)
         self.error = ""
@@ -87,23 +89,32 @@ class ReplayView(Screen[None]):
 
     def on_recording_loaded(self, message: RecordingLoaded) -> None:
         if message.recording is None:
+            # said in its place; the other run (a pair's server end records no samples) plays
             self.error = message.error
+            self.unplayable.add(message.run_id)
             for run_id, body in zip(self.run_ids, self.bodies):
                 if run_id == message.run_id:
                     body.show_status(f"[$error]{plain(message.error)}[/]")
             self.notify(message.error, severity="error")
+            self._start_when_read()
             return
         self.replays[message.run_id] = RunReplay(message.recording)
         run = message.recording.run
         for run_id, body in zip(self.run_ids, self.bodies):
             if run_id == run.id:
                 body.set_title(f"replay of run {run.id}: {run.tool} {where_it_ran(run)}")
-        if len(self.replays) == len(set(self.run_ids)):
+        self._start_when_read()
+
+    def _start_when_read(self) -> None:
+        """Once every run was read: the clock over the frames of those that can be played."""
+        if self.replays and len(self.replays) + len(self.unplayable) == len(set(self.run_ids)):
             frames = frames_of(t for replay in self.replays.values() for t in replay.recording.frames)
             self.bar.start(PlaybackClock(frames, speed=self.speed, playing=self.play and len(frames) > 1))
 
     def on_timeline_bar_moved(self, message: TimelineBar.Moved) -> None:
         for index, (run_id, body) in enumerate(zip(self.run_ids, self.bodies)):
+            if run_id not in self.replays:
+                continue
             live = self.replays[run_id].state_at(message.at_s)
             self.shown[index] = live
             body.show_live(live)
