@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 SYSTEM_TOOLS := fio iostat iperf3 sshd sfdisk mkfs.xfs mkfs.ext4 mkswap losetup unshare
-APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux mount e2fsprogs iproute2 procps fdisk xfsprogs
+APT_PACKAGES := fio sysstat iperf3 openssh-server util-linux mount e2fsprogs iproute2 procps fdisk xfsprogs chromium
 
 .PHONY: run test test-fast check venv system-deps bench bundle bundle-lock clean
 
@@ -70,7 +70,7 @@ test: system-deps $(VENV)/.installed-test check
 ## Four workers: the lane holds no test that measures throughput or timing (those need fio,
 ## sshd or namespaces), and its tests wait on processes more than they compute: 1,191 tests in
 ## 170 s with two workers, 106 s with four, on the 2-core CI machine (154 s of CPU either way).
-FAST_LANE := not (needs_sshd or needs_netns or needs_loop or needs_fio or pty_ui or subprocess_cli or root or slow)
+FAST_LANE := not (needs_sshd or needs_netns or needs_loop or needs_fio or needs_chromium or pty_ui or subprocess_cli or root or slow)
 FAST_WORKERS ?= 4
 test-fast: system-deps $(VENV)/.installed-test
 	$(PYTEST) -m "$(FAST_LANE)" -n $(FAST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(PYTEST_ARGS)

@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "iostat": ("racperf_tui.commands.iostat", "iostat -x computed from /proc/diskstats"),
     "run": ("racperf_tui.commands.run", "run a benchmark headless, one JSON line per sample"),
     "runs": ("racperf_tui.commands.runs", "list, show and export recorded runs"),
+    "report": ("racperf_tui.commands.report", "one HTML or Markdown file of recorded runs, for a vendor or a sign-off"),
     "parse": ("racperf_tui.commands.parse", "parse saved tool output into result JSON"),
     "probe": ("racperf_tui.commands.probe", "built-in network probe (server / client)"),
     "pair": ("racperf_tui.commands.pair", "both ends of a network test, here or on nodes: server, then client"),

@@ -2,7 +2,8 @@
 
 core (contract types, system readers, the write guard, hosts) imports no tools, orchestration,
 commands or ui; tools import no orchestration, commands or ui; orchestration imports no
-commands or ui; nothing below ui imports textual. Checked on the source (every import, also
+reporting, commands or ui; reporting (between orchestration and commands: reports of recorded
+runs) imports no commands or ui; nothing below ui imports textual. Checked on the source (every import, also
 inside functions) and, for textual, in a fresh interpreter.
 """
 
@@ -22,9 +23,10 @@ PACKAGE = Path(racperf_tui.__file__).parent
 TESTS = Path(__file__).resolve().parent
 #: layer -> the layers it must not import
 FORBIDDEN = {
-    "core": ("tools", "orchestration", "commands", "ui"),
-    "tools": ("orchestration", "commands", "ui"),
-    "orchestration": ("commands", "ui"),
+    "core": ("tools", "orchestration", "reporting", "commands", "ui"),
+    "tools": ("orchestration", "reporting", "commands", "ui"),
+    "orchestration": ("reporting", "commands", "ui"),
+    "reporting": ("commands", "ui"),
     "commands": ("ui",),
 }
 #: modules allowed to import lazily: the entry point loads a subcommand (or the UI) only when
@@ -45,6 +47,7 @@ NOT_AT_START = (
     "racperf_tui.ui.screens.result_view",
     "racperf_tui.ui.screens.run_view",
     "racperf_tui.ui.screens.tool_picker",
+    "racperf_tui.reporting.render",
 )
 
 
@@ -135,6 +138,8 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     sample.write_text("from racperf_tui.ui import app\n\ndef f():\n    from racperf_tui.tools import fio\n")
     assert _imports(sample) == [("racperf_tui.ui", 1, False), ("racperf_tui.tools", 4, True)]
     assert _layer("racperf_tui.orchestration.runs") == "orchestration"
+    assert _layer("racperf_tui.reporting.render") == "reporting"
+    assert "reporting" in FORBIDDEN["orchestration"]
 
 
 def _headless_modules() -> list[str]:

@@ -28,8 +28,6 @@ from racperf_tui.core.remote.ssh import SshTarget, connect
 from racperf_tui.core.textio import strict_json
 from racperf_tui.core.textio.bounded_read import BoundedReadError, read_regular_bytes_bounded
 
-#: Text column widths (header and figures right-aligned to them).
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options as sysstat's iostat (extended statistics are always on)."""
@@ -79,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         'a "saturation" column and a line per device not ok with its reason in text; '
         '{"saturation": {"level", "reason", "since"}} per device in --json (since: ISO time the level '
         "began, null when ok). Tuned by RACPERF_SATURATION (see racperf help). The first report "
-        "(since boot) is judged as ok: it is no sample of now",
+        "(since boot) is judged as ok: it is no sample of now. With --from: the archive's reports judged in "
+        "turn, since in the archive's own time (docs/HISTORY.md)",
     )
     parser.add_argument(
         "--root",
@@ -218,15 +217,10 @@ def format_json(report: IostatReport, model: IostatModel | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.from_paths:
-        if args.saturation:
-            # the rule judges each device against its own history in this session; a saved
-            # archive's judgement (issue 20's --summary) is not built yet: say so, never ignore it
-            print(
-                "racperf iostat: --saturation judges live samples; it does not read --from archives yet",
-                file=sys.stderr,
-            )
-            return 2
         return run_from_history(args)
+    if args.summary:
+        print("racperf iostat: --summary judges an archive: give it --from PATH", file=sys.stderr)
+        return 2
     try:
         devices, interval, count = _split_positionals(args)
     except UsageError as exc:

@@ -35,7 +35,6 @@ command); 130 stopped by a signal (SIGINT / SIGTERM / SIGHUP stop it cleanly).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -44,6 +43,7 @@ from typing import Any
 
 from racperf_tui.core import settings
 from racperf_tui.core.contract.events import RunState, Sample
+from racperf_tui.core.contract.tool import parse_setting
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.process import set_child_subreaper
 from racperf_tui.core.remote.cluster import ClusterFileError, Node, add_node_arguments, nodes_from_args
@@ -151,22 +151,6 @@ def _tool_named(argv: list[str]) -> str | None:
         elif not arg.startswith("-"):
             return arg
     return None
-
-
-def parse_setting(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` -> (key, value): JSON numbers / true / false / null / lists, else the text.
-    ValueError when there is no ``=`` or no key."""
-    key, sep, raw = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ValueError(f"--set {text!r}: expected KEY=VALUE, e.g. --set duration_s=30")
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = raw
-    if isinstance(value, dict):
-        value = raw
-    return key, value
 
 
 def fio_target_from_args(tool_args: list[str]) -> str | None:

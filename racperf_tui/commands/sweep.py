@@ -27,16 +27,15 @@ import sys
 import threading
 from collections.abc import Sequence
 
-import plotext
-
 from racperf_tui.commands.run import tool_config
 from racperf_tui.core.contract.invocation import ToolNotFound
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.remote.cluster import ClusterFileError, add_node_arguments, nodes_from_args
 from racperf_tui.core.store import StoreError
 from racperf_tui.core.textio import strict_json
-from racperf_tui.orchestration.sweep import SweepOutcome, SweepPlan, SweepRefused, run_sweep
+from racperf_tui.orchestration.sweep import SweepOutcome, SweepPlan, SweepRefused, base_config, run_sweep
 from racperf_tui.tools.fio.load_points import LoadPoint
+from racperf_tui.tools.fio.sweep_charts import chart_text
 from racperf_tui.tools.fio.sweep_curves import Curve, curves_of, without_repeats
 from racperf_tui.tools.fio.sweep_files import read_sweep
 
@@ -156,54 +155,14 @@ def _curve_summary(curve: Curve) -> list[str]:
     return lines
 
 
-def chart_text(curve: Curve, width: int = 72, height: int = 14) -> str:
-    """IOPS against the load, the knee marked, then p99 and mean latency against IOPS: plain
-    text (plotext without colours)."""
-    figure = plotext.figure
-    loads = [float(getattr(p, curve.varying)) for p in curve.points]
-    parts = []
-    figure.clear()
-    figure.plot_size(width, height)
-    figure.theme("clear")
-    figure.legend(False)
-    iops = figure.signal(loads, [p.iops for p in curve.points])
-    iops.lines()
-    figure.draw(iops)
-    # an invisible point at zero: the axis starts there, so a flat curve looks flat
-    figure.draw(figure.signal([loads[0]], [0.0], marker=" "))
-    knee = curve.knee
-    if knee is not None:
-        figure.text(float(getattr(knee, curve.varying)), knee.iops, "<- knee")
-    figure.label(curve.varying, axis="x")
-    figure.label("IOPS", axis="y")
-    parts.append(f" IOPS against {curve.varying}\n" + plotext.uncolorize(figure.build().string()))
-    with_p99 = [p for p in curve.points if p.lat_p99_us is not None and p.lat_mean_us is not None]
-    if with_p99:
-        figure.clear()
-        figure.plot_size(width, height)
-        figure.theme("clear")
-        figure.legend(False)
-        for values in ([p.lat_p99_us for p in with_p99], [p.lat_mean_us for p in with_p99]):
-            line = figure.signal([p.iops for p in with_p99], [float(v or 0.0) / 1000 for v in values])
-            line.lines()
-            figure.draw(line)
-        figure.label("IOPS", axis="x")
-        figure.label("ms", axis="y")
-        parts.append(" p99 (upper) and mean latency against IOPS\n" + plotext.uncolorize(figure.build().string()))
-    return "\n".join(parts)
-
-
 # ------------------------------------------------------------------------------- sweep fio
 
 
 def _plan(args: argparse.Namespace) -> SweepPlan:
     config = tool_config("fio", [], list(args.settings), args.destructive, args.target)
-    for key in ("iodepth", "numjobs", "runtime_s", "time_based"):
-        if key in config and any(s.split("=", 1)[0].strip() == key for s in args.settings):
-            raise SweepRefused(f"--set {key}: the sweep sets it on each point (--iodepth, --numjobs, --point-seconds)")
-        config.pop(key, None)
+    given = {setting.split("=", 1)[0].strip() for setting in args.settings}
     return SweepPlan(
-        config=config,
+        config=base_config(config, given),
         iodepths=tuple(args.iodepth),
         numjobs=tuple(args.numjobs),
         point_seconds=int(args.point_seconds),

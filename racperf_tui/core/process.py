@@ -24,6 +24,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -113,6 +114,57 @@ while time.monotonic() < deadline and targets():
     time.sleep(0.1)
 signal_all(signal.SIGKILL, targets())
 """
+
+
+def detach() -> None:
+    """Fork; the parent reports the child's pid on stdout and exits, the child starts a new
+    session with stdin on /dev/null (a detached supervisor, a sweep's driver). Call it before
+    the store is opened (no shared sqlite)."""
+    child = os.fork()
+    if child:
+        os.write(1, f"{child}\n".encode())
+        os._exit(0)
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+
+
+def output_to(log: str | None, detached: bool) -> None:
+    """stdout and stderr appended to ``log`` (line-buffered), else, ``detached``, to /dev/null
+    (the terminal that started the process may be gone)."""
+    if log:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+    elif detached:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+
+
+def start_detached(command: list[str], cwd: str, env: dict[str, str], timeout_s: float) -> tuple[int | None, str]:
+    """Run ``command``, which detaches (:func:`detach`) and prints its detached child's pid,
+    in a new session off the caller's terminal; (that pid, '') or (None, why it did not start)."""
+    try:
+        proc = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            start_new_session=True,
+            timeout=timeout_s,
+            env=env,
+            cwd=cwd,
+        )
+        if proc.returncode == 0 and proc.stdout.strip():
+            return int(proc.stdout.decode().split()[0]), ""
+    except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
+        return None, str(exc)
+    return None, proc.stderr.decode(errors="replace").strip()[-500:] or f"exit status {proc.returncode}"
 
 
 def set_child_subreaper() -> bool:

@@ -537,7 +537,7 @@ class Store:
         """Record the supervisor's pid and its process start time (epoch s; guards against a
         reused pid). ``started_at`` None: read it from /proc via psutil."""
         if started_at is None:
-            started_at = _process_create_time(pid)
+            started_at = process_create_time(pid)
         self._write(
             "UPDATE runs SET supervisor_pid = ?, supervisor_started_at = ? WHERE id = ?", (pid, started_at, run_id)
         )
@@ -693,6 +693,15 @@ class Store:
         return "".join(row[0] for row in rows)
 
     @_store_errors
+    def raw_streams(self, run_id: int) -> list[str]:
+        """The names of the run's raw output streams, in the order they first arrived."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT stream FROM raw_output WHERE run_id = ? GROUP BY stream ORDER BY MIN(id)", (run_id,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    @_store_errors
     def result(self, run_id: int) -> dict[str, Any] | None:
         """The parsed result, or None when the run has none (yet)."""
         with self._lock:
@@ -822,7 +831,8 @@ def _group(row: tuple[Any, ...]) -> GroupRecord:
     return GroupRecord(group_id, tool, json.loads(config), json.loads(nodes), created_at, message)
 
 
-def _process_create_time(pid: int) -> float | None:
+def process_create_time(pid: int) -> float | None:
+    """The process's start time (epoch s, psutil's), None when it is gone or not ours to read."""
     import psutil
 
     try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.invocation import ToolNotFound
 from racperf_tui.core.guard.isolated_python import FIXED_CWD, isolated_env, isolated_module_argv, vetted_roots
 from racperf_tui.core.paths import log_dir
+from racperf_tui.core.process import start_detached
 from racperf_tui.core.remote.cluster import HOST_SPEC_KEY, LOCAL, Node, host_for, node_spec
 from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store, supervisor_alive
@@ -108,21 +108,7 @@ def launch_run(
             str(log_path),
             roots=roots,
         )
-        try:
-            proc = subprocess.run(
-                command,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                start_new_session=True,
-                timeout=_LAUNCH_TIMEOUT_S,
-                env=isolated_env(),
-                cwd=FIXED_CWD,
-            )
-            pid = int(proc.stdout.decode().split()[0]) if proc.returncode == 0 and proc.stdout.strip() else None
-        except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
-            pid, problem = None, str(exc)
-        else:
-            problem = proc.stderr.decode(errors="replace").strip()[-500:] or f"exit status {proc.returncode}"
+        pid, problem = start_detached(command, FIXED_CWD, isolated_env(), _LAUNCH_TIMEOUT_S)
         if pid is None:
             store.set_state(run_id, RunState.FAILED, message=f"could not start the supervisor: {problem}")
             raise RuntimeError(f"run {run_id}: could not start the supervisor: {problem}")

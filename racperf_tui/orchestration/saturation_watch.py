@@ -3,9 +3,11 @@
 The supervisor of a local run that touches block devices polls this every tick; once a
 second it samples /proc/diskstats for those devices (core/disks/iostat_sampler.py) and feeds
 the Disks tab's model (core/disks/saturation.py). Each queueing or saturated episode is kept
-with the benchmark's load when it began (its IOPS then, and fio's iodepth x numjobs when the
-run says them), and recorded in the run's store under the raw stream ``saturation`` (one JSON
-list, written again as episodes begin and end), which ``racperf runs show`` lists.
+with the benchmark's load when it began (its IOPS then, fio's iodepth x numjobs when the run
+says them, ORION's data point, the sweep's point), and recorded in the run's store under the
+raw stream ``saturation`` (one JSON list, written again as episodes begin and end), which
+``racperf runs show`` lists. Each interval's iostat of those devices goes to the stream
+``iostat`` (core/disks/iostat_record.py), so a report shows the devices over the whole run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.disks.diskstats import QueueFacts
 from racperf_tui.core.disks.iostat_model import IostatModel
+from racperf_tui.core.disks.iostat_record import IOSTAT_STREAM, iostat_line
 from racperf_tui.core.disks.iostat_sampler import IostatSampler
 from racperf_tui.core.disks.saturation import EPISODES_STREAM, FOREIGN_IO_STREAM, Episode, SaturationRules
 from racperf_tui.orchestration.foreign_io import Figures, ForeignIoCheck
@@ -26,9 +29,16 @@ from racperf_tui.orchestration.foreign_io import Figures, ForeignIoCheck
 INTERVAL_S = 1.0
 
 
-def load_of(config: Mapping[str, Any], sample: Sample | None) -> str:
-    """The benchmark's load in words: 'iodepth 32 x 1 job, 1,950 IOPS' (what is known)."""
-    parts = []
+def load_of(config: Mapping[str, Any], sample: Sample | None, point: str = "") -> str:
+    """The benchmark's load in words (what is known): ``point`` (a sweep's: 'sweep g7 point
+    3 of 8'), fio's 'iodepth 32 x 1 job', ORION's data point ('ORION data point 3 of 8: small
+    4, large 0'), the IOPS of its latest sample."""
+    parts = [point] if point else []
+    extra = sample.extra if sample is not None else {}
+    if extra.get("data_point"):
+        of = f" of {extra['data_points']}" if extra.get("data_points") else ""
+        loads = f": small {extra['small']}, large {extra['large']}" if "small" in extra and "large" in extra else ""
+        parts.append(f"ORION data point {extra['data_point']}{of}{loads}")
     iodepth, numjobs = config.get("iodepth"), config.get("numjobs")
     if iodepth not in (None, ""):
         jobs = int(str(numjobs)) if str(numjobs or "").isdigit() else 1
@@ -50,6 +60,7 @@ class SaturationWatch:
         record: Callable[[str, str], None],
         *,
         target_device: str = "",
+        point: str = "",
         rules: SaturationRules | None = None,
         sampler: IostatSampler | None = None,
         interval_s: float = INTERVAL_S,
@@ -57,11 +68,13 @@ class SaturationWatch:
         """``devices``: kernel names (block_devices.devices_reached); ``record(stream, text)``
         stores the episodes as the run's ``saturation`` stream and foreign I/O as its
         ``foreign_io`` stream. ``target_device``: the device the benchmark's own I/O lands on,
-        compared with what it says it issued (orchestration/foreign_io.py; direct I/O only)."""
+        compared with what it says it issued (orchestration/foreign_io.py; direct I/O only).
+        ``point``: which point of a sweep the run is, said with its load."""
         self.devices = sorted(set(devices))
         self.config = config
         self.record = record
         self.interval_s = interval_s
+        self.point = point
         self.sampler = sampler or IostatSampler(devices=self.devices, partitions=True)
         try:
             rules = rules or SaturationRules.from_env()
@@ -92,16 +105,25 @@ class SaturationWatch:
         if iops and kib:
             self.foreign.benchmark(Figures(time.monotonic(), sum(iops), sum(kib)))
 
+    def heard(self, samples: list[Sample]) -> None:
+        """Samples of the run's companions (ORION's data point as its LUNs' load measures it,
+        not its clock's guess): the newest names the load an episode begins at."""
+        if samples:
+            self.last_sample = samples[-1]
+
     def poll(self) -> None:
         now = time.monotonic()
         if now < self._next:
             return
         self._next = now + self.interval_s
-        self.model.load_note = load_of(self.config, self.last_sample)
+        self.model.load_note = load_of(self.config, self.last_sample, self.point)
         report = self.sampler.sample()
         if report.interval_s > 0:
             self.model.update(report)
             self._check_foreign(now)
+            line = iostat_line(report.wall_time, report.interval_s, report.rows, self.devices)
+            if line:
+                self.record(IOSTAT_STREAM, line)
         # recorded as each begins or ends, so a live view shows it while it lasts
         if self._key() != self._recorded:
             self.flush()

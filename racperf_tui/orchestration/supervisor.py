@@ -51,12 +51,14 @@ from racperf_tui.core.disks.block_devices import block_devices_of
 from racperf_tui.core.guard.devjail import jail_argv
 from racperf_tui.core.guard.write_watch import WriteWatch
 from racperf_tui.core.paths import run_dir, use_data_dir
-from racperf_tui.core.process import set_child_subreaper
+from racperf_tui.core.process import detach, output_to, set_child_subreaper
 from racperf_tui.core.remote.cluster import host_for, node_of_config
 from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.core.textio.lines import LineSplitter
 from racperf_tui.orchestration.companions import CompanionRunner
+from racperf_tui.orchestration.node_iostat import NodeIostat
+from racperf_tui.orchestration.run_conditions import CONDITIONS_STREAM, record_conditions
 from racperf_tui.orchestration.run_plan import (
     JudgedRun,
     check_executable,
@@ -66,6 +68,7 @@ from racperf_tui.orchestration.run_plan import (
     takes_host,
 )
 from racperf_tui.orchestration.saturation_watch import SaturationWatch
+from racperf_tui.orchestration.sweep_point import sweep_point_of
 from racperf_tui.tools import load_tool
 
 __all__ = ["Supervisor", "ToolNotFound", "check_executable", "install_hint", "main", "takes_host", "tool_version"]
@@ -208,7 +211,8 @@ class Supervisor:
             self.store.set_state(self.run_id, RunState.FAILED, message=str(exc))
             return
         planned = judged.invocation
-        self.store.set_argv(self.run_id, argv, self._tool_version(tool, list(planned.argv)))
+        version = self._tool_version(tool, list(planned.argv))
+        self.store.set_argv(self.run_id, argv, version)
         hard_limit_s = float(planned.hard_limit_s if planned.hard_limit_s is not None else tool.hard_limit_s(config))
         stop_grace_s = float(getattr(tool, "stop_grace_s", DEFAULT_STOP_GRACE_S))
         merge_stderr = bool(getattr(tool, "merge_stderr", False))
@@ -238,10 +242,14 @@ class Supervisor:
             log=self.log,
         )
         saturation = self._saturation_watch(planned, config)
+        node_iostat: NodeIostat | None = None
         try:
             self.store.set_benchmark_pgid(self.run_id, proc.pgid)
             self.store.set_state(self.run_id, RunState.RUNNING)
             started = time.monotonic()
+            # asked once the benchmark started, so a run group's nodes start no later for it
+            conditions = self._record_conditions(planned, version)
+            node_iostat = self._node_iostat(planned, directory, conditions)
             splitters = {"stdout": LineSplitter(), "stderr": LineSplitter()}
             decoders = {name: codecs.getincrementaldecoder("utf-8")(errors="replace") for name in splitters}
             raw_pending: dict[str, list[str]] = {"stdout": [], "stderr": []}
@@ -295,9 +303,13 @@ class Supervisor:
                     for line in lines:
                         handle_line(stream, line.text)
                 self._drain_wake()
-                self._emit(companions.poll())
-                if saturation is not None:
+                companion_samples = companions.poll()
+                self._emit(companion_samples)
+                if saturation is not None:  # ORION's data point as its LUNs' load measures it
+                    saturation.heard(companion_samples)
                     saturation.poll()
+                if node_iostat is not None:
+                    node_iostat.poll()
                 if tick is not None:
                     try:
                         self._emit(tick())
@@ -336,6 +348,8 @@ class Supervisor:
             self._record_node_protections(proc, final=True)
         finally:
             companions.close()
+            if node_iostat is not None:
+                node_iostat.close()
             if proc.pid is not None and proc.returncode is None:
                 proc.kill()
                 proc.reap()
@@ -379,10 +393,34 @@ class Supervisor:
                 lambda stream, text: self.store.add_raw(self.run_id, text, stream),
                 # the first target's own device: where the benchmark's I/O lands
                 target_device=reached[0][0] if reached[0] else "",
+                point=sweep_point_of(self.store, self.store.get_run(self.run_id)),
             )
         except OSError as exc:  # no /proc/diskstats to read: the run goes on without
             self.log(f"no saturation watch: {exc}")
             return None
+
+    def _record_conditions(self, planned: Invocation, version: str | None) -> dict[str, Any]:
+        """The kernel, the devices under the targets and their sysfs facts, asked of the run's
+        host and kept with the run (orchestration/run_conditions.py): what a report says."""
+        conditions = record_conditions(self._on_host(), [t.path for t in planned.targets], version)
+        self.store.add_raw(self.run_id, json.dumps(conditions), CONDITIONS_STREAM)
+        return conditions
+
+    def _node_iostat(self, planned: Invocation, directory: Path, conditions: dict[str, Any]) -> NodeIostat | None:
+        """A run on another node: its devices' iostat recorded a second at a time by a loop on
+        the node (orchestration/node_iostat.py), as a local run's saturation watch records it."""
+        if isinstance(self.host, LocalHost) or not planned.targets:
+            return None
+        devices = [str(device["name"]) for device in conditions.get("devices", []) if device.get("name")]
+        if not devices:
+            return None
+        return NodeIostat(
+            self._on_host(),
+            directory,
+            devices,
+            lambda stream, text: self.store.add_raw(self.run_id, text, stream),
+            log=self.log,
+        )
 
     def _on_host(self) -> Host:
         assert self.host is not None, "the host is known once the run is planned"
@@ -657,19 +695,6 @@ def _watchdog_stop(proc: Any, node: str, started_at: float) -> str | None:
     )
 
 
-def _detach() -> None:
-    """Fork; the parent reports the child's pid on stdout and exits, the child starts a new
-    session with stdin on /dev/null. Called before the store is opened (no shared sqlite)."""
-    child = os.fork()
-    if child:
-        os.write(1, f"{child}\n".encode())
-        os._exit(0)
-    os.setsid()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m racperf_tui.orchestration.supervisor``."""
     parser = argparse.ArgumentParser(
@@ -704,19 +729,8 @@ def main(argv: list[str] | None = None) -> int:
         cleared.append((int(major), int(minor)))
     write_watch = WriteWatch(cleared) if args.write_watch or cleared else None
     if args.detach:
-        _detach()
-    if args.log:
-        fd = os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        sys.stdout = open(1, "w", buffering=1, closefd=False)
-        sys.stderr = open(2, "w", buffering=1, closefd=False)
-    elif args.detach:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.close(devnull)
+        detach()
+    output_to(args.log, args.detach)
     # orphans of the benchmark come to us, die with its group and are reaped by us
     set_child_subreaper()
     with Store.open(Path(args.data_dir)) as store:

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.contract.events import RunState
-from racperf_tui.core.remote.cluster import Node
+from racperf_tui.core.remote.cluster import Node, node_from_spec_dict, node_spec
 from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.orchestration.run_groups import launch_group, stop_group
 from racperf_tui.orchestration.runs import prepare_run, wait_for_run
+from racperf_tui.orchestration.sweep_point import PLAN_KEY
 from racperf_tui.tools.fio.config import FioConfig, as_int, hard_limit
 from racperf_tui.tools.fio.load_points import LoadPoint, points_of
 from racperf_tui.tools.fio.sweep_curves import Curve, best_under, curve_along, stop_reason
@@ -117,6 +118,16 @@ class SweepPlan:
             )
 
 
+def base_config(config: Mapping[str, Any], given: Iterable[str]) -> dict[str, Any]:
+    """fio's config for a sweep's points from the settings given (``given``: the keys the user
+    set): SweepRefused for one the sweep sets on each point (``--iodepth``, ``--numjobs``,
+    ``--point-seconds``), the defaults of those left out."""
+    for key in ("iodepth", "numjobs", "runtime_s", "time_based"):
+        if key in given:
+            raise SweepRefused(f"--set {key}: the sweep sets it on each point (--iodepth, --numjobs, --point-seconds)")
+    return {k: v for k, v in config.items() if k not in ("iodepth", "numjobs", "runtime_s", "time_based")}
+
+
 @dataclass
 class SweepOutcome:
     """What a sweep did: its group, its curves (each with why it stopped), why the whole
@@ -127,6 +138,8 @@ class SweepOutcome:
     curves: list[Curve] = field(default_factory=list)
     ended: str | None = None
     left_out: dict[str, str] = field(default_factory=dict)
+    #: the walk is over (the result is final; while False, the last curve is still building)
+    finished: bool = False
 
     def result(self) -> dict[str, Any]:
         """The group's result: the curves with their knees, and the sweep's headline (of the
@@ -146,6 +159,7 @@ class SweepOutcome:
             "best_under_ceiling": None if best is None else best.to_json(),
             "ended": self.ended,
             "left_out": dict(self.left_out),
+            "finished": self.finished,
         }
 
 
@@ -191,6 +205,48 @@ def _point_of(runs: Sequence[RunRecord], results: Sequence[dict[str, Any] | None
     return _combined(points, [run.id for run in runs])
 
 
+def plan_record(plan: SweepPlan) -> dict[str, Any]:
+    """The sweep group's config: fio's, and under :data:`PLAN_KEY` the walk with its target and
+    nodes (what a detached driver reads back to run it: :func:`plan_of`)."""
+    walk = {**plan.to_json(), "target": plan.target, "nodes": [node_spec(node) for node in plan.nodes]}
+    return {**plan.config, PLAN_KEY: walk}
+
+
+def plan_of(config: Mapping[str, Any]) -> SweepPlan:
+    """The plan a sweep group's config records; SweepRefused when it records none (an older
+    sweep's has neither its target nor its nodes)."""
+    walk = config.get(PLAN_KEY)
+    if not isinstance(walk, dict) or "nodes" not in walk:
+        raise SweepRefused("the group records no sweep plan to run (not a sweep, or one from an older racperf)")
+    try:
+        return SweepPlan(
+            config={k: v for k, v in config.items() if k != PLAN_KEY},
+            iodepths=tuple(int(d) for d in walk["iodepth"]),
+            numjobs=tuple(int(j) for j in walk["numjobs"]),
+            point_seconds=int(walk["point_seconds"]),
+            stop_p99_ms=None if walk.get("stop_p99_ms") is None else float(walk["stop_p99_ms"]),
+            stop_knee=bool(walk.get("stop_knee")),
+            nodes=tuple(node_from_spec_dict(spec) for spec in walk["nodes"]),
+            target=walk.get("target"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SweepRefused(f"the group's sweep plan cannot be read: {exc}") from None
+
+
+def begin_sweep(plan: SweepPlan, data_dir: Path) -> int:
+    """Check the plan, plan and judge its first point on every node, then record the sweep's
+    group (its config: :func:`plan_record`); its id. Raises as :func:`run_sweep` does, before
+    anything is recorded."""
+    plan.check()
+    first_load = plan.curves()[0][0]
+    for node in plan.nodes:  # refused anywhere: said before a group is recorded
+        prepare_run("fio", plan.point_config(*first_load), node)
+    with Store.open(Path(data_dir)) as store:
+        group_id = store.create_group("fio", plan_record(plan), [node.name for node in plan.nodes])
+        store.set_group_message(group_id, "sweep: starting its first point")
+    return group_id
+
+
 def run_sweep(
     plan: SweepPlan,
     data_dir: Path,
@@ -207,18 +263,26 @@ def run_sweep(
     on a node: nothing was started), ToolNotFound, SshError (a node not reached), StoreError before
     anything ran (the first point is planned and judged on every node before the group is
     recorded); later refusals end the sweep with the reason in ``ended``."""
-    plan.check()
-    data_dir = Path(data_dir)
-    stopping = stopping or threading.Event()
-    names = [node.name for node in plan.nodes]
-    first_load = plan.curves()[0][0]
-    for node in plan.nodes:  # refused anywhere: said before a group is recorded
-        prepare_run("fio", plan.point_config(*first_load), node)
-    with Store.open(data_dir) as store:
-        group_id = store.create_group("fio", {**plan.config, "sweep": plan.to_json()}, names)
-    outcome = SweepOutcome(group_id, plan)
+    group_id = begin_sweep(plan, data_dir)
     if on_start is not None:
         on_start(group_id)
+    return walk_sweep(plan, data_dir, group_id, on_point=on_point, on_curve=on_curve, stopping=stopping)
+
+
+def walk_sweep(
+    plan: SweepPlan,
+    data_dir: Path,
+    group_id: int,
+    *,
+    on_point: Callable[[LoadPoint, Curve], None] | None = None,
+    on_curve: Callable[[Curve], None] | None = None,
+    stopping: threading.Event | None = None,
+) -> SweepOutcome:
+    """Walk a sweep whose group :func:`begin_sweep` recorded: the loop of :func:`run_sweep`,
+    shared by ``racperf sweep fio`` and the UI's detached driver (orchestration/sweep_driver.py)."""
+    data_dir = Path(data_dir)
+    stopping = stopping or threading.Event()
+    outcome = SweepOutcome(group_id, plan)
     try:
         for walk in plan.curves():
             points: list[LoadPoint] = []
@@ -247,6 +311,7 @@ def run_sweep(
             if outcome.ended is not None:
                 break
     finally:
+        outcome.finished = True
         _record(data_dir, group_id, outcome)
     return outcome
 
@@ -254,7 +319,7 @@ def run_sweep(
 def _record(data_dir: Path, group_id: int, outcome: SweepOutcome, building: Curve | None = None) -> None:
     """The group's result and message as they stand, with the curve still being walked."""
     now = SweepOutcome(outcome.group_id, outcome.plan, [*outcome.curves, *([building] if building else [])])
-    now.ended, now.left_out = outcome.ended, outcome.left_out
+    now.ended, now.left_out, now.finished = outcome.ended, outcome.left_out, outcome.finished
     with Store.open(data_dir) as store:
         store.set_group_result(group_id, now.result())
         store.set_group_message(group_id, _message(now))

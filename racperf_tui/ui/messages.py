@@ -18,6 +18,7 @@ from textual.message import Message
 
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import MetricSpec
+from racperf_tui.core.disks.iostat_math import IostatRow
 from racperf_tui.core.store import GroupRecord, RunRecord
 from racperf_tui.orchestration.calibration_watch import CalibrationRun
 
@@ -100,6 +101,8 @@ class RunsSnapshot:
     group_iops: Mapping[int, float] = field(default_factory=dict)
     #: a run group's nodes in the order they were named (the cluster file's for ``--nodes all``)
     group_nodes: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    #: the run groups that are sweeps (their row opens the sweep view)
+    sweeps: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -164,6 +167,48 @@ class GroupUpdate(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, GroupUpdate) and message.snapshot.group_id == self.snapshot.group_id
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSnapshot:
+    """A sweep as its view shows it: its group (the plan in its config), its result so far
+    (the curves built point by point, the knee, why it ended: orchestration/sweep.py), its
+    points' runs (oldest first), the point running now and its newest sample's metrics, the
+    target devices' latest iostat rows (a sweep on this machine), whether its detached driver
+    still walks it. ``error`` says why it cannot be read."""
+
+    group_id: int
+    group: GroupRecord | None = None
+    result: Mapping[str, Any] | None = None
+    runs: tuple[RunRecord, ...] = ()
+    current: RunRecord | None = None
+    current_metrics: Mapping[str, float] = field(default_factory=dict)
+    devices: tuple[IostatRow, ...] = ()
+    driver_alive: bool = False
+    error: str = ""
+
+    @property
+    def walking(self) -> bool:
+        """The sweep may still add a point: its result is not final and a driver or a point runs."""
+        final = bool(self.result and self.result.get("finished"))
+        return not final and (self.driver_alive or self.current is not None)
+
+
+@dataclass
+class SweepUpdate(Message):
+    """The latest state of a sweep; supersedes an older one of the same sweep still queued."""
+
+    snapshot: SweepSnapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SweepUpdate) and message.snapshot.group_id == self.snapshot.group_id
+
+
+@dataclass(frozen=True, slots=True)
+class SweepLaunched:
+    """What the sweep form closes with: the sweep's group (the Runs tab opens its view)."""
+
+    group_id: int
 
 
 @dataclass

@@ -129,11 +129,14 @@ async def judge_then_launch(
     status: Static,
     *,
     target: str | None = None,
-) -> int | None:
+    start: Callable[[dict[str, Any]], Any] | None = None,
+) -> Any:
     """The launch every form shares: the write guard judges the run off the event loop, each
     refused device needs its name typed (ConfirmDestructive: the override names exactly those
     devices, as ``destructive_targets``), then the run starts. Returns its id, or None with
-    the reason in ``status``. Call from a worker (the dialogs are awaited)."""
+    the reason in ``status``. Call from a worker (the dialogs are awaited). ``start(config)``
+    starts something else than one run once judged (a sweep, judged on its first point's
+    config): off the event loop, its return value returned."""
     try:
         judged = await asyncio.to_thread(judge_run, module, tool, config)
         touches_storage = bool(judged.invocation.targets)
@@ -155,6 +158,8 @@ async def judge_then_launch(
         status.update("not started: the kernel's protections are missing here")
         return None
     try:
+        if start is not None:
+            return await asyncio.to_thread(start, config)
         return await asyncio.to_thread(
             launch_run, tool, config, data_dir=resolve_data_dir(data_dir), target=target or None
         )

@@ -27,6 +27,10 @@ from textual.worker import get_current_worker
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import ToolDescription
 from racperf_tui.core.disks.block_devices import block_devices_of
+from racperf_tui.core.disks.iostat_math import IostatRow
+from racperf_tui.core.disks.iostat_sampler import IostatSampler
+from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.remote.cluster import LOCAL_NODE
 from racperf_tui.core.store import GroupNotFound, RunRecord, Store
 from racperf_tui.orchestration.calibration_watch import CalibrationFollower, CalibrationRun
 from racperf_tui.orchestration.run_groups import (
@@ -40,6 +44,8 @@ from racperf_tui.orchestration.run_groups import (
     result_headline,
     start_skew_s,
 )
+from racperf_tui.orchestration.sweep_driver import driver_alive
+from racperf_tui.orchestration.sweep_point import PLAN_KEY, is_sweep
 from racperf_tui.ui.messages import (
     CalibrationUpdate,
     GroupSnapshot,
@@ -51,6 +57,8 @@ from racperf_tui.ui.messages import (
     RunResultLoaded,
     RunsSnapshot,
     RunsUpdate,
+    SweepSnapshot,
+    SweepUpdate,
 )
 from racperf_tui.ui.runs_data import LivePoller, description_of, open_store
 
@@ -95,6 +103,8 @@ class RunsWatch(Watch):
     _sample_devices: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: a group's nodes in their order (a group's record does not change)
     _group_nodes: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: the groups that are sweeps (orchestration/sweep.py): their row opens the sweep view
+    _sweeps: set[int] = field(default_factory=set)
 
     def poll(self, store: Store) -> Message | None:
         if self._first:
@@ -152,7 +162,10 @@ class RunsWatch(Watch):
                 group_iops[run.group_id] = group_iops.get(run.group_id, 0.0) + self._group_iops[run.id]
         for run in runs:
             if run.group_id is not None and run.group_id not in self._group_nodes:
-                self._group_nodes[run.group_id] = tuple(store.get_group(run.group_id).nodes)
+                group = store.get_group(run.group_id)
+                self._group_nodes[run.group_id] = tuple(group.nodes)
+                if is_sweep(group.config):
+                    self._sweeps.add(run.group_id)
         snapshot = RunsSnapshot(
             tuple(runs),
             figures,
@@ -160,6 +173,7 @@ class RunsWatch(Watch):
             self._interrupted,
             group_iops=group_iops,
             group_nodes={run.group_id: self._group_nodes[run.group_id] for run in runs if run.group_id is not None},
+            sweeps=frozenset(self._sweeps),
         )
         # a running run's duration moves every second: the list repaints it
         if snapshot == self._last and not any(not r.state.finished for r in runs):
@@ -287,6 +301,70 @@ def _append(series: dict[str, deque[float]], figures: dict[str, float]) -> None:
 
 
 @dataclass
+class SweepWatch(Watch):
+    """A sweep (the sweep view): its group's result as the driver writes it after each point,
+    the point running now and its newest sample, the target devices' iostat once a second (a
+    sweep on this machine: sampled here, core/disks/iostat_sampler.py), whether its driver is
+    alive. Posts when something changed or once a second; done once the sweep ended (its
+    result final, or no driver and no point running)."""
+
+    group_id: int = 0
+    data_dir: Any = None
+    interval_s: float = 0.25
+    sampler: IostatSampler | None = None
+    _sampled_at: float = 0.0
+    _devices: tuple[IostatRow, ...] = ()
+    _last: SweepSnapshot | None = None
+    _posted_at: float = 0.0
+
+    def poll(self, store: Store) -> Message | None:
+        try:
+            group = store.get_group(self.group_id)
+        except GroupNotFound:
+            self.done = True
+            return SweepUpdate(SweepSnapshot(self.group_id, error=f"no sweep g{self.group_id} in the store"))
+        runs = tuple(store.group_runs(self.group_id))
+        current = next((run for run in reversed(runs) if not run.state.finished), None)
+        newest = store.last_sample(current.id) if current is not None else None
+        alive = driver_alive(resolve_data_dir(self.data_dir), self.group_id)
+        snapshot = SweepSnapshot(
+            self.group_id,
+            group,
+            store.group_result(self.group_id),
+            runs,
+            current,
+            dict(newest[1].metrics) if newest is not None else {},
+            self._sample_devices(group.config, alive or current is not None),
+            alive,
+        )
+        self.done = not snapshot.walking
+        if snapshot == self._last and time.monotonic() - self._posted_at < 1.0:
+            return None
+        self._last, self._posted_at = snapshot, time.monotonic()
+        return SweepUpdate(snapshot)
+
+    def _sample_devices(self, config: dict[str, Any], live: bool) -> tuple[IostatRow, ...]:
+        """The target's devices now (once a second while the sweep walks; the last rows after)."""
+        if not live or time.monotonic() - self._sampled_at < 1.0:
+            return self._devices
+        self._sampled_at = time.monotonic()
+        if self.sampler is None:
+            walk = config.get(PLAN_KEY) or {}
+            nodes = walk.get("nodes") or []
+            local = all(isinstance(n, dict) and n.get("host") == LOCAL_NODE for n in nodes)
+            names = block_devices_of(walk.get("target")) if local else []
+            if not names:
+                return self._devices
+            self.sampler = IostatSampler(devices=names)
+            self.sampler.sample()  # the first report counts since boot: the next is an interval
+            return self._devices
+        report = self.sampler.sample()
+        if report.interval_s > 0:
+            self._devices = tuple(report.rows)
+        return self._devices
+
+
+@dataclass
 class CalibrationWatch(Watch):
     """The CALIBRATE_IO runs running now and their devices (the Cluster tab); posts when
     they changed, the first time too (none)."""
@@ -376,6 +454,9 @@ class StoreWatcher:
 
     def watch_group(self, target: MessagePump, group_id: int, interval_s: float = 0.25) -> GroupWatch:
         return self._add(GroupWatch(target, interval_s, group_id=group_id))
+
+    def watch_sweep(self, target: MessagePump, group_id: int, interval_s: float = 0.25) -> SweepWatch:
+        return self._add(SweepWatch(target, interval_s, group_id=group_id, data_dir=self.data_dir))
 
     def watch_calibration(self, target: MessagePump) -> CalibrationWatch:
         return self._add(CalibrationWatch(target))
@@ -474,6 +555,8 @@ def _unreadable(watch: Watch, text: str) -> Message | None:
         return RunResultLoaded(watch.run_id, None, None, (), text)
     if isinstance(watch, GroupWatch):
         return GroupUpdate(GroupSnapshot(watch.group_id, error=text))
+    if isinstance(watch, SweepWatch):
+        return SweepUpdate(SweepSnapshot(watch.group_id, error=text))
     return None
 
 

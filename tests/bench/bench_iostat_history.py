@@ -7,7 +7,15 @@ each, consuming every report (rows converted to racperf's column set) without ke
 and prints MB/s of uncompressed text (wall clock, and per CPU second: on a shared machine
 the wall clock counts other processes' time) and the peak resident memory growth.
 
-    .venv/bin/python tests/bench/bench_iostat_history.py [--mb 100] [--devices 64] [--json]
+With ``--files N`` the archive is a directory of N hourly files of one host (OSWatcher's
+``oswiostat/racnode1_iostat_YY.MM.DD.HH00.dat[.gz]``), ``--mb`` in all. With ``--command``
+the command itself is measured too, in a child process whose CPU time and peak RSS come from
+its rusage: ``racperf iostat --from DIR --json`` (every report printed, to /dev/null) and
+``racperf iostat --from DIR --summary`` (every device judged: the saturation rule, the
+percentiles, the hours). ``--mb 2000 --files 20 --command`` is the issue's 2 GB directory.
+
+    .venv/bin/python tests/bench/bench_iostat_history.py [--mb 100] [--devices 64] [--files 1]
+        [--command] [--only plain|gzip] [--json]
 """
 
 from __future__ import annotations
@@ -16,8 +24,11 @@ import argparse
 import datetime as dt
 import gzip
 import json
+import os
 import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,8 +42,10 @@ HEADER = (
 )
 
 
-def write_archive(path: Path, megabytes: float, devices: int) -> int:
-    start = dt.datetime(2020, 6, 1, 10, 0)
+FIRST_HOUR = dt.datetime(2020, 6, 1, 10, 0)
+
+
+def write_archive(path: Path, megabytes: float, devices: int, start: dt.datetime = FIRST_HOUR) -> int:
     rows = [
         f"sd{i:<13} {6.9 + i:7.2f} {222.14 * i:9.2f}     0.39   5.38   12.58    32.21    1.69     57.08     1.36"
         "  44.55    9.61    33.71    0.00      0.00     0.00   0.00    0.00     0.00    0.00    0.00    0.10   0.46"
@@ -66,6 +79,37 @@ def write_archive(path: Path, megabytes: float, devices: int) -> int:
     return path.stat().st_size
 
 
+def write_directory(root: Path, megabytes: float, devices: int, files: int, packed: bool) -> int:
+    """An OSWatcher directory of ``files`` hourly files (gzip-compressed with ``packed``); text bytes."""
+    folder = root / "oswiostat"
+    folder.mkdir(parents=True)
+    total = 0
+    for hour in range(files):
+        start = FIRST_HOUR + dt.timedelta(hours=hour)
+        plain = folder / f"racnode1_iostat_{start:%y.%m.%d.%H}00.dat"
+        total += write_archive(plain, megabytes / files, devices, start)
+        if packed:
+            with open(plain, "rb") as src, gzip.open(plain.with_suffix(".dat.gz"), "wb", compresslevel=6) as dst:
+                shutil.copyfileobj(src, dst)
+            plain.unlink()
+    return total
+
+
+def time_command(path: Path, *options: str) -> tuple[float, float, int]:
+    """(wall s, CPU s, peak RSS kB) of ``racperf iostat --from PATH OPTIONS``, output discarded."""
+    argv = [sys.executable, "-m", "racperf_tui.cli", "iostat", *options, "--from", str(path)]
+    began = time.perf_counter()
+    with open(os.devnull, "w") as sink:
+        child = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE)
+        _pid, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+    elapsed = time.perf_counter() - began
+    if child.returncode != 0:
+        said = child.stderr.read().decode() if child.stderr else ""
+        raise SystemExit(f"{' '.join(argv)}: exit {child.returncode}: {said}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
 def time_read(path: Path) -> tuple[float, float, int, int]:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     began, cpu_began = time.perf_counter(), time.process_time()
@@ -85,35 +129,54 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=float, default=100.0)
     parser.add_argument("--devices", type=int, default=64)
+    parser.add_argument("--files", type=int, default=1, help="hourly files of a directory archive (1: one file)")
+    parser.add_argument("--command", action="store_true", help="also time racperf iostat --from --json / --summary")
+    parser.add_argument("--only", choices=("plain", "gzip"), default=None, help="one of the two archives")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        plain = Path(tmp) / "racnode1_iostat_20.06.01.1000.dat"
-        size = write_archive(plain, args.mb, args.devices)
-        packed = plain.with_suffix(".dat.gz")
-        with open(plain, "rb") as src, gzip.open(packed, "wb", compresslevel=6) as dst:
-            shutil.copyfileobj(src, dst)
-        for label, path in (("plain", plain), ("gzip", packed)):
+        for label in [args.only] if args.only else ["plain", "gzip"]:
+            root = Path(tmp) / label
+            if args.files > 1:
+                size = write_directory(root, args.mb, args.devices, args.files, packed=label == "gzip")
+                path = root
+            else:
+                root.mkdir()
+                path = root / "racnode1_iostat_20.06.01.1000.dat"
+                size = write_archive(path, args.mb, args.devices)
+                if label == "gzip":
+                    with open(path, "rb") as src, gzip.open(path.with_suffix(".dat.gz"), "wb", compresslevel=6) as dst:
+                        shutil.copyfileobj(src, dst)
+                    path.unlink()
+                    path = path.with_suffix(".dat.gz")
             elapsed, cpu, reports, grown_kb = time_read(path)
-            results.append(
-                {
-                    "file": label,
-                    "text_mb": round(size / 1e6, 1),
-                    "seconds": round(elapsed, 2),
-                    "mb_per_s": round(size / 1e6 / elapsed, 1),
-                    "mb_per_cpu_s": round(size / 1e6 / cpu, 1),
-                    "reports": reports,
-                    "rss_growth_mb": round(grown_kb / 1024, 1),
-                }
-            )
+            measured = [("read_history", elapsed, cpu, f"peak RSS growth {grown_kb / 1024:.1f} MB", reports)]
+            if args.command:
+                for mode in ("--json", "--summary"):
+                    wall, child_cpu, peak_kb = time_command(path, mode)
+                    measured.append((f"iostat {mode}", wall, child_cpu, f"peak RSS {peak_kb / 1024:.1f} MB", reports))
+            for what, wall, used, memory, count in measured:
+                results.append(
+                    {
+                        "file": label,
+                        "what": what,
+                        "text_mb": round(size / 1e6, 1),
+                        "seconds": round(wall, 2),
+                        "mb_per_s": round(size / 1e6 / wall, 1),
+                        "mb_per_cpu_s": round(size / 1e6 / used, 1),
+                        "reports": count,
+                        "memory": memory,
+                    }
+                )
     if args.json:
         print(json.dumps(results))
     else:
         for r in results:
             print(
-                f"{r['file']:>5}: {r['text_mb']} MB of text, {r['reports']} reports in {r['seconds']} s = "
-                f"{r['mb_per_s']} MB/s ({r['mb_per_cpu_s']} MB per CPU second); peak RSS growth {r['rss_growth_mb']} MB"
+                f"{r['file']:>5} {r['what']:<16}: {r['text_mb']} MB of text, {r['reports']} reports in "
+                f"{r['seconds']} s = "
+                f"{r['mb_per_s']} MB/s ({r['mb_per_cpu_s']} MB per CPU second); {r['memory']}"
             )
 
 

@@ -95,10 +95,3 @@ def test_problems_named_on_stderr_exit_1_reports_kept(tmp_path: Path) -> None:
 def test_an_interval_is_a_usage_error() -> None:
     proc = racperf_iostat("1", "2", "--from", HISTORY / "sysstat-7.0-x-sectors.txt")
     assert proc.returncode == 2 and "no interval or count" in proc.stderr
-
-
-def test_saturation_with_an_archive_is_said_not_ignored() -> None:
-    proc = racperf_iostat("--saturation", "--from", HISTORY / "sysstat-7.0-x-sectors.txt")
-    assert proc.returncode == 2
-    assert proc.stderr.strip().endswith("--saturation judges live samples; it does not read --from archives yet")
-    assert proc.stdout == ""

@@ -106,7 +106,8 @@ def test_fixtures_and_text_output(bench_tree: Path) -> None:
         cwd=REPO,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("randread 4k, iodepth rising") == 2 and "IOPS against iodepth" in done.stdout
+    assert done.stdout.count("randread 4k, iodepth rising") == 2 and " IOPS by iodepth" in done.stdout
+    assert "<- knee" in done.stdout  # the chart marks it
     assert "knee: " in done.stdout and "highest IOPS with p99 under 50 ms" in done.stdout
     assert "\x1b[" not in done.stdout  # plain text, no colours
     # the fixtures: one randrw 8k point and one randread 4k point alone make no curve

@@ -55,3 +55,7 @@ def is_root() -> bool:
 
 needs_root = pytest.mark.skipif(not is_root(), reason="needs root")
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed")
+#: Debian's chromium (the Makefile's APT_PACKAGES): a report rendered in a real browser
+needs_chromium = pytest.mark.skipif(
+    shutil.which("chromium") is None, reason="chromium not installed (apt-get install chromium: make system-deps)"
+)

@@ -20,11 +20,16 @@ from functools import cache
 
 import pytest
 
-from tests.helpers import needs_fio, needs_root, racperf_cmd
+from tests.helpers import needs_chromium, needs_fio, needs_root, racperf_cmd
 from tests.helpers.loopdev import needs_loop
 
 #: the skip markers that say what a test needs, and the marker each gives it
-SKIP_NEEDS = ((needs_loop.mark, "needs_loop"), (needs_fio.mark, "needs_fio"), (needs_root.mark, "root"))
+SKIP_NEEDS = (
+    (needs_loop.mark, "needs_loop"),
+    (needs_fio.mark, "needs_fio"),
+    (needs_root.mark, "root"),
+    (needs_chromium.mark, "needs_chromium"),
+)
 
 #: modules of the standard library whose use is itself the need
 MODULE_NEEDS = {"pty": "pty_ui"}
@@ -33,7 +38,9 @@ MODULE_NEEDS = {"pty": "pty_ui"}
 RACPERF_ARGV = tuple(racperf_cmd())
 
 #: the markers this module derives; the fast lane is the tests with none of them
-DERIVED = frozenset({"needs_sshd", "needs_netns", "needs_loop", "needs_fio", "pty_ui", "subprocess_cli", "root"})
+DERIVED = frozenset(
+    {"needs_sshd", "needs_netns", "needs_loop", "needs_fio", "needs_chromium", "pty_ui", "subprocess_cli", "root"}
+)
 
 
 def _module_of(obj: object) -> str:

@@ -7,6 +7,7 @@ be used, and a link lost mid-run (the remote benchmark gone within 10 s, the sam
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,10 +19,12 @@ import psutil
 import pytest
 
 from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.disks.iostat_record import IOSTAT_STREAM, recorded_iostat
 from racperf_tui.core.remote.cluster import load_cluster, node_of_config
 from racperf_tui.core.remote.ssh import SshTarget
 from racperf_tui.core.remote.ssh_host import SshHost
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.run_conditions import CONDITIONS_STREAM, last_json_object
 from tests.helpers.cluster_helpers import REPO, isolated_home, node_table, racperf, remote_base, remote_runs  # noqa: F401
 from tests.helpers.sshd_helpers import Sshd, _free_port
 
@@ -204,6 +207,35 @@ def test_fio_with_a_read_only_target_on_a_node_is_judged_there_and_runs(
     assert "Traceback" not in done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])["result"]
     assert sum(job["read"]["io_kib"] for job in result["jobs"]) == 1024
+
+
+def test_a_run_on_a_node_records_its_conditions_and_its_devices_iostat(
+    sshd: Sshd, cluster_file: Path, tmp_path: Path
+) -> None:
+    """What a report needs is asked of the node itself (the node is this machine, so its
+    sysfs is the oracle): the kernel, the device under the target, and that device's iostat a
+    second at a time from the node's own diskstats (orchestration/node_iostat.py)."""
+    target = tmp_path / "data.fio"
+    target.write_bytes(b"\0" * (1 << 20))
+    done = racperf(
+        "run", "fio", "--node", "rac1", "--cluster", str(cluster_file), "--data-dir", str(tmp_path / "data"),
+        "--", "--name=r", f"--filename={target}", "--rw=read", "--size=1m", "--time_based", "--runtime=2500ms",
+        "--rate_iops=100",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Store.open(tmp_path / "data", read_only=True) as store:
+        run_id = store.list_runs()[0].id
+        conditions = last_json_object(store.raw_output(run_id, CONDITIONS_STREAM))
+        intervals = recorded_iostat(store.raw_output(run_id, IOSTAT_STREAM))
+    assert conditions is not None
+    st = os.stat(target)
+    devno = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    assert conditions["kernel"] == f"Linux {os.uname().release}"
+    assert conditions["targets"] == [{"path": str(target), "devno": devno}]
+    device = Path(os.path.realpath(f"/sys/dev/block/{devno}")).name
+    assert conditions["devices"][0]["name"] == device
+    assert len(intervals) >= 1, "no interval of the device's iostat recorded"
+    assert all(device in interval.devices and 0.5 < interval.interval_s < 2.5 for interval in intervals)
 
 
 def test_a_node_that_cannot_be_used_says_why_in_one_line(sshd: Sshd, tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from racperf_tui.core.disks.iostat_model import (
 )
 from racperf_tui.ui.app import RacperfApp
 from racperf_tui.ui.screens.help import HelpScreen
-from racperf_tui.ui.tabs.iostat_panel import IostatPanel
+from racperf_tui.ui.tabs.iostat_panel import IostatPanel, alert_lines, first_line
 from racperf_tui.ui.tabs.network_panel import NetworkPanel
 from racperf_tui.ui.widgets.iostat_table import STYLE_LEVEL, IostatTable
 from tests.helpers.dashboard_root import DISKS, LOADS, DiskLoad, ReplayRoot
@@ -194,16 +194,18 @@ async def test_saturated_device_is_flagged_and_explained(root: ReplayRoot) -> No
         assert line_text(panel.table, "sda").startswith(" sda")
         alert = panel.query_one(".iostat-alert")
         assert alert.has_class("-saturated")
-        # every flagged device at once, the saturated first, each since when
+        # every flagged device at once, the saturated first, each since when, each reason
+        # whole (wrapped: the lines take up to half the panel)
         lines = str(alert.render()).splitlines()
         since = time.strftime("%H:%M:%S", time.localtime(sdb.verdict.since))
-        assert (
-            lines[0]
-            == f" ! sdb saturated since {since}: queue full: avgqu-sz 31.5 of its limit 32 (SCSI queue_depth), %util"
-        )
+        assert lines[:2] == [
+            f" ! sdb saturated since {since}: queue full: avgqu-sz 31.5 of its limit 32 (SCSI queue_depth), %util",
+            "   100",
+        ]
         since = time.strftime("%H:%M:%S", time.localtime(sdc.verdict.since))
-        assert lines[1].startswith(f" ! sdc queueing since {since}: queueing: await 40.00 ms")
-        assert alert.size.height == 2
+        assert lines[2].startswith(f" ! sdc queueing since {since}: queueing: await 40.00 ms")
+        assert " ".join(line.strip() for line in lines[2:]).endswith("20.0x its low-load await 2.00 ms")
+        assert alert.size.height == len(lines) <= 4
         # The load drops: the flag holds for two samples (no flicker), goes at the third.
         calm = {"sdb": DiskLoad(read_iops=10, await_ms=1, util_pct=5, avgqu_sz=0.01)}
         advance(panel, root, 2, calm)
@@ -701,3 +703,18 @@ async def test_network_panel_is_made_when_its_tab_is_first_opened(root: ReplayRo
         await pilot.pause()
         assert app.query_one(TabbedContent).active == "network"
         assert list(app.query(NetworkPanel)) == [panel]  # the same one, not a second
+
+
+def test_the_flagged_devices_reasons_are_whole_where_the_lines_allow() -> None:
+    """Every flagged device at once: wrapped whole within the budget; else a line each, cut;
+    else the first ones and the others named."""
+    reason = "queue full: avgqu-sz 31.0 of its limit 32 (SCSI queue_depth), %util 100"
+    texts = [f" ! sd{c} saturated since 06:13:52: {reason}" for c in "abcde"]
+    labels = [f"sd{c}" for c in "abcde"]
+    whole = alert_lines(texts, labels, 80, 10)
+    assert len(whole) == 10 and all(len(line) <= 80 for line in whole)
+    assert whole[0] + " " + whole[1].strip() == texts[0] and whole[1].startswith("   queue_depth)")
+    assert alert_lines(texts, labels, 80, 5) == [first_line(text, 80) for text in texts]
+    cut = alert_lines(texts, labels, 80, 4)
+    assert cut[:3] == [first_line(text, 80) for text in texts[:3]] and cut[3] == " ! +2 more: sdd, sde"
+    assert alert_lines(texts[:1], labels[:1], 200, 4) == texts[:1]

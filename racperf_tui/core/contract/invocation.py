@@ -84,6 +84,24 @@ class Companion:
             raise ValueError(f"companion {self.name}: max_output_bytes must be > 0")
 
 
+def diskstats_companion(name: str, first_after_s: float) -> Companion:
+    """``cat /proc/uptime /proc/diskstats`` on the run's host once a second, one loop for the
+    run (``long_lived``: on a node one channel, so the answers come every second there too),
+    answers not kept as raw output (the whole file a second; what they measured is kept),
+    failures kept. ORION's LUN load and a node run's device iostat read it."""
+    return Companion(
+        name=name,
+        argv=["cat", "/proc/uptime", "/proc/diskstats"],
+        interval_s=1.0,
+        timeout_s=10.0,
+        first_after_s=first_after_s,
+        keep_output=False,
+        long_lived=True,
+        # the whole diskstats of a node with thousands of paths (10,000 devices: about 1.5 MB)
+        max_output_bytes=8 << 20,
+    )
+
+
 @dataclass(frozen=True)
 class Invocation:
     """A planned command.

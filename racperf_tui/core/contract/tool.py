@@ -669,3 +669,19 @@ class PairSpec:
 def metric_table(metrics: Sequence[MetricSpec]) -> Mapping[str, MetricSpec]:
     """key -> spec, for a view that formats samples."""
     return {m.key: m for m in metrics}
+
+
+def parse_setting(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` -> (key, value): JSON numbers / true / false / null / lists, else the text.
+    ValueError when there is no ``=`` or no key."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"--set {text!r}: expected KEY=VALUE, e.g. --set duration_s=30")
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    if isinstance(value, dict):
+        value = raw
+    return key, value

@@ -157,6 +157,14 @@ def _queue_dir_owner(name: str, root: Path) -> str | None:
     return None if disk is None else os.path.join(block, sysfs_name(disk))
 
 
+def selected_scheduler(text: str) -> str | None:
+    """The [selected] one of a queue/scheduler file's text ("none [mq-deadline] kyber")."""
+    text = text.strip()
+    if "[" in text and "]" in text:
+        return text[text.index("[") + 1 : text.index("]")]
+    return text.split()[0] if text else None  # a single scheduler is printed without brackets
+
+
 def read_queue_facts(name: str, root: Path = Path("/")) -> QueueFacts:
     """Queue facts of device `name` (the /proc/diskstats name; '/' becomes '!' in sysfs).
 
@@ -171,11 +179,7 @@ def read_queue_facts(name: str, root: Path = Path("/")) -> QueueFacts:
     scheduler: str | None = None
     try:
         with open(os.path.join(base, "queue/scheduler"), encoding="ascii", errors="replace") as f:
-            text = f.read().strip()
-        if "[" in text and "]" in text:
-            scheduler = text[text.index("[") + 1 : text.index("]")]
-        elif text:
-            scheduler = text.split()[0]  # a single scheduler is printed without brackets
+            scheduler = selected_scheduler(f.read())
     except OSError:
         pass
     hw_queues = list_dir(os.path.join(base, "mq"))

@@ -298,12 +298,12 @@ class SaturationJudge:
         if len(recent) < rules.knee_window or max(s.await_ms for s in recent) < rules.latency_floor_ms:
             return ""  # too few samples, or sub-floor latency (no median can be above the max)
         now_qu = _median([s.avgqu_sz for s in recent])
+        top = _band(now_qu)
+        if top is None:
+            return ""  # next to nothing outstanding (the common case: checked first)
         now_await = _median([s.await_ms for s in recent])
         if now_await < rules.latency_floor_ms:
             return ""  # sub-floor latency: no cue, however flat the throughput
-        top = _band(now_qu)
-        if top is None:
-            return ""
         now_iops = _median([s.iops for s in recent])
         now_mb = _median([s.mb_s for s in recent])
         oldest_tick = self.tick - BAND_MAX_AGE
@@ -332,6 +332,15 @@ class SaturationJudge:
     def _step(self, candidate: int, now: float) -> None:
         """Move the verdict by the streaks (hysteresis) and keep the reason's kind."""
         rules = self.rules
+        streaks = self.streaks
+        if candidate == 0 and self.verdict.level == OK and streaks[1] == 0:
+            # ok, and nothing above ok building up (streaks fall with the rank): only the ok
+            # streak moves; the verdict stays as it is (an archive feeds millions of these)
+            if streaks[0] == 0:
+                self.streak_began[0] = now
+            streaks[0] += 1
+            self.below = 0
+            return
         for rank in range(len(LEVELS)):
             if candidate >= rank:
                 if self.streaks[rank] == 0:

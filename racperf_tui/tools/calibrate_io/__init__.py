@@ -53,6 +53,7 @@ from racperf_tui.core.contract.tool import HOME, RUNS, MetricSpec, ToolDescripti
 from racperf_tui.core.guard.isolated_python import isolated_module_argv
 from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 from racperf_tui.tools.base import OptionsConfig, on_another_node
+from racperf_tui.tools.calibrate_io.rsrc_table import read_table
 from racperf_tui.tools.figures import OutputParseError
 
 if TYPE_CHECKING:
@@ -111,10 +112,6 @@ _REFUSED_RE = re.compile(r"racperf:refused:(?P<name>[a-z_]+)")
 _SESSION_ERROR_RE = re.compile(r"^racperf: (?P<text>.{1,500})$", re.MULTILINE)
 _OUTPUT_RE = re.compile(r"^\s*(?P<key>max_iops|max_mbps|latency)\s*=\s*(?P<value>-?\d+(?:\.\d+)?)\s*$")
 _ORA_RE = re.compile(r"\b(?P<code>(?:ORA-\d{5}|DPY-\d{4})): ?(?P<text>[^\n]{0,300})")
-_ROW_RE = re.compile(
-    r"^(?P<start>\d{2}-[A-Z]{3}-\d{2,4} \d{2}:\d{2}:\d{2})\s+(?P<end>\d{2}-[A-Z]{3}-\d{2,4} "
-    r"\d{2}:\d{2}:\d{2})\s+(?P<nums>(?:\d+(?:\.\d+)?\s*){5})$"
-)
 #: a connect string with a password in it: user/password@...
 _PASSWORD_IN_CONNECT_RE = re.compile(r"^[^@/]*/[^@]*@")
 
@@ -334,8 +331,9 @@ END;""",
         ("heading", "ON"),
         (
             "query",
-            "SELECT TO_CHAR(start_time, 'DD-MON-YYY HH24:MI:SS') start_time, "
-            "TO_CHAR(end_time, 'DD-MON-YYY HH24:MI:SS') end_time,\n"
+            # a four-digit year: Oracle's own examples' 'DD-MON-YYY' prints 2026 as 026
+            "SELECT TO_CHAR(start_time, 'YYYY-MM-DD HH24:MI:SS') start_time, "
+            "TO_CHAR(end_time, 'YYYY-MM-DD HH24:MI:SS') end_time,\n"
             "       max_iops, max_mbps, max_pmbps, latency, num_physical_disks AS disks FROM dba_rsrc_io_calibrate",
         ),
     ]
@@ -665,12 +663,11 @@ def parse_output(text: str) -> dict[str, Any]:
             value = float(figure["value"])
             result[key] = int(value) if key != "latency_ms" and value.is_integer() else value
             continue
-        row = _ROW_RE.match(line)
-        if row:
-            numbers = [float(n) for n in row["nums"].split()]
-            result["start_time"], result["end_time"] = row["start"], row["end"]
-            for key, value in zip(("max_iops", "max_mbps", "max_pmbps", "latency_ms", "num_physical_disks"), numbers):
-                result.setdefault(key, int(value) if value.is_integer() else value)
+    table = read_table(text.splitlines()[:100_000])
+    for key, printed in table.figures.items():
+        result.setdefault(key, printed)  # DBMS_OUTPUT's figures are not rounded: they win
+    if table.warnings:
+        result["warnings"] = table.warnings
     if checks:
         result["checks"] = checks
     for key, found in paths.items():
@@ -688,6 +685,10 @@ def parse_output(text: str) -> dict[str, Any]:
         fix = ORA_FIXES.get(code)
         result["error"] = f"{code}: {error['text'].strip()}" + (f" ({fix})" if fix else "")
     if not any(k in result for k in ("max_iops", "max_mbps", "error")):
+        if table.no_rows:
+            raise OutputParseError(
+                "DBA_RSRC_IO_CALIBRATE: no rows selected (no calibration has completed in this database)"
+            )
         raise OutputParseError(
             "no CALIBRATE_IO figures (max_iops = ..., DBA_RSRC_IO_CALIBRATE row) and no ORA- error in the output"
         )

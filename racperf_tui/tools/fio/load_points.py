@@ -127,6 +127,74 @@ class LoadPoint:
         return out
 
 
+#: the keys of :meth:`LoadPoint.to_json` that are worked out, not kept
+_DERIVED = frozenset({"configured_depth", "littles_law_outstanding", "note"})
+
+
+def point_from_json(data: Mapping[str, Any]) -> LoadPoint:
+    """A point as :meth:`LoadPoint.to_json` wrote it (a sweep group's result read back);
+    ValueError (LoadPointError) naming what is missing or wrong."""
+    try:
+        device = data.get("device")
+        known = {f for f in LoadPoint.__dataclass_fields__ if f != "extra"}
+        return LoadPoint(
+            rw=str(data["rw"]),
+            bs=str(data["bs"]),
+            iodepth=int(data["iodepth"]),
+            numjobs=int(data["numjobs"]),
+            iops=float(data["iops"]),
+            bw_kib_s=float(data["bw_kib_s"]),
+            lat_mean_us=_optional(data.get("lat_mean_us")),
+            lat_p50_us=_optional(data.get("lat_p50_us")),
+            lat_p99_us=_optional(data.get("lat_p99_us")),
+            percentiles_from=data.get("percentiles_from"),
+            device=None if not isinstance(device, Mapping) else _device_from_json(device),
+            nodes=int(data.get("nodes", 1)),
+            source=str(data.get("source", "")),
+            run_id=None if data.get("run_id") is None else int(data["run_id"]),
+            extra={k: v for k, v in data.items() if k not in known and k not in _DERIVED},
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LoadPointError(f"a sweep point that cannot be read: {exc!r}") from None
+
+
+def _optional(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _device_from_json(data: Mapping[str, Any]) -> DeviceLoad:
+    return DeviceLoad(
+        str(data["name"]), float(data["util_pct"]), _optional(data.get("await_ms")), _optional(data.get("queue"))
+    )
+
+
+def live_figures(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """A point's figures now, from a fio sample's metrics: ``iops`` and ``bw_kib_s`` (the
+    directions added up), ``lat_mean_us``, ``lat_p50_us``, ``lat_p99_us`` (clat, weighted by
+    the directions' IOPS); a figure the sample lacks is left out."""
+    found: dict[str, float] = {}
+    by_direction = {
+        d: float(metrics[f"{d}_iops"]) for d in _DIRECTIONS if isinstance(metrics.get(f"{d}_iops"), (int, float))
+    }
+    if by_direction:
+        found["iops"] = sum(by_direction.values())
+    bandwidth = [
+        float(metrics[f"{d}_bw_kib_s"]) for d in _DIRECTIONS if isinstance(metrics.get(f"{d}_bw_kib_s"), (int, float))
+    ]
+    if bandwidth:
+        found["bw_kib_s"] = sum(bandwidth)
+    for figure, key in (("lat_mean_us", "clat_mean_us"), ("lat_p50_us", "clat_p50_us"), ("lat_p99_us", "clat_p99_us")):
+        pairs = [
+            (float(metrics[f"{d}_{key}"]), iops)
+            for d, iops in by_direction.items()
+            if isinstance(metrics.get(f"{d}_{key}"), (int, float)) and iops > 0
+        ]
+        value = _weighted(pairs)
+        if value is not None:
+            found[figure] = value
+    return found
+
+
 class LoadPointError(ValueError):
     """A report whose load cannot be read (an iodepth that is not a number); says where."""
 

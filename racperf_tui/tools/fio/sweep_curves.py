@@ -10,11 +10,11 @@ Pure: no I/O, no runs; :mod:`load_points` makes the points.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from racperf_tui.tools.fio.load_points import LoadPoint
+from racperf_tui.tools.fio.load_points import LoadPoint, LoadPointError, point_from_json
 
 #: the gain in IOPS that still counts as "more load gives more"
 KNEE_GAIN_TEXT = "10 %"
@@ -157,3 +157,20 @@ def curves_of(points: Iterable[LoadPoint], ceiling_p99_us: float | None = None) 
                 if len({getattr(p, varying) for p in line}) >= 2:
                     curves.append(curve_along(line, varying, ceiling_p99_us))
     return curves
+
+
+def curve_from_json(data: Mapping[str, Any]) -> Curve:
+    """A curve as :meth:`Curve.to_json` wrote it (a sweep group's result read back); ValueError
+    (LoadPointError) naming what cannot be read."""
+    try:
+        return Curve(
+            rw=str(data["rw"]),
+            bs=str(data["bs"]),
+            varying=str(data["varying"]),
+            fixed={str(k): int(v) for k, v in dict(data["fixed"]).items()},
+            points=tuple(point_from_json(p) for p in data["points"]),
+            ceiling_p99_us=None if data.get("ceiling_p99_us") is None else float(data["ceiling_p99_us"]),
+            stopped=data.get("stopped"),
+        )
+    except (KeyError, TypeError) as exc:
+        raise LoadPointError(f"a sweep curve that cannot be read: {exc!r}") from None

@@ -530,6 +530,10 @@ class OrionLiveModel:
                     f"large {partial.large}) partly: {partial.figures.seconds:.0f} s of {planned:.0f}"
                 )
             return f"ORION {'stopped' if self.stopped else 'finished'}: {text}"
+        if (not self.point or not self.points) and self.completed:
+            # no point's window open after some were measured: its last point ended (ORION
+            # writes its results), or the LUNs idle between two points
+            return f"{len(self.completed)} of {len(self.points)} data points measured; no point running now"
         if not self.point or not self.points:
             return "waiting for ORION's first data point"
         small, large = self.loads_of(self.point) or (0, 0)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from racperf_tui.core.contract.events import Sample
-from racperf_tui.core.contract.invocation import Companion
+from racperf_tui.core.contract.invocation import diskstats_companion
 from racperf_tui.core.disks.block_devices import dm_names
 from racperf_tui.core.disks.diskstats import DiskSnapshot, snapshot_from_text
 from racperf_tui.tools.orion.config import OrionConfig, orion_config
@@ -47,21 +47,8 @@ PROGRESS_INTERVAL_S = 1.0
 
 
 #: read on ORION's own host (the supervisor runs a companion where the benchmark runs, local or
-#: over SSH) once a second: the uptime on the first line, then the diskstats. Its answers are
-#: not kept as raw output (the whole file each second; the samples keep the LUNs' figures),
-#: its failures are. One loop for the run (``long_lived``): on a node one channel, not one a
-#: second, so the answers come every second there too.
-DISKSTATS_COMPANION = Companion(
-    name="diskstats",
-    argv=["cat", "/proc/uptime", "/proc/diskstats"],
-    interval_s=1.0,
-    timeout_s=10.0,
-    first_after_s=0.5,
-    keep_output=False,
-    long_lived=True,
-    # the whole diskstats of a node with thousands of paths (10,000 devices: about 1.5 MB)
-    max_output_bytes=8 << 20,
-)
+#: over SSH) once a second: the uptime on the first line, then the diskstats
+DISKSTATS_COMPANION = diskstats_companion("diskstats", first_after_s=0.5)
 
 
 def live_model(config: Mapping[str, Any] | OrionConfig, luns: list[LunDevices]) -> OrionLiveModel:

@@ -24,6 +24,7 @@ from racperf_tui.core.contract.events import Sample
 from racperf_tui.core.contract.tool import ResultTable, ToolDescription
 from racperf_tui.core.store import RunRecord
 from racperf_tui.core.units import format_duration
+from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.messages import RunResultLoaded
 from racperf_tui.ui.runs_data import description_of, where_it_ran
 from racperf_tui.ui.shown import markup
@@ -51,6 +52,9 @@ class ResultView(Screen[None]):
         Binding("escape,q", "close", "Back", tooltip="Back to the runs list"),
         Binding("left", "previous_tab", "Prev tab", show=False, tooltip="Previous tab (Summary, Charts, Details...)"),
         Binding("right", "next_tab", "Next tab", show=False, tooltip="Next tab"),
+        Binding(
+            "e", "export_report", "Report", show=False, tooltip="Write this run's report (HTML, data dir's reports/)"
+        ),
     ]
 
     def __init__(self, data_dir: Any, run_id: Any) -> None:
@@ -210,6 +214,9 @@ class ResultView(Screen[None]):
     # ---- actions ---------------------------------------------------------------------------
     def action_close(self) -> None:
         self.dismiss()
+
+    def action_export_report(self) -> None:
+        deferred("report_export").write_report(self, self.data_dir, [int(self.run_id)])
 
     def _switch_tab(self, step: int) -> None:
         tabs = self.query(TabbedContent)

@@ -8,6 +8,7 @@ sampler re-reads the last root on every tick, so a root kept updated by somethin
 
 from __future__ import annotations
 
+import textwrap
 import time
 from pathlib import Path
 
@@ -39,7 +40,8 @@ MIN_REPORT_INTERVAL_S = 0.01
 FACTS_REFRESH_S = 30.0
 
 
-#: Lines under the table that list the flagged devices (the last says how many more).
+#: Lines under the table that list the flagged devices at least (the last says how many
+#: more); up to half the panel's height when their reasons need them.
 ALERT_LINES = 4
 
 #: where a queue limit comes from, in the few letters a narrow detail line has
@@ -54,6 +56,20 @@ def first_line(text: str, width: int) -> str:
         return text
     cut = text.rfind(" ", 0, width + 1)
     return text[:width] if cut <= 0 else text[:cut].rstrip()
+
+
+def alert_lines(texts: list[str], labels: list[str], width: int, budget: int) -> list[str]:
+    """The flagged devices' lines in at most ``budget`` lines of ``width``: each text whole
+    (wrapped, its continuation indented) when they all fit; else one line each, cut at a
+    word; else the first ones and '+N more: names' on the last line."""
+    wrapped = [textwrap.wrap(text, width, subsequent_indent="   ") or [""] for text in texts]
+    if sum(len(lines) for lines in wrapped) <= budget:
+        return [line for lines in wrapped for line in lines]
+    if len(texts) <= budget:
+        return [first_line(text, width) for text in texts]
+    shown = budget - 1
+    more = f" ! +{len(texts) - shown} more: {', '.join(labels[shown:])}"
+    return [first_line(text, width) for text in texts[:shown]] + [first_line(more, width)]
 
 
 class IostatPanel(Vertical):
@@ -383,14 +399,11 @@ class IostatPanel(Vertical):
         if self.error_text:
             text = f" [red]{escape(self.error_text)}[/]"
         elif flagged:
-            # Every flagged device at once, one line each, the worst first; what does not
-            # fit in ALERT_LINES is named on the last line.
-            shown = flagged if len(flagged) <= ALERT_LINES else flagged[: ALERT_LINES - 1]
-            lines = [first_line(f" ! {state.flag_text()}", width) for state in shown]
-            if len(shown) < len(flagged):
-                names = ", ".join(state.label for state in flagged[len(shown) :])
-                lines.append(first_line(f" ! +{len(flagged) - len(shown)} more: {names}", width))
-            text = escape("\n".join(lines))
+            # Every flagged device at once, the worst first, each reason whole where the
+            # lines allow (up to half the panel's height)
+            budget = max(ALERT_LINES, (self.size.height or 24) // 2)
+            texts = [f" ! {state.flag_text()}" for state in flagged]
+            text = escape("\n".join(alert_lines(texts, [state.label for state in flagged], width, budget)))
         else:
             rules = model.rules
             text = f" no saturation ({rules.describe()})"

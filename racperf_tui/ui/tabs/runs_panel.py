@@ -30,13 +30,14 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.remote.cluster import LOCAL_NODE
 from racperf_tui.core.store import RunRecord
 from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.run_groups import group_state
 from racperf_tui.orchestration.saturation_watch import load_of
-from racperf_tui.ui.deferred import deferred
+from racperf_tui.ui.deferred import deferred, deferred_if_loaded
 from racperf_tui.ui.dialogs.text_prompt import TextPrompt
-from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate
+from racperf_tui.ui.messages import RunLaunched, RunsSnapshot, RunsUpdate, SweepLaunched
 from racperf_tui.ui.run_actions import confirm_and_stop
 from racperf_tui.ui.run_edits import ask_words, confirm_and_delete
 from racperf_tui.ui.runs_data import where_it_ran
@@ -134,6 +135,9 @@ class RunsPanel(Vertical):
         ),
         Binding(
             "p", "replay_run", "Replay", show=False, tooltip="Play the highlighted ended run (or group) back as it ran"
+        ),
+        Binding(
+            "e", "export_report", "Report", show=False, tooltip="The marked runs' report, or the highlighted one's"
         ),
     ]
 
@@ -258,13 +262,14 @@ class RunsPanel(Vertical):
         """Close the run views on top of the dashboard (the runs go on: they are the store's),
         remembering the top one's run for the Runs tab; False when the screen on top is
         something else (a dialog, the form), which keeps its keys."""
-        views = (deferred("run_view").RunView, deferred("result_view").ResultView, deferred("group_view").GroupView)
+        groups = (deferred("group_view").GroupView, *_sweep_views())
+        views = (deferred("run_view").RunView, deferred("result_view").ResultView, *groups)
         if not isinstance(self.app.screen, views):
             return False
         screen = self.app.screen
-        self._run_set_aside = screen.run_id if not isinstance(screen, views[2]) else None
+        self._run_set_aside = screen.run_id if not isinstance(screen, groups) else None
         while isinstance(self.app.screen, views):
-            if isinstance(self.app.screen, views[2]):
+            if isinstance(self.app.screen, groups):
                 self._group_set_aside = self.app.screen.group_id
             self.app.pop_screen()
         return True
@@ -333,12 +338,22 @@ class RunsPanel(Vertical):
             *self._mark_cells(None),
             Text(f"g{group_id}", style=style),
             Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
-            Text(_short_target(f"{len(members)} nodes: {nodes}", target_width), no_wrap=True),
+            Text(_short_target(self._group_target(group_id, members, nodes), target_width), no_wrap=True),
             Text(("● " if live else "") + (state.value if state else "?"), style=style),
             _started_text(started, wide=self._widths is not None and self._widths[2] == STARTED_WIDTHS[1]),
             format_duration(max(run.duration_s for run in members)),
             _group_figure(self.snapshot.group_iops.get(group_id), len(live), len(members)),
         )
+
+    def _group_target(self, group_id: int, members: list[RunRecord], nodes: str) -> str:
+        """A group's target cell: its nodes; a sweep's: its target, nodes and points so far."""
+        if group_id in self.snapshot.sweeps:
+            hosts = ", ".join(dict.fromkeys(plain(run.host) for run in members))
+            points = len(members) // max(1, len(self.snapshot.group_nodes.get(group_id, ())) or 1)
+            where = f" on {hosts}" if hosts != LOCAL_NODE else ""
+            # cut from the left like any target: what it is stays at the end
+            return f"{plain(members[0].target or '?')} (sweep{where}, {points} pt{'s' if points != 1 else ''})"
+        return f"{len(members)} nodes: {nodes}"
 
     def _apply_rows(self, rows: dict[str, tuple[Any, ...]], selected: int | str | None) -> None:
         """Change only the cells that changed; rebuild only when the set or order of runs (or
@@ -414,7 +429,10 @@ class RunsPanel(Vertical):
         """The tool picker, then the chosen tool's form; a launched run opens live."""
 
         def launched(run_id: Any) -> None:
-            if run_id is not None:
+            if isinstance(run_id, SweepLaunched):
+                self.reread()
+                self.open_sweep(run_id.group_id)
+            elif run_id is not None:
                 self.reread()
                 self.open_run(run_id, live=True)
 
@@ -445,12 +463,20 @@ class RunsPanel(Vertical):
             self.open_run(run_id)
 
     def open_group(self, group_id: int) -> None:
-        """The group view: a row per node and the total, each node's run view from there."""
+        """The group view: a row per node and the total, each node's run view from there; a
+        sweep's group: the sweep view."""
+        if group_id in self.snapshot.sweeps:
+            self.open_sweep(group_id)
+            return
         members = [run for run in self.runs.values() if run.group_id == group_id]
         title = f"group {group_id}: {plain(members[0].tool)} on {len(members)} nodes" if members else ""
         self.app.push_screen(
             deferred("group_view").GroupView(self.data_dir, group_id, title=title), lambda _: self.reread()
         )
+
+    def open_sweep(self, group_id: int) -> None:
+        """The sweep view: its curve building, the point running, the knee (running or ended)."""
+        self.app.push_screen(deferred("sweep_view").SweepView(self.data_dir, group_id), lambda _: self.reread())
 
     def open_run(self, run_id: int, live: bool = False) -> None:
         """The live view of a running run (or of one just ``live``-launched, not listed yet),
@@ -477,6 +503,18 @@ class RunsPanel(Vertical):
             self.notify("replay: highlight a run that has ended" if run is None else "it is still running: enter")
             return
         self.app.push_screen(deferred("replay_view").ReplayView(self.data_dir, [run.id]), lambda _: self.reread())
+
+    def action_export_report(self) -> None:
+        """The marked runs' report (the baseline first, as the compare screen has them), else
+        the highlighted run's."""
+        run_id = self.selected_run_id()
+        ids = self._marked_in_order() or ([run_id] if run_id is not None else [])
+        if ids:
+            deferred("report_export").write_report(self, self.data_dir, ids)
+
+    def _marked_in_order(self) -> list[int]:
+        baseline = self._baseline_id()
+        return [baseline, *(run_id for run_id in self.marks if run_id != baseline)] if baseline is not None else []
 
     def action_stop_run(self) -> None:
         group_id = self.selected_group_id()
@@ -663,6 +701,13 @@ class RunsPanel(Vertical):
             ),
             answered,
         )
+
+
+def _sweep_views() -> tuple[type, ...]:
+    """The sweep view's class once it was opened (none of it can be on screen before: its
+    charts' plotext is not imported for a tab switch)."""
+    module = deferred_if_loaded("sweep_view")
+    return (module.SweepView,) if module is not None else ()
 
 
 def _group_figure(iops: float | None, live: int, nodes: int) -> str:

@@ -57,7 +57,7 @@ def render_chart(
     if y_label:
         figure.label(y_label, axis="y")
     if not drawn:
-        return f" {title}: no samples"
+        return f" {title}:\n no samples"
     return heading + "\n" + figure.build().string()
 
 
@@ -68,6 +68,10 @@ class Chart(Static):
     Chart {
         height: 14;
         width: 1fr;
+        /* a title wider than a narrow chart is cut, never wrapped: a wrapped one pushed the
+           x axis's label off the chart (ORION's live charts at 80x24) */
+        text-wrap: nowrap;
+        text-overflow: clip;
     }
     """
 

@@ -209,6 +209,28 @@ def test_each_point_s_figures_come_from_its_own_window() -> None:
         assert point.figures.iops == pytest.approx(500 * point.small)
 
 
+def test_after_its_last_point_orion_is_not_said_to_wait_for_its_first() -> None:
+    """The LUN idle once the last point ended (ORION writes its results): the headline says
+    what was measured, not "waiting for ORION's first data point" (as it did, issue 18)."""
+    config = {"run": "advanced", "lun": ["/dev/sdb"], "num_disks": 1, "matrix": "row", "num_large": 0}
+    config["duration"] = 3
+    model = live_model(config, [LunDevices("/dev/sdb", "sdb")])
+    ios = ticks = 0
+    at = 0.0
+    model.observe(_snapshot(at, sdb=_counters("sdb", ios, 8, ticks)), 1)
+    for number in range(2, 7):
+        for _ in range(3):
+            at += 1.0
+            ios += 500 * (number - 1)
+            ticks += 500 * (number - 1) * 2
+            model.observe(_snapshot(at, sdb=_counters("sdb", ios, 8, ticks)), number)
+    for _ in range(4):  # idle: the last point is over
+        at += 1.0
+        model.observe(_snapshot(at, sdb=_counters("sdb", ios, 8, ticks)), 6)
+    assert [p.number for p in model.completed] == [2, 3, 4, 5, 6] and not model.point
+    assert model.headline() == "5 of 6 data points measured; no point running now"
+
+
 def test_counters_missing_or_no_time_give_no_figures() -> None:
     a = _snapshot(5.0, sdb=_counters("sdb", 10, 8, 10))
     assert orion_live.window_figures(a, a, ["sdb"]) is None

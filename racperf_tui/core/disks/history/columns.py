@@ -173,6 +173,13 @@ def _doubled(kilobytes: float | None) -> float | None:
 def column_set(names: list[str]) -> ColumnSet:
     """The converter of a header (the names after ``Device``/``Device:``)."""
     unknown = [n for n in names if n not in KNOWN_COLUMNS]
+    if "tps" in names and "areq-sz" in names and "r/s" not in names:
+        # sysstat 12's -xs: tps and kB/s of reads, writes and discards together; racperf's
+        # column set splits them and nothing in this layout says how
+        raise UnknownHeader(
+            "iostat -xs (short) layout: tps and kB/s without the read/write split racperf's columns "
+            "need; record with iostat -x (without -s)"
+        )
     if unknown:
         raise UnknownHeader(f"unknown column(s) {' '.join(unknown)}: not an iostat -x layout racperf knows")
     index = {name: i for i, name in enumerate(names)}

@@ -190,7 +190,10 @@ def test_unknown_columns_are_not_read_wrong() -> None:
     with pytest.raises(UnknownHeader, match="tps"):
         column_set("tps kB/s rqm/s await areq-sz aqu-sz %util".split())
     reports, problems = read("xs", (SYSSTAT / "expected.iostat-xs").read_text())
-    assert reports == [] and problems and "not an iostat -x layout" in problems[0].message
+    assert reports == [] and problems
+    assert problems[0].message.startswith("iostat -xs (short) layout: tps and kB/s without the read/write split")
+    with pytest.raises(UnknownHeader, match="not an iostat -x layout"):
+        column_set("r/s w/s rkB/s wkB/s tps %util".split())
 
 
 def test_a_long_line_and_a_long_report_are_linear() -> None:
