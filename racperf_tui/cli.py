@@ -29,6 +29,92 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _replay_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="racperf replay",
+        description="Play recorded runs back through their live views: pause, step, jump, speed; "
+        "two runs side by side in lock-step. Nothing runs.",
+    )
+    parser.add_argument("run_ids", metavar="ID", type=int, nargs="*", help="one run, or two side by side")
+    parser.add_argument("--group", type=int, metavar="ID", default=None, help="a run group instead (its group view)")
+    parser.add_argument("--speed", type=float, default=1.0, help="playback speed (default 1: as recorded)")
+    parser.add_argument("--data-dir", metavar="DIR", default=None, help="where runs are stored")
+    return parser
+
+
+def _replay(argv: list[str]) -> int:
+    """``racperf replay ID [ID] [--speed N]``: the UI, so here and not in commands/."""
+    parser = _replay_parser()
+    args = parser.parse_args(argv)
+    if len(args.run_ids) > 2 or (args.group is None) == (not args.run_ids):
+        parser.error("one run, or two side by side, or --group ID")
+    if args.speed <= 0:
+        parser.error(f"--speed must be > 0, got {args.speed:g}")
+    use_data_dir(args.data_dir)
+    problem = _unreplayable(args.run_ids, args.group, args.data_dir)
+    if problem:
+        print(f"racperf replay: {problem}", file=sys.stderr)
+        return 1
+    from racperf_tui.ui.replay_app import ReplayApp
+
+    app = ReplayApp(args.run_ids, data_dir=args.data_dir, speed=args.speed, group_id=args.group)
+    app.run()
+    return app.return_code or 0
+
+
+def _unreplayable(run_ids: list[int], group_id: int | None, data_dir: str | None) -> str:
+    """Why these runs (or this group) cannot be replayed ('' if they can): said before the
+    screen opens."""
+    from racperf_tui.core.paths import resolve_data_dir
+    from racperf_tui.core.store import GroupNotFound, Store
+
+    with Store.open(resolve_data_dir(data_dir)) as store:
+        if group_id is not None:
+            try:
+                store.get_group(group_id)
+            except GroupNotFound:
+                return f"no run group {group_id} in the store"
+            run_ids = [run.id for run in store.group_runs(group_id)]
+            if not run_ids:
+                return f"run group {group_id} has no runs: nothing to replay"
+        for run_id in run_ids:
+            try:
+                run = store.get_run(run_id)
+            except KeyError:
+                return f"no run {run_id} in the store"
+            if not run.state.finished:
+                return f"run {run_id} is still {run.state.value}: watch it live in the Runs tab"
+            if store.last_sample(run_id) is None:
+                return f"run {run_id} ({run.tool}, {run.state.value}) recorded no samples: nothing to replay"
+    return ""
+
+
+def _archive(paths: list[str], speed: float) -> int:
+    """``racperf --from PATH...``: the archive read first (its problems said on stderr), then
+    its Disks tab and timeline."""
+    if speed <= 0:
+        print(f"racperf: --speed must be > 0, got {speed:g}", file=sys.stderr)
+        return 2
+    from pathlib import Path
+
+    from racperf_tui.core.disks.history.playback import ArchivePlayback
+
+    print(f"racperf: reading {' '.join(paths)} ...", file=sys.stderr)
+    playback = ArchivePlayback.read([Path(p) for p in paths])
+    for problem in playback.problems[:20]:
+        print(f"racperf: {problem}", file=sys.stderr)
+    if len(playback.problems) > 20:
+        print(f"racperf: ... and {len(playback.problems) - 20} more problems", file=sys.stderr)
+    if not playback.frames:
+        print(f"racperf: no iostat report in {' '.join(paths)}", file=sys.stderr)
+        return 1
+    from racperf_tui.ui.archive_app import ArchiveApp
+
+    app = ArchiveApp(playback, " ".join(paths), speed=speed)
+    app.run()
+    return app.return_code or 0
+
+
 def _dashboard_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="racperf",
@@ -36,6 +122,7 @@ def _dashboard_parser() -> argparse.ArgumentParser:
         "Without a subcommand, starts the dashboard.",
         epilog="subcommands: "
         + "; ".join(f"{k}: {v[1]}" for k, v in SUBCOMMANDS.items())
+        + "; replay: play recorded runs back through their live views"
         + ". 'racperf SUBCOMMAND --help' for each.",
     )
     parser.add_argument(
@@ -58,6 +145,16 @@ def _dashboard_parser() -> argparse.ArgumentParser:
         default=None,
         help="the Cluster tab's nodes (default: ~/.config/racperf/cluster.toml)",
     )
+    parser.add_argument(
+        "--from",
+        dest="from_paths",
+        metavar="PATH",
+        nargs="+",
+        default=None,
+        help="the Disks tab on saved iostat -x / sar -d text or an OSWatcher/ExaWatcher archive, "
+        "with a timeline (read only: nothing is started)",
+    )
+    parser.add_argument("--speed", type=float, default=1.0, help="--from: playback speed (default 1)")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
 
@@ -75,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "replay":
+        return _replay(argv[1:])
     if argv and argv[0] in SUBCOMMANDS:
         module_name, help_text = SUBCOMMANDS[argv[0]]
         module = importlib.import_module(module_name)
@@ -93,6 +192,8 @@ def _dispatch(argv: list[str] | None) -> int:
 
         print(f"racperf {__version__}")
         return 0
+    if args.from_paths:
+        return _archive(args.from_paths, args.speed)
     use_data_dir(args.data_dir)
     from racperf_tui.ui.app import RacperfApp
 

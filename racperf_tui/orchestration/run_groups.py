@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.invocation import ToolNotFound
@@ -392,12 +392,23 @@ class GroupEvent:
     interval: GroupInterval | None = None
 
 
+class GroupRecords(Protocol):
+    """What a group's view reads of its records: the store, or a replay's recording of them
+    up to a moment (ui/replay_data.py)."""
+
+    def mark_interrupted_runs(self) -> list[int]: ...
+    def get_group(self, group_id: int) -> GroupRecord: ...
+    def group_runs(self, group_id: int) -> list[RunRecord]: ...
+    def samples(self, run_id: int, after_seq: int = 0) -> list[tuple[int, Sample]]: ...
+    def result(self, run_id: int) -> dict[str, Any] | None: ...
+
+
 class GroupFollower:
     """A group's samples from the store as they are recorded: :meth:`poll` gives what is new
     (each node's samples, then each wall-clock second that became complete). Create and poll
     it on one thread (SQLite connections stay on theirs)."""
 
-    def __init__(self, store: Store, group_id: int) -> None:
+    def __init__(self, store: GroupRecords, group_id: int) -> None:
         self.store = store
         self.group: GroupRecord = store.get_group(group_id)
         self.description = _description_or_none(self.group.tool)

@@ -98,26 +98,36 @@ class LivePoller:
             self._description = description_of(self._run.tool)
         for seq, sample in self._store.samples(self.run_id, after_seq=self.after_seq):
             self.after_seq = max(self.after_seq, seq)
-            self.samples_seen += 1
-            self.last_t = sample.t
-            self.last_extra = dict(sample.extra)
-            self.recent.append(sample)
-            for key, value in sample.metrics.items():
-                if value is None:
-                    continue
-                self.series.setdefault(key, deque(maxlen=self.history)).append(float(value))
-                self.current[key] = float(value)
+            self.take(sample)
         episodes = recorded_episodes(self._store.raw_output(self.run_id, EPISODES_STREAM))
         foreign = self._store.raw_output(self.run_id, FOREIGN_IO_STREAM).strip().splitlines()
         self.saturation = (*episodes_text(episodes), *foreign[-1:])
         self._last_state, self._last_state_at = self.state(), time.monotonic()
         return self._last_state
 
-    def state(self) -> LiveRunState:
-        """The latest state as an immutable snapshot (new lists, safe to hand to the UI)."""
+    def take(self, sample: Sample) -> None:
+        """One more sample into the series (the store's next, or a replay's: ui/replay.py)."""
+        self.samples_seen += 1
+        self.last_t = sample.t
+        self.last_extra = dict(sample.extra)
+        self.recent.append(sample)
+        for key, value in sample.metrics.items():
+            if value is None:
+                continue
+            self.series.setdefault(key, deque(maxlen=self.history)).append(float(value))
+            self.current[key] = float(value)
+
+    def replaying(self, run: RunRecord, description: ToolDescription, saturation: tuple[str, ...]) -> None:
+        """Show ``run`` as recorded, fed by :meth:`take` instead of the store (a replay)."""
+        self._run, self._description, self.saturation = run, description, saturation
+
+    def state(self, now: float | None = None) -> LiveRunState:
+        """The latest state as an immutable snapshot (new lists, safe to hand to the UI).
+        ``now``: the wall-clock time it is shown at (a replay's: the run's start plus the
+        frame's time), else the present."""
         run = self._run
         description = self._description or ToolDescription()
-        now = time.time()
+        now = time.time() if now is None else now
         elapsed = None
         if run is not None:
             elapsed = (run.ended_at or now) - run.started_at

@@ -36,6 +36,7 @@ from racperf_tui.orchestration.calibration_watch import CalibrationFollower, Cal
 from racperf_tui.orchestration.run_groups import (
     RESULT_FIGURES,
     GroupFollower,
+    GroupRecords,
     headline_figures,
     in_node_order,
     node_figures,
@@ -256,6 +257,10 @@ class GroupWatch(Watch):
     _posted_at: float = 0.0
 
     def poll(self, store: Store) -> Message | None:
+        return self.read(store)
+
+    def read(self, store: GroupRecords) -> Message | None:
+        """The group's update from ``store`` (the store, or a replay's recording of it)."""
         if self.follower is None:
             try:
                 self.follower = GroupFollower(store, self.group_id)
@@ -461,6 +466,10 @@ class StoreWatcher:
 
     def unfinished_runs(self, target: MessagePump, callback: Callable[[list[RunRecord]], None]) -> UnfinishedWatch:
         return self._add(UnfinishedWatch(target, 0.0, callback=callback))
+
+    def watch(self, watch: Watch) -> Watch:
+        """A subscription of a view's own kind (a replay's recording: ui/replay_data.py)."""
+        return self._add(watch)
 
     def unwatch(self, target: MessagePump) -> None:
         """End every subscription of ``target`` (call it when the view goes away)."""

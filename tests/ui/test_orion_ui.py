@@ -25,6 +25,7 @@ from racperf_tui.tools import orion
 from racperf_tui.tools.orion.live import LunDevices, OrionLiveModel
 from racperf_tui.tools.orion.stream import live_model
 from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
+from racperf_tui.ui.screens.replay_view import ReplayView
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.tool_form import ToolForm
@@ -245,6 +246,25 @@ async def test_the_live_view_shows_the_point_and_its_outstanding_ios(
             await wait_until(pilot, lambda: reopened.view is not None, 10, "the reopened panel")
             assert reopened.view is not None and reopened.view.points == (point,)
             assert reopened.view.headline.startswith("ORION finished: 1 of 1 data points")
+        # replayed (racperf replay): ORION's panel at each step draws that step's record
+        with Store.open(data_dir) as store:
+            samples = [s for _, s in store.samples(run_id)]
+        replay = OneScreenApp(ReplayView(str(data_dir), [run_id], play=False))
+        async with replay.run_test(size=(100, 30)) as pilot:
+            view = replay.screen
+            assert isinstance(view, ReplayView)
+            await wait_until(pilot, lambda: view.shown[0] is not None and view.bodies[0].panels, 10, "the replay")
+            middle = next(i for i, s in enumerate(samples) if (s.extra.get("orion_live") or {}).get("outstanding"))
+            for _ in range(middle):
+                await pilot.press("full_stop")
+            await pilot.pause()
+            replayed = view.bodies[0].query_one(OrionLivePanel)
+            assert replayed.view is not None
+            assert replayed.view.headline == samples[middle].extra["orion_live"]["headline"]
+            await pilot.press("end")
+            await pilot.pause()
+            assert replayed.view.points == (point,)
+            assert replayed.view.headline.startswith("ORION finished: 1 of 1 data points")
     finally:
         subprocess.run(["losetup", "-d", lun], capture_output=True)
 

@@ -1008,6 +1008,7 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
             "    a  Write a note on the highlighted run",
             "    d  Delete the marked runs, or the highlighted one (asks)",
             "    /  Show only runs of a tool, node or label (tool:fio node:rac1 label:x)",
+            "    p  Play the highlighted ended run (or group) back as it ran",
             "    e  The marked runs' report, or the highlighted one's",
             "Everywhere",
             "   ^q  Quit, from anywhere (a text field too)",

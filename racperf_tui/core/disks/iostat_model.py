@@ -339,19 +339,23 @@ def sparkline(values: list[float], width: int, scale_max: float | None) -> str:
     if width <= 0:
         return ""
     shown = values[-width:]
-    top = scale_max if scale_max is not None else max(shown, default=0.0)
+    top = scale_max if scale_max is not None else max((v for v in shown if v == v), default=0.0)
     if top <= 0:
         top = 1.0
     last = len(SPARK_BLOCKS) - 1
     factor = last / top
     blocks = SPARK_BLOCKS
     # Rates are never negative; values above a fixed top (a rounding 100.01 %) clamp.
-    chars = "".join([blocks[min(int(value * factor + 0.5), last)] for value in shown])
+    # a figure an archive does not carry is NaN (core/disks/history/playback.py): no block
+    chars = "".join([blocks[min(int(value * factor + 0.5), last)] if value == value else " " for value in shown])
     return chars.rjust(width)
 
 
 def format_number(value: float, width: int, decimals: int = 2) -> str:
-    """Right-aligned in ``width``: fewer decimals, then k/M/G suffixes, before overflowing."""
+    """Right-aligned in ``width``: fewer decimals, then k/M/G suffixes, before overflowing;
+    '-' for NaN (a figure an archive does not carry)."""
+    if value != value:
+        return "-".rjust(width)
     for places in range(decimals, -1, -1):
         text = f"{value:.{places}f}"
         if len(text) <= width:

@@ -142,13 +142,13 @@ class GroupView(Screen[None]):
         ended = [run.ended_at for run in snapshot.runs if run.ended_at is not None]
         parts = [f"{len(snapshot.runs)} nodes", "[$success]running[/]" if live else "ended"]
         if started is not None:
-            until = max(ended) if ended and not live else time.time()
+            until = max(ended) if ended and not live else self.now()
             parts.append(f"elapsed {format_duration(until - started)}")
         parts.append(f"{snapshot.intervals} s counted")
         if snapshot.start_skew_s is not None:
             parts.append(f"start skew {snapshot.start_skew_s:.2f} s")
         self._show_status("  ".join(parts))
-        note = markup(snapshot.group.message if snapshot.group is not None else "")
+        note = markup(snapshot.group.message or "" if snapshot.group is not None else "")
         for run in snapshot.runs:
             if run.state in (RunState.FAILED, RunState.INTERRUPTED) or (run.state.finished and run.exit_status):
                 why = run.message or f"exit status {run.exit_status}"
@@ -206,6 +206,10 @@ class GroupView(Screen[None]):
                     if before != after:
                         table.update_cell(key, column_key, after)
         self._rows_shown = rows
+
+    def now(self) -> float:
+        """The time a running group's elapsed runs to (a replay's: the moment it shows)."""
+        return time.time()
 
     def _show_status(self, text: str) -> None:
         if text != self._status_shown:

@@ -14,7 +14,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -47,28 +47,15 @@ class RunProgressBar(ProgressBar):
     _display_eta: reactive[int | None] = reactive[int | None](None, repaint=False)
 
 
-class RunView(Screen[None]):
-    """Live figures of one run, read from the store (the source of truth), never from fio."""
+class LiveRunBody(Vertical):
+    """What the live view shows of one run (title, status, progress, saturation, sparklines,
+    the tool's panels, its jobs), drawn from each :class:`LiveRunState` handed to
+    :meth:`show_live`: the store watcher's for a live run, a replay's for a recorded one
+    (ui/screens/replay_view.py shows two side by side)."""
 
-    HELP_TITLE = "Live run"
-
-    BINDINGS = [
-        Binding("escape,q", "close", "Back", tooltip="Back to the runs list (the run goes on)"),
-        Binding("s", "stop", "Stop run", tooltip="Stop this run (asks first)"),
-        Binding("enter,v", "result", "Result", tooltip="The run's result, once it has ended"),
-    ]
-
-    def __init__(
-        self, data_dir: Any, run_id: Any, title: str = "", poll_interval_s: float = POLL_INTERVAL_S, tool: str = ""
-    ) -> None:
-        """``tool``: the run's tool when the opener knows it, so its sparklines are there
-        before the first poll; else they come with it."""
+    def __init__(self, title: str, tool: str = "") -> None:
         super().__init__()
-        self.data_dir = data_dir
-        self.run_id = run_id
-        self.run_title = title or f"run {run_id}"
-        self.poll_interval_s = poll_interval_s
-        self.live: LiveRunState | None = None
+        self.run_title = title
         #: the metrics the sparklines show, as the tool's description gives them
         self.metrics: tuple[MetricSpec, ...] = tuple(description_of(tool).live_metrics()) if tool else ()
         #: metric key -> its sparkline (no widget ids: a rebuild mounts the new ones while the
@@ -77,12 +64,11 @@ class RunView(Screen[None]):
         #: the tool's own live panels (ui/tool_panels/live_panels.py), once its name is known
         self.tool = tool
         self.panels: list[Widget] = live_panels_for(list(description_of(tool).live_panels)) if tool else []
-        #: monotonic time each update was painted, for the latency benchmark
-        self.painted_at_monotonic: float = 0.0
         #: the texts shown, so an update repaints only what changed
         self._status_shown: str | None = None
         self._jobs_shown: str = ""
         self._saturation_shown: tuple[str, ...] = ()
+        self._newest: LiveRunState | None = None
 
     def compose(self) -> ComposeResult:
         yield Label(self.run_title, id="run-title", markup=False)
@@ -101,26 +87,19 @@ class RunView(Screen[None]):
             yield from self.sparklines.values()
             yield from self.panels
         yield Static("", id="run-jobs")
-        yield Footer()
 
     def _live_note(self) -> str:
         return description_of(self.tool).live_note if self.tool else ""
 
-    def on_mount(self) -> None:
-        store_watcher(self.app, self.data_dir).watch_run(self, self.run_id, self.poll_interval_s)
+    def set_title(self, title: str) -> None:
+        self.run_title = title
+        self.query_one("#run-title", Label).update(title)
 
-    def on_unmount(self) -> None:
-        store_watcher(self.app, self.data_dir).unwatch(self)
-
-    def on_run_live_update(self, message: RunLiveUpdate) -> None:
-        live = message.live
-        # ``live is self.live``: Textual hands a message to the handler of every class in the MRO,
-        # so a subclass overriding this and calling super() (the benchmarks do) repeats it
-        if live.run_id != self.run_id or live is self.live:
-            return
-        self.live = live
+    def show_live(self, live: LiveRunState) -> None:
+        """Draw ``live``: only what changed is repainted."""
+        self._newest = live
         if live.error:
-            self._show_status(f"[$error]{markup(live.error)}[/]")
+            self.show_status(f"[$error]{markup(live.error)}[/]")
             return
         self._show_the_tools_metrics(live)
         self._show_the_tools_panels(live)
@@ -135,7 +114,7 @@ class RunView(Screen[None]):
         parts.append(f"{live.samples_seen} samples")
         if not live.running:
             parts.append("enter: result")
-        self._show_status("  ".join(parts))
+        self.show_status("  ".join(parts))
         if live.progress_pct is not None:
             self.query_one(ProgressBar).update(progress=live.progress_pct)
         if live.saturation != self._saturation_shown:
@@ -148,9 +127,8 @@ class RunView(Screen[None]):
             # the only text here whose height may change (it wraps): this one keeps its layout pass
             self._jobs_shown = jobs
             self.query_one("#run-jobs", Static).update(jobs)
-        self.painted_at_monotonic = time.monotonic()
 
-    def _show_status(self, text: str) -> None:
+    def show_status(self, text: str) -> None:
         """Repaint the one-line status, only if its text changed; its size is fixed in CSS, so
         no layout pass (one per update was most of this view's CPU during a run)."""
         if text != self._status_shown:
@@ -182,9 +160,74 @@ class RunView(Screen[None]):
             if panels:
                 self.query_one("#run-metrics", VerticalScroll).mount_all(panels)
                 self.panels = panels
+                # their own widgets are there once mounted: the newest state is drawn then
+                self.call_after_refresh(lambda: self._show_panels(self._newest or live))
+                return
+        self._show_panels(live)
+
+    def _show_panels(self, live: LiveRunState) -> None:
         for panel in self.panels:
             if isinstance(panel, LivePanel):  # each is (live_panels_for); this tells the type checker
                 panel.show_live(live)
+
+
+class RunView(Screen[None]):
+    """Live figures of one run, read from the store (the source of truth), never from fio."""
+
+    HELP_TITLE = "Live run"
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Back", tooltip="Back to the runs list (the run goes on)"),
+        Binding("s", "stop", "Stop run", tooltip="Stop this run (asks first)"),
+        Binding("enter,v", "result", "Result", tooltip="The run's result, once it has ended"),
+    ]
+
+    def __init__(
+        self, data_dir: Any, run_id: Any, title: str = "", poll_interval_s: float = POLL_INTERVAL_S, tool: str = ""
+    ) -> None:
+        """``tool``: the run's tool when the opener knows it, so its sparklines are there
+        before the first poll; else they come with it."""
+        super().__init__()
+        self.data_dir = data_dir
+        self.run_id = run_id
+        self.run_title = title or f"run {run_id}"
+        self.poll_interval_s = poll_interval_s
+        self.live: LiveRunState | None = None
+        self.body = LiveRunBody(self.run_title, tool)
+        #: monotonic time each update was painted, for the latency benchmark
+        self.painted_at_monotonic: float = 0.0
+
+    @property
+    def sparklines(self) -> dict[str, MetricSparkline]:
+        return self.body.sparklines
+
+    @property
+    def panels(self) -> list[Widget]:
+        return self.body.panels
+
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]:
+        return self.body.metrics
+
+    def compose(self) -> ComposeResult:
+        yield self.body
+        yield Footer()
+
+    def on_mount(self) -> None:
+        store_watcher(self.app, self.data_dir).watch_run(self, self.run_id, self.poll_interval_s)
+
+    def on_unmount(self) -> None:
+        store_watcher(self.app, self.data_dir).unwatch(self)
+
+    def on_run_live_update(self, message: RunLiveUpdate) -> None:
+        live = message.live
+        # ``live is self.live``: Textual hands a message to the handler of every class in the MRO,
+        # so a subclass overriding this and calling super() (the benchmarks do) repeats it
+        if live.run_id != self.run_id or live is self.live:
+            return
+        self.live = live
+        self.body.show_live(live)
+        self.painted_at_monotonic = time.monotonic()
 
     def action_close(self) -> None:
         self.dismiss()

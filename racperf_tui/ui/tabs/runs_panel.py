@@ -134,6 +134,9 @@ class RunsPanel(Vertical):
             "slash", "filter", "Filter", tooltip="Show only runs of a tool, node or label (tool:fio node:rac1 label:x)"
         ),
         Binding(
+            "p", "replay_run", "Replay", show=False, tooltip="Play the highlighted ended run (or group) back as it ran"
+        ),
+        Binding(
             "e", "export_report", "Report", show=False, tooltip="The marked runs' report, or the highlighted one's"
         ),
     ]
@@ -486,6 +489,20 @@ class RunsPanel(Vertical):
             self.app.push_screen(run_view, lambda _: self.reread())
         else:
             self.app.push_screen(deferred("result_view").ResultView(self.data_dir, run_id), lambda _: self.reread())
+
+    def action_replay_run(self) -> None:
+        """The highlighted ended run (or run group) played back through its live view
+        (screens/replay_view, screens/group_replay_view)."""
+        group_id = self.selected_group_id()
+        if group_id is not None:
+            replay = deferred("group_replay_view").GroupReplayView(self.data_dir, group_id)
+            self.app.push_screen(replay, lambda _: self.reread())
+            return
+        run = self.runs.get(self.selected_run_id() or -1)
+        if run is None or not run.state.finished:
+            self.notify("replay: highlight a run that has ended" if run is None else "it is still running: enter")
+            return
+        self.app.push_screen(deferred("replay_view").ReplayView(self.data_dir, [run.id]), lambda _: self.reread())
 
     def action_export_report(self) -> None:
         """The marked runs' report (the baseline first, as the compare screen has them), else

@@ -140,4 +140,12 @@ class MetricSparkline(Horizontal):
             self.query_one(".metric-value", Label).update(value_text, layout=False)
 
     def on_mount(self) -> None:
+        # after the first refresh: a value set while the widget was being mounted (a view
+        # that rebuilds its sparklines for the first sample) was lost to the label's mount
+        self.call_after_refresh(self._repaint_anew)
+
+    def _repaint_anew(self) -> None:
+        if not self.query(Sparkline):
+            return  # removed before that refresh (a view rebuilt its sparklines)
+        self._value_text_shown = None
         self._repaint()
