@@ -81,6 +81,9 @@ class SafetyVerdict:
     reasons: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)
     kernel_name: str | None = None
+    #: the regular file judged, as (st_dev, st_ino) of the descriptor its header was read
+    #: through: the jail binds that file writable and no other (core/guard/devjail.py)
+    identity: tuple[int, int] | None = field(default=None, compare=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -438,12 +441,17 @@ def _check_regular_file(path: str, st: StatLike, root: Path, system: System) -> 
     real = system.realpath(path)
     for loop in _loop_backing_users(root, system, st, {real}):
         reasons.append(f"{path} is the backing file of loop device {loop}; writing it writes that device")
+    identity = (st.st_dev, st.st_ino)
     try:
         reader = system.open_reader(path)
     except OSError as exc:
         reasons.append(f"{path} could not be read to look for an ASM header: {exc.strerror}")
     else:
         try:
+            # the file whose header is read must be the file judged (another user's directory:
+            # a link swapped in between the stat and the open)
+            if reader.identity() not in (None, identity):
+                reasons.append(f"{path} was replaced by another file while the write guard examined it")
             reasons.extend(_signature_reasons(reader, st.st_size, path, asm_only=True))
         finally:
             reader.close()
@@ -451,7 +459,7 @@ def _check_regular_file(path: str, st: StatLike, root: Path, system: System) -> 
     scan = _scan_open_files(root, {key}, trusted_paths={real}, system=system)
     for user in scan.holders.get(key, []):
         reasons.append(f"{path} is held open by process {user}")
-    return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=[])
+    return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=[], identity=identity)
 
 
 def _check_block_device(path: str, st: StatLike, root: Path, system: System) -> SafetyVerdict:

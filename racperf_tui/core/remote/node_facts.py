@@ -220,6 +220,10 @@ class NodeReader:
     def rdev(self) -> int:
         return self.st.st_rdev
 
+    def identity(self) -> tuple[int, int] | None:
+        """None: the node's head and stat are separate answers, not one descriptor's."""
+        return None
+
     def size_bytes(self) -> int:
         if not stat.S_ISBLK(self.st.st_mode):
             return self.st.st_size

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from racperf_tui.core import units
 from racperf_tui.core.contract.invocation import Invocation, ToolNotFound
 from racperf_tui.core.contract.tool import READS, MetricSpec, ResultTable, ToolDescription, options_from_dataclass
+from racperf_tui.core.remote.node_vetting import NodeVetter
 from racperf_tui.tools.base import on_another_node
 from racperf_tui.tools.fio import result_sections as fio_result_sections
 from racperf_tui.tools.fio.config import (
@@ -102,6 +103,10 @@ def fio_on(host: Host | None) -> str:
     where it is missing and how to install it."""
     remote = on_another_node(host)
     fio = host.which("fio") if remote and host is not None else fio_path()
+    if fio is not None and remote and host is not None:
+        # vetted there before anything asks it (its option table, --version, --showcmd): no
+        # unvetted program runs, planning included (here run_briefly vets each program it runs)
+        NodeVetter(host).program(fio, f"fio on {host.name}")
     if fio is not None:
         return fio
     if remote and host is not None:

@@ -108,7 +108,6 @@ def test_the_fio_option_cache_never_writes_through_another_users_link(open_dir: 
     assert after == before, f"root wrote the fio option table into {victim}: {victim.read_bytes()[:60]!r} {done.stderr}"
 
 
-@pytest.mark.xfail(strict=True, reason="hole: another user's data directory lets them swap the judged job file")
 def test_a_data_directory_of_another_user_cannot_swap_the_judged_job_file(open_dir: Path) -> None:
     if not shutil.which("cc"):
         pytest.skip("needs a C compiler for the other user's engine library")
@@ -259,7 +258,6 @@ def test_sqlplus_run_as_root_is_not_handed_the_callers_login_script_path(open_di
     assert str(scripts) not in seen.read_text(), f"sqlplus was told to run {scripts}/login.sql as root"
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a write target in another user's directory is judged, then swapped")
 def test_a_write_target_swapped_for_a_link_after_the_judgement_never_reaches_the_victim(open_dir: Path) -> None:
     """The write guard judges the target's path; the jail binds that path writable later and
     fio opens it later still. In a directory another user can write (an oracle-owned /u02),
@@ -298,12 +296,6 @@ def test_a_write_target_swapped_for_a_link_after_the_judgement_never_reaches_the
     assert digest(victim) == before, f"fio overwrote {victim} through a swapped target (run {len(outcomes)})"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="hole: a job file is screened, then fio's parser reads the path again; reproduced by hand at the "
-    "first try (racperf run fio -- /tmp/x/jobs/job.fio, marker written as root), but this racer has not "
-    "yet caught the --showcmd under pytest, so the test is not strict",
-)
 def test_a_job_file_swapped_after_its_screening_never_reaches_fios_parser(open_dir: Path) -> None:
     """racperf screens a job file (its text, then ``fio --showcmd``) and then has fio's real
     parser (``--parse-only``) read the same path again. In a directory another user can write,
