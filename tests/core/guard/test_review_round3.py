@@ -513,3 +513,47 @@ def test_fio_never_reads_a_job_file_path_again_after_its_screening(
     planned = fio.invocation({"job_file": str(job)})
     assert [j.options.get("ioengine") for j in planned.detail.jobs] == [None]
     assert job.read_text() == bad and not marker.exists()
+
+
+def test_a_write_target_through_proc_or_dev_fd_is_refused_however_it_is_reached(open_dir: Path) -> None:
+    """/proc/PID/fd/N reopens another process's file on that process's mount (writable, past
+    the run's read-only view), and the guard would judge its own descriptor N: refused as
+    written, through /dev/fd, through a link another user planted, through .. and through
+    /proc/PID/root."""
+    victim = asm_file(open_dir / "asm.img")
+    place = _nobodys_dir(open_dir / "u02")
+    with open(victim, "rb") as held:
+        fd = held.fileno()
+        link = place / "data.img"
+        subprocess.run(_as_nobody(["ln", "-s", f"/proc/{os.getpid()}/fd/{fd}", str(link)]), check=True)
+        spelled = [
+            f"/proc/self/fd/{fd}",
+            f"/dev/fd/{fd}",
+            str(link),
+            f"{place}/../../../proc/self/fd/{fd}",
+            f"/proc/{os.getpid()}/root{victim}",
+        ]
+        for path in spelled:
+            verdict = check_write_target(path)
+            assert not verdict.allowed, path
+            assert "a file system of the kernel" in verdict.reasons[0], (path, verdict.reasons)
+
+
+def test_a_fifo_target_is_bound_only_while_it_is_the_judged_one(open_dir: Path) -> None:
+    """A FIFO (or a directory) has nothing to destroy, but the jail binds it writable: the same
+    pin as a file, so a link swapped in for it is never bound."""
+    victim = asm_file(open_dir / "asm.img")
+    before = digest(victim)
+    place = _nobodys_dir(open_dir / "u02")
+    fifo = place / "pipe"
+    os.mkfifo(fifo)
+    verdict = check_write_target(str(fifo))
+    assert verdict.allowed and verdict.identity == (os.stat(fifo).st_dev, os.stat(fifo).st_ino)
+    _swap_for_link(fifo, victim)
+    write = ["sh", "-c", f"printf x | dd of={fifo} conv=notrunc 2>/dev/null"]
+    assert verdict.identity is not None
+    done = subprocess.run(
+        jail_argv(write, [], [str(fifo)], {str(fifo): verdict.identity}), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == EXIT_UNAVAILABLE and "no longer the file the write guard judged" in done.stderr
+    assert digest(victim) == before
