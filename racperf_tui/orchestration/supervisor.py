@@ -225,7 +225,14 @@ class Supervisor:
 
         try:
             host = self._on_host()
-            proc = host.start(planned, directory, merge_stderr=merge_stderr, write_watch=write_watch, argv=argv)
+            proc = host.start(
+                planned,
+                directory,
+                merge_stderr=merge_stderr,
+                write_watch=write_watch,
+                argv=argv,
+                judged=judged.guard.files,
+            )
         except OSError as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=f"cannot start {argv[0]}: {exc}")
             return

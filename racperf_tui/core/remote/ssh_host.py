@@ -683,6 +683,7 @@ class SshHost:
         merge_stderr: bool = False,
         write_watch: WriteWatch | None = None,
         argv: list[str] | None = None,
+        judged: Mapping[str, tuple[int, int]] | None = None,
         grace_s: float = 3.0,
     ) -> RemoteProcess:
         """Start ``argv`` (default: the Invocation's) on the node with its env, cwd and stdin
@@ -715,7 +716,13 @@ class SshHost:
         net = None
         if write_watch is not None:  # the write watch and device jail on the node (core/remote/node_net.py)
             net = NetReport("racperf-" + secrets.token_hex(6))
-            writable = [map_text(t.path) for t in invocation.targets if t.access == WRITE and not t.node]
+            # a file the node's guard judged goes as @DEV:INO:PATH: the node's jail binds that file
+            pins = judged or {}
+            writable = [
+                f"@{pins[t.path][0]}:{pins[t.path][1]}:{map_text(t.path)}" if t.path in pins else map_text(t.path)
+                for t in invocation.targets
+                if t.access == WRITE and not t.node
+            ]
             writable += [f"{remote}/"] + ([f"{cwd}/"] if cwd else [])  # "/": a directory
             command = net_command(command, net.mark, [map_text(t.path) for t in invocation.targets], writable)
         limit = invocation.hard_limit_s + REMOTE_LIMIT_MARGIN_S if invocation.hard_limit_s else None
