@@ -43,6 +43,7 @@ from racperf_tui.core.guard.devjail import EXIT_UNAVAILABLE, jail_argv
 from racperf_tui.core.guard.openfds import LiveSystem
 from racperf_tui.core.guard.safety import check_write_target
 from racperf_tui.tools import fio
+from racperf_tui.tools.fio.scratch import lay_out_write_targets
 from tests.helpers import needs_fio, needs_root, racperf_cmd
 from tests.helpers.loopdev import asm_file
 from tests.helpers.loopdev import sha256_of as digest
@@ -557,3 +558,21 @@ def test_a_fifo_target_is_bound_only_while_it_is_the_judged_one(open_dir: Path) 
     )
     assert done.returncode == EXIT_UNAVAILABLE and "no longer the file the write guard judged" in done.stderr
     assert digest(victim) == before
+
+
+def test_fios_layout_never_grows_a_file_reached_through_another_users_directory(open_dir: Path) -> None:
+    """fio's layout grows a short write target in place before the jail, outside it. In another
+    user's directory the name may be a link to any file by then: left for fio to grow inside
+    the jail (which binds only the judged file); a target in a trusted directory is grown."""
+    victim = open_dir / "victim.img"
+    victim.write_bytes(b"\3" * 4096)
+    place = _nobodys_dir(open_dir / "u02")
+    link = place / "data.img"
+    _swap_for_link(link, victim)
+    theirs = fio.invocation({"extra_args": ["--name=w", f"--filename={link}", "--size=1m", "--rw=write"]})
+    assert lay_out_write_targets(theirs.detail) == []
+    assert victim.stat().st_size == 4096
+    mine = open_dir / "mine.img"
+    mine.write_bytes(b"\3" * 4096)
+    ours = fio.invocation({"extra_args": ["--name=w", f"--filename={mine}", "--size=1m", "--rw=write"]})
+    assert lay_out_write_targets(ours.detail) == [str(mine)] and mine.stat().st_size == 1 << 20
