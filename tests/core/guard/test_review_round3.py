@@ -86,6 +86,21 @@ def _read_file(path: Path) -> Path:
     return path
 
 
+def _engine_library(directory: Path, marker: Path) -> Path:
+    """Another user's fio engine library: its constructor leaves ``marker`` when loaded."""
+    source = directory / "engine.c"
+    source.write_text(
+        "#include <stdio.h>\n"
+        "__attribute__((constructor)) static void ran(void) {\n"
+        f'  FILE *f = fopen("{marker}", "w"); if (f) {{ fputs("ran\\n", f); fclose(f); }}\n'
+        "}\n"
+    )
+    library = directory / "engine.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    os.chown(library, NOBODY, NOBODY)
+    return library
+
+
 def _racperf_run_fio(data_dir: Path, data: Path, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     argv = [*racperf_cmd(), "run", "fio", "--data-dir", str(data_dir), "--"]
     argv += ["--name=r", f"--filename={data}", "--size=4m", "--rw=read", "--bs=64k"]
@@ -124,15 +139,7 @@ def test_a_data_directory_of_another_user_cannot_swap_the_judged_job_file(open_d
     evil = _nobodys_dir(open_dir / "evil")
     run_dir = data_dir / "runs" / "1"
     marker = run_dir / "marker"
-    source = evil / "engine.c"
-    source.write_text(
-        "#include <stdio.h>\n"
-        "__attribute__((constructor)) static void ran(void) {\n"
-        f'  FILE *f = fopen("{marker}", "w"); if (f) {{ fputs("ran\\n", f); fclose(f); }}\n'
-        "}\n"
-    )
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(evil / "engine.so"), str(source)], check=True)
-    os.chown(evil / "engine.so", NOBODY, NOBODY)
+    _engine_library(evil, marker)
     job = f"[x]\nfilename={data}\nrw=read\nsize=1m\nioengine=external:{evil / 'engine.so'}\n"
     racer = (
         "import os, sys, time\n"
@@ -317,14 +324,7 @@ def test_a_job_file_swapped_after_its_screening_never_reaches_fios_parser(open_d
     data = _read_file(open_dir / "data.img")
     marker = open_dir / "marker"
     evil = _nobodys_dir(open_dir / "evil")
-    source = evil / "engine.c"
-    source.write_text(
-        "#include <stdio.h>\n"
-        "__attribute__((constructor)) static void ran(void) {\n"
-        f'  FILE *f = fopen("{marker}", "w"); if (f) {{ fputs("ran\\n", f); fclose(f); }}\n'
-        "}\n"
-    )
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(evil / "engine.so"), str(source)], check=True)
+    _engine_library(evil, marker)
     jobs = _nobodys_dir(open_dir / "jobs")
     job = jobs / "job.fio"
     good = f"[r]\nfilename={data}\nrw=read\nsize=1m\n"
@@ -371,21 +371,6 @@ def test_a_job_file_swapped_after_its_screening_never_reaches_fios_parser(open_d
 
 
 # ---- the same holes at their worst moment, deterministically: each layer on its own ----------
-
-
-def _engine_library(directory: Path, marker: Path) -> Path:
-    """Another user's fio engine library: its constructor leaves ``marker`` when loaded."""
-    source = directory / "engine.c"
-    source.write_text(
-        "#include <stdio.h>\n"
-        "__attribute__((constructor)) static void ran(void) {\n"
-        f'  FILE *f = fopen("{marker}", "w"); if (f) {{ fputs("ran\\n", f); fclose(f); }}\n'
-        "}\n"
-    )
-    library = directory / "engine.so"
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
-    os.chown(library, NOBODY, NOBODY)
-    return library
 
 
 def _swap_for_link(link: Path, target: Path) -> None:
