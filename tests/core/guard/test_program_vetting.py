@@ -227,6 +227,6 @@ def test_the_nodes_fio_is_vetted_before_planning_asks_it_anything(
     config = {"target": str(tmp_path / "data.img"), "rw": "read", "size": "1m", "runtime": 1}
     with pytest.raises(UntrustedPath, match=rf"fio on {node.name}: {fio.parent} on {node.name} \(owner nobody"):
         judge_run(load_tool("fio"), "fio", config, host=node)
-    with pytest.raises(UntrustedPath, match=rf"{fio} on {node.name} \(owner nobody"):
+    with pytest.raises(UntrustedPath, match=rf"planning on {node.name}: {fio.parent} on {node.name} \(owner nobody"):
         node.run_briefly([str(fio), "--version"], 10.0)
     assert not marker.exists()
