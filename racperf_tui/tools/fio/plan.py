@@ -651,7 +651,9 @@ class NodeJobFiles:
             mark = "RACPERF_EOF_" + secrets.token_hex(8)
         lines = [
             "umask 077",
-            'd=$(mktemp -d "${TMPDIR:-/tmp}/racperf-fiojob.XXXXXX") || exit 1',
+            # in the sticky /tmp, never the login's $TMPDIR: in another user's directory they could
+            # rename the copies' directory away and put theirs in its place before fio reads it
+            "d=$(mktemp -d /tmp/racperf-fiojob.XXXXXX) || exit 1",
             "trap 'cd /; rm -rf -- \"$d\"' EXIT",
             "trap 'exit 143' HUP INT TERM",
             'cd -- "$d" || exit 1',
