@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +42,7 @@ from racperf_tui.tools.fio.config import (
     validated_config,
 )
 from racperf_tui.tools.fio.options import FioOptionError, FioOptionTable, option_table
-from racperf_tui.tools.fio.plan import FioPlan, FioPlanError, plan, verify_job_file
+from racperf_tui.tools.fio.plan import FioPlan, FioPlanError, plan, private_copies_directory, verify_job_file
 from racperf_tui.tools.fio.result import parse_output, succeeded
 from racperf_tui.tools.fio.scratch import (
     default_scratch_dir,
@@ -124,7 +123,9 @@ def fio_option_table(fio: str, host: Host | None) -> FioOptionTable:
 
 def verify_planned_job(fio: str, fio_plan: FioPlan, host: Host | None) -> None:
     """fio reads back the job file racperf will run and must find exactly the judged plan."""
-    with tempfile.TemporaryDirectory(prefix="racperf-fio-") as check_dir:
+    # a private directory (never one another user's $TMPDIR lets them empty and refill): fio's
+    # parser reads this file, and an engine named in a swapped one would load as root
+    with private_copies_directory() as check_dir:
         check_path = os.path.join(check_dir, JOB_FILE_NAME)
         with open(check_path, "w", encoding="utf-8") as handle:
             handle.write(fio_plan.job_file_text)

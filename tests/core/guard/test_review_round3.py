@@ -561,3 +561,15 @@ def test_fios_layout_never_grows_a_file_reached_through_another_users_directory(
     mine.write_bytes(b"\3" * 4096)
     ours = fio.invocation({"extra_args": ["--name=w", f"--filename={mine}", "--size=1m", "--rw=write"]})
     assert lay_out_write_targets(ours.detail) == [str(mine)] and mine.stat().st_size == 1 << 20
+
+
+def test_a_tmpdir_of_another_user_never_holds_what_fio_parses(open_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller's $TMPDIR in another user's directory: racperf's temporary directory there
+    (the copies fio parses, the job file it reads back) could be renamed away and replaced by
+    theirs. Refused, naming it, before fio reads anything there."""
+    theirs = _nobodys_dir(open_dir / "tmp")
+    monkeypatch.setenv("TMPDIR", str(theirs))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() caches its first answer
+    with pytest.raises(fio_plan.FioPlanError, match=rf"\(TMPDIR\): {theirs} \(owner nobody"):
+        fio.invocation({"extra_args": ["--name=r", f"--filename={open_dir / 'x'}", "--size=1m", "--rw=read"]})
+    assert list(theirs.iterdir()) == []
