@@ -53,7 +53,7 @@ def resolve_data_dir(override: str | os.PathLike[str] | None = None, *, create: 
     if not create:
         return path
     try:
-        private_directory(path, "data dir")
+        path = private_directory(path, "data dir")  # its real path: the directory judged
     except UntrustedDataDir:
         raise
     except OSError as exc:

@@ -46,8 +46,11 @@ def vet_private_directory(path: str, what: str, facts: PathFacts = LOCAL_FACTS) 
 
 def make_private_directory(path: str, what: str) -> str:
     """``path`` (absolute) as a private directory of this machine: the missing part created
-    0700 (whatever the umask), then the whole judged; its real path. UntrustedPath or OSError."""
-    path = os.path.normpath(path)
+    0700 (whatever the umask), then the whole judged; its real path, the one to use from then
+    on. UntrustedPath or OSError."""
+    # as the kernel resolves it: each link before the .. after it (normpath would drop
+    # "link/.." and judge a directory other than the one the kernel reaches)
+    path = os.path.realpath(path)
     missing = []
     existing = path
     while not os.path.lexists(existing):

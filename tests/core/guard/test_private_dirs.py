@@ -79,6 +79,14 @@ def test_a_link_or_dotdot_on_the_way_is_judged_where_it_leads(tmp_path: Path) ->
         with pytest.raises(UntrustedPath, match=rf"{theirs} \(owner nobody"):
             make_private_directory(str(spelled), "data dir")
     assert not (theirs / "racperf").exists()
+    # link/.. is the link's parent's parent, not mine/ (where a lexical .. would lead)
+    theirs_inside = theirs / "sub"
+    theirs_inside.mkdir()
+    os.chown(theirs_inside, NOBODY, NOBODY)
+    (tmp_path / "mine" / "deep").symlink_to(theirs_inside)
+    with pytest.raises(UntrustedDataDir, match=rf"{theirs} \(owner nobody"):
+        resolve_data_dir(tmp_path / "mine" / "deep" / ".." / "racperf")
+    assert not (tmp_path / "mine" / "racperf").exists() and not (theirs / "racperf").exists()
 
 
 def test_a_name_made_first_in_a_sticky_directory_is_refused(tmp_path: Path) -> None:
