@@ -21,6 +21,7 @@ import inspect
 import ipaddress
 import os
 import shutil
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -68,15 +69,26 @@ class LocalNet:
     net: KernelNet
 
 
+def _identity_now(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISBLK(st.st_mode) or stat.S_ISCHR(st.st_mode):
+        return None  # devices: the jail's /dev and the watch, by device number
+    return (st.st_dev, st.st_ino)
+
+
 def judge_laid_out_files(judged: JudgedRun) -> JudgedRun:
-    """After the tool's preparation on this machine (fio lays out its missing files): each
-    write target file that did not exist when the guard judged the plan and exists now is
-    judged, so the jail binds only files the guard judged (a link planted at a missing name in
-    another user's directory is refused here, not bound). PlanRefused when one is refused."""
+    """After the tool's preparation on this machine (fio lays out its files): each write
+    target that is not the file the guard judged (made since, or replaced: racperf's scratch
+    file is replaced when short) is judged again, so the jail binds only files the guard judged
+    (a link planted at a missing name in another user's directory is refused here, not bound).
+    PlanRefused when one is refused."""
     new = [
         t
         for t in judged.invocation.targets
-        if t.access == WRITE and not t.node and t.path not in judged.guard.files and os.path.isfile(t.path)
+        if t.access == WRITE and not t.node and _identity_now(t.path) not in (None, judged.guard.files.get(t.path))
     ]
     if not new:
         return judged
