@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
         if not verdict.allowed:
             status = REFUSED_EXIT_STATUS
         if args.json:
-            print(strict_json.dumps(dataclasses.asdict(verdict)), flush=True)
+            # the file's identity pins it for the jail of a run; it is no part of the verdict shown
+            shown = {k: v for k, v in dataclasses.asdict(verdict).items() if k != "identity"}
+            print(strict_json.dumps(shown), flush=True)
         elif verdict.allowed:
             examined = f" (examined {', '.join(verdict.devices)})" if verdict.devices else ""
             print(f"{path}: may be written{examined}", flush=True)

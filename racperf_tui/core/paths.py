@@ -11,15 +11,35 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from racperf_tui.core.guard.private_dirs import make_private_directory
+from racperf_tui.core.guard.program_vetting import UntrustedPath
+
 #: the environment variable naming the data dir (after ``--data-dir``)
 DATA_DIR_ENV = "RACPERF_DATA_DIR"
 
 
+class UntrustedDataDir(PermissionError):
+    """The data directory (or one of its run directories) is not racperf's own: another user
+    could swap what racperf writes there (core/guard/private_dirs.py). The message names the
+    path, its owner and its mode."""
+
+
+def private_directory(path: Path, what: str) -> Path:
+    """``path`` created (0700) where missing and judged private; UntrustedDataDir when another
+    user could write it, OSError when it cannot be made."""
+    try:
+        return Path(make_private_directory(str(path), what))
+    except UntrustedPath as exc:
+        raise UntrustedDataDir(str(exc)) from None
+
+
 def resolve_data_dir(override: str | os.PathLike[str] | None = None, *, create: bool = True) -> Path:
-    """The data directory, created (with parents) if missing; returned absolute.
+    """The data directory, created (with parents, 0700) if missing; returned absolute.
 
     ``override`` is the value of ``--data-dir`` (None or "" when not given). ``create=False``
-    (commands that only read): the path only, nothing made on disk.
+    (commands that only read): the path only, nothing made on disk. Created or not, a data dir
+    that racperf is to write must be private (:func:`private_directory`): UntrustedDataDir
+    (an OSError) names the path, its owner and its mode.
     """
     if override:
         path = Path(override)
@@ -33,7 +53,9 @@ def resolve_data_dir(override: str | os.PathLike[str] | None = None, *, create: 
     if not create:
         return path
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path = private_directory(path, "data dir")  # its real path: the directory judged
+    except UntrustedDataDir:
+        raise
     except OSError as exc:
         raise OSError(f"cannot create the racperf data directory {path}: {exc.strerror}") from exc
     return path
@@ -56,13 +78,15 @@ def store_path(data_dir: Path) -> Path:
 def log_dir(data_dir: Path) -> Path:
     """Where detached supervisors write their own diagnostics (one file per run)."""
     path = Path(data_dir) / "logs"
-    path.mkdir(parents=True, exist_ok=True)
+    private_directory(path, "data dir (logs)")
     return path
 
 
 def run_dir(data_dir: Path, run_id: int) -> Path:
     """One run's own directory: the job file racperf wrote, the log files the tool was allowed
-    to write, fio's state files."""
+    to write, fio's state files. Private (:func:`private_directory`), as the data dir: the
+    benchmark reads there what racperf judged and wrote."""
     path = Path(data_dir) / "runs" / str(run_id)
-    path.mkdir(parents=True, exist_ok=True)
+    for directory in (Path(data_dir), path.parent, path):  # each private, not only on the way
+        private_directory(directory, "data dir" if directory == Path(data_dir) else "data dir (run directory)")
     return path

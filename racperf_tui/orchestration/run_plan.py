@@ -21,6 +21,7 @@ import inspect
 import ipaddress
 import os
 import shutil
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,7 +32,7 @@ from racperf_tui.core.contract.hosts import Host, working_directory
 from racperf_tui.core.contract.invocation import WRITE, Invocation, Target, ToolNotFound
 from racperf_tui.core.contract.tool import ACCESSES, HOME, RUNS, WRITES, ToolDescription, ToolOption
 from racperf_tui.core.guard.devjail import KernelNet, kernel_net
-from racperf_tui.core.guard.program_vetting import LOCAL_VETTER, Vetter
+from racperf_tui.core.guard.program_vetting import LOCAL_VETTER, UntrustedPath, Vetter
 from racperf_tui.core.guard.target_guard import GuardVerdict, judge, overrides_from_config
 from racperf_tui.core.remote.cluster import LOCAL, ClusterFileError, Node, host_for, load_cluster
 from racperf_tui.core.remote.node_vetting import NodeVetter
@@ -66,6 +67,36 @@ class LocalNet:
 
     writable: list[str]
     net: KernelNet
+
+
+def _identity_now(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISBLK(st.st_mode) or stat.S_ISCHR(st.st_mode):
+        return None  # devices: the jail's /dev and the watch, by device number
+    return (st.st_dev, st.st_ino)
+
+
+def judge_laid_out_files(judged: JudgedRun) -> JudgedRun:
+    """After the tool's preparation on this machine (fio lays out its files): each write
+    target that is not the file the guard judged (made since, or replaced: racperf's scratch
+    file is replaced when short) is judged again, so the jail binds only files the guard judged
+    (a link planted at a missing name in another user's directory is refused here, not bound).
+    PlanRefused when one is refused."""
+    new = [
+        t
+        for t in judged.invocation.targets
+        if t.access == WRITE and not t.node and _identity_now(t.path) not in (None, judged.guard.files.get(t.path))
+    ]
+    if not new:
+        return judged
+    again = judge(new, overrides_from_config({}))
+    if not again.allowed:
+        raise PlanRefused("write guard: " + again.message(), again)
+    files = {**judged.guard.files, **again.files}
+    return replace(judged, guard=replace(judged.guard, files=files))
 
 
 def local_kernel_net(judged: JudgedRun, directory: Path) -> LocalNet:
@@ -147,13 +178,29 @@ def vetter_for(host: Host | None) -> Vetter:
     return LOCAL_VETTER if _is_local(host) else NodeVetter(cast(Host, host))
 
 
+def oracle_home_way_out(refused: UntrustedPath) -> UntrustedPath:
+    """A refusal of an Oracle home's code for its owner (``oracle:oinstall`` as usual, racperf
+    run as root), with the way out: the rule stays (trusting another user's code as root is
+    what the vetting prevents), the home's owner runs racperf instead."""
+    if refused.owner is None:
+        return refused
+    return UntrustedPath(
+        f"{refused}. An Oracle home is its owner's: run racperf as {refused.owner} (the owner of "
+        f"the Oracle home, who owns the ASM disks anyway, is then trusted), or give a copy of the "
+        "home owned by root",
+        refused.owner,
+    )
+
+
 def vet_named_programs(module: ModuleType, tool_name: str, config: Mapping[str, Any], vetter: Vetter) -> None:
     """Every program and Oracle home the config names (else the option's default, and here
     $ORACLE_HOME for a home left empty) vetted where the run runs before anything of the tool
     runs, planning included (a ``--version`` asked while planning runs the program):
     UntrustedPath (a ValueError) names the path, its owner and mode. A program that does not
     exist is left to the tool, which says it is missing."""
-    for option in tool_options(module):
+    options = tool_options(module)
+    uses_a_home = any(option.access == HOME for option in options)
+    for option in options:
         if option.access not in (RUNS, HOME):
             continue
         value = config.get(option.name) or option.default
@@ -169,6 +216,8 @@ def vet_named_programs(module: ModuleType, tool_name: str, config: Mapping[str, 
                 vetter.tree(value, what, ORACLE_HOME_CODE)
         except FileNotFoundError:
             continue
+        except UntrustedPath as refused:
+            raise oracle_home_way_out(refused) if uses_a_home else refused from None
 
 
 def vet_planned_code(planned: Invocation, tool_name: str, vetter: Vetter) -> None:
@@ -176,15 +225,21 @@ def vet_planned_code(planned: Invocation, tool_name: str, vetter: Vetter) -> Non
     companion, the Oracle home its environment names (bin/, lib/) and every directory of its
     LD_LIBRARY_PATH. A directory that does not exist passes: the walk reached a trusted
     directory that lacks it, where nobody else can create it."""
-    for argv in [planned.argv, *(c.argv for c in planned.companions)]:
-        if argv:
+    for argv, env in [(planned.argv, planned.env), *((c.argv, c.env) for c in planned.companions)]:
+        if not argv:
+            continue
+        try:
             vetter.program(argv[0], f"{tool_name}: the program it runs")
+        except UntrustedPath as refused:
+            raise oracle_home_way_out(refused) if env.get("ORACLE_HOME") else refused from None
     for env in [planned.env, *(c.env for c in planned.companions)]:
         if env.get("ORACLE_HOME"):
             try:
                 vetter.tree(env["ORACLE_HOME"], f"{tool_name}: ORACLE_HOME", ORACLE_HOME_CODE)
             except FileNotFoundError:
                 pass
+            except UntrustedPath as refused:
+                raise oracle_home_way_out(refused) from None
         for directory in env.get("LD_LIBRARY_PATH", "").split(os.pathsep):
             if directory.startswith("/"):
                 try:

@@ -22,7 +22,7 @@ from typing import Any
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.invocation import ToolNotFound
 from racperf_tui.core.guard.isolated_python import FIXED_CWD, isolated_env, isolated_module_argv, vetted_roots
-from racperf_tui.core.paths import log_dir
+from racperf_tui.core.paths import log_dir, resolve_data_dir
 from racperf_tui.core.process import start_detached
 from racperf_tui.core.remote.cluster import HOST_SPEC_KEY, LOCAL, Node, host_for, node_spec
 from racperf_tui.core.remote.ssh_target import SshError, one_line
@@ -91,7 +91,7 @@ def launch_run(
     config, argv = prepare_run(tool, config, node)
     # the supervisor imports this tool as we did, from a vetted root, never from a cwd
     roots = vetted_roots([load_tool(tool)])
-    data_dir = Path(data_dir).absolute()  # the supervisor runs in FIXED_CWD
+    data_dir = resolve_data_dir(data_dir)  # absolute (the supervisor runs in FIXED_CWD), private
     with Store.open(data_dir) as store:
         run_id = store.create_run(
             tool, node.name, target if target is not None else config.get("target"), config, argv, None, group_id

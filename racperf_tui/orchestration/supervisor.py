@@ -63,6 +63,7 @@ from racperf_tui.orchestration.run_plan import (
     JudgedRun,
     check_executable,
     install_hint,
+    judge_laid_out_files,
     judge_run,
     local_kernel_net,
     takes_host,
@@ -195,12 +196,14 @@ class Supervisor:
         module = load_tool(record.tool)
         tool = module.TOOL
         config = record.config
-        directory = run_dir(self.store.path.parent, self.run_id)
         try:
+            directory = run_dir(self.store.path.parent, self.run_id)
             if self.host is None:
                 self.host = host_for(node_of_config(config))
             judged = judge_run(module, record.tool, config, str(directory), self.host)
             judged = self._prepared(tool, record.tool, config, judged)
+            if isinstance(self.host, LocalHost):
+                judged = judge_laid_out_files(judged)
             argv, write_watch, protections = self._protections(judged, directory, tool)
             self._record_plan(judged, directory, protections)
         except SshError as exc:  # the node cannot be reached or used: which, and why
@@ -226,7 +229,14 @@ class Supervisor:
 
         try:
             host = self._on_host()
-            proc = host.start(planned, directory, merge_stderr=merge_stderr, write_watch=write_watch, argv=argv)
+            proc = host.start(
+                planned,
+                directory,
+                merge_stderr=merge_stderr,
+                write_watch=write_watch,
+                argv=argv,
+                judged=judged.guard.files,
+            )
         except OSError as exc:
             self.store.set_state(self.run_id, RunState.FAILED, message=f"cannot start {argv[0]}: {exc}")
             return
@@ -469,7 +479,7 @@ class Supervisor:
             return argv, self.write_watch or WriteWatch(set()), protections
         local = local_kernel_net(judged, directory)
         if local.net.jailed:
-            argv = jail_argv(argv, nodes, local.writable)
+            argv = jail_argv(argv, nodes, local.writable, judged.guard.files)
             self._jailed = True
         protections += local.net.active + local.net.missing + local.net.notes
         for missing in local.net.missing:

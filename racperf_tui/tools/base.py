@@ -172,7 +172,7 @@ def check_choice(tool: str, key: str, value: Any, choices: tuple[str, ...]) -> N
 
 
 def run_briefly(
-    argv: list[str], timeout_s: float, env: Mapping[str, str] | None = None
+    argv: list[str], timeout_s: float, env: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """A short command a tool asks something of (a version, fio's option table or its reading
     of a job): no stdin, output captured as text (undecodable bytes replaced). OSError and
@@ -187,6 +187,7 @@ def run_briefly(
         timeout=timeout_s,
         stdin=subprocess.DEVNULL,
         env=None if env is None else dict(env),
+        cwd=cwd,
     )
 
 

@@ -402,3 +402,29 @@ async def test_the_lun_field_suggests_the_devices_racperf_sees(tmp_path: Path) -
     assert await suggester.get_suggestion("/dev/mapper/data1 /dev/mapper/d") == "/dev/mapper/data1 /dev/mapper/data2"
     assert await suggester.get_suggestion("/dev/sdb") == "/dev/sdb1"
     assert await suggester.get_suggestion("/dev/nv") is None and await suggester.get_suggestion("sd") is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="another user's Oracle home needs root to make")
+@pytest.mark.parametrize(("tool", "fields"), [("orion", {"lun": "/dev/null"}), ("calibrate_io", {"sid": "ORCL"})])
+async def test_an_oracle_home_of_another_user_is_refused_with_the_way_out(
+    tmp_path: Path, data_dir: Path, oracle_home: Path, tool: str, fields: dict[str, str]
+) -> None:
+    """Run as root, a home owned by oracle (here nobody) is refused (issue 17's rule, no
+    override); the form says whose it is and the way out, as a message, not a traceback."""
+    shutil.copy(FAKES / "sqlplus", oracle_home / "bin" / "sqlplus")
+    for path in [oracle_home, *oracle_home.rglob("*")]:
+        os.chown(path, 65534, 65534)
+    app = OneScreenApp(ToolForm(tool, data_dir))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ToolForm), 10, f"the {tool} form")
+        form: ToolForm = app.screen  # type: ignore[assignment]
+        for name, value in {**fields, "oracle_home": str(oracle_home)}.items():
+            form.query_one(f"#field-{name}", Input).value = value
+        await wait_until(pilot, lambda: not form.errors, 10, "the form to accept its fields")
+        await pilot.press("ctrl+l")
+        said = form.query_one("#form-general-error", Static)
+        await wait_until(pilot, lambda: "Oracle home is its owner" in _text(said), 20, "the refusal")
+        shown = " ".join(_text(said).split())
+        assert f"oracle_home={oracle_home}: {oracle_home} (owner nobody, mode drwxr-xr-x) is not owned by root" in shown
+        assert "run racperf as nobody (the owner of the Oracle home, who owns the ASM disks anyway" in shown
+        assert "Traceback" not in shown and isinstance(app.screen, ToolForm)

@@ -119,6 +119,7 @@ class Host(Protocol):
         merge_stderr: bool = False,
         write_watch: WriteWatch | None = None,
         argv: list[str] | None = None,
+        judged: Mapping[str, tuple[int, int]] | None = None,
     ) -> RunningProcess: ...
 
     def fetch_files(self, directory: Path, invocation: Invocation) -> dict[str, str]: ...
@@ -191,9 +192,10 @@ class LocalHost:
         merge_stderr: bool = False,
         write_watch: WriteWatch | None = None,
         argv: list[str] | None = None,
+        judged: Mapping[str, tuple[int, int]] | None = None,
     ) -> SupervisedProcess:
         """Start ``argv`` (default: the Invocation's) with its env, cwd and stdin; OSError when
-        it cannot be executed."""
+        it cannot be executed. ``judged`` (the guard's files) is in a jailed ``argv`` already."""
         env = isolated_env(dict(os.environ, **invocation.env))
         cwd = working_directory(invocation, directory)
         stdin_path = None

@@ -55,6 +55,7 @@ import errno
 import os
 import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from racperf_tui.core.guard.isolated_python import isolated_module_argv, module_of_argv
@@ -192,12 +193,33 @@ def devjail_available() -> tuple[bool, str]:
     return True, ""
 
 
-def jail_argv(argv: list[str], allowed: list[str], writable: list[str] | tuple[str, ...] = ()) -> list[str]:
+#: a file the guard judged, as (st_dev, st_ino): the jail binds that very file writable, or none
+Identity = tuple[int, int]
+
+
+def jail_argv(
+    argv: list[str],
+    allowed: list[str],
+    writable: list[str] | tuple[str, ...] = (),
+    judged: Mapping[str, Identity] | None = None,
+) -> list[str]:
     """``argv`` run inside a jail that allows the devices ``allowed`` and writes to ``writable``
-    (an isolated python: its working directory and PYTHON* variables reach nothing it imports)."""
+    (an isolated python: its working directory and PYTHON* variables reach nothing it imports).
+    ``judged``: the write target files the guard judged and which file each was; the jail
+    binds exactly those files (by their descriptors) and refuses to run if one was replaced."""
     options = [word for path in allowed for word in ("--allow", path)]
     options += [word for path in writable for word in ("--write", path)]
+    options += [word for path, (dev, ino) in (judged or {}).items() for word in ("--judged", f"{dev}:{ino}:{path}")]
     return isolated_module_argv(JAIL_MODULE, *options, "--", *argv)
+
+
+def parse_judged(values: list[str]) -> dict[str, Identity]:
+    """``--judged DEV:INO:PATH`` values as path -> identity."""
+    found = {}
+    for value in values:
+        dev, ino, path = value.split(":", 2)
+        found[path] = (int(dev), int(ino))
+    return found
 
 
 def unjail_argv(argv: list[str]) -> tuple[list[str], list[str]] | None:
@@ -208,7 +230,7 @@ def unjail_argv(argv: list[str]) -> tuple[list[str], list[str]] | None:
     rest = found[1]
     split = rest.index("--")
     options, command = rest[:split], rest[split + 1 :]
-    if len(options) % 2 or any(word not in ("--allow", "--write") for word in options[::2]):
+    if len(options) % 2 or any(word not in ("--allow", "--write", "--judged") for word in options[::2]):
         return None
     return command, [value for word, value in zip(options[::2], options[1::2], strict=True) if word == "--allow"]
 
@@ -293,21 +315,66 @@ def writable_paths(given: list[str]) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(outside)), list(dict.fromkeys(nodes))
 
 
-def create_missing(paths: list[str]) -> None:
+def create_missing(paths: list[str]) -> dict[str, Identity]:
     """A write target that does not exist yet made as the benchmark would make it (fio: parent
-    directories 0700, the file 0644 under the umask), so it can be bound writable."""
+    directories 0700, the file 0644 under the umask), so it can be bound writable; returns
+    which file each made is (``O_EXCL``: never a name someone planted)."""
+    made = {}
     for path in paths:
         if os.path.lexists(path):
             continue
         os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        st = os.fstat(fd)
+        os.close(fd)
+        made[path] = (st.st_dev, st.st_ino)
+    return made
+
+
+def identities_now(paths: list[str]) -> dict[str, Identity]:
+    """Which file each path leads to now (a write target nobody judged for this jail: the jail's
+    own caller named it; the supervisor always passes the guard's ``--judged``)."""
+    found = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found[path] = (st.st_dev, st.st_ino)
+    return found
+
+
+def bind_judged_files(judged: Mapping[str, Identity]) -> dict[str, int]:
+    """Each judged file bound writable by a descriptor of that very file: opened as the
+    benchmark will open it (links followed), fstat'ed, refused (JailError) unless it is the
+    file the guard judged, then /proc/self/fd/N bound onto the path. Whatever the path leads to
+    by then (a link swapped in by another user), only the judged file becomes writable.
+    Returns the descriptors (path -> fd), kept for Landlock's rules."""
+    fds = {}
+    for path, identity in judged.items():
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        fds[path] = fd
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != identity:
+            raise JailError(
+                f"{path} is no longer the file the write guard judged (another file or a link took its "
+                "place since): nothing runs"
+            )
+        bind_writable(path, f"/proc/self/fd/{fd}")
+    return fds
 
 
 def build_jail(
-    nodes: list[JailNode], writable: list[str] | None = None, devices_elsewhere: list[str] | None = None
-) -> None:
+    nodes: list[JailNode],
+    writable: list[str] | None = None,
+    devices_elsewhere: list[str] | None = None,
+    judged: Mapping[str, Identity] | None = None,
+) -> dict[str, int]:
     """Turn this process's view of the system into the jail (see the module docstring).  Only
-    after ``unshare`` succeeded does anything change, and only in the new namespace."""
+    after ``unshare`` succeeded does anything change, and only in the new namespace.
+    ``writable``: directories (and files nobody judged) bound by path; ``judged``: files bound
+    by descriptor (:func:`bind_judged_files`), whose descriptors are returned."""
     enter_private_namespace()
     make_all_read_only()
     # Detach rather than only cover the host's /dev: nothing of it stays in this namespace, not
@@ -328,11 +395,13 @@ def build_jail(
     _mount(None, "/dev", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, None)
     for path in writable or []:
         bind_writable(path)
+    fds = bind_judged_files(judged or {})
     for path in devices_elsewhere or []:
         bind_device(path)
     # the working directory still names the directory on the mount beneath the binds (made
     # read-only): entered again by its path, it is the writable bind on top
     os.chdir(os.getcwd())
+    return fds
 
 
 def _devices_elsewhere(allowed: list[str]) -> list[str]:
@@ -384,6 +453,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="a file, device or directory the command may write (repeatable)",
     )
+    parser.add_argument(
+        "--judged",
+        action="append",
+        default=[],
+        metavar="DEV:INO:PATH",
+        help="a --write file as the write guard judged it: bound only if it is still that file (repeatable)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -393,19 +469,28 @@ def main(argv: list[str] | None = None) -> int:
         if os.geteuid() != 0:
             raise JailError(devjail_available()[1])
         nodes = _basic_nodes() + plan_nodes(args.allow)
-        outside, write_nodes = writable_paths(args.write)
-        create_missing(outside)
+        judged = parse_judged(args.judged)
         elsewhere = _devices_elsewhere(args.allow)
+        # the judged files are bound by descriptor at the path given, never at a realpath taken
+        # now (a link swapped in since would lead the bind to another file)
+        outside, write_nodes = writable_paths([p for p in args.write if p not in judged])
+        judged |= create_missing([p for p in outside if p not in elsewhere])
+        judged |= identities_now([p for p in outside if p not in judged and p not in elsewhere])
+        by_path = [p for p in outside if p not in judged and p not in elsewhere]
         abi, _ = landlock_abi()
         execution = exec_plan(command[0])
-        build_jail(nodes, [p for p in outside if p not in elsewhere], elsewhere)
+        fds = build_jail(nodes, by_path, elsewhere, judged)
         if abi:
             harmless = [f"/dev/{name}" for name in BASIC_NODES]
+            # a judged file's rule is its descriptor: the file itself, wherever its path leads now
+            files = [f"/proc/self/fd/{fd}" for fd in fds.values()]
             # a device elsewhere is in ``outside`` when it is written; one only read gets no rule
-            files = [p for p in outside if not os.path.isdir(p)] + write_nodes + harmless
-            dirs = [p for p in outside if os.path.isdir(p)] + ["/dev/shm"]
+            files += [p for p in by_path + elsewhere if p in outside and not os.path.isdir(p)] + write_nodes + harmless
+            dirs = [p for p in by_path if os.path.isdir(p)] + ["/dev/shm"]
             restrict_self(abi, WriteRules(tuple(files), tuple(dirs)), execution.allowed)
-        os.environ["TMPDIR"] = _temporary_directory([p for p in outside if os.path.isdir(p)])
+        os.environ["TMPDIR"] = _temporary_directory([p for p in by_path if os.path.isdir(p)])
+        for fd in fds.values():
+            os.close(fd)
     except (JailError, LandlockError, OSError) as exc:
         print(f"racperf devjail: not running {command[0]}: {exc}", file=sys.stderr, flush=True)
         return EXIT_UNAVAILABLE

@@ -95,6 +95,10 @@ class Reader(Protocol):
 
     def close(self) -> None: ...
 
+    def identity(self) -> tuple[int, int] | None:
+        """(st_dev, st_ino) of what was opened (fstat), None where no descriptor tells it."""
+        ...
+
 
 class LiveReader:
     """A read-only file descriptor of this machine."""
@@ -113,6 +117,10 @@ class LiveReader:
 
     def close(self) -> None:
         os.close(self.fd)
+
+    def identity(self) -> tuple[int, int] | None:
+        st = os.fstat(self.fd)
+        return (st.st_dev, st.st_ino)
 
 
 class System(Protocol):

@@ -29,7 +29,12 @@ _MAX_LINKS = 40
 
 class UntrustedPath(ValueError):
     """A path racperf refuses to run or read as trusted code or settings: the message names the
-    path, its owner and its mode, and what was being vetted."""
+    path, its owner and its mode, and what was being vetted. ``owner``: the name of the user
+    who owns the refused entry when that is why (None: its mode, or another reason)."""
+
+    def __init__(self, message: str, owner: str | None = None) -> None:
+        super().__init__(message)
+        self.owner = owner
 
 
 @dataclass(frozen=True)
@@ -79,11 +84,15 @@ class PathFacts:
 LOCAL_FACTS = PathFacts()
 
 
-def _describe(path: str, entry: Entry, facts: PathFacts) -> str:
+def describe_entry(path: str, entry: Entry, facts: PathFacts) -> str:
     return f"{path}{facts.where} (owner {facts.user_name(entry.uid)}, mode {stat.filemode(entry.mode)})"
 
 
-def _judge(path: str, entry: Entry, what: str, facts: PathFacts) -> None:
+#: what another user could do through an untrusted entry, said in every refusal
+RUNS_CODE = "another user could change what racperf runs as root"
+
+
+def _judge(path: str, entry: Entry, what: str, facts: PathFacts, risk: str = RUNS_CODE) -> None:
     """Refuse one walked entry. A sticky directory writable by others passes: each entry below
     it is judged in turn, and one owned by a trusted user cannot be renamed or removed there
     by anyone else."""
@@ -91,29 +100,33 @@ def _judge(path: str, entry: Entry, what: str, facts: PathFacts) -> None:
     if entry.uid not in owners:
         others = sorted(uid for uid in owners if uid != 0)
         raise UntrustedPath(
-            f"{what}: {_describe(path, entry, facts)} is not owned by root"
+            f"{what}: {describe_entry(path, entry, facts)} is not owned by root"
             + "".join(f" or {facts.user_name(uid)}" for uid in others)
-            + ": another user could change what racperf runs as root"
+            + f": {risk}",
+            facts.user_name(entry.uid),
         )
     if stat.S_ISLNK(entry.mode):
         return  # a link's own mode means nothing; its directory and its target are examined
     sticky_dir = stat.S_ISDIR(entry.mode) and entry.mode & stat.S_ISVTX
     if entry.mode & 0o022 and not sticky_dir:
         raise UntrustedPath(
-            f"{what}: {_describe(path, entry, facts)} is writable by "
-            + ("group and others" if entry.mode & 0o022 == 0o022 else "its group" if entry.mode & 0o020 else "others")
-            + ": another user could change what racperf runs as root"
+            f"{what}: {describe_entry(path, entry, facts)} is writable by " + writers(entry.mode) + f": {risk}"
         )
 
 
-def vet_path(path: str, what: str, facts: PathFacts = LOCAL_FACTS) -> str:
+def writers(mode: int) -> str:
+    return "group and others" if mode & 0o022 == 0o022 else "its group" if mode & 0o020 else "others"
+
+
+def vet_path(path: str, what: str, facts: PathFacts = LOCAL_FACTS, risk: str = RUNS_CODE) -> str:
     """Walk absolute ``path`` as the kernel would and judge every entry on the way; return the
-    real path. OSError when a component does not exist; UntrustedPath when one is not trusted."""
+    real path. OSError when a component does not exist; UntrustedPath when one is not trusted
+    (``risk``: what another user could do through it, said in the refusal)."""
     if not path.startswith("/"):
         raise UntrustedPath(f"{what}: {path!r} is not an absolute path")
     pending = [part for part in path.split("/") if part]
     current = "/"
-    _judge("/", facts.lstat("/"), what, facts)
+    _judge("/", facts.lstat("/"), what, facts, risk)
     links = 0
     while pending:
         part = pending.pop(0)
@@ -124,7 +137,7 @@ def vet_path(path: str, what: str, facts: PathFacts = LOCAL_FACTS) -> str:
             continue
         candidate = os.path.join(current, part)
         entry = facts.lstat(candidate)
-        _judge(candidate, entry, what, facts)
+        _judge(candidate, entry, what, facts, risk)
         if stat.S_ISLNK(entry.mode):
             links += 1
             if links > _MAX_LINKS:

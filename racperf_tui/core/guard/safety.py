@@ -81,6 +81,9 @@ class SafetyVerdict:
     reasons: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)
     kernel_name: str | None = None
+    #: the regular file judged, as (st_dev, st_ino) of the descriptor its header was read
+    #: through: the jail binds that file writable and no other (core/guard/devjail.py)
+    identity: tuple[int, int] | None = field(default=None, compare=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -438,12 +441,17 @@ def _check_regular_file(path: str, st: StatLike, root: Path, system: System) -> 
     real = system.realpath(path)
     for loop in _loop_backing_users(root, system, st, {real}):
         reasons.append(f"{path} is the backing file of loop device {loop}; writing it writes that device")
+    identity = (st.st_dev, st.st_ino)
     try:
         reader = system.open_reader(path)
     except OSError as exc:
         reasons.append(f"{path} could not be read to look for an ASM header: {exc.strerror}")
     else:
         try:
+            # the file whose header is read must be the file judged (another user's directory:
+            # a link swapped in between the stat and the open)
+            if reader.identity() not in (None, identity):
+                reasons.append(f"{path} was replaced by another file while the write guard examined it")
             reasons.extend(_signature_reasons(reader, st.st_size, path, asm_only=True))
         finally:
             reader.close()
@@ -451,7 +459,7 @@ def _check_regular_file(path: str, st: StatLike, root: Path, system: System) -> 
     scan = _scan_open_files(root, {key}, trusted_paths={real}, system=system)
     for user in scan.holders.get(key, []):
         reasons.append(f"{path} is held open by process {user}")
-    return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=[])
+    return SafetyVerdict(target=path, allowed=not reasons, reasons=reasons, devices=[], identity=identity)
 
 
 def _check_block_device(path: str, st: StatLike, root: Path, system: System) -> SafetyVerdict:
@@ -646,6 +654,17 @@ def check_write_target(path: str, *, root: Path = Path("/"), system: System | No
     ``root`` (this machine by default; a node's facts: core/remote/node_facts.py).
     """
     system = system or live_system()
+    through = _kernel_files_on_the_way(path, walk=root == Path("/"))
+    if through is not None:
+        return SafetyVerdict(
+            target=path,
+            allowed=False,
+            reasons=[
+                f"{path} leads through {through}, a file system of the kernel (/proc/PID/fd/N, /dev/fd/N, "
+                "/proc/PID/root: another process's files, reached past the run's read-only mounts); name "
+                "the file itself"
+            ],
+        )
     try:
         st = system.stat(path)  # follows symlinks: /dev/mapper/x, /dev/disk/by-id/y, ~/mydisk
     except FileNotFoundError:
@@ -676,7 +695,48 @@ def check_write_target(path: str, *, root: Path = Path("/"), system: System | No
         )
     if stat.S_ISREG(st.st_mode):
         return _check_regular_file(path, st, root, system)
-    return SafetyVerdict(target=path, allowed=True)
+    # a directory or a FIFO: nothing to destroy, but the jail binds this one and no other
+    return SafetyVerdict(target=path, allowed=True, identity=(st.st_dev, st.st_ino))
+
+
+#: where a path reaches another process's descriptors or root, past any mount's read-only flag
+_KERNEL_FILE_ROOTS = ("/proc", "/sys", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+
+
+def _under_kernel_files(path: str) -> bool:
+    return any(path == top or path.startswith(top + "/") for top in _KERNEL_FILE_ROOTS)
+
+
+def _kernel_files_on_the_way(path: str, *, walk: bool) -> str | None:
+    """Where ``path`` enters /proc, /sys or /dev/fd: as written (.. resolved), and with ``walk``
+    (this machine) at every symbolic link met on the way as the kernel walks it; None when it
+    never does. A write to /proc/PID/fd/N reopens another process's file on that process's
+    mount (writable), not the run's read-only view, and the guard would judge its own fd N."""
+    normal = os.path.normpath(os.path.join("/", path))
+    if _under_kernel_files(normal):
+        return normal
+    if not walk:
+        return None
+    pending = [part for part in normal.split("/") if part]
+    current = "/"
+    for _ in range(256):  # components and links together; the kernel follows at most 40 links
+        if not pending:
+            return None
+        part = pending.pop(0)
+        if part in (".", ".."):
+            current = current if part == "." else os.path.dirname(current)
+            continue
+        candidate = os.path.join(current, part)
+        if _under_kernel_files(candidate):
+            return candidate
+        try:
+            target = os.readlink(candidate)
+        except OSError:  # not a link (or missing): the walk goes on below it
+            current = candidate
+            continue
+        pending = [p for p in target.split("/") if p] + pending
+        current = "/" if target.startswith("/") else current
+    return None
 
 
 def override_matches(verdict: SafetyVerdict, typed: str) -> bool:

@@ -155,10 +155,11 @@ def make_all_read_only(*, use_mount_setattr: bool = True) -> str:
     return "remount"
 
 
-def bind_writable(path: str) -> None:
-    """``path`` (a file or directory that exists) writable again: bound onto itself, that bind
-    read-write, nodev and nosuid."""
-    _mount(path, path, MS_BIND)
+def bind_writable(path: str, source: str | None = None) -> None:
+    """``path`` (a file or directory that exists) writable again: ``source`` (default: the
+    path itself; ``/proc/self/fd/N``: exactly the file of a descriptor) bound onto it, that
+    bind read-write, nodev and nosuid."""
+    _mount(source or path, path, MS_BIND)
     _mount(None, path, MS_REMOUNT | MS_BIND | MS_NODEV | MS_NOSUID)
 
 

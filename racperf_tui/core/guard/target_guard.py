@@ -41,6 +41,10 @@ class GuardVerdict:
     blocked: list[str] = field(default_factory=list)
     overridden: list[tuple[Target, SafetyVerdict]] = field(default_factory=list)
     device_nodes: list[str] = field(default_factory=list)
+    #: the write target files cleared (or overridden) as the guard judged them, path ->
+    #: (st_dev, st_ino): the jail binds those very files writable, and refuses to run when a
+    #: path leads to another file by then (core/guard/devjail.py)
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def allowed(self) -> bool:
@@ -118,6 +122,8 @@ def judge(
             (verdict.overridden if lifted else verdict.refused).append((target, answer))
             if not lifted:
                 continue
+        if target.access == WRITE and answer.identity is not None:
+            verdict.files[target.path] = answer.identity
         if _is_device(target.path, system) and target.path not in verdict.device_nodes:
             verdict.device_nodes.append(target.path)
     return verdict

@@ -220,6 +220,10 @@ class NodeReader:
     def rdev(self) -> int:
         return self.st.st_rdev
 
+    def identity(self) -> tuple[int, int] | None:
+        """None: the node's head and stat are separate answers, not one descriptor's."""
+        return None
+
     def size_bytes(self) -> int:
         if not stat.S_ISBLK(self.st.st_mode):
             return self.st.st_size
@@ -527,10 +531,12 @@ def _stat_answer(text: str) -> NodeStat | int:
     return _errno_of(text)
 
 
-def _temp_parent() -> str | None:
+def _temp_parent() -> str:
     """Memory (/dev/shm) where it can be written: the layout is thousands of small files and
-    links, 25 times faster to make and remove there than on a disk-backed /tmp (measured)."""
-    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK) else None
+    links, 25 times faster to make and remove there than on a disk-backed /tmp (measured).
+    Else the sticky /tmp, never $TMPDIR: the guard judges what this layout says, and in another
+    user's directory they could rename it away and lay out a node of their own."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK) else "/tmp"
 
 
 class _Gatherer:

@@ -93,10 +93,16 @@ look() {
 JAIL=$(cat <<'EOF'
 m=$1 cmd=$2; shift 2
 fail() { printf 'racperf devjail: not running the command: %s\n' "$1" >&2; exit 125; }
-specs= rw= elsewhere= writing=
+specs= rw= elsewhere= writing= pinned=
 for p in /dev/null /dev/zero /dev/full /dev/random /dev/urandom "$@"; do
   if [ "$p" = -- ]; then writing=1; continue; fi
   if [ -n "$writing" ]; then
+    case $p in @*)
+      # @DEV:INO:PATH, a file the guard judged: bound by a descriptor of that very file below
+      x=${p#@}; d=${x%%:*}; x=${x#*:}; i=${x%%:*}; pinned="$pinned$d $i ${x#*:}
+"
+      continue;;
+    esac
     # a path the run writes: a device is reached through the jail's /dev, anything else is
     # bound writable at its real path (made first if missing, as fio makes it)
     case $p in /dev/*) continue;; esac
@@ -150,6 +156,25 @@ printf '%s' "$rw" | while IFS= read -r r; do
   [ -n "$r" ] || continue
   mount --bind -- "$r" "$r" && mount -o remount,bind,rw,nodev,nosuid -- "$r" || exit 1
 done || fail "cannot make the run's files writable"
+# each judged file opened (links followed, as the benchmark opens it), refused unless it is the
+# file the guard judged, and that descriptor bound (-c: mount must not turn /proc/self/fd/8 back
+# into a path); a FIFO, which an open would wait on, is bound by its path
+bad=$(printf '%s' "$pinned" | while read -r d i p; do
+  [ -n "$p" ] || continue
+  if [ -p "$p" ]; then
+    mount --bind -- "$p" "$p" && mount -o remount,bind,rw,nodev,nosuid -- "$p" ||
+      { printf 'cannot bind %s' "$p"; break; }
+    continue
+  fi
+  exec 8<"$p" || { printf '%s cannot be opened' "$p"; break; }
+  [ "$(stat -L -c '%d %i' /proc/self/fd/8 2>/dev/null)" = "$d $i" ] ||
+    { printf '%s is no longer the file the write guard judged (another file or a link took its place)' "$p"
+      break; }
+  mount -c --bind /proc/self/fd/8 "$p" && mount -c -o remount,bind,rw,nodev,nosuid "$p" ||
+    { printf 'cannot bind %s' "$p"; break; }
+  exec 8<&-
+done)
+[ -z "$bad" ] || fail "$bad"
 printf '%s' "$elsewhere" | while IFS= read -r r; do
   [ -n "$r" ] || continue
   mount --bind -- "$r" "$r" && mount -o remount,bind,ro,nosuid -- "$r" || exit 1

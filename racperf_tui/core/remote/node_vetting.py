@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from racperf_tui.core.contract.hosts import Host
+from racperf_tui.core.guard.private_dirs import vet_private_directory
 from racperf_tui.core.guard.program_vetting import Entry, PathFacts, UntrustedPath, Vetted, Vetter
 
 T = TypeVar("T")
@@ -159,3 +160,8 @@ class NodeVetter(Vetter):
 
     def path(self, path: str, what: str) -> str:
         return self.node_facts.settle(lambda: Vetter.path(self, path, what), _prefixes(path))
+
+    def private_directory(self, path: str, what: str) -> str:
+        """core/guard/private_dirs.py's judgement of a directory on the node (its run
+        directories): UntrustedPath naming the path, owner and mode there."""
+        return self.node_facts.settle(lambda: vet_private_directory(path, what, self.facts), _prefixes(path))

@@ -43,6 +43,7 @@ from racperf_tui.core.guard.target_guard import GuardVerdict
 from racperf_tui.core.guard.write_watch import Violation, WriteWatch
 from racperf_tui.core.remote.node_facts import gather_and_judge
 from racperf_tui.core.remote.node_net import NetReport, net_command
+from racperf_tui.core.remote.node_vetting import NodeVetter
 from racperf_tui.core.remote.ssh import Channel, Connection, SshError, SshTarget, connect
 
 #: $1 mark, $2 grace (whole seconds), $3 limit (s, 0: none), $4 the command (a shell line),
@@ -509,6 +510,10 @@ def remote_run_prefix(runs_dir: Path) -> str:
     return f"{socket.gethostname()}-{store}-"
 
 
+#: the login's shell, which runs racperf's own scripts on a node (never vetted as a program)
+_LOGIN_SHELLS = frozenset({"sh", "/bin/sh"})
+
+
 class SshHost:
     """A node reached over SSH (see the module doc). ``remote_base``: where runs' directories
     go on the node (default ~/.racperf/runs)."""
@@ -529,6 +534,10 @@ class SshHost:
         self._connection = connection
         self._remote_base = remote_base
         self._home: str | None = None
+        #: run directories judged private on the node (:meth:`_vet_run_directory`)
+        self._vetted_dirs: set[str] = set()
+        #: programs vetted on the node before run_briefly asked them (:meth:`_vet_brief_program`)
+        self._vetted_programs: set[str] = set()
 
     @property
     def connection(self) -> Connection:
@@ -594,6 +603,7 @@ class SshHost:
         ``timeout_s``, SshError (an OSError) when the node cannot be reached."""
         if not argv:
             raise ValueError("empty command line")
+        self._vet_brief_program(argv[0])
         words = [argv[0], str(max(1, math.ceil(timeout_s)))]
         if env:
             bad = [name for name in env if not _ENV_NAME.match(name)]
@@ -616,6 +626,19 @@ class SshHost:
             raise SshError(f"{self.name}: the link ended while {argv[0]} ran")
         return BriefOutput(status, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
+    def _vet_brief_program(self, program: str) -> None:
+        """A program asked something on the node vetted there first (as this machine's
+        run_briefly does): UntrustedPath names it, its owner and mode on the node. ``sh`` is the
+        login's own shell, which runs racperf's scripts (the vetting's own questions too): a
+        script that runs a program vets it itself (fio: tools/fio ``fio_on``)."""
+        if program in _LOGIN_SHELLS or program in self._vetted_programs:
+            return
+        try:
+            NodeVetter(self).program(program, f"a program racperf asks while planning on {self.name}")
+        except FileNotFoundError:
+            return  # the command itself then says it is missing there
+        self._vetted_programs.add(program)
+
     def which(self, program: str) -> str | None:
         status, out, _ = self._run(f"command -v -- {q(program)}", timeout_s=30.0)
         path = out.decode("utf-8", "replace").strip()
@@ -629,6 +652,7 @@ class SshHost:
         status, _, err = self._run(f"umask 077 && mkdir -p -- {q(remote)}", timeout_s=30.0)
         if status != 0:
             raise SshError(f"{self.name}: cannot create {remote}: {err.decode('utf-8', 'replace').strip()}")
+        self._vet_run_directory(remote)
         for name, text in files.items():
             if not name or "/" in name or name in (".", ".."):
                 raise ValueError(f"file {name!r} of the run would leave its directory {directory}")
@@ -639,6 +663,18 @@ class SshHost:
             if status != 0:
                 raise SshError(f"{self.name}: cannot write {path}: {err.decode('utf-8', 'replace').strip()}")
 
+    def _vet_run_directory(self, remote: str) -> None:
+        """The node's run directory and the runs' base above it private to the login (owned by
+        it or root, writable by nobody else, core/guard/private_dirs.py): another user of the
+        node could otherwise swap the job file racperf put there before fio reads it.
+        UntrustedPath (a ValueError) naming the directory, its owner and mode on the node."""
+        if remote in self._vetted_dirs:
+            return
+        vetter = NodeVetter(self)
+        for directory in (self.remote_base, remote):
+            vetter.private_directory(directory, "run directory")
+        self._vetted_dirs.add(remote)
+
     def start(
         self,
         invocation: Invocation,
@@ -647,6 +683,7 @@ class SshHost:
         merge_stderr: bool = False,
         write_watch: WriteWatch | None = None,
         argv: list[str] | None = None,
+        judged: Mapping[str, tuple[int, int]] | None = None,
         grace_s: float = 3.0,
     ) -> RemoteProcess:
         """Start ``argv`` (default: the Invocation's) on the node with its env, cwd and stdin
@@ -679,7 +716,13 @@ class SshHost:
         net = None
         if write_watch is not None:  # the write watch and device jail on the node (core/remote/node_net.py)
             net = NetReport("racperf-" + secrets.token_hex(6))
-            writable = [map_text(t.path) for t in invocation.targets if t.access == WRITE and not t.node]
+            # a file the node's guard judged goes as @DEV:INO:PATH: the node's jail binds that file
+            pins = judged or {}
+            writable = [
+                f"@{pins[t.path][0]}:{pins[t.path][1]}:{map_text(t.path)}" if t.path in pins else map_text(t.path)
+                for t in invocation.targets
+                if t.access == WRITE and not t.node
+            ]
             writable += [f"{remote}/"] + ([f"{cwd}/"] if cwd else [])  # "/": a directory
             command = net_command(command, net.mark, [map_text(t.path) for t in invocation.targets], writable)
         limit = invocation.hard_limit_s + REMOTE_LIMIT_MARGIN_S if invocation.hard_limit_s else None

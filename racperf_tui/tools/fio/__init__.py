@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core import units
 from racperf_tui.core.contract.invocation import Invocation, ToolNotFound
 from racperf_tui.core.contract.tool import READS, MetricSpec, ResultTable, ToolDescription, options_from_dataclass
+from racperf_tui.core.remote.node_vetting import NodeVetter
 from racperf_tui.tools.base import on_another_node
 from racperf_tui.tools.fio import result_sections as fio_result_sections
 from racperf_tui.tools.fio.config import (
@@ -42,7 +42,7 @@ from racperf_tui.tools.fio.config import (
     validated_config,
 )
 from racperf_tui.tools.fio.options import FioOptionError, FioOptionTable, option_table
-from racperf_tui.tools.fio.plan import FioPlan, FioPlanError, plan, verify_job_file
+from racperf_tui.tools.fio.plan import FioPlan, FioPlanError, plan, private_copies_directory, verify_job_file
 from racperf_tui.tools.fio.result import parse_output, succeeded
 from racperf_tui.tools.fio.scratch import (
     default_scratch_dir,
@@ -102,6 +102,10 @@ def fio_on(host: Host | None) -> str:
     where it is missing and how to install it."""
     remote = on_another_node(host)
     fio = host.which("fio") if remote and host is not None else fio_path()
+    if fio is not None and remote and host is not None:
+        # vetted there before anything asks it (its option table, --version, --showcmd): no
+        # unvetted program runs, planning included (here run_briefly vets each program it runs)
+        NodeVetter(host).program(fio, f"fio on {host.name}")
     if fio is not None:
         return fio
     if remote and host is not None:
@@ -119,7 +123,9 @@ def fio_option_table(fio: str, host: Host | None) -> FioOptionTable:
 
 def verify_planned_job(fio: str, fio_plan: FioPlan, host: Host | None) -> None:
     """fio reads back the job file racperf will run and must find exactly the judged plan."""
-    with tempfile.TemporaryDirectory(prefix="racperf-fio-") as check_dir:
+    # a private directory (never one another user's $TMPDIR lets them empty and refill): fio's
+    # parser reads this file, and an engine named in a swapped one would load as root
+    with private_copies_directory() as check_dir:
         check_path = os.path.join(check_dir, JOB_FILE_NAME)
         with open(check_path, "w", encoding="utf-8") as handle:
             handle.write(fio_plan.job_file_text)

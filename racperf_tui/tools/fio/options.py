@@ -158,9 +158,11 @@ _REMOTE_LANES = 8
 #: order); $lanes fio processes at a time, each lane working through its share of the list
 #: (no batch waits for its slowest); every answer printed after a line "MARK QUERY" and
 #: followed by "MARK-end". The names are read from the listings as _HELP_NAME_RE reads them.
+#: The answers go to a directory in the sticky /tmp, never the login's $TMPDIR (in another
+#: user's directory they could swap the answers: fio's option table decides how options read).
 _REMOTE_TABLE_SH = r"""
 fio=$1 mark=$2 lanes=$3; shift 3
-d=$(mktemp -d "${TMPDIR:-/tmp}/racperf-fio.XXXXXX") || exit 1
+d=$(mktemp -d /tmp/racperf-fio.XXXXXX) || exit 1
 trap 'rm -rf -- "$d"' EXIT
 set -f
 ask_all() {

@@ -27,13 +27,18 @@ import os
 import re
 import secrets
 import shlex
+import shutil
 import stat
 import subprocess
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
 from racperf_tui.core.contract.invocation import Target
+from racperf_tui.core.guard.private_dirs import vet_private_directory
+from racperf_tui.core.guard.program_vetting import UntrustedPath
 from racperf_tui.tools.base import on_another_node, run_briefly
 from racperf_tui.tools.fio.options import (
     FioArg,
@@ -146,10 +151,12 @@ def _fio(
     host: Host | None = None,
     stdin: str | None = None,
     files: NodeJobFiles | None = None,
+    cwd: str | None = None,
 ) -> tuple[int, str]:
     """fio's answer (status, stdout + stderr) where the run runs: here, or on ``host``'s node
     (``stdin``: a job file's text for the job named ``-``; ``files``: the job files read here,
-    written to a private directory there that is fio's working directory, removed after)."""
+    written to a private directory there that is fio's working directory, removed after;
+    ``cwd``: fio's working directory here, where the private copies are)."""
     where = f" on {host.name}" if host is not None and is_remote(host) else ""
     try:
         if is_remote(host):
@@ -161,7 +168,7 @@ def _fio(
             else:
                 answer = host.run_briefly([fio, *args], _FIO_TIMEOUT_S, env=node_env, stdin=stdin)
             return answer.returncode, answer.text
-        done = run_briefly([fio, *args], _FIO_TIMEOUT_S, _parse_env(env))
+        done = run_briefly([fio, *args], _FIO_TIMEOUT_S, _parse_env(env), cwd=cwd)
     except (subprocess.TimeoutExpired, TimeoutError):
         raise FioPlanError([f"fio{where} did not finish reading the job within {_FIO_TIMEOUT_S:g} s"]) from None
     except OSError as exc:
@@ -246,25 +253,54 @@ def resolve_jobs(
             reason = job_option_refusal(arg.name, arg.value)
             if reason:
                 problems.append(f"{arg.where}: fio option {arg.name}={arg.value or ''} {reason}; racperf refuses it")
-    node_files = NodeJobFiles() if is_remote(host) else None
-    for path in line.job_files:
-        problems.extend(_screen_job_file(fio, table, path, env, host, node_files))
-    if problems:
-        raise FioPlanError(problems)
-    if node_files is not None:
-        env = node_files.environment(env)
-    # on a node fio reads the copies (in its working directory there) in place of the paths
-    job_files = [node_files.name_of(path) for path in line.job_files] if node_files else line.job_files
+    if not line.job_files:
+        if problems:
+            raise FioPlanError(problems)
+        return _resolved(fio, line.job_files, job_args, top_level, env, host, None, None)
+    copies = NodeJobFiles()
+    if is_remote(host):
+        for path in line.job_files:
+            problems.extend(_screen_job_file(fio, table, path, env, host, copies))
+        if problems:
+            raise FioPlanError(problems)
+        return _resolved(fio, line.job_files, job_args, top_level, copies.environment(env), host, copies, None)
+    # here too fio reads private copies of what was screened, never the paths again: a job file
+    # in a directory another user can write was swapped between the screening and fio's parser
+    with private_copies_directory() as directory:
+        for path in line.job_files:
+            problems.extend(_screen_job_file(fio, table, path, env, None, copies, directory))
+        if problems:
+            raise FioPlanError(problems)
+        return _resolved(fio, line.job_files, job_args, top_level, env, None, copies, directory)
+
+
+def _resolved(
+    fio: str,
+    given: list[str],
+    job_args: list[FioArg],
+    top_level: list[FioArg],
+    env: dict[str, str] | None,
+    host: Host | None,
+    copies: NodeJobFiles | None,
+    directory: str | None,
+) -> tuple[list[FioJob], list[FioArg], dict[str, str]]:
+    """fio's reading of the command line and the job files ``given`` (read from their screened
+    ``copies``: on a node in a directory of its own, here in ``directory``)."""
+    problems: list[str] = []
+    node_files = copies if is_remote(host) else None
+    job_files = [copies.name_of(path) for path in given] if copies is not None else given
 
     cli = [f"--{a.name}" if a.value is None else f"--{a.name}={a.value}" for a in job_args]
     jobs: list[FioJob] = []
-    parses = [(cli + job_files[:1], "the command line" + (f" and {line.job_files[0]}" if line.job_files else ""))]
-    parses += [([copy], path) for copy, path in zip(job_files[1:], line.job_files[1:], strict=True)]
+    parses = [(cli + job_files[:1], "the command line" + (f" and {given[0]}" if given else ""))]
+    parses += [([copy], path) for copy, path in zip(job_files[1:], given[1:], strict=True)]
     for index, (parse_args, where) in enumerate(parses):
-        status, trace = _fio(fio, ["--parse-only", "--debug=parse", *parse_args], env, host, files=node_files)
+        status, trace = _fio(
+            fio, ["--parse-only", "--debug=parse", *parse_args], env, host, files=node_files, cwd=directory
+        )
         if status != 0:
             said = _fio_messages(trace)
-            raise FioPlanError([f"fio refuses {where}: {node_files.restore(said) if node_files else said}"])
+            raise FioPlanError([f"fio refuses {where}: {copies.restore(said) if copies else said}"])
         jobs.extend(_trace_jobs(trace, where, first_file_stonewall=index > 0))
     if not jobs:
         raise FioPlanError(["no job: give fio options with --name=JOB, or a job file with a [JOB] section"])
@@ -283,6 +319,22 @@ def resolve_jobs(
     return jobs, top_level, node_files.files() if node_files else {}
 
 
+@contextmanager
+def private_copies_directory() -> Iterator[str]:
+    """A directory of this process's own (0700, judged private: core/guard/private_dirs.py) for
+    the copies fio here reads, removed after; FioPlanError when the temporary directory's
+    place is another user's."""
+    directory = tempfile.mkdtemp(prefix="racperf-fiojob.")
+    try:
+        try:
+            vet_private_directory(directory, "fio job file copies (TMPDIR)")
+        except UntrustedPath as exc:
+            raise FioPlanError([str(exc)]) from None
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def _screen_job_file(
     fio: str,
     table: FioOptionTable,
@@ -290,11 +342,12 @@ def _screen_job_file(
     env: dict[str, str] | None,
     host: Host | None = None,
     node_files: NodeJobFiles | None = None,
+    directory: str | None = None,
 ) -> list[str]:
     """Refusals for a job file, from fio's --showcmd (which never loads an engine), before the
-    file ever reaches fio's real parser. For a run on another node (``node_files``) the file
-    and its includes are read here, as fio here would resolve them, and that node's fio reads
-    the copies (see :class:`NodeJobFiles`)."""
+    file ever reaches fio's real parser. The file and its includes are read here once, as fio
+    here would resolve them, and fio reads the copies (see :class:`NodeJobFiles`): that
+    node's fio in a directory of its own, this machine's in ``directory``."""
     try:
         size = os.stat(path).st_size
     except OSError as exc:
@@ -306,7 +359,9 @@ def _screen_job_file(
     reading = read_job_file(path, table.builtin_engines)
     if reading.problems:
         return reading.problems
-    if node_files is not None:
+    if node_files is None:
+        return [f"job file {path}: no place for its copy"]  # not reached: every caller gives one
+    if directory is None:
         assert host is not None
         early = node_files.add(reading, host.name)
         if early:
@@ -315,7 +370,11 @@ def _screen_job_file(
             fio, ["--showcmd", node_files.name_of(path)], node_files.environment(env), host, files=node_files
         )
     else:
-        status, output = _fio(fio, ["--showcmd", path], env)
+        early = node_files.add(reading, "fio here")
+        if early:
+            return early
+        node_files.write_to(directory)
+        status, output = _fio(fio, ["--showcmd", node_files.name_of(path)], env, cwd=directory)
     if status != 0:
         said = _fio_messages(output)
         return [f"job file {path}: fio cannot read it: {node_files.restore(said) if node_files else said}"]
@@ -563,6 +622,16 @@ class NodeJobFiles:
         """``env`` and every ``${NAME}`` of the files with this machine's value ("" when unset)."""
         return {**{name: os.environ.get(name, "") for name in sorted(self._variables)}, **(env or {})}
 
+    def write_to(self, directory: str) -> None:
+        """The copies as new files (0600) in ``directory``, a private one of this machine."""
+        for name, text in self._copies.values():
+            path = os.path.join(directory, name)
+            if os.path.lexists(path):
+                continue
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+
     def files(self) -> dict[str, str]:
         """Copy name -> text: what the node's fio reads (also kept in the run's directory)."""
         return {name: text for name, text in self._copies.values()}
@@ -582,7 +651,9 @@ class NodeJobFiles:
             mark = "RACPERF_EOF_" + secrets.token_hex(8)
         lines = [
             "umask 077",
-            'd=$(mktemp -d "${TMPDIR:-/tmp}/racperf-fiojob.XXXXXX") || exit 1',
+            # in the sticky /tmp, never the login's $TMPDIR: in another user's directory they could
+            # rename the copies' directory away and put theirs in its place before fio reads it
+            "d=$(mktemp -d /tmp/racperf-fiojob.XXXXXX) || exit 1",
             "trap 'cd /; rm -rf -- \"$d\"' EXIT",
             "trap 'exit 143' HUP INT TERM",
             'cd -- "$d" || exit 1',

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from racperf_tui.core import units
+from racperf_tui.core.guard.program_vetting import UntrustedPath, vet_path
 from racperf_tui.core.textio.bounded_read import read_regular_text_bounded
 from racperf_tui.tools.fio.plan import FioJob, FioPlan, job_paths
 
@@ -240,6 +241,18 @@ def _extend(path: str, size: int, data: bool) -> None:
         os.close(fd)
 
 
+def _nobody_else_can_swap(path: str) -> bool:
+    """Whether no other user can replace ``path`` (or a directory on its way) before racperf
+    grows it outside the jail: the program vetting's walk (core/guard/program_vetting.py). In
+    another user's directory a short target is left for fio to grow inside the jail, which
+    binds only the file the guard judged."""
+    try:
+        vet_path(os.path.abspath(path), "fio's layout")
+    except (UntrustedPath, OSError):
+        return False
+    return True
+
+
 def lay_out_write_targets(fio_plan: FioPlan) -> list[str]:
     """Before a plan that writes: each file target missing or too short laid out as fio would
     lay it out (parent directories 0700 as fio makes them; allocated, or written with real
@@ -254,7 +267,7 @@ def lay_out_write_targets(fio_plan: FioPlan) -> list[str]:
                 _lay_out(layout.path, layout.size)
             else:
                 _allocate_new(layout.path, layout.size)
-        elif kind == "file" and os.path.getsize(layout.path) < layout.size:
+        elif kind == "file" and os.path.getsize(layout.path) < layout.size and _nobody_else_can_swap(layout.path):
             _extend(os.path.realpath(layout.path), layout.size, layout.data)
         else:
             continue

@@ -660,3 +660,29 @@ def test_node_that_answers_no_question_refuses_writes(sshd: Sshd, loop: LoopDevi
     reasons = _reasons(verdict)
     assert f"could not check {loop.path} (stat: the node gave no answer) on {host.name}" in reasons
     assert check_write_target(loop.path).allowed  # here it is free
+
+
+def test_node_jail_binds_only_the_file_the_guard_judged(sshd: Sshd, tmp_path: Path) -> None:
+    """On the node too the judged file is bound by a descriptor of that file (sh: ``exec 8<``,
+    its ``stat`` compared with the guard's, ``mount -c --bind /proc/self/fd/8``): the judged
+    file is written; a file replaced by a link to another since the judgement runs nothing."""
+    host = SshHost(_target(sshd), remote_base=str(tmp_path / "runs"))
+    data = tmp_path / "data.img"
+    data.write_bytes(b"\1" * 4096)
+    st = os.stat(data)
+    write = ["sh", "-c", 'printf judged | dd of="$1" conv=notrunc 2>/dev/null; echo wrote', "w", str(data)]
+    invocation = Invocation(write, targets=[Target(str(data), WRITE, "t")])
+    judged = {str(data): (st.st_dev, st.st_ino)}
+    proc = host.start(invocation, tmp_path / "run", write_watch=WriteWatch(set()), judged=judged)
+    status, out, err = _run_remote(proc)
+    assert (status, out) == (0, "wrote\n"), err
+    assert data.read_bytes()[:6] == b"judged"
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    data.unlink()
+    data.symlink_to(victim)
+    proc = host.start(invocation, tmp_path / "run2", write_watch=WriteWatch(set()), judged=judged)
+    status, out, err = _run_remote(proc)
+    assert status == 125 and out == "", (status, out, err)
+    assert f"{data} is no longer the file the write guard judged" in err
+    assert victim.read_text() == "precious\n"

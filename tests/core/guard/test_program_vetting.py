@@ -22,7 +22,7 @@ from racperf_tui.orchestration.run_plan import judge_run
 from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.tools import load_tool
 from tests.helpers import is_root
-from tests.helpers.sshd_helpers import Sshd
+from tests.helpers.sshd_helpers import Sshd, set_node_path
 
 NOBODY = 65534
 
@@ -211,4 +211,22 @@ def test_a_run_on_a_node_is_refused_before_its_program_runs_there(node: SshHost,
     config = {"role": "server", "port": 0, "binary": str(nobodys / "iperf3")}
     with pytest.raises(UntrustedPath, match=rf"{nobodys}/iperf3 on {node.name} \(owner nobody"):
         judge_run(load_tool("iperf3"), "iperf3", config, host=node)
+    assert not marker.exists()
+
+
+def test_the_nodes_fio_is_vetted_before_planning_asks_it_anything(
+    node: SshHost, sshd: Sshd, nobodys: Path, marker: Path, tmp_path: Path
+) -> None:
+    """fio has no option naming its program: the node's fio (found on the login's PATH) was
+    asked for its option table (``--cmdhelp``, ``--version``) before the planned program was
+    vetted there. It is vetted first now; nobody's fio never runs, even for planning."""
+    fio = _program(nobodys / "fiobin", "fio", marker, "fio-3.35")
+    os.chown(fio.parent, NOBODY, NOBODY)
+    os.chown(fio, NOBODY, NOBODY)
+    set_node_path(sshd, fio.parent, "/usr/bin", "/bin")
+    config = {"target": str(tmp_path / "data.img"), "rw": "read", "size": "1m", "runtime": 1}
+    with pytest.raises(UntrustedPath, match=rf"fio on {node.name}: {fio.parent} on {node.name} \(owner nobody"):
+        judge_run(load_tool("fio"), "fio", config, host=node)
+    with pytest.raises(UntrustedPath, match=rf"planning on {node.name}: {fio.parent} on {node.name} \(owner nobody"):
+        node.run_briefly([str(fio), "--version"], 10.0)
     assert not marker.exists()
