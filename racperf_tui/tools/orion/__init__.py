@@ -37,6 +37,7 @@ from racperf_tui.tools.orion.matrix import (
     planned_matrix,
     schedule,
 )
+from racperf_tui.tools.orion.maxima import DATA_POINT_COLUMNS, data_point_rows
 from racperf_tui.tools.orion.oracle_home import (
     find_oracle_home,
     install_hint,
@@ -125,6 +126,10 @@ class OrionDescription(ToolDescription):
 
     def result_sections(self, result: Mapping[str, Any] | None) -> list[ResultTable]:
         return result_sections(result) if result is not None else []
+
+    def data_points(self, result: Mapping[str, Any] | None) -> tuple[tuple[str, ...], list[tuple[Any, ...]]] | None:
+        rows = data_point_rows(result)
+        return (DATA_POINT_COLUMNS, rows) if rows else None
 
 
 DESCRIPTION = OrionDescription(

@@ -146,3 +146,12 @@ def orion_data_points(result: Mapping[str, Any] | None) -> list[OrionDataPoint]:
         OrionDataPoint(small, large, cell.get("iops"), cell.get("mbps"), cell.get("lat"))
         for (large, small), cell in sorted(figures.items())
     ]
+
+
+#: the data points' columns in an export (the loads in outstanding I/Os; latency in µs)
+DATA_POINT_COLUMNS = ("small_outstanding", "large_outstanding", "iops", "mbps", "latency_us")
+
+
+def data_point_rows(result: Mapping[str, Any] | None) -> list[tuple[Any, ...]]:
+    """The data points as rows of :data:`DATA_POINT_COLUMNS`."""
+    return [(p.small, p.large, p.iops, p.mbps, p.latency_us) for p in orion_data_points(result)]
