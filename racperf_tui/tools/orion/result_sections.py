@@ -14,11 +14,11 @@ from racperf_tui.tools.orion.maxima import orion_matrices, orion_maxima
 
 #: the maxima table's columns after its figure (each maximum has its own unit: said in the cell)
 _FIGURE = MetricSpec("value", "figure")
-_SMALL = MetricSpec("small", "small outstanding", decimals=0)
-_LARGE = MetricSpec("large", "large outstanding", decimals=0)
-_LATENCY = MetricSpec("latency_us", "latency there", "µs", decimals=1)
-_IOPS = MetricSpec("iops", "IOPS there", "IOPS", decimals=0)
-_MBPS = MetricSpec("mbps", "MB/s there", "MB/s", decimals=1)
+_SMALL = MetricSpec("small", "at small", decimals=0)
+_LARGE = MetricSpec("large", "at large", decimals=0)
+_LATENCY = MetricSpec("latency_us", "latency", "µs", decimals=1)
+_IOPS = MetricSpec("iops", "IOPS", "IOPS", decimals=0)
+_MBPS = MetricSpec("mbps", "MB/s", "MB/s", decimals=1)
 #: (result key, label) of the test's settings, in the order the Summary says them
 _SETTINGS = (
     ("version", "ORION version"),
@@ -53,7 +53,8 @@ def maxima_table(result: Mapping[str, Any]) -> ResultTable:
         )
         for m in orion_maxima(result)
     )
-    return ResultTable("Maxima", ("",), (_FIGURE, _SMALL, _LARGE, _LATENCY, _IOPS, _MBPS), rows, key="maxima")
+    title = "Maxima, the data point each was reached at (outstanding small and large I/Os) and the figures there"
+    return ResultTable(title, ("",), (_FIGURE, _SMALL, _LARGE, _LATENCY, _IOPS, _MBPS), rows, key="maxima")
 
 
 def latency_table(result: Mapping[str, Any]) -> ResultTable:
@@ -77,12 +78,18 @@ def settings_table(result: Mapping[str, Any]) -> ResultTable:
 
 
 def matrix_tables(result: Mapping[str, Any]) -> list[ResultTable]:
-    """ORION's matrices as they are: a row per large load, a column per small load."""
+    """ORION's matrices as they are: a row per large load, a column per small load; a row
+    with no value (a basic matrix's small-I/O row at large loads never run) left out."""
     tables = []
     for matrix in orion_matrices(result):
         columns = tuple(MetricSpec(f"s{small}", str(small), decimals=matrix.decimals) for small in matrix.small_loads)
-        rows = tuple(((str(large),), tuple(row)) for large, row in zip(matrix.large_loads, matrix.values))
-        title = f"{matrix.title} ({matrix.unit}): large outstanding (rows) x small outstanding (columns)"
+        rows = tuple(
+            ((str(large),), tuple(row))
+            for large, row in zip(matrix.large_loads, matrix.values)
+            if any(v is not None for v in row)
+        )
+        unit = "" if matrix.unit in matrix.title else f" ({matrix.unit})"
+        title = f"{matrix.title}{unit}: large outstanding I/Os (rows) x small outstanding I/Os (columns)"
         tables.append(ResultTable(title, ("large \\ small",), columns, rows, tab="Details", key=matrix.key))
     return tables
 
@@ -96,10 +103,13 @@ def histogram_table(result: Mapping[str, Any]) -> ResultTable:
         MetricSpec("write", "writes", decimals=0),
         MetricSpec("write_cum_pct", "writes cum.", "%", decimals=2),
     )
+    buckets = [row for row in result.get("histogram") or [] if isinstance(row, Mapping)]
+    # from the first bucket holding an I/O to the last: ORION prints every bucket from 0 µs
+    held = [i for i, row in enumerate(buckets) if row.get("read") or row.get("write")]
+    buckets = buckets[held[0] : held[-1] + 1] if held else []
     rows = tuple(
         ((f"{row.get('low_us', '?')} - {row.get('high_us', '?')} µs",), tuple(row.get(spec.key) for spec in columns))
-        for row in result.get("histogram") or []
-        if isinstance(row, Mapping)
+        for row in buckets
     )
     title = f"Latency histogram at small {at.get('small', '?')}, large {at.get('large', '?')} outstanding"
     return ResultTable(title, ("bucket",), columns, rows, tab="Details", key="histogram")
