@@ -4,8 +4,9 @@
 
 Writes into screenshots/: dashboard.svg (the Disks tab, a RAC-like host with one saturated
 LUN), orion-result.svg and orion-matrices.svg (ORION's result view of the 19c sample: Summary,
-Details), compare.svg (two fio runs side by side), sweep.svg (a sweep's load-latency curve
-and its knee). The runs are seeded in a throwaway store the way the tests seed them.
+Details), orion-live.svg (ORION's live panel half-way through a matrix), compare.svg (two fio
+runs side by side), sweep.svg (a sweep's load-latency curve and its knee). The runs are
+seeded in a throwaway store the way the tests seed them.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from tests.helpers.dashboard_root import DiskLoad, DiskSpec, ReplayRoot  # noqa:
 from tests.helpers.pilot_apps import ScreenApp, wait_until  # noqa: E402
 from tests.helpers.result_view_run import RESULT, STARTED_AT, seed_finished_run  # noqa: E402
 from tests.ui.test_orion_result_view import sample_result, stored_run  # noqa: E402
+from tests.ui.test_orion_ui import PanelApp  # noqa: E402
 from tests.ui.test_sweep_view import _seed_sweep  # noqa: E402
 
 DISKS = [
@@ -113,6 +115,15 @@ async def orion_result(summary: Path, details: Path) -> None:
         await screen_shot(details, lambda: ResultView(data, run_id), on_details, (110, 40))
 
 
+async def orion_live(out: Path) -> None:
+    """ORION's live panel, a basic matrix on 2 disks half-way (the recorded model its snapshot
+    test draws)."""
+    app = PanelApp()
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.pause()
+        out.write_text(app.export_screenshot(title="racperf"))
+
+
 async def compare(out: Path) -> None:
     """Two fio runs: the second (after a change) 18 % more IOPS at a lower latency."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -150,11 +161,12 @@ async def sweep(out: Path) -> None:
 def main() -> None:
     out_dir = REPO / "screenshots"
     out_dir.mkdir(exist_ok=True)
-    names = ("dashboard.svg", "orion-result.svg", "orion-matrices.svg", "compare.svg", "sweep.svg")
+    names = ("dashboard.svg", "orion-result.svg", "orion-matrices.svg", "compare.svg", "sweep.svg", "orion-live.svg")
     asyncio.run(dashboard(out_dir / names[0]))
     asyncio.run(orion_result(out_dir / names[1], out_dir / names[2]))
     asyncio.run(compare(out_dir / names[3]))
     asyncio.run(sweep(out_dir / names[4]))
+    asyncio.run(orion_live(out_dir / names[5]))
     for name in names:
         print(f"wrote {out_dir / name}")
 
