@@ -54,7 +54,7 @@ from racperf_tui.tools.orion.result import (
     parse_result_files,
     succeeded,
 )
-from racperf_tui.tools.orion.result_sections import result_sections
+from racperf_tui.tools.orion.result_sections import result_notes, result_sections
 from racperf_tui.tools.orion.stream import OrionStreamParser
 
 if TYPE_CHECKING:
@@ -126,6 +126,9 @@ class OrionDescription(ToolDescription):
 
     def result_sections(self, result: Mapping[str, Any] | None) -> list[ResultTable]:
         return result_sections(result) if result is not None else []
+
+    def result_notes(self, result: Mapping[str, Any] | None) -> list[str]:
+        return result_notes(result or {})
 
     def data_points(self, result: Mapping[str, Any] | None) -> tuple[tuple[str, ...], list[tuple[Any, ...]]] | None:
         rows = data_point_rows(result)

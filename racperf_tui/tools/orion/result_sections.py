@@ -135,3 +135,12 @@ def result_sections(result: Mapping[str, Any]) -> list[ResultTable]:
         histogram_table(result),
         luns_table(result),
     ]
+
+
+def result_notes(result: Mapping[str, Any]) -> list[str]:
+    """Where the latency was converted to µs (ORION's own failure is the run's message)."""
+    notes = []
+    lat = result.get("lat")
+    if isinstance(lat, Mapping) and lat.get("printed_unit") == "ms":
+        notes.append(f"latency: ORION printed ms ({lat.get('unit_from', '')}), shown here in µs")
+    return notes

@@ -26,9 +26,13 @@ def test_the_11_1_matrices_are_tables_in_microseconds_and_data_points() -> None:
         (0, 2, None, 374.26, None),
     ]
     assert len(rows) == 7
+    assert orion.TOOL.description.result_notes(result) == [
+        "latency: ORION printed ms (guessed from the values (no version known)), shown here in µs"
+    ]
 
 
 def test_a_failed_run_has_empty_tables_and_no_data_points() -> None:
     failed = {"tool": "orion", "error": "ORION could not open its .lun file"}
     assert all(table.rows == () for table in result_sections(failed))
     assert data_point_rows(failed) == [] and orion.TOOL.description.data_points(failed) is None
+    assert orion.TOOL.description.result_notes(failed) == []
