@@ -2,7 +2,11 @@
 
     .venv/bin/python scripts/screenshots.py
 
-Writes screenshots/dashboard.svg (the Disks tab, a RAC-like host with one saturated LUN).
+Writes into screenshots/: dashboard.svg (the Disks tab, a RAC-like host with one saturated
+LUN), orion-result.svg and orion-matrices.svg (ORION's result view of the 19c sample: Summary,
+Details), orion-live.svg (ORION's live panel half-way through a matrix), compare.svg (two fio
+runs side by side), sweep.svg (a sweep's load-latency curve and its knee). The runs are
+seeded in a throwaway store the way the tests seed them.
 """
 
 from __future__ import annotations
@@ -16,10 +20,27 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from dashboard_root import DiskLoad, DiskSpec, ReplayRoot  # noqa: E402
+sys.path.insert(0, str(REPO))
 
+import copy  # noqa: E402
+from collections.abc import Awaitable, Callable  # noqa: E402
+from typing import Any  # noqa: E402
+
+from textual.screen import Screen  # noqa: E402
+from textual.widgets import TabbedContent  # noqa: E402
+
+from racperf_tui.core.store import Store  # noqa: E402
 from racperf_tui.ui.app import RacperfApp  # noqa: E402
+from racperf_tui.ui.screens.compare_view import CompareView  # noqa: E402
+from racperf_tui.ui.screens.result_view import ResultView  # noqa: E402
+from racperf_tui.ui.screens.sweep_view import SweepView  # noqa: E402
 from racperf_tui.ui.tabs.iostat_panel import IostatPanel  # noqa: E402
+from tests.helpers.dashboard_root import DiskLoad, DiskSpec, ReplayRoot  # noqa: E402
+from tests.helpers.pilot_apps import ScreenApp, wait_until  # noqa: E402
+from tests.helpers.result_view_run import RESULT, STARTED_AT, seed_finished_run  # noqa: E402
+from tests.ui.test_orion_result_view import sample_result, stored_run  # noqa: E402
+from tests.ui.test_orion_ui import PanelApp  # noqa: E402
+from tests.ui.test_sweep_view import _seed_sweep  # noqa: E402
 
 DISKS = [
     DiskSpec("sda", 8, 0, rotational=True, queue_depth=64),
@@ -61,11 +82,93 @@ async def dashboard(out: Path) -> None:
             out.write_text(app.export_screenshot(title="racperf"))
 
 
+async def screen_shot(
+    out: Path, make_screen: Callable[[], Screen[Any]], ready: Callable[[Any], Awaitable[None]], size: tuple[int, int]
+) -> None:
+    """One screen alone (as the tests show it), once ``ready`` says it has what it shows."""
+    app = ScreenApp(make_screen)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await pilot.pause()
+        out.write_text(app.export_screenshot(title="racperf"))
+
+
+async def orion_result(summary: Path, details: Path) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        run_id = stored_run(data, sample_result())
+        with Store.open(data) as store:  # fixed times (ORION's 9 minutes): the same SVG each time
+            store._write(
+                "UPDATE runs SET started_at = ?, ended_at = ? WHERE id = ?", (STARTED_AT, STARTED_AT + 540, run_id)
+            )
+
+        async def loaded(pilot: Any) -> None:
+            await wait_until(
+                pilot, lambda: isinstance(pilot.app.screen, ResultView) and pilot.app.screen.loaded, 10, "the run"
+            )
+
+        async def on_details(pilot: Any) -> None:
+            await loaded(pilot)
+            pilot.app.screen.query_one(TabbedContent).active = "tab-details"
+
+        await screen_shot(summary, lambda: ResultView(data, run_id), loaded, (110, 30))
+        await screen_shot(details, lambda: ResultView(data, run_id), on_details, (110, 40))
+
+
+async def orion_live(out: Path) -> None:
+    """ORION's live panel, a basic matrix on 2 disks half-way (the recorded model its snapshot
+    test draws)."""
+    app = PanelApp()
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.pause()
+        out.write_text(app.export_screenshot(title="racperf"))
+
+
+async def compare(out: Path) -> None:
+    """Two fio runs: the second (after a change) 18 % more IOPS at a lower latency."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        first, second = seed_finished_run(data), seed_finished_run(data)
+        faster = copy.deepcopy(RESULT)
+        for direction in ("read", "write"):
+            side = faster["jobs"][0][direction]
+            side["iops"] *= 1.18
+            side["bw_kib_s"] *= 1.18
+            for key in ("mean", "max"):
+                side["clat_us"][key] *= 0.85
+            side["clat_us"]["percentiles"] = {k: v * 0.85 for k, v in side["clat_us"]["percentiles"].items()}
+        with Store.open(data) as store:
+            store.set_result(second, faster)
+            store.set_label(second, "after the firmware update")
+
+        async def loaded(pilot: Any) -> None:
+            await wait_until(pilot, lambda: getattr(pilot.app.screen, "loads", 0) >= 1, 10, "the comparison")
+
+        await screen_shot(out, lambda: CompareView(data, [first, second]), loaded, (120, 30))
+
+
+async def sweep(out: Path) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        group = _seed_sweep(data)
+
+        async def loaded(pilot: Any) -> None:
+            await wait_until(pilot, lambda: len(pilot.app.screen._points_shown) == 6, 10, "the points")
+
+        await screen_shot(out, lambda: SweepView(data, group), loaded, (120, 32))
+
+
 def main() -> None:
     out_dir = REPO / "screenshots"
     out_dir.mkdir(exist_ok=True)
-    asyncio.run(dashboard(out_dir / "dashboard.svg"))
-    print(f"wrote {out_dir / 'dashboard.svg'}")
+    names = ("dashboard.svg", "orion-result.svg", "orion-matrices.svg", "compare.svg", "sweep.svg", "orion-live.svg")
+    asyncio.run(dashboard(out_dir / names[0]))
+    asyncio.run(orion_result(out_dir / names[1], out_dir / names[2]))
+    asyncio.run(compare(out_dir / names[3]))
+    asyncio.run(sweep(out_dir / names[4]))
+    asyncio.run(orion_live(out_dir / names[5]))
+    for name in names:
+        print(f"wrote {out_dir / name}")
 
 
 if __name__ == "__main__":

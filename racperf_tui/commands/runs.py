@@ -7,7 +7,9 @@
 - ``racperf runs export ID --format json|csv [-o FILE]``: samples and result. json:
   ``{"run": {...}, "samples": [{"seq", "t", "metrics", "extra"}], "result": {...}}``; csv: a
   ``t`` column and one column per metric (samples only; with ``-o FILE.csv`` the result goes
-  to ``FILE.result.json`` beside it).
+  to ``FILE.result.json`` beside it). A run whose result is measured points (ORION: a row
+  per data point, ``small_outstanding,large_outstanding,iops,mbps,latency_us``) exports those
+  instead, and with ``-o FILE.csv`` its samples go to ``FILE.samples.csv``.
 - ``racperf runs compare ID ID... [--baseline ID] [--criteria FILE] [--json]``: the runs side
   by side, each declared result figure with its unit, its difference from the baseline in %,
   which way is better and whether the difference is larger than the runs' own noise, what
@@ -76,6 +78,7 @@ from racperf_tui.orchestration.compare import CompareError, Comparison, compare_
 from racperf_tui.orchestration.run_deletion import DeleteRefused, delete_runs, plan_deletion
 from racperf_tui.orchestration.run_groups import in_node_order, stop_group
 from racperf_tui.orchestration.runs import stop_run
+from racperf_tui.tools import tool_description
 
 #: ``racperf runs stop`` of a run that had already finished
 EXIT_ALREADY_FINISHED = 3
@@ -119,7 +122,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a run's samples and result as JSON or CSV",
         description="json: {run, samples, result}; csv: a t column and one "
         "column per metric (with -o FILE.csv the result goes to "
-        "FILE.result.json beside it).",
+        "FILE.result.json beside it); for ORION a row per data point "
+        "(small_outstanding, large_outstanding, iops, mbps, latency_us), "
+        "its samples in FILE.samples.csv beside it.",
     )
     export.add_argument("run_id", type=int, metavar="ID", help="the run's id (first column of 'racperf runs')")
     export.add_argument("--format", choices=("json", "csv"), default="json", help="default json")
@@ -635,8 +640,27 @@ def _safety_lines(safety: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def export_points_csv(store: Store, record: RunRecord) -> str | None:
+    """The CSV of a run whose result is measured points (ORION's matrices: a row per data
+    point with its loads, IOPS, MB/s and latency); None for a run without them."""
+    try:
+        description = tool_description(record.tool)
+    except KeyError:
+        return None
+    points = description.data_points(store.result(record.id))
+    if points is None:
+        return None
+    columns, rows = points
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(["" if value is None else value for value in row] for row in rows)
+    return out.getvalue()
+
+
 def _export(store: Store, record: RunRecord, fmt: str, output: str | None) -> int:
-    text = export_json(store, record) if fmt == "json" else export_csv(store, record)
+    points = export_points_csv(store, record) if fmt == "csv" else None
+    text = export_json(store, record) if fmt == "json" else points or export_csv(store, record)
     if output is None or output == "-":
         sys.stdout.write(text)
         return 0
@@ -647,6 +671,8 @@ def _export(store: Store, record: RunRecord, fmt: str, output: str | None) -> in
             result = store.result(record.id)
             if result is not None:
                 path.with_suffix(".result.json").write_text(strict_json.dumps(result, indent=2) + "\n")
+            if points is not None:  # the data points took the file: the samples go beside it
+                path.with_suffix(".samples.csv").write_text(export_csv(store, record))
     except OSError as exc:
         print(f"racperf runs export: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return 2

@@ -27,8 +27,8 @@ from racperf_tui.core.store import GroupNotFound, RunRecord, Store
 from racperf_tui.orchestration.compare import Comparison, compare_runs
 from racperf_tui.orchestration.run_conditions import CONDITIONS_STREAM, last_json_object
 from racperf_tui.reporting.figures import full
-from racperf_tui.reporting.orion_maxima import OrionMatrix, OrionMaximum, orion_matrices, orion_maxima
 from racperf_tui.tools import tool_description
+from racperf_tui.tools.orion.maxima import OrionMatrix, OrionMaximum, orion_matrices, orion_maxima
 
 #: the raw streams a digest is given of: what the benchmark printed and the files it wrote
 DIGESTED_PREFIXES = ("stdout", "stderr", "result:")
@@ -211,10 +211,10 @@ def _run(store: Store, record: RunRecord, criteria: Sequence[Criterion]) -> Repo
 
 
 def _tables(description: ToolDescription, result: dict[str, Any] | None) -> list[ResultTable]:
-    """The tool's result tables, but ORION's matrices: the report lays them out as matrices."""
+    """The tool's result tables, but ORION's matrices and maxima: the report lays them out itself."""
     if result is None:
         return []
-    drawn = {matrix.key for matrix in orion_matrices(result)}
+    drawn = {matrix.key for matrix in orion_matrices(result)} | ({"maxima"} if orion_maxima(result) else set())
     return [table for table in description.result_sections(result) if table.key not in drawn]
 
 

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run
-from tests.helpers import FAKES, needs_fio, needs_root, racperf_cmd
+from racperf_tui.tools import orion
+from tests.helpers import FAKES, FIXTURES, needs_fio, needs_root, racperf_cmd
 from tests.helpers.proc_helpers import FAKE_TOOL, ensure_repo_importable, kill_group_quietly, kill_quietly, wait_until
 
 ensure_repo_importable()
@@ -194,6 +195,40 @@ def test_runs_export_json_and_csv(data: Path, tmp_path: Path) -> None:
     assert racperf("runs", "export", "1", "--format", "csv", "-o", str(target), data=data).returncode == 0
     assert target.read_text() == out.stdout
     assert json.loads((tmp_path / "run1.result.json").read_text()) == {"ok": True, "samples": 3}
+
+
+def test_an_orion_runs_csv_export_is_its_data_points(data: Path, tmp_path: Path) -> None:
+    """ORION's result is its matrices: the CSV has a row per data point measured (the 19c
+    sample: 5 small-I/O points at large 0, 2 large-I/O points at small 0), its progress
+    samples go beside it."""
+    folder = FIXTURES / "orion" / "reconstructed-19c"
+    files = {p.name: p.read_text() for p in folder.glob("o19_*")}
+    result = orion.parse_result_files((folder / "o19-stdout.txt").read_text(), files)
+    with Store.open(data) as store:
+        run_id = store.create_run("orion", "local", None, {"run": "simple"}, ["orion"], "19.3")
+        store.add_sample(run_id, Sample(t=1.0, metrics={"progress_pct": 50.0}))
+        store.set_result(run_id, result)
+        store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+    out = racperf("runs", "export", str(run_id), "--format", "csv", data=data)
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.reader(io.StringIO(out.stdout)))
+    assert rows[0] == ["small_outstanding", "large_outstanding", "iops", "mbps", "latency_us"]
+    iops, lat, mbps = result["iops"], result["lat"], result["mbps"]
+    expected = [
+        [str(small), "0", str(iops["values"][0][j]), "", str(lat["values"][0][j])]
+        for j, small in enumerate(iops["small_loads"])
+    ] + [
+        [str(mbps["small_loads"][0]), str(large), "", str(mbps["values"][i][0]), ""]
+        for i, large in enumerate(mbps["large_loads"])
+    ]
+    assert rows[1:] == expected
+    assert rows[5] == ["5", "0", "48211.0", "", "103.67"] and rows[7] == ["0", "2", "", "1532.417", ""]
+    target = tmp_path / "orion.csv"
+    assert racperf("runs", "export", str(run_id), "--format", "csv", "-o", str(target), data=data).returncode == 0
+    assert target.read_text() == out.stdout
+    samples = list(csv.reader((tmp_path / "orion.samples.csv").open()))
+    assert samples == [["t", "progress_pct"], ["1.0", "50.0"]]
+    assert json.loads((tmp_path / "orion.result.json").read_text())["max_small_iops"] == 48211.25
 
 
 def test_runs_marks_a_vanished_supervisor_interrupted_and_stops_a_live_one(data: Path) -> None:

@@ -410,6 +410,11 @@ class ToolDescription:
                 tables.append(mapping_table(key.replace("_", " "), value, key=key))
         return tables
 
+    def data_points(self, result: Mapping[str, Any] | None) -> tuple[tuple[str, ...], list[tuple[Any, ...]]] | None:
+        """A result that is a set of measured points (ORION's matrices): (the columns, a row per
+        point), what a CSV export holds besides the samples; None for a tool without them."""
+        return None
+
     def result_notes(self, result: Mapping[str, Any] | None) -> list[str]:
         """Lines the result view says above the tables: the result's ``messages`` list."""
         messages = (result or {}).get("messages")

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from racperf_tui.core.contract.invocation import Invocation
-from racperf_tui.core.contract.tool import GUARDED, HOME, MetricSpec, ToolDescription, ToolOption
+from racperf_tui.core.contract.tool import GUARDED, HOME, MetricSpec, ResultTable, ToolDescription, ToolOption
 from racperf_tui.core.contract.tool import RUNS as RUNS_PROGRAM
 from racperf_tui.tools.orion.config import DEFAULT_TESTNAME, MATRICES, RUNS, SIMULATES, TYPES, OrionConfig, orion_config
 from racperf_tui.tools.orion.matrix import (
@@ -37,6 +37,7 @@ from racperf_tui.tools.orion.matrix import (
     planned_matrix,
     schedule,
 )
+from racperf_tui.tools.orion.maxima import DATA_POINT_COLUMNS, data_point_rows
 from racperf_tui.tools.orion.oracle_home import (
     find_oracle_home,
     install_hint,
@@ -53,6 +54,7 @@ from racperf_tui.tools.orion.result import (
     parse_result_files,
     succeeded,
 )
+from racperf_tui.tools.orion.result_sections import result_notes, result_sections
 from racperf_tui.tools.orion.stream import OrionStreamParser
 
 if TYPE_CHECKING:
@@ -117,7 +119,23 @@ METRICS = (
     MetricSpec("lun_await_ms", "LUN await", "ms", decimals=2, chart="await", quantity="latency"),
     MetricSpec("lun_avgqu_sz", "LUN avgqu-sz", "", decimals=1, chart="queue", better="none"),
 )
-DESCRIPTION = ToolDescription(
+
+
+class OrionDescription(ToolDescription):
+    """ORION's result is matrices and maxima at data points: laid out by result_sections."""
+
+    def result_sections(self, result: Mapping[str, Any] | None) -> list[ResultTable]:
+        return result_sections(result) if result is not None else []
+
+    def result_notes(self, result: Mapping[str, Any] | None) -> list[str]:
+        return result_notes(result or {})
+
+    def data_points(self, result: Mapping[str, Any] | None) -> tuple[tuple[str, ...], list[tuple[Any, ...]]] | None:
+        rows = data_point_rows(result)
+        return (DATA_POINT_COLUMNS, rows) if rows else None
+
+
+DESCRIPTION = OrionDescription(
     name=name,
     summary="Oracle's storage calibration (ORION): IOPS, MB/s and latency over a matrix of small and large I/O loads",
     install_hint=install_hint,

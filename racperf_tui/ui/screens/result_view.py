@@ -52,6 +52,11 @@ class ResultView(Screen[None]):
         Binding("escape,q", "close", "Back", tooltip="Back to the runs list"),
         Binding("left", "previous_tab", "Prev tab", show=False, tooltip="Previous tab (Summary, Charts, Details...)"),
         Binding("right", "next_tab", "Next tab", show=False, tooltip="Next tab"),
+        # over a focused table's own page keys: a tab taller than the screen scrolls as a page,
+        # and a table taller than its box takes the focus (Tab) to move through its rows
+        Binding("pagedown", "scroll_page(1)", "Scroll", key_display="PgUp/PgDn", priority=True),
+        Binding("pageup", "scroll_page(-1)", "Scroll up", show=False, priority=True),
+        Binding("tab", "app.focus_next", "Next table", tooltip="Focus the next table (then ↑↓ move through its rows)"),
         Binding(
             "e", "export_report", "Report", show=False, tooltip="Write this run's report (HTML, data dir's reports/)"
         ),
@@ -225,6 +230,20 @@ class ResultView(Screen[None]):
         ids = [pane.id for pane in tabs.first().query(TabPane)]
         if tabs.first().active in ids:
             tabs.first().active = ids[(ids.index(tabs.first().active) + step) % len(ids)] or ""
+
+    def action_scroll_page(self, step: int) -> None:
+        """Scroll the shown tab's page by a screenful."""
+        tabs = self.query(TabbedContent)
+        if not tabs:
+            return
+        pane = tabs.first().query(f"#{tabs.first().active}")
+        scrolls = pane.first().query(VerticalScroll) if pane else None
+        if not scrolls:
+            return
+        if step > 0:
+            scrolls.first().scroll_page_down(animate=False)
+        else:
+            scrolls.first().scroll_page_up(animate=False)
 
     def action_next_tab(self) -> None:
         self._switch_tab(1)

@@ -1,5 +1,7 @@
 """Where ORION reached each of its maxima, and the latency there: the summary's maximum with
-its data point (small and large I/O loads), read in the result's matrices.
+its data point (small and large I/O loads), read in the result's matrices; the matrices as
+tables and as data points (one per cell measured). Read by the result view
+(tools/orion/result_sections.py), ``racperf report`` and ``racperf runs export``.
 
 ORION's summary says the maximum (``max_small_iops``, ``max_large_mbps``, ``min_small_latency_us``)
 and the point it was reached at (``..._at``: ``{"small": N, "large": M}``); the latency at that
@@ -118,3 +120,38 @@ def orion_matrices(result: Mapping[str, Any] | None) -> list[OrionMatrix]:
         ]
         out.append(OrionMatrix(key, title, unit, decimals, smalls, larges, rows))
     return out
+
+
+@dataclass(frozen=True)
+class OrionDataPoint:
+    """One data point ORION measured: its loads (outstanding small and large I/Os) and the
+    matrices' figures there (None where a matrix has no value for it)."""
+
+    small: int
+    large: int
+    iops: float | None
+    mbps: float | None
+    latency_us: float | None
+
+
+def orion_data_points(result: Mapping[str, Any] | None) -> list[OrionDataPoint]:
+    """Every (small, large) load that any matrix has a value at, by large load then small."""
+    figures: dict[tuple[int, int], dict[str, float]] = {}
+    for matrix in orion_matrices(result):
+        for large, row in zip(matrix.large_loads, matrix.values):
+            for small, value in zip(matrix.small_loads, row):
+                if value is not None:
+                    figures.setdefault((large, small), {})[matrix.key] = value
+    return [
+        OrionDataPoint(small, large, cell.get("iops"), cell.get("mbps"), cell.get("lat"))
+        for (large, small), cell in sorted(figures.items())
+    ]
+
+
+#: the data points' columns in an export (the loads in outstanding I/Os; latency in µs)
+DATA_POINT_COLUMNS = ("small_outstanding", "large_outstanding", "iops", "mbps", "latency_us")
+
+
+def data_point_rows(result: Mapping[str, Any] | None) -> list[tuple[Any, ...]]:
+    """The data points as rows of :data:`DATA_POINT_COLUMNS`."""
+    return [(p.small, p.large, p.iops, p.mbps, p.latency_us) for p in orion_data_points(result)]
