@@ -377,3 +377,37 @@ def nodes_from_args(args: argparse.Namespace) -> list[Node]:
 
 def nodes_named(cluster: Cluster, names: Sequence[str]) -> list[Node]:
     return [LOCAL if name == LOCAL_NODE else cluster.node(name) for name in names]
+
+
+#: what a node field says for this machine (the New run form, the Network tab)
+THIS_HOST_WORDS = ("this host", LOCAL_NODE, "")
+
+
+def this_host(cluster: Cluster) -> Node:
+    """This machine as the cluster file names it (its node whose host is ``local``: its name
+    and interconnect address), else LOCAL. One choice, never two: "this host" and its own
+    name in the file are the same machine."""
+    return next((node for node in cluster.nodes if node.is_local), LOCAL)
+
+
+def nodes_in_words(cluster: Cluster, text: str) -> list[Node]:
+    """The nodes a field names: "this host" (or empty, or ``local``), ``all`` (the cluster
+    file's nodes), or names separated by commas or spaces, "this host" among them. A name
+    given twice, or this machine under two names, is said; ClusterFileError names what is
+    wrong."""
+    words = text.strip()
+    if words.lower() in THIS_HOST_WORDS:
+        return [this_host(cluster)]
+    if words.lower() == "all":
+        if not cluster.nodes:
+            raise ClusterFileError("all: the cluster file names no nodes")
+        return list(cluster.nodes)
+    names = [part.strip() for part in re.split(r"[,\s]+", words.replace("this host", LOCAL_NODE)) if part.strip()]
+    nodes = [this_host(cluster) if name == LOCAL_NODE else cluster.node(name) for name in names]
+    seen: dict[str, str] = {}
+    for name, node in zip(names, nodes):
+        if node.name in seen:
+            again = "named twice" if seen[node.name] == name else f"this host, named as {seen[node.name]} and {name}"
+            raise ClusterFileError(f"{node.name}: {again}")
+        seen[node.name] = name
+    return nodes

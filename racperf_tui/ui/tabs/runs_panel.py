@@ -374,7 +374,10 @@ class RunsPanel(Vertical):
         """The tool picker, then the chosen tool's form; a launched run opens live."""
 
         def launched(run_id: Any) -> None:
-            if run_id is not None:
+            if isinstance(run_id, str) and run_id.startswith("g"):  # a run group (the nodes field)
+                self.reread()
+                self.open_group(int(run_id[1:]))
+            elif run_id is not None:
                 self.reread()
                 self.open_run(run_id, live=True)
 
