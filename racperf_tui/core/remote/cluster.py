@@ -26,6 +26,7 @@ import dataclasses
 import ipaddress
 import os
 import re
+import socket
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -411,3 +412,27 @@ def nodes_in_words(cluster: Cluster, text: str) -> list[Node]:
             raise ClusterFileError(f"{node.name}: {again}")
         seen[node.name] = name
     return nodes
+
+
+def server_address(server: Node, client: Node) -> str:
+    """Where ``client`` reaches a server on ``server``: the server node's interconnect address
+    (its public one, else its host, else loopback for two ends on this machine). This machine
+    without an address in the cluster file (no node with ``host = "local"``, or one without
+    ``interconnect``) is reached at the address it logs into the client's node from (the
+    kernel's source address toward the node's SSH address: the node answers SSH there, so
+    it reaches it; no packet is sent): a node given 127.0.0.1 connects to itself (issue 21:
+    "Connection refused"). ValueError when no route leads there."""
+    if not server.is_local or server.interconnect or server.public:
+        return server.address
+    if client.is_local:
+        return "127.0.0.1"
+    toward = client.public or client.host
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in toward else socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((toward, 9))  # UDP: only a route lookup
+            return str(probe.getsockname()[0])
+    except OSError as exc:
+        raise ValueError(
+            f"no address of this host reaches {client.name} ({toward}): {exc.strerror or exc}; "
+            f'name this host in the cluster file with host = "local" and its interconnect address'
+        ) from None

@@ -48,7 +48,16 @@ from racperf_tui.core.net_guidance import (
     throughput_drops,
 )
 from racperf_tui.core.paths import resolve_data_dir
-from racperf_tui.core.remote.cluster import LOCAL, LOCAL_NODE, Cluster, ClusterFileError, Node, load_cluster
+from racperf_tui.core.remote.cluster import (
+    LOCAL,
+    LOCAL_NODE,
+    Cluster,
+    ClusterFileError,
+    Node,
+    load_cluster,
+    server_address,
+    this_host,
+)
 from racperf_tui.core.store import RunRecord
 from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, pair_spec, stop_pair
 from racperf_tui.tools import tool_modules
@@ -395,7 +404,10 @@ class NetworkPanel(Vertical):
     def _show_nodes(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.presets = node_presets(cluster)
-        nodes = [("this host", LOCAL_NODE)] + [(plain(n.name), n.name) for n in cluster.nodes if not n.is_local]
+        # this host and its own name in the cluster file are one choice (its node, if any)
+        here = this_host(cluster)
+        label = "this host" if here is LOCAL else f"this host ({plain(here.name)})"
+        nodes = [(label, LOCAL_NODE)] + [(plain(n.name), n.name) for n in cluster.nodes if not n.is_local]
         for widget_id in ("#net-server-node", "#net-client-node"):
             picker = self.query_one(widget_id, Select)
             picker.set_options(nodes)
@@ -407,14 +419,30 @@ class NetworkPanel(Vertical):
         self.query_one("#net-preset-field").display = bool(self.presets)
 
     def node(self, name: object) -> Node:
-        return LOCAL if name in (LOCAL_NODE, Select.NULL, None) else self.cluster.node(str(name))
+        if name in (LOCAL_NODE, Select.NULL, None):
+            return this_host(self.cluster)
+        return self.cluster.node(str(name))
 
     @on(Select.Changed, "#net-server-node")
-    def _server_node_changed(self, event: Select.Changed) -> None:
-        """The server's address: the node's interconnect one (this machine: loopback)."""
+    @on(Select.Changed, "#net-client-node")
+    def _node_changed(self, event: Select.Changed) -> None:
+        """The server's address as the client's node reaches it (cluster.server_address, as
+        `racperf pair` chooses it): the server node's interconnect address; this host's is
+        the one it routes to the client's node from, loopback only when both ends are here."""
         if event.value is Select.NULL:
             return
-        self.query_one("#net-host", Input).value = self.node(event.value).address
+        self._show_server_address()
+
+    def _show_server_address(self) -> str:
+        server = self.node(self.query_one("#net-server-node", Select).value)
+        client = self.node(self.query_one("#net-client-node", Select).value)
+        try:
+            address = server_address(server, client)
+        except ValueError as exc:
+            self._message(str(exc), "bad")
+            return ""
+        self.query_one("#net-host", Input).value = address
+        return address
 
     @on(Select.Changed, "#net-preset")
     def _preset_changed(self, event: Select.Changed) -> None:
@@ -424,8 +452,7 @@ class NetworkPanel(Vertical):
         server, client = ends
         self.query_one("#net-server-node", Select).value = server
         self.query_one("#net-client-node", Select).value = client
-        address = self.node(server).address
-        self.query_one("#net-host", Input).value = address
+        address = self._show_server_address() or self.node(server).address
         self._message(f"preset: client on {client}, server on {server}, over {address} ({server}'s interconnect)", "")
 
     def _remember_programs(self, form: Mapping[str, Any]) -> None:

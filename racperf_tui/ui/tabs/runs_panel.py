@@ -22,6 +22,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.contract.tool import ROLE_OPTION
 from racperf_tui.core.store import RunRecord
 from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.run_groups import group_state
@@ -45,11 +46,18 @@ COLUMNS = (
     ("id", "id", 4),
     ("tool", "tool", None),
     ("target", "target", None),
+    ("node", "node", 8),
     ("state", "state", 11),
     ("started", "started", 0),
     ("duration", "dur", 6),
     ("figure", "figure", 11),
 )
+COLUMN_WIDTHS = {key: width for key, _header, width in COLUMNS if width}
+#: the node column's place in a row, and the width from which it is always shown (narrower,
+#: only while a listed run ran on another node or is an end of a pair: at 80 columns it
+#: would take the tool's and the target's room for "local" on every row)
+NODE_COLUMN = [key for key, _header, _width in COLUMNS].index("node")
+NODE_COLUMN_ALWAYS_FROM = 100
 #: the started column: "11-30 02:33", and from WIDE_TABLE cells on "2025-11-30 02:33:20"
 STARTED_WIDTHS = (11, 19)
 WIDE_TABLE = 120
@@ -131,6 +139,9 @@ class RunsPanel(Vertical):
         self._group_set_aside: int | None = None
         #: (tool, target, started) column widths the table was built with
         self._widths: tuple[int, int, int] | None = None
+        #: the node column is shown (NODE_COLUMN_ALWAYS_FROM), and was when the table was built
+        self._node_column = True
+        self._node_column_built: bool | None = None
 
     def compose(self) -> ComposeResult:
         yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
@@ -174,7 +185,7 @@ class RunsPanel(Vertical):
 
     def on_resize(self) -> None:
         """Tool and target take the width there is: rebuild the columns when it changed."""
-        if self._column_widths(self._tools_listed()) != self._widths:
+        if self._column_widths(self._tools_listed()) != self._widths or self._wants_node_column() != self._node_column:
             self.refresh_runs()
 
     def _tools_listed(self) -> list[str]:
@@ -184,10 +195,11 @@ class RunsPanel(Vertical):
         """(tool, target, started) widths for the panel's width and the tools listed."""
         width = self.size.width or 80
         started = STARTED_WIDTHS[width >= WIDE_TABLE]
-        fixed = sum(w for _, _, w in COLUMNS if w) + started
+        columns = self._columns()
+        fixed = sum(w for _, _, w in columns if w) + started
         # with a scrollbar the columns must leave it room, or the figure goes off screen
         scrollbar = SCROLLBAR_WIDTH if len(self.runs) + 1 > self.query_one(DataTable).size.height else 0
-        room = width - scrollbar - fixed - COLUMN_PADDING * len(COLUMNS)
+        room = width - scrollbar - fixed - COLUMN_PADDING * len(columns)
         low, high = TOOL_WIDTH
         tool = min(max([low, *(len(name) for name in tools)]), high, max(low, room - TARGET_MIN_WIDTH))
         return tool, max(room - tool, TARGET_MIN_WIDTH), started
@@ -196,14 +208,14 @@ class RunsPanel(Vertical):
         """(Re)build the columns when their widths change; True when they did (the rows
         must be added again)."""
         widths = self._column_widths(self._tools_listed())
-        if widths == self._widths:
+        if widths == self._widths and self._node_column == self._node_column_built:
             return False
-        self._widths = widths
+        self._widths, self._node_column_built = widths, self._node_column
         computed = dict(zip(("tool", "target", "started"), widths))
         table = self.query_one(DataTable)
         table.clear(columns=True)
         self._rows_shown = {}
-        for key, header, width in COLUMNS:
+        for key, header, width in self._columns():
             table.add_column(header, key=key, width=width or computed[key])
         return True
 
@@ -242,6 +254,7 @@ class RunsPanel(Vertical):
         selected = self.selected_key()  # before a new layout clears the table
         runs = list(self.snapshot.runs)
         self.runs = {run.id: run for run in runs}
+        self._node_column = self._wants_node_column()
         self._layout_columns()  # a new tool's name may widen the tool column
         tool_width, target_width, started_width = self._widths or self._column_widths([])
         table = self.query_one(RunsTable)
@@ -259,11 +272,14 @@ class RunsPanel(Vertical):
                 Text(str(run.id), style=style),
                 Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
                 Text(_short_target(plain(run.target) if run.target else None, target_width), no_wrap=True),
+                _node_cell(run),
                 Text(("● " if live else "") + run.state.value, style=style),
                 _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
                 format_duration(run.duration_s),
                 self.snapshot.figures.get(run.id, ""),
             )
+        if not self._node_column:
+            rows = {key: cells[:NODE_COLUMN] + cells[NODE_COLUMN + 1 :] for key, cells in rows.items()}
         self._apply_rows(rows, selected)
         hint = (
             "no runs yet: press n to start one (fio, the network tools...)"
@@ -275,6 +291,18 @@ class RunsPanel(Vertical):
             self._hint_shown = hint
             self.query_one("#runs-hint", Static).update(hint)
         self._tell_disks_panel(list(self.snapshot.devices), self._live_load())
+
+    def _columns(self) -> tuple[tuple[str, str, int | None], ...]:
+        return COLUMNS if self._node_column else tuple(c for c in COLUMNS if c[0] != "node")
+
+    def _wants_node_column(self) -> bool:
+        """Wide enough, or a listed run that ran elsewhere or is a pair's end."""
+        if (self.size.width or 80) >= NODE_COLUMN_ALWAYS_FROM:
+            return True
+        return any(
+            (run.host or "local") != "local" or str(run.config.get(ROLE_OPTION)) in PAIR_END_MARKS
+            for run in self.snapshot.runs
+        )
 
     def _group_cells(
         self, group_id: int, members: list[RunRecord], table: RunsTable, tool_width: int, target_width: int
@@ -294,6 +322,7 @@ class RunsPanel(Vertical):
             Text(f"g{group_id}", style=style),
             Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
             Text(_short_target(f"{len(members)} nodes: {nodes}", target_width), no_wrap=True),
+            Text(f"{len(members)} nodes", no_wrap=True, overflow="ellipsis"),
             Text(("● " if live else "") + (state.value if state else "?"), style=style),
             _started_text(started, wide=self._widths is not None and self._widths[2] == STARTED_WIDTHS[1]),
             format_duration(max(run.duration_s for run in members)),
@@ -451,6 +480,21 @@ def _group_figure(iops: float | None, live: int, nodes: int) -> str:
     if iops is not None:
         return f"{format_value(iops)} IOPS"
     return f"{live}/{nodes} live" if live else ""
+
+
+#: how a pair's ends are marked in the node column (the role its config names)
+PAIR_END_MARKS = {"server": "srv", "client": "cli"}
+
+
+def _node_cell(run: RunRecord) -> Text:
+    """Where the run ran (``local``: this host) and, for an end of a pair, which end: ``rac1
+    srv``, ``rac2 cli``. A long node name keeps its end (names differ at the end: rac-db-01)."""
+    role = run.config.get(ROLE_OPTION) if isinstance(run.config, dict) else None
+    mark = PAIR_END_MARKS.get(str(role), "")
+    room = COLUMN_WIDTHS["node"] - (len(mark) + 1 if mark else 0)
+    host = plain(run.host or "local")
+    host = host if len(host) <= room else "…" + host[-(room - 1) :]
+    return Text(f"{host} {mark}" if mark else host, no_wrap=True)
 
 
 def _groups_of(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
