@@ -1018,26 +1018,32 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
         rule_at = next(i for i, line in enumerate(shown_lines) if line.startswith("Disks: "))
         # the saturation rule, word for word the one the Disks panel applies
         assert " ".join(shown_lines[rule_at:]) == "Disks: " + SaturationRules().describe()
+        rows = [
+            ("Runs list", None),
+            ("home", "First (newest) run"),
+            ("end", "Last (oldest) run"),
+            ("⏎", "Open the highlighted run: live while it runs, else its result"),
+            ("Runs", None),
+            ("n", "New run: pick a tool, then its form and command preview"),
+            ("s", "Stop the highlighted run (asks first)"),
+            ("r", "Re-read the runs now (every second anyway)"),
+            ("Everywhere", None),
+            ("^q", "Quit, from anywhere (a text field too)"),
+            ("q", "Quit (asks first while runs are running)"),
+            ("?", "Help: this list of keys"),
+            ("1 alt+1 f1", "Disks tab (live iostat)"),
+            ("2 alt+2 f2", "Runs tab (benchmark runs)"),
+            ("3 alt+3 f3", "Network tab (pair tests)"),
+        ]
+        # a tab's keys from anywhere (alt+N, fN: priority, never typed into a field) share
+        # the digit's line
+        expected = [title if what is None else f"{title.rjust(10)}  {what}" for title, what in rows]
         assert shown_lines[:rule_at] == [
             "Keys (escape closes)",
-            "Runs list",
-            "home  First (newest) run",
-            " end  Last (oldest) run",
-            "   ⏎  Open the highlighted run: live while it runs, else its result",
-            "Runs",
-            "   n  New run: pick a tool, then its form and command preview",
-            "   s  Stop the highlighted run (asks first)",
-            "   r  Re-read the runs now (every second anyway)",
-            "Everywhere",
-            "  ^q  Quit, from anywhere (a text field too)",
-            "   q  Quit (asks first while runs are running)",
-            "   ?  Help: this list of keys",
-            "   1  Disks tab (live iostat)",
-            "   2  Runs tab (benchmark runs)",
-            "   3  Network tab (pair tests)",
+            *expected,
             "In a text field, digits and letters are typed:",
-            "Esc leaves it, then 1 2 3 switch tabs and q quits;",
-            "ctrl+q quits from anywhere.",
+            "Esc leaves it, then 1 2 3 4 switch tabs and q quits;",
+            "alt+1..4 (or F1..F4) switch tabs and ctrl+q quits from anywhere.",
         ]
 
 

@@ -33,8 +33,8 @@ def saturation_rule_text() -> str:
 #: said under the keys: what a text field does with them, and the way out
 TEXT_FIELD_NOTE = (
     "In a text field, digits and letters are typed:\n"
-    "Esc leaves it, then 1 2 3 switch tabs and q quits;\n"
-    "ctrl+q quits from anywhere."
+    "Esc leaves it, then 1 2 3 4 switch tabs and q quits;\n"
+    "alt+1..4 (or F1..F4) switch tabs and ctrl+q quits from anywhere."
 )
 
 

@@ -211,6 +211,8 @@ class NetworkPanel(Vertical):
         self.mode_of_pair = ""
         self.pair_tool = ""
         self._finishing = False
+        #: a pair's launch is under way (its worker): Start says so rather than starting another
+        self._launching = False
         #: both ends finished and shown: the poll has nothing left to read
         self._settled = False
         #: the state lines as last shown (an unchanged Static.update still costs a layout)
@@ -573,6 +575,9 @@ class NetworkPanel(Vertical):
         if self.pair is not None and not self._finishing:
             self._message("a pair is running: stop it first", "warning")
             return
+        if self._launching:
+            self._message("the pair is starting: wait for it", "warning")
+            return
         try:
             form = self.read_form()
         except ValueError as exc:
@@ -580,7 +585,10 @@ class NetworkPanel(Vertical):
             return
         self._reset_live()
         self.mode_of_pair, self.pair_tool = form["mode"], form["tool"]
-        self._set_buttons(start=False, stop=False)
+        # Start stays enabled (and focused) while the pair starts: a disabled focused button
+        # hands the focus to the next field, and a tab key typed then went into it (issue 21:
+        # "2" made the Redo rate 50 -> 502 and the Data Guard verdict changed unseen)
+        self._launching = True
         server_node = form["server_node"]
         on = f" (node {plain(server_node.name)})" if not server_node.is_local else ""
         self._message(f"starting the {form['tool']} server on {plain(form['host'])}{on}...", "")
@@ -615,10 +623,12 @@ class NetworkPanel(Vertical):
         self.app.call_from_thread(self._pair_started, pair)
 
     def _launch_failed(self, message: str) -> None:
+        self._launching = False
         self._set_buttons(start=True, stop=False)
         self._message(message, "bad")
 
     def _pair_started(self, pair: Any) -> None:
+        self._launching = False
         self.pair = pair
         self._finishing = False
         self._watch_pair(pair)
