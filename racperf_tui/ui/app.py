@@ -103,7 +103,8 @@ class RacperfApp(App[int]):
     def action_help(self) -> None:
         """Show every key active where the user is (app, screen, focused panel)."""
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen.active_bindings))
+            tab = self.screen_stack[0].query_one(TabbedContent).active
+            self.push_screen(HelpScreen(self.screen.active_bindings, tab=tab))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The Cluster tab's key only where there is a Cluster tab (a cluster file)."""

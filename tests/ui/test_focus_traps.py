@@ -55,3 +55,24 @@ async def test_tab_keys_never_type_into_a_field(data_dir: Path) -> None:
         finally:
             await wait_until(pilot, lambda: panel.pair is not None, 20, "the pair running")
             finish_pair(panel.pair, data_dir, grace_s=5)
+
+
+async def test_help_on_the_network_tab_is_the_network_tabs(data_dir: Path) -> None:
+    """At 200x60 ? on the Network tab showed the Disks tab's note (or nothing)."""
+    from racperf_tui.ui.screens.help import HelpScreen
+
+    app = RacperfApp(data_dir=str(data_dir), clock=False)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.press("3")
+        await wait_until(pilot, lambda: bool(app.query(NetworkPanel)), 10, "the Network panel")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), 5, "the help")
+        shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "Network" in shown and "Start the server / client pair" in shown
+        note = str(app.screen.query_one("#help-tab-note").render())
+        assert note.strip().startswith("Network: a pair runs its server") and "Disks: " not in note
+        await pilot.press("escape")
+        await pilot.press("2", "question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), 5, "the help")
+        assert str(app.screen.query_one("#help-tab-note").render()).strip().startswith("Disks: ")

@@ -292,7 +292,8 @@ class ToolForm(ModalScreen[Any]):
                 else:
                     value = option.convert(raw)
             except ValueError as error:
-                errors[option.name] = f"{option.name}: {error}"
+                said = str(error)
+                errors[option.name] = said if said.startswith(f"{option.name}: ") else f"{option.name}: {said}"
                 continue
             if value != option.default and not (value == "" and option.default in (None, "")):
                 config[option.name] = value
@@ -325,7 +326,10 @@ class ToolForm(ModalScreen[Any]):
             line = None
         preview = f"$ {line}" if line else NO_PREVIEW
         if errors:
-            self._show(errors, preview)
+            # a field refused is not in the line above (its default is): said under it, so the
+            # preview never shows a wrong value unflagged (issue 21: --size=/dev/loop4)
+            flagged = [message for name, message in errors.items() if name and name != NODES_KEY]
+            self._show(errors, preview + "".join(f"\n✗ {message} (not in the command)" for message in flagged))
             return
         if line:
             self._show({}, preview)  # the plan's answer may add to it
