@@ -1043,7 +1043,7 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
             *expected,
             "In a text field, digits and letters are typed:",
             "Esc leaves it, then 1 2 3 4 switch tabs and q quits;",
-            "alt+1..4 (or F1..F4) switch tabs and ctrl+q quits from anywhere.",
+            "F1..F4 (alt+1..4) switch tabs and ctrl+q quit from anywhere.",
         ]
 
 

@@ -34,7 +34,7 @@ def saturation_rule_text() -> str:
 TEXT_FIELD_NOTE = (
     "In a text field, digits and letters are typed:\n"
     "Esc leaves it, then 1 2 3 4 switch tabs and q quits;\n"
-    "alt+1..4 (or F1..F4) switch tabs and ctrl+q quits from anywhere."
+    "F1..F4 (alt+1..4) switch tabs and ctrl+q quit from anywhere."
 )
 
 

@@ -329,7 +329,9 @@ class ToolForm(ModalScreen[Any]):
             # a field refused is not in the line above (its default is): said under it, so the
             # preview never shows a wrong value unflagged (issue 21: --size=/dev/loop4)
             flagged = [message for name, message in errors.items() if name and name != NODES_KEY]
-            self._show(errors, preview + "".join(f"\n✗ {message} (not in the command)" for message in flagged))
+            # first: the preview's height is capped (4 lines) and fio's line alone fills it at 80
+            said = "".join(f"✗ {message} (not in the command below)\n" for message in flagged)
+            self._show(errors, said + preview)
             return
         if line:
             self._show({}, preview)  # the plan's answer may add to it
