@@ -65,4 +65,4 @@ def test_an_iperf3_server_here_and_its_client_on_a_node(
     assert client.state is RunState.SUCCEEDED, client.message
     assert server.state is RunState.SUCCEEDED, server.message
     assert head["port"] and head["port"] != 5201 and server.config["port"] == head["port"]
-    assert len(samples) >= 3 and all(m["bits_per_second"] > 0 for m in samples[:-1]), samples
+    assert len(samples) >= 3 and all(m["throughput_mbit_s"] > 0 for m in samples[:-1]), samples
