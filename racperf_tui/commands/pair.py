@@ -5,7 +5,8 @@ Both ends of a two-ended tool (iperf3, probe, oratcptest, netperf), headless, ex
 network panel runs them (:mod:`racperf_tui.orchestration.pair_runs`): two recorded runs, the
 client started once the server said it is ready. ``--server`` keys configure the server
 (``port``, ``bind`` / ``host``, ...), ``--set`` keys the client (``host``, ``duration_s``,
-``mode`` ...); a ``port`` given only to the client is the server's too. Each end runs on this
+``mode`` ...); a ``port`` given only to the client is the server's too, none
+a free one where the server runs (``pair_runs.pair_ports``, the Network tab's rule too). Each end runs on this
 machine unless ``--server-node`` / ``--client-node`` (the cluster file's nodes) or
 ``--server-ssh`` / ``--client-ssh`` (``[user@]host[:port]``) put it on another node; the
 client's default server address is then the server node's interconnect address.
@@ -148,8 +149,6 @@ def run(args: argparse.Namespace) -> int:
     except ClusterFileError as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
-    if "port" in client_cfg and "port" not in server_cfg:
-        server_cfg["port"] = client_cfg["port"]
     _stop_on_signals()
     try:
         pair = launch_pair(

@@ -41,7 +41,6 @@ import sys
 import threading
 from typing import Any
 
-from racperf_tui.core import settings
 from racperf_tui.core.contract.events import RunState, Sample
 from racperf_tui.core.contract.tool import parse_setting
 from racperf_tui.core.paths import resolve_data_dir
@@ -49,6 +48,7 @@ from racperf_tui.core.process import set_child_subreaper
 from racperf_tui.core.remote.cluster import ClusterFileError, Node, add_node_arguments, nodes_from_args
 from racperf_tui.core.store import Store, StoreError
 from racperf_tui.core.textio import strict_json
+from racperf_tui.orchestration.remembered import remember_for_run
 from racperf_tui.orchestration.run_groups import (
     GroupEvent,
     GroupFollower,
@@ -63,7 +63,6 @@ from racperf_tui.orchestration.run_groups import (
 from racperf_tui.orchestration.runs import ToolNotFound, run_foreground
 from racperf_tui.tools import tool_description, tool_modules
 from racperf_tui.tools.base import RUN_LEVEL_KEYS
-from racperf_tui.tools.orion.oracle_home import SETTING_ORACLE_HOME, remember_oracle_home
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
@@ -192,31 +191,6 @@ def tool_config(
     return config
 
 
-def _remembered_oratcptest_paths(config: dict[str, Any], data_dir: Any) -> None:
-    """The jar and java remembered in THIS data dir (the UI keeps them there) unless given
-    with --set, put in the run's config: what ran is recorded with the run."""
-
-    for key, setting in (("jar_path", "oratcptest.jar_path"), ("java", "oratcptest.java")):
-        if not config.get(key):
-            value = settings.get(setting, None, data_dir=data_dir)
-            if value:
-                config[key] = value
-
-
-def _orion_home(config: dict[str, Any], data_dir: Any) -> None:
-    """ORION's ORACLE_HOME: one given with --set is remembered in THIS data dir (when it holds
-    bin/orion); one remembered there is used when none is given (the tool's own search then
-    covers $ORACLE_HOME, /etc/oratab and the grid home)."""
-    if config.get("oracle_home"):
-        home = os.path.abspath(os.path.expanduser(str(config["oracle_home"])))
-        if os.access(os.path.join(home, "bin", "orion"), os.X_OK):
-            remember_oracle_home(home, data_dir)
-    elif not config.get("orion"):
-        remembered = settings.get(SETTING_ORACLE_HOME, None, data_dir=data_dir)
-        if remembered:
-            config["oracle_home"] = remembered
-
-
 def _discard(stream: Any) -> None:
     """A stream that can no longer be written (a terminal that hung up gives EIO, a closed pipe
     EPIPE) goes to /dev/null, so what is still buffered in it does not raise again at exit."""
@@ -276,18 +250,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"racperf run: {exc}", file=sys.stderr)
         return 2
-    if args.tool == "oratcptest" and node.is_local:
+    if node.is_local:  # what is remembered is this machine's
         try:
-            _remembered_oratcptest_paths(config, data_dir)
+            remember_for_run(args.tool, config, data_dir)
         except ValueError as exc:  # a corrupt settings file: named, not a traceback
-            print(f"racperf run oratcptest: {exc}", file=sys.stderr)
-            return 2
-
-    if args.tool == "orion" and node.is_local:  # what is remembered is this machine's
-        try:
-            _orion_home(config, data_dir)
-        except ValueError as exc:  # a corrupt settings file: named, not a traceback
-            print(f"racperf run orion: {exc}", file=sys.stderr)
+            print(f"racperf run {args.tool}: {exc}", file=sys.stderr)
             return 2
 
     if len(nodes) > 1 or getattr(args, "nodes", None) is not None:

@@ -41,7 +41,7 @@ from typing import Any
 
 from racperf_tui.core.contract.tool import PairSpec
 from racperf_tui.core.ports import check_listen_port, free_port_here, free_port_on
-from racperf_tui.core.remote.cluster import LOCAL, Node, host_for
+from racperf_tui.core.remote.cluster import LOCAL, Node, host_for, server_address
 from racperf_tui.core.remote.ssh_target import SshError, one_line
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run, prepare_run, stop_run
@@ -139,6 +139,18 @@ def _check_port(tool: str, spec: PairSpec, server_cfg: Mapping[str, Any]) -> str
     return check.warning or None
 
 
+def pair_ports(server_cfg: dict[str, Any], client_cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """How a pair's port is chosen, the one rule of `racperf pair`, the Network tab and the
+    matrix: a port given to one end only is the server's; none given is 0, a port free where
+    the server runs, picked there (:func:`pick_server_port`, or by the server itself), never a
+    tool's fixed default that a listener on a DB node may hold. The client goes where the
+    server said it listens."""
+    server_cfg, client_cfg = dict(server_cfg), dict(client_cfg)
+    if "port" not in server_cfg:
+        server_cfg["port"] = client_cfg.get("port") or 0
+    return server_cfg, client_cfg
+
+
 def pick_server_port(spec: PairSpec, server_cfg: Mapping[str, Any], server_node: Node) -> int | None:
     """The port to give a server whose config asks for a free one (port 0) and that cannot
     pick one and say which (no ``port`` group in its ready pattern): free on the server's node
@@ -172,7 +184,8 @@ def launch_pair(
 
     ``server_node`` / ``client_node``: where each end runs (this machine by default); a
     client config without ``host`` goes to the server node's interconnect address
-    (``Node.address``) when the ends are on different nodes.
+    (``cluster.server_address``: this host's is the one it routes to the client's node from)
+    when the ends are on different nodes. The port: :func:`pair_ports`.
     ``ready_timeout_s`` defaults to the tool's (``PAIR.ready_timeout_s``). Raises what
     :func:`launch_run` raises (ValueError for a bad config, ToolNotFound, SshError, ...)
     and PairStartError; on any failure after the server run started, it is stopped.
@@ -180,10 +193,9 @@ def launch_pair(
 
     spec = pair_spec(tool)
     timeout_s = spec.ready_timeout_s if ready_timeout_s is None else ready_timeout_s
-    server_cfg = dict(server_config, role="server")
-    client_cfg = dict(client_config, role="client")
+    server_cfg, client_cfg = pair_ports(dict(server_config, role="server"), dict(client_config, role="client"))
     if not client_cfg.get("host") and server_node != client_node:
-        client_cfg["host"] = server_node.address
+        client_cfg["host"] = server_address(server_node, client_node)
     client_cfg, notes = spec.adapted_client(client_cfg)
     # the client planned on its node before anything starts (a typo must not leave a server
     # behind): its program and files are looked for there, not here (the server's are by its

@@ -2,6 +2,8 @@
 run (its own detached supervisor, the write guard judged on that node, its samples in the
 store) and a group record linking them (``run_groups`` in core/store.py).
 
+- :func:`judge_nodes` is each node's verdict on the plan, shown before anything starts (the
+  New run form; `racperf run --nodes` through launch_group).
 - :func:`launch_group` judges the plan on every node at once, then starts every node's run at
   once (a thread per node). A plan REFUSED on any node (a bad option, a target that node's
   write guard refuses, the tool missing there) refuses the whole group before anything is
@@ -52,6 +54,8 @@ from racperf_tui.tools.orion.live import recorded_rows
 
 __all__ = [
     "GroupRefused",
+    "NodeVerdict",
+    "judge_nodes",
     "GroupStart",
     "GroupInterval",
     "GroupFollower",
@@ -96,18 +100,50 @@ class GroupStart:
         return text
 
 
-def _judge_everywhere(tool: str, config: Mapping[str, Any], nodes: Sequence[Node]) -> dict[str, BaseException | None]:
-    """Each node's verdict on the plan (None: cleared), judged on every node at once."""
+@dataclass(frozen=True, slots=True)
+class NodeVerdict:
+    """One node's word on a plan, before anything starts: cleared (``error`` None), refused
+    (the plan, the tool or that node's write guard: ``refuses``) or not reachable."""
 
-    def judge(node: Node) -> BaseException | None:
+    node: str
+    error: BaseException | None = None
+
+    @property
+    def cleared(self) -> bool:
+        return self.error is None
+
+    @property
+    def refuses(self) -> bool:
+        """A refusal of the plan (it refuses a whole group), not a node out of reach."""
+        return self.error is not None and _refusal(self.error)
+
+    @property
+    def why(self) -> str:
+        """Why, in one line without the node's name ("" when cleared)."""
+        return "" if self.error is None else _why(self.error, self.node)
+
+    @property
+    def text(self) -> str:
+        """``rac1: cleared``, ``rac2: REFUSED: ...``, ``rac3: not reachable: ...``."""
+        if self.error is None:
+            return f"{self.node}: cleared by its write guard"
+        return f"{self.node}: {'REFUSED' if self.refuses else 'not reachable'}: {self.why}"
+
+
+def judge_nodes(tool: str, config: Mapping[str, Any], nodes: Sequence[Node]) -> dict[str, NodeVerdict]:
+    """Each node's verdict on the plan (planned and judged on that node by its write guard, as
+    its launch will), judged on every node at once, in the nodes' order. What `racperf run
+    --nodes` and the New run form show before anything starts."""
+
+    def judge(node: Node) -> NodeVerdict:
         try:
             prepare_run(tool, dict(config), node)
         except (ValueError, KeyError, OSError, RuntimeError) as exc:
-            return exc
-        return None
+            return NodeVerdict(node.name, exc)
+        return NodeVerdict(node.name)
 
     with ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
-        return dict(zip((node.name for node in nodes), pool.map(judge, nodes)))
+        return {verdict.node: verdict for verdict in pool.map(judge, nodes)}
 
 
 def _refusal(exc: BaseException) -> bool:
@@ -130,28 +166,31 @@ def launch_group(
     data_dir: Path,
     target: str | None = None,
     group_id: int | None = None,
+    verdicts: Mapping[str, NodeVerdict] | None = None,
 ) -> GroupStart:
     """Record a run group of ``tool`` with ``config`` on ``nodes`` and start every node's run
     (detached supervisors, as :func:`launch_run`) at once. See the module doc for what refuses
     the group and what leaves a node out. Raises GroupRefused (a ValueError), SshError when no
     node can be reached (every node's reason in it), ValueError for fewer than one node or a
     node named twice. ``group_id``: add the runs to this group rather than a new one (a
-    sweep's points, orchestration/sweep.py); its message is then the caller's to write."""
+    sweep's points, orchestration/sweep.py); its message is then the caller's to write.
+    ``verdicts``: :func:`judge_nodes`'s, when the caller showed them already (the form)."""
     names = [node.name for node in nodes]
     if not nodes:
         raise ValueError("a run group needs at least one node")
     if len(set(names)) != len(names):
         raise ValueError(f"a node is named twice: {', '.join(names)}")
-    verdicts = _judge_everywhere(tool, config, nodes)
-    refused = {name: exc for name, exc in verdicts.items() if exc is not None and _refusal(exc)}
+    if verdicts is None or any(name not in verdicts for name in names):
+        verdicts = judge_nodes(tool, config, nodes)
+    refused = [verdicts[name] for name in names if verdicts[name].refuses]
     if refused:
         raise GroupRefused(
             f"{tool} refused on "
-            + "; ".join(f"node {name}: {_why(exc, name)}" for name, exc in refused.items())
+            + "; ".join(f"node {verdict.node}: {verdict.why}" for verdict in refused)
             + " (nothing was started on any node)"
         )
-    left_out = {name: _why(exc, name) for name, exc in verdicts.items() if exc is not None}
-    reachable = [node for node in nodes if verdicts[node.name] is None]
+    left_out = {name: verdicts[name].why for name in names if not verdicts[name].cleared}
+    reachable = [node for node in nodes if verdicts[node.name].cleared]
     if not reachable:
         raise SshError("no node could be reached: " + _reasons(left_out))
     data_dir = Path(data_dir)

@@ -289,7 +289,13 @@ def judge_run(
 ) -> JudgedRun:
     """Vet the programs the config names, plan, and judge on ``host`` (this machine by
     default): PlanRefused unless every target (the tool's, and every path an option declared
-    WRITES names) is cleared or overridden by that host's write guard."""
+    WRITES names) is cleared or overridden by that host's write guard. A value its option's
+    kind refuses (a size that is a path...) is refused first (PlanRefused)."""
+    description = getattr(getattr(module, "TOOL", None), "description", None)
+    if isinstance(description, ToolDescription):
+        wrong = description.kind_problems(config)
+        if wrong:
+            raise PlanRefused(f"{tool_name}: " + "; ".join(wrong))
     vetter = vetter_for(host)
     vet_named_programs(module, tool_name, config, vetter)
     extra_targets = written_targets(module, config)

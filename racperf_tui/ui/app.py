@@ -42,6 +42,21 @@ class RacperfApp(App[int]):
         Binding("2", "show_tab('runs')", "Runs", show=False, tooltip="Runs tab (benchmark runs)"),
         Binding("3", "show_tab('network')", "Network", show=False, tooltip="Network tab (pair tests)"),
         Binding("4", "show_tab('cluster')", "Cluster", show=False, tooltip="Cluster tab (every node's disks)"),
+        # the same from anywhere, a text field too (priority: never typed into a field; a
+        # digit in a port or a rate field is the field's); the help lists them on one line
+        Binding("alt+1,f1", "show_tab('disks')", "Disks", show=False, priority=True, tooltip="Disks tab (live iostat)"),
+        Binding("alt+2,f2", "show_tab('runs')", "Runs", show=False, priority=True, tooltip="Runs tab (benchmark runs)"),
+        Binding(
+            "alt+3,f3", "show_tab('network')", "Network", show=False, priority=True, tooltip="Network tab (pair tests)"
+        ),
+        Binding(
+            "alt+4,f4",
+            "show_tab('cluster')",
+            "Cluster",
+            show=False,
+            priority=True,
+            tooltip="Cluster tab (every node's disks)",
+        ),
     ]
 
     def __init__(
@@ -88,7 +103,8 @@ class RacperfApp(App[int]):
     def action_help(self) -> None:
         """Show every key active where the user is (app, screen, focused panel)."""
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen.active_bindings))
+            tab = self.screen_stack[0].query_one(TabbedContent).active
+            self.push_screen(HelpScreen(self.screen.active_bindings, tab=tab))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The Cluster tab's key only where there is a Cluster tab (a cluster file)."""

@@ -251,3 +251,15 @@ async def test_a_burst_of_sixteen_node_states_is_shown_in_a_pass_or_two(tmp_path
         # within the 30 ms window: one pass, two or three when the thread took longer (8 with a 1 ms window)
         assert sum(passes) == 16 and len(passes) <= 3, passes
         assert all("sda" in text_of(card) for card in cards)
+
+
+def test_a_reason_of_several_lines_is_one_paragraph_on_the_card() -> None:
+    """Issue 21: a node card's reason showed a literal \\n (plain() spells control characters)."""
+    from racperf_tui.core.disks.iostat_model import IostatModel
+    from racperf_tui.orchestration.cluster_monitor import NodeState
+
+    card = NodeCard("n1")
+    card.state = NodeState("n1", "root@10.0.0.1:22", state="unreachable", reason="auth: login refused\nby the node")
+    card.model = IostatModel()
+    lines = [line.plain for line in card._lines(60)]
+    assert lines[1] == "auth: login refused by the node" and not any("\\n" in line for line in lines)

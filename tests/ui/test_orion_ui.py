@@ -18,11 +18,13 @@ from textual.app import App, ComposeResult
 from textual.widgets import Footer, Input, Select, Static
 
 import racperf_tui.ui
+from racperf_tui.core import settings
 from racperf_tui.core.disks.diskstats import DeviceCounters, DiskSnapshot
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.tools import orion
 from racperf_tui.tools.orion.live import LunDevices, OrionLiveModel
+from racperf_tui.tools.orion.oracle_home import SETTING_ORACLE_HOME
 from racperf_tui.tools.orion.stream import live_model
 from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.screens.replay_view import ReplayView
@@ -143,6 +145,9 @@ async def test_the_form_takes_several_luns_and_write_goes_through_the_guard(
         assert (_sha(fs.path), _sha(blank.path)) == before
         with Store.open(data_dir) as store:
             assert store.list_runs() == []
+        # a launch from the form remembers the ORACLE_HOME typed (as `racperf run` does, as
+        # the form says): the next form's run finds bin/orion without it
+        assert settings.get(SETTING_ORACLE_HOME, None, data_dir=data_dir) == str(oracle_home)
 
 
 # --------------------------------------------------------------------------- the live view

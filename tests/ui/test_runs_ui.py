@@ -849,13 +849,40 @@ async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
                 "2",
                 "oratcptest",
                 "racnode2-priv",
+                "local",
                 "succeeded",
                 "2025-12-01",
                 "02:33:20",
                 "1m01s",
             ]
-            assert oldest.split() == ["1", "fio", long_target, "succeeded", "2025-11-30", "02:33:20", "1m01s"]
+            assert oldest.split() == ["1", "fio", long_target, "local", "succeeded", "2025-11-30", "02:33:20", "1m01s"]
         assert newest.index("succeeded") == oldest.index("succeeded")  # the columns line up
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+async def test_the_node_column_names_where_each_run_ran_and_a_pairs_ends(
+    data_dir: Path, utc: None, columns: int
+) -> None:
+    """Issue 21: the Runs tab had no node column. A pair's server on rac1 and client on rac2
+    (marked srv and cli), fio on a node with a long name (its end kept), fio here."""
+    with Store.open(data_dir) as store:
+        server = store.create_run("iperf3", "rac1", None, {"role": "server"}, ["iperf3"], None)
+        client = store.create_run("iperf3", "rac2", "10.0.0.11", {"role": "client", "peer_run_id": server}, [], None)
+        remote = store.create_run("fio", "rac-db-node-01", "/tmp/f", {}, ["fio"], None)
+        here = store.create_run("fio", "local", "/tmp/g", {}, ["fio"], None)
+        for run_id in (server, client, remote, here):
+            store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(columns, 24)) as pilot:
+        await listed(pilot, app)
+        table = app.query_one(DataTable)
+        lines = [_row_line(table, row) for row in range(4)]
+        assert all(len(line.rstrip()) <= columns for line in lines)
+        nodes = [line.split()[3:5] for line in lines]
+        assert nodes[0][0] == "local" and nodes[1][0] == "…node-01"
+        assert nodes[2] == ["rac2", "cli"] and nodes[3] == ["rac1", "srv"]
+        # the column lines up and the state follows it
+        assert len({line.index("succeeded") for line in lines}) == 1
 
 
 async def test_percentiles_tab_shows_fios_whole_list_to_99_99(data_dir: Path) -> None:
@@ -991,35 +1018,41 @@ async def test_help_lists_racperfs_own_keys_with_sentences(data_dir: Path) -> No
         rule_at = next(i for i, line in enumerate(shown_lines) if line.startswith("Disks: "))
         # the saturation rule, word for word the one the Disks panel applies
         assert " ".join(shown_lines[rule_at:]) == "Disks: " + SaturationRules().describe()
+        rows = [
+            ("Runs list", None),
+            ("home", "First (newest) run"),
+            ("end", "Last (oldest) run"),
+            ("⏎", "Open the highlighted run: live while it runs, else its result"),
+            ("Runs", None),
+            ("n", "New run: pick a tool, then its form and command preview"),
+            ("s", "Stop the highlighted run (asks first)"),
+            ("r", "Re-read the runs now (every second anyway)"),
+            ("space", "Mark or unmark the highlighted run (to compare or delete)"),
+            ("c", "Compare the marked runs: figures, differences, criteria, charts"),
+            ("b", "Make the highlighted marked run the baseline"),
+            ("l", "Label the highlighted run (a short name to filter by)"),
+            ("a", "Write a note on the highlighted run"),
+            ("d", "Delete the marked runs, or the highlighted one (asks)"),
+            ("/", "Show only runs of a tool, node or label (tool:fio node:rac1 label:x)"),
+            ("p", "Play the highlighted ended run (or group) back as it ran"),
+            ("e", "The marked runs' report, or the highlighted one's"),
+            ("Everywhere", None),
+            ("^q", "Quit, from anywhere (a text field too)"),
+            ("q", "Quit (asks first while runs are running)"),
+            ("?", "Help: this list of keys"),
+            ("1 alt+1 f1", "Disks tab (live iostat)"),
+            ("2 alt+2 f2", "Runs tab (benchmark runs)"),
+            ("3 alt+3 f3", "Network tab (pair tests)"),
+        ]
+        # a tab's keys from anywhere (alt+N, fN: priority, never typed into a field) share
+        # the digit's line
+        expected = [title if what is None else f"{title.rjust(10)}  {what}" for title, what in rows]
         assert shown_lines[:rule_at] == [
             "Keys (escape closes)",
-            "Runs list",
-            " home  First (newest) run",
-            "  end  Last (oldest) run",
-            "    ⏎  Open the highlighted run: live while it runs, else its result",
-            "Runs",
-            "    n  New run: pick a tool, then its form and command preview",
-            "    s  Stop the highlighted run (asks first)",
-            "    r  Re-read the runs now (every second anyway)",
-            "space  Mark or unmark the highlighted run (to compare or delete)",
-            "    c  Compare the marked runs: figures, differences, criteria, charts",
-            "    b  Make the highlighted marked run the baseline",
-            "    l  Label the highlighted run (a short name to filter by)",
-            "    a  Write a note on the highlighted run",
-            "    d  Delete the marked runs, or the highlighted one (asks)",
-            "    /  Show only runs of a tool, node or label (tool:fio node:rac1 label:x)",
-            "    p  Play the highlighted ended run (or group) back as it ran",
-            "    e  The marked runs' report, or the highlighted one's",
-            "Everywhere",
-            "   ^q  Quit, from anywhere (a text field too)",
-            "    q  Quit (asks first while runs are running)",
-            "    ?  Help: this list of keys",
-            "    1  Disks tab (live iostat)",
-            "    2  Runs tab (benchmark runs)",
-            "    3  Network tab (pair tests)",
+            *expected,
             "In a text field, digits and letters are typed:",
-            "Esc leaves it, then 1 2 3 switch tabs and q quits;",
-            "ctrl+q quits from anywhere.",
+            "Esc leaves it, then 1 2 3 4 switch tabs and q quits;",
+            "F1..F4 (alt+1..4) switch tabs and ctrl+q quit from anywhere.",
         ]
 
 

@@ -36,6 +36,24 @@ KINDS = ("str", "int", "float", "bool", "choice", "list", "path", "target")
 READS, GUARDED, WRITES, RUNS, HOME = "read", "guarded", "write", "run", "home"
 ACCESSES = (READS, GUARDED, WRITES, RUNS, HOME)
 _TRUE = {"1", "true", "yes", "on"}
+#: the kinds whose values are checked (ToolOption.check), beyond a number's conversion
+CHECKED_KINDS = frozenset({"size", "count", "duration", "percent", "path"})
+#: a size: a number with an optional unit (k, m, g, t, p; KiB, MB...), or a percentage
+_SIZE = re.compile(r"^\d+(\.\d+)?\s*([kmgtp]i?b?|b)?$|^\d+(\.\d+)?%$", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _number(value: Any) -> float | None:
+    """A finite number from a number or its text; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 _FALSE = {"0", "false", "no", "off"}
 
 
@@ -67,12 +85,50 @@ class ToolOption:
         if self.access and self.access not in ACCESSES:
             raise ValueError(f"option {self.name}: access {self.access!r} is not one of {', '.join(ACCESSES)}")
 
+    def check(self, value: Any) -> str:
+        """What is wrong with ``value`` for this option's kind (sizes, counts, durations,
+        percentages, paths), "" when nothing: the form flags it, a start refuses it, for every
+        tool from its declared kinds."""
+        if value is None or value == "" or self.kind not in CHECKED_KINDS:
+            return ""
+        if self.kind == "size":
+            parts = str(value).replace(":", ",").split(",")
+            if all(_SIZE.match(part.strip()) for part in parts if part.strip()) and any(p.strip() for p in parts):
+                return ""
+            return f"{self.name}: {value!r} is not a size like 256m, 8k, 1g or 10%"
+        if self.kind == "path":
+            text = str(value)
+            return f"{self.name}: {value!r} is not a path (a control character in it)" if _CONTROL.search(text) else ""
+        number = _number(value)
+        if number is None:
+            what = {"count": "a whole number", "duration": "a number of seconds", "percent": "a percentage"}[self.kind]
+            return f"{self.name}: {value!r} is not {what}"
+        if self.kind == "count" and (number < 0 or not float(number).is_integer()):
+            return f"{self.name}: {value!r} is not a whole number of 0 or more"
+        if self.kind == "duration" and number < 0:
+            return f"{self.name}: {value!r} is not a duration (seconds, 0 or more)"
+        if self.kind == "percent" and not 0 <= number <= 100:
+            return f"{self.name}: {value!r} is not a percentage (0 to 100)"
+        return ""
+
     def convert(self, text: Any) -> Any:
         """A typed value from user text (or an already typed value); ValueError names the
-        option and what it expects."""
+        option and what it expects (its kind's :meth:`check` included)."""
+        value = self._converted(text)
+        problem = self.check(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    def _converted(self, text: Any) -> Any:
         if not isinstance(text, str):
             return text
         raw = text.strip()
+        if self.kind in ("count", "duration", "percent"):
+            number = _number(raw)
+            if number is None:
+                return raw  # check() names it
+            return int(number) if float(number).is_integer() else number
         if self.kind == "bool":
             if raw.lower() in _TRUE:
                 return True
@@ -321,6 +377,20 @@ class ToolDescription:
         return next((p for p in self.presets if p.name == name), None)
 
     # ---- what a form asks of a tool before it plans -----------------------------------------
+    def kind_problems(self, config: Mapping[str, Any]) -> list[str]:
+        """Every value of ``config`` its option's kind refuses (ToolOption.check): what a start
+        refuses before planning, whoever built the config (the form, --set, a stored run)."""
+        found = []
+        for name, value in config.items():
+            option = self.option(name)
+            if option is None:
+                continue
+            for item in value if option.repeatable and isinstance(value, (list, tuple)) else [value]:
+                problem = option.check(item)
+                if problem:
+                    found.append(problem)
+        return found
+
     def problems(self, config: Mapping[str, Any]) -> list[str]:
         """Every problem of ``config`` a tool can name without planning, each beginning with
         the option it is about (``"bs: '12q' is not a size like 4k"``): the form puts each

@@ -26,6 +26,7 @@ import dataclasses
 import ipaddress
 import os
 import re
+import socket
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -377,3 +378,61 @@ def nodes_from_args(args: argparse.Namespace) -> list[Node]:
 
 def nodes_named(cluster: Cluster, names: Sequence[str]) -> list[Node]:
     return [LOCAL if name == LOCAL_NODE else cluster.node(name) for name in names]
+
+
+#: what a node field says for this machine (the New run form, the Network tab)
+THIS_HOST_WORDS = ("this host", LOCAL_NODE, "")
+
+
+def this_host(cluster: Cluster) -> Node:
+    """This machine as the cluster file names it (its node whose host is ``local``: its name
+    and interconnect address), else LOCAL. One choice, never two: "this host" and its own
+    name in the file are the same machine."""
+    return next((node for node in cluster.nodes if node.is_local), LOCAL)
+
+
+def nodes_in_words(cluster: Cluster, text: str) -> list[Node]:
+    """The nodes a field names: "this host" (or empty, or ``local``), ``all`` (the cluster
+    file's nodes), or names separated by commas or spaces, "this host" among them. A name
+    given twice, or this machine under two names, is said; ClusterFileError names what is
+    wrong."""
+    words = text.strip()
+    if words.lower() in THIS_HOST_WORDS:
+        return [this_host(cluster)]
+    if words.lower() == "all":
+        if not cluster.nodes:
+            raise ClusterFileError("all: the cluster file names no nodes")
+        return list(cluster.nodes)
+    names = [part.strip() for part in re.split(r"[,\s]+", words.replace("this host", LOCAL_NODE)) if part.strip()]
+    nodes = [this_host(cluster) if name == LOCAL_NODE else cluster.node(name) for name in names]
+    seen: dict[str, str] = {}
+    for name, node in zip(names, nodes):
+        if node.name in seen:
+            again = "named twice" if seen[node.name] == name else f"this host, named as {seen[node.name]} and {name}"
+            raise ClusterFileError(f"{node.name}: {again}")
+        seen[node.name] = name
+    return nodes
+
+
+def server_address(server: Node, client: Node) -> str:
+    """Where ``client`` reaches a server on ``server``: the server node's interconnect address
+    (its public one, else its host, else loopback for two ends on this machine). This machine
+    without an address in the cluster file (no node with ``host = "local"``, or one without
+    ``interconnect``) is reached at the address it logs into the client's node from (the
+    kernel's source address toward the node's SSH address: the node answers SSH there, so
+    it reaches it; no packet is sent): a node given 127.0.0.1 connects to itself (issue 21:
+    "Connection refused"). ValueError when no route leads there."""
+    if not server.is_local or server.interconnect or server.public:
+        return server.address
+    if client.is_local:
+        return "127.0.0.1"
+    toward = client.public or client.host
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in toward else socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((toward, 9))  # UDP: only a route lookup
+            return str(probe.getsockname()[0])
+    except OSError as exc:
+        raise ValueError(
+            f"no address of this host reaches {client.name} ({toward}): {exc.strerror or exc}; "
+            f'name this host in the cluster file with host = "local" and its interconnect address'
+        ) from None

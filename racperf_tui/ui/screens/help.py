@@ -33,8 +33,8 @@ def saturation_rule_text() -> str:
 #: said under the keys: what a text field does with them, and the way out
 TEXT_FIELD_NOTE = (
     "In a text field, digits and letters are typed:\n"
-    "Esc leaves it, then 1 2 3 switch tabs and q quits;\n"
-    "ctrl+q quits from anywhere."
+    "Esc leaves it, then 1 2 3 4 switch tabs and q quits;\n"
+    "F1..F4 (alt+1..4) switch tabs and ctrl+q quit from anywhere."
 )
 
 
@@ -93,6 +93,29 @@ def bindings_text(active: dict[str, ActiveBinding], key_display) -> Text:
     return text
 
 
+#: what the help says under the keys on each tab (the Disks and Runs tabs: the saturation rule)
+TAB_NOTES = {
+    "network": (
+        "Network: a pair runs its server on the Server node and its client on the Client node; "
+        "the server address is where the client reaches it (a node's interconnect address). "
+        "Throughput is the mean of the client's intervals, latency as the tool measures it "
+        "(mean or p99: said by its label); a stall (an interval at ~0) makes the verdict bad, a dip "
+        "under half the median a warning. Redo MB/s judges the link for Data Guard."
+    ),
+    "cluster": (
+        "Cluster: one card per node of the cluster file, sampled every interval over SSH; the "
+        "shared LUNs first with their cluster total (await weighted by I/Os, %util the highest). "
+        "A card's state says why a node is not sampled (unreachable, lost, reconnecting). "
+        "CAL marks the devices of a running CALIBRATE_IO's datafiles on every node."
+    ),
+}
+
+
+def tab_note(tab: str | None) -> str:
+    """The note under the keys for the tab the help was asked on."""
+    return TAB_NOTES.get(tab or "", "Disks: " + saturation_rule_text())
+
+
 class HelpScreen(ModalScreen[None]):
     """Lists the keys given to it; any of escape, q or ? closes it."""
 
@@ -100,10 +123,12 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark", "dismiss", "Close help"),
     ]
 
-    def __init__(self, active: dict[str, ActiveBinding]) -> None:
-        """``active``: the active bindings of the screen the help is about."""
+    def __init__(self, active: dict[str, ActiveBinding], tab: str | None = None) -> None:
+        """``active``: the active bindings of the screen the help is about; ``tab``: the tab it
+        was asked on (its own note under the keys)."""
         super().__init__()
         self.active = active
+        self.tab = tab
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -111,7 +136,6 @@ class HelpScreen(ModalScreen[None]):
             yield Static(bindings_text(self.active, self.app.get_key_display))
             yield Static(Text("\n" + TEXT_FIELD_NOTE, style="italic"))
             yield Static(
-                Text(
-                    "\n" + textwrap.fill("Disks: " + saturation_rule_text(), 76, break_on_hyphens=False), style="italic"
-                )
+                Text("\n" + textwrap.fill(tab_note(self.tab), 76, break_on_hyphens=False), style="italic"),
+                id="help-tab-note",
             )

@@ -5,11 +5,17 @@ checked as typed by the option's own conversion and the tool's own ``problems``,
 plan off the event loop, the command line previewed, and Launch through the write guard (an
 override typed per refused device).
 
-Dismisses with the new run's id, or None when cancelled.
+With a cluster file, tools other than the two-ended ones (the Network tab pairs those) get a
+``nodes`` field: this host, one node, several (a run group) or ``all``. Launch then shows each
+node's write guard verdict (orchestration/run_groups.judge_nodes, what ``racperf run --nodes``
+does) before anything starts.
+
+Dismisses with the new run's id, ``gN`` for a run group, or None when cancelled.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 import shutil
@@ -21,16 +27,24 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import DescendantFocus
 from textual.screen import ModalScreen
+from textual.suggester import SuggestFromList
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from racperf_tui.core.contract.tool import ROLE_OPTION, Preset, ToolOption
+from racperf_tui.core.paths import resolve_data_dir
+from racperf_tui.core.remote.cluster import LOCAL, Cluster, ClusterFileError, Node, load_cluster, nodes_in_words
+from racperf_tui.orchestration.remembered import remember_for_run
+from racperf_tui.orchestration.run_groups import GroupRefused, NodeVerdict, judge_nodes, launch_group
 from racperf_tui.orchestration.run_plan import install_hint
+from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.tools import load_tool, tool_description
 from racperf_tui.ui.run_actions import judge_then_launch
 from racperf_tui.ui.widgets.device_suggester import DeviceSuggester
 from racperf_tui.ui.widgets.tick_box import TickBox
 
 NO_PREVIEW = "(no preview: fix the fields marked in red)"
+#: the nodes field's key in the form's errors (no tool option has a name with "@")
+NODES_KEY = "@nodes"
 
 
 def option_text(value: Any) -> str:
@@ -99,6 +113,20 @@ class ToolForm(ModalScreen[Any]):
         self.config: dict[str, Any] = {}
         #: which check a plan's answer belongs to (a later edit makes an earlier answer stale)
         self._checks = 0
+        #: the cluster file's nodes, for the nodes field (None: no field; this host only)
+        self.cluster: Cluster | None = None
+        self.cluster_problem = ""
+
+    def _read_cluster(self) -> None:
+        """The nodes field is offered with a cluster file, to a tool run on one node at a time
+        (a two-ended tool's ends are placed by the Network tab)."""
+        path = getattr(self.app, "cluster_file", None)
+        if path is None or self.description.option(ROLE_OPTION) is not None:
+            return
+        try:
+            self.cluster = load_cluster(path, required=True)
+        except ClusterFileError as error:
+            self.cluster_problem = f"nodes: {error}"
 
     # ---- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -118,6 +146,20 @@ class ToolForm(ModalScreen[Any]):
                         compact=True,
                         id="preset",
                     )
+            self._read_cluster()
+            if self.cluster is not None:
+                with Horizontal(classes="form-row", id="row-nodes"):
+                    yield Label("nodes", classes="form-label")
+                    yield Input(
+                        "this host",
+                        placeholder="this host, a node, several (rac1,rac2: a run group) or all",
+                        compact=True,
+                        id="form-nodes",
+                        suggester=SuggestFromList(["this host", "all", *self.cluster.names()]),
+                        tooltip="where it runs: this host, a node of the cluster file, several at once "
+                        "(names separated by commas: a run group) or all",
+                    )
+                    yield Label("", classes="form-error", id="error-nodes")
             with VerticalScroll(id="form-fields"):
                 for option in self.options:
                     with Horizontal(classes="form-row", id=f"row-{option.name}"):
@@ -126,6 +168,7 @@ class ToolForm(ModalScreen[Any]):
                         yield Label("", classes="form-error", id=f"error-{option.name}")
             yield Static("", id="form-help", markup=False)
             yield Static("", id="form-general-error", markup=False)
+            yield Static(self.cluster_problem, id="form-node-verdicts", markup=False)
             yield Static("", id="preview", markup=False)
             with Horizontal(id="form-buttons"):
                 yield Button("Launch", id="launch", variant="success", compact=True, disabled=bool(self.missing))
@@ -249,7 +292,8 @@ class ToolForm(ModalScreen[Any]):
                 else:
                     value = option.convert(raw)
             except ValueError as error:
-                errors[option.name] = f"{option.name}: {error}"
+                said = str(error)
+                errors[option.name] = said if said.startswith(f"{option.name}: ") else f"{option.name}: {said}"
                 continue
             if value != option.default and not (value == "" and option.default in (None, "")):
                 config[option.name] = value
@@ -273,13 +317,21 @@ class ToolForm(ModalScreen[Any]):
             # a cleared number, choice or path the tool did not name; "" is a str's value
             if value == "" and option is not None and option.kind != "str" and name not in errors:
                 errors[name] = f"empty: needs a value (default {option_text(option.default)})"
+        _nodes, nodes_problem = self.chosen_nodes()
+        if nodes_problem:
+            errors[NODES_KEY] = nodes_problem
         try:
             line = self.description.command_line(config)
         except Exception:
             line = None
         preview = f"$ {line}" if line else NO_PREVIEW
         if errors:
-            self._show(errors, preview)
+            # a field refused is not in the line above (its default is): said under it, so the
+            # preview never shows a wrong value unflagged (issue 21: --size=/dev/loop4)
+            flagged = [message for name, message in errors.items() if name and name != NODES_KEY]
+            # first: the preview's height is capped (4 lines) and fio's line alone fills it at 80
+            said = "".join(f"✗ {message} (not in the command below)\n" for message in flagged)
+            self._show(errors, said + preview)
             return
         if line:
             self._show({}, preview)  # the plan's answer may add to it
@@ -331,6 +383,9 @@ class ToolForm(ModalScreen[Any]):
                 message = "empty: needs " + message[len("'' is not ") :]
             self.query_one(f"#error-{option.name}", Label).update(in_form_words(message, named))
             self.query_one(f"#field-{option.name}").set_class(option.name in errors, "-invalid")
+        if self.cluster is not None:
+            self.query_one("#error-nodes", Label).update(errors.get(NODES_KEY, ""))
+            self.query_one("#form-nodes", Input).set_class(NODES_KEY in errors, "-invalid")
         self.query_one("#form-general-error", Static).update(in_form_words(errors.get("", ""), named))
         self.query_one("#preview", Static).update(preview)
         self.query_one("#launch", Button).disabled = bool(errors) or bool(self.missing)
@@ -344,6 +399,8 @@ class ToolForm(ModalScreen[Any]):
             self.query_one("#form-help", Static).update(option.describe())
 
     def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "form-nodes":
+            self.query_one("#form-node-verdicts", Static).update("")  # said of other nodes
         self.revalidate()
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
@@ -376,7 +433,20 @@ class ToolForm(ModalScreen[Any]):
         if errors or self.errors:
             self.notify("fix the fields marked in red first", severity="error")
             return
-        self.plan_and_launch(config, self._target())
+        nodes, _problem = self.chosen_nodes()
+        if len(nodes) == 1 and nodes[0].is_local:
+            self.plan_and_launch(config, self._target())
+        else:
+            self.launch_on_nodes(config, self._target(), nodes)
+
+    def chosen_nodes(self) -> tuple[list[Node], str]:
+        """The nodes the nodes field names, or why it names none (this host without a field)."""
+        if self.cluster is None:
+            return [LOCAL], ""
+        try:
+            return nodes_in_words(self.cluster, self.query_one("#form-nodes", Input).value), ""
+        except ClusterFileError as error:
+            return [], str(error)
 
     def _target(self) -> str | None:
         """What the runs list shows as the run's target: the one target field's value."""
@@ -394,6 +464,12 @@ class ToolForm(ModalScreen[Any]):
         general = self.query_one("#form-general-error", Static)
         launch.disabled = True
         general.update("checking the run with the write guard...")
+        try:
+            remember_for_run(self.tool, config, resolve_data_dir(self.data_dir))
+        except (ValueError, OSError) as error:  # a corrupt settings file: named
+            general.update(f"{self.tool}: {error}")
+            launch.disabled = False
+            return
         run_id = await judge_then_launch(
             self.app, self.module, self.tool, config, self.data_dir, general, target=target
         )
@@ -401,3 +477,44 @@ class ToolForm(ModalScreen[Any]):
             launch.disabled = False
             return
         self.dismiss(run_id)
+
+    @work(exclusive=True, group="launch")
+    async def launch_on_nodes(self, config: dict[str, Any], target: str | None, nodes: list[Node]) -> None:
+        """Each node's write guard verdict, shown before anything starts (judged on every node
+        at once, as `racperf run --nodes` does); a refusal on any node starts nothing; a node
+        out of reach is left out of a group and the others start."""
+        launch = self.query_one("#launch", Button)
+        general = self.query_one("#form-general-error", Static)
+        verdict_lines = self.query_one("#form-node-verdicts", Static)
+        launch.disabled = True
+        names = ", ".join(node.name for node in nodes)
+        general.update(f"checking the run on {names} with each node's write guard...")
+        verdict_lines.update("")
+        verdicts = await asyncio.to_thread(judge_nodes, self.tool, config, nodes)
+        verdict_lines.update("\n".join(verdict.text for verdict in verdicts.values()))
+        refused = [verdict.node for verdict in verdicts.values() if verdict.refuses]
+        cleared = [verdict.node for verdict in verdicts.values() if verdict.cleared]
+        if refused or not cleared:
+            general.update(
+                f"not started: refused on {', '.join(refused)}" if refused else "not started: no node could be reached"
+            )
+            launch.disabled = False
+            return
+        general.update(f"starting on {', '.join(cleared)}...")
+        try:
+            started = await asyncio.to_thread(self._start_on, config, target, nodes, verdicts)
+        except (GroupRefused, ValueError, KeyError, OSError, RuntimeError) as error:
+            general.update(f"launch failed: {error.args[0] if isinstance(error, KeyError) and error.args else error}")
+            launch.disabled = False
+            return
+        self.dismiss(started)
+
+    def _start_on(
+        self, config: dict[str, Any], target: str | None, nodes: list[Node], verdicts: dict[str, NodeVerdict]
+    ) -> int | str:
+        """Worker thread: one node's run (its id), else a run group (``gN``)."""
+        data_dir = resolve_data_dir(self.data_dir)
+        if len(nodes) == 1:
+            return launch_run(self.tool, dict(config), data_dir=data_dir, target=target, node=nodes[0])
+        started = launch_group(self.tool, config, nodes, data_dir=data_dir, target=target, verdicts=verdicts)
+        return f"g{started.group_id}"

@@ -49,7 +49,16 @@ from racperf_tui.core.net_guidance import (
     throughput_drops,
 )
 from racperf_tui.core.paths import resolve_data_dir
-from racperf_tui.core.remote.cluster import LOCAL, LOCAL_NODE, Cluster, ClusterFileError, Node, load_cluster
+from racperf_tui.core.remote.cluster import (
+    LOCAL,
+    LOCAL_NODE,
+    Cluster,
+    ClusterFileError,
+    Node,
+    load_cluster,
+    server_address,
+    this_host,
+)
 from racperf_tui.core.store import RunRecord
 from racperf_tui.orchestration.interconnect_matrix import path_figures
 from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, pair_spec, stop_pair
@@ -208,6 +217,8 @@ class NetworkPanel(Vertical):
         self.mode_of_pair = ""
         self.pair_tool = ""
         self._finishing = False
+        #: a pair's launch is under way (its worker): Start says so rather than starting another
+        self._launching = False
         #: both ends finished and shown: the poll has nothing left to read
         self._settled = False
         #: the state lines as last shown (an unchanged Static.update still costs a layout)
@@ -401,7 +412,10 @@ class NetworkPanel(Vertical):
     def _show_nodes(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.presets = node_presets(cluster)
-        nodes = [("this host", LOCAL_NODE)] + [(plain(n.name), n.name) for n in cluster.nodes if not n.is_local]
+        # this host and its own name in the cluster file are one choice (its node, if any)
+        here = this_host(cluster)
+        label = "this host" if here is LOCAL else f"this host ({plain(here.name)})"
+        nodes = [(label, LOCAL_NODE)] + [(plain(n.name), n.name) for n in cluster.nodes if not n.is_local]
         for widget_id in ("#net-server-node", "#net-client-node"):
             picker = self.query_one(widget_id, Select)
             picker.set_options(nodes)
@@ -413,14 +427,30 @@ class NetworkPanel(Vertical):
         self.query_one("#net-preset-field").display = bool(self.presets)
 
     def node(self, name: object) -> Node:
-        return LOCAL if name in (LOCAL_NODE, Select.NULL, None) else self.cluster.node(str(name))
+        if name in (LOCAL_NODE, Select.NULL, None):
+            return this_host(self.cluster)
+        return self.cluster.node(str(name))
 
     @on(Select.Changed, "#net-server-node")
-    def _server_node_changed(self, event: Select.Changed) -> None:
-        """The server's address: the node's interconnect one (this machine: loopback)."""
+    @on(Select.Changed, "#net-client-node")
+    def _node_changed(self, event: Select.Changed) -> None:
+        """The server's address as the client's node reaches it (cluster.server_address, as
+        `racperf pair` chooses it): the server node's interconnect address; this host's is
+        the one it routes to the client's node from, loopback only when both ends are here."""
         if event.value is Select.NULL:
             return
-        self.query_one("#net-host", Input).value = self.node(event.value).address
+        self._show_server_address()
+
+    def _show_server_address(self) -> str:
+        server = self.node(self.query_one("#net-server-node", Select).value)
+        client = self.node(self.query_one("#net-client-node", Select).value)
+        try:
+            address = server_address(server, client)
+        except ValueError as exc:
+            self._message(str(exc), "bad")
+            return ""
+        self.query_one("#net-host", Input).value = address
+        return address
 
     @on(Select.Changed, "#net-preset")
     def _preset_changed(self, event: Select.Changed) -> None:
@@ -430,8 +460,7 @@ class NetworkPanel(Vertical):
         server, client = ends
         self.query_one("#net-server-node", Select).value = server
         self.query_one("#net-client-node", Select).value = client
-        address = self.node(server).address
-        self.query_one("#net-host", Input).value = address
+        address = self._show_server_address() or self.node(server).address
         self._message(f"preset: client on {client}, server on {server}, over {address} ({server}'s interconnect)", "")
 
     def _remember_programs(self, form: Mapping[str, Any]) -> None:
@@ -552,6 +581,9 @@ class NetworkPanel(Vertical):
         if self.pair is not None and not self._finishing:
             self._message("a pair is running: stop it first", "warning")
             return
+        if self._launching:
+            self._message("the pair is starting: wait for it", "warning")
+            return
         try:
             form = self.read_form()
         except ValueError as exc:
@@ -559,7 +591,10 @@ class NetworkPanel(Vertical):
             return
         self._reset_live()
         self.mode_of_pair, self.pair_tool = form["mode"], form["tool"]
-        self._set_buttons(start=False, stop=False)
+        # Start stays enabled (and focused) while the pair starts: a disabled focused button
+        # hands the focus to the next field, and a tab key typed then went into it (issue 21:
+        # "2" made the Redo rate 50 -> 502 and the Data Guard verdict changed unseen)
+        self._launching = True
         server_node = form["server_node"]
         on = f" (node {plain(server_node.name)})" if not server_node.is_local else ""
         self._message(f"starting the {form['tool']} server on {plain(form['host'])}{on}...", "")
@@ -594,10 +629,12 @@ class NetworkPanel(Vertical):
         self.app.call_from_thread(self._pair_started, pair)
 
     def _launch_failed(self, message: str) -> None:
+        self._launching = False
         self._set_buttons(start=True, stop=False)
         self._message(message, "bad")
 
     def _pair_started(self, pair: Any) -> None:
+        self._launching = False
         self.pair = pair
         self._finishing = False
         self._watch_pair(pair)

@@ -30,6 +30,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.contract.tool import ROLE_OPTION
 from racperf_tui.core.remote.cluster import LOCAL_NODE
 from racperf_tui.core.store import RunRecord
 from racperf_tui.core.units import format_duration
@@ -57,6 +58,7 @@ COLUMNS = (
     ("id", "id", 4),
     ("tool", "tool", None),
     ("target", "target", None),
+    ("node", "node", 8),
     ("state", "state", 11),
     ("started", "started", 0),
     ("duration", "dur", 6),
@@ -64,6 +66,12 @@ COLUMNS = (
 )
 #: the marks' column, first, there only while a run is marked (its room is the target's otherwise)
 MARK_COLUMN = ("mark", "", 1)
+COLUMN_WIDTHS = {key: width for key, _header, width in COLUMNS if width}
+#: the node column's place in a row, and the width from which it is always shown (narrower,
+#: only while a listed run ran on another node or is an end of a pair: at 80 columns it
+#: would take the tool's and the target's room for "local" on every row)
+NODE_COLUMN = [key for key, _header, _width in COLUMNS].index("node")
+NODE_COLUMN_ALWAYS_FROM = 100
 #: the started column: "11-30 02:33", and from WIDE_TABLE cells on "2025-11-30 02:33:20"
 STARTED_WIDTHS = (11, 19)
 WIDE_TABLE = 120
@@ -169,6 +177,9 @@ class RunsPanel(Vertical):
         #: the baseline of a compare (one of the marks; None: the first marked)
         self.baseline: int | None = None
         self.runs_filter = RunsFilter()
+        #: the node column is shown (NODE_COLUMN_ALWAYS_FROM), and was when the table was built
+        self._node_column = True
+        self._node_column_built: bool | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="runs-status")
@@ -213,7 +224,7 @@ class RunsPanel(Vertical):
 
     def on_resize(self) -> None:
         """Tool and target take the width there is: rebuild the columns when it changed."""
-        if self._column_widths(self._tools_listed()) != self._widths:
+        if self._column_widths(self._tools_listed()) != self._widths or self._wants_node_column() != self._node_column:
             self.refresh_runs()
 
     def _tools_listed(self) -> list[str]:
@@ -236,9 +247,13 @@ class RunsPanel(Vertical):
         """(Re)build the columns when their widths change; True when they did (the rows
         must be added again)."""
         widths = self._column_widths(self._tools_listed())
-        if widths == self._widths and self._marks_column == bool(self.marks):
+        if (
+            widths == self._widths
+            and self._marks_column == bool(self.marks)
+            and self._node_column == self._node_column_built
+        ):
             return False
-        self._widths, self._marks_column = widths, bool(self.marks)
+        self._widths, self._marks_column, self._node_column_built = widths, bool(self.marks), self._node_column
         computed = dict(zip(("tool", "target", "started"), widths))
         table = self.query_one(DataTable)
         table.clear(columns=True)
@@ -284,6 +299,7 @@ class RunsPanel(Vertical):
         runs = list(self.snapshot.runs)
         self.runs = {run.id: run for run in runs}
         self._forget_gone_marks()
+        self._node_column = self._wants_node_column()
         self._layout_columns()  # a new tool's name may widen the tool column
         tool_width, target_width, started_width = self._widths or self._column_widths([])
         table = self.query_one(RunsTable)
@@ -302,11 +318,15 @@ class RunsPanel(Vertical):
                 Text(str(run.id), style=style),
                 Text(run.tool, overflow="ellipsis", no_wrap=True) if len(run.tool) > tool_width else run.tool,
                 self._target_cell(run, target_width),
+                _node_cell(run),
                 Text(("● " if live else "") + run.state.value, style=style),
                 _started_text(run.started_at, wide=started_width == STARTED_WIDTHS[1]),
                 format_duration(run.duration_s),
                 self.snapshot.figures.get(run.id, ""),
             )
+        if not self._node_column:
+            at = NODE_COLUMN + len(self._mark_cells(None))  # after the marks' cell while runs are marked
+            rows = {key: cells[:at] + cells[at + 1 :] for key, cells in rows.items()}
         self._apply_rows(rows, selected)
         self._show_status(len(rows))
         hint = (
@@ -319,6 +339,20 @@ class RunsPanel(Vertical):
             self._hint_shown = hint
             self.query_one("#runs-hint", Static).update(hint)
         self._tell_disks_panel(list(self.snapshot.devices), self._live_load())
+
+    def _columns(self) -> tuple[tuple[str, str, int | None], ...]:
+        """The marks' column first while runs are marked; the node column when it is shown."""
+        shown = COLUMNS if self._node_column else tuple(c for c in COLUMNS if c[0] != "node")
+        return (MARK_COLUMN, *shown) if self.marks else shown
+
+    def _wants_node_column(self) -> bool:
+        """Wide enough, or a listed run that ran elsewhere or is a pair's end."""
+        if (self.size.width or 80) >= NODE_COLUMN_ALWAYS_FROM:
+            return True
+        return any(
+            (run.host or "local") != "local" or str(run.config.get(ROLE_OPTION)) in PAIR_END_MARKS
+            for run in self.snapshot.runs
+        )
 
     def _group_cells(
         self, group_id: int, members: list[RunRecord], table: RunsTable, tool_width: int, target_width: int
@@ -339,6 +373,7 @@ class RunsPanel(Vertical):
             Text(f"g{group_id}", style=style),
             Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
             Text(_short_target(self._group_target(group_id, members, nodes), target_width), no_wrap=True),
+            Text(f"{len(members)} nodes", no_wrap=True, overflow="ellipsis"),
             Text(("● " if live else "") + (state.value if state else "?"), style=style),
             _started_text(started, wide=self._widths is not None and self._widths[2] == STARTED_WIDTHS[1]),
             format_duration(max(run.duration_s for run in members)),
@@ -432,6 +467,9 @@ class RunsPanel(Vertical):
             if isinstance(run_id, SweepLaunched):
                 self.reread()
                 self.open_sweep(run_id.group_id)
+            elif isinstance(run_id, str) and run_id.startswith("g"):  # a run group (the nodes field)
+                self.reread()
+                self.open_group(int(run_id[1:]))
             elif run_id is not None:
                 self.reread()
                 self.open_run(run_id, live=True)
@@ -558,9 +596,6 @@ class RunsPanel(Vertical):
         cell = Text.assemble((label, "bold"), " ", no_wrap=True)
         cell.append(_short_target(target, max(width - len(label) - 1, 2)))
         return cell
-
-    def _columns(self) -> tuple[tuple[str, str, int | None], ...]:
-        return (MARK_COLUMN, *COLUMNS) if self.marks else COLUMNS
 
     def _mark_cells(self, run_id: int | None) -> tuple[Text | str, ...]:
         """The row's cell in the marks' column (none while no run is marked)."""
@@ -715,6 +750,21 @@ def _group_figure(iops: float | None, live: int, nodes: int) -> str:
     if iops is not None:
         return f"{format_value(iops)} IOPS"
     return f"{live}/{nodes} live" if live else ""
+
+
+#: how a pair's ends are marked in the node column (the role its config names)
+PAIR_END_MARKS = {"server": "srv", "client": "cli"}
+
+
+def _node_cell(run: RunRecord) -> Text:
+    """Where the run ran (``local``: this host) and, for an end of a pair, which end: ``rac1
+    srv``, ``rac2 cli``. A long node name keeps its end (names differ at the end: rac-db-01)."""
+    role = run.config.get(ROLE_OPTION) if isinstance(run.config, dict) else None
+    mark = PAIR_END_MARKS.get(str(role), "")
+    room = COLUMN_WIDTHS["node"] - (len(mark) + 1 if mark else 0)
+    host = plain(run.host or "local")
+    host = host if len(host) <= room else "…" + host[-(room - 1) :]
+    return Text(f"{host} {mark}" if mark else host, no_wrap=True)
 
 
 def _groups_of(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:

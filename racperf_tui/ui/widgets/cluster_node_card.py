@@ -307,7 +307,9 @@ class NodeCard(Widget):
             title.append(" " * (width - len(title) - len(host)) + host, style="dim")
         lines = [title]
         if state.state != OK:
-            why = plain(state.reason) or "trying"
+            # a reason of several lines (an SSH server's banner, a host key warning) is one
+            # paragraph: plain() would show each newline as a literal \n
+            why = plain(" ".join(str(state.reason).split())) or "trying"
             for part in textwrap.wrap(why, width, max_lines=2 if state.rows else 3, placeholder=" …"):
                 lines.append(Text(part, style=style))
         if not state.rows:
