@@ -592,9 +592,14 @@ class RunsPanel(Vertical):
         target = plain(run.target) if run.target else None
         if not run.label:
             return Text(_short_target(target, width), no_wrap=True)
-        label = plain(run.label)[: max(width - 6, 4)]
+        label = plain(run.label)
+        if len(label) > width:
+            label = label[: max(width - 1, 1)] + "…"
+        rest = width - len(label) - 1
+        if rest < 3:  # a narrow column (the node column shown at 80): the label alone
+            return Text(label, style="bold", no_wrap=True)
         cell = Text.assemble((label, "bold"), " ", no_wrap=True)
-        cell.append(_short_target(target, max(width - len(label) - 1, 2)))
+        cell.append(_short_target(target, rest))
         return cell
 
     def _mark_cells(self, run_id: int | None) -> tuple[Text | str, ...]:
