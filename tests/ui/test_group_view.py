@@ -55,8 +55,10 @@ async def test_a_group_is_one_row_and_its_view_shows_each_node_and_the_total(dat
         await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
         assert list(panel._rows_shown) == [f"g{group}", str(alone)]  # the nodes' runs are not rows
         cells = panel._rows_shown[f"g{group}"]
-        assert str(cells[0]) == f"g{group}" and "2 nodes: rac1, rac2" in str(cells[2])
-        assert "running" in str(cells[3]) and cells[6] == "2/2 live"  # no sample yet
+        key = f"g{group}"
+        assert str(cells[0]) == key and str(panel.shown_cell(key, "target")) == "/u02/x"
+        assert str(panel.shown_cell(key, "node")) == "2 nodes"  # "rac1,rac2" is wider than the column
+        assert "running" in str(panel.shown_cell(key, "state")) and panel.shown_cell(key, "figure") == "2/2 live"
         table = panel.query_one(DataTable)
         table.move_cursor(row=0)
         assert panel.selected_group_id() == group and panel.selected_run_id() is None
@@ -104,8 +106,8 @@ async def test_a_group_is_one_row_and_its_view_shows_each_node_and_the_total(dat
         said = str(view.query_one("#group-message", Label).render())
         assert "rac2 failed: fio: verify failed at 4096" in said and "the nodes' results added up" in said, said
         await pilot.press("escape")
-        await wait_until(pilot, lambda: "failed" in str(panel._rows_shown[f"g{group}"][3]), 5, "the list's end")
-        assert panel._rows_shown[f"g{group}"][6] == "4700 IOPS"
+        await wait_until(pilot, lambda: "failed" in str(panel.shown_cell(f"g{group}", "state")), 5, "the list's end")
+        assert panel.shown_cell(f"g{group}", "figure") == "4700 IOPS"
 
 
 async def test_a_group_that_ended_unseen_shows_its_nodes_last_figures_added(data_dir: Path) -> None:
@@ -124,7 +126,7 @@ async def test_a_group_that_ended_unseen_shows_its_nodes_last_figures_added(data
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.query_one(RunsPanel)
         await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
-        assert panel._rows_shown[f"g{group}"][6] == "3200 IOPS"
+        assert panel.shown_cell(f"g{group}", "figure") == "3200 IOPS"
 
 
 async def test_a_sweep_group_shows_its_latest_point_not_every_point_added(data_dir: Path) -> None:
@@ -141,7 +143,7 @@ async def test_a_sweep_group_shows_its_latest_point_not_every_point_added(data_d
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.query_one(RunsPanel)
         await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the sweep's row")
-        assert panel._rows_shown[f"g{group}"][6] == "2000 IOPS"
+        assert panel.shown_cell(f"g{group}", "figure") == "2000 IOPS"
 
 
 async def test_the_first_enter_opens_the_run_under_the_cursor(data_dir: Path) -> None:

@@ -120,7 +120,7 @@ async def test_a_sweep_from_new_run_builds_live_outlives_the_ui_and_opens_from_t
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(RunsPanel)
         await wait_until(pilot, lambda: f"g{group_id}" in panel._rows_shown, 10, "the sweep's row")
-        assert str(panel._rows_shown[f"g{group_id}"][2]).endswith("/sweep.dat (sweep, 3 pts)")
+        assert str(panel.shown_cell(f"g{group_id}", "target")).endswith("/sweep.dat (sweep, 3 pts)")
         panel.query_one(DataTable).move_cursor(row=0)
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, SweepView), 10, "the sweep view")

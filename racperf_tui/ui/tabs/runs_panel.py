@@ -373,7 +373,7 @@ class RunsPanel(Vertical):
             Text(f"g{group_id}", style=style),
             Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
             Text(_short_target(self._group_target(group_id, members, nodes), target_width), no_wrap=True),
-            Text(f"{len(members)} nodes", no_wrap=True, overflow="ellipsis"),
+            Text(_group_nodes_cell(nodes, len(members)), no_wrap=True, overflow="ellipsis"),
             Text(("● " if live else "") + (state.value if state else "?"), style=style),
             _started_text(started, wide=self._widths is not None and self._widths[2] == STARTED_WIDTHS[1]),
             format_duration(max(run.duration_s for run in members)),
@@ -388,7 +388,14 @@ class RunsPanel(Vertical):
             where = f" on {hosts}" if hosts != LOCAL_NODE else ""
             # cut from the left like any target: what it is stays at the end
             return f"{plain(members[0].target or '?')} (sweep{where}, {points} pt{'s' if points != 1 else ''})"
-        return f"{len(members)} nodes: {nodes}"
+        targets = dict.fromkeys(plain(run.target) for run in members if run.target)
+        # the node column names the nodes: the target cell says what they benchmark
+        return next(iter(targets)) if len(targets) == 1 else f"{len(targets) or '?'} targets"
+
+    def shown_cell(self, key: str, column: str) -> Any:
+        """The cell shown in row ``key`` (a run id, or gN for a group) and ``column`` (a
+        COLUMNS key), whichever columns are shown."""
+        return self._rows_shown[key][[c[0] for c in self._columns()].index(column)]
 
     def _apply_rows(self, rows: dict[str, tuple[Any, ...]], selected: int | str | None) -> None:
         """Change only the cells that changed; rebuild only when the set or order of runs (or
@@ -759,6 +766,12 @@ def _group_figure(iops: float | None, live: int, nodes: int) -> str:
 
 #: how a pair's ends are marked in the node column (the role its config names)
 PAIR_END_MARKS = {"server": "srv", "client": "cli"}
+
+
+def _group_nodes_cell(nodes: str, count: int) -> str:
+    """A group's nodes by name where they fit the node column, else how many."""
+    names = nodes.replace(" ", "")
+    return names if len(names) <= COLUMN_WIDTHS["node"] else f"{count} nodes"
 
 
 def _node_cell(run: RunRecord) -> Text:
