@@ -36,11 +36,10 @@ from racperf_tui.ui.screens.result_view import ResultView  # noqa: E402
 from racperf_tui.ui.screens.sweep_view import SweepView  # noqa: E402
 from racperf_tui.ui.tabs.iostat_panel import IostatPanel  # noqa: E402
 from tests.helpers.dashboard_root import DiskLoad, DiskSpec, ReplayRoot  # noqa: E402
+from tests.helpers.orion_seed import OrionLivePanelApp, sample_19c_result, store_orion_run  # noqa: E402
 from tests.helpers.pilot_apps import ScreenApp, wait_until  # noqa: E402
 from tests.helpers.result_view_run import RESULT, STARTED_AT, seed_finished_run  # noqa: E402
-from tests.ui.test_orion_result_view import sample_result, stored_run  # noqa: E402
-from tests.ui.test_orion_ui import PanelApp  # noqa: E402
-from tests.ui.test_sweep_view import _seed_sweep  # noqa: E402
+from tests.helpers.sweep_seed import seed_finished_sweep  # noqa: E402
 
 DISKS = [
     DiskSpec("sda", 8, 0, rotational=True, queue_depth=64),
@@ -96,7 +95,7 @@ async def screen_shot(
 async def orion_result(summary: Path, details: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
-        run_id = stored_run(data, sample_result())
+        run_id = store_orion_run(data, sample_19c_result())
         with Store.open(data) as store:  # fixed times (ORION's 9 minutes): the same SVG each time
             store._write(
                 "UPDATE runs SET started_at = ?, ended_at = ? WHERE id = ?", (STARTED_AT, STARTED_AT + 540, run_id)
@@ -118,7 +117,7 @@ async def orion_result(summary: Path, details: Path) -> None:
 async def orion_live(out: Path) -> None:
     """ORION's live panel, a basic matrix on 2 disks half-way (the recorded model its snapshot
     test draws)."""
-    app = PanelApp()
+    app = OrionLivePanelApp()
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.pause()
         out.write_text(app.export_screenshot(title="racperf"))
@@ -150,7 +149,7 @@ async def compare(out: Path) -> None:
 async def sweep(out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
-        group = _seed_sweep(data)
+        group = seed_finished_sweep(data)
 
         async def loaded(pilot: Any) -> None:
             await wait_until(pilot, lambda: len(pilot.app.screen._points_shown) == 6, 10, "the points")

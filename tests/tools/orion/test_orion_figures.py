@@ -16,12 +16,7 @@ from racperf_tui.core.store import Store
 from racperf_tui.tools import orion
 from racperf_tui.ui.store_watcher import RunsUpdate, RunsWatch
 from tests.helpers import FIXTURES, racperf_cmd
-
-
-def _sample_19c() -> dict[str, Any]:
-    folder = FIXTURES / "orion" / "reconstructed-19c"
-    files = {p.name: p.read_text() for p in folder.glob("o19_*")}
-    return orion.parse_result_files((folder / "o19-stdout.txt").read_text(), files)
+from tests.helpers.orion_seed import sample_19c_result
 
 
 def _sample_112() -> dict[str, Any]:
@@ -40,7 +35,7 @@ def _stored(data_dir: Path, results: list[dict[str, Any]]) -> list[int]:
 
 
 def test_two_orion_runs_compare_on_their_maxima(data_dir: Path) -> None:
-    first, second = _stored(data_dir, [_sample_19c(), _sample_112()])
+    first, second = _stored(data_dir, [sample_19c_result(), _sample_112()])
     done = subprocess.run(
         [*racperf_cmd(), "runs", "compare", "--data-dir", str(data_dir), str(first), str(second), "--json"],
         capture_output=True,
@@ -75,7 +70,7 @@ def test_two_orion_runs_compare_on_their_maxima(data_dir: Path) -> None:
 
 
 def test_the_runs_list_shows_an_orion_runs_max_small_iops(data_dir: Path) -> None:
-    (run_id,) = _stored(data_dir, [_sample_19c()])
+    (run_id,) = _stored(data_dir, [sample_19c_result()])
     with Store.open(data_dir) as store:
         update = RunsWatch(MessagePump()).poll(store)  # the watcher's own read, off any app
     assert isinstance(update, RunsUpdate)
