@@ -124,17 +124,22 @@ def fio_sample(i: int) -> Sample:
     )
 
 
+def _create_fio_run(store: Store, runtime: dict[str, int]) -> int:
+    """The 8k random read/write job's run record (``runtime``: its config's time key)."""
+    return store.create_run(
+        "fio",
+        "local",
+        "/tmp/racperf/fio-scratch.dat",
+        {"rw": "randrw", "bs": "8k", **runtime},
+        ["fio", "--name=oltp", "--rw=randrw", "--bs=8k", "--output-format=json+"],
+        "fio-3.33",
+    )
+
+
 def seed_running_run(data_dir: Path, seconds: int) -> int:
-    """An fio run still running, ``seconds`` of :func:`fio_sample` in; returns its id."""
+    """An fio run of 60 s still running, ``seconds`` of :func:`fio_sample` in; returns its id."""
     with Store.open(data_dir) as store:
-        run_id = store.create_run(
-            "fio",
-            "local",
-            "/tmp/racperf/fio-scratch.dat",
-            {"rw": "randrw", "bs": "8k", "runtime_s": 60},
-            ["fio", "--name=oltp", "--rw=randrw", "--bs=8k", "--output-format=json+"],
-            "fio-3.33",
-        )
+        run_id = _create_fio_run(store, {"runtime_s": 60})
         store.set_state(run_id, RunState.RUNNING)
         for i in range(1, seconds + 1):
             store.add_sample(run_id, fio_sample(i))
@@ -146,14 +151,7 @@ def seed_running_run(data_dir: Path, seconds: int) -> int:
 def seed_finished_run(data_dir: Path) -> int:
     """One succeeded fio run with 10 samples and RESULT, at fixed times; returns its id."""
     with Store.open(data_dir) as store:
-        run_id = store.create_run(
-            "fio",
-            "local",
-            "/tmp/racperf/fio-scratch.dat",
-            {"rw": "randrw", "bs": "8k", "runtime": 10},
-            ["fio", "--name=oltp", "--rw=randrw", "--bs=8k", "--output-format=json+"],
-            "fio-3.33",
-        )
+        run_id = _create_fio_run(store, {"runtime": 10})
         for i in range(1, 11):
             store.add_sample(run_id, fio_sample(i))
         store.set_result(run_id, RESULT)
