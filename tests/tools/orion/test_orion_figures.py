@@ -1,6 +1,6 @@
 """ORION's maxima as declared result figures: two real ORION outputs (the 19c sample and the 11.2
 advanced run, tests/fixtures/orion) stored as finished runs, compared by `racperf runs compare`,
-and the runs list's figure of an ORION run."""
+the criteria judged on them, and the runs list's figure of an ORION run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from typing import Any
 from textual.message_pump import MessagePump
 
 from racperf_tui.core.contract.events import RunState
+from racperf_tui.core.criteria import parse_criteria
 from racperf_tui.core.store import Store
+from racperf_tui.orchestration.compare import compare_runs
 from racperf_tui.tools import orion
 from racperf_tui.ui.store_watcher import RunsUpdate, RunsWatch
 from tests.helpers import FIXTURES, racperf_cmd
@@ -75,3 +77,15 @@ def test_the_runs_list_shows_an_orion_runs_max_small_iops(data_dir: Path) -> Non
         update = RunsWatch(MessagePump()).poll(store)  # the watcher's own read, off any app
     assert isinstance(update, RunsUpdate)
     assert update.snapshot.figures[run_id] == "48.2k IOPS"  # 48,211.25 IOPS, compact
+
+
+def test_criteria_judge_orion_runs_on_their_maxima(data_dir: Path) -> None:
+    first, second = _stored(data_dir, [sample_19c_result(), _sample_112()])
+    criteria = parse_criteria("max_small_iops >= 40000\nmin_small_latency_us <= 100\n")
+    with Store.open(data_dir, read_only=True) as store:
+        comparison = compare_runs(store, [first, second], criteria=criteria)
+    judged = [[(v.outcome, v.figures) for v in run] for run in comparison.verdicts]
+    assert judged == [
+        [("pass", {"max_small_iops": 48211.25}), ("pass", {"min_small_latency_us": 81.24})],
+        [("fail", {"max_small_iops": 9583.0}), ("fail", {"min_small_latency_us": 208.0})],
+    ]
