@@ -42,3 +42,42 @@ def stat_line(
 WWID = "36000c29abcdef0123456789abcdef012"
 SHARED = {"dm/name": "data1", "dm/uuid": f"mpath-{WWID}", "slaves": "sdb sdc", "queue/nr_requests": "128"}
 PATH = {"device/wwid": "naa." + WWID[1:], "device/queue_depth": "32", "queue/nr_requests": "64"}
+
+
+class SharedLunTrees:
+    """Node trees (n1's dm-0, n2's dm-7: the one LUN :data:`SHARED`, over paths sdb and sdc)
+    whose counters :meth:`step` advances by a second of load: what the Cluster tab's shared-LUN
+    test and scripts/screenshots.py replay."""
+
+    DM = {"n1": "dm-0", "n2": "dm-7"}
+
+    def __init__(self, directory: Path) -> None:
+        self.trees = {name: directory / name for name in self.DM}
+        self.counters = {name: {"reads": 0, "rd_ms": 0, "busy": 0, "wq": 0} for name in self.DM}
+        self.uptime = 1000.0
+
+    def roots(self) -> dict[str, str]:
+        """Node name -> its tree: the monitor's ``remote_roots``."""
+        return {name: str(tree) for name, tree in self.trees.items()}
+
+    def step(self, load: dict[str, tuple[int, float]]) -> None:
+        """One second more of ``load`` (node -> IOPS, await ms) on each node's view of the LUN,
+        its paths sharing its reads, 70 % busy."""
+        self.uptime += 1.0
+        for name, dm in self.DM.items():
+            iops, await_ms = load[name]
+            c = self.counters[name]
+            c["reads"] += iops
+            c["rd_ms"] += int(iops * await_ms)
+            c["wq"] += int(iops * await_ms)  # Little: avgqu-sz = IOPS x await
+            c["busy"] += 700
+            write_tree(
+                self.trees[name],
+                self.uptime,
+                [
+                    stat_line(8, 16, "sdb", c["reads"] // 2, 0, 0, 0, 0, 0),
+                    stat_line(8, 32, "sdc", c["reads"] - c["reads"] // 2, 0, 0, 0, 0, 0),
+                    stat_line(253, int(dm[3:]), dm, c["reads"], c["rd_ms"], 0, 0, c["busy"], c["wq"]),
+                ],
+                {"sdb": PATH, "sdc": PATH, dm: SHARED},
+            )

@@ -104,36 +104,56 @@ RESULT: dict[str, Any] = {
 }
 
 
+def fio_sample(i: int) -> Sample:
+    """fio's ``i``-th interval (second ``i``) of an 8k random read/write job: IOPS wander
+    around 1,000 read and 430 written."""
+    return Sample(
+        t=float(i),
+        metrics={
+            "read_iops": 1000 + 100 * math.sin(i),
+            "write_iops": 430 + 40 * math.cos(i),
+            "read_bw_kib_s": 8000.0 + i,
+            "write_bw_kib_s": 3440.0,
+            "read_clat_p50_us": 200.0 + i,
+            "read_clat_p99_us": 900.0 + 10 * i,
+            "read_clat_p99.9_us": 2000.0,
+            "write_clat_p50_us": 300.0,
+            "write_clat_p99_us": 1200.0,
+            "write_clat_p99.9_us": 2500.0,
+        },
+    )
+
+
+def _create_fio_run(store: Store, runtime: dict[str, int]) -> int:
+    """The 8k random read/write job's run record (``runtime``: its config's time key)."""
+    return store.create_run(
+        "fio",
+        "local",
+        "/tmp/racperf/fio-scratch.dat",
+        {"rw": "randrw", "bs": "8k", **runtime},
+        ["fio", "--name=oltp", "--rw=randrw", "--bs=8k", "--output-format=json+"],
+        "fio-3.33",
+    )
+
+
+def seed_running_run(data_dir: Path, seconds: int) -> int:
+    """An fio run of 60 s still running, ``seconds`` of :func:`fio_sample` in; returns its id."""
+    with Store.open(data_dir) as store:
+        run_id = _create_fio_run(store, {"runtime_s": 60})
+        store.set_state(run_id, RunState.RUNNING)
+        for i in range(1, seconds + 1):
+            store.add_sample(run_id, fio_sample(i))
+        # started as long ago as its samples say: the elapsed time and the ETA agree with them
+        store._write("UPDATE runs SET started_at = ? WHERE id = ?", (time.time() - seconds, run_id))
+    return run_id
+
+
 def seed_finished_run(data_dir: Path) -> int:
     """One succeeded fio run with 10 samples and RESULT, at fixed times; returns its id."""
     with Store.open(data_dir) as store:
-        run_id = store.create_run(
-            "fio",
-            "local",
-            "/tmp/racperf/fio-scratch.dat",
-            {"rw": "randrw", "bs": "8k", "runtime": 10},
-            ["fio", "--name=oltp", "--rw=randrw", "--bs=8k", "--output-format=json+"],
-            "fio-3.33",
-        )
+        run_id = _create_fio_run(store, {"runtime": 10})
         for i in range(1, 11):
-            store.add_sample(
-                run_id,
-                Sample(
-                    t=float(i),
-                    metrics={
-                        "read_iops": 1000 + 100 * math.sin(i),
-                        "write_iops": 430 + 40 * math.cos(i),
-                        "read_bw_kib_s": 8000.0 + i,
-                        "write_bw_kib_s": 3440.0,
-                        "read_clat_p50_us": 200.0 + i,
-                        "read_clat_p99_us": 900.0 + 10 * i,
-                        "read_clat_p99.9_us": 2000.0,
-                        "write_clat_p50_us": 300.0,
-                        "write_clat_p99_us": 1200.0,
-                        "write_clat_p99.9_us": 2500.0,
-                    },
-                ),
-            )
+            store.add_sample(run_id, fio_sample(i))
         store.set_result(run_id, RESULT)
         store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
         # the store stamps real times; pin them so the header is reproducible

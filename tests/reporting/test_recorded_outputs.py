@@ -30,6 +30,9 @@ def test_orion_maxima_are_said_with_their_point_and_latency(data_dir: Path, tmp_
         store.set_note(run_id, "after the firmware update")
         write_report(store, [run_id], tmp_path / "orion.md")
     text = (tmp_path / "orion.md").read_text()
+    # the headline figures: ORION's declared results (its summary's maxima), in full with their units
+    assert "| highest small-I/O IOPS | 48,211 IOPS |\n| highest large-I/O MB/s | 1,532.4 MB/s |\n" in text
+    assert "| lowest small-I/O latency | 81.24 µs |\n" in text
     # 48,211.25 IOPS at 5 small / 0 large outstanding I/Os, where lat.csv says 103.67 µs
     assert "| highest small-I/O IOPS | 48,211 IOPS | 5 | 0 | 103.7 µs | 48,211 IOPS | - |" in text
     assert "| highest large-I/O MB/s | 1,532.4 MB/s | 0 | 2 | - | - | 1,532.4 MB/s |" in text

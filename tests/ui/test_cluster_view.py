@@ -26,7 +26,7 @@ from racperf_tui.ui.widgets.cluster_luns import SharedLunTable
 from racperf_tui.ui.widgets.cluster_node_card import NodeCard
 from tests.helpers import FIXTURES
 from tests.helpers.cluster_panel import PanelApp, until
-from tests.helpers.cluster_trees import PATH, SHARED, stat_line, write_tree
+from tests.helpers.cluster_trees import SharedLunTrees
 from tests.helpers.netns_helpers import NetnsCluster
 
 FIXTURE_ROOT = FIXTURES / "sysstat" / "root1"
@@ -110,34 +110,12 @@ async def test_a_lun_saturated_by_all_nodes_together_is_flagged_on_its_total(
     Neither node alone shows a knee (n1's IOPS rose, n2's queue did not), but the LUN's total
     does: avgqu-sz 16 -> 32 and await 8 -> 16 ms for the same 2,000 IOPS. Only the total says
     it, by the Disks tab's rules."""
-    trees = {name: tmp_path / name for name in ("n1", "n2")}
-    counters = {name: {"reads": 0, "rd_ms": 0, "busy": 0, "wq": 0} for name in trees}
-    uptime = [1000.0]
-
-    def step(load: dict[str, tuple[int, float]]) -> None:
-        uptime[0] += 1.0
-        for name, dm in (("n1", "dm-0"), ("n2", "dm-7")):
-            iops, await_ms = load[name]
-            c = counters[name]
-            c["reads"] += iops
-            c["rd_ms"] += int(iops * await_ms)
-            c["wq"] += int(iops * await_ms)  # Little: avgqu-sz = IOPS x await
-            c["busy"] += 700
-            write_tree(
-                trees[name],
-                uptime[0],
-                [
-                    stat_line(8, 16, "sdb", c["reads"] // 2, 0, 0, 0, 0, 0),
-                    stat_line(8, 32, "sdc", c["reads"] - c["reads"] // 2, 0, 0, 0, 0, 0),
-                    stat_line(253, int(dm[3:]), dm, c["reads"], c["rd_ms"], 0, 0, c["busy"], c["wq"]),
-                ],
-                {"sdb": PATH, "sdc": PATH, dm: SHARED},
-            )
+    lun = SharedLunTrees(tmp_path)
 
     steady = {"n1": (1000, 8.0), "n2": (1000, 8.0)}
-    step(steady)
+    lun.step(steady)
     nodes = load_cluster(netns_cluster.cluster_file).nodes[:2]
-    monitor = ClusterMonitor(nodes, 0.25, remote_roots={k: str(v) for k, v in trees.items()})
+    monitor = ClusterMonitor(nodes, 0.25, remote_roots=lun.roots())
     panel = ClusterPanel(netns_cluster.cluster_file, 0.25, monitor=monitor)
     async with PanelApp(panel).run_test(size=(80, 40)) as pilot:
         table = panel.query_one(SharedLunTable)
@@ -148,7 +126,7 @@ async def test_a_lun_saturated_by_all_nodes_together_is_flagged_on_its_total(
             if index % 8 == 0 and index and table.groups and table.groups[0].saturated:
                 break
             seqs = {n: monitor.state(n).seq for n in ("n1", "n2")}
-            step(load)
+            lun.step(load)
             await until(pilot, lambda seqs=seqs: all(monitor.state(n).seq > seqs[n] for n in seqs), 20)
             await pilot.pause(0.3)  # the debounce: the totals of this tick
             if load is steady:

@@ -11,27 +11,9 @@ from typing import Any
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, TabbedContent
 
-from racperf_tui.core.contract.events import RunState
-from racperf_tui.core.store import Store
-from racperf_tui.tools import orion
 from racperf_tui.ui.screens.result_view import ResultView
-from tests.helpers import FIXTURES
+from tests.helpers.orion_seed import sample_19c_result, store_orion_run
 from tests.helpers.result_view_run import ResultViewApp, loaded
-
-SAMPLE = FIXTURES / "orion" / "reconstructed-19c"
-
-
-def sample_result() -> dict[str, Any]:
-    files = {p.name: p.read_text() for p in SAMPLE.glob("o19_*")}
-    return orion.parse_result_files((SAMPLE / "o19-stdout.txt").read_text(), files)
-
-
-def stored_run(data: Path, result: dict[str, Any]) -> int:
-    with Store.open(data) as store:
-        run_id = store.create_run("orion", "local", None, {"run": "simple"}, ["orion", "-run", "simple"], "19.3")
-        store.set_result(run_id, result)
-        store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
-    return run_id
 
 
 def rows(table: DataTable[Any]) -> list[list[str]]:
@@ -43,8 +25,8 @@ def headings(table: DataTable[Any]) -> list[str]:
 
 
 async def test_the_maxima_say_where_they_were_reached_and_the_matrices_are_tables(tmp_path: Path) -> None:
-    result = sample_result()
-    run_id = stored_run(tmp_path / "data", result)
+    result = sample_19c_result()
+    run_id = store_orion_run(tmp_path / "data", result)
     app = ResultViewApp(tmp_path / "data", run_id)
     async with app.run_test(size=(160, 50)) as pilot:
         await loaded(pilot)
@@ -129,7 +111,7 @@ async def test_the_maxima_say_where_they_were_reached_and_the_matrices_are_table
 
 
 async def test_a_summary_taller_than_the_screen_scrolls_with_a_shown_key(tmp_path: Path) -> None:
-    run_id = stored_run(tmp_path / "data", sample_result())
+    run_id = store_orion_run(tmp_path / "data", sample_19c_result())
     app = ResultViewApp(tmp_path / "data", run_id)
     async with app.run_test(size=(120, 16)) as pilot:
         await loaded(pilot)

@@ -19,11 +19,11 @@ from textual.widgets import Footer, Input, Select, Static
 
 import racperf_tui.ui
 from racperf_tui.core import settings
-from racperf_tui.core.disks.diskstats import DeviceCounters, DiskSnapshot
+from racperf_tui.core.disks.diskstats import DiskSnapshot
 from racperf_tui.core.store import Store
 from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.tools import orion
-from racperf_tui.tools.orion.live import LunDevices, OrionLiveModel
+from racperf_tui.tools.orion.live import LunDevices
 from racperf_tui.tools.orion.oracle_home import SETTING_ORACLE_HOME
 from racperf_tui.tools.orion.stream import live_model
 from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
@@ -38,6 +38,7 @@ from racperf_tui.ui.widgets.device_suggester import DeviceSuggester, device_path
 from tests.helpers import FAKES, FIXTURES
 from tests.helpers.loopdev import loop_device, needs_loop
 from tests.helpers.loopdev import sha256_of as _sha
+from tests.helpers.orion_seed import OrionLivePanelApp, device_counters, recorded_live_model
 from tests.helpers.pilot_apps import refusal_shown
 
 S112 = FIXTURES / "orion" / "11.2.0.4-advanced-stdout.txt"
@@ -317,56 +318,12 @@ async def test_a_detailed_result_shows_its_heat_tables() -> None:
 # --------------------------------------------------------------------------- snapshot
 
 
-def _counters(name: str, ios: int, kib_each: int, ticks_ms: int, busy_ms: int) -> DeviceCounters:
-    return DeviceCounters(253, 3, name, ios, 0, ios * kib_each * 2, ticks_ms, 0, 0, 0, 0, 0, busy_ms, ticks_ms)
-
-
-def recorded_model() -> OrionLiveModel:
-    """A basic matrix on 2 disks, five small points done, the sixth running at 5 outstanding."""
-    luns = [LunDevices("/dev/mapper/data1", "dm-3", ("sdb", "sdc"))]
-    model = live_model({"run": "advanced", "lun": ["/dev/mapper/data1"], "num_disks": 2, "duration": 3}, luns)
-    ios = ticks = 0
-    at = busy = 1000.0
-
-    def snap() -> DiskSnapshot:
-        # the two paths share the dm device's I/O and its queue
-        share = {"dm-3": 1, "sdb": 2, "sdc": 2}
-        devices = {
-            name: _counters(name, ios // share[name], 8, ticks // share[name], int(busy * 1000)) for name in luns[0].all
-        }
-        return DiskSnapshot(at, at, devices, uptime_cs=int(at * 100))
-
-    model.observe(snap(), 1)
-    for number in range(2, 8):
-        small = number - 1
-        for _ in range(3):
-            at += 1.0
-            rate = 800 * small / (1 + 0.1 * small)  # IOPS flatten as the load grows
-            ios += int(rate)
-            ticks += int(small * 1000)
-            busy += min(0.97, 0.3 * small)
-            model.observe(snap(), number)
-    return model
-
-
-class PanelApp(App[None]):
-    CSS_PATH = str(Path(racperf_tui.ui.__file__).parent / "app.tcss")
-
-    def compose(self) -> ComposeResult:
-        yield Static("run 7: orion on /dev/mapper/data1", id="title")
-        yield OrionLivePanel()
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.query_one(OrionLivePanel).show(view_of(recorded_model(), {"dm-3": "data1"}))
-
-
 def test_the_live_panel_of_a_run_in_progress_snapshot(snap_compare: Any) -> None:
-    assert snap_compare(PanelApp(), terminal_size=(100, 30))
+    assert snap_compare(OrionLivePanelApp(), terminal_size=(100, 30))
 
 
 def test_the_recorded_model_reads_as_the_snapshot_shows() -> None:
-    view = view_of(recorded_model(), {"dm-3": "data1"})
+    view = view_of(recorded_live_model(), {"dm-3": "data1"})
     assert view.headline == "data point 7 of 15 (small 6, large 0), about 6.0 small I/Os outstanding (planned 6)"
     assert [row[0] for row in view.rows] == ["dm-3 (data1)", "  sdb", "  sdc"]
     assert [p.small for p in view.points] == [1, 2, 3, 4, 5]
@@ -376,7 +333,9 @@ def test_a_hostile_lun_name_is_shown_as_it_is() -> None:
     hostile = "/dev/[bold]x\x1b[31m"
     model = live_model({"lun": [hostile]}, [LunDevices(hostile, "sdb")])
     for at, ios in ((1.0, 0), (2.0, 100)):
-        model.observe(DiskSnapshot(at, at, {"sdb": _counters("sdb", ios, 8, ios, 500)}, uptime_cs=int(at * 100)), 2)
+        model.observe(
+            DiskSnapshot(at, at, {"sdb": device_counters("sdb", ios, 8, ios, 500)}, uptime_cs=int(at * 100)), 2
+        )
     console = Console(width=120, record=True, color_system=None)
     console.print(rows_table(view_of(model)))
     text = console.export_text()

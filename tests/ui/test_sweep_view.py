@@ -16,12 +16,8 @@ from textual.widgets import DataTable, Input, OptionList, Select, Static
 
 from racperf_tui.core.contract.events import RunState
 from racperf_tui.core.disks.block_devices import block_devices_of
-from racperf_tui.core.remote.cluster import LOCAL
 from racperf_tui.core.store import Store
-from racperf_tui.orchestration.sweep import SweepOutcome, SweepPlan, plan_record
 from racperf_tui.orchestration.sweep_driver import driver_alive
-from racperf_tui.tools.fio.load_points import LoadPoint
-from racperf_tui.tools.fio.sweep_curves import curve_along
 from racperf_tui.ui.dialogs.confirm_destructive import ConfirmDestructive
 from racperf_tui.ui.dialogs.quit_dialog import ConfirmDialog
 from racperf_tui.ui.screens.sweep_form import SweepForm
@@ -31,6 +27,7 @@ from racperf_tui.ui.tabs.runs_panel import RunsPanel
 from tests.helpers import needs_fio
 from tests.helpers.loopdev import loop_device, needs_loop, sha256_of
 from tests.helpers.pilot_apps import RunsApp, ScreenApp, refusal_shown, wait_until
+from tests.helpers.sweep_seed import seed_finished_sweep
 
 SIZE = (100, 30)
 
@@ -135,37 +132,8 @@ async def test_a_sweep_from_new_run_builds_live_outlives_the_ui_and_opens_from_t
         assert marked == ([] if knee is None else [str(knee["iodepth"])])
 
 
-def _seed_sweep(data_dir: Path) -> int:
-    """A sweep that ended, with fixed points: IOPS flatten from iodepth 8 (the knee)."""
-    plan = SweepPlan(
-        config={"target": "/dev/sdz", "rw": "randread", "bs": "8k", "ioengine": "libaio"},
-        iodepths=(1, 2, 4, 8, 16, 32),
-        point_seconds=10,
-        stop_knee=True,
-        nodes=(LOCAL,),
-        target="/dev/sdz",
-    )
-    iops = {1: 4000.0, 2: 7800.0, 4: 14500.0, 8: 21000.0, 16: 22000.0, 32: 22400.0}
-    with Store.open(data_dir) as store:
-        group = store.create_group("fio", plan_record(plan), ["local"])
-        points = []
-        for depth, value in iops.items():
-            run = store.create_run("fio", "local", "/dev/sdz", plan.point_config(depth, 1), ["fio"], None, group)
-            store.set_state(run, RunState.SUCCEEDED, exit_status=0)
-            latency = depth / value * 1e6
-            points.append(
-                LoadPoint("randread", "8k", depth, 1, value, value * 8, latency, latency * 0.8, latency * 3, run_id=run)
-            )
-        outcome = SweepOutcome(group, plan, finished=True)
-        outcome.curves.append(
-            curve_along(points, "iodepth", None, "2 points past the knee (iodepth 8, numjobs 1) without a 10 % gain")
-        )
-        store.set_group_result(group, outcome.result())
-    return group
-
-
 def test_the_sweep_view_at_80x24_snapshot(snap_compare: Any, data_dir: Path) -> None:
-    group = _seed_sweep(data_dir)
+    group = seed_finished_sweep(data_dir)
 
     async def loaded(pilot: Any) -> None:
         view: SweepView = pilot.app.screen
@@ -178,7 +146,7 @@ def test_the_sweep_view_at_80x24_snapshot(snap_compare: Any, data_dir: Path) -> 
 async def test_a_sweep_whose_driver_is_gone_says_so_and_keeps_its_points(data_dir: Path) -> None:
     """Its driver killed (-9, a reboot) between two points: the result is not final and
     nothing runs; the view says no further point starts, and `s` has nothing to stop."""
-    group = _seed_sweep(data_dir)
+    group = seed_finished_sweep(data_dir)
     with Store.open(data_dir) as store:
         result = store.group_result(group)
         assert result is not None

@@ -37,7 +37,7 @@ from racperf_tui.tools.orion.matrix import (
     planned_matrix,
     schedule,
 )
-from racperf_tui.tools.orion.maxima import DATA_POINT_COLUMNS, data_point_rows
+from racperf_tui.tools.orion.maxima import DATA_POINT_COLUMNS, RESULTS, data_point_rows
 from racperf_tui.tools.orion.oracle_home import (
     find_oracle_home,
     install_hint,
@@ -141,6 +141,7 @@ DESCRIPTION = OrionDescription(
     install_hint=install_hint,
     options=OPTIONS,
     metrics=METRICS,
+    results=RESULTS,
     live_panels=("orion_points",),
     result_panels=("orion_matrix",),
 )

@@ -16,11 +16,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from racperf_tui.core.contract.tool import MetricSpec
+
 #: (the figure, its point, what it is, its unit)
 MAXIMA = (
     ("max_small_iops", "max_small_iops_at", "highest small-I/O IOPS", "IOPS"),
     ("max_large_mbps", "max_large_mbps_at", "highest large-I/O MB/s", "MB/s"),
     ("min_small_latency_us", "min_small_latency_at", "lowest small-I/O latency", "µs"),
+)
+#: decimals a maximum is said with, by its unit (ORION prints latency to the hundredth of a µs)
+DECIMALS = {"IOPS": 0, "MB/s": 1, "µs": 2}
+
+#: the maxima as ORION's declared result figures (``ToolDescription.results``): the first is the
+#: runs list's figure; a comparison's rows and the criteria read them all. A minimum is better
+#: lower, a maximum higher
+RESULTS = tuple(
+    MetricSpec(key, label, unit, decimals=DECIMALS[unit], better="lower" if key.startswith("min_") else "higher")
+    for key, _at, label, unit in MAXIMA
 )
 
 

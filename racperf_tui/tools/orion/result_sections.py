@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from racperf_tui.core.contract.tool import MetricSpec, ResultTable, figure_table
-from racperf_tui.tools.orion.maxima import orion_matrices, orion_maxima
+from racperf_tui.tools.orion.maxima import DECIMALS, orion_matrices, orion_maxima
 
 #: the maxima table's columns after its figure (each maximum has its own unit: said in the cell)
 _FIGURE = MetricSpec("value", "figure")
@@ -40,7 +40,7 @@ _LATENCY_COLUMNS = tuple(
 
 
 def _figure(value: float, unit: str) -> str:
-    decimals = 0 if unit == "IOPS" else 1 if unit == "MB/s" else 2
+    decimals = DECIMALS.get(unit, 2)
     return f"{value:,.{decimals}f} {unit}"
 
 
