@@ -471,6 +471,21 @@ class UnfinishedWatch(Watch):
         return None
 
 
+@dataclass
+class RecentRunsWatch(Watch):
+    """The newest runs, read once (the network panel's last recorded pair)."""
+
+    interval_s: float = 0.0
+    callback: Callable[[list[RunRecord]], None] | None = None
+
+    def poll(self, store: Store) -> Message | None:
+        self.done = True
+        runs = store.list_runs(limit=RUNS_LISTED)
+        if self.callback is not None:
+            self.target.call_later(self.callback, runs)
+        return None
+
+
 class StoreWatcher:
     """The app's store reader (see the module doc). Subscribe from the event loop; the
     thread does every read. A store that cannot be opened is retried once a second and each
@@ -510,6 +525,9 @@ class StoreWatcher:
 
     def unfinished_runs(self, target: MessagePump, callback: Callable[[list[RunRecord]], None]) -> UnfinishedWatch:
         return self._add(UnfinishedWatch(target, 0.0, callback=callback))
+
+    def recent_runs(self, target: MessagePump, callback: Callable[[list[RunRecord]], None]) -> RecentRunsWatch:
+        return self._add(RecentRunsWatch(target, 0.0, callback=callback))
 
     def watch(self, watch: Watch) -> Watch:
         """A subscription of a view's own kind (a replay's recording: ui/replay_data.py)."""
