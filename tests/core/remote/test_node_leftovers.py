@@ -18,16 +18,10 @@ from racperf_tui.core.remote import ssh
 from racperf_tui.core.remote.run_dirs import KEEP_RUN_DIRS
 from racperf_tui.core.remote.ssh import SshTarget
 from racperf_tui.core.remote.ssh_host import SshHost, remote_run_prefix
+from tests.helpers.cluster_helpers import isolated_home  # noqa: F401 (fixture)
 from tests.helpers.sshd_helpers import Sshd, set_node_path
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir()
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    yield
-    ssh.close_all()
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 def _host(server: Sshd, base: Path) -> SshHost:
@@ -71,14 +65,15 @@ def test_a_killed_sshds_tracker_is_removed_when_the_next_run_starts(sshd: Sshd, 
     alive = node_tmp / f"racperf-h-abc-8-0123456789ab.{os.getpid()}"
     alive.mkdir(mode=0o700)
     left_by_kill = sorted(p.name for p in node_tmp.glob("racperf-*") if p not in (stale, alive))
-    later = _host(sshd, base).start(Invocation(["sh", "-c", "sleep 0.5"]), tmp_path / "r" / "2")
+    later = _host(sshd, base).start(Invocation(["sh", "-c", "sleep 30"]), tmp_path / "r" / "2")
     try:
         names = {p.name for p in node_tmp.glob("racperf-*")}
         assert stale.name not in names and not (set(left_by_kill) & names), (left_by_kill, names)
         assert alive.name in names  # its watchdog's pid is a live process
         assert len(names) == 2, names  # the live one's and the new run's own
     finally:
-        _wait(lambda: later.finished or not _group_alive(later.remote_pgid or 0), 10, "the second run")
+        later.kill()
+        later.reap()
         later.close()
     _wait(lambda: {p.name for p in node_tmp.glob("racperf-*")} == {alive.name}, 5, "the second run's cleanup")
 
