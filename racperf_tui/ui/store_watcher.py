@@ -465,25 +465,21 @@ class UnfinishedWatch(Watch):
 
     def poll(self, store: Store) -> Message | None:
         self.done = True
-        runs = store.unfinished_runs()
+        runs = self.read(store)
         if self.callback is not None:
             self.target.call_later(self.callback, runs)
         return None
+
+    def read(self, store: Store) -> list[RunRecord]:
+        return store.unfinished_runs()
 
 
 @dataclass
-class RecentRunsWatch(Watch):
+class RecentRunsWatch(UnfinishedWatch):
     """The newest runs, read once (the network panel's last recorded pair)."""
 
-    interval_s: float = 0.0
-    callback: Callable[[list[RunRecord]], None] | None = None
-
-    def poll(self, store: Store) -> Message | None:
-        self.done = True
-        runs = store.list_runs(limit=RUNS_LISTED)
-        if self.callback is not None:
-            self.target.call_later(self.callback, runs)
-        return None
+    def read(self, store: Store) -> list[RunRecord]:
+        return store.list_runs(limit=RUNS_LISTED)
 
 
 class StoreWatcher:
