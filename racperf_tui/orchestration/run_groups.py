@@ -62,6 +62,7 @@ __all__ = [
     "launch_group",
     "stop_group",
     "interval_totals",
+    "latest_total",
     "total_of",
     "node_figures",
     "headline_figures",
@@ -418,6 +419,19 @@ def interval_totals(
             intervals.append(GroupInterval(second - origin + 1, by_node, total_of(description, by_node), second))
         second += 1
     return intervals
+
+
+def latest_total(
+    description: ToolDescription | None, timelines: Mapping[str, NodeTimeline], *, finished: Iterable[str] = ()
+) -> dict[str, float] | None:
+    """The group's total of its newest complete wall-clock second (the live figure of a
+    group: its nodes' figures of the same second, never each node's newest sample added up);
+    None before a second is complete."""
+    until = complete_until({node: timeline.spans for node, timeline in timelines.items()}, finished)
+    if until is None:
+        return None
+    last = interval_totals(description, timelines, finished=finished, first=until - 1)
+    return last[-1].total if last else None
 
 
 @dataclass

@@ -33,12 +33,14 @@ from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.remote.cluster import LOCAL_NODE
 from racperf_tui.core.store import GroupNotFound, RunRecord, Store
 from racperf_tui.orchestration.calibration_watch import CalibrationFollower, CalibrationRun
+from racperf_tui.orchestration.group_alignment import NodeTimeline
 from racperf_tui.orchestration.run_groups import (
     RESULT_FIGURES,
     GroupFollower,
     GroupRecords,
     headline_figures,
     in_node_order,
+    latest_total,
     node_figures,
     result_figures,
     result_headline,
@@ -66,6 +68,9 @@ from racperf_tui.ui.runs_data import LivePoller, description_of, open_store
 RUNS_LISTED = 500
 #: the units of a node's final figures (run_groups.RESULT_FIGURES), for a group's IOPS
 RESULT_DESCRIPTION = ToolDescription(metrics=RESULT_FIGURES)
+#: how many of a live group run's newest samples the runs list keeps for the group's total
+#: (the newest complete second is behind the newest sample by the slowest node's delay)
+TIMELINE_SPANS_KEPT = 64
 #: how long the watcher sleeps with nothing subscribed (a subscription wakes it at once)
 IDLE_S = 1.0
 
@@ -105,6 +110,8 @@ class RunsWatch(Watch):
     _group_nodes: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: the groups that are sweeps (orchestration/sweep.py): their row opens the sweep view
     _sweeps: set[int] = field(default_factory=set)
+    #: a group's run seen live -> its samples by wall-clock time, for the group's live total
+    _timelines: dict[int, NodeTimeline] = field(default_factory=dict)
 
     def poll(self, store: Store) -> Message | None:
         if self._first:
@@ -150,6 +157,8 @@ class RunsWatch(Watch):
                     iops = headline_figures(description_of(run.tool), node_figures(sample)).get("iops")
                     if iops is not None:
                         self._group_iops[run.id] = iops
+            if run.group_id is not None:
+                self._follow_timeline(run, [sample for _seq, sample in new])
             figures[run.id] = self._live_figure.get(run.id, "")
             for name in [*block_devices_of(run.target), *self._sample_devices.get(run.id, ())]:
                 if name not in devices:
@@ -160,6 +169,11 @@ class RunsWatch(Watch):
             if run.group_id is not None and run.id in self._group_iops and (run.group_id, run.host) not in counted:
                 counted.add((run.group_id, run.host))
                 group_iops[run.group_id] = group_iops.get(run.group_id, 0.0) + self._group_iops[run.id]
+        for group_id, iops in self._aligned_group_iops(runs).items():
+            if iops is None:
+                group_iops.pop(group_id, None)  # no second complete yet: no figure rather than a wrong one
+            else:
+                group_iops[group_id] = iops
         for run in runs:
             if run.group_id is not None and run.group_id not in self._group_nodes:
                 group = store.get_group(run.group_id)
@@ -180,6 +194,36 @@ class RunsWatch(Watch):
             return None
         self._last = snapshot
         return RunsUpdate(snapshot)
+
+    def _follow_timeline(self, run: RunRecord, samples: list[Sample]) -> None:
+        timeline = self._timelines.setdefault(run.id, NodeTimeline(run.started_at))
+        for sample in samples:
+            timeline.add(sample, node_figures(sample))
+        # only the newest complete second is drawn: the spans before it are not needed
+        del timeline.spans[:-TIMELINE_SPANS_KEPT]
+
+    def _aligned_group_iops(self, runs: list[RunRecord]) -> dict[int, float | None]:
+        """A running group's IOPS: its nodes' figures of the same wall-clock second (the
+        newest complete one, orchestration/group_alignment.py), as its TOTAL row adds them; a
+        finished group keeps the sum of its nodes' results."""
+        latest: dict[int, dict[str, RunRecord]] = {}
+        for run in runs:  # newest first: a node's latest run of the group (a sweep's point now)
+            if run.group_id is not None:
+                latest.setdefault(run.group_id, {}).setdefault(run.host, run)
+        aligned: dict[int, float | None] = {}
+        for group_id, by_node in latest.items():
+            if all(run.state.finished for run in by_node.values()):
+                for run in by_node.values():
+                    self._timelines.pop(run.id, None)
+                continue
+            timelines = {
+                node: self._timelines.get(run.id, NodeTimeline(run.started_at)) for node, run in by_node.items()
+            }
+            finished = [node for node, run in by_node.items() if run.state.finished]
+            description = description_of(next(iter(by_node.values())).tool)
+            total = latest_total(description, timelines, finished=finished)
+            aligned[group_id] = headline_figures(description, total).get("iops") if total is not None else None
+        return aligned
 
 
 @dataclass
@@ -421,10 +465,21 @@ class UnfinishedWatch(Watch):
 
     def poll(self, store: Store) -> Message | None:
         self.done = True
-        runs = store.unfinished_runs()
+        runs = self.read(store)
         if self.callback is not None:
             self.target.call_later(self.callback, runs)
         return None
+
+    def read(self, store: Store) -> list[RunRecord]:
+        return store.unfinished_runs()
+
+
+@dataclass
+class RecentRunsWatch(UnfinishedWatch):
+    """The newest runs, read once (the network panel's last recorded pair)."""
+
+    def read(self, store: Store) -> list[RunRecord]:
+        return store.list_runs(limit=RUNS_LISTED)
 
 
 class StoreWatcher:
@@ -466,6 +521,9 @@ class StoreWatcher:
 
     def unfinished_runs(self, target: MessagePump, callback: Callable[[list[RunRecord]], None]) -> UnfinishedWatch:
         return self._add(UnfinishedWatch(target, 0.0, callback=callback))
+
+    def recent_runs(self, target: MessagePump, callback: Callable[[list[RunRecord]], None]) -> RecentRunsWatch:
+        return self._add(RecentRunsWatch(target, 0.0, callback=callback))
 
     def watch(self, watch: Watch) -> Watch:
         """A subscription of a view's own kind (a replay's recording: ui/replay_data.py)."""

@@ -44,6 +44,7 @@ from racperf_tui.core.guard.write_watch import Violation, WriteWatch
 from racperf_tui.core.remote.node_facts import gather_and_judge
 from racperf_tui.core.remote.node_net import NetReport, net_command
 from racperf_tui.core.remote.node_vetting import NodeVetter
+from racperf_tui.core.remote.run_dirs import KEEP_RUN_DIRS, PRUNE_SH
 from racperf_tui.core.remote.ssh import Channel, Connection, SshError, SshTarget, connect
 
 #: $1 mark, $2 grace (whole seconds), $3 limit (s, 0: none), $4 the command (a shell line),
@@ -62,6 +63,16 @@ from racperf_tui.core.remote.ssh import Channel, Connection, SshError, SshTarget
 WATCHDOG_SH = r"""
 mark=$1 grace=$2 limit=$3 cmd=$4 dead=${5:-0}
 exec 3<&0 </dev/null
+# the trackers of this login's watchdogs that are gone (killed with their sshd before they
+# could clean up: their sh's pid, the name's last part, is no process) are removed, before
+# the command starts (its start is when the client takes the run as begun)
+for o in "${TMPDIR:-/tmp}"/racperf-*.*; do
+  op=${o##*.}
+  case $op in ''|*[!0-9]*) continue ;; esac
+  [ -d "$o" ] && [ ! -L "$o" ] && [ -O "$o" ] || continue
+  kill -s 0 "$op" 2>/dev/null && continue
+  rm -f "$o/list" "$o/list.new" "$o/list.ref" "$o/list.beat"; rmdir "$o"
+done 2>/dev/null
 to=
 if [ "$limit" != 0 ] && command -v timeout >/dev/null 2>&1; then to="timeout -k $grace $limit"; fi
 ss=
@@ -652,7 +663,10 @@ class SshHost:
         status, _, err = self._run(f"umask 077 && mkdir -p -- {q(remote)}", timeout_s=30.0)
         if status != 0:
             raise SshError(f"{self.name}: cannot create {remote}: {err.decode('utf-8', 'replace').strip()}")
+        fresh = remote not in self._vetted_dirs
         self._vet_run_directory(remote)
+        if fresh:
+            self._prune_run_dirs(remote)
         for name, text in files.items():
             if not name or "/" in name or name in (".", ".."):
                 raise ValueError(f"file {name!r} of the run would leave its directory {directory}")
@@ -662,6 +676,18 @@ class SshHost:
             )
             if status != 0:
                 raise SshError(f"{self.name}: cannot write {path}: {err.decode('utf-8', 'replace').strip()}")
+
+    def _prune_run_dirs(self, remote: str) -> None:
+        """The node's run directories but the newest KEEP_RUN_DIRS removed, never a running
+        run's nor this one's (core/remote/run_dirs.py). Best effort: a run is not refused
+        because old directories could not go."""
+        command = (
+            f"sh -c {q(PRUNE_SH)} racperf-prune {q(self.remote_base)} {KEEP_RUN_DIRS} {q(posixpath.basename(remote))}"
+        )
+        try:
+            self._run(command, timeout_s=30.0)
+        except (OSError, TimeoutError):
+            pass
 
     def _vet_run_directory(self, remote: str) -> None:
         """The node's run directory and the runs' base above it private to the login (owned by

@@ -85,7 +85,7 @@ from racperf_tui.tools.base import (
 from racperf_tui.tools.figures import MAX_LINE_CHARS, OutputParseError, Warnings, check_finite, finite_number
 from racperf_tui.tools.probe import client as probe_client
 from racperf_tui.tools.probe import server as probe_server
-from racperf_tui.tools.probe.client import ClientOptions
+from racperf_tui.tools.probe.client import DEFAULT_LENGTH_BYTES, ClientOptions
 
 if TYPE_CHECKING:
     from racperf_tui.core.contract.hosts import Host
@@ -181,7 +181,7 @@ OPTIONS = (
         ("SYNC", "ASYNC", "UDP"),
         end="client",
     ),
-    ToolOption("length", "str", "1M", "message length, e.g. 8K", end="client"),
+    ToolOption("length", "str", "8K", "message length (default 8K: a RAC block), e.g. 1M", end="client"),
     ToolOption("num_conn", "int", 1, "parallel connections (UDP: requests in flight)", end="client"),
     ToolOption("delay_ms", "float", 0, "pause between messages", end="client"),
     ToolOption("write", "bool", False, "the server writes and fsyncs each message (SYNC redo)", end="client"),
@@ -249,7 +249,7 @@ class ProbeTool:
         """Config keys. Both ends: ``python`` (the interpreter, default this one). Server:
         ``role: "server"``, ``bind`` ("0.0.0.0"), ``port``, ``once`` (True), ``write_file``,
         ``write_dir``, ``fsync``. Client: ``host``, ``port``, ``mode``, ``length`` (bytes or
-        "1M"), ``num_conn``, ``delay_ms``, ``write``, ``rtt``, ``interval_s``, ``duration_s``,
+        "1M"; default 8K), ``num_conn``, ``delay_ms``, ``write``, ``rtt``, ``interval_s``, ``duration_s``,
         ``sockbuf``, ``payload``. Each end's file as racperf has it (:meth:`invocation` runs
         the run directory's copy)."""
         role = config.get("role", "client")
@@ -414,7 +414,7 @@ def client_options_from_config(config: Mapping[str, Any]) -> ClientOptions:
         host=host,
         port=_whole(config, "port", DEFAULT_PORT),
         mode=str(config.get("mode", "SYNC")),
-        length_bytes=_size(config, "length", MIB),
+        length_bytes=_size(config, "length", DEFAULT_LENGTH_BYTES),
         num_conn=_whole(config, "num_conn", 1),
         delay_ms=_number(config, "delay_ms", 0.0),
         write=bool(config.get("write", False)),

@@ -7,7 +7,7 @@ ONE self-contained file, as the server is: it runs with any python3 >= 3.6 and t
 library only, so a client run on another node is this file copied into the run's directory
 there and started by the node's python3, with nothing of racperf installed there::
 
-    python3 probe_client.py HOST [--port 5566] [--mode SYNC|ASYNC|UDP] [--length 1M] [--rtt]
+    python3 probe_client.py HOST [--port 5566] [--mode SYNC|ASYNC|UDP] [--length 8K] [--rtt]
                                  [--num-conn N] [--delay-ms MS] [--write] [--interval S]
                                  [--duration S] [--sockbuf BYTES] [--payload ZERO|RANDOM]
 
@@ -53,6 +53,9 @@ MAX_MESSAGE_BYTES = 64 * MIB
 #: ASYNC send chunk: big enough that per-call Python overhead vanishes next to the copy,
 #: small enough that the end of the test is not delayed on a slow link
 ASYNC_CHUNK_BYTES = 1 * MIB
+#: a message's default size: a RAC block (Cache Fusion ships 8 KiB blocks), what the
+#: interconnect carries, not a bulk transfer's 1 MiB
+DEFAULT_LENGTH_BYTES = 8 * 1024
 #: how long the client waits for each server's DONE line after its EOF
 DONE_TIMEOUT_S = 10.0
 
@@ -125,7 +128,7 @@ class ClientOptions(object):
         host,  # type: str
         port=DEFAULT_PORT,  # type: int
         mode="SYNC",  # type: str
-        length_bytes=MIB,  # type: int
+        length_bytes=DEFAULT_LENGTH_BYTES,  # type: int
         num_conn=1,  # type: int
         delay_ms=0.0,  # type: float
         write=False,  # type: bool
@@ -745,7 +748,7 @@ def add_client_arguments(parser):
                              "ASYNC: stream; UDP: datagram requests answered by the server "
                              "(latency and loss), after a don't-fragment check of the path's "
                              "MTU (default SYNC)")
-    parser.add_argument("--length", type=_size_argument, default=MIB, metavar="BYTES",
+    parser.add_argument("--length", type=_size_argument, default=DEFAULT_LENGTH_BYTES, metavar="BYTES",
                         help="message payload, e.g. 512, 8K, 1M (default 1M)")
     parser.add_argument("--num-conn", type=int, default=1, metavar="N",
                         help="parallel connections (UDP: requests in flight) (default 1)")

@@ -25,6 +25,7 @@ client's samples off the event loop; the runs go on if the UI goes away.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,10 @@ def node_presets(cluster: Cluster) -> dict[str, tuple[str, str]]:
     return {}
 
 
+#: the sparklines' labels: what the figure is and where the bars start
+THROUGHPUT_LABEL, LATENCY_LABEL = "Throughput, 0-max", "Lat. mean, 0-max"
+
+
 class NetworkPanel(Vertical):
     """Pair launcher, both ends' state, live sparklines and the guidance verdicts."""
 
@@ -223,6 +228,8 @@ class NetworkPanel(Vertical):
         self._settled = False
         #: the state lines as last shown (an unchanged Static.update still costs a layout)
         self._state_lines: dict[str, str] = {}
+        #: the pair on screen is the last recorded one (shown at start, not launched here)
+        self._recorded = False
         #: the tool of the pair on screen, for its figures' units (its description)
         self.pair_description = ToolDescription()
         #: client samples already in the sparklines (the watcher sends them all each time)
@@ -287,8 +294,11 @@ class NetworkPanel(Vertical):
             yield Static("", id="net-message")
         yield Static("server: -", id="net-server-state", classes="net-state")
         yield Static("client: -", id="net-client-state", classes="net-state")
-        yield MetricSparkline("Throughput", "Mbit/s", id="net-throughput")
-        yield MetricSparkline("Latency", "ms", id="net-latency")
+        # bars from 0 (said in the label): scaled min-to-max a steady link's 1 % wobble
+        # filled the whole height and looked jumpy. Every pair tool's interval latency is the
+        # interval's mean (the probe's and oratcptest's, netperf's 1/rate): the label says so
+        yield MetricSparkline(THROUGHPUT_LABEL, "Mbit/s", floor=0.0, id="net-throughput")
+        yield MetricSparkline(LATENCY_LABEL, "ms", floor=0.0, id="net-latency")
         yield Static("interconnect: no measurement yet", id="net-verdict-interconnect", classes="net-verdict")
         yield Static("Data Guard: give a redo rate (MB/s)", id="net-verdict-dataguard", classes="net-verdict")
 
@@ -477,12 +487,10 @@ class NetworkPanel(Vertical):
         """A pair still running from an earlier racperf (runs outlive the UI): show it."""
         if self.pair is not None:
             return
-        clients = [
-            r
-            for r in unfinished
-            if r.tool in self.specs and r.config.get(ROLE_OPTION) == "client" and r.config.get("peer_run_id")
-        ]
+        clients = [r for r in unfinished if self._is_pair_client(r)]
         if not clients:
+            # nothing running: the last recorded pair's measurement, not "no measurement yet"
+            store_watcher(self.app, self.data_dir).recent_runs(self, self._show_recorded)
             return
         client = clients[-1]
         self.pair = PairRuns(client.tool, int(client.config["peer_run_id"]), client.id, client.config.get("port"))
@@ -495,9 +503,28 @@ class NetworkPanel(Vertical):
             "good",
         )
 
+    def _show_recorded(self, runs: list[RunRecord]) -> None:
+        """The newest finished pair of the store (runs: newest first), shown as it ended."""
+        if self.pair is not None or self._launching:
+            return
+        client = next((r for r in runs if self._is_pair_client(r) and r.state.finished), None)
+        if client is None:
+            return
+        self.pair = PairRuns(client.tool, int(client.config["peer_run_id"]), client.id, client.config.get("port"))
+        self.pair_tool = client.tool
+        self.mode_of_pair = self.specs[client.tool].mode_of(client.config, description_of(client.tool))
+        self._recorded = True
+        self._watch_pair(self.pair)
+
+    def _is_pair_client(self, run: RunRecord) -> bool:
+        return (
+            run.tool in self.specs and run.config.get(ROLE_OPTION) == "client" and bool(run.config.get("peer_run_id"))
+        )
+
     def _watch_pair(self, pair: PairRuns) -> None:
         self._settled = False
         self._samples_shown = 0
+        self._clear_series()
         self.pair_description = description_of(pair.tool)
         watcher = store_watcher(self.app, self.data_dir)
         watcher.unwatch(self)
@@ -578,7 +605,7 @@ class NetworkPanel(Vertical):
     @on(Button.Pressed, "#net-start")
     def action_start_pair(self) -> None:
         """Validate the form and start the pair in a worker thread (launching blocks)."""
-        if self.pair is not None and not self._finishing:
+        if self.pair is not None and not self._finishing and not self._recorded:
             self._message("a pair is running: stop it first", "warning")
             return
         if self._launching:
@@ -671,6 +698,7 @@ class NetworkPanel(Vertical):
 
     def _reset_live(self) -> None:
         self.pair = None
+        self._recorded = False
         self.after_seq = 0
         self.throughput_intervals = []
         self.latency_values = []
@@ -680,9 +708,15 @@ class NetworkPanel(Vertical):
         # the last pair's ends ("run #1 probe succeeded") are no state of the pair starting now
         self._show_state_line("#net-server-state", "server: -")
         self._show_state_line("#net-client-state", "client: -")
+        self._clear_series()
+        self._update_verdicts()
+
+    def _clear_series(self) -> None:
+        """A pair's sparklines start empty: never with another pair's samples."""
+        self.throughput_intervals = []
+        self.latency_values = []
         self.query_one("#net-throughput", MetricSparkline).set_series([])
         self.query_one("#net-latency", MetricSparkline).set_series([])
-        self._update_verdicts()
 
     def on_pair_update(self, message: PairUpdate) -> None:
         """The watcher's latest state of the pair: new client samples -> sparklines; both
@@ -716,6 +750,14 @@ class NetworkPanel(Vertical):
         self._update_verdicts()
         self._set_buttons(start=True, stop=False)
         level = "good" if client.state is RunState.SUCCEEDED else "bad"
+        if self._recorded:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(client.started_at))
+            self._message(
+                f"last recorded {pair.tool} pair (runs #{pair.server_run_id} and #{client.id}, {when}): "
+                f"client {client.state.value}",
+                level,
+            )
+            return  # its ends were finished by the session that ran it
         self._message(f"client run #{client.id} {client.state.value}: {client.message or ''}", level)
 
         def finish() -> None:

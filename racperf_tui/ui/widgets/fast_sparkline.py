@@ -56,8 +56,12 @@ class FastSparklineRenderable:
         min_color: Color,
         max_color: Color,
         summary_function: Callable[[Sequence[float]], float],
+        floor: float | None = None,
     ) -> None:
+        """``floor``: the value the lowest bar stands for when no value is below it (None:
+        the lowest value, Textual's scale)."""
         self.data = data
+        self.floor = floor
         self.width = width
         self.height = height
         self.min_color = min_color
@@ -84,6 +88,8 @@ class FastSparklineRenderable:
         bar_line_segments = len(BARS)
         bar_segments = bar_line_segments * height - 1
         minimum, maximum = min(data), max(data)
+        if self.floor is not None:
+            minimum = min(minimum, self.floor)
         extent = maximum - minimum or 1
 
         # Textual's buckets: bounds int(Fraction(n, width) * k) == n * k // width, empty ones dropped
@@ -155,6 +161,9 @@ class FastSparkline(Sparkline):
 
     #: bars carry no links: skip the per-render link styling pass (same cells either way)
     auto_links: Reactive[bool] = Reactive(False)
+    #: the value the lowest bar stands for (None: the lowest value; 0: a steady series is
+    #: drawn as the steady level it is, not min-to-max noise)
+    floor: float | None = None
 
     def render(self) -> TextualRenderResult:
         """The colours exactly as ``Sparkline.render`` picks them, drawn by the cheaper renderer."""
@@ -173,4 +182,5 @@ class FastSparkline(Sparkline):
             min_color=min_color.rich_color,
             max_color=max_color.rich_color,
             summary_function=self.summary_function,
+            floor=self.floor,
         )

@@ -79,18 +79,21 @@ class MetricSparkline(Horizontal):
         *,
         divisor: float = 1.0,
         formatter: Callable[[float | None], str] | None = None,
+        floor: float | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         """``divisor`` converts the values to the unit shown (1024 for KiB/s shown as MiB/s);
         the deque keeps the values as given. ``formatter`` (a metric description's own, which
-        knows its unit and divisor) replaces both for the value text."""
+        knows its unit and divisor) replaces both for the value text. ``floor``: what the lowest
+        bar stands for (0: bars from zero; None: from the lowest value; say which in the label)."""
         super().__init__(id=id, classes=classes)
         self.label = label
         self.unit = unit
         self.divisor = divisor
         self.formatter = formatter
         self.history = history
+        self.floor = floor
         #: the values shown, oldest first: the pushed ones, or the series given to set_series
         self.values: Sequence[float] = deque(maxlen=history)
         self.current: float | None = None
@@ -99,7 +102,9 @@ class MetricSparkline(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label(self.label, classes="metric-label")
-        yield FastSparkline([], summary_function=max)
+        sparkline = FastSparkline([], summary_function=max)
+        sparkline.floor = self.floor
+        yield sparkline
         yield Label("-", classes="metric-value")
 
     def push(self, value: float) -> None:
