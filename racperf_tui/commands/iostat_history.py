@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from racperf_tui.commands.iostat_summary import add_summary_argument, format_summary_text, summary_dict
+from racperf_tui.commands.iostat_summary import format_summary_text, summary_dict
 from racperf_tui.core.disks.history.judgement import ArchiveJudge, HostClock, verdict_dict
 from racperf_tui.core.disks.history.reader import read_history
 from racperf_tui.core.disks.history.report import HistoryReport, Problem
@@ -33,7 +33,6 @@ def add_from_argument(parser: argparse.ArgumentParser) -> None:
         "(with or without -t), OSWatcher/ExaWatcher archives (a file, a directory with oswiostat/, "
         ".gz .bz2 .zip .tar.gz); name DEVICEs before --from",
     )
-    add_summary_argument(parser)
 
 
 def format_text(
