@@ -8,9 +8,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,8 @@ from tests.helpers import needs_chromium, racperf_cmd
 from tests.helpers.oswatcher_archive import H10, H11, osw_hour, osw_name
 from tests.helpers.saturating_log import saturating_log
 from tests.reporting.test_report import _chromium_dom, outside_loads, parsed
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "iostat_history"
 
 
 def racperf(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -88,26 +92,18 @@ def interval_row(i: dict[str, object]) -> list[str]:
     ] + [str(i["level"])]  # fmt: skip
 
 
-def test_the_html_report_says_the_summarys_figures(archive: list[Path], tmp_path: Path) -> None:
-    out = tmp_path / "a.html"
-    done = racperf("report", "--from", *map(str, archive), "-o", str(out))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(out)
-    assert "racnode1_iostat_20.06.01.1100.dat.gz:" in done.stderr and "skipped" in done.stderr
-    summary = json.loads(racperf("iostat", "--from", *map(str, archive), "--summary", "--json").stdout)
-    html = out.read_text()
+def compare_with_summary(html: str, summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Assert each shown device's tables say the summary JSON's figures; the summary by host
+    and device. Idle devices are named, not shown."""
     found = tables(html)
-    cells = parsed(html)
-    assert outside_loads(cells, html) == [] and cells.csp is not None and "default-src 'none'" in cells.csp
-
     hosts = {h["host"]: {d["device"]: d for d in h["devices"]} for h in summary["hosts"]}
-    assert set(hosts) == {"dbnode7", "racnode1"}
     compared = 0
     for host, devices in hosts.items():
         for name, device in devices.items():
             anchor = f"{host}-{name}"
             if not device["busiest"]["iops"] and not device["episodes"]:  # idle: named, not shown
-                assert f"{anchor}-facts" not in found and f"Idle in every interval: {name}." in html
+                idle = [n for line in re.findall(r"Idle in every interval: ([^<]*)\.<", html) for n in line.split()]
+                assert f"{anchor}-facts" not in found and name in idle
                 continue
             facts = dict((row[0], row[1]) for row in found[f"{anchor}-facts"])
             assert facts["intervals judged"] == f"{device['intervals']:,}"
@@ -126,7 +122,29 @@ def test_the_html_report_says_the_summarys_figures(archive: list[Path], tmp_path
                 (e["level"], e["start"], e["end"], e["reason"]) for e in device["episodes"]
             ]
             compared += 1
-    assert compared == 3
+    assert compared >= 1
+    return hosts
+
+
+def test_the_html_report_says_the_summarys_figures(archive: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "a.html"
+    done = racperf("report", "--from", *map(str, archive), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(out)
+    assert "racnode1_iostat_20.06.01.1100.dat.gz:" in done.stderr and "skipped" in done.stderr
+    summary = json.loads(racperf("iostat", "--from", *map(str, archive), "--summary", "--json").stdout)
+    html = out.read_text()
+    found = tables(html)
+    cells = parsed(html)
+    assert outside_loads(cells, html) == [] and cells.csp is not None and "default-src 'none'" in cells.csp
+
+    hosts = compare_with_summary(html, summary)
+    assert set(hosts) == {"dbnode7", "racnode1"}
+    assert {t for t in found if t.endswith("-facts")} == {
+        "dbnode7-sdb-facts",
+        "racnode1-sda-facts",
+        "racnode1-sdb-facts",
+    }
     # the figures the helpers' docstrings compute by hand: sdb saturated from sample 11 on
     sdb = hosts["dbnode7"]["sdb"]
     assert (sdb["intervals"], sdb["since_boot_excluded"]) == (22, 1)
@@ -198,3 +216,15 @@ def test_chromium_renders_the_archive_report(archive: list[Path], tmp_path: Path
     assert found["verdicts"][1][:3] == ["dbnode7", "sdb", "saturated"]
     assert dom.count("<svg") == 4 and "<path" in dom
     assert outside_loads(parsed(dom), dom) == []
+
+
+def test_real_sysstat_outputs(tmp_path: Path) -> None:
+    # made by sysstat 12.6 here: iostat -xk -t 1 2 and sar -d (tests/fixtures/iostat_history)
+    paths = [str(FIXTURES / "real-12.6-xk-t.txt"), str(FIXTURES / "real-12.6-sar-d.txt")]
+    out = tmp_path / "real.html"
+    assert racperf("report", "--from", *paths, "-o", str(out)).returncode == 0
+    summary = json.loads(racperf("iostat", "--from", *paths, "--summary", "--json").stdout)
+    hosts = compare_with_summary(out.read_text(), summary)
+    vda = hosts["vm"]["vda"]
+    assert vda["await_ms"]["max"] == 0.28  # sar's, as tests/core/disks/history/test_judgement.py
+    assert tables(out.read_text())["sources"][1][:4] == [paths[0], "vm", "2", "1"]
