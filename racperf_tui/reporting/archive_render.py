@@ -21,13 +21,13 @@ from racperf_tui.reporting.charts import series_svg
 from racperf_tui.reporting.contents import Series
 from racperf_tui.reporting.render import (
     CSP,
-    ReportError,
     check_writable,
     clock_text,
+    make_chart_folder,
     report_kind,
-    standalone_svg,
     template_environment,
     tidy_markdown,
+    write_chart,
     write_whole,
 )
 
@@ -81,21 +81,14 @@ def write_archive_report(report: ArchiveReport, output: Path) -> None:
 
 
 def _write_charts(report: ArchiveReport, folder: Path) -> dict[tuple[str, str], list[str]]:
-    try:
-        folder.mkdir(exist_ok=True)
-    except OSError as exc:
-        raise ReportError(f"cannot write the report's charts in {folder}: {exc.strerror}") from None
-    out: dict[tuple[str, str], list[str]] = {}
-    for (host, device), series in _busy_charts(report).items():
-        out[(host, device)] = []
-        for n, one in enumerate(series, 1):
-            name = f"{_anchor(host, device)}-{n}.svg"
-            try:
-                (folder / name).write_text(standalone_svg(series_svg(one)))
-            except OSError as exc:
-                raise ReportError(f"cannot write the report's chart {folder / name}: {exc.strerror}") from None
-            out[(host, device)].append(f"{folder.name}/{name}")
-    return out
+    make_chart_folder(folder)
+    return {
+        (host, device): [
+            f"{folder.name}/{write_chart(folder, f'{_anchor(host, device)}-{n}.svg', one)}"
+            for n, one in enumerate(series, 1)
+        ]
+        for (host, device), series in _busy_charts(report).items()
+    }
 
 
 def _busy_charts(report: ArchiveReport) -> dict[tuple[str, str], list[Series]]:

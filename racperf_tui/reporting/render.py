@@ -26,7 +26,7 @@ from racperf_tui.core.store import Store
 from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.compare import Comparison
 from racperf_tui.reporting.charts import series_svg
-from racperf_tui.reporting.contents import Report, ReportRun, gather_report
+from racperf_tui.reporting.contents import Report, ReportRun, Series, gather_report
 from racperf_tui.reporting.figures import cell, full, number
 
 #: nothing is loaded from anywhere: no script, no image, no font, no frame, no form target;
@@ -126,23 +126,29 @@ def tidy_markdown(text: str) -> str:
 
 def _write_charts(report: Report, folder: Path) -> dict[str, dict[int, list[str]]]:
     """Each chart as FOLDER/runID-N.svg (its devices' as runID-device-N.svg): their names."""
-    try:
-        folder.mkdir(exist_ok=True)
-    except OSError as exc:
-        raise ReportError(f"cannot write the report's charts in {folder}: {exc.strerror}") from None
+    make_chart_folder(folder)
     names: dict[str, dict[int, list[str]]] = {"run": {}, "device": {}}
     for run in report.runs:
         rid = run.record.id
         for kind, series, stem in (("run", run.series, f"run{rid}"), ("device", run.iostat_series, f"run{rid}-device")):
-            names[kind][rid] = []
-            for n, one in enumerate(series, 1):
-                name = f"{stem}-{n}.svg"
-                try:
-                    (folder / name).write_text(standalone_svg(series_svg(one)))
-                except OSError as exc:
-                    raise ReportError(f"cannot write the report's chart {folder / name}: {exc.strerror}") from None
-                names[kind][rid].append(name)
+            names[kind][rid] = [write_chart(folder, f"{stem}-{n}.svg", one) for n, one in enumerate(series, 1)]
     return names
+
+
+def make_chart_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ReportError(f"cannot write the report's charts in {folder}: {exc.strerror}") from None
+
+
+def write_chart(folder: Path, name: str, series: Series) -> str:
+    """The chart as FOLDER/NAME, a standalone SVG file; its name."""
+    try:
+        (folder / name).write_text(standalone_svg(series_svg(series)))
+    except OSError as exc:
+        raise ReportError(f"cannot write the report's chart {folder / name}: {exc.strerror}") from None
+    return name
 
 
 def standalone_svg(svg: str) -> str:

@@ -20,8 +20,8 @@ from racperf_tui.reporting.archive_contents import Bucketed
 from racperf_tui.reporting.charts import MAX_POINTS
 from tests.helpers import needs_chromium, racperf_cmd
 from tests.helpers.oswatcher_archive import H10, H11, osw_hour, osw_name
+from tests.helpers.report_pages import chromium_dom, outside_loads, parsed
 from tests.helpers.saturating_log import saturating_log
-from tests.reporting.test_report import _chromium_dom, outside_loads, parsed
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "iostat_history"
 
@@ -211,7 +211,7 @@ def test_bucket_means_stay_bounded_and_exact() -> None:
 def test_chromium_renders_the_archive_report(archive: list[Path], tmp_path: Path) -> None:
     page = tmp_path / "a.html"
     assert racperf("report", "--from", str(archive[0]), "-o", str(page)).returncode == 0
-    dom = _chromium_dom(page, tmp_path / "profile")
+    dom = chromium_dom(page, tmp_path / "profile")
     found = tables(dom)
     assert found["verdicts"][1][:3] == ["dbnode7", "sdb", "saturated"]
     assert dom.count("<svg") == 4 and "<path" in dom
