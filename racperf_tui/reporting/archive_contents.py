@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from racperf_tui import __version__
+from racperf_tui.core.disks.history.archive import Source, container_of
 from racperf_tui.core.disks.history.judgement import AVGQU_SZ, AWAIT, UTIL, ArchiveJudge, iops_of, mb_s_of
 from racperf_tui.core.disks.history.reader import read_history
 from racperf_tui.core.disks.history.report import HistoryReport, Problem
@@ -89,6 +90,7 @@ class SourceSeen:
     """One file of the archive as read: its reports, their host and span."""
 
     name: str
+    format: str  # what it was read as (iostat -x, sar -d) and from (OSWatcher file, gzip, ...)
     hosts: set[str] = field(default_factory=set)
     reports: int = 0
     since_boot: int = 0
@@ -178,7 +180,11 @@ def gather_archive(paths: list[Path], devices: frozenset[str] | None, rules: Sat
     sources: dict[str, SourceSeen] = {}
     charts: dict[tuple[str, str], DeviceCharts] = {}
     starts: dict[str, dt.datetime] = {}
-    for item in read_history(paths, devices):
+
+    def opened(source: Source, kind: str) -> None:
+        sources[source.name] = SourceSeen(source.name, ", ".join(filter(None, (kind, container_of(source.name)))))
+
+    for item in read_history(paths, devices, opened):
         if isinstance(item, Problem):
             problems.append(item)
             continue
@@ -204,9 +210,7 @@ def gather_archive(paths: list[Path], devices: frozenset[str] | None, rules: Sat
 
 
 def _see(sources: dict[str, SourceSeen], report: HistoryReport) -> None:
-    seen = sources.get(report.source)
-    if seen is None:
-        seen = sources[report.source] = SourceSeen(report.source)
+    seen = sources[report.source]
     seen.hosts.add(report.host)
     seen.reports += 1
     seen.since_boot += report.since_boot

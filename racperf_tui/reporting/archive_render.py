@@ -170,10 +170,11 @@ def _context(report: ArchiveReport, charts: dict[tuple[str, str], list[Any]]) ->
     )
     files = Table(("file", "size bytes", "sha256"), [[f.path, f"{f.size_bytes:,}", f.sha256] for f in report.files])
     sources = Table(
-        ("file read", "host", "reports", "since-boot reports left out", "first", "last"),
+        ("file read", "read as", "host", "reports", "since-boot reports left out", "first", "last"),
         [
             [
                 s.name,
+                s.format,
                 ", ".join(sorted(h or "(unknown)" for h in s.hosts)),
                 f"{s.reports:,}",
                 f"{s.since_boot:,}",

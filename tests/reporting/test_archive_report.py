@@ -165,7 +165,11 @@ def test_the_html_report_says_the_summarys_figures(archive: list[Path], tmp_path
     for path in (archive[0], *sorted(p for p in archive[1].rglob("*") if p.is_file())):
         assert files[str(path)] == [f"{path.stat().st_size:,}", hashlib.sha256(path.read_bytes()).hexdigest()]
     sources = {row[0]: row[1:] for row in found["sources"][1:]}
-    assert sources[str(archive[0])] == ["dbnode7", "23", "1", "2020-06-01T10:59:50", "2020-06-01T11:00:12"]
+    assert sources[str(archive[0])] == ["iostat -x", "dbnode7", "23", "1", "2020-06-01T10:59:50", "2020-06-01T11:00:12"]
+    osw = osw_name("racnode1", H10) + ".gz"
+    assert [v[:4] for k, v in sources.items() if k.endswith(osw)] == [
+        ["iostat -x, OSWatcher hourly file, gzip", "racnode1", "6", "2"]
+    ]
     assert len(sources) == 3
     assert "racnode1_iostat_20.06.01.1100.dat.gz:" in html.split('id="problems"')[1]
     # charts over the archive's time, for the 3 busy devices (sda on dbnode7 is idle)
@@ -227,4 +231,7 @@ def test_real_sysstat_outputs(tmp_path: Path) -> None:
     hosts = compare_with_summary(out.read_text(), summary)
     vda = hosts["vm"]["vda"]
     assert vda["await_ms"]["max"] == 0.28  # sar's, as tests/core/disks/history/test_judgement.py
-    assert tables(out.read_text())["sources"][1][:4] == [paths[0], "vm", "2", "1"]
+    assert tables(out.read_text())["sources"][1:3] == [
+        [paths[0], "iostat -x", "vm", "2", "1", "2026-12-02T03:41:04", "2026-12-02T03:41:05"],
+        [paths[1], "sar -d", "vm", "2", "0", "2026-12-02T03:55:58", "2026-12-02T03:55:59"],
+    ]
