@@ -4,7 +4,8 @@
 summary does not keep: each device's figures over time for the charts, and the provenance.
 
 The charts' points are kept in bounded memory whatever the archive's length: bucket means whose
-size doubles (adjacent buckets merged) whenever more than 2 x charts.MAX_POINTS are held.
+size doubles (adjacent buckets merged) whenever charts.MAX_POINTS are held, so the
+chart draws them as they are and its title says the one bucket size.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ class Bucketed:
             return
         self.points.append((self.pending[-1][0], sum(v for _t, v in self.pending) / len(self.pending)))
         self.pending.clear()
-        if len(self.points) > 2 * MAX_POINTS:
+        # at MAX_POINTS (even: every point has its pair), so the chart gets at most MAX_POINTS
+        # and draws them as they are
+        if len(self.points) >= MAX_POINTS:
             pairs = zip(self.points[0::2], self.points[1::2])
             self.points = [(b[0], (a[1] + b[1]) / 2) for a, b in pairs]
             self.size *= 2
