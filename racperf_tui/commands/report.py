@@ -37,7 +37,8 @@ EXIT_CRITERIA_NOT_MET = 5
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "One file of recorded runs for a vendor or a sign-off: the verdict, each run's figures, "
-        "percentiles and charts, its devices' iostat, the comparison, and the test conditions."
+        "percentiles and charts, its devices' iostat, the comparison, and the test conditions. With "
+        "--from PATH: the same of an iostat archive (docs/REPORT.md)."
     )
     parser.add_argument(
         "run_ids",
@@ -45,13 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ID|DEVICE",
         help="the runs ('racperf runs' lists them); with --from, the devices to report (default all)",
     )
-    add_from_argument(parser)
+    add_from_argument(parser, "report an iostat archive instead of runs, judged as 'iostat --from --summary'")
     parser.add_argument(
         "-o",
         "--output",
         metavar="FILE",
         default=None,
-        help="FILE.html (self-contained) or FILE.md (charts beside it); default racperf-report-ID.html here",
+        help="FILE.html (self-contained) or FILE.md (charts beside it); default racperf-report-ID.html "
+        "(racperf-archive-report.html with --from) here",
     )
     parser.add_argument("--criteria", metavar="FILE", default=None, help="acceptance criteria, pass or fail per run")
     parser.add_argument(

@@ -84,8 +84,8 @@ class DeviceCharts:
 @dataclass(frozen=True)
 class FileRead:
     path: str
-    size_bytes: int
-    sha256: str
+    size_bytes: int  # -1: unreadable
+    sha256: str  # or why it could not be read
 
 
 @dataclass
@@ -165,8 +165,8 @@ def files_of(paths: list[Path]) -> list[FileRead]:
         for one in found:
             try:
                 out.append(FileRead(str(one), one.stat().st_size, sha256_of(one)))
-            except OSError as exc:
-                raise ReportRefused(f"{one}: cannot be read: {exc.strerror}") from None
+            except OSError as exc:  # the reader names it too, as a file not read
+                out.append(FileRead(str(one), -1, f"unreadable: {exc.strerror}"))
     return out
 
 

@@ -168,7 +168,10 @@ def _context(report: ArchiveReport, charts: dict[tuple[str, str], list[Any]]) ->
         ("host", "device", "worst level", "when (its first episode)", "why"),
         [[v.host or "(host unknown)", v.device, v.level, v.when, v.reason] for v in report.verdicts()],
     )
-    files = Table(("file", "size bytes", "sha256"), [[f.path, f"{f.size_bytes:,}", f.sha256] for f in report.files])
+    files = Table(
+        ("file", "size bytes", "sha256"),
+        [[f.path, f"{f.size_bytes:,}" if f.size_bytes >= 0 else "-", f.sha256] for f in report.files],
+    )
     sources = Table(
         ("file read", "read as", "host", "reports", "since-boot reports left out", "first", "last"),
         [
