@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from racperf_tui.commands.iostat_history import COLUMN_WIDTHS, add_from_argument, run_from_history
+from racperf_tui.commands.iostat_summary import add_summary_argument
 from racperf_tui.core.disks.diskstats import printable_name
 from racperf_tui.core.disks.iostat_math import COLUMNS, IostatReport
 from racperf_tui.core.disks.iostat_model import IostatModel
@@ -110,6 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--data-dir", metavar="DIR", default=None, help="with --ssh: the data dir whose known_hosts is racperf's own"
     )
     add_from_argument(parser)
+    add_summary_argument(parser)
     # tests: the node's files under this prefix there (a tree laid out as /proc and /sys)
     parser.add_argument("--ssh-root", default="", help=argparse.SUPPRESS)
     parser.add_argument(

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from racperf_tui.commands.iostat_summary import add_summary_argument, format_summary_text, summary_dict
+from racperf_tui.commands.iostat_summary import format_summary_text, summary_dict
 from racperf_tui.core.disks.history.judgement import ArchiveJudge, HostClock, verdict_dict
 from racperf_tui.core.disks.history.reader import read_history
 from racperf_tui.core.disks.history.report import HistoryReport, Problem
@@ -20,7 +20,7 @@ from racperf_tui.core.textio import strict_json
 COLUMN_WIDTHS: tuple[int, ...] = (8, 8, 10, 10, 8, 8, 9, 9, 8, 8, 8, 7, 7)
 
 
-def add_from_argument(parser: argparse.ArgumentParser) -> None:
+def add_from_argument(parser: argparse.ArgumentParser, what: str = "read saved outputs instead of /proc") -> None:
     parser.add_argument(
         "--from",
         dest="from_paths",
@@ -29,11 +29,10 @@ def add_from_argument(parser: argparse.ArgumentParser) -> None:
         action="extend",
         type=Path,
         default=None,
-        help="read saved outputs instead of /proc: iostat -x or sar -d text of any sysstat "
+        help=f"{what}: iostat -x or sar -d text of any sysstat "
         "(with or without -t), OSWatcher/ExaWatcher archives (a file, a directory with oswiostat/, "
         ".gz .bz2 .zip .tar.gz); name DEVICEs before --from",
     )
-    add_summary_argument(parser)
 
 
 def format_text(

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+from racperf_tui.core.disks.history.judgement import ARCHIVE_RULE_NOTE
 from racperf_tui.core.disks.history.summary import WEIGHTING, ArchiveSummary, DeviceSummary, Interval, is_idle
 from racperf_tui.core.disks.saturation import FLAGGED_LEVELS, SaturationRules
-
-ARCHIVE_RULE_NOTE = (
-    "an archive has no queue limits (queue full never fires); since-boot reports are not judged "
-    "nor counted; samples are fed in order, gaps between snapshots included"
-)
 
 
 def add_summary_argument(parser: argparse.ArgumentParser) -> None:

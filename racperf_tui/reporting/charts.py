@@ -51,7 +51,7 @@ def series_svg(series: Series, *, width: int = 900, height: int = 300) -> str:
         show_dots=False,
         stroke_style={"width": 1.5},
         title=title,
-        x_title="seconds since the run started",
+        x_title=series.x_title,
         y_title=series.unit or None,
         legend_at_bottom=True,
         truncate_legend=-1,

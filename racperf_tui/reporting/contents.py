@@ -57,6 +57,7 @@ class Series:
     title: str
     unit: str
     lines: dict[str, list[tuple[float, float]]]
+    x_title: str = "seconds since the run started"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from racperf_tui.core.store import Store
 from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.compare import Comparison
 from racperf_tui.reporting.charts import series_svg
-from racperf_tui.reporting.contents import Report, ReportRun, gather_report
+from racperf_tui.reporting.contents import Report, ReportRun, Series, gather_report
 from racperf_tui.reporting.figures import cell, full, number
 
 #: nothing is loaded from anywhere: no script, no image, no font, no frame, no form target;
@@ -77,16 +77,16 @@ def write_report(store: Store, run_ids: Sequence[int], output: Path, criteria: S
     cannot be written): nothing is left behind."""
     output = Path(output)
     kind = report_kind(output)
-    _check_writable(output)
+    check_writable(output)
     report = gather_report(store, run_ids, criteria)
     if kind == "html":
-        _write_whole(output, render_html(report))
+        write_whole(output, render_html(report))
         return report
     charts_dir = output.with_name(output.stem + "-charts")
     made = not charts_dir.exists()
     try:
         charts = _write_charts(report, charts_dir)
-        _write_whole(output, render_markdown(report, charts, charts_dir.name))
+        write_whole(output, render_markdown(report, charts, charts_dir.name))
     except BaseException:
         if made:  # a folder that was there (an earlier report's) is not ours to remove
             shutil.rmtree(charts_dir, ignore_errors=True)
@@ -97,7 +97,7 @@ def write_report(store: Store, run_ids: Sequence[int], output: Path, criteria: S
 def render_html(report: Report) -> str:
     charts = {run.record.id: [Markup(series_svg(s)) for s in run.series] for run in report.runs}
     device_charts = {run.record.id: [Markup(series_svg(s)) for s in run.iostat_series] for run in report.runs}
-    template = _environment(autoescape=True).get_template("report.html.j2")
+    template = template_environment(autoescape=True).get_template("report.html.j2")
     return template.render(**_context(report), charts=charts, device_charts=device_charts, csp=CSP)
 
 
@@ -106,11 +106,11 @@ def render_markdown(report: Report, charts: dict[str, dict[int, list[str]]], fol
         kind: {rid: [f"{folder}/{name}" for name in names] for rid, names in by_run.items()}
         for kind, by_run in charts.items()
     }
-    template = _environment(autoescape=False).get_template("report.md.j2")
-    return _tidy_markdown(template.render(**_context(report), charts=paths["run"], device_charts=paths["device"]))
+    template = template_environment(autoescape=False).get_template("report.md.j2")
+    return tidy_markdown(template.render(**_context(report), charts=paths["run"], device_charts=paths["device"]))
 
 
-def _tidy_markdown(text: str) -> str:
+def tidy_markdown(text: str) -> str:
     """One blank line between blocks (the template's tags leave more), never inside a fenced
     block: a job file is shown exactly as it ran."""
     out: list[str] = []
@@ -126,30 +126,36 @@ def _tidy_markdown(text: str) -> str:
 
 def _write_charts(report: Report, folder: Path) -> dict[str, dict[int, list[str]]]:
     """Each chart as FOLDER/runID-N.svg (its devices' as runID-device-N.svg): their names."""
-    try:
-        folder.mkdir(exist_ok=True)
-    except OSError as exc:
-        raise ReportError(f"cannot write the report's charts in {folder}: {exc.strerror}") from None
+    make_chart_folder(folder)
     names: dict[str, dict[int, list[str]]] = {"run": {}, "device": {}}
     for run in report.runs:
         rid = run.record.id
         for kind, series, stem in (("run", run.series, f"run{rid}"), ("device", run.iostat_series, f"run{rid}-device")):
-            names[kind][rid] = []
-            for n, one in enumerate(series, 1):
-                name = f"{stem}-{n}.svg"
-                try:
-                    (folder / name).write_text(_standalone_svg(series_svg(one)))
-                except OSError as exc:
-                    raise ReportError(f"cannot write the report's chart {folder / name}: {exc.strerror}") from None
-                names[kind][rid].append(name)
+            names[kind][rid] = [write_chart(folder, f"{stem}-{n}.svg", one) for n, one in enumerate(series, 1)]
     return names
 
 
-def _standalone_svg(svg: str) -> str:
+def make_chart_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ReportError(f"cannot write the report's charts in {folder}: {exc.strerror}") from None
+
+
+def write_chart(folder: Path, name: str, series: Series) -> str:
+    """The chart as FOLDER/NAME, a standalone SVG file; its name."""
+    try:
+        (folder / name).write_text(standalone_svg(series_svg(series)))
+    except OSError as exc:
+        raise ReportError(f"cannot write the report's chart {folder / name}: {exc.strerror}") from None
+    return name
+
+
+def standalone_svg(svg: str) -> str:
     return '<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + svg + "\n"
 
 
-def _check_writable(output: Path) -> None:
+def check_writable(output: Path) -> None:
     parent = output.parent if str(output.parent) else Path(".")
     if output.is_dir():
         raise ReportError(f"cannot write the report {output}: it is a directory")
@@ -159,7 +165,7 @@ def _check_writable(output: Path) -> None:
         raise ReportError(f"cannot write the report {output}: {parent} is not writable")
 
 
-def _write_whole(output: Path, text: str) -> None:
+def write_whole(output: Path, text: str) -> None:
     """``text`` to ``output``, there whole or not at all (a temporary file renamed)."""
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent or ".")
@@ -175,7 +181,7 @@ def _write_whole(output: Path, text: str) -> None:
         raise ReportError(f"cannot write the report {output}: {exc.strerror}") from None
 
 
-def _environment(*, autoescape: bool) -> jinja2.Environment:
+def template_environment(*, autoescape: bool) -> jinja2.Environment:
     """HTML: autoescaped, tags trimmed; Markdown: a line break after a tag kept (a table's rows
     end there), the blank lines that leaves tidied afterwards."""
     environment = jinja2.Environment(
@@ -200,14 +206,14 @@ def _context(report: Report) -> dict[str, Any]:
     return {
         "report": report,
         "title": f"racperf report: run{'s' if len(report.runs) > 1 else ''} {ids}",
-        "generated": _clock(report.generated_at),
+        "generated": clock_text(report.generated_at),
         "passed": sum(1 for v in every if v.outcome == "pass"),
         "judged": len(every),
         "comparison_rows": comparison_rows(report.comparison) if report.comparison else [],
         "conditions": {run.record.id: condition_rows(run) for run in report.runs},
         "devices_facts": {run.record.id: device_rows(run) for run in report.runs},
         "device_headings": [heading for heading, _keys in DEVICE_FACTS],
-        "clock": _clock,
+        "clock": clock_text,
         "duration": _duration,
         "num": number,
         "cell": cell,
@@ -246,8 +252,8 @@ def condition_rows(run: ReportRun) -> list[tuple[str, str]]:
         ("tool", r.tool),
         ("tool version", r.tool_version or "-"),
         ("target", r.target or "-"),
-        ("started", _clock(r.started_at)),
-        ("ended", _clock(r.ended_at) if r.ended_at is not None else f"still {r.state.value}"),
+        ("started", clock_text(r.started_at)),
+        ("ended", clock_text(r.ended_at) if r.ended_at is not None else f"still {r.state.value}"),
         ("duration", _duration(run)),
         ("state", r.state.value + (f" (exit status {r.exit_status})" if r.exit_status is not None else "")),
         ("racperf version (the run's)", recorded.get("racperf_version", "-")),
@@ -310,7 +316,7 @@ def _duration(run: ReportRun) -> str:
     return format_duration(run.record.duration_s)
 
 
-def _clock(epoch_s: float | None) -> str:
+def clock_text(epoch_s: float | None) -> str:
     if epoch_s is None:
         return "-"
     return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(epoch_s))

@@ -11,7 +11,6 @@ import re
 import subprocess
 import threading
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from racperf_tui.core.store import Store
 from racperf_tui.reporting.figures import full
 from racperf_tui.tools.fio import RESULTS, result_figures
 from tests.helpers import needs_chromium, needs_fio, racperf_cmd
+from tests.helpers.report_pages import chromium_dom, outside_loads, parsed
 
 pytestmark = needs_fio
 SPECS = {spec.key: spec for spec in RESULTS}
@@ -58,53 +58,6 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
         assert done.returncode == 0, done.stderr
     return data_dir
-
-
-class _Cells(HTMLParser):
-    """The report's figure cells (``data-key``) per table id, its tables' ids, and every
-    attribute that makes a browser load something."""
-
-    LOADING = {"src", "href", "srcset", "action", "poster", "data", "background", "xlink:href", "formaction"}
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.figures: dict[str, dict[str, str]] = {}
-        self.ids: set[str] = set()
-        self.loads: list[str] = []
-        self.csp: str | None = None
-        self._table = ""
-        self._key: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = dict(attrs)
-        if found.get("id"):
-            self.ids.add(str(found["id"]))
-        if tag == "table":
-            self._table = str(found.get("id") or "")
-        if tag == "meta" and (found.get("http-equiv") or "").lower() == "content-security-policy":
-            self.csp = found.get("content")
-        self._key = found.get("data-key") if tag == "td" else None
-        self.loads += [str(value) for name, value in attrs if name in self.LOADING and value]
-        self.loads += re.findall(r"url\(([^)]*)\)", found.get("style") or "")
-
-    def handle_data(self, data: str) -> None:
-        if self._key:
-            self.figures.setdefault(self._table, {})[self._key] = data.strip()
-            self._key = None
-
-
-def parsed(html: str) -> _Cells:
-    cells = _Cells()
-    cells.feed(html)
-    return cells
-
-
-def outside_loads(cells: _Cells, html: str) -> list[str]:
-    """What the page would fetch from anywhere but itself: loading attributes that are not a
-    fragment, and url(...) or @import in its styles."""
-    wanted = [url for url in cells.loads if not url.startswith("#")]
-    styles = " ".join(re.findall(r"<style[^>]*>(.*?)</style>", html, re.S))
-    return wanted + re.findall(r"url\(\s*['\"]?(?!#)[^)]*\)", styles) + re.findall(r"@import[^;]*", styles)
 
 
 def test_the_html_report_says_the_stores_figures(two_runs: Path, tmp_path: Path) -> None:
@@ -189,29 +142,6 @@ def test_bad_requests_get_one_line_and_no_file(two_runs: Path, tmp_path: Path) -
     assert "No result yet: each figure is the mean of its 1 interval figures so far" in out.read_text()
 
 
-def _chromium_dom(page: Path, profile: Path) -> str:
-    done = subprocess.run(
-        [
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            "--dump-dom",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
 class _Counter(http.server.BaseHTTPRequestHandler):
     hits: list[str] = []
 
@@ -229,7 +159,7 @@ class _Counter(http.server.BaseHTTPRequestHandler):
 def test_chromium_renders_it_and_it_loads_nothing(two_runs: Path, tmp_path: Path) -> None:
     page = tmp_path / "r.html"
     assert racperf(two_runs, "report", "1", "2", "-o", str(page)).returncode == 0
-    dom = _chromium_dom(page, tmp_path / "profile")
+    dom = chromium_dom(page, tmp_path / "profile")
     cells = parsed(dom)
     with Store.open(two_runs, read_only=True) as store:
         figures = result_figures(store.result(2))
@@ -247,12 +177,12 @@ def test_chromium_renders_it_and_it_loads_nothing(two_runs: Path, tmp_path: Path
         html = page.read_text().replace("<h1>", probe + "<h1>", 1)
         guarded = tmp_path / "guarded.html"
         guarded.write_text(html)
-        dom = _chromium_dom(guarded, tmp_path / "profile")
+        dom = chromium_dom(guarded, tmp_path / "profile")
         assert outside_loads(parsed(dom), dom) == [f"http://127.0.0.1:{server.server_address[1]}/probe.png"]
         assert _Counter.hits == []
         bare = tmp_path / "bare.html"
         bare.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html))
-        _chromium_dom(bare, tmp_path / "profile")
+        chromium_dom(bare, tmp_path / "profile")
         assert _Counter.hits == ["/probe.png"]
     finally:
         server.shutdown()

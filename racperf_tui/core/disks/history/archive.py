@@ -57,6 +57,29 @@ def name_facts(name: str) -> tuple[str, dt.datetime | None]:
     return "", None
 
 
+def container_of(name: str) -> str:
+    """What a source's name says it was read from: an archive's member, compressed or not."""
+    path, member = "", name
+    for suffix in (".zip", *_TAR_SUFFIXES):
+        if f"{suffix}:" in name:
+            path, member = name.split(f"{suffix}:", 1)
+            path += suffix
+            break
+    parts = []
+    if member.endswith(".gz"):
+        parts.append("gzip")
+    elif member.endswith(".bz2"):
+        parts.append("bzip2")
+    if path:
+        parts.append("member of " + ("a zip" if path.endswith(".zip") else "a tar"))
+    base = member.rsplit("/", 1)[-1]
+    if _OSW_NAME.match(base):
+        parts.insert(0, "OSWatcher hourly file")
+    elif _EXA_NAME.match(base):
+        parts.insert(0, "ExaWatcher hourly file")
+    return ", ".join(parts)
+
+
 @dataclass
 class Source:
     """One text file to read: its display name, what its name says, and how to open it."""

@@ -36,6 +36,11 @@ from racperf_tui.core.disks.saturation import (
 )
 
 _EPOCH = dt.datetime(1970, 1, 1)
+#: what differs from live, said once wherever an archive's judgement is shown
+ARCHIVE_RULE_NOTE = (
+    "an archive has no queue limits (queue full never fires); since-boot reports are not judged "
+    "nor counted; samples are fed in order, gaps between snapshots included"
+)
 _NOT_JUDGED = Verdict()
 
 # racperf's columns (iostat_math.COLUMNS) by index

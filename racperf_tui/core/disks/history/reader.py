@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from racperf_tui.core.disks.history.archive import Source, open_sources
@@ -39,8 +39,17 @@ def ordered_sources(paths: list[Path]) -> Iterator[Source | Problem]:
     yield from sorted(named, key=lambda s: (s.host, s.hour or _NO_HOUR, s.name))
 
 
-def read_history(paths: list[Path], devices: frozenset[str] | None = None) -> Iterator[HistoryReport | Problem]:
-    """Reports and problems of every path, streamed (one report held at a time)."""
+#: the kinds of text a source is read as
+SAR_DISK, IOSTAT_X = "sar -d", "iostat -x"
+
+
+def read_history(
+    paths: list[Path],
+    devices: frozenset[str] | None = None,
+    opened: Callable[[Source, str], None] | None = None,
+) -> Iterator[HistoryReport | Problem]:
+    """Reports and problems of every path, streamed (one report held at a time); ``opened`` is
+    told each source and the kind it is read as (SAR_DISK or IOSTAT_X) before its reports."""
     for source in ordered_sources(paths):
         if isinstance(source, Problem):
             yield source
@@ -48,7 +57,10 @@ def read_history(paths: list[Path], devices: frozenset[str] | None = None) -> It
         lines = source.lines()
         head = list(itertools.islice(lines, _SNIFF_LINES))
         everything = itertools.chain(head, lines)
-        if any(is_sar_header(line) for line in head):
+        kind = SAR_DISK if any(is_sar_header(line) for line in head) else IOSTAT_X
+        if opened is not None:
+            opened(source, kind)
+        if kind == SAR_DISK:
             yield from read_sar_disk(source.name, everything, host=source.host, devices=devices)
         else:
             yield from read_iostat_text(source.name, everything, host=source.host, devices=devices)

@@ -10,7 +10,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from racperf_tui.core.disks.history.archive import name_facts
+from racperf_tui.core.disks.history.archive import container_of, name_facts
 from racperf_tui.core.disks.history.reader import read_history
 from racperf_tui.core.disks.history.report import HistoryReport, Problem
 from tests.helpers.oswatcher_archive import H10, H11, HEADER, device_line, osw_hour, osw_name
@@ -184,4 +184,17 @@ def test_a_cut_tar_keeps_the_members_before_the_cut(tmp_path: Path) -> None:
     assert len([r for r in reports if r.time and r.time.hour < 12]) == 12
     assert (
         len(problems) == 1 and problems[0].source == str(cut) and "cut short after 3 member(s)" in problems[0].message
+    )
+
+
+def test_container_of_says_what_a_source_was_read_from() -> None:
+    assert container_of("/a/iostat.log") == ""
+    assert container_of("/a/x:y/n1_iostat_20.06.01.1000.dat.gz") == "OSWatcher hourly file, gzip"
+    assert (
+        container_of("/a/osw.tar.gz:archive/oswiostat/n1_iostat_20.06.01.1000.dat.bz2")
+        == "OSWatcher hourly file, bzip2, member of a tar"
+    )
+    assert (
+        container_of("/a/exa.zip:2020_06_01_10_00_00_IostatExaWatcher_cel01.dat")
+        == "ExaWatcher hourly file, member of a zip"
     )
