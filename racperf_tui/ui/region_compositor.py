@@ -19,9 +19,18 @@ own front-to-back order, and the update still writes only the changed spans
 (tests/ui/test_region_compositor.py compares its output with Textual's own, update by update).
 Full updates (resize, layout, a new screen) are Textual's, unchanged.
 
+It also repaints what a lazily rebuilt map forgets. After a scroll-only layout
+(``reflow_visible``), Textual rebuilds ``full_map`` from the DOM the next time something asks
+for it, and the next ``reflow`` compares the new layout with *that* map: a widget removed
+between (a toast at its timeout) is in neither, so the cells it covered were never repainted
+("HOST KEY CHANGED" stayed over the Network tab's node pickers for minutes, until something
+drew there). :meth:`RegionCompositor.full_map` marks the regions that differ between the map
+as last composed and the rebuilt one, as ``reflow`` does.
+
 Built on Textual 8 internals (the one module importing textual._compositor): it overrides
-``Compositor.render_partial_update`` and ``Compositor._get_renders``, reads ``_dirty_regions``
-and ``visible_widgets``, and replaces ``Screen._compositor``; pyproject pins textual < 9.
+``Compositor.render_partial_update``, ``Compositor._get_renders`` and ``Compositor.full_map``,
+reads ``_dirty_regions``, ``_full_map``, ``_visible_map``, ``_full_map_invalidated`` and
+``visible_widgets``, and replaces ``Screen._compositor``; pyproject pins textual < 9.
 tests/ui/test_region_compositor.py fails naming the point that moved when a Textual release
 changes one of them. To drop it: delete this module and its test, and RacperfApp's
 ``get_default_screen`` (Textual's Screen then renders every widget in the changed regions'
@@ -32,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual._compositor import ChopsUpdate, Compositor
+from textual._compositor import ChopsUpdate, Compositor, CompositorMap
 from textual.geometry import Region
 from textual.screen import Screen
 from textual.strip import Strip
@@ -99,6 +108,20 @@ class RegionCompositor(Compositor):
                 renders += 1
                 yield region, part, widget.render_lines(part.translate((-region.x, -region.y)))
         self.last_renders = renders
+
+    @property
+    def full_map(self) -> CompositorMap:
+        if self.root is None or not self._full_map_invalidated:
+            return super().full_map
+        # what the terminal shows: the last full layout, moved by the scrolls since
+        shown = {**self._full_map, **(self._visible_map or {})}
+        rebuilt = super().full_map
+        self._dirty_regions.update(
+            region
+            for region in (clip.intersection(region) for _, (region, _o, clip, *_r) in shown.items() ^ rebuilt.items())
+            if region
+        )
+        return rebuilt
 
 
 class RegionScreen(Screen):

@@ -561,19 +561,44 @@ async def test_detail_names_the_depth_a_queue_is_judged_against(root: ReplayRoot
         assert panel.table._spark_width >= 50 and panel.table.visible_headers[-1] == "rot"
 
 
+async def saturated_nvme(pilot, app: RacperfApp, root: ReplayRoot) -> IostatPanel:  # type: ignore[no-untyped-def]
+    """The Disks panel after three samples of nvme0n1 full at its nr_requests (1023)."""
+    panel = app.query_one(IostatPanel)
+    advance(panel, root, 3, {"nvme0n1": DiskLoad(read_iops=100000, await_ms=10, util_pct=100, avgqu_sz=1000)})
+    await pilot.pause()
+    return panel
+
+
 async def test_device_without_scsi_queue_depth_is_full_at_nr_requests(root: ReplayRoot) -> None:
     """Like a loop device under fio numjobs=4 iodepth=64 (avgqu-sz 124.7 of nr_requests 128,
     %util 100): flagged full, and the reason names nr_requests, not a SCSI queue depth."""
     app = make_app(root)
     async with app.run_test(size=(120, 30)) as pilot:
-        panel = app.query_one(IostatPanel)
-        full = {"nvme0n1": DiskLoad(read_iops=100000, await_ms=10, util_pct=100, avgqu_sz=1000)}
-        advance(panel, root, 3, full)
-        await pilot.pause()
+        panel = await saturated_nvme(pilot, app, root)
         nvme = panel.model.devices["nvme0n1"]
         assert nvme.level == "saturated"
         assert nvme.saturation_reason == "queue full: avgqu-sz 1000.0 of its limit 1023 (nr_requests), %util 100"
         assert " ! nvme0n1 saturated since " in str(panel.query_one(".iostat-alert").render())
+
+
+async def test_at_80_columns_the_detail_keeps_the_saturation_figures_on_a_second_line(root: ReplayRoot) -> None:
+    """Issue 21: at 80x24 the facts filled the detail line and the cursor device's figures
+    against the rules were dropped; now they take a second line, whole, and the flagged
+    reason wraps under its device (nothing cut at a word)."""
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = await saturated_nvme(pilot, app, root)
+        panel.table.move_cursor_to([s.name for s in panel.table.states].index("nvme0n1"))
+        await pilot.pause()
+        detail = panel.query_one(".iostat-detail")
+        assert str(detail.render()).split("\n") == [
+            " nvme0n1: queue_depth - · nr_requests 1023 · scheduler none · rotational no",
+            "   saturated · %util 100 · avgqu-sz 1000.0/1023 nr_requests · await 10.00 ms",
+        ]
+        assert detail.region.height == 2
+        alert = str(panel.query_one(".iostat-alert").render())
+        reason = "queue full: avgqu-sz 1000.0 of its limit 1023 (nr_requests), %util 100"
+        assert " ".join(alert.split()).endswith(reason) and max(map(len, alert.split("\n"))) <= 80
 
 
 async def test_a_root_not_updated_between_samples_shows_no_zero_sample(root: ReplayRoot) -> None:

@@ -21,9 +21,6 @@ from pathlib import Path
 
 import pytest
 import textual
-from rich.console import Console
-from rich.segment import ControlType
-from rich.style import Style
 from textual._compositor import ChopsUpdate, Compositor
 from textual.app import App, ComposeResult
 from textual.geometry import Region
@@ -36,6 +33,7 @@ from racperf_tui.ui.region_compositor import RegionCompositor, RegionScreen, lin
 from racperf_tui.ui.tabs.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.header_clock import SecondClock
 from tests.helpers.dashboard_root import DiskLoad, DiskSpec, ReplayRoot
+from tests.helpers.terminal_cells import written_cells
 
 DISKS = [DiskSpec(f"sd{chr(97 + i)}", 8, 16 * i) for i in range(24)]
 
@@ -54,25 +52,6 @@ def random_loads(rng: random.Random) -> dict[str, DiskLoad]:
         for disk in DISKS
         if rng.random() > 0.1
     }
-
-
-def written_cells(update: ChopsUpdate, console: Console) -> dict[tuple[int, int], tuple[str, Style | None]]:
-    """What the update writes to a terminal: (x, y) -> (character, style), from its
-    segments as the terminal gets them (cursor moves, then text written from there)."""
-    cells: dict[tuple[int, int], tuple[str, Style | None]] = {}
-    x = y = 0
-    for segment in update.__rich_console__(console, console.options):
-        if segment.control:
-            for control in segment.control:
-                if control[0] == ControlType.CURSOR_MOVE_TO:
-                    x, y = int(control[1]), int(control[2])
-            continue
-        if segment.text == "\n":
-            continue  # between spans: each span starts with a cursor move
-        for character in segment.text:
-            cells[(x, y)] = (character, segment.style)
-            x += 1
-    return cells
 
 
 def compare_updates(app: RacperfApp) -> list[tuple[object, object, int]]:
@@ -232,3 +211,17 @@ async def test_our_get_renders_draws_the_partial_updates_of_a_running_app() -> N
         await pilot.pause()
         # one render: the changed Static's line, not the screen and the other Static behind the box
         assert compositor.last_renders == 1, "a partial update was not rendered by RegionCompositor._get_renders"
+
+
+def test_the_lazily_rebuilt_map_it_watches_is_still_there() -> None:
+    """RegionCompositor.full_map marks what a lazy rebuild of Textual's map forgets (a toast
+    removed after a scroll-only layout): it reads _full_map, _visible_map and
+    _full_map_invalidated, which Compositor.full_map and reflow_visible must still use."""
+    assert isinstance(inspect.getattr_static(Compositor, "full_map"), property), "Compositor.full_map is no property"
+    lazy = inspect.getsource(Compositor.__dict__["full_map"].fget)
+    assert "self._full_map_invalidated" in lazy and "self._full_map = " in lazy, (
+        "Compositor.full_map no longer rebuilds _full_map lazily: RegionCompositor.full_map watches it"
+    )
+    assert "self._visible_map = map" in inspect.getsource(Compositor.reflow_visible), (
+        "Compositor.reflow_visible no longer keeps the scrolled map in _visible_map"
+    )

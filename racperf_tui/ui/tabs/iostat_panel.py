@@ -43,6 +43,10 @@ FACTS_REFRESH_S = 30.0
 #: Lines under the table that list the flagged devices at least (the last says how many
 #: more); up to half the panel's height when their reasons need them.
 ALERT_LINES = 4
+#: below this width the detail line is two, whatever the device (facts, then its figures
+#: against the rules: at 80 columns they do not fit together), so its height does not change
+#: with the cursor (a re-layout and the table's rows rebuilt at every move)
+DETAIL_TWO_LINES_BELOW = 100
 
 #: where a queue limit comes from, in the few letters a narrow detail line has
 _SHORT_SOURCES = {"SCSI queue_depth": "qd", "nr_requests": "nr"}
@@ -360,11 +364,11 @@ class IostatPanel(Vertical):
         state = model.devices.get(self.table.cursor_device or "")
         if state is None:
             if not model.devices:
-                detail = " no devices"
+                detail = [" no devices"]
             elif model.benchmark_only and not model.benchmark_devices:
-                detail = " no benchmark is running, so no benchmark devices (b shows all again)"
+                detail = [" no benchmark is running, so no benchmark devices (b shows all again)"]
             else:
-                detail = " no device matches the filters (Esc clears them)"
+                detail = [" no device matches the filters (Esc clears them)"]
         else:
             facts = state.facts
             if facts is None:
@@ -383,16 +387,11 @@ class IostatPanel(Vertical):
             short_evaluation = self._saturation_facts(state, long=False)
             # The figures against the saturation rules matter more than long fact labels.
             name = printable_name(state.name)
-            candidates = [
-                f" {name}: {long_facts} │ {evaluation}",
-                f" {name}: {short_facts} │ {evaluation}",
-                f" {name}: {short_facts} │ {short_evaluation}",
-                f" {name}: {long_facts}",
-                f" {name}: {short_facts}",
-            ]
             width = self._line_width()
-            detail = next((c for c in candidates if len(c) <= width), candidates[-1])
-        self._set_text(".iostat-detail", escape(first_line(detail, self._line_width())))
+            detail = self._detail_lines(name, (long_facts, short_facts), (evaluation, short_evaluation), width)
+        if self._line_width() < DETAIL_TWO_LINES_BELOW:
+            detail = [*detail, ""][:2]
+        self._set_text(".iostat-detail", escape("\n".join(first_line(line, self._line_width()) for line in detail)))
         alert = self._lines[".iostat-alert"]
         flagged = model.flagged()
         width = self._line_width()
@@ -412,6 +411,32 @@ class IostatPanel(Vertical):
             text = escape(first_line(text, width))
         alert.set_class(bool(flagged) and not self.error_text, "-saturated")
         self._set_text(".iostat-alert", text)
+
+    @staticmethod
+    def _detail_lines(name: str, facts: tuple[str, str], evaluation: tuple[str, str], width: int) -> list[str]:
+        """The cursor device's facts and its figures against the saturation rules, (long,
+        short) each: on one line when they fit, else (and always below DETAIL_TWO_LINES_BELOW
+        columns) the figures on a second line (at 80 columns they were dropped for the facts)."""
+        long_facts, short_facts = facts
+        long_evaluation, short_evaluation = evaluation
+        for line in (
+            ()
+            if width < DETAIL_TWO_LINES_BELOW
+            else (
+                f" {name}: {long_facts} │ {long_evaluation}",
+                f" {name}: {short_facts} │ {long_evaluation}",
+                f" {name}: {short_facts} │ {short_evaluation}",
+            )
+        ):
+            if len(line) <= width:
+                return [line]
+        facts_line = f" {name}: {long_facts}"
+        if len(facts_line) > width:
+            facts_line = f" {name}: {short_facts}"
+        evaluation_line = f"   {long_evaluation}"
+        if len(evaluation_line) > width:
+            evaluation_line = f"   {short_evaluation}"
+        return [facts_line, evaluation_line]
 
     def _rules_text(self) -> str:
         rules, th = self.model.rules, self.thresholds

@@ -25,40 +25,62 @@ class Series:
 SIGNAL_COLORS = (12, 10, 9, 14, 13, 11)
 
 
+def heading_lines(title: str, labels: Sequence[str], width: int) -> list[tuple[str, list[int]]]:
+    """The title and the legend's entries (``▬ label``) in lines of at most ``width`` cells,
+    an entry never split across lines (one wider than the width alone on its line, cut at
+    the edge): per line, its title part and the indexes of its entries."""
+    lines: list[tuple[str, list[int]]] = [(" " + title, [])]
+    used = len(lines[0][0])
+    for index, label in enumerate(labels):
+        entry = 2 + 2 + len(label)  # the gap, "▬ ", the label
+        if lines[-1][1] or lines[-1][0].strip():
+            if used + entry > width:
+                lines.append(("", []))
+                used = 1 - 2  # a continuation starts one cell in, without the gap
+        lines[-1][1].append(index)
+        used += entry
+    return lines
+
+
 def render_chart(
     series: Sequence[Series], width: int, height: int, title: str = "", x_label: str = "", y_label: str = ""
 ) -> str:
     """The chart as a string with ANSI colours, ``height`` lines of ``width`` cells.
 
-    The legend goes in the title line (plotext's own legend box would hide the first
-    seconds of the data). plotext keeps one global figure; the UI draws charts one at a
-    time on its own thread, so clearing and rebuilding it here is safe.
+    The legend goes in the heading above the plot, on as many lines as its entries need
+    (plotext's own legend box would hide the first seconds of the data; a heading wider than
+    the chart lost its last entries at 80 columns). plotext keeps one global figure; the UI
+    draws charts one at a time on its own thread, so clearing and rebuilding it here is safe.
     """
     figure = deferred("plotext").figure
     figure.clear()
-    # one line is kept for the title + legend, drawn here: plotext drops a title wider than
-    # the plot, and its legend box would hide the first seconds of the data
-    figure.plot_size(max(width, 20), max(height - 1, 5))
+    drawn = [one for one in series if one.xs]
+    if not drawn:
+        return f" {title}:\n no samples"
+    labels = [one.label for one in drawn]
+    heading = heading_lines(title, labels, width)
+    # plotext drops a title wider than the plot: the heading is drawn here, above it
+    figure.plot_size(max(width, 20), max(height - len(heading), 5))
     figure.theme("simple")
     figure.legend(False)
-    legend: list[str] = []
-    for one in series:
-        if not one.xs:
-            continue
+    for one in drawn:
         signal = figure.signal(list(one.xs), list(one.ys))
         signal.lines()
         figure.draw(signal)
-        color = SIGNAL_COLORS[len(legend) % len(SIGNAL_COLORS)]
-        legend.append(f"\x1b[38;5;{color}m▬ {one.label}\x1b[0m")
-    drawn = bool(legend)
-    heading = " " + title + ("  " + "  ".join(legend) if legend else "")
     if x_label:
         figure.label(x_label, axis="x")
     if y_label:
         figure.label(y_label, axis="y")
-    if not drawn:
-        return f" {title}:\n no samples"
-    return heading + "\n" + figure.build().string()
+
+    def entry(index: int) -> str:
+        color = SIGNAL_COLORS[index % len(SIGNAL_COLORS)]
+        return f"\x1b[38;5;{color}m▬ {labels[index]}\x1b[0m"
+
+    text = [
+        (start + "  " if start.strip() and indexes else start or " ") + "  ".join(entry(i) for i in indexes)
+        for start, indexes in heading
+    ]
+    return "\n".join(text) + "\n" + figure.build().string()
 
 
 class Chart(Static):
