@@ -17,6 +17,7 @@ from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.screens.tool_form import ToolForm
 from racperf_tui.ui.screens.tool_picker import ToolPicker
+from racperf_tui.ui.tool_panels.calibration_devices_panel import CalibrationDevicesPanel, devices_text
 from tests.helpers import FAKES
 from tests.helpers.pilot_apps import RunsApp, wait_until
 
@@ -84,6 +85,13 @@ async def test_the_form_the_live_view_and_the_result(
         assert (spark.label, spark.unit) == ("calibrating for", "s")
         assert text_of(spark.query_one(".metric-value")).endswith(" s")
         assert view.live is not None and view.live.current["in_progress"] == 1.0
+        # the devices under the data, in the live view (the emulator's /u02 datafiles: this
+        # machine has no /u02, so no device, said as such)
+        devices = text_of(view.query_one(CalibrationDevicesPanel))
+        assert devices.startswith(
+            "Devices under 4 datafile(s): none found on this host for /u02/oradata/ORCL/system01.dbf, "
+        ), devices
+        assert "and 0 more" not in devices and devices.endswith("(a path this host does not have names no device)")
         await wait_until(pilot, lambda: view.live is not None and view.live.state == "succeeded", 40, "the end")
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view")
@@ -99,3 +107,14 @@ async def test_the_form_the_live_view_and_the_result(
         samples = [sample for _, sample in store.samples(run.id)]
     # every sample names the devices to watch (none here: this machine has no /u02)
     assert samples and all(sample.extra["devices"] == [] for sample in samples)
+
+
+def test_the_devices_panel_names_the_devices_and_where_to_watch_them() -> None:
+    said = devices_text(["dm-3", "sdb"], ["+DATA/orcl/system01.dbf"], ["/dev/mapper/asm1"], None)
+    assert said.splitlines() == [
+        "Devices under 1 datafile(s) and 1 ASM disk(s): dm-3, sdb",
+        "  (+DATA/orcl/system01.dbf, /dev/mapper/asm1)",
+        "  their live figures: the Disks tab, where b shows only the devices benchmarks touch",
+    ]
+    on_node = devices_text(["sdc"], [f"/u02/d{i}.dbf" for i in range(6)], [], "rac2")
+    assert "on rac2: sdc" in on_node and "and 2 more" in on_node and "rac2's card" in on_node

@@ -237,6 +237,7 @@ DESCRIPTION = CalibrateIoDescription(
     options=OPTIONS,
     metrics=METRICS,
     results=RESULTS,
+    live_panels=("calibration_devices",),
 )
 
 
@@ -570,6 +571,9 @@ class CalibrateIoStreamParser:
 
     def _extra(self, **more: Any) -> dict[str, Any]:
         extra: dict[str, Any] = {"devices": list(self.devices)}
+        if self.started_at is not None:  # the paths the devices were found under (the live panel)
+            extra["datafiles"] = list(self.datafiles)
+            extra["asm_disks"] = list(self.asm_disks)
         if self.status:
             extra["status"] = self.status
         if self.calibration_time:

@@ -21,6 +21,7 @@ from typing import Protocol, TypeGuard, runtime_checkable
 from textual.widget import Widget
 
 from racperf_tui.ui.messages import LiveRunState
+from racperf_tui.ui.tool_panels.calibration_devices_panel import CalibrationDevicesPanel
 from racperf_tui.ui.tool_panels.orion_live_panel import OrionLivePanel
 
 
@@ -37,6 +38,7 @@ class LivePanel(Protocol):
 #: panel name (as tools list it) -> its widget class (constructed without arguments), a LivePanel
 LIVE_PANELS: dict[str, type[Widget]] = {
     "orion_points": OrionLivePanel,
+    "calibration_devices": CalibrationDevicesPanel,
 }
 
 
