@@ -829,7 +829,9 @@ OPTIONS = options_from_dataclass(
     OratcptestConfig,
     _HELP,
     choices={"role": ("client", "server"), "mode": ("SYNC", "ASYNC")},
-    kinds={"jar_path": "path", "java": "path", "file": "path", "output": "path"},
+    kinds={"jar_path": "path", "java": "path", "file": "path", "output": "path", "port": "count", "num_conn": "count"}
+    | dict.fromkeys(("sockbuf_bytes", "length_bytes"), "size")
+    | dict.fromkeys(("server_lifetime_s", "delay_ms", "interval_s", "duration_s", "timeout_s"), "duration"),
     access={"jar_path": RUNS, "java": RUNS, "file": WRITES, "output": WRITES, "payload": READS},
     ends={k: "server" for k in ("file", "server_lifetime_s")}
     | {

@@ -24,8 +24,12 @@ from racperf_tui.core.units import LARGER_UNIT
 ROLE_OPTION = "role"
 #: option kinds: how text typed by a user becomes a config value. "target" is a path the
 #: tool reads or writes (a file, a directory or a device: a form suggests the devices racperf
-#: sees); "path" any other path (a program, a home)
-KINDS = ("str", "int", "float", "bool", "choice", "list", "path", "target")
+#: sees); "path" any other path (a program, a home); "size" (256m, 8k; the tool reads the
+#: unit), "count" (a whole number: disks, streams, I/Os, a port, bytes without a unit),
+#: "duration" (seconds, milliseconds for a name ending _ms), "percent" (0 to 100) are checked
+#: (CHECKED_KINDS); a registered tool declares one of them for every such value
+#: (tests/core/contract/test_option_kinds.py walks every tool's options)
+KINDS = ("str", "int", "float", "bool", "choice", "list", "path", "target", "size", "count", "duration", "percent")
 #: what a tool does with the path an option names (ToolOption.access); every option naming a
 #: path declares one (tests/core/contract/test_option_access.py walks every tool's options):
 #: READS: only read; GUARDED: read or written as the tool's own Invocation targets say (fio's
@@ -100,13 +104,14 @@ class ToolOption:
             text = str(value)
             return f"{self.name}: {value!r} is not a path (a control character in it)" if _CONTROL.search(text) else ""
         number = _number(value)
+        unit = "milliseconds" if self.name.endswith("_ms") else "seconds"
         if number is None:
-            what = {"count": "a whole number", "duration": "a number of seconds", "percent": "a percentage"}[self.kind]
+            what = {"count": "a whole number", "duration": f"a number of {unit}", "percent": "a percentage"}[self.kind]
             return f"{self.name}: {value!r} is not {what}"
         if self.kind == "count" and (number < 0 or not float(number).is_integer()):
             return f"{self.name}: {value!r} is not a whole number of 0 or more"
         if self.kind == "duration" and number < 0:
-            return f"{self.name}: {value!r} is not a duration (seconds, 0 or more)"
+            return f"{self.name}: {value!r} is not a duration ({unit}, 0 or more)"
         if self.kind == "percent" and not 0 <= number <= 100:
             return f"{self.name}: {value!r} is not a percentage (0 to 100)"
         return ""

@@ -76,7 +76,20 @@ OPTIONS = options_from_dataclass(
     _HELP,
     choices={"role": ("client", "server"), "test": TESTS},
     ends={"netserver": "server", "server_lifetime_s": "server"},
-    kinds={"netperf": "path", "netserver": "path"},
+    kinds={"netperf": "path", "netserver": "path", "port": "count"}
+    | dict.fromkeys(("duration_s", "interim_s", "server_lifetime_s"), "duration")
+    # netperf takes bytes as a whole number (-m 65536), no unit
+    | dict.fromkeys(
+        (
+            "send_size_bytes",
+            "recv_size_bytes",
+            "request_bytes",
+            "response_bytes",
+            "local_sockbuf_bytes",
+            "remote_sockbuf_bytes",
+        ),
+        "count",
+    ),
     access={"netperf": RUNS, "netserver": RUNS},
 )
 METRICS = (
