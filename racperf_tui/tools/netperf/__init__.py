@@ -77,10 +77,11 @@ OPTIONS = options_from_dataclass(
     choices={"role": ("client", "server"), "test": TESTS},
     ends={"netserver": "server", "server_lifetime_s": "server"},
     kinds={"netperf": "path", "netserver": "path", "port": "count"}
-    | dict.fromkeys(("duration_s", "interim_s", "server_lifetime_s"), "duration")
-    # netperf takes bytes as a whole number (-m 65536), no unit
+    | dict.fromkeys(("interim_s", "server_lifetime_s"), "duration")
+    # netperf takes whole seconds (-l 10) and bytes as a whole number (-m 65536), no unit
     | dict.fromkeys(
         (
+            "duration_s",
             "send_size_bytes",
             "recv_size_bytes",
             "request_bytes",
