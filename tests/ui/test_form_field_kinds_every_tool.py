@@ -19,12 +19,12 @@ from tests.helpers.pilot_apps import ScreenApp, wait_until
 
 #: (tool, option, a wrong value, what the one line says) for `racperf run TOOL --set`
 HEADLESS = [
-    ("orion", "size_small", "/dev/loop4", "size_small: '/dev/loop4' is not a whole number"),
+    ("orion", "size_small", "/dev/loop4", "size_small: '/dev/loop4' is not a whole number of KB"),
     ("calibrate_io", "num_physical_disks", "two", "num_physical_disks: 'two' is not a whole number"),
     ("iperf3", "window", "/dev/loop4", "window: '/dev/loop4' is not a size like 256m, 8k, 1g or 10%"),
     ("probe", "length", "lots", "length: 'lots' is not a size like 256m, 8k, 1g or 10%"),
     ("oratcptest", "length_bytes", "/dev/loop4", "length_bytes: '/dev/loop4' is not a size like 256m, 8k, 1g or 10%"),
-    ("netperf", "send_size_bytes", "64K", "send_size_bytes: '64K' is not a whole number"),
+    ("netperf", "send_size_bytes", "64K", "send_size_bytes: '64K' is not a whole number of bytes"),
     ("fio_cs", "size", "/dev/loop4", "size: '/dev/loop4' is not a size like 256m, 8k, 1g or 10%"),
 ]
 
@@ -33,7 +33,7 @@ HEADLESS = [
 IN_THE_FORM = [
     ("orion", "write", "150", "150 is not a percentage (0 to 100)"),
     ("calibrate_io", "duration_estimate_s", "-5", "-5 is not a duration (seconds, 0 or more)"),
-    ("iperf3", "parallel", "2.5", "2.5 is not a whole number of 0 or more"),
+    ("iperf3", "parallel", "2.5", "2.5 is not a whole number, 0 or more"),
     ("probe", "delay_ms", "soon", "'soon' is not a number of milliseconds"),
     ("oratcptest", "sockbuf_bytes", "/dev/loop4", "'/dev/loop4' is not a size like 256m"),
     ("netperf", "interim_s", "-1", "-1 is not a duration (seconds, 0 or more)"),

@@ -82,6 +82,9 @@ class ToolOption:
     #: what the tool does with the path this option names (ACCESSES); "" for no path; a
     #: "target" option is GUARDED unless it says otherwise
     access: str = ""
+    #: what a count is of where its kind does not say (ORION's size_small: "KB"): its
+    #: message names it ("not a whole number of KB")
+    unit: str = ""
 
     def __post_init__(self) -> None:
         if self.kind == "target" and not self.access:
@@ -106,10 +109,12 @@ class ToolOption:
         number = _number(value)
         unit = "milliseconds" if self.name.endswith("_ms") else "seconds"
         if number is None:
-            what = {"count": "a whole number", "duration": f"a number of {unit}", "percent": "a percentage"}[self.kind]
+            whole = f"a whole number of {self.unit}" if self.unit else "a whole number"
+            what = {"count": whole, "duration": f"a number of {unit}", "percent": "a percentage"}[self.kind]
             return f"{self.name}: {value!r} is not {what}"
         if self.kind == "count" and (number < 0 or not float(number).is_integer()):
-            return f"{self.name}: {value!r} is not a whole number of 0 or more"
+            of = f" of {self.unit}" if self.unit else ""
+            return f"{self.name}: {value!r} is not a whole number{of}, 0 or more"
         if self.kind == "duration" and number < 0:
             return f"{self.name}: {value!r} is not a duration ({unit}, 0 or more)"
         if self.kind == "percent" and not 0 <= number <= 100:
@@ -564,11 +569,13 @@ def options_from_dataclass(
     kinds: Mapping[str, str] | None = None,
     not_in_form: Sequence[str] = (),
     access: Mapping[str, str] | None = None,
+    units: Mapping[str, str] | None = None,
 ) -> tuple[ToolOption, ...]:
     """The options of a config dataclass: name, kind (from the field's annotation, or
     ``kinds``: "target" for the path a tool works on) and default from the field, help from
     ``helps`` (every field must have one: a test checks); ``not_in_form`` are ``--set`` only;
-    ``access`` what the tool does with the path a field names (ToolOption.access)."""
+    ``access`` what the tool does with the path a field names (ToolOption.access); ``units``
+    what a count is of (ToolOption.unit)."""
     found = []
     for item in dataclasses.fields(cls):
         if item.name in skip:
@@ -595,6 +602,7 @@ def options_from_dataclass(
                 (ends or {}).get(item.name, "both"),
                 in_form=item.name not in not_in_form,
                 access=(access or {}).get(item.name, ""),
+                unit=(units or {}).get(item.name, ""),
             )
         )
     return tuple(found)

@@ -213,6 +213,7 @@ OPTIONS = options_from_dataclass(
         "duration_estimate_s": "duration",
     },
     access={"oracle_home": HOME, "sqlplus": RUNS},
+    units={"max_latency": "ms"},
 )
 METRICS = (
     MetricSpec("elapsed_s", "calibrating for", "s", decimals=0, chart="elapsed"),

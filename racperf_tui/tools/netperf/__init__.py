@@ -80,6 +80,7 @@ OPTIONS = options_from_dataclass(
     | dict.fromkeys(("interim_s", "server_lifetime_s"), "duration")
     | dict.fromkeys(WHOLE_NUMBER_OPTIONS, "count"),
     access={"netperf": RUNS, "netserver": RUNS},
+    units={"duration_s": "seconds"} | {key: "bytes" for key in WHOLE_NUMBER_OPTIONS if key.endswith("_bytes")},
 )
 METRICS = (
     MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans", quantity="transaction_rate"),

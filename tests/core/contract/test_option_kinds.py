@@ -119,3 +119,11 @@ def test_a_duration_in_milliseconds_says_so() -> None:
         ToolOption("delay_ms", "duration").check("-2") == "delay_ms: '-2' is not a duration (milliseconds, 0 or more)"
     )
     assert ToolOption("duration_s", "duration").check("soon") == "duration_s: 'soon' is not a number of seconds"
+
+
+def test_a_count_names_what_it_counts() -> None:
+    size_small = tool_description("orion").option("size_small")
+    assert size_small is not None
+    assert size_small.check("8k") == "size_small: '8k' is not a whole number of KB"
+    assert size_small.check(-8) == "size_small: -8 is not a whole number of KB, 0 or more"
+    assert ToolOption("num_disks", "count").check(2.5) == "num_disks: 2.5 is not a whole number, 0 or more"
