@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from racperf_tui.core.contract.tool import RUNS, MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import ModuleTool
-from racperf_tui.tools.netperf.config import TESTS, WHOLE_NUMBER_OPTIONS, NetperfConfig
+from racperf_tui.tools.netperf.config import BYTE_OPTIONS, TESTS, WHOLE_NUMBER_OPTIONS, NetperfConfig
 from racperf_tui.tools.netperf.pair import PAIR
 from racperf_tui.tools.netperf.plan import build_argv, hard_limit_s, invocation, tool_version
 from racperf_tui.tools.netperf.result import parse_output, parse_result, succeeded
@@ -80,7 +80,7 @@ OPTIONS = options_from_dataclass(
     | dict.fromkeys(("interim_s", "server_lifetime_s"), "duration")
     | dict.fromkeys(WHOLE_NUMBER_OPTIONS, "count"),
     access={"netperf": RUNS, "netserver": RUNS},
-    units={"duration_s": "seconds"} | {key: "bytes" for key in WHOLE_NUMBER_OPTIONS if key.endswith("_bytes")},
+    units={"duration_s": "seconds"} | dict.fromkeys(BYTE_OPTIONS, "bytes"),
 )
 METRICS = (
     MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans", quantity="transaction_rate"),

@@ -101,9 +101,7 @@ OMNI_SELECTORS: tuple[str, ...] = tuple(_SELECTOR_TEXT.split())
 
 #: the options netperf takes as whole numbers, no unit (-p 12865, -l 10, -m 65536): converted
 #: here, declared "count" for the form and --set
-WHOLE_NUMBER_OPTIONS = (
-    "port",
-    "duration_s",
+BYTE_OPTIONS = (
     "send_size_bytes",
     "recv_size_bytes",
     "request_bytes",
@@ -111,6 +109,7 @@ WHOLE_NUMBER_OPTIONS = (
     "local_sockbuf_bytes",
     "remote_sockbuf_bytes",
 )
+WHOLE_NUMBER_OPTIONS = ("port", "duration_s", *BYTE_OPTIONS)
 
 
 @dataclass
@@ -207,14 +206,7 @@ class NetperfConfig(OptionsConfig):
             raise ValueError(
                 f"netperf: interim_s must be > 0 and <= duration_s ({self.duration_s} s), got {self.interim_s:g}"
             )
-        for key in (
-            "send_size_bytes",
-            "recv_size_bytes",
-            "request_bytes",
-            "response_bytes",
-            "local_sockbuf_bytes",
-            "remote_sockbuf_bytes",
-        ):
+        for key in BYTE_OPTIONS:
             value = getattr(self, key)
             if value is not None and value < (0 if key in ("request_bytes", "response_bytes") else 1):
                 raise ValueError(f"netperf: {key} must be positive, got {value}")
