@@ -829,7 +829,12 @@ OPTIONS = options_from_dataclass(
     OratcptestConfig,
     _HELP,
     choices={"role": ("client", "server"), "mode": ("SYNC", "ASYNC")},
-    kinds={"jar_path": "path", "java": "path", "file": "path", "output": "path"},
+    kinds={"jar_path": "path", "java": "path", "file": "path", "output": "path", "port": "count", "num_conn": "count"}
+    | dict.fromkeys(("sockbuf_bytes", "length_bytes"), "size")
+    # the jar counts whole seconds and milliseconds: counts, so the Network tab rounds to them
+    | dict.fromkeys(("delay_ms", "interval_s", "duration_s", "timeout_s"), "count")
+    | {"server_lifetime_s": "duration"},
+    units=dict.fromkeys(("interval_s", "duration_s", "timeout_s"), "seconds") | {"delay_ms": "milliseconds"},
     access={"jar_path": RUNS, "java": RUNS, "file": WRITES, "output": WRITES, "payload": READS},
     ends={k: "server" for k in ("file", "server_lifetime_s")}
     | {

@@ -24,8 +24,12 @@ from racperf_tui.core.units import LARGER_UNIT
 ROLE_OPTION = "role"
 #: option kinds: how text typed by a user becomes a config value. "target" is a path the
 #: tool reads or writes (a file, a directory or a device: a form suggests the devices racperf
-#: sees); "path" any other path (a program, a home)
-KINDS = ("str", "int", "float", "bool", "choice", "list", "path", "target")
+#: sees); "path" any other path (a program, a home); "size" (256m, 8k; the tool reads the
+#: unit), "count" (a whole number: disks, streams, I/Os, a port, bytes without a unit),
+#: "duration" (seconds, milliseconds for a name ending _ms), "percent" (0 to 100) are checked
+#: (CHECKED_KINDS); a registered tool declares one of them for every such value
+#: (tests/core/contract/test_option_kinds.py walks every tool's options)
+KINDS = ("str", "int", "float", "bool", "choice", "list", "path", "target", "size", "count", "duration", "percent")
 #: what a tool does with the path an option names (ToolOption.access); every option naming a
 #: path declares one (tests/core/contract/test_option_access.py walks every tool's options):
 #: READS: only read; GUARDED: read or written as the tool's own Invocation targets say (fio's
@@ -78,6 +82,9 @@ class ToolOption:
     #: what the tool does with the path this option names (ACCESSES); "" for no path; a
     #: "target" option is GUARDED unless it says otherwise
     access: str = ""
+    #: what a count is of where its kind does not say (ORION's size_small: "KB"): its
+    #: message names it ("not a whole number of KB")
+    unit: str = ""
 
     def __post_init__(self) -> None:
         if self.kind == "target" and not self.access:
@@ -100,13 +107,16 @@ class ToolOption:
             text = str(value)
             return f"{self.name}: {value!r} is not a path (a control character in it)" if _CONTROL.search(text) else ""
         number = _number(value)
+        unit = "milliseconds" if self.name.endswith("_ms") else "seconds"
         if number is None:
-            what = {"count": "a whole number", "duration": "a number of seconds", "percent": "a percentage"}[self.kind]
+            whole = f"a whole number of {self.unit}" if self.unit else "a whole number"
+            what = {"count": whole, "duration": f"a number of {unit}", "percent": "a percentage"}[self.kind]
             return f"{self.name}: {value!r} is not {what}"
         if self.kind == "count" and (number < 0 or not float(number).is_integer()):
-            return f"{self.name}: {value!r} is not a whole number of 0 or more"
+            of = f" of {self.unit}" if self.unit else ""
+            return f"{self.name}: {value!r} is not a whole number{of}, 0 or more"
         if self.kind == "duration" and number < 0:
-            return f"{self.name}: {value!r} is not a duration (seconds, 0 or more)"
+            return f"{self.name}: {value!r} is not a duration ({unit}, 0 or more)"
         if self.kind == "percent" and not 0 <= number <= 100:
             return f"{self.name}: {value!r} is not a percentage (0 to 100)"
         return ""
@@ -559,11 +569,13 @@ def options_from_dataclass(
     kinds: Mapping[str, str] | None = None,
     not_in_form: Sequence[str] = (),
     access: Mapping[str, str] | None = None,
+    units: Mapping[str, str] | None = None,
 ) -> tuple[ToolOption, ...]:
     """The options of a config dataclass: name, kind (from the field's annotation, or
     ``kinds``: "target" for the path a tool works on) and default from the field, help from
     ``helps`` (every field must have one: a test checks); ``not_in_form`` are ``--set`` only;
-    ``access`` what the tool does with the path a field names (ToolOption.access)."""
+    ``access`` what the tool does with the path a field names (ToolOption.access); ``units``
+    what a count is of (ToolOption.unit)."""
     found = []
     for item in dataclasses.fields(cls):
         if item.name in skip:
@@ -590,6 +602,7 @@ def options_from_dataclass(
                 (ends or {}).get(item.name, "both"),
                 in_form=item.name not in not_in_form,
                 access=(access or {}).get(item.name, ""),
+                unit=(units or {}).get(item.name, ""),
             )
         )
     return tuple(found)

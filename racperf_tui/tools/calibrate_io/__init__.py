@@ -204,8 +204,16 @@ _HELP = {
 OPTIONS = options_from_dataclass(
     CalibrateIoConfig,
     _HELP,
-    kinds={"oracle_home": "path", "sqlplus": "path"},
+    kinds={
+        "oracle_home": "path",
+        "sqlplus": "path",
+        "num_physical_disks": "count",
+        "max_latency": "count",
+        "status_interval_s": "duration",
+        "duration_estimate_s": "duration",
+    },
     access={"oracle_home": HOME, "sqlplus": RUNS},
+    units={"max_latency": "ms"},
 )
 METRICS = (
     MetricSpec("elapsed_s", "calibrating for", "s", decimals=0, chart="elapsed"),

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from racperf_tui.core.contract.tool import RUNS, MetricSpec, ToolDescription, options_from_dataclass
 from racperf_tui.tools.base import ModuleTool
-from racperf_tui.tools.netperf.config import TESTS, NetperfConfig
+from racperf_tui.tools.netperf.config import BYTE_OPTIONS, TESTS, WHOLE_NUMBER_OPTIONS, NetperfConfig
 from racperf_tui.tools.netperf.pair import PAIR
 from racperf_tui.tools.netperf.plan import build_argv, hard_limit_s, invocation, tool_version
 from racperf_tui.tools.netperf.result import parse_output, parse_result, succeeded
@@ -76,8 +76,11 @@ OPTIONS = options_from_dataclass(
     _HELP,
     choices={"role": ("client", "server"), "test": TESTS},
     ends={"netserver": "server", "server_lifetime_s": "server"},
-    kinds={"netperf": "path", "netserver": "path"},
+    kinds={"netperf": "path", "netserver": "path"}
+    | dict.fromkeys(("interim_s", "server_lifetime_s"), "duration")
+    | dict.fromkeys(WHOLE_NUMBER_OPTIONS, "count"),
     access={"netperf": RUNS, "netserver": RUNS},
+    units={"duration_s": "seconds"} | dict.fromkeys(BYTE_OPTIONS, "bytes"),
 )
 METRICS = (
     MetricSpec("trans_per_s", "transactions", "trans/s", chart="trans", quantity="transaction_rate"),

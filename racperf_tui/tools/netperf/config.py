@@ -99,6 +99,19 @@ _SELECTOR_TEXT = (
 OMNI_SELECTORS: tuple[str, ...] = tuple(_SELECTOR_TEXT.split())
 
 
+#: the options netperf takes as whole numbers, no unit (-p 12865, -l 10, -m 65536): converted
+#: here, declared "count" for the form and --set
+BYTE_OPTIONS = (
+    "send_size_bytes",
+    "recv_size_bytes",
+    "request_bytes",
+    "response_bytes",
+    "local_sockbuf_bytes",
+    "remote_sockbuf_bytes",
+)
+WHOLE_NUMBER_OPTIONS = ("port", "duration_s", *BYTE_OPTIONS)
+
+
 @dataclass
 class NetperfConfig(OptionsConfig):
     """One end of a netperf run, unit-named. ``None`` leaves an option to netperf's default.
@@ -155,16 +168,7 @@ class NetperfConfig(OptionsConfig):
         if isinstance(self.omni_selectors, str):
             self.omni_selectors = [s for s in re.split(r"[,\s]+", self.omni_selectors) if s]
         self.omni_selectors = tuple(str(s).strip().upper() for s in self.omni_selectors)
-        for key in (
-            "port",
-            "duration_s",
-            "send_size_bytes",
-            "recv_size_bytes",
-            "request_bytes",
-            "response_bytes",
-            "local_sockbuf_bytes",
-            "remote_sockbuf_bytes",
-        ):
+        for key in WHOLE_NUMBER_OPTIONS:
             value = getattr(self, key)
             whole = option_whole_number("netperf", key, value)
             # port and duration_s are required: validate() names them when left empty
@@ -202,14 +206,7 @@ class NetperfConfig(OptionsConfig):
             raise ValueError(
                 f"netperf: interim_s must be > 0 and <= duration_s ({self.duration_s} s), got {self.interim_s:g}"
             )
-        for key in (
-            "send_size_bytes",
-            "recv_size_bytes",
-            "request_bytes",
-            "response_bytes",
-            "local_sockbuf_bytes",
-            "remote_sockbuf_bytes",
-        ):
+        for key in BYTE_OPTIONS:
             value = getattr(self, key)
             if value is not None and value < (0 if key in ("request_bytes", "response_bytes") else 1):
                 raise ValueError(f"netperf: {key} must be positive, got {value}")

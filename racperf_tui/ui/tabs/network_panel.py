@@ -147,7 +147,7 @@ def _end_config(
             value = int(value or 1)
         option = description.option(option_name)
         kind = option.kind if option is not None else "str"
-        if kind == "int" and isinstance(value, float):
+        if kind in ("int", "count") and isinstance(value, float):
             value = max(1, round(value))
         elif kind == "str" and not isinstance(value, str):
             value = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)

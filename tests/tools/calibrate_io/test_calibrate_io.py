@@ -234,9 +234,9 @@ def test_one_calibration_at_a_time(oracle_home: Path, tmp_path: Path) -> None:
     "setting, expected",
     [
         ("max_latency=5", "max_latency must be 10 to 10000 ms"),
-        ("max_latency=12.5", "max_latency must be a whole number, got 12.5"),
+        ("max_latency=12.5", "max_latency: 12.5 is not a whole number of ms, 0 or more"),
         ("num_physical_disks=0", "num_physical_disks must be 1 to 100000"),
-        ("num_physical_disks=two", "num_physical_disks must be a whole number, got 'two'"),
+        ("num_physical_disks=two", "num_physical_disks: 'two' is not a whole number"),
         ("status_interval_s=0.5", "status_interval_s must be 1 to 600 s"),
         ("connect=sys/secret@db1:1521/ORCL", "connect must be host:port/service or a TNS alias, without user"),
     ],
