@@ -332,7 +332,8 @@ def with_path(measured: PairMeasurement, path: PairMeasurement) -> PairMeasureme
             measured,
             latency_p50_ms=path.latency_p50_ms,
             latency_p99_ms=path.latency_p99_ms,
-            loss_pct=path.loss_pct,
+            # the pair's own loss (a UDP stream's) is of its load; the check's of an idle link
+            loss_pct=measured.loss_pct if measured.loss_pct is not None else path.loss_pct,
             mtu=path.mtu,
             path_error=path.error,
             path_client_run_id=path.client_run_id,
@@ -377,7 +378,9 @@ def interconnect_matrix(
                 server_config=server_config,
                 client_config={**(client_config or {}), "label": label},
             )
-            if result.mtu is not None:
+            if result.mtu is not None or (result.loss_pct is not None and not path_check):
+                # a pair that checked its own path, or measured its own loss (netperf's
+                # UDP_STREAM): its verdict says them
                 result = with_path_verdict(result)
             elif path_check and result.verdict is not None:
                 path_label = run_label(matrix_id, PATH_PASS, source.name, target.name)
