@@ -179,6 +179,10 @@ time.sleep(60)
 
 
 def _take_controlling_terminal() -> None:
+    # a login shell's default for the hang-up, whatever this worker process inherited or set
+    # (an ignored signal stays ignored across exec: the launcher then outlived its terminal in
+    # the full suite and passed alone)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     os.setsid()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
