@@ -84,6 +84,7 @@ LONGEST_MODULES = (
     "test_run_groups",
     "test_write_guard_bypasses",
     "test_matrix",
+    "test_matrix_emulated_tools",
     "test_runs_ui",
     "test_cluster_runs",
     "test_remote_prepare",
