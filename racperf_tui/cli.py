@@ -33,9 +33,12 @@ def _replay_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="racperf replay",
         description="Play recorded runs back through their live views: pause, step, jump, speed; "
-        "two runs side by side in lock-step. Nothing runs.",
+        "two runs side by side in lock-step; either end of a network pair through the Network tab's "
+        "live display. Nothing runs.",
     )
-    parser.add_argument("run_ids", metavar="ID", type=int, nargs="*", help="one run, or two side by side")
+    parser.add_argument(
+        "run_ids", metavar="ID", type=int, nargs="*", help="one run (a pair's end: the pair), or two side by side"
+    )
     parser.add_argument("--group", type=int, metavar="ID", default=None, help="a run group instead (its group view)")
     parser.add_argument("--speed", type=float, default=1.0, help="playback speed (default 1: as recorded)")
     parser.add_argument("--data-dir", metavar="DIR", default=None, help="where runs are stored")
@@ -51,42 +54,57 @@ def _replay(argv: list[str]) -> int:
     if args.speed <= 0:
         parser.error(f"--speed must be > 0, got {args.speed:g}")
     use_data_dir(args.data_dir)
-    problem = _unreplayable(args.run_ids, args.group, args.data_dir)
+    problem, pair = _unreplayable(args.run_ids, args.group, args.data_dir)
     if problem:
         print(f"racperf replay: {problem}", file=sys.stderr)
         return 1
     from racperf_tui.ui.replay_app import ReplayApp
 
-    app = ReplayApp(args.run_ids, data_dir=args.data_dir, speed=args.speed, group_id=args.group)
+    run_ids = list(pair) if pair else args.run_ids
+    app = ReplayApp(run_ids, data_dir=args.data_dir, speed=args.speed, group_id=args.group, pair=bool(pair))
     app.run()
     return app.return_code or 0
 
 
-def _unreplayable(run_ids: list[int], group_id: int | None, data_dir: str | None) -> str:
-    """Why these runs (or this group) cannot be replayed ('' if they can): said before the
-    screen opens."""
+def _unreplayable(run_ids: list[int], group_id: int | None, data_dir: str | None) -> tuple[str, tuple[int, ...]]:
+    """Why these runs (or this group) cannot be replayed ('' if they can), said before the
+    screen opens; and (server, client) when they are a network pair's: one end, or both."""
     from racperf_tui.core.paths import resolve_data_dir
     from racperf_tui.core.store import GroupNotFound, Store
+    from racperf_tui.orchestration.pair_runs import recorded_pair
+    from racperf_tui.ui.replay_data import read_pair_recording
 
     with Store.open(resolve_data_dir(data_dir)) as store:
         if group_id is not None:
             try:
                 store.get_group(group_id)
             except GroupNotFound:
-                return f"no run group {group_id} in the store"
+                return f"no run group {group_id} in the store", ()
             run_ids = [run.id for run in store.group_runs(group_id)]
             if not run_ids:
-                return f"run group {group_id} has no runs: nothing to replay"
+                return f"run group {group_id} has no runs: nothing to replay", ()
+        else:
+            try:
+                ends = recorded_pair(store, run_ids[0])
+            except ValueError as error:
+                return str(error), ()
+            if ends is not None and {run.id for run in ends} >= set(run_ids):
+                # a pair's end (or both ends): the pair, through the Network tab's display
+                try:
+                    read_pair_recording(store, run_ids[0])
+                except ValueError as error:
+                    return str(error), ()
+                return "", (ends[0].id, ends[1].id)
         for run_id in run_ids:
             try:
                 run = store.get_run(run_id)
             except KeyError:
-                return f"no run {run_id} in the store"
+                return f"no run {run_id} in the store", ()
             if not run.state.finished:
-                return f"run {run_id} is still {run.state.value}: watch it live in the Runs tab"
+                return f"run {run_id} is still {run.state.value}: watch it live in the Runs tab", ()
             if store.last_sample(run_id) is None:
-                return f"run {run_id} ({run.tool}, {run.state.value}) recorded no samples: nothing to replay"
-    return ""
+                return f"run {run_id} ({run.tool}, {run.state.value}) recorded no samples: nothing to replay", ()
+    return "", ()
 
 
 def _archive(paths: list[str], speed: float) -> int:

@@ -23,11 +23,21 @@ def test_replay_names_what_cannot_be_replayed(tmp_path: Path) -> None:
         store.add_sample(running, Sample(1.0, {"read_iops": 1.0}))
         empty = store.create_run("fio", "local", "/tmp/x", {}, ["fio"], None)
         store.set_state(empty, RunState.FAILED)
+        # a pair's end is its pair's replay: said of the pair, whichever end was named
+        server = store.create_run("probe", "local", None, {"role": "server"}, ["probe"], None)
+        store.set_state(server, RunState.SUCCEEDED)
+        client = store.create_run("probe", "local", None, {"role": "client", "peer_run_id": server}, ["probe"], None)
+        store.set_state(client, RunState.RUNNING)
+        store.add_sample(client, Sample(1.0, {"throughput_mbit_s": 900.0}))
     for args, said in (
         (["42"], "racperf replay: no run 42 in the store\n"),
         ([str(running)], f"racperf replay: run {running} is still running: watch it live in the Runs tab\n"),
         ([str(empty)], f"racperf replay: run {empty} (fio, failed) recorded no samples: nothing to replay\n"),
         (["--group", "7"], "racperf replay: no run group 7 in the store\n"),
+        (
+            [str(server)],
+            f"racperf replay: the pair's client (run {client}) is still running: watch it live in the Network tab\n",
+        ),
     ):
         proc = racperf("replay", *args, "--data-dir", data)
         assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", said)

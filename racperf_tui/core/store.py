@@ -647,6 +647,23 @@ class Store:
             return _record(cur.description, row)
 
     @_store_errors
+    def peer_client(self, server_run_id: int) -> RunRecord | None:
+        """The client run of a pair whose config's ``peer_run_id`` names ``server_run_id``
+        (orchestration/pair_runs launches it after its server: only later runs are read, and
+        only those whose config has the key), None when no run does."""
+        with self._lock:
+            cur = self._conn.execute(
+                # LIKE's "_" matches any character: a wider net, the config decides
+                """SELECT * FROM runs WHERE id > ? AND config LIKE '%"peer_run_id"%' ORDER BY id""",
+                (int(server_run_id),),
+            )
+            for row in cur:
+                record = _record(cur.description, row)
+                if record.config.get("peer_run_id") == server_run_id:
+                    return record
+        return None
+
+    @_store_errors
     def samples(self, run_id: int, after_seq: int = 0) -> list[tuple[int, Sample]]:
         """Samples with ``seq > after_seq`` in order, as (seq, Sample). Poll with the last seq
         seen to get only new ones (an index range scan: cheap at any run length)."""

@@ -27,6 +27,8 @@ tool module's ``PAIR`` (:class:`racperf_tui.core.contract.tool.PairSpec`):
 5. :func:`finish_pair` (after the client run ended) gives the server a moment to end by itself
    (``-1`` / ``--once``) and stops it otherwise; :func:`stop_pair` stops both.
 
+:func:`recorded_pair` finds a recorded pair again from either end (a replay of it).
+
 Blocking (polls with short sleeps): call it from a worker thread in the UI.
 """
 
@@ -39,11 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from racperf_tui.core.contract.tool import PairSpec
+from racperf_tui.core.contract.tool import ROLE_OPTION, PairSpec, is_pair_end
 from racperf_tui.core.ports import check_listen_port, free_port_here, free_port_on
 from racperf_tui.core.remote.cluster import LOCAL, Node, host_for, server_address
 from racperf_tui.core.remote.ssh_target import SshError, one_line
-from racperf_tui.core.store import Store
+from racperf_tui.core.store import RunRecord, Store
 from racperf_tui.orchestration.runs import launch_run, prepare_run, stop_run
 from racperf_tui.tools import load_tool
 
@@ -252,3 +254,23 @@ def stop_pair(pair: PairRuns, data_dir: Path) -> None:
     """Stop both ends (client first, so the server sees its EOF)."""
     stop_run(pair.client_run_id, Path(data_dir), grace_s=5.0)
     finish_pair(pair, data_dir, grace_s=2.0)
+
+
+def recorded_pair(store: Store, run_id: int) -> tuple[RunRecord, RunRecord] | None:
+    """(server, client) of the recorded pair ``run_id`` is an end of, found from either end
+    (the client's ``peer_run_id``; a server is named by its client only); None when the run is
+    no end of a pair; ValueError naming the run or the end that is not in the store."""
+    try:
+        run = store.get_run(run_id)
+    except KeyError:
+        raise ValueError(f"no run {run_id} in the store") from None
+    if not is_pair_end(run.config):
+        return None
+    if run.config.get(ROLE_OPTION) == "server":
+        client = store.peer_client(run.id)
+        return None if client is None else (run, client)
+    peer = run.config["peer_run_id"]
+    try:
+        return store.get_run(int(peer)), run
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"run {run_id} is the {run.tool} client of run {peer}, which is not in the store") from None

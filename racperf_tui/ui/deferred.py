@@ -11,9 +11,9 @@ loads only what that paint needs (README Performance, issue 8).
   screen's).
 - ``report_export``: ``e``, a run's report (Jinja2 and pygal), written when first asked for.
 - ``run_view``, ``result_view``, ``group_view``, ``sweep_view``, ``tool_picker``,
-  ``compare_view``, ``replay_view``, ``group_replay_view``: the screens the Runs tab opens (a
-  run live, its result, a run group, a sweep, New run with every tool's form, the marked runs
-  compared, a replay), imported when first opened.
+  ``compare_view``, ``replay_view``, ``group_replay_view``, ``pair_replay_view``: the screens
+  the Runs tab opens (a run live, its result, a run group, a sweep, New run with every tool's
+  form, the marked runs compared, a replay), imported when first opened.
 
 A caller names the module here, ``deferred("NAME")``; tests/test_layering.py counts each call
 as an import of the caller's (the ui import-cycle check sees it) and asserts in a fresh
@@ -33,6 +33,7 @@ DEFERRED_MODULES: dict[str, str] = {
     "group_replay_view": "racperf_tui.ui.screens.group_replay_view",
     "group_view": "racperf_tui.ui.screens.group_view",
     "network_panel": "racperf_tui.ui.tabs.network_panel",
+    "pair_replay_view": "racperf_tui.ui.screens.pair_replay_view",
     "plotext": "plotext",
     "replay_view": "racperf_tui.ui.screens.replay_view",
     "report_export": "racperf_tui.ui.report_export",

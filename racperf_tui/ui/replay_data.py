@@ -1,4 +1,5 @@
-"""A recorded run played back through its live view (``racperf replay``, ``p`` in the Runs tab).
+"""A recorded run played back through its live view (``racperf replay``, ``p`` in the Runs tab);
+a run group through its group view; a network pair through the Network tab's live display.
 
 The store watcher's thread reads the recording once (:class:`RecordingWatch`: the run, every
 sample, its saturation episodes); the replay then builds, for the frame the playback clock
@@ -6,6 +7,9 @@ sample, its saturation episodes); the replay then builds, for the frame the play
 that moment: the samples recorded up to it are fed to the live path's own
 :class:`LivePoller` (its ``take``), the run shown as running until its last sample, its
 clock at the run's start plus the frame's time. The view draws it as it draws a live run.
+
+A group (:class:`GroupRecording`) and a pair (:class:`PairRecording`) are read the same way
+and stand in for the store at a moment: the live path's own GroupWatch / PairReader reads them.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ from racperf_tui.core.contract.tool import ToolDescription
 from racperf_tui.core.disks.saturation import EPISODES_STREAM, FOREIGN_IO_STREAM, episodes_text, recorded_episodes
 from racperf_tui.core.playback import frames_of
 from racperf_tui.core.store import GroupNotFound, GroupRecord, RunRecord, Store
-from racperf_tui.ui.messages import LiveRunState
+from racperf_tui.orchestration.pair_runs import recorded_pair
+from racperf_tui.ui.messages import LiveRunState, PairSnapshot
 from racperf_tui.ui.runs_data import LivePoller, description_of
-from racperf_tui.ui.store_watcher import Watch
+from racperf_tui.ui.store_watcher import PairReader, Watch
 
 T = TypeVar("T")
 
@@ -235,4 +240,128 @@ def group_recording(group_id: int) -> Callable[[Store], Message]:
     return _loading(
         lambda store: read_group_recording(store, group_id),
         lambda found, why: GroupRecordingLoaded(group_id, found, why),
+    )
+
+
+@dataclass(frozen=True)
+class PairRecording:
+    """A recorded network pair (both ends, the client's samples, both results), read once.
+
+    Its timeline is the client's: seconds from the client run's start (the measurement's),
+    a frame at each client sample and, when the server ended later, at the server's end. The
+    client is shown running until its last sample, the server until its end (or the client's
+    when it recorded none)."""
+
+    server: RunRecord
+    client: RunRecord
+    samples: tuple[tuple[int, Sample], ...]
+    server_result: dict[str, Any] | None
+    client_result: dict[str, Any] | None
+
+    @property
+    def client_ends_at_s(self) -> float:
+        return self.samples[-1][1].t
+
+    @property
+    def server_ends_at_s(self) -> float:
+        """When the server ended, in seconds from the client's start (the client's end when
+        its end is not recorded)."""
+        ended_at = self.server.ended_at
+        return self.client_ends_at_s if ended_at is None else ended_at - self.client.started_at
+
+    @property
+    def frames(self) -> tuple[float, ...]:
+        return frames_of([*(sample.t for _seq, sample in self.samples), self.server_ends_at_s])
+
+    def at(self, at_s: float) -> PairMoment:
+        """The records as they stood ``at_s`` seconds after the client's start."""
+        return PairMoment(self, at_s)
+
+
+@dataclass(frozen=True)
+class PairMoment:
+    """A pair's records as the store held them at one moment (``at_s`` from the client's
+    start): what the live path's PairReader reads (ui/store_watcher.PairRecords)."""
+
+    recording: PairRecording
+    at_s: float
+
+    def get_run(self, run_id: int) -> RunRecord:
+        recording = self.recording
+        if run_id == recording.client.id:
+            run, ends_at_s = recording.client, recording.client_ends_at_s
+        elif run_id == recording.server.id:
+            run, ends_at_s = recording.server, recording.server_ends_at_s
+        else:
+            raise KeyError(run_id)
+        if self.at_s < ends_at_s:
+            # live, the run was running then; its end, its message and its exit came later
+            run = dataclasses.replace(run, state=RunState.RUNNING, ended_at=None, exit_status=None, message=None)
+        return run
+
+    def samples(self, run_id: int, after_seq: int = 0) -> list[tuple[int, Sample]]:
+        if run_id != self.recording.client.id:
+            return []
+        return [(seq, s) for seq, s in self.recording.samples if seq > after_seq and s.t <= self.at_s]
+
+    def result(self, run_id: int) -> dict[str, Any] | None:
+        recording = self.recording
+        return {recording.server.id: recording.server_result, recording.client.id: recording.client_result}.get(run_id)
+
+
+@dataclass
+class PairReplay:
+    """The snapshots the Network tab got of a recorded pair, frame by frame: going on from
+    the last one built reads only the samples in between; going back reads again from the
+    start (a new PairReader, as a new live watch would)."""
+
+    recording: PairRecording
+    _reader: PairReader | None = None
+    _at_s: float = float("-inf")
+
+    def snapshot_at(self, at_s: float) -> PairSnapshot:
+        """What the live PairWatch posted ``at_s`` seconds after the client's start."""
+        recording = self.recording
+        if self._reader is None or at_s < self._at_s:
+            self._reader = PairReader(recording.server.id, recording.client.id)
+        self._at_s = at_s
+        return self._reader.read(recording.at(at_s))
+
+
+def read_pair_recording(store: Store, run_id: int) -> PairRecording:
+    """The recording of the pair ``run_id`` is an end of (either end); ValueError naming what
+    is missing (no such pair, an end still going, no client samples)."""
+    ends = recorded_pair(store, run_id)
+    if ends is None:
+        raise ValueError(f"run {run_id} is no end of a recorded pair (no client run names it as its server)")
+    server, client = ends
+    for role, run in (("server", server), ("client", client)):
+        if not run.state.finished:
+            raise ValueError(
+                f"the pair's {role} (run {run.id}) is still {run.state.value}: watch it live in the Network tab"
+            )
+    samples = tuple(store.samples(client.id, after_seq=0))
+    if not samples:
+        raise ValueError(
+            f"the pair's client (run {client.id}, {client.tool}, {client.state.value}) recorded no samples: "
+            "nothing to replay"
+        )
+    return PairRecording(server, client, samples, store.result(server.id), store.result(client.id))
+
+
+@dataclass
+class PairRecordingLoaded(Message):
+    """A pair's recording read for a replay (or why it cannot be replayed)."""
+
+    run_id: int
+    recording: PairRecording | None
+    error: str = ""
+
+
+def pair_recording(run_id: int) -> Callable[[Store], Message]:
+    """What a RecordingWatch reads for a pair's replay (from either end): its recording, or
+    why there is none."""
+    return _loading(
+        lambda store: read_pair_recording(store, run_id),
+        lambda found, why: PairRecordingLoaded(run_id, found, why),
     )

@@ -17,7 +17,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from textual.app import App
 from textual.message import Message
@@ -249,31 +249,56 @@ class LiveRunWatch(Watch):
         return RunLiveUpdate(live)
 
 
+class PairRecords(Protocol):
+    """What a pair's view reads of its two runs: the store, or a replay's recording of them
+    as they stood at a moment (ui/replay_data.py)."""
+
+    def get_run(self, run_id: int) -> RunRecord: ...
+    def samples(self, run_id: int, after_seq: int = 0) -> list[tuple[int, Sample]]: ...
+    def result(self, run_id: int) -> dict[str, Any] | None: ...
+
+
+@dataclass
+class PairReader:
+    """Both ends of a pair as the network panel shows them: :meth:`read` takes the client's
+    samples recorded since the last read and gives the pair's snapshot (every client sample
+    so far, both states, the results of the ends that finished). Read on one thread."""
+
+    server_id: int
+    client_id: int
+    _samples: list[Sample] = field(default_factory=list)
+    _after_seq: int = 0
+
+    def read(self, records: PairRecords) -> PairSnapshot:
+        for seq, sample in records.samples(self.client_id, self._after_seq):
+            self._after_seq = seq
+            self._samples.append(sample)
+        server, client = records.get_run(self.server_id), records.get_run(self.client_id)
+        return PairSnapshot(
+            server,
+            client,
+            tuple(self._samples),
+            records.result(server.id) if server.state.finished else None,
+            records.result(client.id) if client.state.finished else None,
+        )
+
+
 @dataclass
 class PairWatch(Watch):
-    """Both ends of a pair (the network panel): every client sample so far, both states, the
-    results of the ends that finished; done once both ended."""
+    """Both ends of a pair (the network panel), read by a :class:`PairReader`; posted when it
+    changed, done once both ended."""
 
     server_id: int = 0
     client_id: int = 0
     interval_s: float = 0.25
-    _samples: list[Sample] = field(default_factory=list)
-    _after_seq: int = 0
+    _reader: PairReader | None = None
     _last: PairSnapshot | None = None
 
     def poll(self, store: Store) -> Message | None:
-        for seq, sample in store.samples(self.client_id, self._after_seq):
-            self._after_seq = seq
-            self._samples.append(sample)
-        server, client = store.get_run(self.server_id), store.get_run(self.client_id)
-        snapshot = PairSnapshot(
-            server,
-            client,
-            tuple(self._samples),
-            store.result(server.id) if server.state.finished else None,
-            store.result(client.id) if client.state.finished else None,
-        )
-        self.done = server.state.finished and client.state.finished
+        if self._reader is None:
+            self._reader = PairReader(self.server_id, self.client_id)
+        snapshot = self._reader.read(store)
+        self.done = snapshot.server.state.finished and snapshot.client.state.finished
         if snapshot == self._last:
             return None
         self._last = snapshot

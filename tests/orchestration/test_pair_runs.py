@@ -1,7 +1,8 @@
 """core/pair_runs without running a pair: which tools have two ends (their module's PAIR),
-and the port check before a server starts (refusal with a suggestion; the database's ports a
-warning); and ``racperf pair`` (headless, a real probe pair on 127.0.0.1). The pairs of each
-tool run in test_iperf3, test_probe, test_oratcptest, test_netperf."""
+the port check before a server starts (refusal with a suggestion; the database's ports a
+warning), a recorded pair found again from either end; and ``racperf pair`` (headless, a real
+probe pair on 127.0.0.1). The pairs of each tool run in test_iperf3, test_probe,
+test_oratcptest, test_netperf."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from racperf_tui.core.contract.tool import PairSpec
 from racperf_tui.core.ports import check_listen_port
 from racperf_tui.core.store import Store
-from racperf_tui.orchestration.pair_runs import PairStartError, _check_port, pair_spec
+from racperf_tui.orchestration.pair_runs import PairStartError, _check_port, pair_spec, recorded_pair
 from tests.helpers import racperf_cmd
 from tests.helpers.pair_helpers import SHORT_PROBE_PAIR, probe_pair_command
 
@@ -71,6 +72,30 @@ def test_port_check_refuses_a_taken_port_and_warns_of_the_databases() -> None:
 
 def _pair_cmd(data_dir: Path, *args: str) -> list[str]:
     return probe_pair_command(racperf_cmd(), data_dir, *args)
+
+
+def test_a_recorded_pair_is_found_from_either_end(data_dir: Path) -> None:
+    """A server is named only by its client (``peer_run_id``): runs in between, a client of
+    another server, a lone server and a one-ended run are told apart."""
+    with Store.open(data_dir) as store:
+
+        def run(tool: str, config: dict[str, object]) -> int:
+            return store.create_run(tool, "local", None, config, [tool], None)
+
+        server = run("probe", {"role": "server", "port": 0})
+        other_client = run("probe", {"role": "client", "peer_run_id": 999})
+        run("fio", {"target": "/tmp/x", "peer_run_id_note": server})
+        client = run("probe", {"role": "client", "peer_run_id": server})
+        lone = run("iperf3", {"role": "server"})
+        fio = run("fio", {"target": "/tmp/y"})
+        ends = [(r.id, r.config["role"]) for r in recorded_pair(store, server) or ()]
+        assert ends == [(server, "server"), (client, "client")]
+        assert [r.id for r in recorded_pair(store, client) or ()] == [server, client]
+        assert recorded_pair(store, lone) is None and recorded_pair(store, fio) is None
+        with pytest.raises(ValueError, match=f"run {other_client} is the probe client of run 999, which is not in"):
+            recorded_pair(store, other_client)
+        with pytest.raises(ValueError, match="no run 12345 in the store"):
+            recorded_pair(store, 12345)
 
 
 def test_racperf_pair_runs_both_ends_and_prints_json_lines(data_dir: Path) -> None:

@@ -22,6 +22,16 @@ from racperf_tui.core.units import LARGER_UNIT
 
 #: the option that says which end of a two-ended tool a config runs (ToolOption.end)
 ROLE_OPTION = "role"
+
+
+def is_pair_end(config: Mapping[str, Any]) -> bool:
+    """Whether a run's config may be an end of a recorded pair (orchestration/pair_runs): a
+    client that names its server run (``peer_run_id``), or a server (whose client names it;
+    a lone server run has none)."""
+    role = config.get(ROLE_OPTION)
+    return role == "server" or (role == "client" and bool(config.get("peer_run_id")))
+
+
 #: option kinds: how text typed by a user becomes a config value. "target" is a path the
 #: tool reads or writes (a file, a directory or a device: a form suggests the devices racperf
 #: sees); "path" any other path (a program, a home); "size" (256m, 8k; the tool reads the

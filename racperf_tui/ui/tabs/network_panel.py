@@ -17,6 +17,10 @@ launch's worker: an unknown host key is shown for the user to accept
 (ui/dialogs/host_key_dialog.py) before anything runs. Port 0 is a port free where the server
 runs, picked there by launch_pair as for ``racperf pair``.
 
+The pair's live part (both ends' state lines, the sparklines, the verdicts) is a
+:class:`~racperf_tui.ui.widgets.pair_live_display.PairLiveDisplay`, which a recorded pair's
+replay (screens/pair_replay_view.py) draws through too.
+
 Both ends are ordinary recorded runs (:mod:`racperf_tui.orchestration.pair_runs` over
 :mod:`racperf_tui.orchestration.runs`): the server run starts first, the client run once the
 server said it is ready. The store watcher (ui/store_watcher.py) reads both runs and the
@@ -38,17 +42,8 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from racperf_tui.core import settings
 from racperf_tui.core.contract.events import RunState, Sample
-from racperf_tui.core.contract.quantities import latency_ms, result_throughput_mbit_s, throughput_interval
 from racperf_tui.core.contract.tool import ROLE_OPTION, PairMode, PairSpec, ToolDescription
-from racperf_tui.core.net_guidance import (
-    IntervalRate,
-    Verdict,
-    dataguard_verdict,
-    format_rate,
-    interconnect_verdict,
-    path_verdict,
-    throughput_drops,
-)
+from racperf_tui.core.net_guidance import IntervalRate, format_rate
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.core.remote.cluster import (
     LOCAL,
@@ -61,7 +56,6 @@ from racperf_tui.core.remote.cluster import (
     this_host,
 )
 from racperf_tui.core.store import RunRecord
-from racperf_tui.orchestration.interconnect_matrix import path_figures
 from racperf_tui.orchestration.pair_runs import PairRuns, finish_pair, launch_pair, pair_spec, stop_pair
 from racperf_tui.tools import tool_modules
 from racperf_tui.ui.dialogs.host_key_dialog import trust_host_key
@@ -70,7 +64,7 @@ from racperf_tui.ui.runs_data import description_of
 from racperf_tui.ui.screens.matrix_view import MatrixView
 from racperf_tui.ui.shown import plain
 from racperf_tui.ui.store_watcher import store_watcher
-from racperf_tui.ui.widgets.metric_sparkline import MetricSparkline
+from racperf_tui.ui.widgets.pair_live_display import PairLiveDisplay
 from racperf_tui.ui.widgets.tick_box import TickBox
 
 #: panel field -> its widget's id
@@ -174,10 +168,6 @@ def node_presets(cluster: Cluster) -> dict[str, tuple[str, str]]:
     return {}
 
 
-#: the sparklines' labels: what the figure is and where the bars start
-THROUGHPUT_LABEL, LATENCY_LABEL = "Throughput, 0-max", "Lat. mean, 0-max"
-
-
 class NetworkPanel(Vertical):
     """Pair launcher, both ends' state, live sparklines and the guidance verdicts."""
 
@@ -211,29 +201,15 @@ class NetworkPanel(Vertical):
         self.tools = list(self.specs)
         self.pair: Any = None  # PairRuns of the pair on screen
         self.after_seq = 0
-        #: the client's intervals that carried a throughput: the live mean, the stalls and dips
-        self.throughput_intervals: list[IntervalRate] = []
-        self.latency_values: list[float] = []
-        self.final_throughput_mbit_s: float | None = None
-        #: said after the verdicts when the client did not finish its test
-        self.unfinished_note = ""
-        #: a finished client's loss, MTU check and round trip p50/p99 (the probe's UDP mode)
-        self.path_said: dict[str, Any] = {}
-        self.mode_of_pair = ""
-        self.pair_tool = ""
+        #: both ends' state, the sparklines and the verdicts of the pair on screen
+        self.pair_display = PairLiveDisplay(redo_rate=self.redo_mb_s)
         self._finishing = False
         #: a pair's launch is under way (its worker): Start says so rather than starting another
         self._launching = False
         #: both ends finished and shown: the poll has nothing left to read
         self._settled = False
-        #: the state lines as last shown (an unchanged Static.update still costs a layout)
-        self._state_lines: dict[str, str] = {}
         #: the pair on screen is the last recorded one (shown at start, not launched here)
         self._recorded = False
-        #: the tool of the pair on screen, for its figures' units (its description)
-        self.pair_description = ToolDescription()
-        #: client samples already in the sparklines (the watcher sends them all each time)
-        self._samples_shown = 0
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -292,15 +268,7 @@ class NetworkPanel(Vertical):
             yield Button("Start pair", id="net-start", variant="primary", compact=True)
             yield Button("Stop", id="net-stop", disabled=True, compact=True)
             yield Static("", id="net-message")
-        yield Static("server: -", id="net-server-state", classes="net-state")
-        yield Static("client: -", id="net-client-state", classes="net-state")
-        # bars from 0 (said in the label): scaled min-to-max a steady link's 1 % wobble
-        # filled the whole height and looked jumpy. Every pair tool's interval latency is the
-        # interval's mean (the probe's and oratcptest's, netperf's 1/rate): the label says so
-        yield MetricSparkline(THROUGHPUT_LABEL, "Mbit/s", floor=0.0, id="net-throughput")
-        yield MetricSparkline(LATENCY_LABEL, "ms", floor=0.0, id="net-latency")
-        yield Static("interconnect: no measurement yet", id="net-verdict-interconnect", classes="net-verdict")
-        yield Static("Data Guard: give a redo rate (MB/s)", id="net-verdict-dataguard", classes="net-verdict")
+        yield self.pair_display
 
     @staticmethod
     def _field(label: str, widget: Any) -> Vertical:
@@ -523,9 +491,7 @@ class NetworkPanel(Vertical):
 
     def _watch_pair(self, pair: PairRuns) -> None:
         self._settled = False
-        self._samples_shown = 0
-        self._clear_series()
-        self.pair_description = description_of(pair.tool)
+        self.pair_display.watch_pair(pair.tool, self.mode_of_pair)
         watcher = store_watcher(self.app, self.data_dir)
         watcher.unwatch(self)
         watcher.watch_pair(self, pair.server_run_id, pair.client_run_id, self.poll_interval_s)
@@ -544,7 +510,7 @@ class NetworkPanel(Vertical):
 
     @on(Input.Changed, "#net-redo")
     def _redo_changed(self, event: Input.Changed) -> None:
-        self._update_verdicts()
+        self.pair_display.update_verdicts()
 
     def read_form(self) -> dict[str, Any]:
         """The form's values; ValueError names the field that is wrong."""
@@ -700,23 +666,8 @@ class NetworkPanel(Vertical):
         self.pair = None
         self._recorded = False
         self.after_seq = 0
-        self.throughput_intervals = []
-        self.latency_values = []
-        self.final_throughput_mbit_s = None
-        self.unfinished_note = ""
-        self.path_said = {}
         # the last pair's ends ("run #1 probe succeeded") are no state of the pair starting now
-        self._show_state_line("#net-server-state", "server: -")
-        self._show_state_line("#net-client-state", "client: -")
-        self._clear_series()
-        self._update_verdicts()
-
-    def _clear_series(self) -> None:
-        """A pair's sparklines start empty: never with another pair's samples."""
-        self.throughput_intervals = []
-        self.latency_values = []
-        self.query_one("#net-throughput", MetricSparkline).set_series([])
-        self.query_one("#net-latency", MetricSparkline).set_series([])
+        self.pair_display.reset()
 
     def on_pair_update(self, message: PairUpdate) -> None:
         """The watcher's latest state of the pair: new client samples -> sparklines; both
@@ -724,12 +675,8 @@ class NetworkPanel(Vertical):
         pair, snapshot = self.pair, message.pair
         if pair is None or self._settled or snapshot.client.id != pair.client_run_id:
             return
-        for sample in snapshot.client_samples[self._samples_shown :]:
-            self.add_sample(sample)
-        self._samples_shown = len(snapshot.client_samples)
+        self.pair_display.show_pair(snapshot)
         server, client = snapshot.server, snapshot.client
-        self._show_state_line("#net-server-state", self._state_text("server", server, snapshot.server_result))
-        self._show_state_line("#net-client-state", self._state_text("client", client, None))
         self._settled = server.state.finished and client.state.finished and self._finishing
         if client.state.finished and not self._finishing:
             self._finish(pair, snapshot)
@@ -738,16 +685,7 @@ class NetworkPanel(Vertical):
     def _finish(self, pair: PairRuns, snapshot: PairSnapshot) -> None:
         client = snapshot.client
         self._finishing = True
-        final = result_throughput_mbit_s(self.pair_description, snapshot.client_result)
-        if client.state is RunState.SUCCEEDED and final is not None:
-            self.final_throughput_mbit_s = final
-        if client.state is RunState.SUCCEEDED:
-            self.path_said = path_figures(self.pair_description, snapshot.client_result)
-        else:
-            # a stopped or failed client's "result" (0 Mbit/s, or a partial one) is no
-            # measurement of the link: judge the intervals that did arrive, and say so
-            self.unfinished_note = f" ({client.state.value} early: mean of {len(self.throughput_intervals)} intervals)"
-        self._update_verdicts()
+        self.pair_display.judge_end(snapshot)
         self._set_buttons(start=True, stop=False)
         level = "good" if client.state is RunState.SUCCEEDED else "bad"
         if self._recorded:
@@ -765,111 +703,54 @@ class NetworkPanel(Vertical):
 
         self.run_worker(finish, thread=True, group="net-finish")
 
-    def _show_state_line(self, selector: str, text: str) -> None:
-        """Update a state line only when its text changed (this runs 4 times a second)."""
-        if self._state_lines.get(selector) != text:
-            self._state_lines[selector] = text
-            self.query_one(selector, Static).update(text)
+    # the pair's live figures are the display's (tests and the screenshots read them here)
+    @property
+    def pair_tool(self) -> str:
+        return self.pair_display.pair_tool
 
-    @staticmethod
-    def _state_text(role: str, record: RunRecord, result: Mapping[str, Any] | None) -> str:
-        text = f"{role}: run #{record.id} {record.tool} {record.state.value}"
-        if record.host != LOCAL_NODE:
-            text += f" on {plain(record.host)}"
-        if record.state.finished and record.message:
-            text += f" ({record.message})"
-        figure = description_of(record.tool).headline(result) if result else ""
-        if figure:
-            text += f" - {figure}"
-        return text
+    @pair_tool.setter
+    def pair_tool(self, tool: str) -> None:
+        self.pair_display.pair_tool = tool
+
+    @property
+    def mode_of_pair(self) -> str:
+        return self.pair_display.mode_of_pair
+
+    @mode_of_pair.setter
+    def mode_of_pair(self, mode: str) -> None:
+        self.pair_display.mode_of_pair = mode
+
+    @property
+    def pair_description(self) -> ToolDescription:
+        return self.pair_display.pair_description
+
+    @pair_description.setter
+    def pair_description(self, description: ToolDescription) -> None:
+        self.pair_display.pair_description = description
+
+    @property
+    def throughput_intervals(self) -> list[IntervalRate]:
+        return self.pair_display.throughput_intervals
+
+    @property
+    def latency_values(self) -> list[float]:
+        return self.pair_display.latency_values
+
+    @property
+    def final_throughput_mbit_s(self) -> float | None:
+        return self.pair_display.final_throughput_mbit_s
+
+    @property
+    def path_said(self) -> dict[str, Any]:
+        return self.pair_display.path_said
 
     def add_sample(self, sample: Sample) -> None:
         """One client sample into the sparklines (and the running verdict)."""
-        previous_end_s = self.throughput_intervals[-1].end_s if self.throughput_intervals else 0.0
-        interval = throughput_interval(self.pair_description, sample, previous_end_s)
-        if interval is not None:
-            self.throughput_intervals.append(interval)
-            self.query_one("#net-throughput", MetricSparkline).push(interval.mbit_s)
-        latency = latency_ms(self.pair_description, sample.metrics)
-        if latency is not None:
-            self.latency_values.append(latency)
-            self.query_one("#net-latency", MetricSparkline).push(latency)
-        self._update_verdicts()
+        self.pair_display.add_sample(sample)
 
     def measured_mbit_s(self) -> float | None:
         """The final figure once the client finished, else the mean of the live samples."""
-        if self.final_throughput_mbit_s is not None:
-            return self.final_throughput_mbit_s
-        if self.throughput_intervals:
-            return sum(i.mbit_s for i in self.throughput_intervals) / len(self.throughput_intervals)
-        return None
-
-    def _current_mode(self) -> PairMode | None:
-        """The mode of the pair on screen (its latency-only and rate-cap facts)."""
-        spec = self.specs.get(self.pair_tool)
-        return next((m for m in spec.modes if m.name == self.mode_of_pair), None) if spec else None
-
-    def _update_verdicts(self) -> None:
-        measured = self.measured_mbit_s()
-        interconnect = self.query_one("#net-verdict-interconnect", Static)
-        dataguard = self.query_one("#net-verdict-dataguard", Static)
-        mode = self._current_mode()
-        if mode is not None and mode.latency_only:
-            latency = (
-                f"; mean latency {sum(self.latency_values) / len(self.latency_values):.3f} ms"
-                if self.latency_values
-                else ""
-            )
-            self._set_verdict(
-                interconnect,
-                Verdict("warning", f"interconnect: {self.mode_of_pair} measures latency, not throughput{latency}"),
-            )
-            self._set_verdict(
-                dataguard, Verdict("warning", "Data Guard: run a SYNC or stream test for a bandwidth verdict")
-            )
-            return
-        if measured is None:
-            self._set_verdict(interconnect, Verdict("", "interconnect: no measurement yet"))
-        elif mode is not None and mode.rate_cap:
-            # what arrives is capped by the target bitrate: judging it against 1/10 GbE would
-            # call a 10 GbE link "below 10 GbE"
-            self._set_verdict(
-                interconnect,
-                Verdict(
-                    "warning",
-                    f"interconnect: {mode.name} received {format_rate(measured)} at a "
-                    f"{mode.rate_cap}bit/s target rate (a loss check, not the link's "
-                    "capacity); run TCP for the 1/10 GbE verdict",
-                ),
-            )
-        else:
-            # a mean (or iperf3's final figure) hides seconds at 0: the intervals say them
-            verdict = interconnect_verdict(measured, throughput_drops(self.throughput_intervals))
-            verdict = path_verdict(verdict, self.path_said.get("loss_pct"), self.path_said.get("mtu"))
-            p50, p99 = self.path_said.get("latency_p50_ms"), self.path_said.get("latency_p99_ms")
-            round_trip = f"; round trip p50 {p50:.3f} / p99 {p99:.3f} ms" if p50 is not None and p99 is not None else ""
-            self._set_verdict(
-                interconnect,
-                Verdict(verdict.level, f"interconnect: {verdict.text}{round_trip}{self.unfinished_note}"),
-            )
-        redo = self.redo_mb_s()
-        if mode is not None and mode.rate_cap and measured is not None:
-            self._set_verdict(
-                dataguard,
-                Verdict("warning", "Data Guard: redo transport is TCP: run a TCP test for the bandwidth verdict"),
-            )
-        elif redo is None:
-            self._set_verdict(dataguard, Verdict("", "Data Guard: give a redo rate (MB/s)"))
-        elif measured is None:
-            self._set_verdict(dataguard, Verdict("", f"Data Guard: redo {redo:g} MB/s; waiting for a measurement"))
-        else:
-            verdict = dataguard_verdict(redo, measured)
-            self._set_verdict(dataguard, Verdict(verdict.level, f"Data Guard: {verdict.text}{self.unfinished_note}"))
-
-    @staticmethod
-    def _set_verdict(widget: Static, verdict: Verdict) -> None:
-        widget.update(verdict.text)
-        widget.set_classes(["net-verdict"] + ([f"verdict-{verdict.level}"] if verdict.level else []))
+        return self.pair_display.measured_mbit_s()
 
     def _message(self, text: str, level: str) -> None:
         widget = self.query_one("#net-message", Static)

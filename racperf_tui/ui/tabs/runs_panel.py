@@ -30,7 +30,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from racperf_tui.core.contract.events import RunState
-from racperf_tui.core.contract.tool import ROLE_OPTION
+from racperf_tui.core.contract.tool import ROLE_OPTION, is_pair_end
 from racperf_tui.core.remote.cluster import LOCAL_NODE
 from racperf_tui.core.store import RunRecord
 from racperf_tui.core.units import format_duration
@@ -537,7 +537,9 @@ class RunsPanel(Vertical):
 
     def action_replay_run(self) -> None:
         """The highlighted ended run (or run group) played back through its live view
-        (screens/replay_view, screens/group_replay_view)."""
+        (screens/replay_view, screens/group_replay_view); either end of a network pair through
+        the Network tab's display (screens/pair_replay_view: a server end records no samples,
+        the pair is found from it)."""
         group_id = self.selected_group_id()
         if group_id is not None:
             replay = deferred("group_replay_view").GroupReplayView(self.data_dir, group_id)
@@ -547,7 +549,11 @@ class RunsPanel(Vertical):
         if run is None or not run.state.finished:
             self.notify("replay: highlight a run that has ended" if run is None else "it is still running: enter")
             return
-        self.app.push_screen(deferred("replay_view").ReplayView(self.data_dir, [run.id]), lambda _: self.reread())
+        if is_pair_end(run.config):
+            replay = deferred("pair_replay_view").PairReplayView(self.data_dir, run.id)
+        else:
+            replay = deferred("replay_view").ReplayView(self.data_dir, [run.id])
+        self.app.push_screen(replay, lambda _: self.reread())
 
     def action_export_report(self) -> None:
         """The marked runs' report (the baseline first, as the compare screen has them), else

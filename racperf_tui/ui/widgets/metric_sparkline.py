@@ -115,6 +115,17 @@ class MetricSparkline(Horizontal):
         self.current = float(value)
         self._repaint()
 
+    def extend(self, values: Sequence[float]) -> None:
+        """Append several intervals' values and repaint once (a replay drawing a recording
+        again from its start: a repaint per value was most of its time)."""
+        if not values:
+            return
+        if not isinstance(self.values, deque):
+            self.values = deque(self.values, maxlen=self.history)
+        self.values.extend(float(value) for value in values)
+        self.current = float(values[-1])
+        self._repaint()
+
     def set_series(self, values: Sequence[float], current: float | None = None) -> None:
         """Show a series whose history is kept elsewhere (a poller's snapshot, which its owner
         never changes after handing it over), as given, and repaint."""
