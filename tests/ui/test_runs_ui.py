@@ -863,10 +863,11 @@ async def test_runs_list_shows_the_date_and_gives_tool_and_target_the_room(
 async def test_the_node_column_names_where_each_run_ran_and_a_pairs_ends(
     data_dir: Path, utc: None, columns: int
 ) -> None:
-    """Issue 21: the Runs tab had no node column. A pair's server on rac1 and client on rac2
-    (marked srv and cli), fio on a node with a long name (its end kept), fio here."""
+    """Issue 21: the Runs tab had no node column. A pair's server here and client on rac2
+    (marked srv and cli: "local srv" whole, not "…cal srv"), fio on a node with a long name
+    (its end kept), fio here."""
     with Store.open(data_dir) as store:
-        server = store.create_run("iperf3", "rac1", None, {"role": "server"}, ["iperf3"], None)
+        server = store.create_run("iperf3", "local", None, {"role": "server"}, ["iperf3"], None)
         client = store.create_run("iperf3", "rac2", "10.0.0.11", {"role": "client", "peer_run_id": server}, [], None)
         remote = store.create_run("fio", "rac-db-node-01", "/tmp/f", {}, ["fio"], None)
         here = store.create_run("fio", "local", "/tmp/g", {}, ["fio"], None)
@@ -879,8 +880,8 @@ async def test_the_node_column_names_where_each_run_ran_and_a_pairs_ends(
         lines = [_row_line(table, row) for row in range(4)]
         assert all(len(line.rstrip()) <= columns for line in lines)
         nodes = [line.split()[3:5] for line in lines]
-        assert nodes[0][0] == "local" and nodes[1][0] == "…node-01"
-        assert nodes[2] == ["rac2", "cli"] and nodes[3] == ["rac1", "srv"]
+        assert nodes[0][0] == "local" and nodes[1][0] == "…-node-01"
+        assert nodes[2] == ["rac2", "cli"] and nodes[3] == ["local", "srv"]
         # the column lines up and the state follows it
         assert len({line.index("succeeded") for line in lines}) == 1
 

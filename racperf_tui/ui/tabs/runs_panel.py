@@ -53,12 +53,13 @@ STYLED_STATES = (RunState.RUNNING, RunState.PENDING, RunState.FAILED, RunState.S
 
 
 #: the columns, in order: (key, header, width); tool and target (None) share what the others
-#: leave of the row, started is STARTED_WIDTHS wide
+#: leave of the row, started is STARTED_WIDTHS wide; node is 9: "local srv" whole (at 8 a pair
+#: on this host read "…cal srv")
 COLUMNS = (
     ("id", "id", 4),
     ("tool", "tool", None),
     ("target", "target", None),
-    ("node", "node", 8),
+    ("node", "node", 9),
     ("state", "state", 11),
     ("started", "started", 0),
     ("duration", "dur", 6),
