@@ -132,6 +132,8 @@ class RacperfApp(App[int]):
     def _network_panel(self) -> None:
         """Mount the Network tab's panel, once: finding the pair tools imports every tool
         module, which the first paint of the Disks table does not need."""
+        if not self.screen_stack:
+            return  # a tab activation still queued when the app exits: no dashboard any more
         pane = self.screen_stack[0].query_one("#network", TabPane)
         if not pane.children:
             pane.mount(deferred("network_panel").NetworkPanel(data_dir=self.data_dir, cluster_file=self.cluster_file))
