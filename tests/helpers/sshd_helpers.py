@@ -115,8 +115,11 @@ def _free_port() -> int:
 
 #: every login of a test's sshd runs root's rc files, which on this image run ``pyenv rehash``:
 #: it waits up to 60 s for a lock file that a login killed mid-rehash (the tests kill sessions
-#: and sshds on purpose) leaves behind for good, and every later login then waits the 60 s
-LOGIN_SETTINGS = ("PYENV_REHASH_TIMEOUT=1",)
+#: and sshds on purpose) leaves behind for good, and every later login then waits the 60 s.
+#: SHLVL=1: bash reads ~/.bashrc for a command sshd runs only as a top-level shell (SHLVL < 2
+#: after its own +1); this image's (pyenv init, twice) cost every SSH command 0.24 s of CPU,
+#: where a DB node's login is a few ms: a 2-node netperf matrix took 56 s, 29 s without it
+LOGIN_SETTINGS = ("PYENV_REHASH_TIMEOUT=1", "SHLVL=1")
 
 
 def write_config(
