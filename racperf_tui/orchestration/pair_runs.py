@@ -51,6 +51,9 @@ from racperf_tui.tools import load_tool
 
 #: how often the store is read while waiting for the server
 POLL_S = 0.05
+#: how long a server that serves until stopped gets, once its client ended, to write what it
+#: says of that client before it is stopped
+SERVER_SETTLE_S = 0.5
 
 
 class PairStartError(RuntimeError):
@@ -240,14 +243,28 @@ def launch_pair(
 
 
 def finish_pair(pair: PairRuns, data_dir: Path, grace_s: float = 5.0) -> None:
-    """After the client run ended: wait up to ``grace_s`` for the server run, then stop it."""
-    deadline = time.monotonic() + grace_s
+    """After the client run ended: wait up to ``grace_s`` for a server that exits after one
+    client (its ``PAIR.once_option``), :data:`SERVER_SETTLE_S` for one that serves until
+    stopped (its last lines about the client written), then stop it."""
     with Store.open(Path(data_dir)) as store:
+        server = store.get_run(pair.server_run_id)
+        if not _ends_after_one_client(pair.tool, server.config):
+            grace_s = min(grace_s, SERVER_SETTLE_S)
+        deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:
             if store.get_run(pair.server_run_id).state.finished:
                 return
             time.sleep(POLL_S)
     stop_run(pair.server_run_id, Path(data_dir), grace_s=5.0)
+
+
+def _ends_after_one_client(tool: str, server_config: Mapping[str, Any]) -> bool:
+    """Does this server exit by itself once its client is done (iperf3 -1, the probe's --once)?"""
+    try:
+        spec = pair_spec(tool)
+    except ValueError:
+        return True  # a tool no longer installed: wait as before
+    return bool(spec.once_option) and bool(server_config.get(spec.once_option, True))
 
 
 def stop_pair(pair: PairRuns, data_dir: Path) -> None:

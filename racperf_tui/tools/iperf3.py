@@ -103,6 +103,7 @@ PAIR = PairSpec(
     ready_pattern=READY_PATTERN,
     failure_pattern=PORT_IN_USE_PATTERN,
     default_port=DEFAULT_PORT,
+    once_option="one_off",
     modes=(
         PairMode("TCP", {"udp": False, "reverse": False}),
         PairMode("UDP", {"udp": True, "bitrate": UDP_TEST_BITRATE}, rate_cap=UDP_TEST_BITRATE),

@@ -734,6 +734,10 @@ class PairSpec:
     ready_timeout_s: float = 15.0
     #: what the server is called in messages ("netserver"); "" means "the TOOL server"
     server_name: str = ""
+    #: the server option (a bool, on by default) that makes it exit after one client ("":
+    #: it serves until stopped, and a finished pair's server is stopped at once: waiting for
+    #: an end that never comes cost every matrix pair of netperf or oratcptest 5 s)
+    once_option: str = ""
     #: adapts the client config to what is installed (drops what the build cannot do), saying so
     adapt_client: ClientAdapter | None = None
     #: the network panel's form for this tool: its modes (the first is the default), which

@@ -123,6 +123,7 @@ PAIR = PairSpec(
     ready_pattern=READY_PATTERN,
     failure_pattern=PORT_IN_USE_PATTERN,
     default_port=DEFAULT_PORT,
+    once_option="once",
     modes=(
         PairMode("SYNC", {"mode": "SYNC", "rtt": False}),
         PairMode("ASYNC", {"mode": "ASYNC", "rtt": False}),
