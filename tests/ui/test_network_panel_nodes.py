@@ -91,7 +91,9 @@ async def test_iperf3_pair_from_the_seed_preset_runs_each_end_on_its_node(
         assert server_node.value == "rac1" and panel.query_one("#net-client-node", Select).value == "rac2"
         assert panel.query_one("#net-host", Input).value == "127.0.0.2"  # rac1's interconnect
         assert "over 127.0.0.2 (rac1's interconnect)" in text(panel, "#net-message")
-        panel.query_one("#net-duration", Input).value = "3"
+        panel.query_one(
+            "#net-duration", Input
+        ).value = "6"  # long enough that the server is seen running under load (at 3 it had ended)
         await pilot.press("ctrl+l")
         try:
             throughput = panel.query_one("#net-throughput", MetricSparkline)
