@@ -16,8 +16,8 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from racperf_tui.core.remote.cluster import cluster_file_to_watch
 from racperf_tui.ui.deferred import deferred
-from racperf_tui.ui.region_compositor import RegionScreen
 from racperf_tui.ui.run_actions import ask_before_quit
+from racperf_tui.ui.screen_base import RegionScreen
 from racperf_tui.ui.screens.help import HelpScreen
 from racperf_tui.ui.tabs.iostat_panel import IostatPanel
 from racperf_tui.ui.tabs.runs_panel import RunsPanel

@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import ItemGrid, VerticalScroll
+from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from racperf_tui.core.disks.history.playback import ArchivePlayback
@@ -17,6 +18,7 @@ from racperf_tui.core.playback import PlaybackClock
 from racperf_tui.orchestration.cluster_monitor import OK, NodeState
 from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.dialogs.jump_dialog import JumpDialog
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.screens.help import HelpScreen
 from racperf_tui.ui.tabs.archive_panel import ArchiveDisksPanel, report_time
 from racperf_tui.ui.widgets.cluster_node_card import NodeCard
@@ -49,6 +51,10 @@ class ArchiveApp(App[int]):
         self.speed = speed
         self.play = play
         self.sub_title = f"read-only archive (no benchmark, nothing started, no /proc read): {source}"
+
+    def get_default_screen(self) -> Screen:
+        # a toast leaves the terminal at its timeout (ui/screen_base.py)
+        return RacperfScreen(id="_default")
 
     def compose(self) -> ComposeResult:
         yield SecondClockHeader(show_clock=False)

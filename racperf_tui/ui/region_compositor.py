@@ -1,4 +1,15 @@
-"""A screen whose partial updates render only the widgets that show a changed cell.
+"""racperf's compositors: every screen's repaints what a lazily rebuilt map forgets, and the
+dashboard's partial updates render only the widgets that show a changed cell.
+
+:class:`RepaintingCompositor` (every racperf screen's, ui/screen_base.py) repaints what a
+lazily rebuilt map forgets. After a scroll-only layout (``reflow_visible``), or a repaint of a
+widget out of view (``update_widgets``: a sparkline scrolled away, a card in a hidden tab),
+Textual rebuilds ``full_map`` from the DOM the next time something asks for it (any widget's
+``region``), and the next ``reflow`` compares the new layout with *that* map: a widget removed
+between (a toast at its timeout) is in neither, so the cells it covered were never repainted
+("HOST KEY CHANGED" stayed over the Network tab's node pickers for minutes, until something
+drew there). :meth:`RepaintingCompositor.full_map` marks the regions that differ between the
+map as last composed and the rebuilt one, as ``reflow`` does.
 
 Textual's compositor answers a partial update (a widget's ``refresh(region)``, a Static's
 ``update``) by rendering every visible widget that overlaps the *bounding box* of all the
@@ -8,33 +19,26 @@ alert lines (bottom): the box is the whole screen, so all 22 widgets (footer key
 title, the containers behind the table...) were rendered every second for the 70 lines
 that changed, the largest share of the dashboard's CPU on the hard case.
 
-:class:`RegionCompositor` keeps Textual's update and only chooses what is rendered: for
-each changed region it takes the visible widgets front to back, as the compositor
-composes them, until one covers the whole region (nothing behind it can show there), and
-each chosen widget renders only the lines of the changed regions it was chosen for, over
-its full visible width. The screen output is the same: in Textual's composition the front
-widget's strip of a cut always wins (no blending between widgets), every changed cell's
-front widget is rendered for its line, the renders are handed over in the compositor's
-own front-to-back order, and the update still writes only the changed spans
+:class:`RegionCompositor` (the dashboard's, RacperfApp's default screen) keeps Textual's update
+and only chooses what is rendered: for each changed region it takes the visible widgets front
+to back, as the compositor composes them, until one covers the whole region (nothing behind it
+can show there), and each chosen widget renders only the lines of the changed regions it was
+chosen for, over its full visible width. The screen output is the same: in Textual's
+composition the front widget's strip of a cut always wins (no blending between widgets), every
+changed cell's front widget is rendered for its line, the renders are handed over in the
+compositor's own front-to-back order, and the update still writes only the changed spans
 (tests/ui/test_region_compositor.py compares its output with Textual's own, update by update).
 Full updates (resize, layout, a new screen) are Textual's, unchanged.
-
-It also repaints what a lazily rebuilt map forgets. After a scroll-only layout
-(``reflow_visible``), Textual rebuilds ``full_map`` from the DOM the next time something asks
-for it, and the next ``reflow`` compares the new layout with *that* map: a widget removed
-between (a toast at its timeout) is in neither, so the cells it covered were never repainted
-("HOST KEY CHANGED" stayed over the Network tab's node pickers for minutes, until something
-drew there). :meth:`RegionCompositor.full_map` marks the regions that differ between the map
-as last composed and the rebuilt one, as ``reflow`` does.
 
 Built on Textual 8 internals (the one module importing textual._compositor): it overrides
 ``Compositor.render_partial_update``, ``Compositor._get_renders`` and ``Compositor.full_map``,
 reads ``_dirty_regions``, ``_full_map``, ``_visible_map``, ``_full_map_invalidated`` and
-``visible_widgets``, and replaces ``Screen._compositor``; pyproject pins textual < 9.
-tests/ui/test_region_compositor.py fails naming the point that moved when a Textual release
-changes one of them. To drop it: delete this module and its test, and RacperfApp's
-``get_default_screen`` (Textual's Screen then renders every widget in the changed regions'
-bounding box: 22 widget renders a Disks tick instead of 4).
+``visible_widgets``; ui/screen_base.py replaces ``Screen._compositor``; pyproject pins
+textual < 9. tests/ui/test_region_compositor.py fails naming the point that moved when a
+Textual release changes one of them. To drop RegionCompositor: RegionScreen's ``COMPOSITOR``
+back to RepaintingCompositor (Textual then renders every widget in the changed regions'
+bounding box: 22 widget renders a Disks tick instead of 4). To drop both: this module, its
+test and ui/screen_base.py's compositor swap (toasts then stay until something draws there).
 """
 
 from __future__ import annotations
@@ -43,7 +47,6 @@ from collections.abc import Iterable
 
 from textual._compositor import ChopsUpdate, Compositor, CompositorMap
 from textual.geometry import Region
-from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -59,8 +62,27 @@ def line_runs(lines: set[int]) -> list[tuple[int, int]]:
     return runs
 
 
-class RegionCompositor(Compositor):
-    """Textual's Compositor whose partial updates render only what shows a changed cell."""
+class RepaintingCompositor(Compositor):
+    """Textual's Compositor that repaints what its lazily rebuilt map forgets (a toast removed
+    after a scroll-only layout or a repaint out of view): every racperf screen's."""
+
+    @property
+    def full_map(self) -> CompositorMap:
+        if self.root is None or not self._full_map_invalidated:
+            return super().full_map
+        # what the terminal shows: the last full layout, moved by the scrolls since
+        shown = {**self._full_map, **(self._visible_map or {})}
+        rebuilt = super().full_map
+        self._dirty_regions.update(
+            region
+            for region in (clip.intersection(region) for _, (region, _o, clip, *_r) in shown.items() ^ rebuilt.items())
+            if region
+        )
+        return rebuilt
+
+
+class RegionCompositor(RepaintingCompositor):
+    """A RepaintingCompositor whose partial updates render only what shows a changed cell."""
 
     #: The changed regions of the partial update being rendered (None: render as Textual does).
     _update_regions: list[Region] | None = None
@@ -108,25 +130,3 @@ class RegionCompositor(Compositor):
                 renders += 1
                 yield region, part, widget.render_lines(part.translate((-region.x, -region.y)))
         self.last_renders = renders
-
-    @property
-    def full_map(self) -> CompositorMap:
-        if self.root is None or not self._full_map_invalidated:
-            return super().full_map
-        # what the terminal shows: the last full layout, moved by the scrolls since
-        shown = {**self._full_map, **(self._visible_map or {})}
-        rebuilt = super().full_map
-        self._dirty_regions.update(
-            region
-            for region in (clip.intersection(region) for _, (region, _o, clip, *_r) in shown.items() ^ rebuilt.items())
-            if region
-        )
-        return rebuilt
-
-
-class RegionScreen(Screen):
-    """A Screen composed by a :class:`RegionCompositor` (the dashboard's default screen)."""
-
-    def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(name, id, classes)
-        self._compositor = RegionCompositor()

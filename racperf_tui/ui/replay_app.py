@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from racperf_tui.ui.app import APP_CSS_PATH
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.screens.group_replay_view import GroupReplayView
 from racperf_tui.ui.screens.help import HelpScreen
 from racperf_tui.ui.screens.pair_replay_view import PairReplayView
@@ -48,6 +49,10 @@ class ReplayApp(App[int]):
         else:
             runs = f"run {run_ids[0]}" if len(run_ids) == 1 else f"runs {run_ids[0]} and {run_ids[1]}"
         self.sub_title = f"{runs} as recorded: nothing runs"
+
+    def get_default_screen(self) -> Screen:
+        # under the replay: a toast shown here leaves at its timeout too (ui/screen_base.py)
+        return RacperfScreen(id="_default")
 
     def on_mount(self) -> None:
         if self.group_id is not None:

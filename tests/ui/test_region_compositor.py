@@ -29,7 +29,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from racperf_tui.ui.app import RacperfApp
-from racperf_tui.ui.region_compositor import RegionCompositor, RegionScreen, line_runs
+from racperf_tui.ui.region_compositor import RegionCompositor, RepaintingCompositor, line_runs
+from racperf_tui.ui.screen_base import RegionScreen
 from racperf_tui.ui.tabs.iostat_panel import IostatPanel
 from racperf_tui.ui.widgets.header_clock import SecondClock
 from tests.helpers.dashboard_root import DiskLoad, DiskSpec, ReplayRoot
@@ -140,11 +141,11 @@ def test_a_region_is_rendered_by_its_front_widget_only() -> None:
 
 # ---- the private Textual API region_compositor.py stands on ---------------------------------
 # RegionCompositor overrides Compositor.render_partial_update and Compositor._get_renders, reads
-# Compositor._dirty_regions and Compositor.visible_widgets, and RegionScreen replaces
-# Screen._compositor. None of it is Textual's public API (textual._compositor is private), so
-# each test below names the point that moved when a Textual release changes it: fix
-# ui/region_compositor.py for the new Textual, or drop it (RacperfApp.get_default_screen back to
-# Textual's Screen; see docs/ARCHITECTURE.md).
+# Compositor._dirty_regions and Compositor.visible_widgets; RepaintingCompositor overrides
+# Compositor.full_map; ui/screen_base.py replaces Screen._compositor. None of it is Textual's
+# public API (textual._compositor is private), so each test below names the point that moved
+# when a Textual release changes it: fix ui/region_compositor.py for the new Textual, or drop it
+# (see its module doc and docs/ARCHITECTURE.md).
 
 PIN = "pyproject.toml pins textual < 9 for ui/region_compositor.py"
 
@@ -185,7 +186,7 @@ def test_a_partial_update_still_goes_through_get_renders_from_the_dirty_regions(
         "Compositor.visible_widgets (widget -> (region, clip), front to back) is no longer a property"
     )
     assert "self._compositor.render_update(" in inspect.getsource(Screen._compositor_refresh), (
-        "Screen._compositor_refresh no longer draws through self._compositor: RegionScreen replaces it"
+        "Screen._compositor_refresh no longer draws through self._compositor: ui/screen_base.py replaces it"
     )
 
 
@@ -214,14 +215,17 @@ async def test_our_get_renders_draws_the_partial_updates_of_a_running_app() -> N
 
 
 def test_the_lazily_rebuilt_map_it_watches_is_still_there() -> None:
-    """RegionCompositor.full_map marks what a lazy rebuild of Textual's map forgets (a toast
-    removed after a scroll-only layout): it reads _full_map, _visible_map and
-    _full_map_invalidated, which Compositor.full_map and reflow_visible must still use."""
+    """RepaintingCompositor.full_map marks what a lazy rebuild of Textual's map forgets (a toast
+    removed after a scroll-only layout or a repaint out of view): it reads _full_map,
+    _visible_map and _full_map_invalidated, which Compositor.full_map and reflow_visible must
+    still use."""
     assert isinstance(inspect.getattr_static(Compositor, "full_map"), property), "Compositor.full_map is no property"
     lazy = inspect.getsource(Compositor.__dict__["full_map"].fget)
     assert "self._full_map_invalidated" in lazy and "self._full_map = " in lazy, (
-        "Compositor.full_map no longer rebuilds _full_map lazily: RegionCompositor.full_map watches it"
+        "Compositor.full_map no longer rebuilds _full_map lazily: RepaintingCompositor.full_map watches it"
     )
+    assert "full_map" not in RegionCompositor.__dict__, "RegionCompositor must keep RepaintingCompositor.full_map"
+    assert issubclass(RegionCompositor, RepaintingCompositor)
     assert "self._visible_map = map" in inspect.getsource(Compositor.reflow_visible), (
         "Compositor.reflow_visible no longer keeps the scrolled map in _visible_map"
     )

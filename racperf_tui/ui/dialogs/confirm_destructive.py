@@ -5,14 +5,14 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from racperf_tui.core.guard.safety import SafetyVerdict, override_matches
+from racperf_tui.ui.screen_base import RacperfModalScreen
 from racperf_tui.ui.shown import markup
 
 
-class ConfirmDestructive(ModalScreen[bool]):
+class ConfirmDestructive(RacperfModalScreen[bool]):
     """Dismisses with True only when the typed text names the refused device (override_matches)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]

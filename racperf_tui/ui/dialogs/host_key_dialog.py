@@ -19,17 +19,17 @@ from concurrent.futures import Future
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
 from racperf_tui.core.remote import ssh
 from racperf_tui.core.remote.cluster import Node
 from racperf_tui.core.remote.ssh import HostKeyError, HostKeyOffer, SshTarget
+from racperf_tui.ui.screen_base import RacperfModalScreen
 from racperf_tui.ui.shown import plain
 
 
-class HostKeyDialog(ModalScreen[bool]):
+class HostKeyDialog(RacperfModalScreen[bool]):
     """Accept (True) or reject (False) a host key seen for the first time."""
 
     BINDINGS = [

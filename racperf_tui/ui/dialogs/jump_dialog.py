@@ -8,11 +8,12 @@ from collections.abc import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from racperf_tui.ui.screen_base import RacperfModalScreen
 
-class JumpDialog(ModalScreen[None]):
+
+class JumpDialog(RacperfModalScreen[None]):
     """Asks for a time; ``jump(text)`` moves the playback and returns '' or why it could not
     (said under the field, which keeps what was typed)."""
 

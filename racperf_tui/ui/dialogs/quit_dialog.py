@@ -7,13 +7,14 @@ from typing import Literal
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from racperf_tui.ui.screen_base import RacperfModalScreen
 
 QuitChoice = Literal["stop", "leave", "cancel"]
 
 
-class QuitDialog(ModalScreen[QuitChoice]):
+class QuitDialog(RacperfModalScreen[QuitChoice]):
     """Quit with runs running: stop them, leave them running (they keep recording), or cancel."""
 
     BINDINGS = [
@@ -48,7 +49,7 @@ class QuitDialog(ModalScreen[QuitChoice]):
         self.dismiss(choice)
 
 
-class ConfirmDialog(ModalScreen[bool]):
+class ConfirmDialog(RacperfModalScreen[bool]):
     """A yes/no question (e.g. "stop run 12?"); y / enter confirm, n / escape refuse."""
 
     BINDINGS = [

@@ -11,13 +11,13 @@ from collections.abc import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from racperf_tui.ui.screen_base import RacperfModalScreen
 from racperf_tui.ui.shown import markup
 
 
-class TextPrompt(ModalScreen[str | None]):
+class TextPrompt(RacperfModalScreen[str | None]):
     """Ask for one line of text; ``check(text)`` returns why it cannot be one, or None."""
 
     DEFAULT_CSS = """

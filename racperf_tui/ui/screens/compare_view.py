@@ -17,7 +17,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
 from racperf_tui.core.criteria import CriteriaError
@@ -31,6 +30,7 @@ from racperf_tui.ui.compare_data import (
 )
 from racperf_tui.ui.dialogs.text_prompt import TextPrompt
 from racperf_tui.ui.runs_data import where_it_ran
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.widgets.chart import Chart
 
@@ -38,7 +38,7 @@ from racperf_tui.ui.widgets.chart import Chart
 OUTCOME_STYLES = {"pass": "bold green", "fail": "bold red", "n/a": "yellow"}
 
 
-class CompareView(Screen[int | None]):
+class CompareView(RacperfScreen[int | None]):
     """The comparison of ``run_ids``; dismissed with the baseline's id (the Runs tab keeps it)."""
 
     HELP_TITLE = "Compare runs"

@@ -18,7 +18,6 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label
 
 from racperf_tui.core.contract.events import RunState
@@ -27,6 +26,7 @@ from racperf_tui.core.units import format_duration
 from racperf_tui.orchestration.run_groups import group_state, stop_group
 from racperf_tui.ui.dialogs.quit_dialog import ConfirmDialog
 from racperf_tui.ui.messages import GroupSnapshot, GroupUpdate
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import RunView
 from racperf_tui.ui.shown import markup, plain
@@ -60,7 +60,7 @@ def spark_text(values: Sequence[float], width: int = 24) -> str:
     return "".join(BARS[min(len(BARS) - 1, int(value / top * (len(BARS) - 1) + 0.5))] for value in shown)
 
 
-class GroupView(Screen[None]):
+class GroupView(RacperfScreen[None]):
     """A run group live: a row per node and the total (see the module doc)."""
 
     HELP_TITLE = "Run group"

@@ -16,10 +16,10 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import ActiveBinding, Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from racperf_tui.core.disks.saturation import SaturationRules
+from racperf_tui.ui.screen_base import RacperfModalScreen
 
 
 def saturation_rule_text() -> str:
@@ -116,7 +116,7 @@ def tab_note(tab: str | None) -> str:
     return TAB_NOTES.get(tab or "", "Disks: " + saturation_rule_text())
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(RacperfModalScreen[None]):
     """Lists the keys given to it; any of escape, q or ? closes it."""
 
     BINDINGS = [

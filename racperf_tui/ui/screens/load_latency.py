@@ -12,10 +12,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from racperf_tui.ui.deferred import deferred
+from racperf_tui.ui.screen_base import RacperfModalScreen
 
 #: the history keys the points come from (iostat_model's SPARK_METRICS)
 LOAD_KEY, IOPS_KEY, AWAIT_KEY = "avgqu-sz", "IOPS", "await"
@@ -76,7 +76,7 @@ class ScatterChart(Static):
             self.update(Text.from_ansi(text, no_wrap=True))
 
 
-class LoadLatencyScreen(ModalScreen[None]):
+class LoadLatencyScreen(RacperfModalScreen[None]):
     """A device's load-latency curve, redrawn once a second from a history it reads (the Disks
     tab's model, which its own sampler keeps updating)."""
 

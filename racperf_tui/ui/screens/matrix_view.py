@@ -20,13 +20,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static
 
 from racperf_tui.core.net_guidance import LOSS_WARNING_PCT, format_rate
 from racperf_tui.core.paths import resolve_data_dir
 from racperf_tui.orchestration.interconnect_matrix import PairMeasurement
 from racperf_tui.orchestration.matrix_store import MatrixSnapshot, latest_matrix, start_matrix
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.shown import plain
 
 #: seconds between two reads of the store
@@ -68,7 +68,7 @@ def cell_text(measured: PairMeasurement | None, running: bool) -> Text:
     return text
 
 
-class MatrixView(Screen[None]):
+class MatrixView(RacperfScreen[None]):
     """The newest interconnect matrix of the store, live (see the module doc)."""
 
     HELP_TITLE = "Interconnect matrix"

@@ -15,7 +15,6 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Footer
 
 from racperf_tui.core.playback import PlaybackClock, frames_of
@@ -23,6 +22,7 @@ from racperf_tui.ui.dialogs.jump_dialog import JumpDialog
 from racperf_tui.ui.messages import LiveRunState
 from racperf_tui.ui.replay_data import RecordingLoaded, RecordingWatch, RunReplay, run_recording
 from racperf_tui.ui.runs_data import where_it_ran
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.screens.run_view import LiveRunBody
 from racperf_tui.ui.shown import plain
@@ -34,7 +34,7 @@ from racperf_tui.ui.widgets.timeline_bar import TIMELINE_BINDINGS, TimelineBar
 JUMP_HINT = "seconds from the start: 90, 1m30s, 1:30"
 
 
-class ReplayView(Screen[None]):
+class ReplayView(RacperfScreen[None]):
     """One or two recorded runs, played back (see the module doc)."""
 
     HELP_TITLE = "Replay"

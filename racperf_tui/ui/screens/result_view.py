@@ -16,7 +16,6 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
@@ -27,6 +26,7 @@ from racperf_tui.core.units import format_duration
 from racperf_tui.ui.deferred import deferred
 from racperf_tui.ui.messages import RunResultLoaded
 from racperf_tui.ui.runs_data import description_of, where_it_ran
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher
 from racperf_tui.ui.tool_panels.result_panels import result_panels
@@ -42,7 +42,7 @@ def tab_id(name: str) -> str:
     return "tab-" + "".join(c if c.isalnum() else "-" for c in name.lower())
 
 
-class ResultView(Screen[None]):
+class ResultView(RacperfScreen[None]):
     """Tabs: the tool's sections (Summary, Percentiles...), Charts, Details (the tool's
     detail tables and the command line)."""
 

@@ -16,7 +16,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Label, ProgressBar, Static
 
@@ -25,6 +24,7 @@ from racperf_tui.core.units import format_duration
 from racperf_tui.ui.messages import LiveRunState, RunLiveUpdate
 from racperf_tui.ui.run_actions import confirm_and_stop
 from racperf_tui.ui.runs_data import description_of
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher
@@ -171,7 +171,7 @@ class LiveRunBody(Vertical):
                 panel.show_live(live)
 
 
-class RunView(Screen[None]):
+class RunView(RacperfScreen[None]):
     """Live figures of one run, read from the store (the source of truth), never from fio."""
 
     HELP_TITLE = "Live run"

@@ -19,7 +19,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
 from racperf_tui.core.contract.tool import parse_setting
@@ -31,6 +30,7 @@ from racperf_tui.tools import load_tool, tool_description
 from racperf_tui.tools.base import RUN_LEVEL_KEYS
 from racperf_tui.ui.messages import SweepLaunched
 from racperf_tui.ui.run_actions import judge_then_launch
+from racperf_tui.ui.screen_base import RacperfModalScreen
 from racperf_tui.ui.widgets.device_suggester import DeviceSuggester
 
 #: the stop rules, as the Select offers them: (label, value)
@@ -67,7 +67,7 @@ def whole_numbers(text: str, what: str) -> tuple[int, ...]:
     return tuple(values)
 
 
-class SweepForm(ModalScreen[Any]):
+class SweepForm(RacperfModalScreen[Any]):
     """The sweep's fields, checked as typed, its points previewed, Launch (see the module doc)."""
 
     BINDINGS = [

@@ -20,7 +20,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static
 
 from racperf_tui.core.disks.iostat_math import IostatRow
@@ -32,6 +31,7 @@ from racperf_tui.tools.fio.sweep_charts import iops_chart, latency_chart
 from racperf_tui.tools.fio.sweep_curves import KNEE_GAIN_TEXT, Curve, curve_from_json
 from racperf_tui.ui.dialogs.quit_dialog import ConfirmDialog
 from racperf_tui.ui.messages import SweepSnapshot, SweepUpdate
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import store_watcher
@@ -122,7 +122,7 @@ class SweepChart(Static):
         self.update(Text.from_ansi(text, no_wrap=True) if text else "no latency percentiles in the points")
 
 
-class SweepView(Screen[None]):
+class SweepView(RacperfScreen[None]):
     """A sweep live (see the module doc)."""
 
     HELP_TITLE = "Sweep"

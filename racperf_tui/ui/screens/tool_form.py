@@ -26,7 +26,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import DescendantFocus
-from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
@@ -39,6 +38,7 @@ from racperf_tui.orchestration.run_plan import install_hint
 from racperf_tui.orchestration.runs import launch_run
 from racperf_tui.tools import load_tool, tool_description
 from racperf_tui.ui.run_actions import judge_then_launch
+from racperf_tui.ui.screen_base import RacperfModalScreen
 from racperf_tui.ui.widgets.device_suggester import DeviceSuggester
 from racperf_tui.ui.widgets.tick_box import TickBox
 
@@ -83,7 +83,7 @@ def in_form_words(message: str, options: dict[str, ToolOption]) -> str:
     return text
 
 
-class ToolForm(ModalScreen[Any]):
+class ToolForm(RacperfModalScreen[Any]):
     """Presets, fields from the tool's options, live validation, live command preview, Launch."""
 
     BINDINGS = [

@@ -13,12 +13,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from racperf_tui.tools import tool_modules
 from racperf_tui.ui.runs_data import description_of
+from racperf_tui.ui.screen_base import RacperfModalScreen
 from racperf_tui.ui.screens.sweep_form import SweepForm
 from racperf_tui.ui.screens.tool_form import ToolForm
 
@@ -33,7 +34,7 @@ def form_for(tool: str, data_dir: Any) -> Screen[Any]:
     return ToolForm(tool, data_dir)
 
 
-class ToolPicker(ModalScreen[str | None]):
+class ToolPicker(RacperfModalScreen[str | None]):
     """The tools, one line each (name, summary); enter picks one, escape cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is started")]
