@@ -18,8 +18,9 @@ measures one, the verdict with each stall and dip: when and how long), then the 
 send, columns receive; "STALL" / "dip" after a cell's figure); ``--json``: one object per pair
 instead (``mbit_s``, ``latency_ms``, ``level``, ``verdict``, ``stalls`` and ``dips``: lists of
 ``{kind, start_s, end_s, length_s, intervals, lowest_mbit_s}``, ``error``, ``samples``, the run ids,
-``latency_p50_ms``, ``latency_p99_ms``, ``loss_pct``, ``mtu``: ``{local, remote, probe_bytes,
-arrived, mismatch, note}``, ``path_error``).
+``latency_p50_ms``, ``latency_p99_ms`` (the path check's 8 KiB round trips, or the pair's own:
+netperf's RR tests), ``round_trip_by`` (the tool whose own test measured them, else null),
+``loss_pct``, ``mtu``: ``{local, remote, probe_bytes, arrived, mismatch, note}``, ``path_error``).
 
 Exit status: 0 every pair measured; 1 a pair could not be measured (its line says why); 2 no
 cluster file, a wrong one, fewer than two nodes, or a bad option.

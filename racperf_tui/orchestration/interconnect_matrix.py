@@ -24,6 +24,9 @@ one at a time, each answered, so the round trip's p50 / p99 and the loss of an i
 first a don't-fragment datagram at the source's interface MTU (MtuFinding: both ends' MTUs,
 whether it got through). A pair whose own client gives these figures (the probe in UDP mode)
 needs no check. Loss and the MTU check are part of the verdict (net_guidance.path_verdict).
+A request/response pair (netperf's TCP_RR and UDP_RR, in omni output) measures round trips
+itself: its own p50 / p99 (its result's, at its own request size) stand, said as its tool's,
+and its path check adds the loss and the MTU.
 
 Each client run is labelled ``matrix ID pair SOURCE->TARGET`` (its path check ``matrix ID
 path SOURCE->TARGET``), ID the matrix's start: orchestration/matrix_store.py rebuilds a
@@ -49,6 +52,7 @@ from racperf_tui.core.contract.quantities import (
     result_latency_ms,
     result_loss_pct,
     result_throughput_mbit_s,
+    result_transaction_rate,
     throughput_intervals,
     throughput_mbit_s,
 )
@@ -110,9 +114,12 @@ class PairMeasurement:
     drops: tuple[ThroughputDrop, ...] = ()
     server_run_id: int | None = None
     client_run_id: int | None = None
-    #: the round trip of an 8 KiB request (the path check, or the pair's own UDP requests)
+    #: the round trip's p50 / p99: of an 8 KiB request (the path check, or the pair's own UDP
+    #: requests), or of the pair's own request/response test (``round_trip_by``)
     latency_p50_ms: float | None = None
     latency_p99_ms: float | None = None
+    #: the tool whose own test measured the p50 / p99 (netperf's RR); None: the probe's requests
+    round_trip_by: str | None = None
     #: UDP requests (or datagrams) lost, %
     loss_pct: float | None = None
     mtu: MtuFinding | None = None
@@ -141,6 +148,7 @@ class PairMeasurement:
             "client_run_id": self.client_run_id,
             "latency_p50_ms": _rounded(self.latency_p50_ms, 4),
             "latency_p99_ms": _rounded(self.latency_p99_ms, 4),
+            "round_trip_by": self.round_trip_by,
             "loss_pct": _rounded(self.loss_pct, 3),
             "mtu": self.mtu.to_json() if self.mtu else None,
             "path_error": self.path_error,
@@ -148,13 +156,14 @@ class PairMeasurement:
         }
 
     def figures(self) -> str:
-        """ "940 Mbit/s", "latency 0.124 ms", "8 KiB round trip p50 0.210 / p99 0.480 ms",
-        "lost 0.00 %", "MTU 9000": those measured."""
+        """ "940 Mbit/s", "latency 0.124 ms", "8 KiB round trip p50 0.210 / p99 0.480 ms" (or
+        "netperf's own round trip p50 0.034 / p99 0.135 ms"), "lost 0.00 %", "MTU 9000": those
+        measured."""
         said = [format_rate(self.mbit_s)] if self.mbit_s is not None else []
         if self.latency_ms is not None:
             said.append(f"latency {self.latency_ms:.3f} ms")
         if self.latency_p50_ms is not None and self.latency_p99_ms is not None:
-            said.append(f"8 KiB round trip p50 {self.latency_p50_ms:.3f} / p99 {self.latency_p99_ms:.3f} ms")
+            said.append(round_trip_said(self.latency_p50_ms, self.latency_p99_ms, self.round_trip_by, size="8 KiB "))
         if self.loss_pct is not None:
             said.append(f"lost {self.loss_pct:.2f} %")
         if self.mtu is not None and self.mtu.local_mtu is not None:
@@ -179,12 +188,24 @@ class PairMeasurement:
         kinds = {d.kind for d in self.drops}
         marks = [figure] + (["STALL"] if "stall" in kinds else ["dip"] if kinds else [])
         if self.latency_p50_ms is not None and self.latency_p99_ms is not None:
-            marks.append(f"{self.latency_p50_ms:.2f}/{self.latency_p99_ms:.2f} ms")
+            marks.append(self.round_trip_cell())
         if self.loss_pct is not None and self.loss_pct >= LOSS_WARNING_PCT:
             marks.append(f"LOSS {self.loss_pct:.1f}%")
         if self.mtu is not None and (self.mtu.arrived is False or self.mtu.mismatch):
             marks.append("MTU!")
         return " ".join(marks)
+
+    def round_trip_cell(self) -> str:
+        """ "0.21/0.48 ms" (the probe's 8 KiB requests), "0.03/0.14 ms netperf" (its own)."""
+        cell = f"{self.latency_p50_ms:.2f}/{self.latency_p99_ms:.2f} ms"
+        return f"{cell} {self.round_trip_by}" if self.round_trip_by else cell
+
+
+def round_trip_said(p50_ms: float, p99_ms: float, by: str | None, size: str = "") -> str:
+    """ "round trip p50 0.210 / p99 0.480 ms" (``size`` before it: "8 KiB "), or of the tool
+    ``by`` in its own test: "netperf's own round trip p50 0.034 / p99 0.135 ms"."""
+    whose = f"{by}'s own round trip" if by else f"{size}round trip"
+    return f"{whose} p50 {p50_ms:.3f} / p99 {p99_ms:.3f} ms"
 
 
 def _rounded(value: float | None, digits: int) -> float | None:
@@ -300,13 +321,20 @@ def judged(
 
 
 def path_figures(description: ToolDescription, result: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The loss and, of a result that checked its path (the probe's UDP requests), the MTU
-    check and the requests' round trip p50 / p99 (not a SYNC test's 1 MiB messages'): the
-    PairMeasurement fields of those names (the Network tab says them too)."""
+    """The loss and the round trip's p50 / p99 of a result that measured round trips, the
+    PairMeasurement fields of those names (the Network tab says them too): one that checked
+    its path (the probe's UDP requests: their round trips and the MTU check; not a SYNC
+    test's 1 MiB messages'), or a request/response test's, one with a rate of transactions
+    (netperf's TCP_RR and UDP_RR: its own percentiles, ``round_trip_by`` its tool; not a
+    STREAM test's send calls)."""
     mtu = MtuFinding.from_result(result)
+    own = mtu is None and result_transaction_rate(description, result) is not None
+    p50 = result_latency_ms(description, result, "latency_p50") if mtu or own else None
+    p99 = result_latency_ms(description, result, "latency_p99") if mtu or own else None
     return {
-        "latency_p50_ms": result_latency_ms(description, result, "latency_p50") if mtu else None,
-        "latency_p99_ms": result_latency_ms(description, result, "latency_p99") if mtu else None,
+        "latency_p50_ms": p50,
+        "latency_p99_ms": p99,
+        "round_trip_by": description.name if own and p50 is not None and p99 is not None else None,
         "loss_pct": result_loss_pct(description, result),
         "mtu": mtu,
     }
@@ -322,16 +350,18 @@ def check_path(
 
 def with_path(measured: PairMeasurement, path: PairMeasurement) -> PairMeasurement:
     """``measured`` with the path check's round trip, loss and MTU, its verdict judged on
-    them too; a check that could not run is said beside (the pair's figures stand)."""
+    them too; a check that could not run is said beside (the pair's figures stand). A pair's
+    own round trips (netperf's RR) stand: the check adds its loss and MTU."""
     if measured.verdict is None:
         return measured
     if path.error is not None and path.mtu is None:
         return dataclasses.replace(measured, path_error=path.error, path_client_run_id=path.client_run_id)
+    own = measured.round_trip_by is not None
     return with_path_verdict(
         dataclasses.replace(
             measured,
-            latency_p50_ms=path.latency_p50_ms,
-            latency_p99_ms=path.latency_p99_ms,
+            latency_p50_ms=measured.latency_p50_ms if own else path.latency_p50_ms,
+            latency_p99_ms=measured.latency_p99_ms if own else path.latency_p99_ms,
             # the pair's own loss (a UDP stream's) is of its load; the check's of an idle link
             loss_pct=measured.loss_pct if measured.loss_pct is not None else path.loss_pct,
             mtu=path.mtu,

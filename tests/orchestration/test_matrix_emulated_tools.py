@@ -23,10 +23,12 @@ pytestmark = [
 ]
 needs_iperf3 = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 not installed")
 #: the emulators' first three interval figures (tests/fakes/oratcptest SYNC_VALUES: MiB/s, ms;
-#: tests/fakes/netperf INTERIM: TCP_STREAM Mbit/s, TCP_RR transactions/s)
+#: tests/fakes/netperf INTERIM: TCP_STREAM Mbit/s, UDP_RR transactions/s; OMNI_UDP_RR: its
+#: P50_LATENCY / P99_LATENCY, µs)
 ORATCPTEST_SYNC = [(90.170, 11.090), (81.076, 12.334), (102.197, 9.785)]
 NETPERF_STREAM = [11863.19, 10404.61, 13285.57]
-NETPERF_RR = [8064.58, 10675.86, 39118.12]
+NETPERF_UDP_RR = 26217.78
+NETPERF_UDP_RR_P50_P99_US = (34, 135)
 
 
 def emulators_on_the_nodes(cluster: NetnsCluster, directory: Path) -> None:
@@ -72,13 +74,20 @@ def test_netperf_stream_and_rr_pairs(netns_cluster_factory, tmp_path: Path) -> N
         assert row["mbit_s"] == round(statistics.median(NETPERF_STREAM), 1) == 11863.2, row
         assert row["level"] == "good" and "meets 10 GbE guidance" in row["verdict"], row
         assert row["latency_ms"] is None
-    # TCP_RR measures latency only: 1000 / the median transaction rate, no throughput verdict
-    rows = matrix(cluster, tmp_path / "rr", "netperf", "--duration", "3", "--mode", "TCP_RR", "--no-path-check")
+    # UDP_RR (in omni output) measures latency only: 1000 / the median transaction rate, no
+    # throughput verdict, and netperf's own p50 / p99 of its round trips (issue 21)
+    rows = matrix(cluster, tmp_path / "rr", "netperf", "--duration", "3", "--mode", "UDP_RR", "--no-path-check")
     for row in rows.values():
         assert row["samples"] == 3, row
         assert row["mbit_s"] is None
-        assert row["latency_ms"] == pytest.approx(1000 / statistics.median(NETPERF_RR), abs=1e-4), row
+        assert row["latency_ms"] == pytest.approx(1000 / NETPERF_UDP_RR, abs=1e-4), row
         assert row["level"] == "warning" and row["verdict"].startswith("measures latency, not throughput"), row
+        p50_us, p99_us = NETPERF_UDP_RR_P50_P99_US
+        assert (row["latency_p50_ms"], row["latency_p99_ms"], row["round_trip_by"]) == (
+            p50_us / 1000,
+            p99_us / 1000,
+            "netperf",
+        ), row
     # UDP: netperf is on every node, so --udp without a tool is netperf's UDP_STREAM; its loss
     # is what the receiver never counted (the replayed 282154 of 338130 messages)
     rows = matrix(cluster, tmp_path / "udp", "--udp", "--duration", "2", "--no-path-check")

@@ -18,6 +18,7 @@ from racperf_tui.core.net_guidance import (
     required_mbit_s,
     throughput_drops,
 )
+from racperf_tui.orchestration.pair_runs import finish_pair
 from racperf_tui.tools import tool_description
 from racperf_tui.ui.app import APP_CSS_PATH
 from racperf_tui.ui.tabs.network_panel import (
@@ -591,3 +592,32 @@ async def test_the_probes_udp_mode_says_the_round_trip_the_loss_and_the_mtu(data
         await wait_until(
             pilot, lambda: "succeeded" in str(panel.query_one("#net-server-state", Static).render()), 10, "the server"
         )
+
+
+async def test_netperfs_udp_rr_says_its_own_round_trip(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """netperf's UDP_RR (the emulators): latency only, its mean from the interim rates and, once
+    the client ended, the p50/p99 netperf's omni output gave, said as netperf's own."""
+    monkeypatch.setenv("RACPERF_FAKE_TIMESCALE", "0.1")
+    app = PanelApp(data_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(NetworkPanel)
+        panel.query_one("#net-tool", Select).value = "netperf"
+        await pilot.pause()
+        panel.query_one("#net-mode", Select).value = "UDP_RR"
+        panel.query_one("#net-program", Input).value = str(FAKES)
+        panel.query_one("#net-duration", Input).value = "2"
+        panel.query_one("#net-interval", Input).value = "1"
+        await pilot.pause()
+        await pilot.click("#net-start")  # port 0: a free one
+        try:
+            await wait_until(pilot, lambda: panel.path_said, 30, "the client to finish")
+            # tests/fakes/netperf's UDP_RR: 26217.78 Trans/s a second, P50_LATENCY=34, P99_LATENCY=135 (µs)
+            assert panel.path_said["round_trip_by"] == "netperf"
+            interconnect = str(panel.query_one("#net-verdict-interconnect", Static).render())
+            assert interconnect == (
+                "interconnect: UDP_RR measures latency, not throughput; mean latency 0.038 ms; "
+                "netperf's own round trip p50 0.034 / p99 0.135 ms"
+            )
+        finally:
+            if panel.pair is not None:
+                finish_pair(panel.pair, data_dir, grace_s=0.5)  # netserver never ends by itself

@@ -53,10 +53,19 @@ def result_throughput_mbit_s(description: ToolDescription, result: Mapping[str, 
 
 def result_latency_ms(description: ToolDescription, result: Mapping[str, Any] | None, quantity: str) -> float | None:
     """A client result's latency percentile in ms: ``quantity`` "latency_p50" or
-    "latency_p99", as the tool declares it (the probe's SYNC and UDP tests)."""
+    "latency_p99", as the tool declares it (the probe's SYNC and UDP tests, netperf's omni
+    output: an RR test's round trips, a STREAM test's send calls)."""
     if not result:
         return None
     return _declared(description.results, result, quantity, MS_PER_TIME_UNIT)
+
+
+def result_transaction_rate(description: ToolDescription, result: Mapping[str, Any] | None) -> float | None:
+    """A client result's rate of transactions (requests answered) a second, in the tool's
+    declared unit: a request/response test's (netperf's RR tests), None for any other."""
+    if not result:
+        return None
+    return _declared(description.results, result, "transaction_rate", {spec.unit: 1.0 for spec in description.results})
 
 
 def result_loss_pct(description: ToolDescription, result: Mapping[str, Any] | None) -> float | None:

@@ -91,6 +91,11 @@ RESULTS = (
     MetricSpec("throughput_mbit_s", "throughput", "Mbit/s", quantity="throughput"),
     MetricSpec("trans_per_s", "transactions", "trans/s", quantity="transaction_rate"),
     MetricSpec("rt_latency_us", "round trip", "µs", quantity="latency"),
+    # omni output's P50_LATENCY / P99_LATENCY (whole µs): an RR test's round trips, a STREAM
+    # test's send calls (quantities.result_round_trip_ms takes them of a result with a rate of
+    # transactions only)
+    MetricSpec("p50_latency_us", "latency p50", "µs", quantity="latency_p50", better="lower"),
+    MetricSpec("p99_latency_us", "latency p99", "µs", quantity="latency_p99", better="lower"),
     MetricSpec("loss_pct", "lost (UDP_STREAM)", "%", decimals=3, quantity="loss", better="lower"),
     MetricSpec("elapsed_s", "elapsed", "s", decimals=2),
 )

@@ -16,7 +16,9 @@ def adapt_client(config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Ask the client's netperf here what it supports; drop the options it lacks (-D, omni),
     saying so. No netperf here: the config as it is (a client on another node is adapted to
     that node's build by :func:`~racperf_tui.tools.netperf.plan.invocation`; one here is refused as not installed)."""
-    cfg = NetperfConfig.from_mapping({**config, "role": "client"})
+    # only its program is read here: a port of 0 / None is launch_pair's to give (a free one),
+    # not a bad config (the Network tab's "0: free" was refused here)
+    cfg = NetperfConfig.from_mapping({**config, "role": "client", "port": config.get("port") or DEFAULT_CONTROL_PORT})
     try:
         caps = detect_capabilities(cfg.netperf)
     except ValueError:
@@ -34,9 +36,11 @@ PAIR = PairSpec(
     adapt_client=adapt_client,
     modes=(
         PairMode("TCP_STREAM", {"test": "TCP_STREAM"}),
-        PairMode("TCP_RR", {"test": "TCP_RR"}, latency_only=True),
+        # RR tests in omni output (-k): its P50_LATENCY / P99_LATENCY are the round trips'
+        # percentiles (netperf >= 2.5; an older build's client is adapted to classic output)
+        PairMode("TCP_RR", {"test": "TCP_RR", "omni_output": "keyval"}, latency_only=True),
         PairMode("UDP_STREAM", {"test": "UDP_STREAM"}),
-        PairMode("UDP_RR", {"test": "UDP_RR"}, latency_only=True),
+        PairMode("UDP_RR", {"test": "UDP_RR", "omni_output": "keyval"}, latency_only=True),
     ),
     client_fields={"host": "host", "port": "port", "duration_s": "duration_s", "interval_s": "interim_s"},
     server_fields={"host": "host", "port": "port"},

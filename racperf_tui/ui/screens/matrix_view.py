@@ -1,6 +1,7 @@
 """The interconnect matrix as a view of its own: a grid of the nodes (rows send, columns
 receive), each cell the pair's verdict, its throughput and the 8 KiB round trip's p50 / p99
-(with LOSS and MTU! when the path check found them), and under it each pair's line as
+(or netperf's own, of its RR test: "netperf" after them; with LOSS and MTU! when the path check
+found them), and under it each pair's line as
 ``racperf matrix`` prints it. Opened from the Network tab (ctrl+o) or the Cluster tab (m).
 
 It follows the newest matrix in the store (orchestration/matrix_store.py, read in a worker
@@ -40,7 +41,8 @@ LEVEL_STYLES = {"good": "green", "warning": "yellow", "bad": "bold red"}
 
 def cell_text(measured: PairMeasurement | None, running: bool) -> Text:
     """A grid cell: the verdict's level (or running / failed) with STALL, LOSS and MTU!
-    marks, the throughput (or the latency), the 8 KiB round trip p50/p99."""
+    marks, the throughput (or the latency), the round trip p50/p99 (the 8 KiB requests', or the
+    tool's own: "netperf" after them)."""
     if measured is None:
         return Text("running..." if running else "-", style="dim" if not running else "cyan")
     if measured.verdict is None and measured.error is None:
@@ -64,7 +66,7 @@ def cell_text(measured: PairMeasurement | None, running: bool) -> Text:
     elif measured.latency_ms is not None:
         text.append(f"\n{measured.latency_ms:.3f} ms")
     if measured.latency_p50_ms is not None and measured.latency_p99_ms is not None:
-        text.append(f"\n{measured.latency_p50_ms:.2f}/{measured.latency_p99_ms:.2f} ms")
+        text.append(f"\n{measured.round_trip_cell()}")
     return text
 
 

@@ -1,9 +1,10 @@
 """What a server/client pair shows while it runs: both ends' state lines, the client's
 throughput and latency sparklines, the interconnect and Data Guard verdicts (stalls and dips
 of the intervals; once the client finished, its final figure and the probe's loss, MTU check
-and round trip p50/p99). Fed :class:`~racperf_tui.ui.messages.PairSnapshot` objects: the
-Network tab's live pair (tabs/network_panel.py) and a recorded pair's replay
-(screens/pair_replay_view.py) draw through it alike.
+and round trip p50/p99, or a request/response test's own round trip p50/p99: netperf's RR).
+Fed :class:`~racperf_tui.ui.messages.PairSnapshot` objects: the Network tab's live pair
+(tabs/network_panel.py) and a recorded pair's replay (screens/pair_replay_view.py) draw
+through it alike.
 
 No tool is named here: the figures are the pair tool's metrics that measure a throughput or a
 latency (``MetricSpec.quantity``) in their declared units, the mode's facts (latency only, a
@@ -34,7 +35,7 @@ from racperf_tui.core.net_guidance import (
 )
 from racperf_tui.core.remote.cluster import LOCAL_NODE
 from racperf_tui.core.store import RunRecord
-from racperf_tui.orchestration.interconnect_matrix import path_figures
+from racperf_tui.orchestration.interconnect_matrix import path_figures, round_trip_said
 from racperf_tui.orchestration.pair_runs import pair_spec
 from racperf_tui.ui.messages import PairSnapshot
 from racperf_tui.ui.runs_data import description_of
@@ -95,7 +96,8 @@ class PairLiveDisplay(Vertical):
         self.final_throughput_mbit_s: float | None = None
         #: said after the verdicts when the client did not finish its test
         self.unfinished_note = ""
-        #: a finished client's loss, MTU check and round trip p50/p99 (the probe's UDP mode)
+        #: a finished client's loss, MTU check and round trip p50/p99 (the probe's UDP mode; the
+        #: p50/p99 of netperf's RR tests too, with round_trip_by: interconnect_matrix.path_figures)
         self.path_said: dict[str, Any] = {}
         #: the client's end was judged (its final figure in the verdicts)
         self.ended = False
@@ -221,6 +223,14 @@ class PairLiveDisplay(Vertical):
         spec = self._specs[self.pair_tool]
         return next((m for m in spec.modes if m.name == self.mode_of_pair), None) if spec else None
 
+    def round_trip(self) -> str:
+        """The finished client's round trip, "; round trip p50 ... / p99 ... ms" (the probe's
+        UDP requests'; "netperf's own round trip ..." of its RR test), "" without one."""
+        p50, p99 = self.path_said.get("latency_p50_ms"), self.path_said.get("latency_p99_ms")
+        if p50 is None or p99 is None:
+            return ""
+        return "; " + round_trip_said(p50, p99, self.path_said.get("round_trip_by"))
+
     def update_verdicts(self) -> None:
         measured = self.measured_mbit_s()
         interconnect = self.query_one("#net-verdict-interconnect", Static)
@@ -234,7 +244,10 @@ class PairLiveDisplay(Vertical):
             )
             set_verdict(
                 interconnect,
-                Verdict("warning", f"interconnect: {self.mode_of_pair} measures latency, not throughput{latency}"),
+                Verdict(
+                    "warning",
+                    f"interconnect: {self.mode_of_pair} measures latency, not throughput{latency}{self.round_trip()}",
+                ),
             )
             set_verdict(dataguard, Verdict("warning", "Data Guard: run a SYNC or stream test for a bandwidth verdict"))
             return
@@ -256,11 +269,9 @@ class PairLiveDisplay(Vertical):
             # a mean (or iperf3's final figure) hides seconds at 0: the intervals say them
             verdict = interconnect_verdict(measured, throughput_drops(self.throughput_intervals))
             verdict = path_verdict(verdict, self.path_said.get("loss_pct"), self.path_said.get("mtu"))
-            p50, p99 = self.path_said.get("latency_p50_ms"), self.path_said.get("latency_p99_ms")
-            round_trip = f"; round trip p50 {p50:.3f} / p99 {p99:.3f} ms" if p50 is not None and p99 is not None else ""
             set_verdict(
                 interconnect,
-                Verdict(verdict.level, f"interconnect: {verdict.text}{round_trip}{self.unfinished_note}"),
+                Verdict(verdict.level, f"interconnect: {verdict.text}{self.round_trip()}{self.unfinished_note}"),
             )
         redo = self.redo_rate()
         if mode is not None and mode.rate_cap and measured is not None:
