@@ -18,7 +18,6 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from racperf_tui.core.playback import PlaybackClock
@@ -27,6 +26,7 @@ from racperf_tui.ui.dialogs.text_prompt import TextPrompt
 from racperf_tui.ui.messages import PairSnapshot
 from racperf_tui.ui.replay_data import PairRecordingLoaded, PairReplay, RecordingWatch, pair_recording
 from racperf_tui.ui.runs_data import where_it_ran
+from racperf_tui.ui.screen_base import RacperfScreen
 from racperf_tui.ui.screens.replay_view import JUMP_HINT
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.shown import markup, plain
@@ -53,7 +53,7 @@ def redo_rate_problem(text: str) -> str | None:
     return None
 
 
-class PairReplayView(Screen[None]):
+class PairReplayView(RacperfScreen[None]):
     """A recorded pair, played back (see the module doc)."""
 
     HELP_TITLE = "Pair replay"
