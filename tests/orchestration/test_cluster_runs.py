@@ -160,12 +160,16 @@ def test_a_detached_run_on_a_node_outlives_its_launcher_lists_and_stops(
 
 
 def sshd_sessions(server: Sshd) -> list[psutil.Process]:
-    """The per-connection sshd processes under the listener (not the shells they run)."""
-    return [
-        p
-        for p in psutil.Process(server.pid).children(recursive=True)
-        if p.name() in ("sshd", "sshd-session") and p.status() != "zombie"
-    ]
+    """The per-connection sshd processes under the listener (not the shells they run); a
+    short-lived session that ends while it is looked at is none (psutil.NoSuchProcess, once)."""
+    sessions = []
+    for process in psutil.Process(server.pid).children(recursive=True):
+        try:
+            if process.name() in ("sshd", "sshd-session") and process.status() != "zombie":
+                sessions.append(process)
+        except psutil.NoSuchProcess:
+            continue
+    return sessions
 
 
 def test_a_link_lost_mid_run_marks_the_run_keeps_its_samples_and_ends_the_remote_client(
