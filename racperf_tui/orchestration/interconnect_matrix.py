@@ -175,6 +175,9 @@ class PairMeasurement:
 
     def line(self) -> str:
         head = f"{self.source} -> {self.target} ({self.address})"
+        if self.verdict is None and self.error is None:  # running: what it measured so far
+            so_far = self.figures()
+            return f"{head}: running" + (f", {so_far} so far" if so_far else "")
         if self.verdict is None:
             return f"{head}: not measured: {self.error}"
         line = f"{head}: {self.figures()}, {self.verdict.level}: {self.verdict.text}"

@@ -157,6 +157,9 @@ class GroupSnapshot:
     #: once every node's run ended: the total of the nodes' final results (``iops``,
     #: ``mib_s``), the group's figure rather than its last (partial) second
     final_total: Mapping[str, float] = field(default_factory=dict)
+    #: each node whose run ended: its own final result's headline figures (empty when it
+    #: recorded none: a node lost, a layout refused), shown instead of its last interval
+    node_finals: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 @dataclass

@@ -322,6 +322,8 @@ class GroupWatch(Watch):
     _total: dict[str, deque[float]] = field(default_factory=dict)
     _intervals: int = 0
     _final: dict[str, float] | None = None
+    #: each ended node's own result figures, read once when its run ended
+    _node_finals: dict[str, dict[str, float]] = field(default_factory=dict)
     _last: GroupSnapshot | None = None
     _posted_at: float = 0.0
 
@@ -345,6 +347,9 @@ class GroupWatch(Watch):
                 figures = headline_figures(follower.description, node_figures(event.sample))
                 _append(self._nodes.setdefault(event.node, {}), figures)
         runs = tuple(in_node_order(follower.group, follower.runs.values()))
+        for run in runs:
+            if run.state.finished and run.host not in self._node_finals:
+                self._node_finals[run.host] = result_headline({run.host: store.result(run.id)})
         if follower.finished and self._final is None:
             self._final = result_headline({run.host: store.result(run.id) for run in runs})
         snapshot = GroupSnapshot(
@@ -356,6 +361,7 @@ class GroupWatch(Watch):
             self._intervals,
             start_skew_s(runs),
             final_total=self._final or {},
+            node_finals={node: dict(figures) for node, figures in self._node_finals.items()},
         )
         self.done = follower.finished
         if snapshot == self._last and time.monotonic() - self._posted_at < 1.0:

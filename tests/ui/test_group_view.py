@@ -57,7 +57,7 @@ async def test_a_group_is_one_row_and_its_view_shows_each_node_and_the_total(dat
         cells = panel._rows_shown[f"g{group}"]
         key = f"g{group}"
         assert str(cells[0]) == key and str(panel.shown_cell(key, "target")) == "/u02/x"
-        assert str(panel.shown_cell(key, "node")) == "2 nodes"  # "rac1,rac2" is wider than the column
+        assert str(panel.shown_cell(key, "node")) == "rac1,rac2"  # the node column is 9 wide ("local srv")
         assert "running" in str(panel.shown_cell(key, "state")) and panel.shown_cell(key, "figure") == "2/2 live"
         table = panel.query_one(DataTable)
         table.move_cursor(row=0)
@@ -103,11 +103,42 @@ async def test_a_group_is_one_row_and_its_view_shows_each_node_and_the_total(dat
         )
         # ended: the TOTAL is the nodes' results added up, not the last second's 3000
         assert str(view._rows_shown[TOTAL_ROW][3]) == "4700"
+        # and each node's row its result, which add up to it (tmux: n1 21.8k, its last
+        # interval, over a TOTAL of 22.4k, its result, with the other node failed)
+        assert [str(view._rows_shown[node][3]) for node in ("rac1", "rac2")] == ["1800", "2900"]
         said = str(view.query_one("#group-message", Label).render())
         assert "rac2 failed: fio: verify failed at 4096" in said and "the nodes' results added up" in said, said
         await pilot.press("escape")
         await wait_until(pilot, lambda: "failed" in str(panel.shown_cell(f"g{group}", "state")), 5, "the list's end")
         assert panel.shown_cell(f"g{group}", "figure") == "4700 IOPS"
+
+
+async def test_a_node_lost_mid_run_shows_no_figure_while_the_others_run(data_dir: Path) -> None:
+    """A node's run ended without a result (lost before fio reported one): its row shows no
+    figure rather than its last interval beside the other nodes' live ones (tmux, 200x60: a
+    lost n2's row read its last interval, 11.1k IOPS, for 40 s; a result, when fio left one,
+    is shown instead, as the TOTAL adds it up)."""
+    with Store.open(data_dir) as store:
+        group, runs = _group(store)
+        for t in (1, 2):
+            store.add_sample(runs["rac1"], _sample(2000.0, t=t))
+            store.add_sample(runs["rac2"], _sample(1500.0, t=t))
+        store.set_state(runs["rac2"], RunState.FAILED, exit_status=255, message="lost link to rac2")
+        store.add_sample(runs["rac1"], _sample(2500.0, t=3))
+    app = RunsApp(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(RunsPanel)
+        await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
+        panel.open_group(group)
+        await wait_until(pilot, lambda: isinstance(app.screen, GroupView), 5, "the group view")
+        view = app.screen
+        assert isinstance(view, GroupView)
+        await wait_until(pilot, lambda: "rac2" in view._rows_shown, 5, "the rows")
+        await wait_until(pilot, lambda: str(view._rows_shown["rac1"][3]) == "2500", 5, "rac1's third second")
+        rac2 = view._rows_shown["rac2"]
+        assert str(rac2[2]) == "failed" and (str(rac2[3]), str(rac2[4])) == ("-", "-"), rac2
+        assert rac2[6] == spark_text([1500.0, 1500.0], view.spark_width)  # its history stays drawn
+        assert "running" in str(view._rows_shown["rac1"][2])
 
 
 async def test_a_group_that_ended_unseen_shows_its_nodes_last_figures_added(data_dir: Path) -> None:

@@ -74,6 +74,11 @@ async def test_the_last_recorded_pair_is_shown_then_a_new_pair_starts_empty(data
         latency = panel.query_one("#net-latency", MetricSparkline)
         assert len(throughput.values) == count
         assert _label(throughput) == "Throughput, 0-max" and _label(latency) == "Lat. mean, 0-max"
+        # a blank between a label and its bars (tmux: "Throughput, 0-max▁▁▁", the 17-cell
+        # label ran into them)
+        for spark in (throughput, latency):
+            label, bars = spark.query_one(".metric-label", Label), spark.query_one("FastSparkline")
+            assert bars.region.x - label.region.x >= len(_label(spark)) + 1, (label.region, bars.region)
         # a new pair (SYNC: a latency per interval): its sparklines hold its own samples only
         panel.query_one("#net-duration", Input).value = "1"
         panel.query_one("#net-interval", Input).value = "0.5"

@@ -58,3 +58,23 @@ async def test_a_run_without_targets_has_no_safety_section(tmp_path: Path) -> No
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, ResultView) and app.screen.loaded, 10, "the run")
         assert not app.screen.query("#result-safety")
+
+
+async def _title(data: Path, run_id: int) -> str:
+    app = ResultViewApp(data, run_id)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultView) and app.screen.loaded, 10, "the run")
+        return str(app.screen.query_one("#result-title").render())
+
+
+async def test_a_run_that_never_exited_says_no_exit_status(tmp_path: Path) -> None:
+    """tmux, 200x60: a group's node refused at layout (its fio never started) read "took 3.5s
+    exit None" in its result view's title."""
+    with Store.open(tmp_path / "data") as store:
+        never = store.create_run("fio", "n2", "/tmp/f", {}, ["fio", "job.fio"], None)
+        store.set_state(never, RunState.FAILED, message="target: cannot lay out /tmp/f on n2: File exists")
+        exited = store.create_run("fio", "n1", "/tmp/f", {}, ["fio", "job.fio"], None)
+        store.set_state(exited, RunState.FAILED, exit_status=1, message="fio failed")
+    titles = [await _title(tmp_path / "data", run_id) for run_id in (never, exited)]
+    assert "exit" not in titles[0] and "None" not in titles[0], titles[0]
+    assert titles[1].endswith("exit 1"), titles[1]

@@ -1122,3 +1122,26 @@ async def test_hostile_names_are_shown_escaped_and_do_not_break_markup(runs_data
         await wait_until(pilot, lambda: isinstance(app.screen, ResultView), 10, "the result view")
         title = str(app.screen.query_one("#result-title").render())
         assert "\\x1b[2J" in title and "x[b]" in title, title
+
+
+async def test_marked_runs_leave_the_figure_whole_at_80_columns(data_dir: Path) -> None:
+    """tmux, 80x24: with a run marked, the marks' column pushed the row one cell past the
+    screen: "356 Mbit/" and "29.5k IOP" (the target kept its minimum, the tool its 4)."""
+    with Store.open(data_dir) as store:
+        for host, iops in (("n1", 29500.0), ("n2", 22400.0)):
+            run_id = store.create_run("fio", host, "/tmp/racperf-scratch-0/fio.scratch", {}, ["fio"], None)
+            store.set_result(run_id, {"jobs": [{"read": {"iops": iops, "bw_kib_s": iops * 8.0}}]})
+            store.set_state(run_id, RunState.SUCCEEDED, exit_status=0)
+    app = RunsApp(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(RunsPanel)
+        table = panel.query_one(DataTable)
+        await wait_until(pilot, lambda: len(panel._rows_shown) == 2, 10, "the runs")
+        for marked in (False, True):
+            if marked:
+                await pilot.press("space")
+                await wait_until(pilot, lambda: bool(panel.marks) and len(table.columns) == 9, 5, "the marks' column")
+            await pilot.pause()
+            used = sum(column.get_render_width(table) for column in table.columns.values())
+            assert used <= table.size.width, (marked, used, table.size.width)
+            assert [str(panel.shown_cell(key, "figure")) for key in panel._rows_shown] == ["22.4k IOPS", "29.5k IOPS"]

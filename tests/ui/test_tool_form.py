@@ -108,3 +108,23 @@ async def test_fio_presets_fill_the_fields_keep_the_target_and_custom_takes_only
         }
         await wait_until(pilot, lambda: not form.errors and "$ fio" in _text(form.query_one("#preview")), 10, "ok")
         assert "--bs=" not in _text(form.query_one("#preview"))
+
+
+async def test_the_nodes_field_says_what_it_takes_when_focused(data_dir: Path, tmp_path: Path) -> None:
+    """tmux, 200x60: with the nodes field focused the help line under the fields still said
+    the target's ("target (target, default ...): the file, directory or block device...")."""
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text('[[node]]\nname = "n1"\nhost = "127.0.0.1"\nport = 1\n')
+    app = ScreenApp(lambda: ToolForm("fio", str(data_dir)))
+    app.cluster_file = cluster  # type: ignore[attr-defined] # as the dashboard has it
+    async with app.run_test(size=(200, 60)) as pilot:
+        form = app.screen
+        assert isinstance(form, ToolForm)
+        form.query_one("#field-target", Input).focus()
+        await pilot.pause()
+        assert _text(form.query_one("#form-help", Static)).startswith("target (target")
+        form.query_one("#form-nodes", Input).focus()
+        await pilot.pause()
+        help_line = _text(form.query_one("#form-help", Static))
+        assert help_line.startswith("nodes: where it runs: this host, a node of the cluster file"), help_line
+        assert "(names separated by commas: a run group) or all" in help_line

@@ -128,7 +128,10 @@ class GroupView(RacperfScreen[None]):
         rows: dict[str, tuple[Any, ...]] = {}
         for run in snapshot.runs:
             series = snapshot.node_series.get(run.host, {})
-            rows[run.host] = self._cells(plain(run.host), str(run.id), run.state, series)
+            # an ended node shows its result, as the TOTAL then adds them up (its last interval
+            # beside a TOTAL of results read as a wrong sum); none recorded (lost): "-"
+            final = snapshot.node_finals.get(run.host) if run.state.finished else None
+            rows[run.host] = self._cells(plain(run.host), str(run.id), run.state, series, final=final)
         states = [run.state for run in snapshot.runs]
         live = any(not state.finished for state in states)
         if snapshot.runs:
@@ -168,8 +171,9 @@ class GroupView(RacperfScreen[None]):
         bold: bool = False,
         final: Any = None,
     ) -> tuple[Any, ...]:
-        """A row's cells; ``final``: the figures to show instead of the last interval's (the
-        ended group's total of results: ``iops``, ``mib_s``; "-" where it has none)."""
+        """A row's cells; ``final``: the figures to show instead of the last interval's (an
+        ended node's result, the ended group's total of results: ``iops``, ``mib_s``; "-"
+        where it has none)."""
         iops = series.get("iops") or ()
         mib = series.get("mib_s") or ()
         shown_iops = iops[-1:] if final is None else tuple(v for v in (final.get("iops"),) if v is not None)

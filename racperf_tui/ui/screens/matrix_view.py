@@ -123,7 +123,9 @@ class MatrixView(RacperfScreen[None]):
         pairs = snapshot.pairs
         key = (snapshot.matrix_id, snapshot.running, tuple(sorted((k, v.line()) for k, v in pairs.items())))
         state = "running" if snapshot.running else "finished"
-        head = f"matrix {snapshot.matrix_id} ({snapshot.tool}): {state}, {len(pairs)} pairs measured"
+        # a pair still running is in ``pairs`` too (its figure so far): not yet measured
+        done = sum(1 for pair in pairs.values() if pair.verdict is not None or pair.error is not None)
+        head = f"matrix {snapshot.matrix_id} ({snapshot.tool}): {state}, {done} pair{'s' if done != 1 else ''} measured"
         if snapshot.running:
             source, target, kind = snapshot.running
             head += f"; now {source} -> {target}" + (" (path check)" if kind == "path" else "")

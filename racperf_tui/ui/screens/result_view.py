@@ -146,7 +146,9 @@ class ResultView(RacperfScreen[None]):
         return (
             f"[b]run {run.id}[/b]  {markup(run.tool)}{markup(version)} {markup(where_it_ran(run))}  "
             f"[b]{run.state.value}[/b]  started {started}  "
-            f"took {format_duration(run.duration_s)}  exit {run.exit_status}"
+            f"took {format_duration(run.duration_s)}"
+            # a run refused before its tool started (or lost with its node) has no exit status
+            + (f"  exit {run.exit_status}" if run.exit_status is not None else "")
         )
 
     def _message_text(self) -> str:

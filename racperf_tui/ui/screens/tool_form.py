@@ -393,6 +393,9 @@ class ToolForm(RacperfModalScreen[Any]):
     # ---- events ------------------------------------------------------------------------------
     def on_descendant_focus(self, event: DescendantFocus) -> None:
         """The focused field's help under the fields."""
+        if event.widget.id == "form-nodes":  # not a tool option: its tooltip says what it takes
+            self.query_one("#form-help", Static).update(f"nodes: {event.widget.tooltip}")
+            return
         name = (event.widget.id or "").removeprefix("field-")
         option = self.description.option(name)
         if option is not None:

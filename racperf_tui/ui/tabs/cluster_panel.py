@@ -94,6 +94,8 @@ class SampledNodes:
 class ClusterPanel(Vertical):
     """Cluster status line, the shared LUNs, then one card per node."""
 
+    HELP_TITLE = "Cluster"
+
     BINDINGS = [
         Binding("m", "open_matrix", "Matrix", tooltip="The interconnect matrix of every node (its own view)"),
     ]

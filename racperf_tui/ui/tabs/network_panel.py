@@ -588,6 +588,10 @@ class NetworkPanel(Vertical):
         # hands the focus to the next field, and a tab key typed then went into it (issue 21:
         # "2" made the Redo rate 50 -> 502 and the Data Guard verdict changed unseen)
         self._launching = True
+        # ctrl+l pressed in a text field: the focus leaves it for Start, or the digits typed
+        # next (meant for the tabs) went into the field (Redo 50 -> 50223, seen in tmux)
+        if isinstance(self.app.focused, Input):
+            self.query_one("#net-start", Button).focus()
         server_node = form["server_node"]
         on = f" (node {plain(server_node.name)})" if not server_node.is_local else ""
         self._message(f"starting the {form['tool']} server on {plain(form['host'])}{on}...", "")
@@ -641,10 +645,10 @@ class NetworkPanel(Vertical):
             "warning" if getattr(pair, "warnings", ()) else "good",
         )
 
-    @on(Button.Pressed, "#net-stop")
     def action_open_matrix(self) -> None:
         self.app.push_screen(MatrixView(self.data_dir, self.cluster_file))
 
+    @on(Button.Pressed, "#net-stop")
     def action_stop_pair(self) -> None:
         """Stop both ends (in a worker thread: stopping waits for the runs to end)."""
         if self.pair is None or self.query_one("#net-stop", Button).disabled:

@@ -242,7 +242,9 @@ class RunsPanel(Vertical):
         room = width - scrollbar - fixed - COLUMN_PADDING * len(columns)
         low, high = TOOL_WIDTH
         tool = min(max([low, *(len(name) for name in tools)]), high, max(low, room - TARGET_MIN_WIDTH))
-        return tool, max(room - tool, TARGET_MIN_WIDTH), started
+        # below its minimum the target gives way, never the row: at 80 columns with the marks'
+        # column a target kept at 8 pushed the figure 3 cells off screen ("356 Mbit/")
+        return tool, max(room - tool, 1), started
 
     def _layout_columns(self) -> bool:
         """(Re)build the columns when their widths change; True when they did (the rows

@@ -55,7 +55,8 @@ class MetricSparkline(Horizontal):
         width: 1fr;
     }
     MetricSparkline > .metric-label {
-        width: 17;
+        width: 18;
+        padding-right: 1;
         height: 1;
         color: $text-muted;
     }
