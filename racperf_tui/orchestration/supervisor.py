@@ -380,6 +380,9 @@ class Supervisor:
             [str(violation) for violation in proc.violations],
             files,
             lost_link_to=host.name if lost_link else None,
+            lost_link_since=_last_word(self.store.get_run(self.run_id), self.store.last_sample(self.run_id))
+            if lost_link
+            else "",
             kernel_refusals=kernel_refusals,
             measured_warnings=_measured_warnings(parser, self.log),
             watchdog_stop=None
@@ -603,6 +606,7 @@ class Supervisor:
         violations: list[str] | None = None,
         files: dict[str, str] | None = None,
         lost_link_to: str | None = None,
+        lost_link_since: str = "",
         kernel_refusals: list[str] | None = None,
         measured_warnings: list[str] | None = None,
         watchdog_stop: str | None = None,
@@ -627,7 +631,7 @@ class Supervisor:
             # before a stop: a stop that could not reach the node did not end the run
             state, message = (
                 RunState.FAILED,
-                f"lost link to {lost_link_to}: its benchmark is ended there by the watchdog; "
+                f"lost link to {lost_link_to}{lost_link_since}: its benchmark is ended there by the watchdog; "
                 "the samples up to the loss are kept",
             )
             if self.stop_reason is not None:
@@ -688,6 +692,15 @@ def _measured_warnings(parser: Any, log: Callable[[str], None]) -> list[str]:
     except Exception:
         log(f"stream parser failed on its warnings:\n{traceback.format_exc()}")
         return []
+
+
+def _last_word(run: RunRecord, last: tuple[int, Sample] | None) -> str:
+    """When a node whose link was lost was last heard of: its newest sample's time (the loss
+    is seen only once the connection's keepalives give up, up to 15 s later)."""
+    if last is None:
+        return " before its first sample"
+    at = run.started_at + last[1].t
+    return f" after {time.strftime('%H:%M:%S', time.localtime(at))} (its last sample, {last[1].t:.0f} s into the run)"
 
 
 def _watchdog_stop(proc: Any, node: str, started_at: float) -> str | None:

@@ -78,6 +78,12 @@ def test_a_link_that_stays_down_ends_the_run_within_20_s(netns_cluster_factory, 
             assert record.state is RunState.FAILED and record.message.startswith("lost link to n1"), record.message
             assert "Terminated" not in record.message
             assert store.sample_count(run_id) >= before >= 3
+            # when: the node's last word, its newest sample (the loss is seen up to 15 s later)
+            last = store.last_sample(run_id)
+            assert last is not None
+            at = time.strftime("%H:%M:%S", time.localtime(record.started_at + last[1].t))
+            said = f"lost link to n1 after {at} (its last sample, {last[1].t:.0f} s into the run): "
+            assert record.message.startswith(said), record.message
     finally:
         made.node("n1").mend()
 
