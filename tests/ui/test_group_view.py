@@ -129,6 +129,8 @@ async def test_a_node_lost_mid_run_shows_no_figure_while_the_others_run(data_dir
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.query_one(RunsPanel)
         await wait_until(pilot, lambda: f"g{group}" in panel._rows_shown, 10, "the group's row")
+        # the list says the lost node while the group runs on, not "running" alone
+        assert str(panel.shown_cell(f"g{group}", "state")) == "● 1 failed"
         panel.open_group(group)
         await wait_until(pilot, lambda: isinstance(app.screen, GroupView), 5, "the group view")
         view = app.screen

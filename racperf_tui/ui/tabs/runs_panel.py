@@ -365,6 +365,12 @@ class RunsPanel(Vertical):
         run, how many nodes still run."""
         live = [run for run in members if not run.state.finished]
         state = group_state([run.state for run in members])
+        # a node lost while the others still run: said on the list, not only in the group view
+        # (tmux: "● running" for 40 s beside a failed n2)
+        ended_badly = [run for run in members if run.state in (RunState.FAILED, RunState.INTERRUPTED)]
+        state_text = ("● " if live else "") + (state.value if state else "?")
+        if live and ended_badly:
+            state, state_text = ended_badly[0].state, f"● {len(ended_badly)} {ended_badly[0].state.value}"
         style = table.state_style(state)
         tool = members[0].tool
         order = {name: index for index, name in enumerate(self.snapshot.group_nodes.get(group_id, ()))}
@@ -377,7 +383,7 @@ class RunsPanel(Vertical):
             Text(tool, overflow="ellipsis", no_wrap=True) if len(tool) > tool_width else tool,
             Text(_short_target(self._group_target(group_id, members, nodes), target_width), no_wrap=True),
             Text(_group_nodes_cell(nodes, len(members)), no_wrap=True, overflow="ellipsis"),
-            Text(("● " if live else "") + (state.value if state else "?"), style=style),
+            Text(state_text, style=style, no_wrap=True, overflow="ellipsis"),
             _started_text(started, wide=self._widths is not None and self._widths[2] == STARTED_WIDTHS[1]),
             format_duration(max(run.duration_s for run in members)),
             _group_figure(self.snapshot.group_iops.get(group_id), len(live), len(members)),
