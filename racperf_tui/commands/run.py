@@ -382,7 +382,7 @@ def _run_group(tool: str, config: dict[str, Any], nodes: list[Node], target: str
             "group_id": started.group_id,
             "states": {run.host: run.state.value for run in runs},
             "start_skew_s": start_skew_s(runs),
-            "total": result_total(results),
+            "total": result_total(results, {run.host: run.duration_s for run in runs}),
             "left_out": started.left_out,
         }
     )

@@ -42,6 +42,7 @@ from racperf_tui.orchestration.run_groups import (
     in_node_order,
     latest_total,
     node_figures,
+    ran_share,
     result_figures,
     result_headline,
     start_skew_s,
@@ -164,11 +165,17 @@ class RunsWatch(Watch):
                 if name not in devices:
                     devices.append(name)
         group_iops: dict[int, float] = {}
-        counted: set[tuple[int, str]] = set()
+        counted: dict[tuple[int, str], RunRecord] = {}
         for run in runs:  # newest first: a node's latest run of the group (a sweep's point now)
             if run.group_id is not None and run.id in self._group_iops and (run.group_id, run.host) not in counted:
-                counted.add((run.group_id, run.host))
-                group_iops[run.group_id] = group_iops.get(run.group_id, 0.0) + self._group_iops[run.id]
+                counted[(run.group_id, run.host)] = run
+        longest: dict[int, float] = {}
+        for (group_id, _host), run in counted.items():
+            longest[group_id] = max(longest.get(group_id, 0.0), run.duration_s)
+        for (group_id, _host), run in counted.items():
+            # an ended node's whole-run figure counts for the share of the group's time it ran
+            share = ran_share(run.duration_s, longest[group_id]) if run.state.finished else 1.0
+            group_iops[group_id] = group_iops.get(group_id, 0.0) + self._group_iops[run.id] * share
         for group_id, iops in self._aligned_group_iops(runs).items():
             if iops is None:
                 group_iops.pop(group_id, None)  # no second complete yet: no figure rather than a wrong one
@@ -351,7 +358,9 @@ class GroupWatch(Watch):
             if run.state.finished and run.host not in self._node_finals:
                 self._node_finals[run.host] = result_headline({run.host: store.result(run.id)})
         if follower.finished and self._final is None:
-            self._final = result_headline({run.host: store.result(run.id) for run in runs})
+            self._final = result_headline(
+                {run.host: store.result(run.id) for run in runs}, {run.host: run.duration_s for run in runs}
+            )
         snapshot = GroupSnapshot(
             self.group_id,
             follower.group,

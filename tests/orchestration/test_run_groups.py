@@ -125,6 +125,12 @@ def test_result_total_of_fio_jobs_and_orion_peaks() -> None:
         "max_small_iops": 12000.0,
         "max_large_mbps": 100.5,
     }
+    # a node lost 6 s into a 30 s group adds the I/O it did over the group's time (tmux: 22.6k
+    # "total" for n1's 30 s at 15.3k and n2's 6 s at 7.3k); a start skew of 0.3 s changes nothing
+    lost = {"n1": {"jobs": [job(15300, 100)]}, "n2": {"jobs": [job(7300, 100)]}}
+    assert result_total(lost, {"n1": 30.0, "n2": 6.0})["read_iops"] == pytest.approx(15300 + 7300 / 5)
+    assert result_total(lost, {"n1": 30.0, "n2": 29.7})["read_iops"] == pytest.approx(15300 + 7300)
+    assert result_total(lost, {"n1": 30.0, "n2": 6.0})["read_clat_mean_us"] == pytest.approx(100)
 
 
 def _lun_row(shown: str, lun: str, r_s: float, w_s: float, await_ms: float) -> dict:
