@@ -53,6 +53,7 @@ from racperf_tui.orchestration.run_groups import (
     GroupEvent,
     GroupFollower,
     GroupRefused,
+    ended_early,
     in_node_order,
     launch_group,
     node_figures,
@@ -382,7 +383,7 @@ def _run_group(tool: str, config: dict[str, Any], nodes: list[Node], target: str
             "group_id": started.group_id,
             "states": {run.host: run.state.value for run in runs},
             "start_skew_s": start_skew_s(runs),
-            "total": result_total(results, {run.host: run.duration_s for run in runs}),
+            "total": result_total(results, {run.host: run.duration_s for run in runs}, ended_early(runs)),
             "left_out": started.left_out,
         }
     )

@@ -27,7 +27,7 @@ store) and a group record linking them (``run_groups`` in core/store.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +71,8 @@ __all__ = [
     "result_total",
     "result_headline",
     "ran_share",
+    "ended_early",
+    "EARLY_ENDS",
 ]
 
 #: the figures a node's ORION run measures of its LUNs (from the diskstats companion's rows)
@@ -566,21 +568,33 @@ RATE_FIGURES = tuple(f"{d}_{kind}" for d in ("read", "write") for kind in ("iops
 
 
 def result_total(
-    results: Mapping[str, Mapping[str, Any] | None], spans_s: Mapping[str, float] | None = None
+    results: Mapping[str, Mapping[str, Any] | None],
+    spans_s: Mapping[str, float] | None = None,
+    ended_early: Collection[str] = (),
 ) -> dict[str, float]:
     """The group's total of the nodes' final results (:func:`result_figures`), added up as
-    :func:`total_of` adds an interval's. ``spans_s``: each node's run time; a node that ran
-    under :data:`EARLY_END_SHARE` of the longest adds its rates times the share it ran (a node
-    lost 6 s into a 30 s group adds a fifth of its IOPS: the I/O it did, over the group's
-    time), so the total is the group's I/O over its time."""
+    :func:`total_of` adds an interval's. ``spans_s``: each node's run time; a node of
+    ``ended_early`` (its run failed or was interrupted: a lost link) that ran under
+    :data:`EARLY_END_SHARE` of the longest adds its rates times the share it ran (a node lost
+    6 s into a 30 s group adds a fifth of its IOPS: the I/O it did, over the group's time). A
+    node that finished its test is never scaled: its run's wall time holds its start-up too."""
     figures = {node: result_figures(result) for node, result in results.items() if result}
     longest = max((spans_s or {}).values(), default=0.0)
     for node, node_figures_ in figures.items():
-        share = ran_share((spans_s or {}).get(node, longest), longest)
+        share = ran_share((spans_s or {}).get(node, longest), longest) if node in ended_early else 1.0
         for key in RATE_FIGURES:
             if key in node_figures_:
                 node_figures_[key] *= share
     return total_of(ToolDescription(metrics=RESULT_FIGURES), figures)
+
+
+#: the ends of a node's run that mean it ended before its test did
+EARLY_ENDS = (RunState.FAILED, RunState.INTERRUPTED)
+
+
+def ended_early(runs: Iterable[RunRecord]) -> list[str]:
+    """The nodes whose run failed or was interrupted (their rates count for the time they ran)."""
+    return [run.host for run in runs if run.state in EARLY_ENDS]
 
 
 def ran_share(span_s: float, longest_s: float) -> float:
@@ -591,12 +605,14 @@ def ran_share(span_s: float, longest_s: float) -> float:
 
 
 def result_headline(
-    results: Mapping[str, Mapping[str, Any] | None], spans_s: Mapping[str, float] | None = None
+    results: Mapping[str, Mapping[str, Any] | None],
+    spans_s: Mapping[str, float] | None = None,
+    ended_early: Collection[str] = (),
 ) -> dict[str, float]:
     """The group's headline figures once it ended (``iops``, ``mib_s``: see
     :func:`headline_figures`) from its nodes' final results (``spans_s``: as
     :func:`result_total` takes them)."""
-    total = result_total(results, spans_s)
+    total = result_total(results, spans_s, ended_early)
     figures = headline_figures(ToolDescription(metrics=RESULT_FIGURES), total)
     if "max_large_mbps" in total:  # ORION's MB/s are MiB/s
         figures["mib_s"] = figures.get("mib_s", 0.0) + total["max_large_mbps"]

@@ -35,9 +35,11 @@ from racperf_tui.core.store import GroupNotFound, RunRecord, Store
 from racperf_tui.orchestration.calibration_watch import CalibrationFollower, CalibrationRun
 from racperf_tui.orchestration.group_alignment import NodeTimeline
 from racperf_tui.orchestration.run_groups import (
+    EARLY_ENDS,
     RESULT_FIGURES,
     GroupFollower,
     GroupRecords,
+    ended_early,
     headline_figures,
     in_node_order,
     latest_total,
@@ -174,7 +176,7 @@ class RunsWatch(Watch):
             longest[group_id] = max(longest.get(group_id, 0.0), run.duration_s)
         for (group_id, _host), run in counted.items():
             # an ended node's whole-run figure counts for the share of the group's time it ran
-            share = ran_share(run.duration_s, longest[group_id]) if run.state.finished else 1.0
+            share = ran_share(run.duration_s, longest[group_id]) if run.state in EARLY_ENDS else 1.0
             group_iops[group_id] = group_iops.get(group_id, 0.0) + self._group_iops[run.id] * share
         for group_id, iops in self._aligned_group_iops(runs).items():
             if iops is None:
@@ -359,7 +361,9 @@ class GroupWatch(Watch):
                 self._node_finals[run.host] = result_headline({run.host: store.result(run.id)})
         if follower.finished and self._final is None:
             self._final = result_headline(
-                {run.host: store.result(run.id) for run in runs}, {run.host: run.duration_s for run in runs}
+                {run.host: store.result(run.id) for run in runs},
+                {run.host: run.duration_s for run in runs},
+                ended_early(runs),
             )
         snapshot = GroupSnapshot(
             self.group_id,
