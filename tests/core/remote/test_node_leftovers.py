@@ -65,8 +65,17 @@ def test_a_killed_sshds_tracker_is_removed_when_the_next_run_starts(sshd: Sshd, 
     alive = node_tmp / f"racperf-h-abc-8-0123456789ab.{os.getpid()}"
     alive.mkdir(mode=0o700)
     left_by_kill = sorted(p.name for p in node_tmp.glob("racperf-*") if p not in (stale, alive))
+    # the killed session's watchdog may still be exiting on a loaded machine: a live one's
+    # tracker is rightly kept, so the next run starts once it is gone
+    _wait(
+        lambda: not any(psutil.pid_exists(int(name.rsplit(".", 1)[1])) for name in left_by_kill),
+        15,
+        "the killed session's watchdog to exit",
+    )
     later = _host(sshd, base).start(Invocation(["sh", "-c", "sleep 30"]), tmp_path / "r" / "2")
     try:
+        # the new run's watchdog makes its own tracker as it starts, after start() returned
+        _wait(lambda: len(list(node_tmp.glob("racperf-*"))) == 2, 5, "the new run's tracker, the dead ones gone")
         names = {p.name for p in node_tmp.glob("racperf-*")}
         assert stale.name not in names and not (set(left_by_kill) & names), (left_by_kill, names)
         assert alive.name in names  # its watchdog's pid is a live process
