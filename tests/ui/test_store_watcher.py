@@ -49,7 +49,9 @@ async def test_no_store_read_happens_on_the_event_loop(data_dir: Path, store_cal
         # a real probe pair from the Network tab: both ends recorded, watched live
         await pilot.press("3")
         net = app.query_one(NetworkPanel)
-        net.query_one("#net-duration", Input).value = "4"
+        # 8 s: the client must still run when the Runs tab opens it (at 4 s a loaded run had
+        # ended by then, and an ended run opens its result view, not the live one)
+        net.query_one("#net-duration", Input).value = "8"
         net.query_one("#net-interval", Input).value = "0.25"
         await pilot.pause()
         net.action_start_pair()
