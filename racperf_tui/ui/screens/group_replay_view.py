@@ -11,10 +11,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 
 from racperf_tui.core.playback import PlaybackClock
-from racperf_tui.ui.dialogs.jump_dialog import JumpDialog
 from racperf_tui.ui.replay_data import GroupRecording, GroupRecordingLoaded, RecordingWatch, group_recording
 from racperf_tui.ui.screens.group_view import GroupView
-from racperf_tui.ui.screens.replay_view import JUMP_HINT
+from racperf_tui.ui.screens.replay_view import timeline_action
 from racperf_tui.ui.shown import markup
 from racperf_tui.ui.store_watcher import GroupWatch, store_watcher
 from racperf_tui.ui.widgets.header_clock import SecondClockHeader
@@ -75,11 +74,7 @@ class GroupReplayView(GroupView):
         return self.recording.until if self.recording is not None else super().now()
 
     def action_timeline(self, action: str) -> None:
-        bar = self.query_one(TimelineBar)
-        if action == "jump":
-            self.app.push_screen(JumpDialog(bar.jump, JUMP_HINT))
-        else:
-            bar.act(action)
+        timeline_action(self, self.query_one(TimelineBar), action)
 
     def action_stop(self) -> None:
         self.notify("a replay: nothing runs")

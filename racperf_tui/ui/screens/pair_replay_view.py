@@ -21,13 +21,12 @@ from textual.binding import Binding
 from textual.widgets import Footer, Static
 
 from racperf_tui.core.playback import PlaybackClock
-from racperf_tui.ui.dialogs.jump_dialog import JumpDialog
 from racperf_tui.ui.dialogs.text_prompt import TextPrompt
 from racperf_tui.ui.messages import PairSnapshot
 from racperf_tui.ui.replay_data import PairRecordingLoaded, PairReplay, RecordingWatch, pair_recording
 from racperf_tui.ui.runs_data import where_it_ran
 from racperf_tui.ui.screen_base import RacperfScreen
-from racperf_tui.ui.screens.replay_view import JUMP_HINT
+from racperf_tui.ui.screens.replay_view import timeline_action
 from racperf_tui.ui.screens.result_view import ResultView
 from racperf_tui.ui.shown import markup, plain
 from racperf_tui.ui.store_watcher import store_watcher
@@ -147,10 +146,7 @@ class PairReplayView(RacperfScreen[None]):
             display.judge_end(snapshot)
 
     def action_timeline(self, action: str) -> None:
-        if action == "jump":
-            self.app.push_screen(JumpDialog(self.bar.jump, JUMP_HINT))
-        else:
-            self.bar.act(action)
+        timeline_action(self, self.bar, action)
 
     def action_redo_rate(self) -> None:
         """Ask the redo rate (blank: none) and judge the Data Guard verdict again."""

@@ -15,6 +15,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.screen import Screen
 from textual.widgets import Footer
 
 from racperf_tui.core.playback import PlaybackClock, frames_of
@@ -32,6 +33,14 @@ from racperf_tui.ui.widgets.timeline_bar import TIMELINE_BINDINGS, TimelineBar
 
 #: what the jump question accepts on a run's timeline
 JUMP_HINT = "seconds from the start: 90, 1m30s, 1:30"
+
+
+def timeline_action(screen: Screen[Any], bar: TimelineBar, action: str) -> None:
+    """A timeline key on a replay screen: ``jump`` asks the time, the others move the clock."""
+    if action == "jump":
+        screen.app.push_screen(JumpDialog(bar.jump, JUMP_HINT))
+    else:
+        bar.act(action)
 
 
 class ReplayView(RacperfScreen[None]):
@@ -120,10 +129,7 @@ class ReplayView(RacperfScreen[None]):
             body.show_live(live)
 
     def action_timeline(self, action: str) -> None:
-        if action == "jump":
-            self.app.push_screen(JumpDialog(self.bar.jump, JUMP_HINT))
-        else:
-            self.bar.act(action)
+        timeline_action(self, self.bar, action)
 
     def action_close(self) -> None:
         self.dismiss()
